@@ -1,0 +1,41 @@
+//! Distributed key generators.
+//!
+//! Every generator is thread-safe and meant to be shared: build one per configured name with
+//! [`Registry`] and hand out `Arc`s of it. Building a generator per statement is how
+//! ShardingSphere users ended up with duplicate keys (two SNOWFLAKE instances in the same
+//! millisecond both start at the same sequence).
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod clock;
+mod error;
+mod key;
+mod props;
+mod registry;
+pub mod snowflake;
+mod uuid_gen;
+
+pub use clock::{Clock, SystemClock};
+pub use error::KeyGenError;
+pub use key::Key;
+pub use props::Props;
+pub use registry::{Registry, SUPPORTED_TYPES, build};
+pub use snowflake::{Snowflake, SnowflakeGenerator};
+pub use uuid_gen::UuidGenerator;
+
+/// A source of distributed keys, shared by every connection that inserts into its tables.
+pub trait KeyGenerator: Send + Sync + std::fmt::Debug {
+    /// The configuration type name, as written in YAML (`SNOWFLAKE`, `UUID`).
+    fn type_name(&self) -> &'static str;
+
+    /// One key.
+    fn next_key(&self) -> Result<Key, KeyGenError>;
+
+    /// `count` keys taken in one step, appended to `out`.
+    ///
+    /// Integer generators return consecutive integers for blocks of up to
+    /// [`snowflake::MAX_BLOCK`] keys, so a MySQL client that computes a multi-row INSERT's keys
+    /// as `last_insert_id + i` gets every one of them right.
+    fn next_keys(&self, count: usize, out: &mut Vec<Key>) -> Result<(), KeyGenError>;
+}

@@ -1,0 +1,35 @@
+//! The `keyshard` command line: parses arguments and calls into the crates.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod keygen_cmd;
+
+/// Keyshard: a sharding proxy that generates distributed primary keys.
+#[derive(Debug, Parser)]
+#[command(name = "keyshard", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Generate keys with a configured generator type, or take a SNOWFLAKE key apart.
+    Keygen(keygen_cmd::KeygenArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Keygen(args) => keygen_cmd::run(&args, &mut std::io::stdout().lock()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
