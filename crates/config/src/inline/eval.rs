@@ -1,0 +1,318 @@
+//! Sharding expressions: parsed once at load, evaluated per row by the router.
+
+use std::borrow::Cow;
+use std::fmt::{self, Write as _};
+
+use super::error::InlineError;
+use super::parser::{Expr, Group, Segment, parse_template};
+
+/// A sharding value bound to an expression variable: what a row holds in its sharding column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value<'a> {
+    /// An integer column value.
+    Int(i64),
+    /// A string column value.
+    Str(&'a str),
+}
+
+/// An intermediate result: strings become owned only when `+` concatenates them.
+#[derive(Debug)]
+pub(crate) enum Val<'a> {
+    Int(i64),
+    Str(Cow<'a, str>),
+}
+
+impl Val<'_> {
+    fn type_name(&self) -> &'static str {
+        match self {
+            Val::Int(_) => "integer",
+            Val::Str(_) => "string",
+        }
+    }
+}
+
+/// A parsed sharding expression such as `t_order_${order_id % 2}`.
+///
+/// Supported inside `${…}` (or `$->{…}`): decimal integer and quoted string literals, variables,
+/// unary minus, parentheses and `+ - * / %`. Arithmetic is on `i64` with overflow reported as an
+/// error. `/` is integer division truncating toward zero, and `%` takes the sign of the dividend
+/// (so `-3 % 2` is `-1`, as in Java and Groovy); note that Groovy's `/` on integers would give a
+/// decimal, which sharding expressions practically never rely on. `+` with a string operand
+/// concatenates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InlineExpr {
+    source: String,
+    segments: Vec<Segment>,
+    variables: Vec<Box<str>>,
+}
+
+impl InlineExpr {
+    /// Parses `text`, rejecting ranges, lists and any syntax outside the supported subset.
+    pub fn parse(text: &str) -> Result<Self, InlineError> {
+        let segments = parse_template(text, 0, text.len())?;
+        let mut names = Vec::new();
+        for segment in &segments {
+            match segment {
+                Segment::Literal(_) => {}
+                Segment::Group {
+                    group: Group::Expr(expr),
+                    ..
+                } => expr.collect_variables(&mut names),
+                Segment::Group { at, .. } => {
+                    return Err(InlineError::RangeInExpression {
+                        column: super::error::column(text, *at),
+                    });
+                }
+            }
+        }
+        let mut variables: Vec<Box<str>> = Vec::new();
+        for name in names {
+            if !variables.iter().any(|v| **v == *name) {
+                variables.push(name.into());
+            }
+        }
+        Ok(Self {
+            source: text.to_owned(),
+            segments,
+            variables,
+        })
+    }
+
+    /// The expression as written.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The distinct variable names, in order of first use.
+    pub fn variables(&self) -> impl Iterator<Item = &str> {
+        self.variables.iter().map(|v| &**v)
+    }
+
+    /// Evaluates with variables looked up by name.
+    pub fn evaluate<'v>(
+        &self,
+        lookup: &dyn Fn(&str) -> Option<Value<'v>>,
+    ) -> Result<String, InlineError> {
+        let mut out = String::with_capacity(self.source.len());
+        self.evaluate_into(lookup, &mut out)?;
+        Ok(out)
+    }
+
+    /// Evaluates with every variable bound to `value`: the usual case of a strategy with one
+    /// sharding column, whose expression the configuration has checked names only that column.
+    pub fn evaluate_with(&self, value: Value<'_>) -> Result<String, InlineError> {
+        self.evaluate(&|_| Some(value))
+    }
+
+    /// Evaluates into `out` (appending), so a caller routing many rows can reuse one buffer.
+    pub fn evaluate_into<'v>(
+        &self,
+        lookup: &dyn Fn(&str) -> Option<Value<'v>>,
+        out: &mut String,
+    ) -> Result<(), InlineError> {
+        for segment in &self.segments {
+            match segment {
+                Segment::Literal(text) => out.push_str(text),
+                Segment::Group {
+                    group: Group::Expr(expr),
+                    ..
+                } => match eval(expr, lookup)? {
+                    // Writing to a String cannot fail.
+                    Val::Int(v) => {
+                        let _ = write!(out, "{v}");
+                    }
+                    Val::Str(s) => out.push_str(&s),
+                },
+                // `parse` admits only expression groups.
+                Segment::Group { .. } => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for InlineExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+impl std::str::FromStr for InlineExpr {
+    type Err = InlineError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::parse(text)
+    }
+}
+
+/// Evaluates one expression tree.
+pub(crate) fn eval<'e, 'v: 'e>(
+    expr: &'e Expr,
+    lookup: &dyn Fn(&str) -> Option<Value<'v>>,
+) -> Result<Val<'e>, InlineError> {
+    Ok(match expr {
+        Expr::Int(v) => Val::Int(*v),
+        Expr::Str(s) => Val::Str(Cow::Borrowed(s)),
+        Expr::Var(name) => match lookup(name) {
+            Some(Value::Int(v)) => Val::Int(v),
+            Some(Value::Str(s)) => Val::Str(Cow::Borrowed(s)),
+            None => {
+                return Err(InlineError::UnboundVariable {
+                    name: name.to_string(),
+                });
+            }
+        },
+        Expr::Neg(inner) => match eval(inner, lookup)? {
+            Val::Int(v) => Val::Int(v.checked_neg().ok_or(InlineError::Overflow { op: '-' })?),
+            Val::Str(_) => {
+                return Err(InlineError::TypeMismatch {
+                    op: '-',
+                    left: "none",
+                    right: "string",
+                });
+            }
+        },
+        Expr::Binary(op, l, r) => binary(*op, eval(l, lookup)?, eval(r, lookup)?)?,
+    })
+}
+
+fn binary<'a>(op: char, left: Val<'a>, right: Val<'a>) -> Result<Val<'a>, InlineError> {
+    let (a, b) = match (&left, &right) {
+        (Val::Int(a), Val::Int(b)) => (*a, *b),
+        _ if op == '+' => {
+            let mut joined = String::new();
+            for v in [left, right] {
+                match v {
+                    Val::Int(i) => {
+                        let _ = write!(joined, "{i}");
+                    }
+                    Val::Str(s) => joined.push_str(&s),
+                }
+            }
+            return Ok(Val::Str(Cow::Owned(joined)));
+        }
+        _ => {
+            return Err(InlineError::TypeMismatch {
+                op,
+                left: left.type_name(),
+                right: right.type_name(),
+            });
+        }
+    };
+    let result = match op {
+        '+' => a.checked_add(b),
+        '-' => a.checked_sub(b),
+        '*' => a.checked_mul(b),
+        '/' | '%' if b == 0 => return Err(InlineError::DivisionByZero { op }),
+        '/' => a.checked_div(b),
+        _ => a.checked_rem(b),
+    };
+    result.map(Val::Int).ok_or(InlineError::Overflow { op })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval_int(text: &str, value: i64) -> Result<String, InlineError> {
+        InlineExpr::parse(text)
+            .unwrap()
+            .evaluate_with(Value::Int(value))
+    }
+
+    #[test]
+    fn evaluates_modulo_like_groovy() {
+        assert_eq!(eval_int("t_order_${order_id % 2}", 7).unwrap(), "t_order_1");
+        assert_eq!(
+            eval_int("t_order_$->{order_id % 2}", 8).unwrap(),
+            "t_order_0"
+        );
+        // The remainder takes the dividend's sign, as in Java and Groovy.
+        assert_eq!(eval_int("t_${id % 2}", -3).unwrap(), "t_-1");
+        assert_eq!(eval_int("t_${id % -2}", 3).unwrap(), "t_1");
+    }
+
+    #[test]
+    fn arithmetic_precedence_and_unary_minus() {
+        assert_eq!(eval_int("${(id + 1) * 2 - 10 / 3}", 4).unwrap(), "7");
+        assert_eq!(eval_int("${-id % 3}", 4).unwrap(), "-1");
+        assert_eq!(eval_int("${id / 2}", 7).unwrap(), "3");
+        assert_eq!(eval_int("${id / 2}", -7).unwrap(), "-3");
+    }
+
+    #[test]
+    fn string_concatenation_and_string_values() {
+        let expr = InlineExpr::parse("ds_${'x' + id % 2 + \"y\"}").unwrap();
+        assert_eq!(expr.evaluate_with(Value::Int(3)).unwrap(), "ds_x1y");
+        let expr = InlineExpr::parse("t_${region}").unwrap();
+        assert_eq!(expr.evaluate_with(Value::Str("eu")).unwrap(), "t_eu");
+        let expr = InlineExpr::parse("${1 + '_' + region}").unwrap();
+        assert_eq!(expr.evaluate_with(Value::Str("eu")).unwrap(), "1_eu");
+    }
+
+    #[test]
+    fn several_groups_and_variables() {
+        let expr = InlineExpr::parse("ds_${a % 2}.t_${b % 4}_${a}").unwrap();
+        assert_eq!(expr.variables().collect::<Vec<_>>(), ["a", "b"]);
+        let lookup = |name: &str| match name {
+            "a" => Some(Value::Int(5)),
+            "b" => Some(Value::Int(6)),
+            _ => None,
+        };
+        assert_eq!(expr.evaluate(&lookup).unwrap(), "ds_1.t_2_5");
+        let expr = InlineExpr::parse("${c}").unwrap();
+        assert_eq!(
+            expr.evaluate(&lookup).unwrap_err().to_string(),
+            "no value for variable 'c'"
+        );
+    }
+
+    #[test]
+    fn evaluation_errors_are_errors_not_panics() {
+        assert_eq!(
+            eval_int("${id % 0}", 1).unwrap_err(),
+            InlineError::DivisionByZero { op: '%' }
+        );
+        assert_eq!(
+            eval_int("${id / 0}", 1).unwrap_err(),
+            InlineError::DivisionByZero { op: '/' }
+        );
+        assert_eq!(
+            eval_int("${id * 2}", i64::MAX).unwrap_err(),
+            InlineError::Overflow { op: '*' }
+        );
+        assert_eq!(
+            eval_int("${id % -1}", i64::MIN).unwrap_err(),
+            InlineError::Overflow { op: '%' }
+        );
+        assert_eq!(
+            eval_int("${-id}", i64::MIN).unwrap_err(),
+            InlineError::Overflow { op: '-' }
+        );
+        let expr = InlineExpr::parse("${id % 2}").unwrap();
+        assert_eq!(
+            expr.evaluate_with(Value::Str("7")).unwrap_err().to_string(),
+            "operator '%' needs integer operands, got string and integer"
+        );
+    }
+
+    #[test]
+    fn ranges_are_rejected_in_sharding_expressions() {
+        assert_eq!(
+            InlineExpr::parse("t_${0..1}").unwrap_err(),
+            InlineError::RangeInExpression { column: 3 }
+        );
+        assert!(matches!(
+            InlineExpr::parse("t_${[0, 1]}"),
+            Err(InlineError::RangeInExpression { column: 3 })
+        ));
+    }
+
+    #[test]
+    fn constant_expressions_need_no_variables() {
+        let expr = InlineExpr::parse("t_order").unwrap();
+        assert_eq!(expr.variables().count(), 0);
+        assert_eq!(expr.evaluate(&|_| None).unwrap(), "t_order");
+        assert_eq!(expr.to_string(), "t_order");
+    }
+}

@@ -1,0 +1,226 @@
+//! The validated configuration the proxy and router run on: every name resolved, every
+//! expression parsed, so nothing is parsed or looked up by string at statement time.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use keyshard_keygen::{KeyGenerator, Registry};
+
+use crate::datasource::DataSource;
+use crate::inline::InlineExpr;
+
+/// A loaded, validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where the frontends listen.
+    pub server: Server,
+    /// Who may connect; empty when `authority` is absent (the proxy decides what that means).
+    pub users: Vec<User>,
+    /// Global properties.
+    pub props: Props,
+    /// The logical database clients see (`databaseName`).
+    pub database_name: String,
+    /// The real databases, by name.
+    pub data_sources: BTreeMap<String, DataSource>,
+    /// The `!SHARDING` rule; empty when there is none.
+    pub sharding: ShardingRule,
+    /// Tables copied in full to every data source (`!BROADCAST`), as written.
+    pub broadcast_tables: Vec<String>,
+    /// One shared generator per configured key generator name.
+    pub key_generators: Registry,
+}
+
+impl Config {
+    /// Whether `table` is a broadcast table (case-insensitive).
+    pub fn is_broadcast_table(&self, table: &str) -> bool {
+        self.broadcast_tables
+            .iter()
+            .any(|t| t.eq_ignore_ascii_case(table))
+    }
+}
+
+/// The frontends' listen addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    /// The MySQL protocol frontend.
+    pub mysql: Option<SocketAddr>,
+    /// The PostgreSQL protocol frontend.
+    pub postgres: Option<SocketAddr>,
+}
+
+impl Default for Server {
+    /// MySQL on 127.0.0.1:3307, ShardingSphere-Proxy's port, and no PostgreSQL frontend.
+    fn default() -> Self {
+        Self {
+            mysql: Some(SocketAddr::from(([127, 0, 0, 1], 3307))),
+            postgres: None,
+        }
+    }
+}
+
+/// A user of the proxy.
+#[derive(Clone, PartialEq, Eq)]
+pub struct User {
+    /// The name (`root` from `root@%`).
+    pub name: String,
+    /// The host part after `@`, kept for display; Keyshard does not match on it.
+    pub host: Option<String>,
+    /// The password, with `${ENV}` placeholders replaced.
+    pub password: String,
+}
+
+impl fmt::Debug for User {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("User")
+            .field("name", &self.name)
+            .field("host", &self.host)
+            .field("password", &"***")
+            .finish()
+    }
+}
+
+/// Global `props`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Props {
+    /// `sql-show`: log the SQL sent to each shard.
+    pub sql_show: bool,
+}
+
+/// The sharding rule: which logic tables are split across which data nodes, and how.
+#[derive(Debug, Clone, Default)]
+pub struct ShardingRule {
+    /// Table rules keyed by the ASCII-lower-cased logic table name; use [`ShardingRule::table`].
+    pub tables: BTreeMap<String, TableRule>,
+    /// Binding groups: tables sharded alike, so joins between them stay on one node. Names are
+    /// lower-cased keys of [`ShardingRule::tables`].
+    pub binding_groups: Vec<Vec<String>>,
+    /// Where unsharded tables live, if configured.
+    pub default_data_source: Option<String>,
+    /// The configured sharding algorithms by name, shared by the strategies that use them.
+    pub algorithms: BTreeMap<String, Arc<Algorithm>>,
+}
+
+impl ShardingRule {
+    /// The rule for logic table `name`, matched case-insensitively as MySQL matches table names.
+    pub fn table(&self, name: &str) -> Option<&TableRule> {
+        if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.tables.get(&name.to_ascii_lowercase())
+        } else {
+            self.tables.get(name)
+        }
+    }
+
+    /// The binding group `table` belongs to, if any.
+    pub fn binding_group(&self, table: &str) -> Option<&[String]> {
+        self.binding_groups
+            .iter()
+            .find(|group| group.iter().any(|t| t.eq_ignore_ascii_case(table)))
+            .map(Vec::as_slice)
+    }
+
+    /// Whether no table is sharded.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+}
+
+/// How one logic table is sharded.
+#[derive(Debug, Clone)]
+pub struct TableRule {
+    /// The logic table name as configured.
+    pub logic_table: String,
+    /// Every physical table, in `actualDataNodes` order.
+    pub data_nodes: Vec<DataNode>,
+    /// Chooses the data source; `None` means every data source the table has nodes on.
+    pub database_strategy: Option<Strategy>,
+    /// Chooses the table within a data source; `None` means every table there.
+    pub table_strategy: Option<Strategy>,
+    /// The table's own key generation, else the rule's default; `None` generates no keys.
+    pub key_generate: Option<KeyGenerateStrategy>,
+}
+
+impl TableRule {
+    /// The distinct data sources of [`TableRule::data_nodes`], in order.
+    pub fn data_source_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for node in &self.data_nodes {
+            if !names.contains(&node.data_source.as_str()) {
+                names.push(&node.data_source);
+            }
+        }
+        names
+    }
+}
+
+/// One physical table: `ds_1.t_order_3`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DataNode {
+    /// The data source name.
+    pub data_source: String,
+    /// The physical table name.
+    pub table: String,
+}
+
+impl fmt::Display for DataNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.data_source, self.table)
+    }
+}
+
+/// A resolved `standard` strategy: one column through one algorithm.
+#[derive(Debug, Clone)]
+pub struct Strategy {
+    /// The sharding column.
+    pub column: String,
+    /// The algorithm's configured name, for messages and admin output.
+    pub algorithm_name: String,
+    /// The algorithm, shared with other strategies that name it.
+    pub algorithm: Arc<Algorithm>,
+}
+
+/// A sharding algorithm.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Algorithm {
+    /// `INLINE`: the target's name is the expression's value.
+    Inline {
+        /// `algorithm-expression`, with the sharding column as its only variable.
+        expression: InlineExpr,
+        /// `allow-range-query-with-inline-sharding`: route range conditions to every target
+        /// instead of refusing them.
+        allow_range_query: bool,
+    },
+    /// `MOD`: the target is the one whose name ends with `value % sharding_count`.
+    Mod {
+        /// `sharding-count`, at least 1.
+        sharding_count: u64,
+    },
+    /// `HASH_MOD`: as `MOD`, over the absolute value of the sharding value's hash code.
+    HashMod {
+        /// `sharding-count`, at least 1.
+        sharding_count: u64,
+    },
+}
+
+impl Algorithm {
+    /// The configuration type name.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Algorithm::Inline { .. } => "INLINE",
+            Algorithm::Mod { .. } => "MOD",
+            Algorithm::HashMod { .. } => "HASH_MOD",
+        }
+    }
+}
+
+/// Which column gets generated keys, and from which generator.
+#[derive(Debug, Clone)]
+pub struct KeyGenerateStrategy {
+    /// The key column.
+    pub column: String,
+    /// The generator's configured name.
+    pub generator_name: String,
+    /// The shared generator (the same instance as in [`Config::key_generators`]).
+    pub generator: Arc<dyn KeyGenerator>,
+}

@@ -1,0 +1,241 @@
+//! The YAML as written: serde structs mirroring ShardingSphere 5's vocabulary.
+//!
+//! Every struct denies unknown fields so a typo fails loudly (with its YAML path, which
+//! `serde_yaml_ng` reports) instead of silently falling back to a default. Nothing here is
+//! validated beyond its shape; `resolve` turns it into the model.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, EnumAccess, IgnoredAny, VariantAccess, Visitor};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawConfig {
+    pub server: Option<RawServer>,
+    pub authority: Option<RawAuthority>,
+    #[serde(default)]
+    pub props: RawProps,
+    pub database_name: String,
+    #[serde(default)]
+    pub data_sources: BTreeMap<String, RawDataSource>,
+    #[serde(default)]
+    pub rules: Vec<RawRule>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawServer {
+    pub mysql: Option<RawListener>,
+    pub postgres: Option<RawListener>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawListener {
+    pub listen: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAuthority {
+    #[serde(default)]
+    pub users: Vec<RawUser>,
+    pub privilege: Option<RawPrivilege>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawUser {
+    pub user: String,
+    pub password: Option<Scalar>,
+}
+
+/// ShardingSphere's `privilege:` block; only `ALL_PERMITTED` is meaningful to Keyshard.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPrivilege {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(rename = "props")]
+    pub _props: Option<IgnoredAny>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawProps {
+    #[serde(rename = "sql-show", default)]
+    pub sql_show: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawDataSource {
+    pub url: Option<String>,
+    pub jdbc_url: Option<String>,
+    pub username: Option<Scalar>,
+    pub password: Option<Scalar>,
+    pub max_pool_size: Option<u32>,
+    pub min_pool_size: Option<u32>,
+    pub connection_timeout_milliseconds: Option<u64>,
+    pub idle_timeout_milliseconds: Option<u64>,
+    pub max_lifetime_milliseconds: Option<u64>,
+    /// Accepted so ShardingSphere-JDBC files load unchanged; Keyshard picks its own driver.
+    #[serde(rename = "dataSourceClassName")]
+    pub _data_source_class_name: Option<IgnoredAny>,
+    /// As above.
+    #[serde(rename = "driverClassName")]
+    pub _driver_class_name: Option<IgnoredAny>,
+}
+
+/// One entry of `rules:`, told apart by its YAML tag.
+#[derive(Debug)]
+pub(crate) enum RawRule {
+    // Boxed: the sharding rule dwarfs the others, and a file holds a handful of rules.
+    Sharding(Box<RawSharding>),
+    Broadcast(RawBroadcast),
+    /// Any other tag, kept so validation can name its index (serde_yaml_ng's own
+    /// unknown-variant error loses the sequence index).
+    Unsupported(String),
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawSharding {
+    #[serde(default)]
+    pub tables: BTreeMap<String, RawTable>,
+    #[serde(default)]
+    pub binding_tables: Vec<String>,
+    pub default_database_strategy: Option<RawStrategy>,
+    pub default_table_strategy: Option<RawStrategy>,
+    pub default_key_generate_strategy: Option<RawKeyGenerateStrategy>,
+    pub default_sharding_column: Option<String>,
+    pub default_data_source: Option<String>,
+    #[serde(default)]
+    pub sharding_algorithms: BTreeMap<String, RawAlgorithm>,
+    #[serde(default)]
+    pub key_generators: BTreeMap<String, RawAlgorithm>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawTable {
+    pub actual_data_nodes: Option<String>,
+    pub database_strategy: Option<RawStrategy>,
+    pub table_strategy: Option<RawStrategy>,
+    pub key_generate_strategy: Option<RawKeyGenerateStrategy>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawStrategy {
+    pub standard: Option<RawStandardStrategy>,
+    /// `none: {}` and a bare `none:` both count as present.
+    #[serde(default, deserialize_with = "present")]
+    pub none: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawStandardStrategy {
+    pub sharding_column: Option<String>,
+    pub sharding_algorithm_name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawKeyGenerateStrategy {
+    pub column: String,
+    pub key_generator_name: String,
+}
+
+/// A typed SPI entry: a sharding algorithm or a key generator.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAlgorithm {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub props: Option<BTreeMap<String, Scalar>>,
+}
+
+impl RawAlgorithm {
+    /// The properties as text, as ShardingSphere's `Properties` holds them.
+    pub fn props(&self) -> BTreeMap<String, String> {
+        self.props
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.0.clone()))
+            .collect()
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBroadcast {
+    #[serde(default)]
+    pub tables: Vec<String>,
+}
+
+/// A YAML scalar of any type read as its text: `worker-id: 1` and `password: 123456` are
+/// numbers to YAML but strings to ShardingSphere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Scalar(pub String);
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ScalarVisitor;
+        impl Visitor<'_> for ScalarVisitor {
+            type Value = Scalar;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, number or boolean")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_owned()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+        }
+        deserializer.deserialize_any(ScalarVisitor)
+    }
+}
+
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Empty {}
+    Option::<Empty>::deserialize(deserializer).map(|_| true)
+}
+
+impl<'de> Deserialize<'de> for RawRule {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RuleVisitor;
+        impl<'de> Visitor<'de> for RuleVisitor {
+            type Value = RawRule;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a rule tagged !SHARDING or !BROADCAST")
+            }
+            fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<RawRule, A::Error> {
+                let (tag, body): (String, _) = data.variant()?;
+                match tag.as_str() {
+                    "SHARDING" => body.newtype_variant().map(RawRule::Sharding),
+                    "BROADCAST" => body.newtype_variant().map(RawRule::Broadcast),
+                    _ => body
+                        .newtype_variant::<IgnoredAny>()
+                        .map(|_| RawRule::Unsupported(tag)),
+                }
+            }
+        }
+        deserializer.deserialize_enum("Rule", &["SHARDING", "BROADCAST"], RuleVisitor)
+    }
+}

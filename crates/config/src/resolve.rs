@@ -1,0 +1,220 @@
+//! Turns the raw YAML into the validated [`Config`].
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use keyshard_keygen::Registry;
+
+use crate::datasource::{DataSource, DataSourceError, PoolSettings, normalize_url};
+use crate::env::substitute_env;
+use crate::error::{ConfigError, Problem};
+use crate::model::{Config, Props, Server, ShardingRule, User};
+use crate::raw::{RawAuthority, RawConfig, RawDataSource, RawListener, RawRule, RawServer};
+use crate::sharding;
+
+pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigError> {
+    let data_sources = data_sources(&raw.data_sources, base_dir)?;
+    let mut sharding_rule: Option<sharding::Resolved> = None;
+    let mut broadcast: Option<Vec<String>> = None;
+    for (i, rule) in raw.rules.iter().enumerate() {
+        let prefix = format!("rules[{i}]");
+        match rule {
+            RawRule::Sharding(raw) => {
+                if sharding_rule.is_some() {
+                    return Err(ConfigError::at(prefix, Problem::DuplicateRule("SHARDING")));
+                }
+                sharding_rule = Some(sharding::resolve(raw, &prefix, &data_sources)?);
+            }
+            RawRule::Broadcast(raw) => {
+                if broadcast.is_some() {
+                    return Err(ConfigError::at(prefix, Problem::DuplicateRule("BROADCAST")));
+                }
+                broadcast = Some(raw.tables.clone());
+            }
+            RawRule::Unsupported(tag) => {
+                return Err(ConfigError::at(
+                    prefix,
+                    Problem::UnsupportedRule(tag.clone()),
+                ));
+            }
+        }
+    }
+    let (sharding, key_generators) = match sharding_rule {
+        Some(resolved) => (resolved.rule, resolved.key_generators),
+        None => (ShardingRule::default(), Registry::new()),
+    };
+    let broadcast_tables = broadcast.unwrap_or_default();
+    check_broadcast(&raw.rules, &broadcast_tables, &sharding)?;
+    Ok(Config {
+        server: server(raw.server.as_ref())?,
+        users: users(raw.authority.as_ref())?,
+        props: Props {
+            sql_show: raw.props.sql_show,
+        },
+        database_name: raw.database_name,
+        data_sources,
+        sharding,
+        broadcast_tables,
+        key_generators,
+    })
+}
+
+fn check_broadcast(
+    rules: &[RawRule],
+    tables: &[String],
+    sharding: &ShardingRule,
+) -> Result<(), ConfigError> {
+    let index = rules
+        .iter()
+        .position(|r| matches!(r, RawRule::Broadcast(_)))
+        .unwrap_or(0);
+    for (i, table) in tables.iter().enumerate() {
+        let path = format!("rules[{index}].tables[{i}]");
+        if sharding.table(table).is_some() {
+            return Err(ConfigError::at(
+                path,
+                Problem::ShardedAndBroadcast(table.clone()),
+            ));
+        }
+        if tables[..i].iter().any(|t| t.eq_ignore_ascii_case(table)) {
+            return Err(ConfigError::at(
+                path,
+                Problem::DuplicateTable(table.clone()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn server(raw: Option<&RawServer>) -> Result<Server, ConfigError> {
+    let Some(raw) = raw else {
+        return Ok(Server::default());
+    };
+    let listen = |listener: Option<&RawListener>, path: &str| {
+        listener.map(|l| listen_addr(&l.listen, path)).transpose()
+    };
+    let server = Server {
+        mysql: listen(raw.mysql.as_ref(), "server.mysql.listen")?,
+        postgres: listen(raw.postgres.as_ref(), "server.postgres.listen")?,
+    };
+    if server.mysql.is_none() && server.postgres.is_none() {
+        return Err(ConfigError::at("server", Problem::NoFrontend));
+    }
+    Ok(server)
+}
+
+/// Parses `host:port`; `localhost` is accepted as 127.0.0.1, other names are not resolved
+/// (a proxy should not depend on DNS to start).
+fn listen_addr(text: &str, path: &str) -> Result<SocketAddr, ConfigError> {
+    let invalid = || {
+        ConfigError::at(
+            path,
+            Problem::InvalidValue {
+                value: text.to_owned(),
+                expected: "an address such as 127.0.0.1:3307",
+            },
+        )
+    };
+    if let Ok(addr) = text.trim().parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    match text.trim().rsplit_once(':') {
+        Some((host, port)) if host.eq_ignore_ascii_case("localhost") => {
+            let port = port.parse::<u16>().map_err(|_| invalid())?;
+            Ok(SocketAddr::from(([127, 0, 0, 1], port)))
+        }
+        _ => Err(invalid()),
+    }
+}
+
+fn users(raw: Option<&RawAuthority>) -> Result<Vec<User>, ConfigError> {
+    let Some(raw) = raw else {
+        return Ok(Vec::new());
+    };
+    if let Some(privilege) = &raw.privilege
+        && !privilege.kind.eq_ignore_ascii_case("ALL_PERMITTED")
+    {
+        return Err(ConfigError::at(
+            "authority.privilege.type",
+            Problem::UnsupportedPrivilege(privilege.kind.clone()),
+        ));
+    }
+    raw.users
+        .iter()
+        .enumerate()
+        .map(|(i, user)| {
+            let (name, host) = match user.user.split_once('@') {
+                Some((name, host)) => (name, Some(host.to_owned())),
+                None => (user.user.as_str(), None),
+            };
+            if name.is_empty() {
+                return Err(ConfigError::at(
+                    format!("authority.users[{i}].user"),
+                    Problem::InvalidValue {
+                        value: user.user.clone(),
+                        expected: "a user name",
+                    },
+                ));
+            }
+            let password = match &user.password {
+                Some(p) => substitute_env(&p.0)
+                    .map_err(|e| ConfigError::at(format!("authority.users[{i}].password"), e))?,
+                None => String::new(),
+            };
+            Ok(User {
+                name: name.to_owned(),
+                host,
+                password,
+            })
+        })
+        .collect()
+}
+
+fn data_sources(
+    raw: &BTreeMap<String, RawDataSource>,
+    base_dir: &Path,
+) -> Result<BTreeMap<String, DataSource>, ConfigError> {
+    if raw.is_empty() {
+        return Err(ConfigError::at("dataSources", Problem::NoDataSources));
+    }
+    raw.iter()
+        .map(|(name, ds)| Ok((name.clone(), data_source(name, ds, base_dir)?)))
+        .collect()
+}
+
+fn data_source(
+    name: &str,
+    raw: &RawDataSource,
+    base_dir: &Path,
+) -> Result<DataSource, ConfigError> {
+    let path = format!("dataSources.{name}");
+    let (key, url) = match (&raw.url, &raw.jdbc_url) {
+        (Some(url), None) => ("url", url),
+        (None, Some(url)) => ("jdbcUrl", url),
+        (None, None) => return Err(ConfigError::at(path, DataSourceError::MissingUrl)),
+        (Some(_), Some(_)) => return Err(ConfigError::at(path, DataSourceError::BothUrls)),
+    };
+    let env = |field: &str, value: Option<&String>| {
+        value
+            .map(|v| substitute_env(v).map_err(|e| ConfigError::at(format!("{path}.{field}"), e)))
+            .transpose()
+    };
+    let url = env(key, Some(url))?.unwrap_or_default();
+    let username = env("username", raw.username.as_ref().map(|s| &s.0))?;
+    let password = env("password", raw.password.as_ref().map(|s| &s.0))?;
+    let (kind, url) = normalize_url(&url, username.as_deref(), password.as_deref(), base_dir)
+        .map_err(|e| ConfigError::at(format!("{path}.{key}"), e))?;
+    Ok(DataSource {
+        name: name.to_owned(),
+        kind,
+        url,
+        pool: PoolSettings {
+            max_size: raw.max_pool_size,
+            min_size: raw.min_pool_size,
+            connection_timeout_ms: raw.connection_timeout_milliseconds,
+            idle_timeout_ms: raw.idle_timeout_milliseconds,
+            max_lifetime_ms: raw.max_lifetime_milliseconds,
+        },
+    })
+}

@@ -1,0 +1,336 @@
+//! Resolves a `!SHARDING` rule: algorithms and key generators by name, data nodes expanded,
+//! strategies merged with the rule's defaults.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use keyshard_keygen::Registry;
+
+use crate::datasource::DataSource;
+use crate::error::{ConfigError, Problem};
+use crate::inline::{InlineExpr, expand};
+use crate::model::{Algorithm, DataNode, KeyGenerateStrategy, ShardingRule, Strategy, TableRule};
+use crate::raw::{RawAlgorithm, RawKeyGenerateStrategy, RawSharding, RawStrategy, RawTable};
+
+/// What a `!SHARDING` rule resolves to.
+pub(crate) struct Resolved {
+    pub rule: ShardingRule,
+    pub key_generators: Registry,
+}
+
+/// Resolves `raw`, the rule at `prefix` (`rules[0]`), against the configured data sources.
+pub(crate) fn resolve(
+    raw: &RawSharding,
+    prefix: &str,
+    data_sources: &BTreeMap<String, DataSource>,
+) -> Result<Resolved, ConfigError> {
+    let algorithms = raw
+        .sharding_algorithms
+        .iter()
+        .map(|(name, algorithm)| {
+            let path = format!("{prefix}.shardingAlgorithms.{name}");
+            Ok((name.clone(), Arc::new(algorithm_from(algorithm, &path)?)))
+        })
+        .collect::<Result<BTreeMap<_, _>, ConfigError>>()?;
+
+    let mut key_generators = Registry::new();
+    for (name, generator) in &raw.key_generators {
+        let built = keyshard_keygen::build(&generator.kind, &generator.props())
+            .map_err(|e| ConfigError::at(format!("{prefix}.keyGenerators.{name}"), e))?;
+        key_generators.insert(name.clone(), built);
+    }
+
+    let ctx = Context {
+        raw,
+        algorithms: &algorithms,
+        key_generators: &key_generators,
+    };
+    let default_database = ctx.strategy(
+        raw.default_database_strategy.as_ref(),
+        &format!("{prefix}.defaultDatabaseStrategy"),
+    )?;
+    let default_table = ctx.strategy(
+        raw.default_table_strategy.as_ref(),
+        &format!("{prefix}.defaultTableStrategy"),
+    )?;
+    let default_key = ctx.key_generate(
+        raw.default_key_generate_strategy.as_ref(),
+        &format!("{prefix}.defaultKeyGenerateStrategy"),
+    )?;
+
+    let mut tables = BTreeMap::new();
+    for (name, table) in &raw.tables {
+        let path = format!("{prefix}.tables.{name}");
+        let own_database = ctx.strategy(
+            table.database_strategy.as_ref(),
+            &format!("{path}.databaseStrategy"),
+        )?;
+        let own_table = ctx.strategy(
+            table.table_strategy.as_ref(),
+            &format!("{path}.tableStrategy"),
+        )?;
+        let own_key = ctx.key_generate(
+            table.key_generate_strategy.as_ref(),
+            &format!("{path}.keyGenerateStrategy"),
+        )?;
+        let rule = TableRule {
+            logic_table: name.clone(),
+            data_nodes: data_nodes(name, table, &path, data_sources)?,
+            // An explicit `none` on the table overrides the default; absence inherits it.
+            database_strategy: own_database.unwrap_or_else(|| default_database.clone().flatten()),
+            table_strategy: own_table.unwrap_or_else(|| default_table.clone().flatten()),
+            key_generate: own_key.or_else(|| default_key.clone()),
+        };
+        if tables.insert(name.to_ascii_lowercase(), rule).is_some() {
+            return Err(ConfigError::at(path, Problem::DuplicateTable(name.clone())));
+        }
+    }
+
+    let mut binding_groups = Vec::new();
+    for (i, group) in raw.binding_tables.iter().enumerate() {
+        let path = format!("{prefix}.bindingTables[{i}]");
+        let mut members = Vec::new();
+        for member in group.split(',').map(str::trim).filter(|m| !m.is_empty()) {
+            let key = member.to_ascii_lowercase();
+            if !tables.contains_key(&key) {
+                return Err(ConfigError::at(
+                    path,
+                    Problem::UnknownTable(member.to_owned()),
+                ));
+            }
+            members.push(key);
+        }
+        binding_groups.push(members);
+    }
+
+    if let Some(ds) = &raw.default_data_source
+        && !data_sources.contains_key(ds)
+    {
+        return Err(ConfigError::at(
+            format!("{prefix}.defaultDataSource"),
+            Problem::UnknownDataSource(ds.clone()),
+        ));
+    }
+
+    Ok(Resolved {
+        rule: ShardingRule {
+            tables,
+            binding_groups,
+            default_data_source: raw.default_data_source.clone(),
+            algorithms,
+        },
+        key_generators,
+    })
+}
+
+/// Name lookups shared by every strategy of one rule.
+struct Context<'a> {
+    raw: &'a RawSharding,
+    algorithms: &'a BTreeMap<String, Arc<Algorithm>>,
+    key_generators: &'a Registry,
+}
+
+impl Context<'_> {
+    /// `None` when not configured; `Some(None)` for an explicit `none`.
+    fn strategy(
+        &self,
+        raw: Option<&RawStrategy>,
+        path: &str,
+    ) -> Result<Option<Option<Strategy>>, ConfigError> {
+        let Some(raw) = raw else {
+            return Ok(None);
+        };
+        let standard = match (&raw.standard, raw.none) {
+            (Some(standard), false) => standard,
+            (None, true) => return Ok(Some(None)),
+            _ => return Err(ConfigError::at(path, Problem::StrategyShape)),
+        };
+        let path = format!("{path}.standard");
+        let column = standard
+            .sharding_column
+            .as_ref()
+            .or(self.raw.default_sharding_column.as_ref())
+            .ok_or_else(|| ConfigError::at(&path, Problem::MissingShardingColumn))?;
+        let name = &standard.sharding_algorithm_name;
+        let algorithm = self.algorithms.get(name).ok_or_else(|| {
+            ConfigError::at(
+                format!("{path}.shardingAlgorithmName"),
+                Problem::UnknownAlgorithm(name.clone()),
+            )
+        })?;
+        // ShardingSphere would fail on the first row with a Groovy MissingPropertyException;
+        // catching the mismatch at load time is the point of validating.
+        if let Algorithm::Inline { expression, .. } = &**algorithm
+            && let Some(variable) = expression
+                .variables()
+                .find(|v| !v.eq_ignore_ascii_case(column))
+        {
+            return Err(ConfigError::at(
+                path,
+                Problem::ColumnMismatch {
+                    algorithm: name.clone(),
+                    variable: variable.to_owned(),
+                    column: column.clone(),
+                },
+            ));
+        }
+        Ok(Some(Some(Strategy {
+            column: column.clone(),
+            algorithm_name: name.clone(),
+            algorithm: Arc::clone(algorithm),
+        })))
+    }
+
+    fn key_generate(
+        &self,
+        raw: Option<&RawKeyGenerateStrategy>,
+        path: &str,
+    ) -> Result<Option<KeyGenerateStrategy>, ConfigError> {
+        let Some(raw) = raw else {
+            return Ok(None);
+        };
+        let generator = self
+            .key_generators
+            .get(&raw.key_generator_name)
+            .ok_or_else(|| {
+                ConfigError::at(
+                    format!("{path}.keyGeneratorName"),
+                    Problem::UnknownKeyGenerator(raw.key_generator_name.clone()),
+                )
+            })?;
+        Ok(Some(KeyGenerateStrategy {
+            column: raw.column.clone(),
+            generator_name: raw.key_generator_name.clone(),
+            generator: Arc::clone(generator),
+        }))
+    }
+}
+
+/// Expands `actualDataNodes`; without it the table lives, under its own name, on every data
+/// source (ShardingSphere's behaviour).
+fn data_nodes(
+    logic_table: &str,
+    table: &RawTable,
+    path: &str,
+    data_sources: &BTreeMap<String, DataSource>,
+) -> Result<Vec<DataNode>, ConfigError> {
+    let Some(text) = &table.actual_data_nodes else {
+        return Ok(data_sources
+            .keys()
+            .map(|ds| DataNode {
+                data_source: ds.to_owned(),
+                table: logic_table.to_owned(),
+            })
+            .collect());
+    };
+    let path = format!("{path}.actualDataNodes");
+    let names = expand(text).map_err(|e| ConfigError::at(&path, e))?;
+    if names.is_empty() {
+        return Err(ConfigError::at(path, Problem::NoDataNodes(text.clone())));
+    }
+    let mut seen = HashSet::new();
+    let mut nodes = Vec::with_capacity(names.len());
+    for name in names {
+        let Some((ds, table)) = name
+            .split_once('.')
+            .filter(|(d, t)| !d.is_empty() && !t.is_empty())
+        else {
+            return Err(ConfigError::at(path, Problem::MalformedDataNode(name)));
+        };
+        if !data_sources.contains_key(ds) {
+            return Err(ConfigError::at(
+                path,
+                Problem::UnknownDataSource(ds.to_owned()),
+            ));
+        }
+        if !seen.insert(name.to_ascii_lowercase()) {
+            return Err(ConfigError::at(path, Problem::DuplicateDataNode(name)));
+        }
+        nodes.push(DataNode {
+            data_source: ds.to_owned(),
+            table: table.to_owned(),
+        });
+    }
+    Ok(nodes)
+}
+
+const INLINE_PROPS: &str = "algorithm-expression, allow-range-query-with-inline-sharding";
+const MOD_PROPS: &str = "sharding-count";
+
+fn algorithm_from(raw: &RawAlgorithm, path: &str) -> Result<Algorithm, ConfigError> {
+    let props = raw.props();
+    let props_path = format!("{path}.props");
+    let check_known = |algorithm: &'static str, allowed: &'static str| match props
+        .keys()
+        .find(|k| !allowed.split(", ").any(|a| a == k.as_str()))
+    {
+        Some(name) => Err(ConfigError::at(
+            &props_path,
+            Problem::UnknownProperty {
+                name: name.clone(),
+                algorithm,
+                allowed,
+            },
+        )),
+        None => Ok(()),
+    };
+    match raw.kind.to_ascii_uppercase().as_str() {
+        "INLINE" => {
+            check_known("INLINE", INLINE_PROPS)?;
+            let text = props.get("algorithm-expression").ok_or_else(|| {
+                ConfigError::at(
+                    &props_path,
+                    Problem::MissingProperty("algorithm-expression"),
+                )
+            })?;
+            let expression = InlineExpr::parse(text)
+                .map_err(|e| ConfigError::at(format!("{props_path}.algorithm-expression"), e))?;
+            let allow_range_query = match props.get("allow-range-query-with-inline-sharding") {
+                None => false,
+                Some(v) => v.trim().parse::<bool>().map_err(|_| {
+                    ConfigError::at(
+                        format!("{props_path}.allow-range-query-with-inline-sharding"),
+                        Problem::InvalidValue {
+                            value: v.clone(),
+                            expected: "true or false",
+                        },
+                    )
+                })?,
+            };
+            Ok(Algorithm::Inline {
+                expression,
+                allow_range_query,
+            })
+        }
+        kind @ ("MOD" | "HASH_MOD") => {
+            let name = if kind == "MOD" { "MOD" } else { "HASH_MOD" };
+            check_known(name, MOD_PROPS)?;
+            let text = props.get("sharding-count").ok_or_else(|| {
+                ConfigError::at(&props_path, Problem::MissingProperty("sharding-count"))
+            })?;
+            let sharding_count = text
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    ConfigError::at(
+                        format!("{props_path}.sharding-count"),
+                        Problem::InvalidValue {
+                            value: text.clone(),
+                            expected: "a positive integer",
+                        },
+                    )
+                })?;
+            Ok(if kind == "MOD" {
+                Algorithm::Mod { sharding_count }
+            } else {
+                Algorithm::HashMod { sharding_count }
+            })
+        }
+        _ => Err(ConfigError::at(
+            format!("{path}.type"),
+            Problem::UnsupportedAlgorithm(raw.kind.clone()),
+        )),
+    }
+}

@@ -1,0 +1,400 @@
+//! Loading whole configurations: the sample from the design brief, the shipped default, and one
+//! test per validation error, each checking the exact path-naming message.
+
+use std::path::Path;
+
+use crate::inline::Value;
+use crate::{Algorithm, Config, ConfigError, DatabaseKind, from_yaml_str};
+
+const SAMPLE: &str = r#"
+server:
+  mysql:
+    listen: 127.0.0.1:3307
+  postgres:
+    listen: 127.0.0.1:5433
+authority:
+  users:
+    - user: root@%
+      password: root
+    - user: app
+      password: 123456
+props:
+  sql-show: true
+databaseName: sharding_db
+dataSources:
+  ds_0:
+    url: sqlite://data/ds_0.db
+  ds_1:
+    url: mysql://root@127.0.0.1:3306/shop_1
+    maxPoolSize: 16
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: ds_${0..1}.t_order_${0..1}
+      databaseStrategy:
+        standard:
+          shardingColumn: user_id
+          shardingAlgorithmName: db_inline
+      tableStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: t_inline
+      keyGenerateStrategy:
+        column: order_id
+        keyGeneratorName: snowflake
+    T_Order_Item:
+      actualDataNodes: ds_${0..1}.t_order_item_${0..1}
+      tableStrategy:
+        none:
+    t_user:
+      actualDataNodes: ds_0.t_user
+  bindingTables:
+    - t_order, t_order_item
+  defaultDatabaseStrategy:
+    standard:
+      shardingColumn: user_id
+      shardingAlgorithmName: db_inline
+  defaultTableStrategy:
+    standard:
+      shardingColumn: id
+      shardingAlgorithmName: mod4
+  defaultKeyGenerateStrategy:
+    column: id
+    keyGeneratorName: uuid
+  defaultDataSource: ds_0
+  shardingAlgorithms:
+    db_inline:
+      type: INLINE
+      props:
+        algorithm-expression: ds_${user_id % 2}
+    t_inline:
+      type: INLINE
+      props:
+        algorithm-expression: t_order_$->{order_id % 2}
+        allow-range-query-with-inline-sharding: true
+    mod4:
+      type: mod
+      props:
+        sharding-count: 4
+  keyGenerators:
+    snowflake:
+      type: SNOWFLAKE
+      props:
+        worker-id: 1
+        max-vibration-offset: 3
+    uuid:
+      type: UUID
+- !BROADCAST
+  tables: [t_dict]
+"#;
+
+fn load(text: &str) -> Result<Config, ConfigError> {
+    from_yaml_str(text, Path::new("/srv/keyshard"))
+}
+
+/// The message of loading `SAMPLE` with `from` replaced by `to`.
+fn error_with(from: &str, to: &str) -> String {
+    assert!(SAMPLE.contains(from), "sample has no {from:?}");
+    match load(&SAMPLE.replacen(from, to, 1)) {
+        Ok(_) => panic!("{from:?} -> {to:?} loaded"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn sample_loads_with_defaults_resolved() {
+    let config = load(SAMPLE).unwrap();
+    assert_eq!(config.server.mysql, Some("127.0.0.1:3307".parse().unwrap()));
+    assert_eq!(
+        config.server.postgres,
+        Some("127.0.0.1:5433".parse().unwrap())
+    );
+    assert_eq!(config.users[0].name, "root");
+    assert_eq!(config.users[0].host.as_deref(), Some("%"));
+    assert_eq!(config.users[1].password, "123456");
+    assert!(config.props.sql_show);
+    assert_eq!(config.database_name, "sharding_db");
+
+    let ds0 = &config.data_sources["ds_0"];
+    assert_eq!(
+        (ds0.kind, ds0.url.as_str()),
+        (DatabaseKind::Sqlite, "sqlite:///srv/keyshard/data/ds_0.db")
+    );
+    assert_eq!(config.data_sources["ds_1"].pool.max_size, Some(16));
+
+    let sharding = &config.sharding;
+    let order = sharding.table("T_ORDER").unwrap();
+    let nodes: Vec<String> = order.data_nodes.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        nodes,
+        [
+            "ds_0.t_order_0",
+            "ds_0.t_order_1",
+            "ds_1.t_order_0",
+            "ds_1.t_order_1"
+        ]
+    );
+    assert_eq!(order.data_source_names(), ["ds_0", "ds_1"]);
+    let db = order.database_strategy.as_ref().unwrap();
+    assert_eq!(
+        (db.column.as_str(), db.algorithm_name.as_str()),
+        ("user_id", "db_inline")
+    );
+    let Algorithm::Inline {
+        expression,
+        allow_range_query,
+    } = &*order.table_strategy.as_ref().unwrap().algorithm
+    else {
+        panic!("t_inline is INLINE");
+    };
+    assert!(*allow_range_query);
+    assert_eq!(
+        expression.evaluate_with(Value::Int(7)).unwrap(),
+        "t_order_1"
+    );
+    let key = order.key_generate.as_ref().unwrap();
+    assert_eq!(
+        (key.column.as_str(), key.generator_name.as_str()),
+        ("order_id", "snowflake")
+    );
+    assert_eq!(key.generator.type_name(), "SNOWFLAKE");
+    // One shared instance per generator name.
+    assert!(std::sync::Arc::ptr_eq(
+        &key.generator,
+        config.key_generators.get("snowflake").unwrap()
+    ));
+
+    // Explicit `none` overrides the default table strategy; the database default is inherited.
+    let item = sharding.table("t_order_item").unwrap();
+    assert_eq!(item.logic_table, "T_Order_Item");
+    assert!(item.table_strategy.is_none());
+    assert_eq!(
+        item.database_strategy.as_ref().unwrap().algorithm_name,
+        "db_inline"
+    );
+    assert_eq!(item.key_generate.as_ref().unwrap().generator_name, "uuid");
+
+    let user = sharding.table("t_user").unwrap();
+    let table = user.table_strategy.as_ref().unwrap();
+    assert_eq!(
+        (table.column.as_str(), &*table.algorithm),
+        ("id", &Algorithm::Mod { sharding_count: 4 })
+    );
+
+    assert_eq!(
+        sharding.binding_groups,
+        [vec!["t_order".to_owned(), "t_order_item".to_owned()]]
+    );
+    assert_eq!(sharding.binding_group("T_ORDER_ITEM").unwrap().len(), 2);
+    assert_eq!(sharding.default_data_source.as_deref(), Some("ds_0"));
+    assert!(config.is_broadcast_table("T_DICT"));
+    assert!(sharding.table("t_dict").is_none());
+}
+
+#[test]
+fn minimal_config_uses_defaults() {
+    let config =
+        load("databaseName: db\ndataSources:\n  ds:\n    url: \"sqlite::memory:\"\n").unwrap();
+    assert_eq!(config.server.mysql, Some("127.0.0.1:3307".parse().unwrap()));
+    assert_eq!(config.server.postgres, None);
+    assert!(config.users.is_empty());
+    assert!(!config.props.sql_show);
+    assert!(config.sharding.is_empty());
+    assert_eq!(config.data_sources["ds"].url, "sqlite::memory:");
+}
+
+#[test]
+fn table_without_strategies_or_nodes_is_on_every_data_source_unsharded() {
+    let text = "databaseName: db\ndataSources:\n  a:\n    url: \"sqlite::memory:\"\n  b:\n    url: \"sqlite::memory:\"\nrules:\n- !SHARDING\n  tables:\n    t: {}\n";
+    let config = load(text).unwrap();
+    let t = config.sharding.table("t").unwrap();
+    assert_eq!(
+        t.data_nodes
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        ["a.t", "b.t"]
+    );
+    assert!(
+        t.database_strategy.is_none() && t.table_strategy.is_none() && t.key_generate.is_none()
+    );
+}
+
+#[test]
+fn reference_errors_name_path_and_value() {
+    assert_eq!(
+        error_with("keyGeneratorName: snowflake", "keyGeneratorName: snowflak"),
+        "rules[0].tables.t_order.keyGenerateStrategy.keyGeneratorName: no key generator named 'snowflak'"
+    );
+    assert_eq!(
+        error_with(
+            "shardingAlgorithmName: t_inline",
+            "shardingAlgorithmName: t_inlin"
+        ),
+        "rules[0].tables.t_order.tableStrategy.standard.shardingAlgorithmName: no sharding algorithm named 't_inlin'"
+    );
+    assert_eq!(
+        error_with("ds_${0..1}.t_order_${0..1}", "ds_${0..2}.t_order_${0..1}"),
+        "rules[0].tables.t_order.actualDataNodes: no data source named 'ds_2'"
+    );
+    assert_eq!(
+        error_with("t_order, t_order_item", "t_order, t_ordr_item"),
+        "rules[0].bindingTables[0]: no sharded table named 't_ordr_item'"
+    );
+    assert_eq!(
+        error_with("defaultDataSource: ds_0", "defaultDataSource: ds_9"),
+        "rules[0].defaultDataSource: no data source named 'ds_9'"
+    );
+    assert_eq!(
+        error_with("actualDataNodes: ds_0.t_user", "actualDataNodes: t_user"),
+        "rules[0].tables.t_user.actualDataNodes: data node 't_user' is not of the form <data source>.<table>"
+    );
+    assert_eq!(
+        error_with("tables: [t_dict]", "tables: [t_dict, T_ORDER]"),
+        "rules[1].tables[1]: table 'T_ORDER' is both sharded and broadcast"
+    );
+}
+
+#[test]
+fn algorithm_errors_name_path_and_value() {
+    assert_eq!(
+        error_with("ds_${user_id % 2}", "ds_${user_id.hashCode() % 2}"),
+        "rules[0].shardingAlgorithms.db_inline.props.algorithm-expression: unsupported syntax at column 13: \
+         '.hashCode()' (method calls and property access are not supported)"
+    );
+    assert_eq!(
+        error_with("ds_${user_id % 2}", "ds_${order_id % 2}"),
+        "rules[0].defaultDatabaseStrategy.standard: algorithm 'db_inline' uses variable 'order_id' \
+         but the sharding column is 'user_id'"
+    );
+    assert_eq!(
+        error_with("sharding-count: 4", "sharding-count: 0"),
+        "rules[0].shardingAlgorithms.mod4.props.sharding-count: expected a positive integer, got '0'"
+    );
+    assert_eq!(
+        error_with("sharding-count: 4", "sharding-cnt: 4"),
+        "rules[0].shardingAlgorithms.mod4.props: unknown property 'sharding-cnt' for MOD (allowed: sharding-count)"
+    );
+    assert_eq!(
+        error_with(
+            "type: mod\n      props:\n        sharding-count: 4",
+            "type: HASH_MOD"
+        ),
+        "rules[0].shardingAlgorithms.mod4.props: missing property 'sharding-count'"
+    );
+    assert_eq!(
+        error_with("type: mod", "type: VOLUME_RANGE"),
+        "rules[0].shardingAlgorithms.mod4.type: unsupported sharding algorithm type 'VOLUME_RANGE' \
+         (supported: INLINE, MOD, HASH_MOD)"
+    );
+    assert_eq!(
+        error_with("worker-id: 1", "worker-id: 1024"),
+        "rules[0].keyGenerators.snowflake: property 'worker-id' = '1024' is invalid: expected an integer \
+         from 0 to 1023"
+    );
+    assert_eq!(
+        error_with("tableStrategy:\n        none:", "tableStrategy: {}"),
+        "rules[0].tables.T_Order_Item.tableStrategy: expected exactly one of 'standard' or 'none'"
+    );
+}
+
+#[test]
+fn shape_errors_name_path() {
+    assert_eq!(
+        error_with("- !BROADCAST", "- !ENCRYPT"),
+        "rules[1]: unsupported rule '!ENCRYPT' (supported: !SHARDING, !BROADCAST)"
+    );
+    let unknown = error_with(
+        "actualDataNodes: ds_0.t_user",
+        "actualDataNode: ds_0.t_user",
+    );
+    assert!(
+        unknown.starts_with(
+            "rules[0].tables.t_user: unknown field `actualDataNode`, expected one of `actualDataNodes`"
+        ),
+        "{unknown}"
+    );
+    let unknown = error_with("sql-show: true", "sql-simple: true");
+    assert!(
+        unknown.starts_with("props: unknown field `sql-simple`, expected `sql-show`"),
+        "{unknown}"
+    );
+    assert_eq!(
+        error_with("listen: 127.0.0.1:5433", "listen: 127.0.0.1"),
+        "server.postgres.listen: expected an address such as 127.0.0.1:3307, got '127.0.0.1'"
+    );
+    assert_eq!(
+        load("databaseName: db\ndataSources: {}\n")
+            .unwrap_err()
+            .to_string(),
+        "dataSources: at least one data source is required"
+    );
+}
+
+#[test]
+fn data_source_errors_name_path() {
+    let err = error_with(
+        "url: mysql://root@127.0.0.1:3306/shop_1",
+        "url: oracle://h/db",
+    );
+    assert!(
+        err.starts_with("dataSources.ds_1.url: unsupported database URL 'oracle://h/db'"),
+        "{err}"
+    );
+    assert_eq!(
+        error_with(
+            "url: mysql://root@127.0.0.1:3306/shop_1",
+            "url: mysql://${KEYSHARD_TEST_SURELY_UNSET_9F2}/db"
+        ),
+        "dataSources.ds_1.url: environment variable 'KEYSHARD_TEST_SURELY_UNSET_9F2' is not set"
+    );
+}
+
+#[test]
+fn jdbc_url_alias_credentials_and_env_placeholders() {
+    // SAFETY: the variable name is unique to this test and only this test reads it; no other
+    // thread of the test binary touches it.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("KEYSHARD_CONFIG_TEST_PW_7C1", "p@ss word");
+    }
+    let text = SAMPLE.replacen(
+        "url: mysql://root@127.0.0.1:3306/shop_1",
+        "jdbcUrl: jdbc:mysql://127.0.0.1:3306/shop_1?serverTimezone=UTC\n    username: app\n    password: ${KEYSHARD_CONFIG_TEST_PW_7C1}",
+        1,
+    );
+    let config = load(&text).unwrap();
+    let ds = &config.data_sources["ds_1"];
+    assert_eq!(ds.kind, DatabaseKind::MySql);
+    assert_eq!(
+        ds.url,
+        "mysql://app:p%40ss%20word@127.0.0.1:3306/shop_1?serverTimezone=UTC"
+    );
+    assert_eq!(
+        ds.redacted_url(),
+        "mysql://app:***@127.0.0.1:3306/shop_1?serverTimezone=UTC"
+    );
+}
+
+#[test]
+fn shipped_default_loads_and_spreads_over_four_tables() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config");
+    let from_file = crate::load(&dir.join("keyshard.yaml")).unwrap();
+    let embedded = from_yaml_str(crate::embedded_default(), &dir).unwrap();
+    for config in [&from_file, &embedded] {
+        let order = config.sharding.table("t_order").unwrap();
+        assert_eq!(order.data_nodes.len(), 4);
+        assert_eq!(
+            order.key_generate.as_ref().unwrap().generator.type_name(),
+            "SNOWFLAKE"
+        );
+        assert_eq!(config.users[0].name, "root");
+        assert_eq!(config.server.mysql, Some("127.0.0.1:3307".parse().unwrap()));
+    }
+    let url = &from_file.data_sources["ds_0"].url;
+    assert!(
+        url.starts_with("sqlite:///") && url.ends_with("/config/../data/ds_0.db"),
+        "{url}"
+    );
+}
