@@ -1,0 +1,96 @@
+//! sqlparser reports positions as line and column (in characters); splicing needs byte
+//! offsets into the original text.
+
+use sqlparser::tokenizer::Location;
+
+use crate::RouteError;
+
+/// Converts locations to byte offsets. Lookups in increasing order cost O(1) each on ASCII
+/// text and amortised O(1) otherwise, which is how a statement's tokens are visited.
+pub(crate) struct Locator<'a> {
+    sql: &'a str,
+    line_starts: Vec<usize>,
+    ascii: bool,
+    /// The last location found (line, column, byte), where a forward search resumes.
+    cursor: (u64, u64, usize),
+}
+
+impl<'a> Locator<'a> {
+    pub(crate) fn new(sql: &'a str) -> Self {
+        let mut line_starts = vec![0];
+        // The tokenizer starts a new line at '\n' only.
+        line_starts.extend(
+            sql.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        Self {
+            sql,
+            line_starts,
+            ascii: sql.is_ascii(),
+            cursor: (1, 1, 0),
+        }
+    }
+
+    /// The byte offset of `location` (an exclusive span end is a valid location too).
+    pub(crate) fn offset(&mut self, location: Location) -> Result<usize, RouteError> {
+        let line_start = usize::try_from(location.line)
+            .ok()
+            .and_then(|line| line.checked_sub(1))
+            .and_then(|index| self.line_starts.get(index).copied())
+            .ok_or(RouteError::Internal("a position outside the statement"))?;
+        let column = usize::try_from(location.column)
+            .ok()
+            .and_then(|c| c.checked_sub(1))
+            .ok_or(RouteError::Internal("a position outside the statement"))?;
+        if self.ascii {
+            let offset = line_start + column;
+            return (offset <= self.sql.len())
+                .then_some(offset)
+                .ok_or(RouteError::Internal("a position outside the statement"));
+        }
+        let (line, col, byte) = self.cursor;
+        let (mut col, mut byte) = if line == location.line && col <= location.column {
+            (col, byte)
+        } else {
+            (1, line_start)
+        };
+        let mut chars = self.sql[byte..].chars();
+        while col < location.column {
+            let c = chars
+                .next()
+                .ok_or(RouteError::Internal("a position outside the statement"))?;
+            byte += c.len_utf8();
+            col += 1;
+        }
+        self.cursor = (location.line, col, byte);
+        Ok(byte)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loc(line: u64, column: u64) -> Location {
+        Location { line, column }
+    }
+
+    #[test]
+    fn ascii_and_unicode_lines() {
+        let sql = "ab\nc\u{e9}d\nxyz";
+        let mut locator = Locator::new(sql);
+        assert_eq!(locator.offset(loc(1, 1)).unwrap(), 0);
+        assert_eq!(locator.offset(loc(2, 2)).unwrap(), 4);
+        assert_eq!(locator.offset(loc(2, 3)).unwrap(), 6);
+        assert_eq!(locator.offset(loc(3, 4)).unwrap(), sql.len());
+        // Backwards works too.
+        assert_eq!(locator.offset(loc(2, 1)).unwrap(), 3);
+        assert!(locator.offset(loc(4, 1)).is_err());
+        assert!(locator.offset(loc(0, 0)).is_err());
+        let mut ascii = Locator::new("ab\ncd");
+        assert_eq!(ascii.offset(loc(2, 2)).unwrap(), 4);
+        assert!(ascii.offset(loc(2, 9)).is_err());
+    }
+}

@@ -1,0 +1,295 @@
+//! Execute: bind parameters, generate the missing keys in one block, route each row and render
+//! one statement per data node.
+
+use std::sync::Arc;
+
+use keyshard_config::TableRule;
+use keyshard_keygen::{Key, KeyGenerator};
+
+use crate::route::{Level, candidate_nodes};
+use crate::template::{Renderer, RowKey, Template};
+use crate::value::Value;
+use crate::{Dialect, RouteError};
+
+/// Where a row's sharding value comes from.
+#[derive(Debug, Clone)]
+pub(crate) enum Source {
+    /// A literal in the statement.
+    Value(Value),
+    /// A bound parameter (0-based).
+    Param(usize),
+    /// The row's key, given or generated.
+    Key,
+    /// An expression the router does not evaluate.
+    Expr,
+}
+
+/// How a row gets its key.
+#[derive(Debug, Clone)]
+pub(crate) enum KeySpec {
+    /// The table generates no keys.
+    None,
+    /// The statement gives the key.
+    Given(Source),
+    /// The key column is absent, `NULL` or `DEFAULT` (or MySQL's 0): generate.
+    Generate,
+    /// The key is parameter `i`: generate when it is bound to NULL (or MySQL's 0).
+    ParamOrGenerate(usize),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct RowSpec {
+    pub(crate) key: KeySpec,
+    /// The database strategy's value for this row; `None` when the column is not inserted.
+    pub(crate) database: Option<Source>,
+    /// The table strategy's value for this row; `None` when the column is not inserted.
+    pub(crate) table: Option<Source>,
+    /// A generated key goes in as a placeholder when the row has parameters, else as a literal.
+    pub(crate) has_params: bool,
+}
+
+/// An INSERT into a sharded table, parsed once; [`PreparedInsert::bind`] plans one execution.
+#[derive(Debug, Clone)]
+pub struct PreparedInsert {
+    pub(crate) sql: Box<str>,
+    pub(crate) dialect: Dialect,
+    pub(crate) rule: Arc<TableRule>,
+    pub(crate) template: Template,
+    pub(crate) rows: Vec<RowSpec>,
+    pub(crate) generator: Option<Arc<dyn KeyGenerator>>,
+    pub(crate) param_count: usize,
+}
+
+/// What to run for one statement: one unit per data node, and the keys generated for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// One rewritten statement per data node the rows go to, in data node order.
+    pub units: Vec<ExecutionUnit>,
+    /// The keys generated for this statement, in the client's row order (rows that supplied
+    /// their own key have none here).
+    pub generated_keys: Vec<Key>,
+    /// For each row of the statement, in the client's order, the index of its unit.
+    pub row_units: Vec<usize>,
+}
+
+/// One statement for one data node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecutionUnit {
+    /// The data source to run it on.
+    pub data_source: String,
+    /// The actual table it writes.
+    pub table: String,
+    /// The rewritten SQL.
+    pub sql: String,
+    /// Its parameters, in placeholder order.
+    pub params: Vec<Value>,
+    /// The statement's rows (0-based, client order) that this unit inserts, in order.
+    pub rows: Vec<usize>,
+}
+
+impl PreparedInsert {
+    /// How many parameters an execution must bind.
+    pub fn param_count(&self) -> usize {
+        self.param_count
+    }
+
+    /// The logic table the statement inserts into.
+    pub fn logic_table(&self) -> &str {
+        &self.rule.logic_table
+    }
+
+    /// Binds `params`, generates the keys the rows lack, routes every row and renders the
+    /// statement for each data node.
+    pub fn bind(&self, params: &[Value]) -> Result<Plan, RouteError> {
+        if params.len() < self.param_count {
+            return Err(RouteError::MissingParameter {
+                needed: self.param_count,
+                given: params.len(),
+            });
+        }
+        let zero_means_generate = self.dialect == Dialect::MySql;
+        let generates = |spec: &RowSpec| match spec.key {
+            KeySpec::Generate => true,
+            KeySpec::ParamOrGenerate(i) => params
+                .get(i)
+                .is_some_and(|p| p.means_generate(zero_means_generate)),
+            KeySpec::None | KeySpec::Given(_) => false,
+        };
+        let wanted = self.rows.iter().filter(|r| generates(r)).count();
+        let mut generated_keys = Vec::with_capacity(wanted);
+        if wanted > 0 {
+            let generator = self.generator.as_ref().ok_or(RouteError::Internal(
+                "a key to generate without a generator",
+            ))?;
+            generator.next_keys(wanted, &mut generated_keys)?;
+        }
+
+        // Each row's generated key (if any) and data node.
+        let mut next_generated = generated_keys.iter();
+        let mut row_keys: Vec<Option<Value>> = Vec::with_capacity(self.rows.len());
+        let mut row_nodes = Vec::with_capacity(self.rows.len());
+        let mut scratch = String::new();
+        for (row, spec) in self.rows.iter().enumerate() {
+            let generated = if generates(spec) {
+                Some(Value::from(
+                    next_generated
+                        .next()
+                        .ok_or(RouteError::Internal("too few keys generated"))?,
+                ))
+            } else {
+                None
+            };
+            let key = match (&generated, &spec.key) {
+                (Some(key), _) => Some(key.clone()),
+                (None, KeySpec::Given(source)) => self.resolve(source, None, params),
+                (None, KeySpec::ParamOrGenerate(i)) => params.get(*i).cloned(),
+                (None, _) => None,
+            };
+            row_nodes.push(self.route_row(row, spec, key.as_ref(), params, &mut scratch)?);
+            row_keys.push(generated);
+        }
+
+        // Units in data node order, each with its rows in the client's order.
+        let mut node_units = vec![usize::MAX; self.rule.data_nodes.len()];
+        let mut used: Vec<usize> = row_nodes.clone();
+        used.sort_unstable();
+        used.dedup();
+        for (unit, node) in used.iter().enumerate() {
+            node_units[*node] = unit;
+        }
+        let row_units: Vec<usize> = row_nodes.iter().map(|n| node_units[*n]).collect();
+        let mut units = Vec::with_capacity(used.len());
+        for (unit, node) in used.iter().enumerate() {
+            let rows: Vec<usize> = (0..self.rows.len())
+                .filter(|r| row_units[*r] == unit)
+                .collect();
+            units.push(self.render(*node, rows, &row_keys, params)?);
+        }
+        Ok(Plan {
+            units,
+            generated_keys,
+            row_units,
+        })
+    }
+
+    fn resolve(&self, source: &Source, key: Option<&Value>, params: &[Value]) -> Option<Value> {
+        match source {
+            Source::Value(v) => Some(v.clone()),
+            Source::Param(i) => params.get(*i).cloned(),
+            Source::Key => key.cloned(),
+            Source::Expr => None,
+        }
+    }
+
+    fn route_row(
+        &self,
+        row: usize,
+        spec: &RowSpec,
+        key: Option<&Value>,
+        params: &[Value],
+        scratch: &mut String,
+    ) -> Result<usize, RouteError> {
+        let rule = &*self.rule;
+        let value = |source: &Option<Source>, level: Level| -> Result<Option<Value>, RouteError> {
+            match source {
+                None => Ok(None),
+                Some(source) => self.resolve(source, key, params).map(Some).ok_or_else(|| {
+                    RouteError::NoRoute {
+                        row: row + 1,
+                        column: column(rule, level).to_owned(),
+                        reason:
+                            "its value is an expression; only literals and parameters can be routed"
+                                .into(),
+                    }
+                }),
+            }
+        };
+        let database = value(&spec.database, Level::Database)?;
+        let table = value(&spec.table, Level::Table)?;
+        let nodes = candidate_nodes(rule, database.as_ref(), table.as_ref(), scratch).map_err(
+            |(level, reason)| RouteError::NoRoute {
+                row: row + 1,
+                column: column(rule, level).to_owned(),
+                reason,
+            },
+        )?;
+        match nodes.as_slice() {
+            [one] => Ok(*one),
+            [] => Err(RouteError::NoRoute {
+                row: row + 1,
+                column: column(rule, Level::Table).to_owned(),
+                reason: "no data node has both the chosen data source and table".into(),
+            }),
+            many => {
+                let missing: Vec<&str> = [
+                    (Level::Database, &spec.database),
+                    (Level::Table, &spec.table),
+                ]
+                .into_iter()
+                .filter(|(_, s)| s.is_none())
+                .map(|(level, _)| column(rule, level))
+                .filter(|c| !c.is_empty())
+                .collect();
+                Err(RouteError::AmbiguousRoute {
+                    row: row + 1,
+                    nodes: many.len(),
+                    hint: if missing.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (the statement does not set {})", missing.join(", "))
+                    },
+                })
+            }
+        }
+    }
+
+    fn render(
+        &self,
+        node: usize,
+        rows: Vec<usize>,
+        row_keys: &[Option<Value>],
+        params: &[Value],
+    ) -> Result<ExecutionUnit, RouteError> {
+        let data_node = &self.rule.data_nodes[node];
+        let template = &self.template;
+        let mut renderer = Renderer {
+            sql: &self.sql,
+            dialect: self.dialect,
+            table: &data_node.table,
+            params,
+            out: String::with_capacity(self.sql.len() + 32),
+            out_params: Vec::new(),
+        };
+        let no_key = RowKey {
+            key: None,
+            as_placeholder: false,
+        };
+        renderer.render(&template.head, no_key)?;
+        for (n, row) in rows.iter().enumerate() {
+            if n > 0 {
+                renderer.out.push_str(template.row_separator);
+            }
+            let key = RowKey {
+                key: row_keys[*row].as_ref(),
+                as_placeholder: self.rows[*row].has_params,
+            };
+            renderer.render(&template.rows[*row], key)?;
+        }
+        renderer.render(&template.tail, no_key)?;
+        Ok(ExecutionUnit {
+            data_source: data_node.data_source.clone(),
+            table: data_node.table.clone(),
+            sql: renderer.out,
+            params: renderer.out_params,
+            rows,
+        })
+    }
+}
+
+fn column(rule: &TableRule, level: Level) -> &str {
+    let strategy = match level {
+        Level::Database => &rule.database_strategy,
+        Level::Table => &rule.table_strategy,
+    };
+    strategy.as_ref().map_or("", |s| s.column.as_str())
+}

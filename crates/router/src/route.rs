@@ -1,0 +1,197 @@
+//! Sharding: a row's sharding values through the table's strategies to one data node.
+
+use keyshard_config::inline::Value as InlineValue;
+use keyshard_config::{Algorithm, Strategy, TableRule};
+
+use crate::value::Value;
+
+/// Why a value could not be routed; the caller adds the row and column.
+pub(crate) type RouteProblem = String;
+
+/// The data nodes (indexes into `rule.data_nodes`) that a row with these sharding values can
+/// go to. `None` for a strategy's value means the row does not say, so every target matches.
+pub(crate) fn candidate_nodes(
+    rule: &TableRule,
+    database: Option<&Value>,
+    table: Option<&Value>,
+    scratch: &mut String,
+) -> Result<Vec<usize>, (Level, RouteProblem)> {
+    let data_source = match (&rule.database_strategy, database) {
+        (Some(strategy), Some(value)) => {
+            let names = rule.data_nodes.iter().map(|n| n.data_source.as_str());
+            Some(target(strategy, value, names, scratch).map_err(|p| (Level::Database, p))?)
+        }
+        _ => None,
+    };
+    let in_data_source = |i: &usize| {
+        data_source
+            .as_deref()
+            .is_none_or(|ds| rule.data_nodes[*i].data_source == ds)
+    };
+    let table_name = match (&rule.table_strategy, table) {
+        (Some(strategy), Some(value)) => {
+            let names = (0..rule.data_nodes.len())
+                .filter(in_data_source)
+                .map(|i| rule.data_nodes[i].table.as_str());
+            Some(target(strategy, value, names, scratch).map_err(|p| (Level::Table, p))?)
+        }
+        _ => None,
+    };
+    Ok((0..rule.data_nodes.len())
+        .filter(in_data_source)
+        .filter(|i| {
+            table_name
+                .as_deref()
+                .is_none_or(|t| rule.data_nodes[*i].table == t)
+        })
+        .collect())
+}
+
+/// Which strategy a routing problem came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Level {
+    Database,
+    Table,
+}
+
+/// The one name among `targets` that `value` maps to.
+fn target<'t>(
+    strategy: &Strategy,
+    value: &Value,
+    targets: impl Iterator<Item = &'t str> + Clone,
+    scratch: &mut String,
+) -> Result<String, RouteProblem> {
+    let sharding_value = inline_value(value)?;
+    let found = match &*strategy.algorithm {
+        Algorithm::Inline { expression, .. } => {
+            scratch.clear();
+            expression
+                .evaluate_into(&|_| Some(sharding_value), scratch)
+                .map_err(|e| format!("{e}"))?;
+            let name = scratch.as_str();
+            targets
+                .clone()
+                .find(|t| t.eq_ignore_ascii_case(name))
+                .ok_or_else(|| {
+                    format!(
+                        "{} maps to '{name}', which is not one of {}",
+                        describe(value),
+                        list(targets)
+                    )
+                })?
+        }
+        Algorithm::Mod { sharding_count } => {
+            let InlineValue::Int(v) = sharding_value else {
+                return Err(format!("MOD needs an integer, got {}", describe(value)));
+            };
+            // BigInteger.mod, as ShardingSphere computes it: never negative.
+            let remainder = i128::from(v).rem_euclid(i128::from(*sharding_count));
+            by_suffix(remainder as u64, targets, value)?
+        }
+        Algorithm::HashMod { sharding_count } => {
+            let hash = u64::from(java_hash_code(sharding_value).unsigned_abs());
+            by_suffix(hash % sharding_count, targets, value)?
+        }
+    };
+    Ok(found.to_owned())
+}
+
+/// MOD and HASH_MOD pick the target whose numeric suffix is the remainder (`t_order_3` for 3,
+/// also when written `t_order_03`), as ShardingSphere matches prefix plus padded suffix.
+fn by_suffix<'t>(
+    remainder: u64,
+    targets: impl Iterator<Item = &'t str> + Clone,
+    value: &Value,
+) -> Result<&'t str, RouteProblem> {
+    targets
+        .clone()
+        .find(|t| {
+            let digits = t.len() - t.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            t[t.len() - digits..]
+                .parse::<u64>()
+                .is_ok_and(|n| n == remainder)
+        })
+        .ok_or_else(|| {
+            format!(
+                "{} gives remainder {remainder}, and none of {} ends with it",
+                describe(value),
+                list(targets)
+            )
+        })
+}
+
+/// Java's `hashCode` of the value ShardingSphere would see: `Integer` for literals that fit in
+/// 32 bits, `Long` otherwise, `String` for text; so HASH_MOD places rows where it does.
+fn java_hash_code(value: InlineValue<'_>) -> i32 {
+    match value {
+        InlineValue::Int(v) => match i32::try_from(v) {
+            Ok(small) => small,
+            Err(_) => (v ^ ((v as u64) >> 32) as i64) as i32,
+        },
+        InlineValue::Str(s) => s.encode_utf16().fold(0i32, |h, unit| {
+            h.wrapping_mul(31).wrapping_add(i32::from(unit))
+        }),
+    }
+}
+
+fn inline_value(value: &Value) -> Result<InlineValue<'_>, RouteProblem> {
+    match value {
+        Value::Int(v) => Ok(InlineValue::Int(*v)),
+        Value::UInt(v) => i64::try_from(*v)
+            .map(InlineValue::Int)
+            .map_err(|_| format!("{v} is too large to shard by")),
+        Value::Text(s) => Ok(InlineValue::Str(s)),
+        Value::Bytes(b) => std::str::from_utf8(b)
+            .map(InlineValue::Str)
+            .map_err(|_| "binary values cannot be sharded by".to_owned()),
+        Value::Null => Err("NULL cannot be sharded by".to_owned()),
+        Value::Double(v) => Err(format!("{v} is not an integer or text")),
+    }
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Text(s) => format!("'{s}'"),
+        Value::Int(v) => v.to_string(),
+        Value::UInt(v) => v.to_string(),
+        Value::Double(v) => v.to_string(),
+        Value::Null => "NULL".to_owned(),
+        Value::Bytes(_) => "a binary value".to_owned(),
+    }
+}
+
+fn list<'t>(targets: impl Iterator<Item = &'t str>) -> String {
+    let mut names: Vec<&str> = targets.collect();
+    names.dedup();
+    names.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_hash_codes() {
+        assert_eq!(java_hash_code(InlineValue::Int(42)), 42);
+        assert_eq!(java_hash_code(InlineValue::Int(-1)), -1);
+        // Long.hashCode(1L << 40) = (int)(v ^ v >>> 32) = 256
+        assert_eq!(java_hash_code(InlineValue::Int(1 << 40)), 256);
+        // "abc".hashCode() in Java
+        assert_eq!(java_hash_code(InlineValue::Str("abc")), 96354);
+        assert_eq!(java_hash_code(InlineValue::Str("")), 0);
+    }
+
+    #[test]
+    fn suffix_matching_accepts_padding() {
+        let targets = ["t_00", "t_01", "t_10", "t_11"];
+        assert_eq!(
+            by_suffix(1, targets.iter().copied(), &Value::Int(1)).unwrap(),
+            "t_01"
+        );
+        assert_eq!(
+            by_suffix(10, targets.iter().copied(), &Value::Int(10)).unwrap(),
+            "t_10"
+        );
+        assert!(by_suffix(5, targets.iter().copied(), &Value::Int(5)).is_err());
+    }
+}

@@ -1,0 +1,329 @@
+//! A statement cut, at prepare time, into the pieces every execution re-assembles: bytes of the
+//! original text copied as they are, and the few places that change per shard or per execution.
+
+use std::fmt::Write as _;
+use std::ops::Range;
+
+use crate::value::Value;
+use crate::{Dialect, RouteError};
+
+/// One piece of a rendered statement.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Piece {
+    /// These bytes of the original statement, unchanged.
+    Copy(Range<usize>),
+    /// Text the router adds (`, order_id`, a synthesised column list).
+    Text(Box<str>),
+    /// The actual table name, quoted as the logic name was (`None`: unquoted).
+    Table(Option<char>),
+    /// A placeholder for parameter `i` (0-based) of the original statement.
+    Param(usize),
+    /// A placeholder for parameter `i` that holds this row's key: the generated key replaces a
+    /// NULL (or, in MySQL, 0) bound there.
+    KeyParam(usize),
+    /// The row's generated key: a literal when the row has no parameters, else a placeholder.
+    Key,
+}
+
+/// A change to the original text: `range` is replaced by `piece` (an empty range inserts).
+#[derive(Debug)]
+pub(crate) struct Edit {
+    pub(crate) range: Range<usize>,
+    pub(crate) piece: Piece,
+}
+
+/// The statement as head, rows and tail; a unit renders the head, its own rows joined by
+/// `row_separator`, and the tail.
+#[derive(Debug, Clone)]
+pub(crate) struct Template {
+    pub(crate) head: Vec<Piece>,
+    pub(crate) rows: Vec<Vec<Piece>>,
+    pub(crate) row_separator: &'static str,
+    pub(crate) tail: Vec<Piece>,
+}
+
+impl Template {
+    /// Cuts `len` bytes of text at `row_ranges` (increasing, non-overlapping), applying `edits`.
+    pub(crate) fn build(
+        len: usize,
+        row_ranges: &[Range<usize>],
+        row_separator: &'static str,
+        mut edits: Vec<Edit>,
+    ) -> Result<Self, RouteError> {
+        // Stable: insertions at one position keep the order they were added in.
+        edits.sort_by_key(|e| e.range.start);
+        let mut edits = edits.into_iter().peekable();
+        let (Some(first), Some(last)) = (row_ranges.first(), row_ranges.last()) else {
+            return Err(RouteError::Internal("a statement without rows"));
+        };
+        let head = pieces(0..first.start, &mut edits)?;
+        let mut rows = Vec::with_capacity(row_ranges.len());
+        let mut previous_end = first.start;
+        for range in row_ranges {
+            // Edits between rows (in the separators) would be lost; the router never makes any.
+            if edits.peek().is_some_and(|e| e.range.start < range.start)
+                || range.start < previous_end
+            {
+                return Err(RouteError::Internal("an edit between rows"));
+            }
+            rows.push(pieces(range.clone(), &mut edits)?);
+            previous_end = range.end;
+        }
+        let tail = pieces(last.end..len, &mut edits)?;
+        if edits.next().is_some() {
+            return Err(RouteError::Internal("an edit outside the statement"));
+        }
+        Ok(Self {
+            head,
+            rows,
+            row_separator,
+            tail,
+        })
+    }
+}
+
+fn pieces(
+    range: Range<usize>,
+    edits: &mut std::iter::Peekable<std::vec::IntoIter<Edit>>,
+) -> Result<Vec<Piece>, RouteError> {
+    let mut out = Vec::new();
+    let mut at = range.start;
+    while let Some(edit) =
+        edits.next_if(|e| e.range.start < range.end || e.range == (range.end..range.end))
+    {
+        if edit.range.start < at || edit.range.end > range.end {
+            return Err(RouteError::Internal("overlapping edits"));
+        }
+        if edit.range.start > at {
+            out.push(Piece::Copy(at..edit.range.start));
+        }
+        out.push(edit.piece);
+        at = edit.range.end;
+    }
+    if at < range.end {
+        out.push(Piece::Copy(at..range.end));
+    }
+    Ok(out)
+}
+
+/// Renders pieces into one unit's SQL and parameters.
+pub(crate) struct Renderer<'a> {
+    pub(crate) sql: &'a str,
+    pub(crate) dialect: Dialect,
+    pub(crate) table: &'a str,
+    pub(crate) params: &'a [Value],
+    pub(crate) out: String,
+    pub(crate) out_params: Vec<Value>,
+}
+
+/// What a row contributes to its pieces: its key, and whether it is written as a placeholder.
+#[derive(Clone, Copy)]
+pub(crate) struct RowKey<'k> {
+    pub(crate) key: Option<&'k Value>,
+    pub(crate) as_placeholder: bool,
+}
+
+impl Renderer<'_> {
+    pub(crate) fn render(&mut self, pieces: &[Piece], row: RowKey<'_>) -> Result<(), RouteError> {
+        for piece in pieces {
+            match piece {
+                Piece::Copy(range) => self.out.push_str(
+                    self.sql
+                        .get(range.clone())
+                        .ok_or(RouteError::Internal("a piece outside the statement"))?,
+                ),
+                Piece::Text(text) => self.out.push_str(text),
+                Piece::Table(quote) => push_identifier(&mut self.out, self.table, *quote),
+                Piece::Param(i) => {
+                    let value = self.param(*i)?.clone();
+                    self.placeholder(value);
+                }
+                Piece::KeyParam(i) => {
+                    let value = match row.key {
+                        Some(key) => key.clone(),
+                        None => self.param(*i)?.clone(),
+                    };
+                    self.placeholder(value);
+                }
+                Piece::Key => {
+                    let key = row
+                        .key
+                        .ok_or(RouteError::Internal("a row without its key"))?;
+                    if row.as_placeholder {
+                        self.placeholder(key.clone());
+                    } else {
+                        push_literal(&mut self.out, key, self.dialect);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn param(&self, index: usize) -> Result<&Value, RouteError> {
+        self.params.get(index).ok_or(RouteError::MissingParameter {
+            needed: index + 1,
+            given: self.params.len(),
+        })
+    }
+
+    fn placeholder(&mut self, value: Value) {
+        self.out_params.push(value);
+        match self.dialect {
+            Dialect::MySql => self.out.push('?'),
+            // PostgreSQL parameters are numbered; each unit numbers its own from $1.
+            Dialect::Postgres => {
+                let _ = write!(self.out, "${}", self.out_params.len());
+            }
+        }
+    }
+}
+
+pub(crate) fn push_identifier(out: &mut String, name: &str, quote: Option<char>) {
+    match quote {
+        None => out.push_str(name),
+        Some(open) => {
+            let close = if open == '[' { ']' } else { open };
+            out.push(open);
+            for c in name.chars() {
+                if c == close {
+                    out.push(c);
+                }
+                out.push(c);
+            }
+            out.push(close);
+        }
+    }
+}
+
+/// Writes a generated key as an SQL literal.
+fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
+    match value {
+        Value::Null => out.push_str("NULL"),
+        Value::Int(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Value::UInt(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Value::Double(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Value::Text(s) => {
+            out.push('\'');
+            for c in s.chars() {
+                match c {
+                    '\'' => out.push_str("''"),
+                    // MySQL reads a backslash in a string as an escape.
+                    '\\' if dialect == Dialect::MySql => out.push_str("\\\\"),
+                    _ => out.push(c),
+                }
+            }
+            out.push('\'');
+        }
+        Value::Bytes(bytes) => {
+            out.push_str(match dialect {
+                Dialect::MySql => "X'",
+                Dialect::Postgres => "'\\x",
+            });
+            for b in bytes {
+                let _ = write!(out, "{b:02x}");
+            }
+            out.push('\'');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(template: &Template, sql: &str, rows: &[usize]) -> String {
+        let mut r = Renderer {
+            sql,
+            dialect: Dialect::MySql,
+            table: "t_1",
+            params: &[],
+            out: String::new(),
+            out_params: Vec::new(),
+        };
+        let key = Value::Int(7);
+        let row = RowKey {
+            key: Some(&key),
+            as_placeholder: false,
+        };
+        r.render(&template.head, row).unwrap();
+        for (n, i) in rows.iter().enumerate() {
+            if n > 0 {
+                r.out.push_str(template.row_separator);
+            }
+            r.render(&template.rows[*i], row).unwrap();
+        }
+        r.render(&template.tail, row).unwrap();
+        r.out
+    }
+
+    #[test]
+    fn cuts_head_rows_and_tail() {
+        let sql = "INSERT INTO t (a) VALUES (1),(2) -- end";
+        let edits = vec![
+            Edit {
+                range: 12..13,
+                piece: Piece::Table(None),
+            },
+            Edit {
+                range: 16..16,
+                piece: Piece::Text(", id".into()),
+            },
+            Edit {
+                range: 27..27,
+                piece: Piece::Text(", ".into()),
+            },
+            Edit {
+                range: 27..27,
+                piece: Piece::Key,
+            },
+            Edit {
+                range: 31..31,
+                piece: Piece::Text(", ".into()),
+            },
+            Edit {
+                range: 31..31,
+                piece: Piece::Key,
+            },
+        ];
+        let template = Template::build(sql.len(), &[25..28, 29..32], ", ", edits).unwrap();
+        assert_eq!(
+            render(&template, sql, &[0, 1]),
+            "INSERT INTO t_1 (a, id) VALUES (1, 7), (2, 7) -- end"
+        );
+        assert_eq!(
+            render(&template, sql, &[1]),
+            "INSERT INTO t_1 (a, id) VALUES (2, 7) -- end"
+        );
+    }
+
+    #[test]
+    fn overlapping_edits_are_an_error_not_a_panic() {
+        let edits = vec![
+            Edit {
+                range: 0..5,
+                piece: Piece::Key,
+            },
+            Edit {
+                range: 3..6,
+                piece: Piece::Key,
+            },
+        ];
+        assert!(Template::build(10, std::slice::from_ref(&(8..9)), ", ", edits).is_err());
+    }
+
+    #[test]
+    fn quotes_identifiers_and_literals() {
+        let mut out = String::new();
+        push_identifier(&mut out, "a`b", Some('`'));
+        push_literal(&mut out, &Value::Text("x'\\".into()), Dialect::MySql);
+        push_literal(&mut out, &Value::Text("x'\\".into()), Dialect::Postgres);
+        assert_eq!(out, "`a``b`'x''\\\\''x''\\'");
+    }
+}

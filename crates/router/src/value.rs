@@ -1,0 +1,48 @@
+//! Values that flow through a plan: bound parameters, literals and generated keys.
+
+use keyshard_keygen::Key;
+
+/// A statement parameter or a value the router puts in its place (a generated key).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// SQL NULL.
+    Null,
+    /// A signed integer.
+    Int(i64),
+    /// An unsigned integer too large for `i64` (MySQL BIGINT UNSIGNED).
+    UInt(u64),
+    /// A floating-point number.
+    Double(f64),
+    /// Text.
+    Text(String),
+    /// Bytes (a binary parameter).
+    Bytes(Vec<u8>),
+}
+
+impl From<Key> for Value {
+    fn from(key: Key) -> Self {
+        match key {
+            Key::Int(v) => Value::Int(v),
+            Key::Text(s) => Value::Text(s),
+        }
+    }
+}
+
+impl From<&Key> for Value {
+    fn from(key: &Key) -> Self {
+        key.clone().into()
+    }
+}
+
+impl Value {
+    /// Whether a key column holding this value counts as absent, so a key is generated:
+    /// NULL always, and 0 in MySQL, as MySQL's own AUTO_INCREMENT does (Java entities with a
+    /// primitive `long id` send 0).
+    pub(crate) fn means_generate(&self, zero_means_generate: bool) -> bool {
+        match self {
+            Value::Null => true,
+            Value::Int(0) | Value::UInt(0) => zero_means_generate,
+            _ => false,
+        }
+    }
+}
