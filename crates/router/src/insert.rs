@@ -220,7 +220,7 @@ pub(crate) fn prepare(
                     key_params.push(i.1);
                     KeySpec::ParamOrGenerate(i.0)
                 }
-                Classified::Absent(range) => {
+                Classified::Absent { range, .. } => {
                     edits.push(Edit {
                         range,
                         piece: Piece::Key,
@@ -251,7 +251,8 @@ pub(crate) fn prepare(
                 Ok(Some(match classify(&exprs[i], &tokens, locator)? {
                     Classified::Param((index, _)) => Source::Param(index),
                     Classified::Value(v) => Source::Value(v),
-                    Classified::Absent(_) | Classified::Expr => Source::Expr,
+                    Classified::Absent { null: true, .. } => Source::Value(Value::Null),
+                    Classified::Absent { null: false, .. } | Classified::Expr => Source::Expr,
                 }))
             };
         let database = match &rule.database_strategy {
@@ -374,8 +375,8 @@ fn quote_for(name: &str, dialect: Dialect) -> Option<char> {
 enum Classified {
     /// A placeholder: (parameter index, byte offset of the placeholder).
     Param((usize, usize)),
-    /// `NULL` or `DEFAULT`, at this byte range.
-    Absent(Range<usize>),
+    /// `NULL` (`null: true`) or `DEFAULT`, at this byte range.
+    Absent { range: Range<usize>, null: bool },
     /// A literal.
     Value(Value),
     /// Anything else: a function call, arithmetic, a subquery.
@@ -396,15 +397,19 @@ fn classify(
                 ))?;
                 Classified::Param((placeholder.index, start))
             }
-            SqlValue::Null => {
-                Classified::Absent(locator.offset(v.span.start)?..locator.offset(v.span.end)?)
-            }
+            SqlValue::Null => Classified::Absent {
+                range: locator.offset(v.span.start)?..locator.offset(v.span.end)?,
+                null: true,
+            },
             other => literal(other, false).map_or(Classified::Expr, Classified::Value),
         },
         Expr::Identifier(ident)
             if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("DEFAULT") =>
         {
-            Classified::Absent(locator.offset(ident.span.start)?..locator.offset(ident.span.end)?)
+            Classified::Absent {
+                range: locator.offset(ident.span.start)?..locator.offset(ident.span.end)?,
+                null: false,
+            }
         }
         // `-0` stays an expression: its span leaves out the sign, so it cannot be replaced.
         Expr::UnaryOp {
@@ -420,7 +425,7 @@ fn classify(
         Expr::Nested(inner) => match classify(inner, tokens, locator)? {
             // `(NULL)` is a value, not a keyword to replace; it still means "generate" but
             // is left to the literal rule below.
-            Classified::Absent(_) => Classified::Value(Value::Null),
+            Classified::Absent { .. } => Classified::Value(Value::Null),
             other => other,
         },
         _ => Classified::Expr,

@@ -190,20 +190,21 @@ impl PreparedInsert {
         scratch: &mut String,
     ) -> Result<usize, RouteError> {
         let rule = &*self.rule;
-        let value = |source: &Option<Source>, level: Level| -> Result<Option<Value>, RouteError> {
-            match source {
-                None => Ok(None),
-                Some(source) => self.resolve(source, key, params).map(Some).ok_or_else(|| {
-                    RouteError::NoRoute {
+        let value =
+            |source: &Option<Source>, level: Level| -> Result<Option<Value>, RouteError> {
+                match source {
+                    None => Ok(None),
+                    Some(source) => self.resolve(source, key, params).map(Some).ok_or_else(|| {
+                        RouteError::NoRoute {
                         row: row + 1,
                         column: column(rule, level).to_owned(),
                         reason:
                             "its value is an expression; only literals and parameters can be routed"
                                 .into(),
                     }
-                }),
-            }
-        };
+                    }),
+                }
+            };
         let database = value(&spec.database, Level::Database)?;
         let table = value(&spec.table, Level::Table)?;
         let nodes = candidate_nodes(rule, database.as_ref(), table.as_ref(), scratch).map_err(

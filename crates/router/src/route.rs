@@ -67,7 +67,7 @@ fn target<'t>(
             scratch.clear();
             expression
                 .evaluate_into(&|_| Some(sharding_value), scratch)
-                .map_err(|e| format!("{e}"))?;
+                .map_err(|e| format!("{} in {}: {e}", describe(value), expression.source()))?;
             let name = scratch.as_str();
             targets
                 .clone()

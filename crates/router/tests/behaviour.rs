@@ -1,0 +1,507 @@
+//! The router's behaviour beyond ShardingSphere's own cases: real generators, both dialects,
+//! every INSERT shape, and the errors a client sees.
+
+mod common;
+
+use std::sync::Arc;
+
+use keyshard_keygen::Key;
+use keyshard_router::{Dialect, Other, Plan, Prepared, RouteError, Router, Value};
+
+fn router(yaml: &str, dialect: Dialect) -> Router {
+    Router::new(&common::rule(yaml), dialect)
+}
+
+fn plan(router: &Router, sql: &str, params: &[Value]) -> Plan {
+    router
+        .plan(sql, params, &common::metadata())
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .unwrap_or_else(|o| panic!("{sql}: not planned: {o:?}"))
+}
+
+fn error(router: &Router, sql: &str, params: &[Value]) -> RouteError {
+    match router.plan(sql, params, &common::metadata()) {
+        Err(e) => e,
+        Ok(other) => panic!("{sql}: expected an error, got {other:?}"),
+    }
+}
+
+fn int(key: &Key) -> i64 {
+    key.as_i64().unwrap()
+}
+
+/// A rule whose generator always returns `key`, to make expected SQL exact.
+fn fixed(yaml: &str, dialect: Dialect) -> Router {
+    Router::new(
+        &common::with_generator(common::rule(yaml), Arc::new(common::ConstantOne)),
+        dialect,
+    )
+}
+
+#[test]
+fn multi_row_insert_splits_over_four_nodes_with_one_block_of_keys() {
+    let router = router(common::T_ORDER, Dialect::MySql);
+    let sql = "INSERT INTO t_order (user_id, status) VALUES (1, 'a'), (1, 'b'), (2, 'c'), (2, 'd'), (3, 'e'), (3, 'f'), (4, 'g'), (4, 'h')";
+    let plan = plan(&router, sql, &[]);
+    let keys: Vec<i64> = plan.generated_keys.iter().map(int).collect();
+    assert_eq!(keys.len(), 8);
+    // One block: consecutive integers, so last_insert_id + i is every row's key.
+    assert!(keys.windows(2).all(|w| w[1] == w[0] + 1), "{keys:?}");
+    assert_eq!(plan.units.len(), 4, "{plan:#?}");
+    for (row, key) in keys.iter().enumerate() {
+        let unit = &plan.units[plan.row_units[row]];
+        // Consecutive keys alternate parity; user ids in pairs make all four combinations.
+        let user_id = row as i64 / 2 + 1;
+        assert_eq!(unit.data_source, format!("ds_{}", user_id % 2));
+        assert_eq!(unit.table, format!("t_order_{}", key % 2));
+        assert!(unit.rows.contains(&row));
+        assert!(
+            unit.sql.contains(&format!(
+                "({user_id}, '{}', {key})",
+                (b'a' + row as u8) as char
+            )),
+            "{}",
+            unit.sql
+        );
+    }
+    for unit in &plan.units {
+        assert!(unit.sql.starts_with(&format!(
+            "INSERT INTO {} (user_id, status, order_id) VALUES (",
+            unit.table
+        )));
+        assert!(unit.params.is_empty());
+    }
+}
+
+#[test]
+fn postgres_placeholders_are_renumbered_per_unit_and_returning_is_kept() {
+    let router = fixed(common::T_ORDER, Dialect::Postgres);
+    let sql = "INSERT INTO t_order (user_id, status) VALUES ($1, $2), ($3, $4) RETURNING order_id, status";
+    let params = [
+        Value::Int(10),
+        Value::Text("x".into()),
+        Value::Int(11),
+        Value::Text("y".into()),
+    ];
+    let plan = plan(&router, sql, &params);
+    assert_eq!(plan.units.len(), 2);
+    let (ds0, ds1) = (&plan.units[0], &plan.units[1]);
+    assert_eq!(
+        (ds0.data_source.as_str(), ds0.table.as_str()),
+        ("ds_0", "t_order_1")
+    );
+    assert_eq!(
+        ds0.sql,
+        "INSERT INTO t_order_1 (user_id, status, order_id) VALUES ($1, $2, $3) RETURNING order_id, status"
+    );
+    assert_eq!(
+        ds0.params,
+        [Value::Int(10), Value::Text("x".into()), Value::Int(1)]
+    );
+    assert_eq!(
+        ds1.sql,
+        "INSERT INTO t_order_1 (user_id, status, order_id) VALUES ($1, $2, $3) RETURNING order_id, status"
+    );
+    assert_eq!(
+        ds1.params,
+        [Value::Int(11), Value::Text("y".into()), Value::Int(1)]
+    );
+    assert_eq!(plan.row_units, [0, 1]);
+}
+
+#[test]
+fn postgres_on_conflict_is_kept_with_its_parameters() {
+    let router = fixed(common::T_ORDER, Dialect::Postgres);
+    let sql = "INSERT INTO t_order (user_id, status) VALUES ($2, 'n') ON CONFLICT (order_id) DO UPDATE SET status = $1";
+    let plan = plan(&router, sql, &[Value::Text("dup".into()), Value::Int(4)]);
+    assert_eq!(
+        plan.units[0].sql,
+        "INSERT INTO t_order_1 (user_id, status, order_id) VALUES ($1, 'n', $2) ON CONFLICT (order_id) DO UPDATE SET status = $3"
+    );
+    assert_eq!(
+        plan.units[0].params,
+        [Value::Int(4), Value::Int(1), Value::Text("dup".into())]
+    );
+}
+
+#[test]
+fn null_default_and_mysql_zero_keys_are_generated_in_place() {
+    let router = fixed(common::T_ORDER, Dialect::MySql);
+    for given in ["NULL", "DEFAULT", "default", "0"] {
+        let sql = format!("INSERT INTO t_order (order_id, user_id) VALUES ({given}, 2)");
+        let plan = plan(&router, &sql, &[]);
+        assert_eq!(
+            plan.units[0].sql, "INSERT INTO t_order_1 (order_id, user_id) VALUES (1, 2)",
+            "{given}"
+        );
+        assert_eq!(plan.generated_keys, [Key::Int(1)]);
+    }
+    // PostgreSQL has no AUTO_INCREMENT 0 rule: 0 is a key like any other.
+    let router = fixed(common::T_ORDER, Dialect::Postgres);
+    let plan = plan(
+        &router,
+        "INSERT INTO t_order (order_id, user_id) VALUES (0, 2)",
+        &[],
+    );
+    assert_eq!(
+        plan.units[0].sql,
+        "INSERT INTO t_order_0 (order_id, user_id) VALUES (0, 2)"
+    );
+    assert!(plan.generated_keys.is_empty());
+}
+
+#[test]
+fn a_key_parameter_bound_to_null_or_zero_gets_a_generated_key() {
+    let router = fixed(common::T_ORDER, Dialect::MySql);
+    let prepared = match router
+        .prepare(
+            "INSERT INTO t_order (order_id, user_id) VALUES (?, ?)",
+            &common::metadata(),
+        )
+        .unwrap()
+    {
+        Prepared::Insert(p) => p,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(prepared.param_count(), 2);
+    for absent in [Value::Null, Value::Int(0)] {
+        let plan = prepared.bind(&[absent, Value::Int(2)]).unwrap();
+        assert_eq!(
+            plan.units[0].sql,
+            "INSERT INTO t_order_1 (order_id, user_id) VALUES (?, ?)"
+        );
+        assert_eq!(plan.units[0].params, [Value::Int(1), Value::Int(2)]);
+        assert_eq!(plan.generated_keys, [Key::Int(1)]);
+    }
+    let plan = prepared.bind(&[Value::Int(6), Value::Int(3)]).unwrap();
+    assert_eq!(
+        (
+            plan.units[0].data_source.as_str(),
+            plan.units[0].table.as_str()
+        ),
+        ("ds_1", "t_order_0")
+    );
+    assert_eq!(plan.units[0].params, [Value::Int(6), Value::Int(3)]);
+    assert!(plan.generated_keys.is_empty());
+}
+
+#[test]
+fn each_execution_of_a_prepared_statement_generates_fresh_keys() {
+    let router = router(common::T_ORDER, Dialect::MySql);
+    let Prepared::Insert(prepared) = router
+        .prepare(
+            "INSERT INTO t_order (user_id) VALUES (?), (?)",
+            &common::metadata(),
+        )
+        .unwrap()
+    else {
+        panic!("not prepared");
+    };
+    let first = prepared.bind(&[Value::Int(1), Value::Int(1)]).unwrap();
+    let second = prepared.bind(&[Value::Int(1), Value::Int(1)]).unwrap();
+    assert_eq!(first.generated_keys.len(), 2);
+    assert!(int(&second.generated_keys[0]) > int(&first.generated_keys[1]));
+}
+
+#[test]
+fn replace_ignore_and_on_duplicate_key_update_with_qualified_columns() {
+    let router = fixed(common::T_ORDER, Dialect::MySql);
+    let plan1 = plan(
+        &router,
+        "REPLACE INTO t_order (user_id, status) VALUES (1, 'a')",
+        &[],
+    );
+    assert_eq!(
+        plan1.units[0].sql,
+        "REPLACE INTO t_order_1 (user_id, status, order_id) VALUES (1, 'a', 1)"
+    );
+    let plan2 = plan(
+        &router,
+        "INSERT IGNORE INTO t_order (user_id) VALUES (1)",
+        &[],
+    );
+    assert_eq!(
+        plan2.units[0].sql,
+        "INSERT IGNORE INTO t_order_1 (user_id, order_id) VALUES (1, 1)"
+    );
+    let sql = "INSERT INTO t_order (user_id, status) VALUES (?, 'a'), (2, 'b') ON DUPLICATE KEY UPDATE t_order.status = VALUES(`T_ORDER`.status), user_id = ?";
+    let plan3 = plan(&router, sql, &[Value::Int(1), Value::Int(9)]);
+    assert_eq!(plan3.units.len(), 2);
+    assert_eq!(
+        plan3.units[0].sql,
+        "INSERT INTO t_order_1 (user_id, status, order_id) VALUES (2, 'b', 1) ON DUPLICATE KEY UPDATE t_order_1.status = VALUES(`t_order_1`.status), user_id = ?"
+    );
+    assert_eq!(plan3.units[0].params, [Value::Int(9)]);
+    assert_eq!(
+        plan3.units[1].sql,
+        "INSERT INTO t_order_1 (user_id, status, order_id) VALUES (?, 'a', ?) ON DUPLICATE KEY UPDATE t_order_1.status = VALUES(`t_order_1`.status), user_id = ?"
+    );
+    assert_eq!(
+        plan3.units[1].params,
+        [Value::Int(1), Value::Int(1), Value::Int(9)]
+    );
+    assert_eq!(plan3.row_units, [1, 0]);
+}
+
+#[test]
+fn every_byte_outside_the_edits_is_copied_unchanged() {
+    let router = fixed(common::T_ORDER, Dialect::MySql);
+    let sql = "/* lead */ INSERT  INTO\n`t_order`  (  `user_id` ,status /* c */ )\tVALUES ( 3 , 'it''s \\' \\\\ é 漢字 🙂' -- row\n )  ;";
+    let plan = plan(&router, sql, &[]);
+    assert_eq!(
+        plan.units[0].sql,
+        "/* lead */ INSERT  INTO\n`t_order_1`  (  `user_id` ,status, order_id /* c */ )\tVALUES ( 3 , 'it''s \\' \\\\ é 漢字 🙂' -- row\n , 1)  ;"
+    );
+}
+
+#[test]
+fn quoted_column_lists_get_a_quoted_key_column() {
+    let router = fixed(common::T_ORDER, Dialect::MySql);
+    let plan = plan(
+        &router,
+        "INSERT INTO `t_order` (`user_id`, `status`) VALUES (1, 'x')",
+        &[],
+    );
+    assert_eq!(
+        plan.units[0].sql,
+        "INSERT INTO `t_order_1` (`user_id`, `status`, `order_id`) VALUES (1, 'x', 1)"
+    );
+}
+
+#[test]
+fn insert_set_gets_the_key_as_a_literal_without_parameters() {
+    let router = fixed(common::T_ORDER, Dialect::MySql);
+    let plan = plan(
+        &router,
+        "INSERT INTO t_order SET user_id = 1, status = CONCAT('a', 'b') ON DUPLICATE KEY UPDATE status = 'c'",
+        &[],
+    );
+    assert_eq!(
+        plan.units[0].sql,
+        "INSERT INTO t_order_1 SET user_id = 1, status = CONCAT('a', 'b'), order_id = 1 ON DUPLICATE KEY UPDATE status = 'c'"
+    );
+    let plan = plan_set_default(&router);
+    assert_eq!(
+        plan.units[0].sql,
+        "INSERT INTO t_order_1 SET order_id = 1, user_id = 5"
+    );
+}
+
+fn plan_set_default(router: &Router) -> Plan {
+    plan(
+        router,
+        "INSERT INTO t_order SET order_id = DEFAULT, user_id = 5",
+        &[],
+    )
+}
+
+#[test]
+fn column_less_inserts_use_the_visible_columns() {
+    let router = fixed(common::T_ORDER, Dialect::MySql);
+    // All visible columns given: the key is present.
+    let plan1 = plan(&router, "INSERT INTO t_order VALUES (10, 3, 'x')", &[]);
+    assert_eq!(
+        plan1.units[0].sql,
+        "INSERT INTO t_order_0 VALUES (10, 3, 'x')"
+    );
+    assert_eq!((plan1.units[0].data_source.as_str()), "ds_1");
+    // One short: the key is absent and a column list is written out.
+    let plan2 = plan(
+        &router,
+        "INSERT INTO t_order VALUES (3, 'x'), (4, 'y')",
+        &[],
+    );
+    assert_eq!(
+        plan2.units[0].sql,
+        "INSERT INTO t_order_1(user_id, status, order_id) VALUES (4, 'y', 1)"
+    );
+    assert_eq!(
+        plan2.units[1].sql,
+        "INSERT INTO t_order_1(user_id, status, order_id) VALUES (3, 'x', 1)"
+    );
+    // A NULL key in the key's position is generated.
+    let plan3 = plan(&router, "INSERT INTO t_order VALUES (NULL, 3, 'x')", &[]);
+    assert_eq!(
+        plan3.units[0].sql,
+        "INSERT INTO t_order_1 VALUES (1, 3, 'x')"
+    );
+    let err = router
+        .plan("INSERT INTO t_order VALUES (1)", &[], &common::metadata())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Column count doesn't match value count at row 1"
+    );
+    let err = router
+        .plan(
+            "INSERT INTO t_order VALUES (1, 2)",
+            &[],
+            &keyshard_router::NoMetadata,
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot insert into 't_order' without a column list: its columns are not known"
+    );
+}
+
+#[test]
+fn uuid_keys_are_quoted_literals_or_parameters() {
+    let yaml = common::T_ACCOUNT
+        .replace("type: SNOWFLAKE", "type: UUID")
+        .replace(
+            "t_account_${account_id % 2}",
+            "t_account_${account_id.length() % 2}",
+        );
+    // Inline expressions are integer arithmetic only; route UUIDs with HASH_MOD instead.
+    assert!(keyshard_config::from_yaml_str(&yaml, std::path::Path::new(".")).is_err());
+    let yaml = common::T_ACCOUNT
+        .replace("type: SNOWFLAKE", "type: UUID")
+        .replace("type: INLINE", "type: HASH_MOD")
+        .replace(
+            "algorithm-expression: t_account_${account_id % 2}",
+            "sharding-count: 2",
+        );
+    let router = router(&yaml, Dialect::MySql);
+    let plan1 = plan(&router, "INSERT INTO t_account (amount) VALUES (5)", &[]);
+    let Key::Text(key) = &plan1.generated_keys[0] else {
+        panic!("not text")
+    };
+    assert_eq!(
+        plan1.units[0].sql,
+        format!(
+            "INSERT INTO {} (amount, account_id) VALUES (5, '{key}')",
+            plan1.units[0].table
+        )
+    );
+    let plan2 = plan(
+        &router,
+        "INSERT INTO t_account (amount) VALUES (?)",
+        &[Value::Int(5)],
+    );
+    let Key::Text(key) = &plan2.generated_keys[0] else {
+        panic!("not text")
+    };
+    assert_eq!(
+        plan2.units[0].params,
+        [Value::Int(5), Value::Text(key.clone())]
+    );
+}
+
+#[test]
+fn mod_and_hash_mod_route_like_shardingsphere() {
+    let yaml = common::T_ACCOUNT
+        .replace("type: INLINE", "type: MOD")
+        .replace(
+            "algorithm-expression: t_account_${account_id % 2}",
+            "sharding-count: 2",
+        );
+    let router = router(&yaml, Dialect::MySql);
+    let plan1 = plan(
+        &router,
+        "INSERT INTO t_account (account_id, amount) VALUES (7, 1), (-3, 1), (8, 1)",
+        &[],
+    );
+    // -3 mod 2 is 1 (BigInteger.mod, never negative).
+    assert_eq!(plan1.row_units, [1, 1, 0]);
+    let yaml = yaml.replace("type: MOD", "type: HASH_MOD");
+    let router = self::router(&yaml, Dialect::MySql);
+    let plan2 = plan(
+        &router,
+        "INSERT INTO t_account (account_id, amount) VALUES ('abc', 1), ('abd', 1)",
+        &[],
+    );
+    // "abc".hashCode() = 96354 (even), "abd" = 96355 (odd).
+    assert_eq!(plan2.units[plan2.row_units[0]].table, "t_account_0");
+    assert_eq!(plan2.units[plan2.row_units[1]].table, "t_account_1");
+}
+
+#[test]
+fn statements_that_are_not_sharded_inserts_are_passed_back() {
+    let router = router(common::T_ORDER, Dialect::MySql);
+    let meta = common::metadata();
+    assert_eq!(
+        router.plan("SELECT 1", &[], &meta).unwrap().unwrap_err(),
+        Other::NotAnInsert
+    );
+    assert_eq!(
+        router
+            .plan("INSERT INTO t_user (name) VALUES ('x')", &[], &meta)
+            .unwrap()
+            .unwrap_err(),
+        Other::UnshardedTable("t_user".into())
+    );
+    // Table names match case-insensitively.
+    assert!(
+        router
+            .plan("INSERT INTO T_ORDER (user_id) VALUES (1)", &[], &meta)
+            .unwrap()
+            .is_ok()
+    );
+}
+
+#[test]
+fn clear_errors() {
+    let router = router(common::T_ORDER, Dialect::MySql);
+    let cases: &[(&str, &[Value], &str)] = &[
+        (
+            "INSERT INTO t_order (status) VALUES ('x')",
+            &[],
+            "row 1: insert must route to exactly one data node, but it matches 2 (the statement does not set user_id)",
+        ),
+        (
+            "INSERT INTO t_order (user_id) VALUES (1), (1 + 1)",
+            &[],
+            "row 2: cannot route by column 'user_id': its value is an expression; only literals and parameters can be routed",
+        ),
+        (
+            "INSERT INTO t_order (user_id) VALUES (NULL)",
+            &[],
+            "row 1: cannot route by column 'user_id': NULL cannot be sharded by",
+        ),
+        (
+            "INSERT INTO t_order (user_id) VALUES ('x')",
+            &[],
+            "row 1: cannot route by column 'user_id': 'x' in ds_${user_id % 2}: operator '%' needs integer operands, got string and integer",
+        ),
+        (
+            "INSERT INTO t_order (user_id, status) VALUES (1)",
+            &[],
+            "Column count doesn't match value count at row 1",
+        ),
+        (
+            "INSERT INTO t_order (user_id) VALUES (1), (1, 2)",
+            &[],
+            "Column count doesn't match value count at row 2",
+        ),
+        (
+            "INSERT INTO t_order (user_id) SELECT user_id FROM t_user",
+            &[],
+            "INSERT INTO ... SELECT can not support applying key generator with absent generate key column",
+        ),
+        (
+            "INSERT INTO t_order (order_id, user_id) SELECT 1, 2",
+            &[],
+            "not supported: INSERT … SELECT",
+        ),
+        (
+            "INSERT INTO t_order (user_id) VALUES (?)",
+            &[],
+            "the statement uses parameter 1 but 0 were bound",
+        ),
+        (
+            "INSERT INTO t_order (user_id) VALUES (1); SELECT 1",
+            &[],
+            "expected exactly one statement, found 2",
+        ),
+        (
+            "INSERT INTO t_order (user_id) VALUES (1",
+            &[],
+            "sql parser error: Expected: ), found: EOF",
+        ),
+    ];
+    for (sql, params, want) in cases {
+        let got = error(&router, sql, params).to_string();
+        assert!(got.starts_with(want), "{sql}\n got: {got}\nwant: {want}");
+    }
+}
