@@ -1,0 +1,156 @@
+//! What differs between the three databases: binding our values and reading result values.
+
+use keyshard_router::Value;
+use sqlx::mysql::{MySql, MySqlQueryResult, MySqlRow};
+use sqlx::postgres::{PgQueryResult, PgRow, PgTypeInfo, Postgres};
+use sqlx::query::Query;
+use sqlx::sqlite::{Sqlite, SqliteQueryResult, SqliteRow};
+use sqlx::{Database, Row, ValueRef};
+
+/// A value read from a result row, or why it could not be.
+pub(crate) type Decoded = Result<Value, sqlx::Error>;
+
+pub(crate) type BoundQuery<'q, DB> = Query<'q, DB, <DB as Database>::Arguments<'q>>;
+
+/// The per-database half of execution.
+pub(crate) trait Driver: Database {
+    /// Binds one parameter.
+    fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self>;
+
+    /// Reads column `index` of `row`.
+    fn decode(row: &Self::Row, index: usize) -> Decoded;
+
+    /// The affected-row count of a statement's result.
+    fn rows_affected(result: &Self::QueryResult) -> u64;
+}
+
+/// Tries each Rust type the database can decode the column as, in order.
+macro_rules! first_decodable {
+    ($row:expr, $index:expr, $($ty:ty => $wrap:expr),+ $(,)?) => {{
+        let raw = $row.try_get_raw($index)?;
+        if raw.is_null() {
+            return Ok(Value::Null);
+        }
+        $(
+            if let Ok(v) = $row.try_get::<$ty, _>($index) {
+                return Ok($wrap(v));
+            }
+        )+
+        let type_name = raw.type_info().to_string();
+        Err(sqlx::Error::ColumnDecode {
+            index: $index.to_string(),
+            source: format!("type {type_name} is not supported in results yet").into(),
+        })
+    }};
+}
+
+impl Driver for MySql {
+    fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
+        match value {
+            Value::Null => query.bind(None::<&str>),
+            Value::Int(v) => query.bind(*v),
+            Value::UInt(v) => query.bind(*v),
+            Value::Double(v) => query.bind(*v),
+            Value::Text(s) => query.bind(s.as_str()),
+            Value::Bytes(b) => query.bind(b.as_slice()),
+        }
+    }
+
+    fn decode(row: &MySqlRow, index: usize) -> Decoded {
+        first_decodable!(row, index,
+            i64 => Value::Int,
+            u64 => Value::UInt,
+            f64 => Value::Double,
+            String => Value::Text,
+            Vec<u8> => Value::Bytes,
+        )
+    }
+
+    fn rows_affected(result: &MySqlQueryResult) -> u64 {
+        result.rows_affected()
+    }
+}
+
+/// A NULL whose type PostgreSQL infers from where it is used: binding a typed NULL (say TEXT)
+/// to an INTEGER column would be a type error.
+struct UntypedNull;
+
+impl sqlx::Type<Postgres> for UntypedNull {
+    fn type_info() -> PgTypeInfo {
+        PgTypeInfo::with_oid(sqlx::postgres::types::Oid(0))
+    }
+}
+
+impl sqlx::Encode<'_, Postgres> for UntypedNull {
+    fn encode_by_ref(
+        &self,
+        _buf: &mut sqlx::postgres::PgArgumentBuffer,
+    ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+        Ok(sqlx::encode::IsNull::Yes)
+    }
+}
+
+impl Driver for Postgres {
+    fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
+        match value {
+            Value::Null => query.bind(UntypedNull),
+            Value::Int(v) => query.bind(*v),
+            // PostgreSQL has no unsigned integers: a value beyond BIGINT goes as text, which the
+            // server accepts for NUMERIC columns and refuses, clearly, for integer ones.
+            Value::UInt(v) => match i64::try_from(*v) {
+                Ok(v) => query.bind(v),
+                Err(_) => query.bind(v.to_string()),
+            },
+            Value::Double(v) => query.bind(*v),
+            Value::Text(s) => query.bind(s.as_str()),
+            Value::Bytes(b) => query.bind(b.as_slice()),
+        }
+    }
+
+    fn decode(row: &PgRow, index: usize) -> Decoded {
+        first_decodable!(row, index,
+            i64 => Value::Int,
+            i32 => |v: i32| Value::Int(v.into()),
+            i16 => |v: i16| Value::Int(v.into()),
+            f64 => Value::Double,
+            f32 => |v: f32| Value::Double(v.into()),
+            bool => |v: bool| Value::Int(v.into()),
+            String => Value::Text,
+            Vec<u8> => Value::Bytes,
+        )
+    }
+
+    fn rows_affected(result: &PgQueryResult) -> u64 {
+        result.rows_affected()
+    }
+}
+
+impl Driver for Sqlite {
+    fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
+        match value {
+            Value::Null => query.bind(None::<&str>),
+            Value::Int(v) => query.bind(*v),
+            // SQLite integers are 64-bit signed; larger values are stored as text.
+            Value::UInt(v) => match i64::try_from(*v) {
+                Ok(v) => query.bind(v),
+                Err(_) => query.bind(v.to_string()),
+            },
+            Value::Double(v) => query.bind(*v),
+            Value::Text(s) => query.bind(s.as_str()),
+            Value::Bytes(b) => query.bind(b.as_slice()),
+        }
+    }
+
+    fn decode(row: &SqliteRow, index: usize) -> Decoded {
+        first_decodable!(row, index,
+            i64 => Value::Int,
+            f64 => Value::Double,
+            String => Value::Text,
+            Vec<u8> => Value::Bytes,
+        )
+    }
+
+    fn rows_affected(result: &SqliteQueryResult) -> u64 {
+        result.rows_affected()
+    }
+}

@@ -1,0 +1,186 @@
+//! Keyshard's backend: the configured data sources behind sqlx pools, the table metadata the
+//! router needs, and execution of a [`Plan`] so that a statement touching several shards
+//! commits on all of them or on none.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod driver;
+mod error;
+mod execute;
+mod metadata;
+mod outcome;
+mod pool;
+
+use std::collections::BTreeMap;
+
+use keyshard_config::{Config, ShardingRule, TableRule};
+use keyshard_router::{ExecutionUnit, Plan};
+
+pub use error::BackendError;
+pub use metadata::MetadataStore;
+pub use outcome::{Column, Outcome};
+pub use pool::Pool;
+
+/// Every configured data source, with the metadata of the logic tables on them.
+#[derive(Debug)]
+pub struct Backend {
+    pools: BTreeMap<String, Pool>,
+    metadata: MetadataStore,
+    sql_show: bool,
+}
+
+impl Backend {
+    /// Pools for every data source of `config`; connections are opened on first use.
+    pub fn new(config: &Config) -> Result<Self, BackendError> {
+        let pools = config
+            .data_sources
+            .values()
+            .map(|source| Ok((source.name.clone(), Pool::connect_lazy(source)?)))
+            .collect::<Result<_, BackendError>>()?;
+        Ok(Self {
+            pools,
+            metadata: MetadataStore::default(),
+            sql_show: config.props.sql_show,
+        })
+    }
+
+    /// The pool of data source `name`.
+    pub fn pool(&self, name: &str) -> Result<&Pool, BackendError> {
+        self.pools
+            .get(name)
+            .ok_or_else(|| BackendError::UnknownDataSource(name.to_owned()))
+    }
+
+    /// The data source names, in order.
+    pub fn data_sources(&self) -> impl Iterator<Item = &str> {
+        self.pools.keys().map(String::as_str)
+    }
+
+    /// The logic tables' columns, for the router.
+    pub fn metadata(&self) -> &MetadataStore {
+        &self.metadata
+    }
+
+    /// Loads the columns of every logic table of `rule`. A table that does not exist yet is
+    /// not an error (it may be created through the proxy later); an unreachable data source is.
+    pub async fn load_metadata(&self, rule: &ShardingRule) -> Result<(), BackendError> {
+        for table in rule.tables.values() {
+            self.refresh_metadata(table).await?;
+        }
+        Ok(())
+    }
+
+    /// Reloads one logic table's columns (after DDL, or when a statement needs them).
+    pub async fn refresh_metadata(&self, table: &TableRule) -> Result<(), BackendError> {
+        let Some(node) = table.data_nodes.first() else {
+            return Ok(());
+        };
+        let columns = metadata::load_columns(self.pool(&node.data_source)?, table).await?;
+        self.metadata.set(&table.logic_table, columns);
+        Ok(())
+    }
+
+    /// Executes `plan`: a single unit directly, several units in one transaction per data
+    /// source, committed everywhere or nowhere.
+    pub async fn execute(&self, plan: &Plan) -> Result<Outcome, BackendError> {
+        for unit in &plan.units {
+            self.show(unit);
+        }
+        let results = match plan.units.as_slice() {
+            [] => Vec::new(),
+            [unit] => {
+                let pool = self.pool(&unit.data_source)?;
+                execute::autocommit(pool, &[unit])
+                    .await
+                    .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?
+            }
+            units => execute::atomically(&self.group(units)?, units.len()).await?,
+        };
+        Ok(Outcome::merge(plan, results))
+    }
+
+    /// Runs one statement, as text, on one data source (DDL, administration).
+    pub async fn execute_on(&self, data_source: &str, sql: &str) -> Result<Outcome, BackendError> {
+        let unit = ExecutionUnit {
+            data_source: data_source.to_owned(),
+            table: String::new(),
+            sql: sql.to_owned(),
+            params: Vec::new(),
+            rows: Vec::new(),
+        };
+        self.show(&unit);
+        let result = execute::autocommit(self.pool(data_source)?, &[&unit])
+            .await
+            .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+        let result = result.into_iter().next().unwrap_or_default();
+        Ok(Outcome {
+            affected_rows: result.affected_rows,
+            columns: result.columns,
+            rows: result.rows,
+            generated_keys: Vec::new(),
+        })
+    }
+
+    /// Connects to every data source at once; one result per data source, in order.
+    pub async fn check(&self) -> Vec<(&str, Result<(), BackendError>)> {
+        let checks = self.pools.iter().map(|(name, pool)| async move {
+            (
+                name.as_str(),
+                pool.check()
+                    .await
+                    .map_err(|e| BackendError::from_sqlx(name, e)),
+            )
+        });
+        futures_util::future::join_all(checks).await
+    }
+
+    /// Closes every pool.
+    pub async fn close(&self) {
+        futures_util::future::join_all(self.pools.values().map(Pool::close)).await;
+    }
+
+    fn group<'a>(
+        &'a self,
+        units: &'a [ExecutionUnit],
+    ) -> Result<Vec<execute::Group<'a>>, BackendError> {
+        let mut groups: Vec<execute::Group<'a>> = Vec::new();
+        for (position, unit) in units.iter().enumerate() {
+            match groups
+                .iter_mut()
+                .find(|g| g.data_source == unit.data_source)
+            {
+                Some(group) => {
+                    group.units.push(unit);
+                    group.positions.push(position);
+                }
+                None => groups.push(execute::Group {
+                    data_source: &unit.data_source,
+                    pool: self.pool(&unit.data_source)?,
+                    units: vec![unit],
+                    positions: vec![position],
+                }),
+            }
+        }
+        Ok(groups)
+    }
+
+    fn show(&self, unit: &ExecutionUnit) {
+        // ShardingSphere's sql-show format: "Actual SQL: ds ::: sql ::: [params]".
+        if self.sql_show {
+            tracing::info!(
+                "Actual SQL: {} ::: {} ::: {:?}",
+                unit.data_source,
+                unit.sql,
+                unit.params
+            );
+        } else {
+            tracing::debug!(
+                "Actual SQL: {} ::: {} ::: {:?}",
+                unit.data_source,
+                unit.sql,
+                unit.params
+            );
+        }
+    }
+}

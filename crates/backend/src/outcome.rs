@@ -1,0 +1,71 @@
+use keyshard_keygen::Key;
+use keyshard_router::{Plan, Value};
+
+/// A result column: its name and the database's type name for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    /// The column name (or alias).
+    pub name: String,
+    /// The database's type name (`BIGINT`, `INT8`, `TEXT`, …).
+    pub type_name: String,
+}
+
+/// What executing a plan did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// Affected rows, summed over units.
+    pub affected_rows: u64,
+    /// Result columns (for `RETURNING`); empty when the statement returns no rows.
+    pub columns: Vec<Column>,
+    /// Result rows, in the client's original row order when every unit returned one row per
+    /// inserted row; otherwise in unit order.
+    pub rows: Vec<Vec<Value>>,
+    /// The keys the plan generated, in row order.
+    pub generated_keys: Vec<Key>,
+}
+
+/// One unit's result.
+#[derive(Debug, Default)]
+pub(crate) struct UnitResult {
+    pub(crate) affected_rows: u64,
+    pub(crate) columns: Vec<Column>,
+    pub(crate) rows: Vec<Vec<Value>>,
+}
+
+impl Outcome {
+    /// Merges the units' results (in unit order) into the plan's outcome.
+    pub(crate) fn merge(plan: &Plan, results: Vec<UnitResult>) -> Self {
+        let affected_rows = results.iter().map(|r| r.affected_rows).sum();
+        let columns = results
+            .iter()
+            .find(|r| !r.columns.is_empty())
+            .map(|r| r.columns.clone())
+            .unwrap_or_default();
+        // RETURNING gives one row per inserted row, in the unit's row order; put them back in
+        // the client's order. A unit that returned fewer (INSERT IGNORE, ON CONFLICT DO
+        // NOTHING) has no such correspondence, so then the rows stay in unit order.
+        let one_per_row = results
+            .iter()
+            .zip(&plan.units)
+            .all(|(r, u)| r.rows.len() == u.rows.len());
+        let rows = if one_per_row {
+            let mut slots: Vec<Option<Vec<Value>>> = vec![None; plan.row_units.len()];
+            for (result, unit) in results.into_iter().zip(&plan.units) {
+                for (row, values) in unit.rows.iter().zip(result.rows) {
+                    if let Some(slot) = slots.get_mut(*row) {
+                        *slot = Some(values);
+                    }
+                }
+            }
+            slots.into_iter().flatten().collect()
+        } else {
+            results.into_iter().flat_map(|r| r.rows).collect()
+        };
+        Outcome {
+            affected_rows,
+            columns,
+            rows,
+            generated_keys: plan.generated_keys.clone(),
+        }
+    }
+}

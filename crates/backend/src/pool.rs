@@ -1,0 +1,121 @@
+//! One sqlx pool per data source, by URL scheme, behind our own type.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use keyshard_config::{DataSource, DatabaseKind};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool};
+use sqlx::pool::PoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgPool};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
+
+use crate::BackendError;
+
+/// ShardingSphere's (HikariCP's) defaults where the configuration says nothing.
+const DEFAULT_MAX_SIZE: u32 = 50;
+const DEFAULT_CONNECTION_TIMEOUT_MS: u64 = 30_000;
+const DEFAULT_IDLE_TIMEOUT_MS: u64 = 60_000;
+const DEFAULT_MAX_LIFETIME_MS: u64 = 1_800_000;
+/// Prepared statements cached per connection. Every multi-row shape of an INSERT is a distinct
+/// statement, so the cache must be bounded; sqlx evicts the least recently used.
+pub(crate) const STATEMENT_CACHE_CAPACITY: usize = 256;
+
+/// A data source's connection pool.
+#[derive(Debug, Clone)]
+pub enum Pool {
+    /// MySQL or MariaDB.
+    MySql(MySqlPool),
+    /// PostgreSQL.
+    Postgres(PgPool),
+    /// SQLite.
+    Sqlite(SqlitePool),
+}
+
+impl Pool {
+    /// A pool for `source` that connects on first use, so a database that is down at start
+    /// fails the statements that need it rather than the whole proxy.
+    pub fn connect_lazy(source: &DataSource) -> Result<Self, BackendError> {
+        let invalid = |e: sqlx::Error| BackendError::Connect {
+            data_source: source.name.clone(),
+            message: format!("invalid URL {}: {e}", source.redacted_url()),
+        };
+        Ok(match source.kind {
+            DatabaseKind::MySql => {
+                let options = MySqlConnectOptions::from_str(&source.url)
+                    .map_err(invalid)?
+                    .statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+                Pool::MySql(pool_options(source).connect_lazy_with(options))
+            }
+            DatabaseKind::Postgres => {
+                let options = PgConnectOptions::from_str(&source.url)
+                    .map_err(invalid)?
+                    .statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+                Pool::Postgres(pool_options(source).connect_lazy_with(options))
+            }
+            DatabaseKind::Sqlite => {
+                let options = SqliteConnectOptions::from_str(&source.url)
+                    .map_err(invalid)?
+                    .create_if_missing(true)
+                    // Concurrent writers wait for each other instead of failing at once.
+                    .busy_timeout(Duration::from_millis(
+                        source
+                            .pool
+                            .connection_timeout_ms
+                            .unwrap_or(DEFAULT_CONNECTION_TIMEOUT_MS),
+                    ))
+                    .statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+                if let Some(dir) = options.get_filename().parent()
+                    && !dir.as_os_str().is_empty()
+                {
+                    std::fs::create_dir_all(dir).map_err(|e| BackendError::Connect {
+                        data_source: source.name.clone(),
+                        message: format!("cannot create {}: {e}", dir.display()),
+                    })?;
+                }
+                Pool::Sqlite(pool_options(source).connect_lazy_with(options))
+            }
+        })
+    }
+
+    /// Opens a new connection (outside the pool, so the database's own error comes back
+    /// rather than the pool's time-out) and pings it: a data source check.
+    pub async fn check(&self) -> Result<(), sqlx::Error> {
+        use sqlx::{ConnectOptions, Connection};
+        match self {
+            Pool::MySql(p) => p.connect_options().connect().await?.ping().await,
+            Pool::Postgres(p) => p.connect_options().connect().await?.ping().await,
+            Pool::Sqlite(p) => p.connect_options().connect().await?.ping().await,
+        }
+    }
+
+    /// Closes every connection, waiting for those in use to be returned.
+    pub async fn close(&self) {
+        match self {
+            Pool::MySql(p) => p.close().await,
+            Pool::Postgres(p) => p.close().await,
+            Pool::Sqlite(p) => p.close().await,
+        }
+    }
+}
+
+fn pool_options<DB: sqlx::Database>(source: &DataSource) -> PoolOptions<DB> {
+    let settings = &source.pool;
+    PoolOptions::new()
+        .max_connections(settings.max_size.unwrap_or(DEFAULT_MAX_SIZE))
+        .min_connections(settings.min_size.unwrap_or(0))
+        .acquire_timeout(Duration::from_millis(
+            settings
+                .connection_timeout_ms
+                .unwrap_or(DEFAULT_CONNECTION_TIMEOUT_MS),
+        ))
+        .idle_timeout(Duration::from_millis(
+            settings.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
+        ))
+        .max_lifetime(Duration::from_millis(
+            settings.max_lifetime_ms.unwrap_or(DEFAULT_MAX_LIFETIME_MS),
+        ))
+        // The ping before each checkout costs ~140 µs per statement on loopback; a broken
+        // connection surfaces as that statement's error, and idle/lifetime limits retire
+        // connections before servers drop them.
+        .test_before_acquire(false)
+}

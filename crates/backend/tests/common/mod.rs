@@ -1,0 +1,355 @@
+//! Shards for the backend tests and the scenarios every database must pass.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use keyshard_backend::{Backend, BackendError};
+use keyshard_config::Config;
+use keyshard_keygen::Key;
+use keyshard_router::{Dialect, Metadata, Plan, Router, Value};
+use sqlx::Connection;
+
+/// A rule over two data sources `ds_0`, `ds_1`, two tables each: `user_id % 2` picks the data
+/// source, `order_id % 2` the table.
+pub fn yaml(url_0: &str, url_1: &str) -> String {
+    format!(
+        r#"
+databaseName: sharding_db
+dataSources:
+  ds_0:
+    url: "{url_0}"
+    connectionTimeoutMilliseconds: 3000
+  ds_1:
+    url: "{url_1}"
+    connectionTimeoutMilliseconds: 3000
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: ds_${{0..1}}.t_order_${{0..1}}
+      databaseStrategy:
+        standard:
+          shardingColumn: user_id
+          shardingAlgorithmName: db_inline
+      tableStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: t_inline
+      keyGenerateStrategy:
+        column: order_id
+        keyGeneratorName: snowflake
+  shardingAlgorithms:
+    db_inline:
+      type: INLINE
+      props:
+        algorithm-expression: ds_${{user_id % 2}}
+    t_inline:
+      type: INLINE
+      props:
+        algorithm-expression: t_order_${{order_id % 2}}
+  keyGenerators:
+    snowflake:
+      type: SNOWFLAKE
+      props:
+        max-vibration-offset: 3
+"#
+    )
+}
+
+pub fn config(yaml: &str) -> Config {
+    keyshard_config::from_yaml_str(yaml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A unique name for this test's databases or files.
+pub fn unique(prefix: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A fresh directory for SQLite shards, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new() -> Self {
+        let dir = std::env::temp_dir().join(unique("keyshard_backend"));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    pub fn sqlite_url(&self, file: &str) -> String {
+        format!("sqlite://{}", self.0.join(file).display())
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Databases `<name>_0` and `<name>_1` on a MariaDB or PostgreSQL server, dropped on `drop_all`.
+pub struct ServerDatabases {
+    pub admin_url: String,
+    pub names: [String; 2],
+}
+
+impl ServerDatabases {
+    pub async fn create(admin_url: &str, prefix: &str) -> Self {
+        let base = unique(prefix);
+        let names = [format!("{base}_0"), format!("{base}_1")];
+        for name in &names {
+            admin(admin_url, &format!("CREATE DATABASE {name}")).await;
+        }
+        Self {
+            admin_url: admin_url.to_owned(),
+            names,
+        }
+    }
+
+    /// The URL of database `i` on the same server.
+    pub fn url(&self, i: usize) -> String {
+        let (base, _) = self
+            .admin_url
+            .rsplit_once('/')
+            .expect("URL with a database path");
+        format!("{base}/{}", self.names[i])
+    }
+
+    pub async fn drop_all(self) {
+        for name in &self.names {
+            let force = if self.admin_url.starts_with("postgres") {
+                " WITH (FORCE)"
+            } else {
+                ""
+            };
+            admin(
+                &self.admin_url,
+                &format!("DROP DATABASE IF EXISTS {name}{force}"),
+            )
+            .await;
+        }
+    }
+}
+
+async fn admin(url: &str, sql: &str) {
+    if url.starts_with("mysql") || url.starts_with("mariadb") {
+        let mut conn = sqlx::MySqlConnection::connect(url)
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        sqlx::raw_sql(sql)
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    } else {
+        let mut conn = sqlx::PgConnection::connect(url)
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        sqlx::raw_sql(sql)
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
+pub const NODES: [(&str, &str); 4] = [
+    ("ds_0", "t_order_0"),
+    ("ds_0", "t_order_1"),
+    ("ds_1", "t_order_0"),
+    ("ds_1", "t_order_1"),
+];
+
+/// Creates the four actual tables.
+pub async fn create_tables(backend: &Backend) {
+    for (ds, table) in NODES {
+        backend
+            .execute_on(ds, &format!("CREATE TABLE {table} (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32) UNIQUE)"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+fn placeholder(dialect: Dialect, n: usize) -> String {
+    match dialect {
+        Dialect::MySql => "?".to_owned(),
+        Dialect::Postgres => format!("${n}"),
+    }
+}
+
+fn plan(router: &Router, sql: &str, params: &[Value], metadata: &dyn Metadata) -> Plan {
+    router
+        .plan(sql, params, metadata)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .unwrap_or_else(|o| panic!("{o:?}"))
+}
+
+/// All order ids on one node, sorted.
+pub async fn ids(backend: &Backend, ds: &str, table: &str) -> Vec<i64> {
+    let outcome = backend
+        .execute_on(
+            ds,
+            &format!("SELECT order_id FROM {table} ORDER BY order_id"),
+        )
+        .await
+        .unwrap();
+    outcome
+        .rows
+        .iter()
+        .map(|r| match r[0] {
+            Value::Int(v) => v,
+            ref other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+/// Inserts rows through the router and backend; each generated key is stored exactly where
+/// the plan sent it, and nowhere else.
+pub async fn scenario_rows_land_in_their_shards(backend: &Backend, router: &Router) {
+    create_tables(backend).await;
+    let d = router.dialect();
+    let sql = format!(
+        "INSERT INTO t_order (user_id, status) VALUES (1, 'a'), (1, 'b'), (2, 'c'), (2, 'd'), ({}, {})",
+        placeholder(d, 1),
+        placeholder(d, 2)
+    );
+    let plan = plan(
+        router,
+        &sql,
+        &[Value::Int(3), Value::Text("e".into())],
+        backend.metadata(),
+    );
+    let outcome = backend
+        .execute(&plan)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(outcome.affected_rows, 5);
+    assert_eq!(outcome.generated_keys.len(), 5);
+    assert!(plan.units.len() >= 2, "{plan:?}");
+    for (ds, table) in NODES {
+        let mut expected: Vec<i64> = plan
+            .generated_keys
+            .iter()
+            .enumerate()
+            .filter(|(row, _)| {
+                let unit = &plan.units[plan.row_units[*row]];
+                unit.data_source == ds && unit.table == table
+            })
+            .map(|(_, k)| k.as_i64().unwrap())
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(ids(backend, ds, table).await, expected, "{ds}.{table}");
+    }
+}
+
+/// A unique-key violation on one shard after another shard inserted its rows: no shard keeps
+/// any row of the statement, and the client sees the database's error naming the shard.
+pub async fn scenario_failing_shard_rolls_back_all(
+    backend: &Backend,
+    router: &Router,
+) -> BackendError {
+    create_tables(backend).await;
+    // Occupy status 'taken' in both tables of ds_1.
+    for table in ["t_order_0", "t_order_1"] {
+        let id = if table == "t_order_0" { 2 } else { 3 };
+        backend
+            .execute_on(
+                "ds_1",
+                &format!(
+                    "INSERT INTO {table} (order_id, user_id, status) VALUES ({id}, 1, 'taken')"
+                ),
+            )
+            .await
+            .unwrap();
+    }
+    let sql =
+        "INSERT INTO t_order (user_id, status) VALUES (2, 'fine'), (4, 'also fine'), (1, 'taken')";
+    let plan = plan(router, sql, &[], backend.metadata());
+    let error = backend
+        .execute(&plan)
+        .await
+        .expect_err("the duplicate must fail");
+    assert_eq!(error.data_source(), Some("ds_1"), "{error}");
+    for table in ["t_order_0", "t_order_1"] {
+        assert_eq!(
+            ids(backend, "ds_0", table).await,
+            Vec::<i64>::new(),
+            "ds_0.{table} kept rows"
+        );
+    }
+    let mut left: Vec<i64> = Vec::new();
+    for table in ["t_order_0", "t_order_1"] {
+        left.extend(ids(backend, "ds_1", table).await);
+    }
+    left.sort_unstable();
+    assert_eq!(left, [2, 3]);
+    error
+}
+
+/// `RETURNING` rows come back in the client's row order, generated keys included.
+pub async fn scenario_returning_in_client_order(backend: &Backend, router: &Router) {
+    create_tables(backend).await;
+    let sql = "INSERT INTO t_order (user_id, status) VALUES (1, 'r1'), (2, 'r2'), (3, 'r3'), (4, 'r4') RETURNING order_id, status";
+    let plan = plan(router, sql, &[], backend.metadata());
+    let outcome = backend
+        .execute(&plan)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let returned: Vec<(Value, Value)> = outcome
+        .rows
+        .iter()
+        .map(|r| (r[0].clone(), r[1].clone()))
+        .collect();
+    let expected: Vec<(Value, Value)> = plan
+        .generated_keys
+        .iter()
+        .zip(["r1", "r2", "r3", "r4"])
+        .map(|(k, s)| (Value::from(k), Value::Text(s.into())))
+        .collect();
+    assert_eq!(returned, expected);
+    assert_eq!(
+        outcome
+            .columns
+            .iter()
+            .map(|c| c.name.to_ascii_lowercase())
+            .collect::<Vec<_>>(),
+        ["order_id", "status"]
+    );
+}
+
+/// Metadata: a missing table is no error; once created, its columns are known and a
+/// column-less INSERT works.
+pub async fn scenario_metadata(backend: &Backend, router: &Router, config: &Config) {
+    let rule = config.sharding.table("t_order").unwrap();
+    backend.load_metadata(&config.sharding).await.unwrap();
+    assert_eq!(backend.metadata().visible_columns("t_order"), None);
+    create_tables(backend).await;
+    backend.refresh_metadata(rule).await.unwrap();
+    assert_eq!(
+        backend
+            .metadata()
+            .visible_columns("t_order")
+            .unwrap()
+            .iter()
+            .map(|c| c.to_ascii_lowercase())
+            .collect::<Vec<_>>(),
+        ["order_id", "user_id", "status"]
+    );
+    let plan = plan(
+        router,
+        "INSERT INTO t_order VALUES (1, 'no columns')",
+        &[],
+        backend.metadata(),
+    );
+    let outcome = backend.execute(&plan).await.unwrap();
+    assert_eq!(outcome.affected_rows, 1);
+    let Key::Int(key) = plan.generated_keys[0] else {
+        panic!()
+    };
+    let unit = &plan.units[0];
+    assert_eq!(ids(backend, &unit.data_source, &unit.table).await, [key]);
+}

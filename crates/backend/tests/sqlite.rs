@@ -1,0 +1,95 @@
+//! The backend against real SQLite files.
+
+mod common;
+
+use common::TempDir;
+use keyshard_backend::{Backend, BackendError};
+use keyshard_router::{Dialect, Router};
+
+fn setup(dir: &TempDir) -> (keyshard_config::Config, Backend, Router) {
+    let config = common::config(&common::yaml(
+        &dir.sqlite_url("ds_0.db"),
+        &dir.sqlite_url("ds_1.db"),
+    ));
+    let backend = Backend::new(&config).unwrap();
+    let router = Router::new(&config.sharding, Dialect::MySql);
+    (config, backend, router)
+}
+
+#[tokio::test]
+async fn rows_land_in_their_shards() {
+    let dir = TempDir::new();
+    let (_, backend, router) = setup(&dir);
+    common::scenario_rows_land_in_their_shards(&backend, &router).await;
+    backend.close().await;
+}
+
+#[tokio::test]
+async fn a_failing_shard_rolls_back_every_shard() {
+    let dir = TempDir::new();
+    let (_, backend, router) = setup(&dir);
+    let error = common::scenario_failing_shard_rolls_back_all(&backend, &router).await;
+    assert!(
+        error.to_string().contains("UNIQUE constraint failed"),
+        "{error}"
+    );
+    backend.close().await;
+}
+
+#[tokio::test]
+async fn returning_rows_come_back_in_client_order() {
+    let dir = TempDir::new();
+    let (_, backend, router) = setup(&dir);
+    common::scenario_returning_in_client_order(&backend, &router).await;
+    backend.close().await;
+}
+
+#[tokio::test]
+async fn metadata_is_loaded_from_the_first_actual_table() {
+    let dir = TempDir::new();
+    let (config, backend, router) = setup(&dir);
+    common::scenario_metadata(&backend, &router, &config).await;
+    backend.close().await;
+}
+
+#[tokio::test]
+async fn sqlite_files_and_their_directory_are_created_on_first_use() {
+    let dir = TempDir::new();
+    let nested = TempDir(dir.0.join("nested").join("deeper"));
+    let config = common::config(&common::yaml(
+        &nested.sqlite_url("a.db"),
+        &nested.sqlite_url("b.db"),
+    ));
+    let backend = Backend::new(&config).unwrap();
+    let checks = backend.check().await;
+    assert!(checks.iter().all(|(_, r)| r.is_ok()), "{checks:?}");
+    assert!(nested.0.join("a.db").exists());
+    backend.close().await;
+}
+
+#[tokio::test]
+async fn an_unreachable_data_source_is_named_and_does_not_stall_the_others() {
+    let dir = TempDir::new();
+    // Nothing listens on port 1.
+    let config = common::config(&common::yaml(
+        &dir.sqlite_url("ds_0.db"),
+        "mysql://root@127.0.0.1:1/nowhere",
+    ));
+    let backend = Backend::new(&config).unwrap();
+    let checks = backend.check().await;
+    assert!(checks[0].1.is_ok(), "{checks:?}");
+    let Err(BackendError::Connect { data_source, .. }) = &checks[1].1 else {
+        panic!("{checks:?}")
+    };
+    assert_eq!(data_source, "ds_1");
+    assert!(
+        checks[1]
+            .1
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .contains("refused"),
+        "{checks:?}"
+    );
+    backend.close().await;
+}
