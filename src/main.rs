@@ -4,7 +4,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod check_cmd;
+mod config_arg;
 mod keygen_cmd;
+mod preview_cmd;
 
 /// Keyshard: a sharding proxy that generates distributed primary keys.
 #[derive(Debug, Parser)]
@@ -18,12 +21,18 @@ struct Cli {
 enum Command {
     /// Generate keys with a configured generator type, or take a SNOWFLAKE key apart.
     Keygen(keygen_cmd::KeygenArgs),
+    /// Show how an INSERT is rewritten and routed, and the keys it gets, without executing it.
+    Preview(preview_cmd::PreviewArgs),
+    /// Validate the configuration and connect to every data source.
+    Check(check_cmd::CheckArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Keygen(args) => keygen_cmd::run(&args, &mut std::io::stdout().lock()),
+        Command::Preview(args) => preview_cmd::run(&args, &mut std::io::stdout().lock()),
+        Command::Check(args) => check_cmd::run(&args, &mut std::io::stdout().lock()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -21,6 +21,9 @@ pub enum BackendError {
         /// The database's message.
         message: String,
     },
+    /// Pools were created outside a Tokio runtime, which sqlx needs for their upkeep.
+    #[error("the backend must be created inside a Tokio runtime")]
+    NoRuntime,
     /// A plan names a data source the configuration does not have.
     #[error("no data source named '{0}'")]
     UnknownDataSource(String),
@@ -78,7 +81,7 @@ impl BackendError {
             BackendError::Connect { data_source, .. }
             | BackendError::Database { data_source, .. }
             | BackendError::UnsupportedType { data_source, .. } => Some(data_source),
-            BackendError::UnknownDataSource(_) => None,
+            BackendError::UnknownDataSource(_) | BackendError::NoRuntime => None,
         }
     }
 }

@@ -31,8 +31,10 @@ pub struct Backend {
 }
 
 impl Backend {
-    /// Pools for every data source of `config`; connections are opened on first use.
+    /// Pools for every data source of `config`; connections are opened on first use. Call it
+    /// inside a Tokio runtime.
     pub fn new(config: &Config) -> Result<Self, BackendError> {
+        tokio::runtime::Handle::try_current().map_err(|_| BackendError::NoRuntime)?;
         let pools = config
             .data_sources
             .values()

@@ -1,0 +1,48 @@
+//! `keyshard check`: validate the configuration and connect to every data source.
+
+use std::io::Write;
+
+use anyhow::bail;
+use keyshard_backend::Backend;
+
+use crate::config_arg::{ConfigArg, runtime};
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+}
+
+pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
+    let config = args.config.load()?;
+    let results = runtime()?.block_on(async {
+        let backend = Backend::new(&config)?;
+        let results: Vec<(String, Result<(), String>)> = backend
+            .check()
+            .await
+            .into_iter()
+            .map(|(name, result)| (name.to_owned(), result.map_err(|e| e.to_string())))
+            .collect();
+        backend.close().await;
+        anyhow::Ok(results)
+    })?;
+    let mut failed = 0;
+    for (name, result) in &results {
+        let url = config
+            .data_sources
+            .get(name)
+            .map(|d| d.redacted_url())
+            .unwrap_or_default();
+        match result {
+            Ok(()) => writeln!(out, "{name}: ok ({url})")?,
+            Err(e) => {
+                failed += 1;
+                writeln!(out, "{name}: error: {e}")?;
+            }
+        }
+    }
+    if failed > 0 {
+        bail!("{failed} of {} data sources failed", results.len());
+    }
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! The `--config` argument shared by the commands that need a configuration.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use keyshard_config::Config;
+
+/// Where the default configuration lives, relative to the working directory.
+pub const DEFAULT_CONFIG: &str = "config/keyshard.yaml";
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ConfigArg {
+    /// The configuration file (ShardingSphere 5 YAML). Default: config/keyshard.yaml, or the
+    /// embedded copy of it when that file does not exist.
+    #[arg(long = "config", short = 'c', value_name = "FILE")]
+    path: Option<PathBuf>,
+}
+
+impl ConfigArg {
+    /// Loads and validates the configuration.
+    pub fn load(&self) -> anyhow::Result<Config> {
+        match &self.path {
+            Some(path) => keyshard_config::load(path)
+                .with_context(|| format!("configuration {}", path.display())),
+            None if Path::new(DEFAULT_CONFIG).exists() => {
+                keyshard_config::load(Path::new(DEFAULT_CONFIG))
+                    .with_context(|| format!("configuration {DEFAULT_CONFIG}"))
+            }
+            None => {
+                // The embedded default's SQLite paths are relative to config/: data/ lands in
+                // the working directory.
+                let base = std::path::absolute("config").context("current directory")?;
+                keyshard_config::from_yaml_str(keyshard_config::embedded_default(), &base)
+                    .context("embedded default configuration")
+            }
+        }
+    }
+}
+
+/// A current-thread runtime for commands that talk to the data sources once.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}

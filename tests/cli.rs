@@ -1,0 +1,182 @@
+//! The `keyshard` binary's commands, run as a user runs them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("keyshard_cli_{name}_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn keyshard(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_keyshard"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+/// A copy of the default configuration whose SQLite shards live in `dir`.
+fn config_in(dir: &Path, second_url: Option<&str>) -> PathBuf {
+    let mut yaml = std::fs::read_to_string("config/keyshard.yaml").unwrap();
+    if let Some(url) = second_url {
+        yaml = yaml.replace("sqlite://../data/ds_1.db", url);
+    }
+    let path = dir.join("keyshard.yaml");
+    std::fs::write(&path, yaml.replace("../data/", "data/")).unwrap();
+    path
+}
+
+#[test]
+fn preview_prints_one_json_object() {
+    let dir = TempDir::new("preview_json");
+    let config = config_in(&dir.0, None);
+    let output = keyshard(&[
+        "preview",
+        "--config",
+        config.to_str().unwrap(),
+        "--format",
+        "json",
+        "--param",
+        "7",
+        "--param",
+        "\"OK\"",
+        "INSERT INTO t_order (user_id, status) VALUES (?, ?)",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let json: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    let key = json["generated_keys"][0].as_i64().unwrap();
+    let units = json["units"].as_array().unwrap();
+    assert_eq!(units.len(), 1);
+    assert_eq!(units[0]["data_source"], "ds_1");
+    assert_eq!(
+        units[0]["sql"],
+        format!(
+            "INSERT INTO t_order_{} (user_id, status, order_id) VALUES (?, ?, ?)",
+            key % 2
+        )
+    );
+    assert_eq!(units[0]["params"], serde_json::json!([7, "OK", key]));
+    // Nothing was executed: preview does not even open the shards for a statement with columns.
+    assert!(!dir.0.join("data").exists());
+}
+
+#[test]
+fn preview_reads_columns_from_the_shard_for_a_column_less_insert() {
+    let dir = TempDir::new("preview_columns");
+    let config = config_in(&dir.0, None);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let config = keyshard_config::load(&config).unwrap();
+        let backend = keyshard_backend::Backend::new(&config).unwrap();
+        backend
+            .execute_on(
+                "ds_0",
+                "CREATE TABLE t_order_0 (order_id BIGINT PRIMARY KEY, user_id INT, status TEXT)",
+            )
+            .await
+            .unwrap();
+        backend.close().await;
+    });
+    let output = keyshard(&[
+        "preview",
+        "-c",
+        config.to_str().unwrap(),
+        "INSERT INTO t_order VALUES (2, 'x')",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    assert!(text.starts_with("generated keys: "), "{text}");
+    assert!(text.contains("ds_0 ::: INSERT INTO t_order_"), "{text}");
+    assert!(
+        text.contains("(user_id, status, order_id) VALUES (2, 'x', "),
+        "{text}"
+    );
+}
+
+#[test]
+fn preview_errors_are_clear() {
+    for (args, message) in [
+        (
+            &[
+                "preview",
+                "--param",
+                "OK",
+                "INSERT INTO t_order (user_id) VALUES (?)",
+            ][..],
+            "is not a JSON scalar",
+        ),
+        (
+            &["preview", "SELECT 1"],
+            "preview shows INSERTs into sharded tables",
+        ),
+        (
+            &["preview", "INSERT INTO t_order (status) VALUES ('x')"],
+            "must route to exactly one data node",
+        ),
+        (
+            &[
+                "preview",
+                "--config",
+                "/nonexistent.yaml",
+                "INSERT INTO t_order (user_id) VALUES (1)",
+            ],
+            "/nonexistent.yaml",
+        ),
+    ] {
+        let output = keyshard(args);
+        assert!(!output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn check_reports_each_data_source() {
+    let dir = TempDir::new("check");
+    let good = config_in(&dir.0, None);
+    let output = keyshard(&["check", "--config", good.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    assert!(
+        text.contains("ds_0: ok") && text.contains("ds_1: ok"),
+        "{text}"
+    );
+
+    let bad = config_in(&dir.0, Some("mysql://root@127.0.0.1:1/nowhere"));
+    let output = keyshard(&["check", "--config", bad.to_str().unwrap()]);
+    assert!(!output.status.success());
+    let text = stdout(&output);
+    assert!(text.contains("ds_0: ok"), "{text}");
+    assert!(text.contains("ds_1: error: data source 'ds_1'"), "{text}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("1 of 2 data sources failed"));
+}
+
+#[test]
+fn keygen_prints_keys_and_rejects_bad_arguments() {
+    let output = keyshard(&["keygen", "--prop", "worker-id=3", "--count", "3"]);
+    assert!(output.status.success());
+    assert_eq!(stdout(&output).lines().count(), 3);
+    let output = keyshard(&["keygen", "--prop", "worker-id=4096"]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("worker-id"));
+}
