@@ -1,0 +1,82 @@
+//! The router's cost per INSERT next to the cost of parsing it: `parse only` is sqlparser alone,
+//! `unprepared` is a whole plan from text (parse, bind, generate keys, route, render), and
+//! `prepared` binds a statement parsed once. All on `t_order` with its real SNOWFLAKE generator
+//! (4096 keys per millisecond per worker: far above what these rates consume).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use keyshard_router::{Dialect, Prepared, Router, Value};
+use sqlparser::dialect::MySqlDialect;
+use sqlparser::parser::Parser;
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+const SQL1: &str = "INSERT INTO t_order (user_id, status) VALUES (?, ?)";
+
+fn hundred_rows() -> String {
+    let rows: Vec<String> = (1..=100).map(|i| format!("({i}, 'OK')")).collect();
+    format!(
+        "INSERT INTO t_order (user_id, status) VALUES {}",
+        rows.join(", ")
+    )
+}
+
+fn router(c: &mut Criterion) {
+    let rule = common::rule(common::T_ORDER);
+    let router = Router::new(&rule, Dialect::MySql);
+    let metadata = common::metadata();
+    let params = [Value::Int(7), Value::Text("OK".into())];
+    let sql100 = hundred_rows();
+
+    // Sanity: the statements plan as expected before they are timed.
+    let plan = router.plan(SQL1, &params, &metadata).unwrap().unwrap();
+    assert_eq!((plan.units.len(), plan.generated_keys.len()), (1, 1));
+    let plan = router.plan(&sql100, &[], &metadata).unwrap().unwrap();
+    assert_eq!(plan.generated_keys.len(), 100);
+    let Prepared::Insert(prepared) = router.prepare(SQL1, &metadata).unwrap() else {
+        panic!("SQL1 is an INSERT into a sharded table");
+    };
+
+    let mut parse = c.benchmark_group("parse only");
+    parse.throughput(Throughput::Elements(1));
+    parse.bench_function("one-row", |b| {
+        b.iter(|| Parser::parse_sql(&MySqlDialect {}, black_box(SQL1)).unwrap())
+    });
+    parse.bench_function("100-row", |b| {
+        b.iter(|| Parser::parse_sql(&MySqlDialect {}, black_box(&sql100)).unwrap())
+    });
+    parse.finish();
+
+    let mut unprepared = c.benchmark_group("unprepared");
+    unprepared.throughput(Throughput::Elements(1));
+    unprepared.bench_function("one-row", |b| {
+        b.iter(|| router.plan(black_box(SQL1), &params, &metadata).unwrap())
+    });
+    unprepared.bench_function("100-row", |b| {
+        b.iter(|| router.plan(black_box(&sql100), &[], &metadata).unwrap())
+    });
+    unprepared.finish();
+
+    // Where an unprepared statement's time goes: prepare = parse + the router's own analysis.
+    let mut prepare = c.benchmark_group("prepare only");
+    prepare.throughput(Throughput::Elements(1));
+    prepare.bench_function("one-row", |b| {
+        b.iter(|| router.prepare(black_box(SQL1), &metadata).unwrap())
+    });
+    prepare.bench_function("100-row", |b| {
+        b.iter(|| router.prepare(black_box(&sql100), &metadata).unwrap())
+    });
+    prepare.finish();
+
+    let mut bound = c.benchmark_group("prepared");
+    bound.throughput(Throughput::Elements(1));
+    bound.bench_function("one-row", |b| {
+        b.iter(|| prepared.bind(black_box(&params)).unwrap())
+    });
+    bound.finish();
+}
+
+criterion_group!(benches, router);
+criterion_main!(benches);
