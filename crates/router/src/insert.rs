@@ -1,6 +1,7 @@
 //! Prepare: an INSERT's AST and tokens → what every execution needs (rows, key slots,
 //! sharding sources and the template), so that executing only binds, generates and renders.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -9,30 +10,70 @@ use sqlparser::ast::{
     Assignment, AssignmentTarget, Expr, Insert, ObjectName, ObjectNamePart, SetExpr, Spanned,
     UnaryOperator, Value as SqlValue,
 };
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Location;
 
 use crate::locate::Locator;
 use crate::plan::{KeySpec, PreparedInsert, RowSpec, Source};
 use crate::template::{Edit, Piece, Template, push_identifier};
-use crate::tokens::{Kind, Tokens};
+use crate::tokens::{self, Tokens};
 use crate::value::Value;
 use crate::{Dialect, Metadata, RouteError};
 
 /// The statement's values: rows of `VALUES`, or the one row of `INSERT … SET`.
 enum Body<'a> {
     Values {
-        rows: Vec<(&'a [Expr], Range<SpanPair>)>,
+        /// Each row's values and the positions of its `(` and `)`.
+        rows: Vec<(&'a [Expr], Location, Location)>,
         explicit_row: bool,
     },
     Set(&'a [Assignment]),
 }
 
-/// A row's `(` and `)` positions as sqlparser reports them.
-type SpanPair = sqlparser::tokenizer::Location;
+/// One row's values in column order.
+#[derive(Clone, Copy)]
+enum Row<'a> {
+    Values(&'a [Expr]),
+    Set(&'a [Assignment]),
+}
+
+impl<'a> Row<'a> {
+    fn get(self, column: usize) -> Option<&'a Expr> {
+        match self {
+            Row::Values(exprs) => exprs.get(column),
+            Row::Set(assignments) => assignments.get(column).map(|a| &a.value),
+        }
+    }
+}
+
+/// The columns the rows' values are for, and whether the statement names them.
+struct Columns<'a> {
+    names: Vec<Cow<'a, str>>,
+    /// No column list and the key left out: the list is written out, key last.
+    synthesised: bool,
+}
+
+impl Columns<'_> {
+    fn position(&self, column: &str) -> Option<usize> {
+        self.names
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(column))
+    }
+}
+
+/// Where each row's text is, and where an absent key is added to it.
+struct Layout {
+    row_ranges: Vec<Range<usize>>,
+    key_inserts: Vec<usize>,
+    row_separator: &'static str,
+    /// Text before an appended key: `, ` in a row, `, key = ` in a SET list.
+    key_prefix: Box<str>,
+}
 
 pub(crate) fn prepare(
     sql: &str,
     dialect: Dialect,
-    parser: &sqlparser::parser::Parser<'_>,
+    parser: &Parser<'_>,
     insert: &Insert,
     name: &ObjectName,
     rule: &Arc<TableRule>,
@@ -41,238 +82,124 @@ pub(crate) fn prepare(
     reject_unsupported(insert)?;
     let key_column = rule.key_generate.as_ref().map(|k| k.column.as_str());
     let body = body(insert, key_column)?;
+    let rows: Vec<Row<'_>> = match &body {
+        Body::Values { rows, .. } => rows
+            .iter()
+            .map(|(exprs, _, _)| Row::Values(exprs))
+            .collect(),
+        Body::Set(assignments) => vec![Row::Set(assignments)],
+    };
+    let columns = columns(&body, insert, rule, key_column, metadata)?;
+    let key_index = key_column.and_then(|k| columns.position(k));
 
     let mut locator = Locator::new(sql);
+    let tokens = Tokens::scan(parser, &mut locator, dialect, &rule.logic_table)?;
+    let layout = layout(&body, key_column, parser, &mut locator)?;
+
     let name_span = name.span();
     let name_range = locator.offset(name_span.start)?..locator.offset(name_span.end)?;
-    let table_quote = match name.0.last() {
-        Some(ObjectNamePart::Identifier(ident)) => ident.quote_style,
-        _ => None,
-    };
-
-    // Columns, and the values of each row in column order.
-    let rows: Vec<&[Expr]>;
-    let values_of_set: Vec<Expr>;
-    let mut columns: Vec<String> = Vec::new();
-    let mut synthesised = false;
-    match &body {
-        Body::Set(assignments) => {
-            for a in *assignments {
-                match &a.target {
-                    AssignmentTarget::ColumnName(column) => columns.push(last_ident(column)),
-                    AssignmentTarget::Tuple(_) => {
-                        return Err(RouteError::Unsupported(
-                            "tuple assignment in INSERT … SET".into(),
-                        ));
-                    }
-                }
-            }
-            values_of_set = assignments.iter().map(|a| a.value.clone()).collect();
-            rows = vec![&values_of_set];
-        }
-        Body::Values { rows: values, .. } => {
-            rows = values.iter().map(|(exprs, _)| *exprs).collect();
-            let width = rows.first().map_or(0, |r| r.len());
-            if width == 0 {
-                return Err(RouteError::Unsupported(
-                    "INSERT with an empty value list".into(),
-                ));
-            }
-            if let Some(bad) = rows.iter().position(|r| r.len() != width) {
-                return Err(RouteError::ColumnCount { row: bad + 1 });
-            }
-            if insert.columns.is_empty() {
-                let visible = metadata.visible_columns(&rule.logic_table).ok_or_else(|| {
-                    RouteError::UnknownColumns {
-                        table: rule.logic_table.clone(),
-                    }
-                })?;
-                let key_visible =
-                    key_column.is_some_and(|k| visible.iter().any(|c| c.eq_ignore_ascii_case(k)));
-                if width == visible.len() {
-                    columns = visible;
-                } else if key_visible && width + 1 == visible.len() {
-                    // ShardingSphere's rule: one value short of the visible columns means the
-                    // key is left out; the other columns keep their order.
-                    columns = visible
-                        .into_iter()
-                        .filter(|c| key_column.is_none_or(|k| !c.eq_ignore_ascii_case(k)))
-                        .collect();
-                    synthesised = true;
-                } else {
-                    return Err(RouteError::ColumnCount { row: 1 });
-                }
-            } else {
-                columns = insert.columns.iter().map(last_ident).collect();
-                if width != columns.len() {
-                    return Err(RouteError::ColumnCount { row: 1 });
-                }
-            }
-        }
-    }
-
-    let position = |column: &str| columns.iter().position(|c| c.eq_ignore_ascii_case(column));
-    let key_index = key_column.and_then(position);
-    let tokens = Tokens::scan(parser, &mut locator, dialect, &rule.logic_table)?;
-
     let mut edits = vec![Edit {
         range: name_range.clone(),
-        piece: Piece::Table(table_quote),
+        piece: Piece::Table(quote_of(name)),
     }];
-    for (range, kind) in &tokens.significant {
-        if let Kind::TableQualifier(quote) = kind
-            && !(name_range.start <= range.start && range.end <= name_range.end)
-        {
+    for (range, quote) in &tokens.qualifiers {
+        if !(name_range.start <= range.start && range.end <= name_range.end) {
             edits.push(Edit {
                 range: range.clone(),
                 piece: Piece::Table(*quote),
             });
         }
     }
-
-    // Where each row's text is, and where an absent key goes.
-    let mut row_ranges = Vec::with_capacity(rows.len());
-    let mut key_inserts = Vec::with_capacity(rows.len());
-    let (row_separator, append_key) = match &body {
-        Body::Values {
-            rows: values,
-            explicit_row,
-        } => {
-            for (_, parens) in values {
-                let open = locator.offset(parens.start)?;
-                let close = locator.offset(parens.end)?;
-                row_ranges.push(open..close + 1);
-                key_inserts.push(close);
-            }
-            (if *explicit_row { ", ROW" } else { ", " }, ", ".to_owned())
-        }
-        Body::Set(assignments) => {
-            let first = assignments
-                .first()
-                .ok_or(RouteError::Internal("INSERT … SET without assignments"))?;
-            let start = locator.offset(first.target.span().start)?;
-            let last_value_start = assignments
-                .last()
-                .map(|a| locator.offset(a.value.span().start))
-                .transpose()?
-                .unwrap_or(start);
-            let end = tokens.list_end(last_value_start);
-            row_ranges.push(start..end);
-            key_inserts.push(end);
-            let mut append = ", ".to_owned();
-            if let Some(k) = key_column {
-                push_identifier(&mut append, k, None);
-            }
-            append.push_str(" = ");
-            (", ", append)
-        }
-    };
-
-    // The column list grows by the key column, or is written out when there was none.
-    let key_absent = key_column.is_some() && key_index.is_none();
-    if let (true, Some(key)) = (key_absent, key_column) {
-        if synthesised {
-            let mut list = String::from("(");
-            for c in &columns {
-                push_identifier(&mut list, c, quote_for(c, dialect));
-                list.push_str(", ");
-            }
-            push_identifier(&mut list, key, quote_for(key, dialect));
-            list.push(')');
-            edits.push(Edit {
-                range: name_range.end..name_range.end,
-                piece: Piece::Text(list.into()),
-            });
-        } else if let Some(last) = insert.columns.last() {
-            let end = locator.offset(last.span().end)?;
-            let quote = match last.0.last() {
-                Some(ObjectNamePart::Identifier(ident)) => ident.quote_style,
-                _ => None,
-            };
-            let mut text = String::from(", ");
-            push_identifier(&mut text, key, quote);
-            edits.push(Edit {
-                range: end..end,
-                piece: Piece::Text(text.into()),
-            });
-        }
+    if let (Some(key), None) = (key_column, key_index) {
+        edits.extend(column_list_edit(
+            insert,
+            &columns,
+            key,
+            name_range.end,
+            dialect,
+            &mut locator,
+        )?);
     }
 
-    let zero_means_generate = dialect == Dialect::MySql;
-    let mut key_params = Vec::new();
+    let mut key_placeholders = Vec::new();
     let mut specs = Vec::with_capacity(rows.len());
-    for (row, exprs) in rows.iter().enumerate() {
+    for (row, values) in rows.iter().enumerate() {
         let key = match (key_column, key_index) {
             (None, _) => KeySpec::None,
             (Some(_), None) => {
+                let at = layout.key_inserts[row];
                 edits.push(Edit {
-                    range: key_inserts[row]..key_inserts[row],
-                    piece: Piece::Text(append_key.as_str().into()),
+                    range: at..at,
+                    piece: Piece::Text(layout.key_prefix.clone()),
                 });
                 edits.push(Edit {
-                    range: key_inserts[row]..key_inserts[row],
+                    range: at..at,
                     piece: Piece::Key,
                 });
                 KeySpec::Generate
             }
-            (Some(_), Some(k)) => match classify(&exprs[k], &tokens, &mut locator)? {
-                Classified::Param(i) => {
-                    key_params.push(i.1);
-                    KeySpec::ParamOrGenerate(i.0)
+            (Some(_), Some(k)) => {
+                let expr = values
+                    .get(k)
+                    .ok_or_else(|| RouteError::ColumnCount { row: row + 1 })?;
+                match classify(expr, &tokens, &mut locator, dialect)? {
+                    Classified::Param { index, at } => {
+                        key_placeholders.push(at);
+                        KeySpec::ParamOrGenerate(index)
+                    }
+                    Classified::Generate(range) | Classified::Default(range) => {
+                        edits.push(Edit {
+                            range,
+                            piece: Piece::Key,
+                        });
+                        KeySpec::Generate
+                    }
+                    Classified::Value(v) => KeySpec::Given(Source::Value(v)),
+                    Classified::Expr => KeySpec::Given(Source::Expr),
                 }
-                Classified::Absent { range, .. } => {
-                    edits.push(Edit {
-                        range,
-                        piece: Piece::Key,
-                    });
-                    KeySpec::Generate
-                }
-                Classified::Value(v) if v.means_generate(zero_means_generate) => {
-                    let span = exprs[k].span();
-                    let range = locator.offset(span.start)?..locator.offset(span.end)?;
-                    edits.push(Edit {
-                        range,
-                        piece: Piece::Key,
-                    });
-                    KeySpec::Generate
-                }
-                Classified::Value(v) => KeySpec::Given(Source::Value(v)),
-                Classified::Expr => KeySpec::Given(Source::Expr),
-            },
+            }
         };
-        let source =
-            |column: &str, locator: &mut Locator<'_>| -> Result<Option<Source>, RouteError> {
-                if key_column.is_some_and(|k| k.eq_ignore_ascii_case(column)) {
-                    return Ok(Some(Source::Key));
-                }
-                let Some(i) = position(column) else {
-                    return Ok(None);
-                };
-                Ok(Some(match classify(&exprs[i], &tokens, locator)? {
-                    Classified::Param((index, _)) => Source::Param(index),
-                    Classified::Value(v) => Source::Value(v),
-                    Classified::Absent { null: true, .. } => Source::Value(Value::Null),
-                    Classified::Absent { null: false, .. } | Classified::Expr => Source::Expr,
-                }))
+        let mut source = |column: &str| -> Result<Option<Source>, RouteError> {
+            if key_column.is_some_and(|k| k.eq_ignore_ascii_case(column)) {
+                return Ok(Some(Source::Key));
+            }
+            let Some(expr) = columns.position(column).and_then(|i| values.get(i)) else {
+                return Ok(None);
             };
-        let database = match &rule.database_strategy {
-            Some(s) => source(&s.column, &mut locator)?,
-            None => None,
+            Ok(Some(
+                match classify(expr, &tokens, &mut locator, dialect)? {
+                    Classified::Param { index, .. } => Source::Param(index),
+                    Classified::Value(v) => Source::Value(v),
+                    // NULL, or MySQL's 0, is a value in any column but the key.
+                    Classified::Generate(_) => {
+                        Source::Value(literal_of(expr).unwrap_or(Value::Null))
+                    }
+                    Classified::Default(_) | Classified::Expr => Source::Expr,
+                },
+            ))
         };
-        let table = match &rule.table_strategy {
-            Some(s) => source(&s.column, &mut locator)?,
-            None => None,
-        };
+        let database = rule
+            .database_strategy
+            .as_ref()
+            .map(|s| source(&s.column))
+            .transpose()?
+            .flatten();
+        let table = rule
+            .table_strategy
+            .as_ref()
+            .map(|s| source(&s.column))
+            .transpose()?
+            .flatten();
         specs.push(RowSpec {
             key,
             database,
             table,
-            has_params: tokens.has_placeholder_in(&row_ranges[row]),
+            has_params: tokens.has_placeholder_in(&layout.row_ranges[row]),
         });
     }
 
     for placeholder in &tokens.placeholders {
-        let piece = if key_params.contains(&placeholder.range.start) {
+        let piece = if key_placeholders.contains(&placeholder.range.start) {
             Piece::KeyParam(placeholder.index)
         } else {
             Piece::Param(placeholder.index)
@@ -283,7 +210,7 @@ pub(crate) fn prepare(
         });
     }
 
-    let template = Template::build(sql.len(), &row_ranges, row_separator, edits)?;
+    let template = Template::build(sql.len(), &layout.row_ranges, layout.row_separator, edits)?;
     Ok(PreparedInsert {
         sql: sql.into(),
         dialect,
@@ -321,17 +248,19 @@ fn body<'a>(insert: &'a Insert, key_column: Option<&str>) -> Result<Body<'a>, Ro
         SetExpr::Values(values)
             if query.with.is_none() && query.order_by.is_none() && query.limit_clause.is_none() =>
         {
+            let rows = values
+                .rows
+                .iter()
+                .map(|r| {
+                    (
+                        r.content.as_slice(),
+                        r.opening_token.0.span.start,
+                        r.closing_token.0.span.start,
+                    )
+                })
+                .collect();
             Ok(Body::Values {
-                rows: values
-                    .rows
-                    .iter()
-                    .map(|r| {
-                        (
-                            r.content.as_slice(),
-                            r.opening_token.0.span.start..r.closing_token.0.span.start,
-                        )
-                    })
-                    .collect(),
+                rows,
                 explicit_row: values.explicit_row,
             })
         }
@@ -351,10 +280,173 @@ fn body<'a>(insert: &'a Insert, key_column: Option<&str>) -> Result<Body<'a>, Ro
     }
 }
 
-fn last_ident(name: &ObjectName) -> String {
+/// The columns of the values: named by the statement, or (no column list) the table's visible
+/// columns — all of them, or all but the key when each row is one value short.
+fn columns<'a>(
+    body: &Body<'a>,
+    insert: &'a Insert,
+    rule: &TableRule,
+    key_column: Option<&str>,
+    metadata: &dyn Metadata,
+) -> Result<Columns<'a>, RouteError> {
+    let named = |names: Vec<Cow<'a, str>>| Columns {
+        names,
+        synthesised: false,
+    };
+    let rows = match body {
+        Body::Set(assignments) => {
+            return assignments
+                .iter()
+                .map(|a| match &a.target {
+                    AssignmentTarget::ColumnName(column) => Ok(Cow::Borrowed(last_ident(column))),
+                    AssignmentTarget::Tuple(_) => Err(RouteError::Unsupported(
+                        "tuple assignment in INSERT … SET".into(),
+                    )),
+                })
+                .collect::<Result<_, _>>()
+                .map(named);
+        }
+        Body::Values { rows, .. } => rows,
+    };
+    let width = rows.first().map_or(0, |(r, _, _)| r.len());
+    if width == 0 {
+        return Err(RouteError::Unsupported(
+            "INSERT with an empty value list".into(),
+        ));
+    }
+    if let Some(bad) = rows.iter().position(|(r, _, _)| r.len() != width) {
+        return Err(RouteError::ColumnCount { row: bad + 1 });
+    }
+    if !insert.columns.is_empty() {
+        if width != insert.columns.len() {
+            return Err(RouteError::ColumnCount { row: 1 });
+        }
+        return Ok(named(
+            insert
+                .columns
+                .iter()
+                .map(|c| Cow::Borrowed(last_ident(c)))
+                .collect(),
+        ));
+    }
+    let visible =
+        metadata
+            .visible_columns(&rule.logic_table)
+            .ok_or_else(|| RouteError::UnknownColumns {
+                table: rule.logic_table.clone(),
+            })?;
+    let is_key = |c: &str| key_column.is_some_and(|k| c.eq_ignore_ascii_case(k));
+    if width == visible.len() {
+        Ok(named(visible.into_iter().map(Cow::Owned).collect()))
+    } else if width + 1 == visible.len() && visible.iter().any(|c| is_key(c)) {
+        // ShardingSphere's rule: one value short of the visible columns means the key is left
+        // out; the other columns keep their order.
+        let names = visible
+            .into_iter()
+            .filter(|c| !is_key(c))
+            .map(Cow::Owned)
+            .collect();
+        Ok(Columns {
+            names,
+            synthesised: true,
+        })
+    } else {
+        Err(RouteError::ColumnCount { row: 1 })
+    }
+}
+
+fn layout(
+    body: &Body<'_>,
+    key_column: Option<&str>,
+    parser: &Parser<'_>,
+    locator: &mut Locator<'_>,
+) -> Result<Layout, RouteError> {
+    match body {
+        Body::Values { rows, explicit_row } => {
+            let mut row_ranges = Vec::with_capacity(rows.len());
+            let mut key_inserts = Vec::with_capacity(rows.len());
+            for (_, open, close) in rows {
+                let open = locator.offset(*open)?;
+                let close = locator.offset(*close)?;
+                row_ranges.push(open..close + 1);
+                key_inserts.push(close);
+            }
+            // The first row's ROW keyword stays in the text before the rows.
+            let row_separator = if *explicit_row { ", ROW" } else { ", " };
+            Ok(Layout {
+                row_ranges,
+                key_inserts,
+                row_separator,
+                key_prefix: ", ".into(),
+            })
+        }
+        Body::Set(assignments) => {
+            let (Some(first), Some(last)) = (assignments.first(), assignments.last()) else {
+                return Err(RouteError::Internal("INSERT … SET without assignments"));
+            };
+            let start = locator.offset(first.target.span().start)?;
+            let last_value = locator.offset(last.value.span().start)?;
+            let end = tokens::list_end(parser, locator, last_value)?;
+            let mut key_prefix = String::from(", ");
+            push_identifier(&mut key_prefix, key_column.unwrap_or_default(), None);
+            key_prefix.push_str(" = ");
+            Ok(Layout {
+                row_ranges: std::iter::once(start..end).collect(),
+                key_inserts: vec![end],
+                row_separator: ", ",
+                key_prefix: key_prefix.into(),
+            })
+        }
+    }
+}
+
+/// Adds the key column to the statement's column list (quoted like its last column), or writes
+/// the whole list right after the table name when the statement has none.
+fn column_list_edit(
+    insert: &Insert,
+    columns: &Columns<'_>,
+    key: &str,
+    name_end: usize,
+    dialect: Dialect,
+    locator: &mut Locator<'_>,
+) -> Result<Option<Edit>, RouteError> {
+    if columns.synthesised {
+        let mut list = String::from("(");
+        for c in &columns.names {
+            push_identifier(&mut list, c, quote_for(c, dialect));
+            list.push_str(", ");
+        }
+        push_identifier(&mut list, key, quote_for(key, dialect));
+        list.push(')');
+        return Ok(Some(Edit {
+            range: name_end..name_end,
+            piece: Piece::Text(list.into()),
+        }));
+    }
+    let Some(last) = insert.columns.last() else {
+        // INSERT … SET: the key goes in with the assignments.
+        return Ok(None);
+    };
+    let end = locator.offset(last.span().end)?;
+    let mut text = String::from(", ");
+    push_identifier(&mut text, key, quote_of(last));
+    Ok(Some(Edit {
+        range: end..end,
+        piece: Piece::Text(text.into()),
+    }))
+}
+
+fn last_ident(name: &ObjectName) -> &str {
     match name.0.last() {
-        Some(ObjectNamePart::Identifier(ident)) => ident.value.clone(),
-        _ => name.to_string(),
+        Some(ObjectNamePart::Identifier(ident)) => &ident.value,
+        _ => "",
+    }
+}
+
+fn quote_of(name: &ObjectName) -> Option<char> {
+    match name.0.last() {
+        Some(ObjectNamePart::Identifier(ident)) => ident.quote_style,
+        _ => None,
     }
 }
 
@@ -373,11 +465,15 @@ fn quote_for(name: &str, dialect: Dialect) -> Option<char> {
 
 /// What a value expression means to the router.
 enum Classified {
-    /// A placeholder: (parameter index, byte offset of the placeholder).
-    Param((usize, usize)),
-    /// `NULL` (`null: true`) or `DEFAULT`, at this byte range.
-    Absent { range: Range<usize>, null: bool },
-    /// A literal.
+    /// A placeholder for parameter `index`, starting at byte `at`.
+    Param { index: usize, at: usize },
+    /// A literal that, in the key column, asks for a generated key: `NULL`, or `0` in MySQL.
+    /// The range is what the key replaces.
+    Generate(Range<usize>),
+    /// `DEFAULT`: in the key column it asks for a key too; elsewhere it is not a value the
+    /// router knows.
+    Default(Range<usize>),
+    /// Any other literal.
     Value(Value),
     /// Anything else: a function call, arithmetic, a subquery.
     Expr,
@@ -387,29 +483,36 @@ fn classify(
     expr: &Expr,
     tokens: &Tokens,
     locator: &mut Locator<'_>,
+    dialect: Dialect,
 ) -> Result<Classified, RouteError> {
+    let range = |locator: &mut Locator<'_>,
+                 span: sqlparser::tokenizer::Span|
+     -> Result<Range<usize>, RouteError> {
+        Ok(locator.offset(span.start)?..locator.offset(span.end)?)
+    };
     Ok(match expr {
         Expr::Value(v) => match &v.value {
             SqlValue::Placeholder(_) => {
-                let start = locator.offset(v.span.start)?;
-                let placeholder = tokens.placeholder_at(start).ok_or(RouteError::Internal(
-                    "a placeholder the tokenizer did not see",
-                ))?;
-                Classified::Param((placeholder.index, start))
+                let at = locator.offset(v.span.start)?;
+                Classified::Param {
+                    index: tokens.placeholder_at(at)?,
+                    at,
+                }
             }
-            SqlValue::Null => Classified::Absent {
-                range: locator.offset(v.span.start)?..locator.offset(v.span.end)?,
-                null: true,
+            SqlValue::Null => Classified::Generate(range(locator, v.span)?),
+            other => match literal(other, false) {
+                // MySQL's AUTO_INCREMENT rule, which ORMs with primitive ids rely on.
+                Some(Value::Int(0)) if dialect == Dialect::MySql => {
+                    Classified::Generate(range(locator, v.span)?)
+                }
+                Some(value) => Classified::Value(value),
+                None => Classified::Expr,
             },
-            other => literal(other, false).map_or(Classified::Expr, Classified::Value),
         },
         Expr::Identifier(ident)
             if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("DEFAULT") =>
         {
-            Classified::Absent {
-                range: locator.offset(ident.span.start)?..locator.offset(ident.span.end)?,
-                null: false,
-            }
+            Classified::Default(range(locator, ident.span)?)
         }
         // `-0` stays an expression: its span leaves out the sign, so it cannot be replaced.
         Expr::UnaryOp {
@@ -422,14 +525,26 @@ fn classify(
             },
             _ => Classified::Expr,
         },
-        Expr::Nested(inner) => match classify(inner, tokens, locator)? {
-            // `(NULL)` is a value, not a keyword to replace; it still means "generate" but
-            // is left to the literal rule below.
-            Classified::Absent { .. } => Classified::Value(Value::Null),
-            other => other,
+        Expr::Nested(inner) => classify(inner, tokens, locator, dialect)?,
+        // `$1::bigint`: the parameter is still the value (a cast literal is left alone, since
+        // routing by the uncast text could pick another shard than the cast value).
+        Expr::Cast { expr, .. } => match classify(expr, tokens, locator, dialect)? {
+            param @ Classified::Param { .. } => param,
+            Classified::Generate(range) => Classified::Generate(range),
+            Classified::Default(_) | Classified::Value(_) | Classified::Expr => Classified::Expr,
         },
         _ => Classified::Expr,
     })
+}
+
+/// The literal value of a plain literal expression.
+fn literal_of(expr: &Expr) -> Option<Value> {
+    match expr {
+        Expr::Value(v) if v.value == SqlValue::Null => Some(Value::Null),
+        Expr::Value(v) => literal(&v.value, false),
+        Expr::Nested(inner) | Expr::Cast { expr: inner, .. } => literal_of(inner),
+        _ => None,
+    }
 }
 
 fn literal(value: &SqlValue, negative: bool) -> Option<Value> {

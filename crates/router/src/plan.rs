@@ -6,7 +6,7 @@ use std::sync::Arc;
 use keyshard_config::TableRule;
 use keyshard_keygen::{Key, KeyGenerator};
 
-use crate::route::{Level, candidate_nodes};
+use crate::route::{Level, Nodes, route};
 use crate::template::{Renderer, RowKey, Template};
 use crate::value::Value;
 use crate::{Dialect, RouteError};
@@ -118,9 +118,10 @@ impl PreparedInsert {
         let wanted = self.rows.iter().filter(|r| generates(r)).count();
         let mut generated_keys = Vec::with_capacity(wanted);
         if wanted > 0 {
-            let generator = self.generator.as_ref().ok_or(RouteError::Internal(
-                "a key to generate without a generator",
-            ))?;
+            let generator = self
+                .generator
+                .as_ref()
+                .ok_or(RouteError::Internal("a key to generate without a generator"))?;
             generator.next_keys(wanted, &mut generated_keys)?;
         }
 
@@ -131,21 +132,20 @@ impl PreparedInsert {
         let mut scratch = String::new();
         for (row, spec) in self.rows.iter().enumerate() {
             let generated = if generates(spec) {
-                Some(Value::from(
-                    next_generated
-                        .next()
-                        .ok_or(RouteError::Internal("too few keys generated"))?,
-                ))
+                let key = next_generated
+                    .next()
+                    .ok_or(RouteError::Internal("too few keys generated"))?;
+                Some(Value::from(key))
             } else {
                 None
             };
             let key = match (&generated, &spec.key) {
-                (Some(key), _) => Some(key.clone()),
-                (None, KeySpec::Given(source)) => self.resolve(source, None, params),
-                (None, KeySpec::ParamOrGenerate(i)) => params.get(*i).cloned(),
+                (Some(key), _) => Some(key),
+                (None, KeySpec::Given(source)) => resolve(source, None, params),
+                (None, KeySpec::ParamOrGenerate(i)) => params.get(*i),
                 (None, _) => None,
             };
-            row_nodes.push(self.route_row(row, spec, key.as_ref(), params, &mut scratch)?);
+            row_nodes.push(self.route_row(row, spec, key, params, &mut scratch)?);
             row_keys.push(generated);
         }
 
@@ -172,15 +172,6 @@ impl PreparedInsert {
         })
     }
 
-    fn resolve(&self, source: &Source, key: Option<&Value>, params: &[Value]) -> Option<Value> {
-        match source {
-            Source::Value(v) => Some(v.clone()),
-            Source::Param(i) => params.get(*i).cloned(),
-            Source::Key => key.cloned(),
-            Source::Expr => None,
-        }
-    }
-
     fn route_row(
         &self,
         row: usize,
@@ -190,55 +181,56 @@ impl PreparedInsert {
         scratch: &mut String,
     ) -> Result<usize, RouteError> {
         let rule = &*self.rule;
-        let value =
-            |source: &Option<Source>, level: Level| -> Result<Option<Value>, RouteError> {
-                match source {
-                    None => Ok(None),
-                    Some(source) => self.resolve(source, key, params).map(Some).ok_or_else(|| {
-                        RouteError::NoRoute {
-                        row: row + 1,
-                        column: column(rule, level).to_owned(),
-                        reason:
-                            "its value is an expression; only literals and parameters can be routed"
-                                .into(),
-                    }
-                    }),
-                }
-            };
-        let database = value(&spec.database, Level::Database)?;
-        let table = value(&spec.table, Level::Table)?;
-        let nodes = candidate_nodes(rule, database.as_ref(), table.as_ref(), scratch).map_err(
-            |(level, reason)| RouteError::NoRoute {
-                row: row + 1,
-                column: column(rule, level).to_owned(),
-                reason,
-            },
-        )?;
-        match nodes.as_slice() {
-            [one] => Ok(*one),
-            [] => Err(RouteError::NoRoute {
-                row: row + 1,
-                column: column(rule, Level::Table).to_owned(),
-                reason: "no data node has both the chosen data source and table".into(),
-            }),
-            many => {
+        let no_route = |level: Level, reason: String| RouteError::NoRoute {
+            row: row + 1,
+            column: column(rule, level).to_owned(),
+            reason,
+        };
+        let expression = |level: Level| {
+            no_route(
+                level,
+                "its value is an expression; only literals and parameters can be routed".into(),
+            )
+        };
+        let database = match &spec.database {
+            None => None,
+            Some(source) => {
+                Some(resolve(source, key, params).ok_or_else(|| expression(Level::Database))?)
+            }
+        };
+        let table = match &spec.table {
+            None => None,
+            Some(source) => {
+                Some(resolve(source, key, params).ok_or_else(|| expression(Level::Table))?)
+            }
+        };
+        match route(rule, database, table, scratch)
+            .map_err(|(level, reason)| no_route(level, reason))?
+        {
+            Nodes::One(node) => Ok(node),
+            Nodes::Zero => Err(no_route(
+                Level::Table,
+                "no data node has both the chosen data source and table".into(),
+            )),
+            Nodes::Many(nodes) => {
                 let missing: Vec<&str> = [
                     (Level::Database, &spec.database),
                     (Level::Table, &spec.table),
                 ]
                 .into_iter()
-                .filter(|(_, s)| s.is_none())
+                .filter(|(_, source)| source.is_none())
                 .map(|(level, _)| column(rule, level))
                 .filter(|c| !c.is_empty())
                 .collect();
+                let hint = if missing.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (the statement does not set {})", missing.join(", "))
+                };
                 Err(RouteError::AmbiguousRoute {
                     row: row + 1,
-                    nodes: many.len(),
-                    hint: if missing.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (the statement does not set {})", missing.join(", "))
-                    },
+                    nodes,
+                    hint,
                 })
             }
         }
@@ -284,6 +276,20 @@ impl PreparedInsert {
             params: renderer.out_params,
             rows,
         })
+    }
+}
+
+/// The value `source` stands for in a row whose key is `key`.
+fn resolve<'a>(
+    source: &'a Source,
+    key: Option<&'a Value>,
+    params: &'a [Value],
+) -> Option<&'a Value> {
+    match source {
+        Source::Value(v) => Some(v),
+        Source::Param(i) => params.get(*i),
+        Source::Key => key,
+        Source::Expr => None,
     }
 }
 

@@ -1,21 +1,32 @@
 //! Sharding: a row's sharding values through the table's strategies to one data node.
 
 use keyshard_config::inline::Value as InlineValue;
-use keyshard_config::{Algorithm, Strategy, TableRule};
+use keyshard_config::{Algorithm, DataNode, Strategy, TableRule};
 
 use crate::value::Value;
 
 /// Why a value could not be routed; the caller adds the row and column.
 pub(crate) type RouteProblem = String;
 
-/// The data nodes (indexes into `rule.data_nodes`) that a row with these sharding values can
-/// go to. `None` for a strategy's value means the row does not say, so every target matches.
-pub(crate) fn candidate_nodes(
+/// Which data nodes a row can go to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Nodes {
+    /// Exactly this one (an index into the rule's data nodes).
+    One(usize),
+    /// None: the chosen data source has no node with the chosen table.
+    Zero,
+    /// This many: a strategy's column was not given.
+    Many(usize),
+}
+
+/// The data nodes that a row with these sharding values can go to. `None` for a strategy's
+/// value means the row does not say, so every target of that strategy matches.
+pub(crate) fn route(
     rule: &TableRule,
     database: Option<&Value>,
     table: Option<&Value>,
     scratch: &mut String,
-) -> Result<Vec<usize>, (Level, RouteProblem)> {
+) -> Result<Nodes, (Level, RouteProblem)> {
     let data_source = match (&rule.database_strategy, database) {
         (Some(strategy), Some(value)) => {
             let names = rule.data_nodes.iter().map(|n| n.data_source.as_str());
@@ -23,28 +34,29 @@ pub(crate) fn candidate_nodes(
         }
         _ => None,
     };
-    let in_data_source = |i: &usize| {
-        data_source
-            .as_deref()
-            .is_none_or(|ds| rule.data_nodes[*i].data_source == ds)
-    };
+    let in_data_source = |node: &&DataNode| data_source.is_none_or(|ds| node.data_source == ds);
     let table_name = match (&rule.table_strategy, table) {
         (Some(strategy), Some(value)) => {
-            let names = (0..rule.data_nodes.len())
+            let names = rule
+                .data_nodes
+                .iter()
                 .filter(in_data_source)
-                .map(|i| rule.data_nodes[i].table.as_str());
+                .map(|n| n.table.as_str());
             Some(target(strategy, value, names, scratch).map_err(|p| (Level::Table, p))?)
         }
         _ => None,
     };
-    Ok((0..rule.data_nodes.len())
-        .filter(in_data_source)
-        .filter(|i| {
-            table_name
-                .as_deref()
-                .is_none_or(|t| rule.data_nodes[*i].table == t)
-        })
-        .collect())
+    let mut matching = rule
+        .data_nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, node)| in_data_source(node) && table_name.is_none_or(|t| node.table == t))
+        .map(|(i, _)| i);
+    Ok(match (matching.next(), matching.count()) {
+        (None, _) => Nodes::Zero,
+        (Some(one), 0) => Nodes::One(one),
+        (Some(_), more) => Nodes::Many(more + 1),
+    })
 }
 
 /// Which strategy a routing problem came from.
@@ -60,9 +72,9 @@ fn target<'t>(
     value: &Value,
     targets: impl Iterator<Item = &'t str> + Clone,
     scratch: &mut String,
-) -> Result<String, RouteProblem> {
+) -> Result<&'t str, RouteProblem> {
     let sharding_value = inline_value(value)?;
-    let found = match &*strategy.algorithm {
+    match &*strategy.algorithm {
         Algorithm::Inline { expression, .. } => {
             scratch.clear();
             expression
@@ -78,7 +90,7 @@ fn target<'t>(
                         describe(value),
                         list(targets)
                     )
-                })?
+                })
         }
         Algorithm::Mod { sharding_count } => {
             let InlineValue::Int(v) = sharding_value else {
@@ -86,14 +98,13 @@ fn target<'t>(
             };
             // BigInteger.mod, as ShardingSphere computes it: never negative.
             let remainder = i128::from(v).rem_euclid(i128::from(*sharding_count));
-            by_suffix(remainder as u64, targets, value)?
+            by_suffix(remainder as u64, targets, value)
         }
         Algorithm::HashMod { sharding_count } => {
             let hash = u64::from(java_hash_code(sharding_value).unsigned_abs());
-            by_suffix(hash % sharding_count, targets, value)?
+            by_suffix(hash % sharding_count, targets, value)
         }
-    };
-    Ok(found.to_owned())
+    }
 }
 
 /// MOD and HASH_MOD pick the target whose numeric suffix is the remainder (`t_order_3` for 3,

@@ -1,5 +1,6 @@
-//! One pass over the statement's tokens for what the AST does not say precisely enough:
-//! every placeholder in text order, table qualifiers (`t_order.status`), and where clauses end.
+//! One pass over the statement's tokens for what the AST does not say precisely enough: every
+//! placeholder in text order and table qualifiers (`t_order.status`); and, for `INSERT … SET`
+//! only, where the assignment list ends.
 
 use std::ops::Range;
 
@@ -17,28 +18,19 @@ pub(crate) struct Placeholder {
     pub(crate) index: usize,
 }
 
-/// What the router needs to know about one significant (non-whitespace, non-comment) token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    LParen,
-    RParen,
-    /// `ON`, `RETURNING` or `;`: where an `INSERT … SET` list ends at the top level.
-    ClauseEnd,
-    /// A word immediately followed by `.`, naming the logic table, with its quote style.
-    TableQualifier(Option<char>),
-    Other,
-}
-
 #[derive(Debug, Default)]
 pub(crate) struct Tokens {
     pub(crate) placeholders: Vec<Placeholder>,
-    pub(crate) significant: Vec<(Range<usize>, Kind)>,
+    /// Words naming the logic table right before a `.`, with their quote style.
+    pub(crate) qualifiers: Vec<(Range<usize>, Option<char>)>,
     /// Parameters the statement needs: the count of `?`, or the largest `$n`.
     pub(crate) param_count: usize,
 }
 
+const INTERNAL: RouteError = RouteError::Internal("a placeholder the tokenizer did not see");
+
 impl Tokens {
-    /// Reads the tokens `parser` holds after parsing `sql`.
+    /// Reads the tokens `parser` holds after parsing.
     pub(crate) fn scan(
         parser: &Parser<'_>,
         locator: &mut Locator<'_>,
@@ -46,27 +38,17 @@ impl Tokens {
         logic_table: &str,
     ) -> Result<Self, RouteError> {
         let mut tokens = Tokens::default();
-        let mut index = 0;
-        loop {
+        for index in 0.. {
             let token = parser.token_at(index);
-            index += 1;
-            let kind = match &token.token {
+            match &token.token {
                 Token::EOF => break,
-                Token::Whitespace(_) => continue,
-                Token::LParen => Kind::LParen,
-                Token::RParen => Kind::RParen,
-                Token::SemiColon => Kind::ClauseEnd,
                 Token::Word(word)
-                    if matches!(word.keyword, Keyword::ON | Keyword::RETURNING)
-                        && word.quote_style.is_none() =>
+                    if word.value.eq_ignore_ascii_case(logic_table)
+                        && parser.token_at(index + 1).token == Token::Period =>
                 {
-                    Kind::ClauseEnd
-                }
-                Token::Word(word)
-                    if parser.token_at(index).token == Token::Period
-                        && word.value.eq_ignore_ascii_case(logic_table) =>
-                {
-                    Kind::TableQualifier(word.quote_style)
+                    let range =
+                        locator.offset(token.span.start)?..locator.offset(token.span.end)?;
+                    tokens.qualifiers.push((range, word.quote_style));
                 }
                 Token::Placeholder(text) => {
                     let param = placeholder_index(text, dialect, tokens.placeholders.len())?;
@@ -74,26 +56,22 @@ impl Tokens {
                     let range =
                         locator.offset(token.span.start)?..locator.offset(token.span.end)?;
                     tokens.placeholders.push(Placeholder {
-                        range: range.clone(),
+                        range,
                         index: param,
                     });
-                    tokens.significant.push((range, Kind::Other));
-                    continue;
                 }
-                _ => Kind::Other,
-            };
-            let range = locator.offset(token.span.start)?..locator.offset(token.span.end)?;
-            tokens.significant.push((range, kind));
+                _ => {}
+            }
         }
         Ok(tokens)
     }
 
-    /// The placeholder starting at byte `start`, if any.
-    pub(crate) fn placeholder_at(&self, start: usize) -> Option<&Placeholder> {
+    /// The parameter of the placeholder starting at byte `start`.
+    pub(crate) fn placeholder_at(&self, start: usize) -> Result<usize, RouteError> {
         self.placeholders
             .binary_search_by_key(&start, |p| p.range.start)
-            .ok()
-            .map(|i| &self.placeholders[i])
+            .map(|i| self.placeholders[i].index)
+            .map_err(|_| INTERNAL)
     }
 
     /// Whether any placeholder lies within `range`.
@@ -105,24 +83,46 @@ impl Tokens {
             .get(first)
             .is_some_and(|p| p.range.end <= range.end)
     }
+}
 
-    /// The end of the expression list that starts at byte `from`: the end of the last token
-    /// before a top-level `ON`, `RETURNING`, `;` or the end of the statement.
-    pub(crate) fn list_end(&self, from: usize) -> usize {
-        let first = self.significant.partition_point(|(r, _)| r.start < from);
-        let mut depth = 0i32;
-        let mut end = from;
-        for (range, kind) in &self.significant[first..] {
-            match kind {
-                Kind::LParen => depth += 1,
-                Kind::RParen => depth -= 1,
-                Kind::ClauseEnd if depth <= 0 => break,
-                _ => {}
-            }
-            end = range.end;
+/// The end of the expression list that starts at byte `from`: the end of the last token
+/// before a top-level `ON`, `RETURNING`, `;` or the end of the statement. sqlparser's spans of
+/// some expressions (function calls) stop short of their closing parenthesis, so the end is
+/// found from the tokens.
+pub(crate) fn list_end(
+    parser: &Parser<'_>,
+    locator: &mut Locator<'_>,
+    from: usize,
+) -> Result<usize, RouteError> {
+    let mut depth = 0i32;
+    let mut end = from;
+    for index in 0.. {
+        let token = parser.token_at(index);
+        match &token.token {
+            Token::EOF => break,
+            Token::Whitespace(_) => continue,
+            _ => {}
         }
-        end
+        let start = locator.offset(token.span.start)?;
+        if start < from {
+            continue;
+        }
+        match &token.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::SemiColon if depth <= 0 => break,
+            Token::Word(w)
+                if depth <= 0
+                    && w.quote_style.is_none()
+                    && matches!(w.keyword, Keyword::ON | Keyword::RETURNING) =>
+            {
+                break;
+            }
+            _ => {}
+        }
+        end = locator.offset(token.span.end)?;
     }
+    Ok(end)
 }
 
 fn placeholder_index(text: &str, dialect: Dialect, seen: usize) -> Result<usize, RouteError> {
