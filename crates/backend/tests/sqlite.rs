@@ -93,3 +93,58 @@ async fn an_unreachable_data_source_is_named_and_does_not_stall_the_others() {
     );
     backend.close().await;
 }
+
+#[tokio::test]
+async fn a_statement_on_an_unreachable_shard_fails_naming_it_while_other_shards_serve() {
+    let dir = TempDir::new();
+    let yaml = common::yaml(
+        &dir.sqlite_url("ds_0.db"),
+        "mysql://root@127.0.0.1:1/nowhere",
+    )
+    .replace(
+        "connectionTimeoutMilliseconds: 3000",
+        "connectionTimeoutMilliseconds: 300",
+    );
+    let config = common::config(&yaml);
+    let backend = Backend::new(&config).unwrap();
+    let router = Router::new(&config.sharding, Dialect::MySql);
+    for table in ["t_order_0", "t_order_1"] {
+        backend
+            .execute_on(
+                "ds_0",
+                &format!(
+                    "CREATE TABLE {table} (order_id BIGINT PRIMARY KEY, user_id INT, status TEXT)"
+                ),
+            )
+            .await
+            .unwrap();
+    }
+    let both = router
+        .plan(
+            "INSERT INTO t_order (user_id) VALUES (2), (1)",
+            &[],
+            backend.metadata(),
+        )
+        .unwrap()
+        .unwrap();
+    let only_ds_0 = router
+        .plan(
+            "INSERT INTO t_order (user_id) VALUES (4)",
+            &[],
+            backend.metadata(),
+        )
+        .unwrap()
+        .unwrap();
+    // The statement for ds_0 alone runs while the other one waits for the unreachable shard.
+    let (failed, served) = tokio::join!(backend.execute(&both), backend.execute(&only_ds_0));
+    let error = failed.expect_err("ds_1 is unreachable");
+    assert_eq!(error.data_source(), Some("ds_1"), "{error}");
+    assert_eq!(served.unwrap().affected_rows, 1);
+    // ds_0's part of the failed statement was rolled back; the other statement's row stays.
+    let mut stored = Vec::new();
+    for table in ["t_order_0", "t_order_1"] {
+        stored.extend(common::ids(&backend, "ds_0", table).await);
+    }
+    assert_eq!(stored, [only_ds_0.generated_keys[0].as_i64().unwrap()]);
+    backend.close().await;
+}

@@ -118,10 +118,9 @@ impl PreparedInsert {
         let wanted = self.rows.iter().filter(|r| generates(r)).count();
         let mut generated_keys = Vec::with_capacity(wanted);
         if wanted > 0 {
-            let generator = self
-                .generator
-                .as_ref()
-                .ok_or(RouteError::Internal("a key to generate without a generator"))?;
+            let generator = self.generator.as_ref().ok_or(RouteError::Internal(
+                "a key to generate without a generator",
+            ))?;
             generator.next_keys(wanted, &mut generated_keys)?;
         }
 
