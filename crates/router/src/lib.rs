@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod ddl;
 mod error;
 mod insert;
 mod locate;
@@ -27,6 +28,7 @@ use sqlparser::ast::{ObjectNamePart, Statement, TableObject};
 use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect};
 use sqlparser::parser::Parser;
 
+pub use ddl::DdlPlan;
 pub use error::RouteError;
 pub use metadata::{Metadata, NoMetadata};
 pub use plan::{ExecutionUnit, Plan, PreparedInsert};
@@ -46,6 +48,8 @@ pub enum Dialect {
 pub enum Prepared {
     /// An INSERT into a sharded table: bind it to plan an execution.
     Insert(PreparedInsert),
+    /// DDL on a sharded table, one statement per actual table.
+    Ddl(DdlPlan),
     /// Anything this router does not plan; the caller decides where it goes.
     Other(Other),
 }
@@ -53,7 +57,7 @@ pub enum Prepared {
 /// Why a statement is not planned here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Other {
-    /// Not an INSERT.
+    /// Neither an INSERT nor DDL on a sharded table.
     NotAnInsert,
     /// An INSERT into a table that no sharding rule covers.
     UnshardedTable(String),
@@ -99,8 +103,14 @@ impl Router {
         if statements.len() != 1 {
             return Err(RouteError::StatementCount(statements.len()));
         }
-        let Some(Statement::Insert(insert)) = statements.pop() else {
-            return Ok(Prepared::Other(Other::NotAnInsert));
+        let statement = statements.pop().ok_or(RouteError::StatementCount(0))?;
+        let Statement::Insert(insert) = statement else {
+            return Ok(
+                match ddl::plan(sql, &statement, |t| self.table(t).cloned())? {
+                    Some(ddl) => Prepared::Ddl(ddl),
+                    None => Prepared::Other(Other::NotAnInsert),
+                },
+            );
         };
         let TableObject::TableName(name) = &insert.table else {
             return Err(RouteError::Unsupported("INSERT INTO TABLE FUNCTION".into()));
@@ -116,8 +126,8 @@ impl Router {
             .map(Prepared::Insert)
     }
 
-    /// Prepares and binds in one step: the plan for one unprepared statement, or `None` when
-    /// it is not an INSERT into a sharded table.
+    /// Prepares and binds in one step: the plan for one unprepared statement, or why there is
+    /// none (not an INSERT or DDL on a sharded table).
     pub fn plan(
         &self,
         sql: &str,
@@ -126,6 +136,7 @@ impl Router {
     ) -> Result<Result<Plan, Other>, RouteError> {
         match self.prepare(sql, metadata)? {
             Prepared::Insert(insert) => insert.bind(params).map(Ok),
+            Prepared::Ddl(ddl) => Ok(Ok(ddl.plan)),
             Prepared::Other(other) => Ok(Err(other)),
         }
     }

@@ -505,3 +505,72 @@ fn clear_errors() {
         assert!(got.starts_with(want), "{sql}\n got: {got}\nwant: {want}");
     }
 }
+
+#[test]
+fn ddl_on_a_logic_table_goes_to_every_actual_table() {
+    let router = router(common::T_ORDER, Dialect::MySql);
+    let meta = common::metadata();
+    let ddl = |sql: &str| match router.prepare(sql, &meta).unwrap() {
+        Prepared::Ddl(ddl) => ddl,
+        other => panic!("{sql}: {other:?}"),
+    };
+    let create = ddl(
+        "CREATE TABLE IF NOT EXISTS `t_order` (order_id BIGINT PRIMARY KEY, user_id INT) -- t_order",
+    );
+    assert_eq!(create.logic_table, "t_order");
+    let units: Vec<(String, String)> = create
+        .plan
+        .units
+        .iter()
+        .map(|u| (u.data_source.clone(), u.sql.clone()))
+        .collect();
+    assert_eq!(
+        units,
+        [
+            ("ds_0", "t_order_0"),
+            ("ds_0", "t_order_1"),
+            ("ds_1", "t_order_0"),
+            ("ds_1", "t_order_1")
+        ]
+        .map(|(ds, t)| (
+            ds.to_owned(),
+            format!("CREATE TABLE IF NOT EXISTS `{t}` (order_id BIGINT PRIMARY KEY, user_id INT) -- t_order")
+        ))
+    );
+    assert_eq!(
+        ddl("DROP TABLE t_order").plan.units[3].sql,
+        "DROP TABLE t_order_1"
+    );
+    assert_eq!(
+        ddl("TRUNCATE TABLE T_ORDER").plan.units[0].sql,
+        "TRUNCATE TABLE t_order_0"
+    );
+    assert_eq!(
+        ddl("ALTER TABLE t_order ADD COLUMN note TEXT").plan.units[1].sql,
+        "ALTER TABLE t_order_1 ADD COLUMN note TEXT"
+    );
+    // Index names are per schema in PostgreSQL and SQLite: each actual table gets its own.
+    assert_eq!(
+        ddl("CREATE INDEX idx_user ON t_order (user_id)").plan.units[1].sql,
+        "CREATE INDEX idx_user_t_order_1 ON t_order_1 (user_id)"
+    );
+    assert_eq!(
+        ddl("DROP INDEX idx_user ON t_order").plan.units[2].sql,
+        "DROP INDEX idx_user_t_order_0 ON t_order_0"
+    );
+    // Tables without a rule, and statements that are not DDL, are not planned here.
+    assert!(matches!(
+        router
+            .prepare("CREATE TABLE t_user (id INT)", &meta)
+            .unwrap(),
+        Prepared::Other(Other::NotAnInsert)
+    ));
+    let err = router
+        .prepare("DROP TABLE t_order, t_user", &meta)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("not supported: DDL naming several tables"),
+        "{err}"
+    );
+}
