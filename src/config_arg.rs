@@ -8,7 +8,7 @@ use keyshard_config::Config;
 /// Where the default configuration lives, relative to the working directory.
 pub const DEFAULT_CONFIG: &str = "config/keyshard.yaml";
 
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct ConfigArg {
     /// The configuration file (ShardingSphere 5 YAML). Default: config/keyshard.yaml, or the
     /// embedded copy of it when that file does not exist.

@@ -1,0 +1,363 @@
+//! The statements clients send to set up and inspect a session (`SET NAMES`, `SELECT
+//! @@version_comment`, `SHOW VARIABLES`, `SELECT LAST_INSERT_ID()`, `USE`, …), answered by the
+//! proxy itself. They are recognised from their text: several of them are MySQL syntax that a
+//! general SQL parser does not take, and they must work before anything else does.
+
+use keyshard_router::Value;
+
+use crate::error::MySqlError;
+use crate::reply::Reply;
+use crate::session::Session;
+
+/// The server version clients see; `-Keyshard` tells a human what they are talking to.
+pub const SERVER_VERSION: &str = "8.0.36-Keyshard";
+
+/// Session variables a client may ask for, with the values the proxy stands by. Keys are
+/// consecutive within a block and generators hand them out one apart, hence
+/// `auto_increment_increment = 1`.
+const VARIABLES: &[(&str, &str)] = &[
+    ("auto_increment_increment", "1"),
+    ("auto_increment_offset", "1"),
+    ("autocommit", "1"),
+    ("character_set_client", "utf8mb4"),
+    ("character_set_connection", "utf8mb4"),
+    ("character_set_database", "utf8mb4"),
+    ("character_set_results", "utf8mb4"),
+    ("character_set_server", "utf8mb4"),
+    ("collation_connection", "utf8mb4_general_ci"),
+    ("collation_database", "utf8mb4_general_ci"),
+    ("collation_server", "utf8mb4_general_ci"),
+    ("init_connect", ""),
+    ("interactive_timeout", "28800"),
+    ("license", "Apache-2.0"),
+    ("lower_case_table_names", "0"),
+    ("max_allowed_packet", "67108864"),
+    ("net_buffer_length", "16384"),
+    ("net_write_timeout", "60"),
+    ("performance_schema", "0"),
+    ("query_cache_size", "0"),
+    ("query_cache_type", "OFF"),
+    ("sql_mode", "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"),
+    ("system_time_zone", "UTC"),
+    ("time_zone", "SYSTEM"),
+    ("transaction_isolation", "REPEATABLE-READ"),
+    ("tx_isolation", "REPEATABLE-READ"),
+    ("tx_read_only", "0"),
+    ("transaction_read_only", "0"),
+    ("version", SERVER_VERSION),
+    ("version_comment", "Keyshard sharding proxy"),
+    ("wait_timeout", "28800"),
+];
+
+fn variable(name: &str) -> Option<&'static str> {
+    VARIABLES
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| *v)
+}
+
+/// A variable's value as the server would type it: numbers as integers.
+fn typed(value: &str) -> Value {
+    match value.parse::<i64>() {
+        Ok(v) => Value::Int(v),
+        Err(_) => Value::Text(value.to_owned()),
+    }
+}
+
+/// The answer to `sql` when it is a session statement; `None` for everything else.
+pub fn answer(
+    sql: &str,
+    session: &mut Session,
+    database_name: &str,
+    tables: &[String],
+) -> Option<Result<Reply, MySqlError>> {
+    let text = sql.trim().trim_end_matches(';').trim_end();
+    let lower = text.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    match words.as_slice() {
+        ["set", ..] => Some(set(&lower)),
+        ["use", db] => Some(use_database(strip_quotes(db), session, database_name)),
+        ["begin"] | ["begin", "work"] | ["start", "transaction", ..] => Some(Err(
+            MySqlError::unsupported("explicit transactions (BEGIN/START TRANSACTION) yet"),
+        )),
+        // Nothing is ever left open, so there is nothing to end.
+        ["commit"] | ["rollback"] | ["commit", "work"] | ["rollback", "work"] => {
+            Some(Ok(Reply::done()))
+        }
+        ["show", "databases"] | ["show", "schemas"] => Some(Ok(Reply::text_rows(
+            &["Database"],
+            vec![vec![Value::Text(database_name.to_owned())]],
+        ))),
+        ["show", "tables"] | ["show", "full", "tables"] => {
+            let column = format!("Tables_in_{database_name}");
+            Some(Ok(Reply::text_rows(
+                &[&column],
+                tables
+                    .iter()
+                    .map(|t| vec![Value::Text(t.clone())])
+                    .collect(),
+            )))
+        }
+        ["show", "warnings", ..] | ["show", "errors", ..] => Some(Ok(Reply::text_rows(
+            &["Level", "Code", "Message"],
+            Vec::new(),
+        ))),
+        ["show", "variables", ..]
+        | ["show", "session", "variables", ..]
+        | ["show", "global", "variables", ..] => Some(Ok(show_variables(text))),
+        ["select", ..] => select(text, session),
+        _ => None,
+    }
+}
+
+fn set(lower: &str) -> Result<Reply, MySqlError> {
+    // Keyshard commits every statement on its own; a client that turns autocommit off expects
+    // transactions it would not get.
+    let compact: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
+    let turns_off = ["autocommit=0", "autocommit=off", "autocommit=false"]
+        .iter()
+        .any(|p| compact.contains(p));
+    if turns_off {
+        return Err(MySqlError::unsupported(
+            "transactions (SET autocommit = 0) yet",
+        ));
+    }
+    Ok(Reply::done())
+}
+
+fn use_database(
+    name: &str,
+    session: &mut Session,
+    database_name: &str,
+) -> Result<Reply, MySqlError> {
+    if name.eq_ignore_ascii_case(database_name) {
+        session.database = Some(database_name.to_owned());
+        Ok(Reply::done())
+    } else {
+        Err(MySqlError::unknown_database(name))
+    }
+}
+
+fn strip_quotes(name: &str) -> &str {
+    name.trim_matches(|c| c == '`' || c == '"' || c == '\'')
+}
+
+fn show_variables(text: &str) -> Reply {
+    // `LIKE 'pattern'` or `WHERE Variable_name = 'x'` / `IN (...)`: every quoted name or pattern.
+    let patterns: Vec<String> = text
+        .split('\'')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let rows = VARIABLES
+        .iter()
+        .filter(|(name, _)| patterns.is_empty() || patterns.iter().any(|p| like(name, p)))
+        .map(|(name, value)| {
+            vec![
+                Value::Text((*name).to_owned()),
+                Value::Text((*value).to_owned()),
+            ]
+        })
+        .collect();
+    Reply::text_rows(&["Variable_name", "Value"], rows)
+}
+
+/// SQL LIKE with `%` and `_`, case-insensitive.
+fn like(text: &str, pattern: &str) -> bool {
+    fn go(t: &[u8], p: &[u8]) -> bool {
+        match p.split_first() {
+            None => t.is_empty(),
+            Some((b'%', rest)) => (0..=t.len()).any(|i| go(&t[i..], rest)),
+            Some((b'_', rest)) => !t.is_empty() && go(&t[1..], rest),
+            Some((c, rest)) => {
+                t.first().is_some_and(|x| x.eq_ignore_ascii_case(c)) && go(&t[1..], rest)
+            }
+        }
+    }
+    go(text.as_bytes(), pattern.as_bytes())
+}
+
+/// `SELECT` of session functions and `@@variables` only, with optional aliases and a trailing
+/// `LIMIT 1`; anything else is not a session statement.
+fn select(text: &str, session: &Session) -> Option<Result<Reply, MySqlError>> {
+    let body = text.get(6..)?.trim();
+    let body = match body.to_ascii_lowercase().rfind(" limit ") {
+        Some(i) if body[i + 7..].trim() == "1" => &body[..i],
+        _ => body,
+    };
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    for item in split_top_level(body) {
+        let (expr, alias) = split_alias(item.trim());
+        let value = session_value(expr, session)?;
+        names.push(alias.unwrap_or(expr).to_owned());
+        values.push(value);
+    }
+    if values.is_empty() {
+        return None;
+    }
+    Some(Ok(Reply::one_row(names, values)))
+}
+
+fn session_value(expr: &str, session: &Session) -> Option<Value> {
+    let lower = expr.to_ascii_lowercase();
+    if let Some(name) = lower.strip_prefix("@@") {
+        let name = name
+            .strip_prefix("session.")
+            .or_else(|| name.strip_prefix("global."))
+            .unwrap_or(name);
+        return Some(variable(name).map_or(Value::Null, typed));
+    }
+    Some(match lower.replace(' ', "").as_str() {
+        "last_insert_id()" => Value::UInt(session.last_insert_id),
+        "database()" | "schema()" => session.database.clone().map_or(Value::Null, Value::Text),
+        "version()" => Value::Text(SERVER_VERSION.to_owned()),
+        "connection_id()" => Value::UInt(session.connection_id.into()),
+        "user()" | "current_user()" | "current_user" | "session_user()" | "system_user()" => {
+            Value::Text(format!("{}@%", session.user))
+        }
+        // `SELECT 1`, the connection check of many pools.
+        number => Value::Int(number.parse().ok()?),
+    })
+}
+
+/// Splits a projection list at commas outside parentheses and quotes.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut quote, mut start) = (0i32, None, 0);
+    for (i, c) in text.char_indices() {
+        match (c, quote) {
+            ('\'' | '"' | '`', None) => quote = Some(c),
+            (c, Some(q)) if c == q => quote = None,
+            ('(', None) => depth += 1,
+            (')', None) => depth -= 1,
+            (',', None) if depth == 0 => {
+                items.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&text[start..]);
+    items
+}
+
+/// `expr AS alias`, `expr alias` or `expr`.
+fn split_alias(item: &str) -> (&str, Option<&str>) {
+    let lower = item.to_ascii_lowercase();
+    if let Some(i) = lower.rfind(" as ") {
+        return (item[..i].trim(), Some(strip_quotes(item[i + 4..].trim())));
+    }
+    match item.rsplit_once(char::is_whitespace) {
+        Some((expr, alias)) if !expr.trim().is_empty() && !alias.contains(')') => {
+            (expr.trim(), Some(strip_quotes(alias)))
+        }
+        _ => (item, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> Session {
+        Session::new(7, "root".into(), None)
+    }
+
+    fn rows(reply: Reply) -> (Vec<String>, Vec<Vec<Value>>) {
+        match reply {
+            Reply::Rows { columns, rows } => (columns.into_iter().map(|c| c.name).collect(), rows),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn ask(sql: &str, session: &mut Session) -> Result<Reply, MySqlError> {
+        answer(sql, session, "sharding_db", &["t_order".to_owned()])
+            .unwrap_or_else(|| panic!("{sql} not answered"))
+    }
+
+    #[test]
+    fn connect_time_statements() {
+        let mut s = session();
+        assert_eq!(
+            ask("SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci", &mut s).unwrap(),
+            Reply::done()
+        );
+        assert_eq!(ask("set autocommit=1", &mut s).unwrap(), Reply::done());
+        assert_eq!(ask("SET autocommit = 0", &mut s).unwrap_err().code, 1235);
+        let (names, values) = rows(ask("select @@version_comment limit 1", &mut s).unwrap());
+        assert_eq!(names, ["@@version_comment"]);
+        assert_eq!(values, [[Value::Text("Keyshard sharding proxy".into())]]);
+        let (names, values) = rows(
+            ask("SELECT @@session.auto_increment_increment AS auto_increment_increment, @@max_allowed_packet", &mut s)
+                .unwrap(),
+        );
+        assert_eq!(names, ["auto_increment_increment", "@@max_allowed_packet"]);
+        assert_eq!(values, [[Value::Int(1), Value::Int(67108864)]]);
+        let (_, values) = rows(ask("SHOW VARIABLES LIKE 'auto_increment%'", &mut s).unwrap());
+        assert_eq!(values.len(), 2);
+        let (_, values) = rows(
+            ask(
+                "SHOW SESSION VARIABLES WHERE Variable_name = 'max_allowed_packet'",
+                &mut s,
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            values,
+            [[
+                Value::Text("max_allowed_packet".into()),
+                Value::Text("67108864".into())
+            ]]
+        );
+    }
+
+    #[test]
+    fn session_functions() {
+        let mut s = session();
+        s.last_insert_id = 42;
+        let (names, values) = rows(ask("SELECT LAST_INSERT_ID()", &mut s).unwrap());
+        assert_eq!(
+            (names, values),
+            (
+                vec!["LAST_INSERT_ID()".to_owned()],
+                vec![vec![Value::UInt(42)]]
+            )
+        );
+        let (_, values) = rows(ask("select database(), 1", &mut s).unwrap());
+        assert_eq!(values, [[Value::Null, Value::Int(1)]]);
+        assert_eq!(ask("USE `sharding_db`", &mut s).unwrap(), Reply::done());
+        assert_eq!(s.database.as_deref(), Some("sharding_db"));
+        assert_eq!(ask("use other", &mut s).unwrap_err().code, 1049);
+        let (names, values) = rows(ask("SHOW TABLES", &mut s).unwrap());
+        assert_eq!(
+            (names, values),
+            (
+                vec!["Tables_in_sharding_db".to_owned()],
+                vec![vec![Value::Text("t_order".into())]]
+            )
+        );
+    }
+
+    #[test]
+    fn other_statements_are_not_answered() {
+        let mut s = session();
+        for sql in [
+            "SELECT * FROM t_order",
+            "INSERT INTO t_order VALUES (1)",
+            "SELECT NOW()",
+            "select",
+        ] {
+            assert!(answer(sql, &mut s, "sharding_db", &[]).is_none(), "{sql}");
+        }
+    }
+
+    #[test]
+    fn like_patterns() {
+        assert!(like("auto_increment_increment", "auto%"));
+        assert!(like("tx_isolation", "tx\\_isolation") || like("tx_isolation", "tx_isolation"));
+        assert!(!like("version", "ver"));
+        assert!(like("version", "v_rs%"));
+    }
+}

@@ -1,0 +1,17 @@
+//! Keyshard's proxy: the MySQL frontend, sessions, the statements the proxy answers itself,
+//! and the server's lifecycle.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod admin;
+mod engine;
+mod error;
+pub mod mysql;
+mod reply;
+mod server;
+mod session;
+
+pub use engine::Engine;
+pub use error::MySqlError;
+pub use server::{Server, ServerError};

@@ -1,0 +1,6 @@
+//! The MySQL frontend.
+
+mod connection;
+pub mod protocol;
+
+pub use connection::serve;

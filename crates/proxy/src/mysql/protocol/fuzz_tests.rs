@@ -1,0 +1,211 @@
+//! Random and truncated bytes through every decoder: errors are fine, panics are not.
+
+use std::collections::HashMap;
+
+use keyshard_router::Value;
+use mysql_common::Value as MyValue;
+use mysql_common::constants::{CapabilityFlags, ColumnType, StatusFlags};
+use mysql_common::packets::{AuthPlugin, ComStmtExecuteRequestBuilder, HandshakeResponse};
+use mysql_common::proto::MySerialize;
+use tokio::io::{AsyncWriteExt, duplex};
+
+use super::*;
+
+/// xorshift64*: deterministic, so a failure reproduces.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn bytes(&mut self, max: usize) -> Vec<u8> {
+        let len = self.below(max + 1);
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+
+    /// Mostly small values and the edges of each field width.
+    fn interesting_byte(&mut self) -> u8 {
+        const EDGES: [u8; 8] = [0, 1, 0x7f, 0x80, 0xfb, 0xfc, 0xfe, 0xff];
+        if self.below(2) == 0 {
+            EDGES[self.below(EDGES.len())]
+        } else {
+            self.next() as u8
+        }
+    }
+}
+
+/// Every prefix of `payload`, and copies with random bytes overwritten.
+fn mutations(rng: &mut Rng, payload: &[u8]) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = (0..=payload.len()).map(|n| payload[..n].to_vec()).collect();
+    for _ in 0..200 {
+        let mut m = payload.to_vec();
+        for _ in 0..=rng.below(4) {
+            if !m.is_empty() {
+                let i = rng.below(m.len());
+                m[i] = rng.interesting_byte();
+            }
+        }
+        out.push(m);
+    }
+    out
+}
+
+fn exercise_command(rng: &mut Rng, payload: &[u8]) {
+    let Ok(Command::StmtExecute(req)) = decode_command(payload) else {
+        return;
+    };
+    for param_count in [0, 1, 2, 3, 8, 9, 17, rng.below(64)] {
+        let mut types = if rng.below(2) == 0 {
+            Vec::new()
+        } else {
+            vec![(ColumnType::MYSQL_TYPE_LONGLONG, false); param_count]
+        };
+        let mut long = HashMap::new();
+        if rng.below(3) == 0 {
+            long.insert(rng.below(4) as u16, rng.bytes(8));
+        }
+        let _ = decode_params(&req, param_count, &mut types, &mut long);
+    }
+}
+
+#[test]
+fn random_commands_never_panic() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for _ in 0..20_000 {
+        let mut payload = rng.bytes(48);
+        if let Some(first) = payload.first_mut() {
+            // Favour the commands that carry payloads.
+            const CODES: [u8; 9] = [0x02, 0x03, 0x04, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b];
+            if rng.below(4) != 0 {
+                *first = CODES[rng.below(CODES.len())];
+            }
+        }
+        exercise_command(&mut rng, &payload);
+    }
+}
+
+#[test]
+fn mutated_executes_never_panic() {
+    let mut rng = Rng(7);
+    let params = [
+        MyValue::Int(-1),
+        MyValue::UInt(u64::MAX),
+        MyValue::Bytes(b"text".to_vec()),
+        MyValue::NULL,
+        MyValue::Double(1.0),
+        MyValue::Float(2.0),
+        MyValue::Date(2024, 1, 2, 3, 4, 5, 6),
+        MyValue::Time(true, 1, 2, 3, 4, 5),
+    ];
+    for n in 0..=params.len() {
+        let (req, _) = ComStmtExecuteRequestBuilder::new(1).build(&params[..n]);
+        let mut payload = Vec::new();
+        req.serialize(&mut payload);
+        for m in mutations(&mut rng, &payload) {
+            exercise_command(&mut rng, &m);
+        }
+    }
+}
+
+#[test]
+fn mutated_handshake_responses_never_panic() {
+    let mut rng = Rng(11);
+    let mut attrs = HashMap::new();
+    attrs.insert("_os".to_owned(), "linux".to_owned());
+    let caps = handshake::server_capabilities();
+    let response = HandshakeResponse::new(
+        Some(&[1u8; 20][..]),
+        (8, 0, 36),
+        Some(&b"root"[..]),
+        Some(&b"db"[..]),
+        Some(AuthPlugin::CachingSha2Password),
+        caps,
+        Some(attrs),
+        1 << 24,
+    );
+    let mut payload = Vec::new();
+    response.serialize(&mut payload);
+    for m in mutations(&mut rng, &payload) {
+        let _ = handshake::parse_response(&m);
+    }
+    for _ in 0..5_000 {
+        let _ = handshake::parse_response(&rng.bytes(80));
+    }
+}
+
+#[tokio::test]
+async fn random_streams_never_panic() {
+    let mut rng = Rng(13);
+    for _ in 0..300 {
+        let mut bytes = rng.bytes(64);
+        // Now and then a plausible header, so that payloads get read too.
+        if rng.below(2) == 0 && bytes.len() >= 4 {
+            bytes[0] = rng.below(bytes.len()) as u8;
+            bytes[1] = 0;
+            bytes[2] = 0;
+        }
+        let (mut client, server) = duplex(256);
+        client.write_all(&bytes).await.unwrap();
+        drop(client);
+        let mut io = PacketIo::with_max_payload(server, 32);
+        while let Ok(Some(_)) = io.read_packet().await {}
+    }
+}
+
+fn random_value(rng: &mut Rng) -> Value {
+    match rng.below(8) {
+        0 => Value::Null,
+        1 => Value::Int(rng.next() as i64),
+        2 => Value::UInt(rng.next()),
+        3 => Value::Double(f64::from_bits(rng.next())),
+        4 => Value::Bytes(rng.bytes(12)),
+        5 => Value::Text(
+            ["2024-01-02 03:04:05", "-838:59:59.1", "t", "12.5", "1e400"][rng.below(5)].into(),
+        ),
+        _ => Value::Text(String::from_utf8_lossy(&rng.bytes(12)).into_owned()),
+    }
+}
+
+#[tokio::test]
+async fn any_value_in_any_column_type_encodes() {
+    let mut rng = Rng(17);
+    let types: Vec<ColumnType> = (0..=255u8)
+        .filter_map(|b| ColumnType::try_from(b).ok())
+        .collect();
+    let (_client, server) = duplex(64);
+    let mut io = PacketIo::new(server);
+    for _ in 0..500 {
+        let columns: Vec<ResultColumn> = (0..rng.below(6))
+            .map(|i| {
+                let mut c = ResultColumn::from_type_name(&format!("c{i}"), "?", None);
+                c.column_type = types[rng.below(types.len())];
+                c.flags =
+                    mysql_common::constants::ColumnFlags::from_bits_truncate(rng.next() as u16);
+                c
+            })
+            .collect();
+        let rows: Vec<Vec<Value>> = (0..3)
+            .map(|_| (0..rng.below(8)).map(|_| random_value(&mut rng)).collect())
+            .collect();
+        let caps = CapabilityFlags::from_bits_truncate(rng.next() as u32);
+        for binary in [false, true] {
+            response::write_result_set(
+                &mut io,
+                caps,
+                &columns,
+                &rows,
+                binary,
+                StatusFlags::empty(),
+            );
+        }
+        response::write_prepare_ok(&mut io, caps, 1, rng.below(4), &columns);
+    }
+}

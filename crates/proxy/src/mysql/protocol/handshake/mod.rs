@@ -1,0 +1,215 @@
+//! The server side of connection setup: greeting, HandshakeResponse41, authentication.
+
+mod scramble;
+
+use mysql_common::constants::{CapabilityFlags, StatusFlags};
+use mysql_common::io::ParseBuf;
+use mysql_common::packets::{AuthPlugin, AuthSwitchRequest, HandshakePacket, HandshakeResponse};
+use mysql_common::proto::MySerialize;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::error::ProtocolError;
+use super::packet::PacketIo;
+use super::response;
+
+use scramble::SCRAMBLE_LEN;
+
+/// What the server announces about itself in the greeting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Greeting {
+    /// Shown by `SELECT CONNECTION_ID()` and used by `KILL`.
+    pub connection_id: u32,
+    /// Clients parse the leading `x.y.z` to pick features, so keep it MySQL-like,
+    /// e.g. `8.0.36-Keyshard`.
+    pub server_version: String,
+}
+
+/// An authenticated client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Client {
+    /// The user name it authenticated as.
+    pub user: String,
+    /// The database named in the handshake (CLIENT_CONNECT_WITH_DB), if any.
+    pub database: Option<String>,
+    /// Capabilities in effect: the server's ∩ the client's. Pass to the response encoders.
+    pub capabilities: CapabilityFlags,
+    /// The client's connection collation id (e.g. 45 utf8mb4_general_ci, 255 utf8mb4_0900_ai_ci).
+    pub collation: u8,
+}
+
+/// The capabilities this server offers. No CLIENT_SSL and no compression: the proxy speaks
+/// plain packets only, so a client that insists on TLS fails at once instead of hanging.
+pub fn server_capabilities() -> CapabilityFlags {
+    CapabilityFlags::CLIENT_LONG_PASSWORD
+        | CapabilityFlags::CLIENT_LONG_FLAG
+        | CapabilityFlags::CLIENT_CONNECT_WITH_DB
+        | CapabilityFlags::CLIENT_PROTOCOL_41
+        | CapabilityFlags::CLIENT_TRANSACTIONS
+        | CapabilityFlags::CLIENT_SECURE_CONNECTION
+        | CapabilityFlags::CLIENT_MULTI_RESULTS
+        | CapabilityFlags::CLIENT_PS_MULTI_RESULTS
+        | CapabilityFlags::CLIENT_PLUGIN_AUTH
+        | CapabilityFlags::CLIENT_CONNECT_ATTRS
+        | CapabilityFlags::CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+        | CapabilityFlags::CLIENT_DEPRECATE_EOF
+}
+
+/// utf8mb4_general_ci: a utf8mb4 collation that every client library knows, unlike 255.
+const DEFAULT_COLLATION: u8 = 45;
+const NATIVE_PASSWORD: &[u8] = b"mysql_native_password";
+const ER_HANDSHAKE_ERROR: u16 = 1043;
+const ER_ACCESS_DENIED_ERROR: u16 = 1045;
+const ER_NOT_SUPPORTED_AUTH_MODE: u16 = 1251;
+
+/// Runs the connection phase on a fresh connection.
+///
+/// Sends Handshake v10 offering `mysql_native_password` with a random 20-byte scramble, reads
+/// the HandshakeResponse41 and checks the answer against `check(user)`, the user's configured
+/// password (`None` for an unknown user). A client that answered for another plugin — MySQL 8
+/// clients default to `caching_sha2_password` — is sent an AuthSwitchRequest back to
+/// `mysql_native_password` with the same scramble. On success the OK packet is sent.
+///
+/// Failures that the client can be told about (bad credentials, SSL, pre-4.1 protocol, an
+/// unparsable response) are answered with an ERR packet before the error is returned; a bad
+/// password gives ERR 1045 and [`ProtocolError::AccessDenied`]. Close the connection on any error.
+pub async fn accept<S>(
+    io: &mut PacketIo<S>,
+    greeting: &Greeting,
+    peer_host: &str,
+    check: impl Fn(&str) -> Option<String>,
+) -> Result<Client, ProtocolError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let scramble = scramble::new_scramble()?;
+    io.reset_sequence();
+    io.write_packet(&greeting_payload(greeting, &scramble));
+    io.flush().await?;
+
+    let payload = read_required(io).await?;
+    let response = match parse_response(&payload) {
+        Ok(response) => response,
+        Err((code, state, message, error)) => {
+            io.write_packet(&response::err(code, state, &message));
+            io.flush().await?;
+            return Err(error);
+        }
+    };
+    let capabilities = server_capabilities() & response.capabilities();
+    let user = String::from_utf8_lossy(response.user()).into_owned();
+
+    let mut auth_response = response.scramble_buf().to_vec();
+    let wants_other_plugin = response
+        .auth_plugin()
+        .is_some_and(|plugin| *plugin != AuthPlugin::MysqlNativePassword);
+    if wants_other_plugin && capabilities.contains(CapabilityFlags::CLIENT_PLUGIN_AUTH) {
+        // MySQL sends the scramble NUL-terminated here too; clients strip the NUL.
+        let mut data = scramble.to_vec();
+        data.push(0);
+        let mut switch = Vec::new();
+        AuthSwitchRequest::new(NATIVE_PASSWORD, data).serialize(&mut switch);
+        io.write_packet(&switch);
+        io.flush().await?;
+        auth_response = read_required(io).await?;
+    }
+
+    let authenticated = check(&user)
+        .is_some_and(|password| scramble::verify_native(&scramble, &password, &auth_response));
+    if !authenticated {
+        let using = if auth_response.is_empty() {
+            "NO"
+        } else {
+            "YES"
+        };
+        let message =
+            format!("Access denied for user '{user}'@'{peer_host}' (using password: {using})");
+        io.write_packet(&response::err(ER_ACCESS_DENIED_ERROR, "28000", &message));
+        io.flush().await?;
+        return Err(ProtocolError::AccessDenied { user });
+    }
+
+    let status = StatusFlags::SERVER_STATUS_AUTOCOMMIT;
+    io.write_packet(&response::ok(capabilities, 0, 0, status, 0, ""));
+    io.flush().await?;
+    Ok(Client {
+        user,
+        database: response
+            .db_name()
+            .map(|db| String::from_utf8_lossy(db).into_owned()),
+        capabilities,
+        collation: response.collation(),
+    })
+}
+
+fn greeting_payload(greeting: &Greeting, scramble: &[u8; SCRAMBLE_LEN]) -> Vec<u8> {
+    let (head, tail) = scramble.split_at(8);
+    let mut scramble_1 = [0u8; 8];
+    scramble_1.copy_from_slice(head);
+    // The second part is sent NUL-terminated, as MySQL does (auth-plugin-data length 21).
+    let mut scramble_2 = tail.to_vec();
+    scramble_2.push(0);
+    let packet = HandshakePacket::new(
+        10,
+        greeting.server_version.as_bytes(),
+        greeting.connection_id,
+        scramble_1,
+        Some(scramble_2),
+        server_capabilities(),
+        DEFAULT_COLLATION,
+        StatusFlags::SERVER_STATUS_AUTOCOMMIT,
+        Some(NATIVE_PASSWORD),
+    );
+    let mut payload = Vec::new();
+    packet.serialize(&mut payload);
+    payload
+}
+
+async fn read_required<S>(io: &mut PacketIo<S>) -> Result<Vec<u8>, ProtocolError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    io.read_packet()
+        .await?
+        .ok_or_else(|| ProtocolError::Io(std::io::ErrorKind::UnexpectedEof.into()))
+}
+
+/// The ERR packet to send (code, SQLSTATE, message) and the error to return.
+type Rejection = (u16, &'static str, String, ProtocolError);
+
+/// Decodes a HandshakeResponse41, refusing what this server cannot serve.
+pub(crate) fn parse_response(payload: &[u8]) -> Result<HandshakeResponse<'_>, Rejection> {
+    let flags = payload
+        .get(..4)
+        .and_then(|b| b.try_into().ok())
+        .map(|b: [u8; 4]| CapabilityFlags::from_bits_truncate(u32::from_le_bytes(b)))
+        .unwrap_or_default();
+    if !flags.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
+        let message = "Client does not support authentication protocol requested by server; \
+                       consider upgrading MySQL client";
+        return Err((
+            ER_NOT_SUPPORTED_AUTH_MODE,
+            "08004",
+            message.to_owned(),
+            ProtocolError::Unsupported("client without CLIENT_PROTOCOL_41".into()),
+        ));
+    }
+    if flags.contains(CapabilityFlags::CLIENT_SSL) {
+        return Err((
+            ER_HANDSHAKE_ERROR,
+            "08S01",
+            "Bad handshake: this server does not support SSL".to_owned(),
+            ProtocolError::Unsupported("SSL requested".into()),
+        ));
+    }
+    ParseBuf(payload).parse(()).map_err(|e| {
+        (
+            ER_HANDSHAKE_ERROR,
+            "08S01",
+            "Bad handshake".to_owned(),
+            ProtocolError::malformed(format!("handshake response: {e}")),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests;

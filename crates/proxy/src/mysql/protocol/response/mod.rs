@@ -1,0 +1,87 @@
+//! Encoders for the server's answers. Each returns or writes packet payloads; the caller
+//! flushes the [`PacketIo`](super::packet::PacketIo).
+
+mod binary_row;
+mod column;
+mod result_set;
+mod text_row;
+
+pub use column::ResultColumn;
+pub use result_set::{write_prepare_ok, write_result_set};
+
+use mysql_common::constants::{CapabilityFlags, StatusFlags};
+use mysql_common::packets::{ErrPacket, ServerError, SqlState};
+use mysql_common::proto::MySerialize;
+
+use super::wire::{put_lenenc_bytes, put_lenenc_int};
+
+/// An OK packet.
+///
+/// `info` (e.g. "Rows matched: 1  Changed: 1  Warnings: 0") is omitted when empty.
+pub fn ok(
+    capabilities: CapabilityFlags,
+    affected_rows: u64,
+    last_insert_id: u64,
+    status: StatusFlags,
+    warnings: u16,
+    info: &str,
+) -> Vec<u8> {
+    ok_with_header(
+        0x00,
+        capabilities,
+        affected_rows,
+        last_insert_id,
+        status,
+        warnings,
+        info,
+    )
+}
+
+fn ok_with_header(
+    header: u8,
+    capabilities: CapabilityFlags,
+    affected_rows: u64,
+    last_insert_id: u64,
+    status: StatusFlags,
+    warnings: u16,
+    info: &str,
+) -> Vec<u8> {
+    let mut buf = vec![header];
+    put_lenenc_int(&mut buf, affected_rows);
+    put_lenenc_int(&mut buf, last_insert_id);
+    if capabilities.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
+        buf.extend_from_slice(&status.bits().to_le_bytes());
+        buf.extend_from_slice(&warnings.to_le_bytes());
+    } else if capabilities.contains(CapabilityFlags::CLIENT_TRANSACTIONS) {
+        buf.extend_from_slice(&status.bits().to_le_bytes());
+    }
+    // MySQL's net_send_ok writes the info length-encoded, whatever the manual says.
+    if !info.is_empty() {
+        put_lenenc_bytes(&mut buf, info.as_bytes());
+    }
+    buf
+}
+
+/// An ERR packet. `sqlstate` should be five characters; anything else becomes `HY000`.
+pub fn err(code: u16, sqlstate: &str, message: &str) -> Vec<u8> {
+    let state = <[u8; 5]>::try_from(sqlstate.as_bytes()).unwrap_or(*b"HY000");
+    let mut buf = Vec::new();
+    let error = ServerError::new(code, Some(SqlState::new(state)), message.as_bytes());
+    ErrPacket::Error(error).serialize(&mut buf);
+    buf
+}
+
+/// The packet that ends column definitions or rows: with CLIENT_DEPRECATE_EOF an OK packet
+/// with the 0xFE header, otherwise a classic EOF packet.
+pub fn eof(capabilities: CapabilityFlags, status: StatusFlags) -> Vec<u8> {
+    if capabilities.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
+        ok_with_header(0xFE, capabilities, 0, 0, status, 0, "")
+    } else {
+        let mut buf = vec![0xFE, 0, 0];
+        buf.extend_from_slice(&status.bits().to_le_bytes());
+        buf
+    }
+}
+
+#[cfg(test)]
+mod tests;

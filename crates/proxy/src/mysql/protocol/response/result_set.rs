@@ -1,0 +1,107 @@
+//! Whole multi-packet responses: a result set, and COM_STMT_PREPARE's answer.
+
+use keyshard_router::Value;
+use mysql_common::constants::{CapabilityFlags, ColumnType, StatusFlags};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::column::ResultColumn;
+use super::{binary_row, eof, ok, text_row};
+use crate::mysql::protocol::packet::PacketIo;
+use crate::mysql::protocol::wire::put_lenenc_int;
+
+/// Writes a result set to `io` without flushing: column count, column definitions, an EOF
+/// (unless CLIENT_DEPRECATE_EOF), rows, and the terminating EOF or OK. Rows are in the text
+/// protocol (COM_QUERY) or, when `binary`, the binary protocol (COM_STMT_EXECUTE), where each
+/// value is converted to its column's declared type.
+///
+/// `status` goes into the terminating packet (add SERVER_MORE_RESULTS_EXISTS there when another
+/// result follows). A result set needs at least one column: with none an OK packet is written.
+pub fn write_result_set<S>(
+    io: &mut PacketIo<S>,
+    capabilities: CapabilityFlags,
+    columns: &[ResultColumn],
+    rows: &[Vec<Value>],
+    binary: bool,
+    status: StatusFlags,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    if columns.is_empty() {
+        io.write_packet(&ok(capabilities, 0, 0, status, 0, ""));
+        return;
+    }
+    let mut count = Vec::new();
+    put_lenenc_int(&mut count, columns.len() as u64);
+    io.write_packet(&count);
+    write_definitions(io, capabilities, columns, status);
+    let mut buf = Vec::new();
+    for row in rows {
+        buf.clear();
+        if binary {
+            binary_row::encode_row(&mut buf, columns, row);
+        } else {
+            text_row::encode_row(&mut buf, columns.len(), row);
+        }
+        io.write_packet(&buf);
+    }
+    io.write_packet(&eof(capabilities, status));
+}
+
+/// Writes COM_STMT_PREPARE_OK for a statement with `params` placeholders and result columns
+/// `columns` (empty for statements without a result set), without flushing. Each list of
+/// definitions is followed by an EOF packet unless CLIENT_DEPRECATE_EOF was negotiated.
+pub fn write_prepare_ok<S>(
+    io: &mut PacketIo<S>,
+    capabilities: CapabilityFlags,
+    stmt_id: u32,
+    params: usize,
+    columns: &[ResultColumn],
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    // The protocol counts both in 16 bits; MySQL itself refuses more than 65,535 placeholders.
+    let params = u16::try_from(params).unwrap_or(u16::MAX);
+    let columns = &columns[..columns.len().min(usize::from(u16::MAX))];
+    let mut buf = vec![0x00];
+    buf.extend_from_slice(&stmt_id.to_le_bytes());
+    buf.extend_from_slice(&(columns.len() as u16).to_le_bytes());
+    buf.extend_from_slice(&params.to_le_bytes());
+    buf.push(0x00);
+    buf.extend_from_slice(&0u16.to_le_bytes());
+    io.write_packet(&buf);
+
+    let status = StatusFlags::SERVER_STATUS_AUTOCOMMIT;
+    if params > 0 {
+        // MySQL describes every placeholder the same way: a binary VAR_STRING named "?".
+        let mut param = ResultColumn::text("?");
+        param.column_type = ColumnType::MYSQL_TYPE_VAR_STRING;
+        param.charset = 63;
+        param.length = 0;
+        let definition = param.definition();
+        for _ in 0..params {
+            io.write_packet(&definition);
+        }
+        if !capabilities.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
+            io.write_packet(&eof(capabilities, status));
+        }
+    }
+    if !columns.is_empty() {
+        write_definitions(io, capabilities, columns, status);
+    }
+}
+
+fn write_definitions<S>(
+    io: &mut PacketIo<S>,
+    capabilities: CapabilityFlags,
+    columns: &[ResultColumn],
+    status: StatusFlags,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    for column in columns {
+        io.write_packet(&column.definition());
+    }
+    if !capabilities.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
+        io.write_packet(&eof(capabilities, status));
+    }
+}

@@ -1,0 +1,32 @@
+//! ProtocolText::ResultsetRow: every value as a length-encoded string, NULL as 0xFB.
+
+use std::borrow::Cow;
+
+use keyshard_router::Value;
+
+use crate::mysql::protocol::wire::put_lenenc_bytes;
+
+/// The marker of a NULL value in a text row.
+const NULL: u8 = 0xFB;
+
+/// Encodes a row of `width` columns; missing values are NULL, extra ones dropped.
+pub(super) fn encode_row(buf: &mut Vec<u8>, width: usize, row: &[Value]) {
+    for i in 0..width {
+        match row.get(i) {
+            None | Some(Value::Null) => buf.push(NULL),
+            Some(value) => put_lenenc_bytes(buf, &value_text(value)),
+        }
+    }
+}
+
+/// A value's text form, as MySQL prints it; bytes pass through unchanged.
+pub(super) fn value_text(value: &Value) -> Cow<'_, [u8]> {
+    match value {
+        Value::Null => Cow::Borrowed(b"NULL"),
+        Value::Int(v) => Cow::Owned(v.to_string().into_bytes()),
+        Value::UInt(v) => Cow::Owned(v.to_string().into_bytes()),
+        Value::Double(v) => Cow::Owned(v.to_string().into_bytes()),
+        Value::Text(v) => Cow::Borrowed(v.as_bytes()),
+        Value::Bytes(v) => Cow::Borrowed(v),
+    }
+}

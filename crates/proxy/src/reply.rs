@@ -1,0 +1,72 @@
+//! What a statement answers, before a frontend encodes it.
+
+use keyshard_backend::Column;
+use keyshard_router::Value;
+
+/// A statement's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// Done, nothing to return but counts.
+    Ok {
+        /// Rows changed.
+        affected_rows: u64,
+        /// The first key the statement generated, or 0.
+        last_insert_id: u64,
+    },
+    /// A result set.
+    Rows {
+        /// Its columns.
+        columns: Vec<Column>,
+        /// Its rows.
+        rows: Vec<Vec<Value>>,
+    },
+}
+
+impl Reply {
+    /// OK with nothing changed.
+    pub fn done() -> Self {
+        Reply::Ok {
+            affected_rows: 0,
+            last_insert_id: 0,
+        }
+    }
+
+    /// A result set of one row whose values are all text or integers, named `names`.
+    pub fn one_row(names: impl IntoIterator<Item = String>, values: Vec<Value>) -> Self {
+        let columns = names
+            .into_iter()
+            .zip(&values)
+            .map(|(name, value)| column(name, value))
+            .collect();
+        Reply::Rows {
+            columns,
+            rows: vec![values],
+        }
+    }
+
+    /// A result set of text columns.
+    pub fn text_rows(names: &[&str], rows: Vec<Vec<Value>>) -> Self {
+        let columns = names
+            .iter()
+            .map(|n| Column {
+                name: (*n).to_owned(),
+                type_name: "VARCHAR".to_owned(),
+            })
+            .collect();
+        Reply::Rows { columns, rows }
+    }
+}
+
+fn column(name: String, value: &Value) -> Column {
+    let type_name = match value {
+        Value::Int(_) => "BIGINT",
+        Value::UInt(_) => "BIGINT UNSIGNED",
+        Value::Double(_) => "DOUBLE",
+        Value::Bytes(_) => "BLOB",
+        Value::Text(_) | Value::Null => "VARCHAR",
+    };
+    Column {
+        name,
+        type_name: type_name.to_owned(),
+    }
+}

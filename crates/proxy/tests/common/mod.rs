@@ -1,0 +1,149 @@
+//! A proxy started in-process for a test, and ways to look into its shards directly.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use keyshard_proxy::Server;
+use sqlx::Connection;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub fn unique(prefix: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The rule of the default configuration (t_order over ds_{0,1}.t_order_{0,1}) with the given
+/// data source URLs, listening on a free port.
+pub fn yaml(url_0: &str, url_1: &str) -> String {
+    let default = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/keyshard.yaml"),
+    )
+    .unwrap();
+    default
+        .replace("sqlite://../data/ds_0.db", url_0)
+        .replace("sqlite://../data/ds_1.db", url_1)
+        .replace("listen: 127.0.0.1:3307", "listen: 127.0.0.1:0")
+}
+
+/// A running proxy; dropping it does not stop it, `stop` does.
+pub struct Proxy {
+    pub address: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<()>,
+}
+
+impl Proxy {
+    pub async fn start(yaml: &str) -> Self {
+        let config =
+            keyshard_config::from_yaml_str(yaml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        let server = Server::bind(config).await.unwrap();
+        let address = server.mysql_address().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(server.run(async move {
+            let _ = stopped.await;
+        }));
+        Self {
+            address,
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    pub fn url(&self, user: &str, password: &str) -> String {
+        format!("mysql://{user}:{password}@{}/sharding_db", self.address)
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+}
+
+/// Two shards, `ds_0` and `ds_1`: SQLite files in a fresh directory, or two fresh databases on
+/// the MariaDB server of `KEYSHARD_TEST_MYSQL_URL`. `cleanup` removes them.
+pub enum Shards {
+    Sqlite(PathBuf),
+    MariaDb {
+        admin_url: String,
+        names: [String; 2],
+    },
+}
+
+impl Shards {
+    pub fn sqlite() -> Self {
+        let dir = std::env::temp_dir().join(unique("keyshard_proxy"));
+        std::fs::create_dir_all(&dir).unwrap();
+        Shards::Sqlite(dir)
+    }
+
+    pub async fn mariadb() -> Self {
+        let admin_url =
+            std::env::var("KEYSHARD_TEST_MYSQL_URL").expect("KEYSHARD_TEST_MYSQL_URL is not set");
+        let base = unique("keyshard_proxy");
+        let names = [format!("{base}_0"), format!("{base}_1")];
+        let mut conn = sqlx::MySqlConnection::connect(&admin_url)
+            .await
+            .unwrap_or_else(|e| panic!("{admin_url}: {e}"));
+        for name in &names {
+            sqlx::raw_sql(&format!("CREATE DATABASE {name}"))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        }
+        Shards::MariaDb { admin_url, names }
+    }
+
+    pub fn url(&self, i: usize) -> String {
+        match self {
+            Shards::Sqlite(dir) => format!("sqlite://{}", dir.join(format!("ds_{i}.db")).display()),
+            Shards::MariaDb { admin_url, names } => {
+                let (server, _) = admin_url.rsplit_once('/').expect("a URL with a database");
+                format!("{server}/{}", names[i])
+            }
+        }
+    }
+
+    /// The order ids stored in `ds_<ds>.t_order_<table>`.
+    pub async fn ids(&self, ds: usize, table: usize) -> Vec<i64> {
+        let sql = format!("SELECT order_id FROM t_order_{table} ORDER BY order_id");
+        match self {
+            Shards::Sqlite(_) => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.url(ds))
+                    .await
+                    .unwrap();
+                sqlx::query_scalar(&sql).fetch_all(&mut conn).await.unwrap()
+            }
+            Shards::MariaDb { .. } => {
+                let mut conn = sqlx::MySqlConnection::connect(&self.url(ds)).await.unwrap();
+                sqlx::query_scalar(&sql).fetch_all(&mut conn).await.unwrap()
+            }
+        }
+    }
+
+    pub async fn cleanup(self) {
+        match self {
+            Shards::Sqlite(dir) => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            Shards::MariaDb { admin_url, names } => {
+                let mut conn = sqlx::MySqlConnection::connect(&admin_url).await.unwrap();
+                for name in names {
+                    sqlx::raw_sql(&format!("DROP DATABASE IF EXISTS {name}"))
+                        .execute(&mut conn)
+                        .await
+                        .unwrap();
+                }
+            }
+        }
+    }
+}

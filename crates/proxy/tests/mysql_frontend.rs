@@ -1,0 +1,248 @@
+//! The MySQL frontend end to end: the proxy in-process, driven over TCP by sqlx's MySQL client
+//! (text protocol for `raw_sql`, prepared statements for `query`), on SQLite shards in
+//! `cargo test` and on MariaDB shards with `--include-ignored`.
+
+mod common;
+
+use std::future::Future;
+
+use common::{Proxy, Shards};
+use sqlx::mysql::MySqlConnection;
+use sqlx::{Connection, Row};
+
+const CREATE: &str =
+    "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
+
+/// Runs `scenario` against a proxy over `shards` with `t_order` created through the proxy.
+async fn with_proxy<F, Fut>(shards: Shards, scenario: F)
+where
+    F: FnOnce(Proxy, MySqlConnection, Shards) -> Fut,
+    Fut: Future<Output = (Proxy, Shards)>,
+{
+    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    sqlx::raw_sql(CREATE).execute(&mut conn).await.unwrap();
+    let (proxy, shards) = scenario(proxy, conn, shards).await;
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+/// Where the default rule puts a row: `ds_{user_id % 2}.t_order_{key % 2}`.
+async fn assert_stored(shards: &Shards, user_id: i64, key: i64) {
+    let ids = shards.ids((user_id % 2) as usize, (key % 2) as usize).await;
+    assert!(
+        ids.contains(&key),
+        "key {key} of user {user_id} not in ds_{}.t_order_{}: {ids:?}",
+        user_id % 2,
+        key % 2
+    );
+}
+
+async fn last_insert_id(conn: &mut MySqlConnection) -> i64 {
+    let row = sqlx::raw_sql("SELECT LAST_INSERT_ID()")
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+    row.try_get::<u64, _>(0).unwrap() as i64
+}
+
+async fn keys_reach_the_client_and_the_shards(
+    proxy: Proxy,
+    mut conn: MySqlConnection,
+    shards: Shards,
+) -> (Proxy, Shards) {
+    // One row, text protocol.
+    let done = sqlx::raw_sql("INSERT INTO t_order (user_id, status) VALUES (1, 'one')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(done.rows_affected(), 1);
+    let key = done.last_insert_id() as i64;
+    assert!(key > 0);
+    assert_eq!(last_insert_id(&mut conn).await, key);
+    assert_stored(&shards, 1, key).await;
+
+    // Three rows: last_insert_id is the first key and the others follow it.
+    let done =
+        sqlx::raw_sql("INSERT INTO t_order (user_id, status) VALUES (2, 'a'), (3, 'b'), (4, 'c')")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(done.rows_affected(), 3);
+    let first = done.last_insert_id() as i64;
+    for (i, user) in [2, 3, 4].into_iter().enumerate() {
+        assert_stored(&shards, user, first + i as i64).await;
+    }
+    assert_eq!(last_insert_id(&mut conn).await, first);
+
+    // Prepared statements: parsed once, fresh keys at each execution.
+    let mut keys = Vec::new();
+    for user in [5_i64, 6] {
+        let done = sqlx::query("INSERT INTO t_order (user_id, status) VALUES (?, ?)")
+            .bind(user)
+            .bind("prepared")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let key = done.last_insert_id() as i64;
+        assert_stored(&shards, user, key).await;
+        keys.push(key);
+    }
+    assert!(keys[1] > keys[0]);
+    let done = sqlx::query("INSERT INTO t_order (user_id, status) VALUES (?, ?), (?, ?)")
+        .bind(7_i64)
+        .bind("x")
+        .bind(8_i64)
+        .bind("y")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let first = done.last_insert_id() as i64;
+    assert_stored(&shards, 7, first).await;
+    assert_stored(&shards, 8, first + 1).await;
+    // LAST_INSERT_ID() through a prepared statement too.
+    let row = sqlx::query("SELECT LAST_INSERT_ID()")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(row.try_get::<u64, _>(0).unwrap() as i64, first);
+
+    // RETURNING gives the rows back in the client's order, keys included.
+    let rows = sqlx::raw_sql(
+        "INSERT INTO t_order (user_id, status) VALUES (9, 'r1'), (10, 'r2'), (11, 'r3') RETURNING order_id, status",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    let returned: Vec<(i64, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(
+        returned.iter().map(|(_, s)| s.as_str()).collect::<Vec<_>>(),
+        ["r1", "r2", "r3"]
+    );
+    for ((key, _), user) in returned.iter().zip([9, 10, 11]) {
+        assert_stored(&shards, user, *key).await;
+    }
+    conn.close().await.unwrap();
+    (proxy, shards)
+}
+
+fn number(error: &sqlx::Error) -> Option<u16> {
+    error
+        .as_database_error()
+        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+        .map(|d| d.number())
+}
+
+async fn errors_leave_the_connection_usable(
+    proxy: Proxy,
+    mut conn: MySqlConnection,
+    shards: Shards,
+) -> (Proxy, Shards) {
+    for (sql, expected) in [
+        ("INSERT INTO t_order (user_id VALUES (1)", 1064),
+        ("SELECT * FROM t_order", 1235),
+        ("INSERT INTO t_order (status) VALUES ('no user')", 1105),
+        ("USE nowhere", 1049),
+        (
+            "INSERT INTO t_order (order_id, user_id) VALUES (1, 1), (1, 1)",
+            1062,
+        ),
+    ] {
+        let error = sqlx::raw_sql(sql).execute(&mut conn).await.expect_err(sql);
+        assert_eq!(number(&error), Some(expected), "{sql}: {error}");
+        let row = sqlx::raw_sql("SELECT 1")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(row.get::<i64, _>(0), 1, "after {sql}");
+    }
+    let error = sqlx::query("INSERT INTO t_order (user_id VALUES (?)")
+        .bind(1)
+        .execute(&mut conn)
+        .await
+        .unwrap_err();
+    assert_eq!(number(&error), Some(1064), "{error}");
+    conn.ping().await.unwrap();
+    conn.close().await.unwrap();
+    (proxy, shards)
+}
+
+async fn refused_connections(
+    proxy: Proxy,
+    conn: MySqlConnection,
+    shards: Shards,
+) -> (Proxy, Shards) {
+    conn.close().await.unwrap();
+    let error = MySqlConnection::connect(&proxy.url("root", "wrong"))
+        .await
+        .unwrap_err();
+    assert_eq!(number(&error), Some(1045), "{error}");
+    let error = MySqlConnection::connect(&proxy.url("nobody", "root"))
+        .await
+        .unwrap_err();
+    assert_eq!(number(&error), Some(1045), "{error}");
+    let url = proxy
+        .url("root", "root")
+        .replace("/sharding_db", "/other_db");
+    let error = async { MySqlConnection::connect(&url).await?.ping().await }
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("Unknown database"), "{error}");
+    (proxy, shards)
+}
+
+async fn preview_shows_the_actual_sql(
+    proxy: Proxy,
+    mut conn: MySqlConnection,
+    shards: Shards,
+) -> (Proxy, Shards) {
+    let rows =
+        sqlx::raw_sql("PREVIEW INSERT INTO t_order (user_id, status) VALUES (1, 'x'), (2, 'y')")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+    let units: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(units.len(), 2, "{units:?}");
+    assert_eq!((units[0].0.as_str(), units[1].0.as_str()), ("ds_0", "ds_1"));
+    assert!(
+        units[1].1.starts_with("INSERT INTO t_order_") && units[1].1.contains("(1, 'x', "),
+        "{units:?}"
+    );
+    // Nothing was executed.
+    for (ds, table) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+        assert!(shards.ids(ds, table).await.is_empty());
+    }
+    conn.close().await.unwrap();
+    (proxy, shards)
+}
+
+macro_rules! on_both {
+    ($($name:ident),+) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::with_proxy(super::Shards::sqlite(), super::$name).await;
+                }
+            )+
+        }
+        mod mariadb {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                #[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+                async fn $name() {
+                    super::with_proxy(super::Shards::mariadb().await, super::$name).await;
+                }
+            )+
+        }
+    };
+}
+
+on_both!(
+    keys_reach_the_client_and_the_shards,
+    errors_leave_the_connection_usable,
+    refused_connections,
+    preview_shows_the_actual_sql
+);

@@ -1,0 +1,67 @@
+//! `keyshard serve` (and `keyshard` alone): run the proxy until Ctrl-C or SIGTERM.
+
+use anyhow::Context;
+use keyshard_proxy::Server;
+
+use crate::config_arg::ConfigArg;
+
+#[derive(Debug, Default, clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+}
+
+pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
+    let config = args.config.load()?;
+    let sql_show = config.props.sql_show;
+    tracing_subscriber::fmt()
+        .with_max_level(if sql_show {
+            tracing::Level::INFO
+        } else {
+            tracing::Level::WARN
+        })
+        .with_target(false)
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    runtime.block_on(async {
+        let database = config.database_name.clone();
+        let users: Vec<String> = config.users.iter().map(|u| u.name.clone()).collect();
+        let server = Server::bind(config).await?;
+        if let Some(address) = server.mysql_address() {
+            println!(
+                "Keyshard is serving database '{database}' to MySQL clients on {address} (users: {}). Ctrl-C stops it.",
+                users.join(", ")
+            );
+        }
+        server.run(shutdown_signal()).await;
+        println!("Keyshard stopped.");
+        anyhow::Ok(())
+    })
+}
+
+/// Completes on Ctrl-C or, on Unix, SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}
