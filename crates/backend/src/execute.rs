@@ -11,6 +11,7 @@ use sqlx::{Column as _, Either, Executor, IntoArguments, Row, Transaction};
 
 use crate::driver::Driver;
 use crate::outcome::{Column, UnitResult};
+use crate::reuse::Connections;
 use crate::{BackendError, Pool};
 
 /// Runs one statement: as plain text when it has no parameters (one round trip), otherwise
@@ -79,10 +80,25 @@ pub(crate) async fn autocommit(
     units: &[&ExecutionUnit],
 ) -> Result<Vec<UnitResult>, sqlx::Error> {
     match pool {
-        Pool::MySql(p) => run_units::<sqlx::MySql>(&mut *p.acquire().await?, units).await,
-        Pool::Postgres(p) => run_units::<sqlx::Postgres>(&mut *p.acquire().await?, units).await,
-        Pool::Sqlite(p) => run_units::<sqlx::Sqlite>(&mut *p.acquire().await?, units).await,
+        Pool::MySql(c) => kept(c, units).await,
+        Pool::Postgres(c) => kept(c, units).await,
+        Pool::Sqlite(c) => kept(c, units).await,
     }
+}
+
+/// Runs `units` on a kept connection, keeping it again when they all succeeded.
+async fn kept<D: Driver>(
+    connections: &Connections<D>,
+    units: &[&ExecutionUnit],
+) -> Result<Vec<UnitResult>, sqlx::Error>
+where
+    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
+    for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
+{
+    let mut conn = connections.acquire().await?;
+    let results = run_units::<D>(&mut conn, units).await?;
+    connections.release(conn);
+    Ok(results)
 }
 
 /// An open local transaction on one data source.
@@ -128,18 +144,18 @@ pub(crate) fn in_transaction<'a>(pool: &'a Pool, units: &'a [&'a ExecutionUnit])
         Ok((tx, results))
     }
     match pool {
-        Pool::MySql(p) => Box::pin(async move {
-            begin_and_run(p, units)
+        Pool::MySql(c) => Box::pin(async move {
+            begin_and_run(c.pool(), units)
                 .await
                 .map(|(tx, r)| (Tx::MySql(tx), r))
         }),
-        Pool::Postgres(p) => Box::pin(async move {
-            begin_and_run(p, units)
+        Pool::Postgres(c) => Box::pin(async move {
+            begin_and_run(c.pool(), units)
                 .await
                 .map(|(tx, r)| (Tx::Postgres(tx), r))
         }),
-        Pool::Sqlite(p) => Box::pin(async move {
-            begin_and_run(p, units)
+        Pool::Sqlite(c) => Box::pin(async move {
+            begin_and_run(c.pool(), units)
                 .await
                 .map(|(tx, r)| (Tx::Sqlite(tx), r))
         }),

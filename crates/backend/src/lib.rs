@@ -11,6 +11,7 @@ mod execute;
 mod metadata;
 mod outcome;
 mod pool;
+mod reuse;
 
 use std::collections::BTreeMap;
 
@@ -21,6 +22,7 @@ pub use error::BackendError;
 pub use metadata::MetadataStore;
 pub use outcome::{Column, Outcome};
 pub use pool::Pool;
+pub use reuse::Connections;
 
 /// Every configured data source, with the metadata of the logic tables on them.
 #[derive(Debug)]

@@ -52,7 +52,7 @@ pub(crate) async fn load_columns(
                  AND UPPER(EXTRA) NOT LIKE '%INVISIBLE%' ORDER BY ORDINAL_POSITION",
             )
             .bind(table)
-            .fetch_all(p)
+            .fetch_all(p.pool())
             .await
         }
         Pool::Postgres(p) => {
@@ -62,14 +62,14 @@ pub(crate) async fn load_columns(
                  ORDER BY ordinal_position",
             )
             .bind(table)
-            .fetch_all(p)
+            .fetch_all(p.pool())
             .await
         }
         // table_info leaves out hidden (generated virtual) columns and is in column order.
         Pool::Sqlite(p) => {
             sqlx::query_scalar("SELECT name FROM pragma_table_info(?1)")
                 .bind(table)
-                .fetch_all(p)
+                .fetch_all(p.pool())
                 .await
         }
     };

@@ -4,12 +4,13 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use keyshard_config::{DataSource, DatabaseKind};
-use sqlx::mysql::{MySqlConnectOptions, MySqlPool};
+use sqlx::mysql::{MySql, MySqlConnectOptions};
 use sqlx::pool::PoolOptions;
-use sqlx::postgres::{PgConnectOptions, PgPool};
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
+use sqlx::postgres::{PgConnectOptions, Postgres};
+use sqlx::sqlite::{Sqlite, SqliteConnectOptions};
 
 use crate::BackendError;
+use crate::reuse::Connections;
 
 /// ShardingSphere's (HikariCP's) defaults where the configuration says nothing.
 const DEFAULT_MAX_SIZE: u32 = 50;
@@ -21,14 +22,14 @@ const DEFAULT_MAX_LIFETIME_MS: u64 = 1_800_000;
 pub(crate) const STATEMENT_CACHE_CAPACITY: usize = 256;
 
 /// A data source's connection pool.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Pool {
     /// MySQL or MariaDB.
-    MySql(MySqlPool),
+    MySql(Connections<MySql>),
     /// PostgreSQL.
-    Postgres(PgPool),
+    Postgres(Connections<Postgres>),
     /// SQLite.
-    Sqlite(SqlitePool),
+    Sqlite(Connections<Sqlite>),
 }
 
 impl Pool {
@@ -44,13 +45,13 @@ impl Pool {
                 let options = MySqlConnectOptions::from_str(&source.url)
                     .map_err(invalid)?
                     .statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
-                Pool::MySql(pool_options(source).connect_lazy_with(options))
+                Pool::MySql(connections(source, options))
             }
             DatabaseKind::Postgres => {
                 let options = PgConnectOptions::from_str(&source.url)
                     .map_err(invalid)?
                     .statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
-                Pool::Postgres(pool_options(source).connect_lazy_with(options))
+                Pool::Postgres(connections(source, options))
             }
             DatabaseKind::Sqlite => {
                 let options = SqliteConnectOptions::from_str(&source.url)
@@ -72,7 +73,7 @@ impl Pool {
                         message: format!("cannot create {}: {e}", dir.display()),
                     })?;
                 }
-                Pool::Sqlite(pool_options(source).connect_lazy_with(options))
+                Pool::Sqlite(connections(source, options))
             }
         })
     }
@@ -82,20 +83,36 @@ impl Pool {
     pub async fn check(&self) -> Result<(), sqlx::Error> {
         use sqlx::{ConnectOptions, Connection};
         match self {
-            Pool::MySql(p) => p.connect_options().connect().await?.ping().await,
-            Pool::Postgres(p) => p.connect_options().connect().await?.ping().await,
-            Pool::Sqlite(p) => p.connect_options().connect().await?.ping().await,
+            Pool::MySql(c) => c.pool().connect_options().connect().await?.ping().await,
+            Pool::Postgres(c) => c.pool().connect_options().connect().await?.ping().await,
+            Pool::Sqlite(c) => c.pool().connect_options().connect().await?.ping().await,
         }
     }
 
     /// Closes every connection, waiting for those in use to be returned.
     pub async fn close(&self) {
         match self {
-            Pool::MySql(p) => p.close().await,
-            Pool::Postgres(p) => p.close().await,
-            Pool::Sqlite(p) => p.close().await,
+            Pool::MySql(c) => c.close().await,
+            Pool::Postgres(c) => c.close().await,
+            Pool::Sqlite(c) => c.close().await,
         }
     }
+}
+
+fn connections<DB: sqlx::Database>(
+    source: &DataSource,
+    options: <DB::Connection as sqlx::Connection>::Options,
+) -> Connections<DB> {
+    let idle_timeout = Duration::from_millis(
+        source
+            .pool
+            .idle_timeout_ms
+            .unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
+    );
+    Connections::new(
+        pool_options(source).connect_lazy_with(options),
+        idle_timeout,
+    )
 }
 
 fn pool_options<DB: sqlx::Database>(source: &DataSource) -> PoolOptions<DB> {
