@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Insert throughput through Keyshard (two MariaDB shards) against the same inserts sent straight
+# to MariaDB into one AUTO_INCREMENT table. Usage: bash bench/run.sh [seconds] [threads]
+# Needs sysbench (Debian package) and MariaDB on 127.0.0.1:3306 (root, no password).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH=${1:-20}
+THREADS=${2:-8}
+MYSQL="mariadb --protocol=tcp -h127.0.0.1 -P3306 -uroot"
+
+$MYSQL -e "DROP DATABASE IF EXISTS keyshard_bench_direct; CREATE DATABASE keyshard_bench_direct;
+  CREATE TABLE keyshard_bench_direct.t_order (order_id BIGINT AUTO_INCREMENT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32));
+  DROP DATABASE IF EXISTS keyshard_bench_0; CREATE DATABASE keyshard_bench_0;
+  DROP DATABASE IF EXISTS keyshard_bench_1; CREATE DATABASE keyshard_bench_1;"
+
+cargo build --release --quiet
+./target/release/keyshard serve --config bench/keyshard-mariadb.yaml > /tmp/keyshard-bench.log 2>&1 &
+KEYSHARD=$!
+trap 'kill $KEYSHARD 2>/dev/null || true' EXIT
+for _ in $(seq 1 50); do
+  mariadb --protocol=tcp -h127.0.0.1 -P3310 -uroot -proot -e "SELECT 1" sharding_db >/dev/null 2>&1 && break
+  sleep 0.2
+done
+mariadb --protocol=tcp -h127.0.0.1 -P3310 -uroot -proot sharding_db \
+  -e "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))"
+
+run() {
+  sysbench bench/insert.lua --db-driver=mysql --mysql-host=127.0.0.1 "$@" \
+    --threads="$THREADS" --time="$SECONDS_EACH" --report-interval=0 --percentile=95 run
+}
+echo "== straight to MariaDB (one table, AUTO_INCREMENT key)"
+run --mysql-port=3306 --mysql-user=root --mysql-db=keyshard_bench_direct | grep -E "queries:|transactions:|95th|avg:"
+echo "== through Keyshard (two MariaDB shards, SNOWFLAKE keys)"
+run --mysql-port=3310 --mysql-user=root --mysql-password=root --mysql-db=sharding_db | grep -E "queries:|transactions:|95th|avg:"

@@ -1,0 +1,109 @@
+//! Bad clients hurt only themselves: malformed or oversized packets close that connection,
+//! and a client that leaves mid-statement gives back its shard connections.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Proxy, Shards};
+use sqlx::mysql::MySqlConnection;
+use sqlx::{Connection, Executor};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const CREATE: &str =
+    "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
+
+async fn insert_works(proxy: &Proxy) {
+    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    let done = sqlx::raw_sql("INSERT INTO t_order (user_id) VALUES (1)")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(done.rows_affected(), 1);
+    conn.close().await.unwrap();
+}
+
+/// Reads until the server closes the connection; errors count as closed too.
+async fn closed(stream: &mut TcpStream) -> bool {
+    let mut buf = vec![0u8; 4096];
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_and_oversized_packets_close_only_their_connection() {
+    let shards = Shards::sqlite();
+    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    conn.execute(CREATE).await.unwrap();
+
+    // Garbage instead of a handshake response.
+    let mut garbage = TcpStream::connect(proxy.address).await.unwrap();
+    garbage
+        .write_all(&[5, 0, 0, 1, 0xff, 0xfe, 0xfd, 0xfc, 0xfb])
+        .await
+        .unwrap();
+    assert!(closed(&mut garbage).await);
+
+    // A payload over the 64 MiB limit, in maximal continuation packets.
+    let mut huge = TcpStream::connect(proxy.address).await.unwrap();
+    let chunk = vec![b'x'; 0xFF_FFFF];
+    let mut refused = false;
+    for sequence in 1..=5u8 {
+        let header = [0xff, 0xff, 0xff, sequence];
+        if huge.write_all(&header).await.is_err() || huge.write_all(&chunk).await.is_err() {
+            refused = true;
+            break;
+        }
+    }
+    assert!(refused || closed(&mut huge).await);
+
+    // The established connection and new ones still work.
+    conn.execute("INSERT INTO t_order (user_id) VALUES (2)")
+        .await
+        .unwrap();
+    insert_works(&proxy).await;
+    conn.close().await.unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_leaving_mid_statement_gives_its_shard_connections_back() {
+    let shards = Shards::sqlite();
+    // One connection per shard: a leaked one would starve every later statement.
+    let yaml = common::yaml(&shards.url(0), &shards.url(1)).replace(
+        "url: sqlite",
+        "maxPoolSize: 1\n    connectionTimeoutMilliseconds: 3000\n    url: sqlite",
+    );
+    let proxy = Proxy::start(&yaml).await;
+    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    conn.execute(CREATE).await.unwrap();
+    conn.close().await.unwrap();
+    for _ in 0..5 {
+        let mut leaving = MySqlConnection::connect(&proxy.url("root", "root"))
+            .await
+            .unwrap();
+        // Send a statement touching both shards and hang up before its answer.
+        let statement = leaving.execute("INSERT INTO t_order (user_id) VALUES (1), (2), (3), (4)");
+        let _ = tokio::time::timeout(Duration::from_micros(50), statement).await;
+        drop(leaving);
+    }
+    for _ in 0..3 {
+        insert_works(&proxy).await;
+    }
+    proxy.stop().await;
+    shards.cleanup().await;
+}
