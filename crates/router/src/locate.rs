@@ -9,6 +9,7 @@ use crate::RouteError;
 /// text and amortised O(1) otherwise, which is how a statement's tokens are visited.
 pub(crate) struct Locator<'a> {
     sql: &'a str,
+    /// Where lines 2, 3, … start.
     line_starts: Vec<usize>,
     ascii: bool,
     /// The last location found (line, column, byte), where a forward search resumes.
@@ -17,14 +18,14 @@ pub(crate) struct Locator<'a> {
 
 impl<'a> Locator<'a> {
     pub(crate) fn new(sql: &'a str) -> Self {
-        let mut line_starts = vec![0];
-        // The tokenizer starts a new line at '\n' only.
-        line_starts.extend(
-            sql.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
+        // The tokenizer starts a new line at '\n' only. Line 1 starts at 0 and is not stored,
+        // so the usual one-line statement allocates nothing here.
+        let line_starts = sql
+            .bytes()
+            .enumerate()
+            .filter(|(_, b)| *b == b'\n')
+            .map(|(i, _)| i + 1)
+            .collect();
         Self {
             sql,
             line_starts,
@@ -38,7 +39,10 @@ impl<'a> Locator<'a> {
         let line_start = usize::try_from(location.line)
             .ok()
             .and_then(|line| line.checked_sub(1))
-            .and_then(|index| self.line_starts.get(index).copied())
+            .and_then(|index| match index {
+                0 => Some(0),
+                n => self.line_starts.get(n - 1).copied(),
+            })
             .ok_or(RouteError::Internal("a position outside the statement"))?;
         let column = usize::try_from(location.column)
             .ok()

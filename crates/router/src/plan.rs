@@ -256,7 +256,7 @@ impl PreparedInsert {
             key: None,
             as_placeholder: false,
         };
-        renderer.render(&template.head, no_key)?;
+        renderer.render(template.head(), no_key)?;
         for (n, row) in rows.iter().enumerate() {
             if n > 0 {
                 renderer.out.push_str(template.row_separator);
@@ -265,9 +265,9 @@ impl PreparedInsert {
                 key: row_keys[*row].as_ref(),
                 as_placeholder: self.rows[*row].has_params,
             };
-            renderer.render(&template.rows[*row], key)?;
+            renderer.render(template.row(*row), key)?;
         }
-        renderer.render(&template.tail, no_key)?;
+        renderer.render(template.tail(), no_key)?;
         Ok(ExecutionUnit {
             data_source: data_node.data_source.clone(),
             table: data_node.table.clone(),

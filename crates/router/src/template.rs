@@ -33,13 +33,15 @@ pub(crate) struct Edit {
 }
 
 /// The statement as head, rows and tail; a unit renders the head, its own rows joined by
-/// `row_separator`, and the tail.
+/// `row_separator`, and the tail. All pieces live in one vector (a statement of a hundred rows
+/// is one allocation, not a hundred), each part a range of it.
 #[derive(Debug, Clone)]
 pub(crate) struct Template {
-    pub(crate) head: Vec<Piece>,
-    pub(crate) rows: Vec<Vec<Piece>>,
+    pieces: Vec<Piece>,
+    head: Range<usize>,
+    rows: Vec<Range<usize>>,
+    tail: Range<usize>,
     pub(crate) row_separator: &'static str,
-    pub(crate) tail: Vec<Piece>,
 }
 
 impl Template {
@@ -52,58 +54,91 @@ impl Template {
     ) -> Result<Self, RouteError> {
         // Stable: insertions at one position keep the order they were added in.
         edits.sort_by_key(|e| e.range.start);
-        let mut edits = edits.into_iter().peekable();
         let (Some(first), Some(last)) = (row_ranges.first(), row_ranges.last()) else {
             return Err(RouteError::Internal("a statement without rows"));
         };
-        let head = pieces(0..first.start, &mut edits)?;
+        let mut cutter = Cutter {
+            pieces: Vec::with_capacity(edits.len() * 2 + row_ranges.len() + 2),
+            edits: edits.into_iter().peekable(),
+        };
+        let head = cutter.cut(0..first.start)?;
         let mut rows = Vec::with_capacity(row_ranges.len());
         let mut previous_end = first.start;
         for range in row_ranges {
             // Edits between rows (in the separators) would be lost; the router never makes any.
-            if edits.peek().is_some_and(|e| e.range.start < range.start)
+            if cutter
+                .edits
+                .peek()
+                .is_some_and(|e| e.range.start < range.start)
                 || range.start < previous_end
             {
                 return Err(RouteError::Internal("an edit between rows"));
             }
-            rows.push(pieces(range.clone(), &mut edits)?);
+            rows.push(cutter.cut(range.clone())?);
             previous_end = range.end;
         }
-        let tail = pieces(last.end..len, &mut edits)?;
-        if edits.next().is_some() {
+        let tail = cutter.cut(last.end..len)?;
+        if cutter.edits.next().is_some() {
             return Err(RouteError::Internal("an edit outside the statement"));
         }
         Ok(Self {
+            pieces: cutter.pieces,
             head,
             rows,
-            row_separator,
             tail,
+            row_separator,
         })
+    }
+
+    /// The pieces before the rows.
+    pub(crate) fn head(&self) -> &[Piece] {
+        self.part(&self.head)
+    }
+
+    /// Row `i`'s pieces.
+    pub(crate) fn row(&self, i: usize) -> &[Piece] {
+        self.rows.get(i).map_or(&[], |r| self.part(r))
+    }
+
+    /// The pieces after the rows.
+    pub(crate) fn tail(&self) -> &[Piece] {
+        self.part(&self.tail)
+    }
+
+    fn part(&self, range: &Range<usize>) -> &[Piece] {
+        self.pieces.get(range.clone()).unwrap_or_default()
     }
 }
 
-fn pieces(
-    range: Range<usize>,
-    edits: &mut std::iter::Peekable<std::vec::IntoIter<Edit>>,
-) -> Result<Vec<Piece>, RouteError> {
-    let mut out = Vec::new();
-    let mut at = range.start;
-    while let Some(edit) =
-        edits.next_if(|e| e.range.start < range.end || e.range == (range.end..range.end))
-    {
-        if edit.range.start < at || edit.range.end > range.end {
-            return Err(RouteError::Internal("overlapping edits"));
+/// Turns byte ranges of the statement into pieces, consuming the edits inside them.
+struct Cutter {
+    pieces: Vec<Piece>,
+    edits: std::iter::Peekable<std::vec::IntoIter<Edit>>,
+}
+
+impl Cutter {
+    /// Appends the pieces of `range` and returns where they are.
+    fn cut(&mut self, range: Range<usize>) -> Result<Range<usize>, RouteError> {
+        let first = self.pieces.len();
+        let mut at = range.start;
+        while let Some(edit) = self
+            .edits
+            .next_if(|e| e.range.start < range.end || e.range == (range.end..range.end))
+        {
+            if edit.range.start < at || edit.range.end > range.end {
+                return Err(RouteError::Internal("overlapping edits"));
+            }
+            if edit.range.start > at {
+                self.pieces.push(Piece::Copy(at..edit.range.start));
+            }
+            self.pieces.push(edit.piece);
+            at = edit.range.end;
         }
-        if edit.range.start > at {
-            out.push(Piece::Copy(at..edit.range.start));
+        if at < range.end {
+            self.pieces.push(Piece::Copy(at..range.end));
         }
-        out.push(edit.piece);
-        at = edit.range.end;
+        Ok(first..self.pieces.len())
     }
-    if at < range.end {
-        out.push(Piece::Copy(at..range.end));
-    }
-    Ok(out)
 }
 
 /// Renders pieces into one unit's SQL and parameters.
@@ -252,14 +287,14 @@ mod tests {
             key: Some(&key),
             as_placeholder: false,
         };
-        r.render(&template.head, row).unwrap();
+        r.render(template.head(), row).unwrap();
         for (n, i) in rows.iter().enumerate() {
             if n > 0 {
                 r.out.push_str(template.row_separator);
             }
-            r.render(&template.rows[*i], row).unwrap();
+            r.render(template.row(*i), row).unwrap();
         }
-        r.render(&template.tail, row).unwrap();
+        r.render(template.tail(), row).unwrap();
         r.out
     }
 
