@@ -49,6 +49,11 @@ const VARIABLES: &[(&str, &str)] = &[
     ("wait_timeout", "28800"),
 ];
 
+/// The first words of the statements [`answer`] handles.
+const SESSION_WORDS: &[&str] = &[
+    "set", "use", "begin", "start", "commit", "rollback", "show", "select",
+];
+
 fn variable(name: &str) -> Option<&'static str> {
     VARIABLES
         .iter()
@@ -71,6 +76,15 @@ pub fn answer(
     database_name: &str,
     tables: &[String],
 ) -> Option<Result<Reply, MySqlError>> {
+    // Most statements are INSERTs: decide from the first word before allocating anything.
+    let first = sql
+        .trim_start()
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or_default();
+    if !SESSION_WORDS.iter().any(|w| w.eq_ignore_ascii_case(first)) {
+        return None;
+    }
     let text = sql.trim().trim_end_matches(';').trim_end();
     let lower = text.to_ascii_lowercase();
     let words: Vec<&str> = lower.split_whitespace().collect();
