@@ -5,27 +5,41 @@
 //! proxy runs in autocommit mode. A connection that finished its statement cleanly is kept
 //! here instead and handed out again; it goes back to sqlx (and its checks) only when it has
 //! been idle too long, when a statement on it failed, or when the pool closes.
+//!
+//! Kept connections are checked out of sqlx's pool, so a statement that finds none kept and
+//! the pool at its maximum waits for either source: sqlx's pool (where a connection goes back
+//! after a failure) or the next connection kept here, which is handed to the longest waiting
+//! statement directly — were it put on the stack, the statement that just gave it back could
+//! take it again at once and starve the waiters.
 
+use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use sqlx::Database;
 use sqlx::pool::PoolConnection;
+use tokio::sync::oneshot;
 
 /// A sqlx pool and the connections kept out of it between statements.
 #[derive(Debug)]
 pub struct Connections<DB: Database> {
     pool: sqlx::Pool<DB>,
     idle: Mutex<Vec<(PoolConnection<DB>, Instant)>>,
+    /// Statements waiting for a connection, oldest first.
+    waiters: Mutex<VecDeque<oneshot::Sender<PoolConnection<DB>>>>,
     idle_timeout: Duration,
+    acquire_timeout: Duration,
 }
 
 impl<DB: Database> Connections<DB> {
     pub(crate) fn new(pool: sqlx::Pool<DB>, idle_timeout: Duration) -> Self {
+        let acquire_timeout = pool.options().get_acquire_timeout();
         Self {
             pool,
             idle: Mutex::new(Vec::new()),
+            waiters: Mutex::new(VecDeque::new()),
             idle_timeout,
+            acquire_timeout,
         }
     }
 
@@ -34,35 +48,64 @@ impl<DB: Database> Connections<DB> {
         &self.pool
     }
 
-    /// A kept connection that has not been idle too long, else one from the pool.
+    /// A kept connection that has not been idle too long, else one from the pool, waiting up
+    /// to the pool's acquire time-out for whichever comes first.
     pub(crate) async fn acquire(&self) -> Result<PoolConnection<DB>, sqlx::Error> {
+        if let Some(conn) = self.pop_fresh() {
+            return Ok(conn);
+        }
+        let (handoff, handed) = oneshot::channel();
+        lock(&self.waiters).push_back(handoff);
+        let wait = async {
+            tokio::select! {
+                conn = self.pool.acquire() => conn,
+                // A dropped sender means the pool is closing.
+                conn = handed => conn.map_err(|_| sqlx::Error::PoolClosed),
+            }
+        };
+        // A connection handed over after we stopped waiting is dropped with the receiver and
+        // goes back to sqlx.
+        tokio::time::timeout(self.acquire_timeout, wait)
+            .await
+            .unwrap_or(Err(sqlx::Error::PoolTimedOut))
+    }
+
+    fn pop_fresh(&self) -> Option<PoolConnection<DB>> {
         loop {
-            let kept = self
-                .idle
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .pop();
+            let kept = lock(&self.idle).pop();
             match kept {
-                Some((conn, since)) if since.elapsed() < self.idle_timeout => return Ok(conn),
+                Some((conn, since)) if since.elapsed() < self.idle_timeout => return Some(conn),
                 // Back to sqlx, which checks it and retires it when the database dropped it.
                 Some(stale) => drop(stale),
-                None => return self.pool.acquire().await,
+                None => return None,
             }
         }
     }
 
     /// Keeps a connection whose statement completed, for the next statement.
-    pub(crate) fn release(&self, conn: PoolConnection<DB>) {
-        self.idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((conn, Instant::now()));
+    pub(crate) fn release(&self, mut conn: PoolConnection<DB>) {
+        loop {
+            let Some(waiter) = lock(&self.waiters).pop_front() else {
+                break;
+            };
+            match waiter.send(conn) {
+                Ok(()) => return,
+                // That statement got a connection from sqlx meanwhile: try the next one.
+                Err(back) => conn = back,
+            }
+        }
+        lock(&self.idle).push((conn, Instant::now()));
     }
 
     /// Gives every kept connection back and closes the pool.
     pub(crate) async fn close(&self) {
-        let kept = std::mem::take(&mut *self.idle.lock().unwrap_or_else(PoisonError::into_inner));
+        let kept = std::mem::take(&mut *lock(&self.idle));
         drop(kept);
+        lock(&self.waiters).clear();
         self.pool.close().await;
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

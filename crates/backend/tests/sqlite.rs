@@ -148,3 +148,46 @@ async fn a_statement_on_an_unreachable_shard_fails_naming_it_while_other_shards_
     assert_eq!(stored, [only_ds_0.generated_keys[0].as_i64().unwrap()]);
     backend.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_concurrent_statements_than_connections_wait_their_turn() {
+    let dir = TempDir::new();
+    let yaml = common::yaml(&dir.sqlite_url("ds_0.db"), &dir.sqlite_url("ds_1.db")).replace(
+        "connectionTimeoutMilliseconds: 3000",
+        "connectionTimeoutMilliseconds: 5000\n    maxPoolSize: 1",
+    );
+    let config = common::config(&yaml);
+    let backend = std::sync::Arc::new(Backend::new(&config).unwrap());
+    let router = std::sync::Arc::new(Router::new(&config.sharding, Dialect::MySql));
+    common::create_tables(&backend).await;
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let (backend, router) = (backend.clone(), router.clone());
+            tokio::spawn(async move {
+                for _ in 0..20 {
+                    let plan = router
+                        .plan(
+                            &format!("INSERT INTO t_order (user_id) VALUES ({i})"),
+                            &[],
+                            backend.metadata(),
+                        )
+                        .unwrap()
+                        .unwrap();
+                    backend
+                        .execute(&plan)
+                        .await
+                        .unwrap_or_else(|e| panic!("{e}"));
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let mut stored = 0;
+    for (ds, table) in common::NODES {
+        stored += common::ids(&backend, ds, table).await.len();
+    }
+    assert_eq!(stored, 160);
+    backend.close().await;
+}
