@@ -34,29 +34,26 @@ pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::
         connection_id,
         server_version: SERVER_VERSION.to_owned(),
     };
-    let client =
-        match handshake::accept(&mut io, &greeting, &peer, |user| engine.password(user)).await {
-            Ok(client) => client,
-            Err(e) => {
-                tracing::debug!("connection {connection_id} from {peer} refused: {e}");
-                return;
-            }
-        };
-    let mut connection = Connection {
-        caps: client.capabilities,
-        session: Session::new(connection_id, client.user, None),
-        engine,
-    };
-    if let Some(database) = client.database.filter(|d| !d.is_empty()) {
-        // The handshake has already said OK; an unknown database fails the first command
-        // instead, as the connection cannot be used.
-        if !connection.engine.is_database(&database) {
-            connection.send_error(&mut io, &MySqlError::unknown_database(&database));
-            let _ = io.flush().await;
+    let client = match handshake::accept(
+        &mut io,
+        &greeting,
+        &peer,
+        |user| engine.password(user),
+        |database| engine.is_database(database),
+    )
+    .await
+    {
+        Ok(client) => client,
+        Err(e) => {
+            tracing::debug!("connection {connection_id} from {peer} refused: {e}");
             return;
         }
-        connection.session.database = Some(database);
-    }
+    };
+    let mut connection = Connection {
+        caps: client.capabilities,
+        session: Session::new(connection_id, client.user, client.database),
+        engine,
+    };
     loop {
         io.reset_sequence();
         let packet = tokio::select! {

@@ -25,6 +25,9 @@ pub enum ProtocolError {
         /// The user name the client sent.
         user: String,
     },
+    /// The client asked for a database the proxy does not serve; the ERR packet has been sent.
+    #[error("unknown database '{0}'")]
+    UnknownDatabase(String),
     /// Valid protocol that this proxy does not implement (SSL, pre-4.1 clients, cursors …).
     #[error("unsupported: {0}")]
     Unsupported(String),

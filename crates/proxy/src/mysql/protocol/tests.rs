@@ -25,9 +25,13 @@ async fn serve(mut io: PacketIo<DuplexStream>) -> Result<(), ProtocolError> {
         connection_id: 1,
         server_version: "8.0.36-Keyshard".into(),
     };
-    let client = accept(&mut io, &greeting, "localhost", |u| {
-        (u == "app").then(|| "pw".to_owned())
-    })
+    let client = accept(
+        &mut io,
+        &greeting,
+        "localhost",
+        |u| (u == "app").then(|| "pw".to_owned()),
+        |_| true,
+    )
     .await?;
     let caps = client.capabilities;
     let status = StatusFlags::SERVER_STATUS_AUTOCOMMIT;

@@ -59,6 +59,7 @@ const DEFAULT_COLLATION: u8 = 45;
 const NATIVE_PASSWORD: &[u8] = b"mysql_native_password";
 const ER_HANDSHAKE_ERROR: u16 = 1043;
 const ER_ACCESS_DENIED_ERROR: u16 = 1045;
+const ER_BAD_DB_ERROR: u16 = 1049;
 const ER_NOT_SUPPORTED_AUTH_MODE: u16 = 1251;
 
 /// Runs the connection phase on a fresh connection.
@@ -71,12 +72,15 @@ const ER_NOT_SUPPORTED_AUTH_MODE: u16 = 1251;
 ///
 /// Failures that the client can be told about (bad credentials, SSL, pre-4.1 protocol, an
 /// unparsable response) are answered with an ERR packet before the error is returned; a bad
-/// password gives ERR 1045 and [`ProtocolError::AccessDenied`]. Close the connection on any error.
+/// password gives ERR 1045 and [`ProtocolError::AccessDenied`], a database the client names
+/// at connect time that `database_known` refuses gives ERR 1049 and
+/// [`ProtocolError::UnknownDatabase`]. Close the connection on any error.
 pub async fn accept<S>(
     io: &mut PacketIo<S>,
     greeting: &Greeting,
     peer_host: &str,
     check: impl Fn(&str) -> Option<String>,
+    database_known: impl Fn(&str) -> bool,
 ) -> Result<Client, ProtocolError>
 where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -128,14 +132,23 @@ where
         return Err(ProtocolError::AccessDenied { user });
     }
 
+    let database = response
+        .db_name()
+        .map(|db| String::from_utf8_lossy(db).into_owned())
+        .filter(|db| !db.is_empty());
+    if let Some(name) = database.as_deref().filter(|db| !database_known(db)) {
+        let message = format!("Unknown database '{name}'");
+        io.write_packet(&response::err(ER_BAD_DB_ERROR, "42000", &message));
+        io.flush().await?;
+        return Err(ProtocolError::UnknownDatabase(name.to_owned()));
+    }
+
     let status = StatusFlags::SERVER_STATUS_AUTOCOMMIT;
     io.write_packet(&response::ok(capabilities, 0, 0, status, 0, ""));
     io.flush().await?;
     Ok(Client {
         user,
-        database: response
-            .db_name()
-            .map(|db| String::from_utf8_lossy(db).into_owned()),
+        database,
         capabilities,
         collation: response.collation(),
     })

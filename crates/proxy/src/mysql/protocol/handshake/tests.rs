@@ -89,7 +89,9 @@ where
     let (client, server) = duplex(4096);
     let mut server = PacketIo::new(server);
     let greeting = greeting();
-    let server_side = accept(&mut server, &greeting, "10.0.0.7", passwords);
+    let server_side = accept(&mut server, &greeting, "10.0.0.7", passwords, |db| {
+        db != "nowhere"
+    });
     tokio::join!(server_side, client_side(PacketIo::new(client)))
 }
 
@@ -342,4 +344,27 @@ fn response_round_trips_through_mysql_common_builder() {
             assert!(response.capabilities().contains(Caps::CLIENT_CONNECT_ATTRS));
         }
     }
+}
+
+#[tokio::test]
+async fn an_unknown_database_is_refused_with_1049_before_ok() {
+    let (server, ()) = run(|mut c| async move {
+        let nonce = read_greeting(&mut c).await;
+        let auth = scramble_native(&nonce, b"secret").unwrap();
+        let payload = response_payload(
+            &auth,
+            "root",
+            Some("nowhere"),
+            AuthPlugin::MysqlNativePassword,
+            client_caps(),
+        );
+        c.write_packet(&payload);
+        c.flush().await.unwrap();
+        let reply = c.read_packet().await.unwrap().unwrap();
+        let (code, state, message) = expect_err(&reply);
+        assert_eq!((code, state.as_str()), (1049, "42000"));
+        assert_eq!(message, "Unknown database 'nowhere'");
+    })
+    .await;
+    assert!(matches!(server, Err(ProtocolError::UnknownDatabase(db)) if db == "nowhere"));
 }
