@@ -1,7 +1,6 @@
 //! DDL on a logic table (CREATE TABLE, DROP TABLE, TRUNCATE, ALTER TABLE, CREATE/DROP INDEX):
 //! one statement per actual table, the names spliced into the original text like INSERT's.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use keyshard_config::TableRule;
@@ -104,11 +103,8 @@ pub(crate) fn plan(
     let index_name = names.index.map(last).unwrap_or_default();
 
     let mut units = Vec::with_capacity(rule.data_nodes.len());
-    let mut seen: HashMap<(&str, &str), ()> = HashMap::new();
+    // The configuration refuses duplicate data nodes, so each gets exactly one statement.
     for node in &rule.data_nodes {
-        if seen.insert((&node.data_source, &node.table), ()).is_some() {
-            continue;
-        }
         let mut out = String::with_capacity(sql.len() + 16);
         let mut at = 0;
         for (range, quote, is_index) in &edits {
