@@ -1,13 +1,13 @@
 //! Runs a plan's units: one unit on a pooled connection; several in one local transaction per
 //! data source, committed on all of them only when every unit succeeded.
 
-use std::future::Future;
-use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::TryStreamExt;
 use futures_util::future::join_all;
 use keyshard_router::{ExecutionUnit, Value};
-use sqlx::{Column as _, Either, Executor, IntoArguments, Row, Transaction};
+use sqlx::{Column as _, Connection, Either, Executor, IntoArguments, Row};
+use tokio::sync::{Barrier, oneshot};
 
 use crate::driver::Driver;
 use crate::outcome::{Column, UnitResult};
@@ -80,85 +80,18 @@ pub(crate) async fn autocommit(
     units: &[&ExecutionUnit],
 ) -> Result<Vec<UnitResult>, sqlx::Error> {
     match pool {
-        Pool::MySql(c) => kept(c, units).await,
-        Pool::Postgres(c) => kept(c, units).await,
-        Pool::Sqlite(c) => kept(c, units).await,
-    }
-}
-
-/// Runs `units` on a kept connection, keeping it again when they all succeeded.
-async fn kept<D: Driver>(
-    connections: &Connections<D>,
-    units: &[&ExecutionUnit],
-) -> Result<Vec<UnitResult>, sqlx::Error>
-where
-    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
-    for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
-{
-    let mut conn = connections.acquire().await?;
-    let results = run_units::<D>(&mut conn, units).await?;
-    connections.release(conn);
-    Ok(results)
-}
-
-/// An open local transaction on one data source.
-pub(crate) enum Tx {
-    MySql(Transaction<'static, sqlx::MySql>),
-    Postgres(Transaction<'static, sqlx::Postgres>),
-    Sqlite(Transaction<'static, sqlx::Sqlite>),
-}
-
-impl Tx {
-    pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
-        match self {
-            Tx::MySql(tx) => tx.commit().await,
-            Tx::Postgres(tx) => tx.commit().await,
-            Tx::Sqlite(tx) => tx.commit().await,
+        Pool::MySql(c) => {
+            c.with(async |conn| run_units::<sqlx::MySql>(conn, units).await)
+                .await
         }
-    }
-
-    pub(crate) async fn rollback(self) -> Result<(), sqlx::Error> {
-        match self {
-            Tx::MySql(tx) => tx.rollback().await,
-            Tx::Postgres(tx) => tx.rollback().await,
-            Tx::Sqlite(tx) => tx.rollback().await,
+        Pool::Postgres(c) => {
+            c.with(async |conn| run_units::<sqlx::Postgres>(conn, units).await)
+                .await
         }
-    }
-}
-
-type InTx<'a> =
-    Pin<Box<dyn Future<Output = Result<(Tx, Vec<UnitResult>), sqlx::Error>> + Send + 'a>>;
-
-/// Begins a transaction on `pool` and runs `units` in it, leaving it open.
-pub(crate) fn in_transaction<'a>(pool: &'a Pool, units: &'a [&'a ExecutionUnit]) -> InTx<'a> {
-    async fn begin_and_run<D: Driver>(
-        pool: &sqlx::Pool<D>,
-        units: &[&ExecutionUnit],
-    ) -> Result<(Transaction<'static, D>, Vec<UnitResult>), sqlx::Error>
-    where
-        for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
-        for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
-    {
-        let mut tx = pool.begin().await?;
-        let results = run_units::<D>(&mut tx, units).await?;
-        Ok((tx, results))
-    }
-    match pool {
-        Pool::MySql(c) => Box::pin(async move {
-            begin_and_run(c.pool(), units)
+        Pool::Sqlite(c) => {
+            c.with(async |conn| run_units::<sqlx::Sqlite>(conn, units).await)
                 .await
-                .map(|(tx, r)| (Tx::MySql(tx), r))
-        }),
-        Pool::Postgres(c) => Box::pin(async move {
-            begin_and_run(c.pool(), units)
-                .await
-                .map(|(tx, r)| (Tx::Postgres(tx), r))
-        }),
-        Pool::Sqlite(c) => Box::pin(async move {
-            begin_and_run(c.pool(), units)
-                .await
-                .map(|(tx, r)| (Tx::Sqlite(tx), r))
-        }),
+        }
     }
 }
 
@@ -171,47 +104,143 @@ pub(crate) struct Group<'a> {
     pub(crate) positions: Vec<usize>,
 }
 
-/// Runs each group's units in its own transaction, all data sources at once, then commits
-/// every transaction if every unit succeeded, or rolls every one back. Returns the results in
-/// the plan's unit order.
+/// A data source's place in the order in which a statement takes its connections.
+struct Turn {
+    mine: oneshot::Receiver<()>,
+    next: Option<oneshot::Sender<()>>,
+}
+
+/// What the data sources of one statement agree on before committing: every one runs its units
+/// in a local transaction, says whether they succeeded, and waits for the others.
+struct Vote {
+    all_in: Barrier,
+    failed: AtomicBool,
+}
+
+impl Vote {
+    /// Casts this data source's vote and waits for the others': whether to commit.
+    async fn commit(&self, succeeded: bool) -> bool {
+        if !succeeded {
+            self.failed.store(true, Ordering::SeqCst);
+        }
+        self.all_in.wait().await;
+        !self.failed.load(Ordering::SeqCst)
+    }
+}
+
+/// Runs each group's units in a local transaction on its data source, all data sources at
+/// once, and commits every transaction only if every unit succeeded; otherwise rolls every one
+/// back. Returns the results in the plan's unit order.
 pub(crate) async fn atomically(
     groups: &[Group<'_>],
     unit_count: usize,
 ) -> Result<Vec<UnitResult>, BackendError> {
-    let attempts = join_all(groups.iter().map(|g| in_transaction(g.pool, &g.units))).await;
-    let mut open = Vec::with_capacity(attempts.len());
-    let mut error = None;
-    for (attempt, group) in attempts.into_iter().zip(groups) {
-        match attempt {
-            Ok((tx, results)) => open.push((group, tx, results)),
-            Err(e) if error.is_none() => {
-                error = Some(BackendError::from_sqlx(group.data_source, e))
+    let vote = Vote {
+        all_in: Barrier::new(groups.len()),
+        failed: AtomicBool::new(false),
+    };
+    // Connections are taken one data source after the other, in data node order — one order
+    // for every statement — so two statements never hold one shard each while waiting for the
+    // other's (with small pools that would stall both until the acquire time-out).
+    let (turns, waits): (Vec<_>, Vec<_>) =
+        (0..groups.len()).map(|_| oneshot::channel::<()>()).unzip();
+    let mut turns = turns.into_iter();
+    if let Some(first) = turns.next() {
+        let _ = first.send(());
+    }
+    let next_turns = turns.map(Some).chain(std::iter::once(None));
+    let parts = groups
+        .iter()
+        .zip(waits)
+        .zip(next_turns)
+        .map(|((group, mine), next)| {
+            let vote = &vote;
+            async move {
+                let turn = Turn { mine, next };
+                let result: Result<Option<Vec<UnitResult>>, sqlx::Error> = match group.pool {
+                    Pool::MySql(c) => in_transaction(c, &group.units, turn, vote).await,
+                    Pool::Postgres(c) => in_transaction(c, &group.units, turn, vote).await,
+                    Pool::Sqlite(c) => in_transaction(c, &group.units, turn, vote).await,
+                };
+                result.map_err(|e| BackendError::from_sqlx(group.data_source, e))
             }
-            Err(_) => {}
-        }
-    }
-    if let Some(error) = error {
-        // Best effort: a rollback that fails leaves the connection to be closed by the pool,
-        // which rolls the transaction back server-side.
-        join_all(open.into_iter().map(|(_, tx, _)| tx.rollback())).await;
-        return Err(error);
-    }
-    let mut ordered: Vec<UnitResult> = (0..unit_count).map(|_| UnitResult::default()).collect();
-    let mut commits = Vec::with_capacity(open.len());
-    for (group, tx, results) in open {
-        for (position, result) in group.positions.iter().zip(results) {
-            ordered[*position] = result;
-        }
-        commits.push(async move {
-            tx.commit()
-                .await
-                .map_err(|e| BackendError::from_sqlx(group.data_source, e))
         });
+    let outcomes = join_all(parts).await;
+    let mut ordered: Vec<UnitResult> = (0..unit_count).map(|_| UnitResult::default()).collect();
+    let mut first_error = None;
+    for (outcome, group) in outcomes.into_iter().zip(groups) {
+        match outcome {
+            Ok(Some(results)) => {
+                for (position, result) in group.positions.iter().zip(results) {
+                    ordered[*position] = result;
+                }
+            }
+            // Rolled back because another data source failed: that one says why.
+            Ok(None) => {}
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
     }
-    // A commit that fails after others succeeded cannot be undone without XA; it is reported.
-    join_all(commits)
-        .await
-        .into_iter()
-        .collect::<Result<Vec<()>, _>>()?;
-    Ok(ordered)
+    match first_error {
+        Some(error) => Err(error),
+        // Every data source voted to commit, so none was rolled back for another's failure.
+        None => Ok(ordered),
+    }
+}
+
+/// One data source's part: begin, run the units, vote, then commit or roll back; `Ok(None)`
+/// when it rolled back because another data source failed. The connection is kept for later
+/// statements when all of that went through. Should this future be dropped half-way, sqlx's
+/// transaction guard rolls back before the connection is used again.
+async fn in_transaction<D: Driver>(
+    connections: &Connections<D>,
+    units: &[&ExecutionUnit],
+    turn: Turn,
+    vote: &Vote,
+) -> Result<Option<Vec<UnitResult>>, sqlx::Error>
+where
+    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
+    for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
+{
+    // A closed channel means an earlier data source's part was dropped: go on regardless.
+    let _ = turn.mine.await;
+    let acquired = connections.acquire().await;
+    if let Some(next) = turn.next {
+        let _ = next.send(());
+    }
+    let mut conn = match acquired {
+        Ok(conn) => conn,
+        Err(e) => {
+            vote.commit(false).await;
+            return Err(e);
+        }
+    };
+    let mut tx = match conn.begin().await {
+        Ok(tx) => tx,
+        Err(e) => {
+            vote.commit(false).await;
+            return Err(e);
+        }
+    };
+    let results = run_units::<D>(&mut tx, units).await;
+    let commit = vote.commit(results.is_ok()).await;
+    let results = match (results, commit) {
+        (Ok(results), true) => {
+            tx.commit().await?;
+            Some(results)
+        }
+        // A rollback that fails leaves the connection to sqlx, which retires it; the error
+        // worth reporting is the statement's, not the rollback's.
+        (Ok(_), false) => match tx.rollback().await {
+            Ok(()) => None,
+            Err(_) => return Ok(None),
+        },
+        (Err(e), _) => {
+            let _ = tx.rollback().await;
+            return Err(e);
+        }
+    };
+    connections.release(conn);
+    Ok(results)
 }

@@ -46,31 +46,27 @@ pub(crate) async fn load_columns(
         Pool::MySql(p) => {
             // MariaDB and MySQL mark invisible columns in EXTRA; they take no value in a
             // column-less INSERT.
-            sqlx::query_scalar(
+            let query = sqlx::query_scalar(
                 "SELECT CAST(COLUMN_NAME AS CHAR) FROM information_schema.COLUMNS \
                  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? \
                  AND UPPER(EXTRA) NOT LIKE '%INVISIBLE%' ORDER BY ORDINAL_POSITION",
             )
-            .bind(table)
-            .fetch_all(p.pool())
-            .await
+            .bind(table);
+            p.with(async |conn| query.fetch_all(conn).await).await
         }
         Pool::Postgres(p) => {
-            sqlx::query_scalar(
+            let query = sqlx::query_scalar(
                 "SELECT column_name::text FROM information_schema.columns \
                  WHERE table_schema = current_schema() AND table_name = $1 \
                  ORDER BY ordinal_position",
             )
-            .bind(table)
-            .fetch_all(p.pool())
-            .await
+            .bind(table);
+            p.with(async |conn| query.fetch_all(conn).await).await
         }
         // table_info leaves out hidden (generated virtual) columns and is in column order.
         Pool::Sqlite(p) => {
-            sqlx::query_scalar("SELECT name FROM pragma_table_info(?1)")
-                .bind(table)
-                .fetch_all(p.pool())
-                .await
+            let query = sqlx::query_scalar("SELECT name FROM pragma_table_info(?1)").bind(table);
+            p.with(async |conn| query.fetch_all(conn).await).await
         }
     };
     let columns = columns.map_err(|e| BackendError::from_sqlx(&node.data_source, e))?;

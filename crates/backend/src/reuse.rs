@@ -43,7 +43,7 @@ impl<DB: Database> Connections<DB> {
         }
     }
 
-    /// The sqlx pool (for transactions and one-off queries).
+    /// The sqlx pool underneath (its connect options serve a check outside the pool).
     pub fn pool(&self) -> &sqlx::Pool<DB> {
         &self.pool
     }
@@ -80,6 +80,21 @@ impl<DB: Database> Connections<DB> {
                 None => return None,
             }
         }
+    }
+
+    /// Runs `work` on a connection, keeping the connection when the work succeeded. Everything
+    /// the backend runs in autocommit mode goes through here, so that no connection sits kept
+    /// while sqlx's pool makes someone wait for it.
+    pub(crate) async fn with<T>(
+        &self,
+        work: impl AsyncFnOnce(&mut DB::Connection) -> Result<T, sqlx::Error>,
+    ) -> Result<T, sqlx::Error> {
+        let mut conn = self.acquire().await?;
+        let result = work(&mut conn).await;
+        if result.is_ok() {
+            self.release(conn);
+        }
+        result
     }
 
     /// Keeps a connection whose statement completed, for the next statement.

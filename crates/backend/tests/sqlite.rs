@@ -191,3 +191,33 @@ async fn more_concurrent_statements_than_connections_wait_their_turn() {
     assert_eq!(stored, 160);
     backend.close().await;
 }
+
+#[tokio::test]
+async fn metadata_reads_share_the_kept_connections() {
+    // With one connection per shard kept after a statement, a metadata read that went to sqlx's
+    // pool directly would wait for it until the time-out.
+    let dir = TempDir::new();
+    let yaml = common::yaml(&dir.sqlite_url("ds_0.db"), &dir.sqlite_url("ds_1.db")).replace(
+        "connectionTimeoutMilliseconds: 3000",
+        "connectionTimeoutMilliseconds: 300\n    maxPoolSize: 1",
+    );
+    let config = common::config(&yaml);
+    let backend = Backend::new(&config).unwrap();
+    common::create_tables(&backend).await;
+    let router = Router::new(&config.sharding, Dialect::MySql);
+    let plan = router
+        .plan(
+            "INSERT INTO t_order (user_id, status) VALUES (1, 'a'), (2, 'b')",
+            &[],
+            backend.metadata(),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(plan.units.len(), 2);
+    backend.execute(&plan).await.unwrap();
+    backend
+        .refresh_metadata(config.sharding.table("t_order").unwrap())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    backend.close().await;
+}
