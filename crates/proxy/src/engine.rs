@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use keyshard_backend::{Backend, Column};
+use keyshard_backend::Backend;
 use keyshard_config::Config;
 use keyshard_keygen::Key;
 use keyshard_router::{Dialect, Other, Plan, Prepared, PreparedInsert, RouteError, Router, Value};
@@ -88,11 +88,7 @@ impl Engine {
         }
         match self.prepare_routed(sql).await? {
             Prepared::Insert(insert) => {
-                let (reply, first_key) = self.insert(&insert, &[]).await?;
-                if let Some(key) = first_key {
-                    session.last_insert_id = key;
-                }
-                Ok(reply)
+                self.insert(&insert, &[], &mut session.last_insert_id).await
             }
             Prepared::Ddl(ddl) => {
                 self.backend.execute(&ddl.plan).await?;
@@ -131,16 +127,21 @@ impl Engine {
         Ok((session.add_statement(statement), params))
     }
 
-    /// Executes a prepared INSERT with `params`: the reply and the first generated key.
+    /// Executes a prepared INSERT with `params`; when it generated keys, its first key becomes
+    /// the session's `last_insert_id`.
     pub async fn insert(
         &self,
         insert: &PreparedInsert,
         params: &[Value],
-    ) -> Result<(Reply, Option<u64>), MySqlError> {
+        last_insert_id: &mut u64,
+    ) -> Result<Reply, MySqlError> {
         let plan = insert.bind(params)?;
         let outcome = self.backend.execute(&plan).await?;
         let first_key = first_key(&plan);
-        let reply = if outcome.columns.is_empty() {
+        if let Some(key) = first_key {
+            *last_insert_id = key;
+        }
+        Ok(if outcome.columns.is_empty() {
             Reply::Ok {
                 affected_rows: outcome.affected_rows,
                 last_insert_id: first_key.unwrap_or(0),
@@ -150,8 +151,7 @@ impl Engine {
                 columns: outcome.columns,
                 rows: outcome.rows,
             }
-        };
-        Ok((reply, first_key))
+        })
     }
 
     /// Routes `sql`, loading a table's columns first when a column-less INSERT needs them.
@@ -179,10 +179,7 @@ impl Engine {
             .into_iter()
             .map(|u| vec![Value::Text(u.data_source), Value::Text(u.sql)])
             .collect();
-        Ok(Reply::Rows {
-            columns: text_columns(&["data_source_name", "actual_sql"]),
-            rows,
-        })
+        Ok(Reply::text_rows(&["data_source_name", "actual_sql"], rows))
     }
 }
 
@@ -191,16 +188,6 @@ fn first_key(plan: &Plan) -> Option<u64> {
         Key::Int(v) => u64::try_from(*v).ok(),
         Key::Text(_) => None,
     }
-}
-
-fn text_columns(names: &[&str]) -> Vec<Column> {
-    names
-        .iter()
-        .map(|n| Column {
-            name: (*n).to_owned(),
-            type_name: "VARCHAR".to_owned(),
-        })
-        .collect()
 }
 
 fn not_supported(other: Other) -> MySqlError {

@@ -191,11 +191,9 @@ impl Connection {
         statement.long_data.clear();
         match &statement.kind {
             StatementKind::Insert(insert) => {
-                let (reply, first_key) = self.engine.insert(insert, &params).await?;
-                if let Some(key) = first_key {
-                    self.session.last_insert_id = key;
-                }
-                Ok(reply)
+                self.engine
+                    .insert(insert, &params, &mut self.session.last_insert_id)
+                    .await
             }
             StatementKind::Text(sql) => {
                 let sql = sql.clone();
