@@ -5,7 +5,7 @@
 
 use keyshard_router::Value;
 
-use crate::error::MySqlError;
+use crate::error::Error;
 use crate::reply::Reply;
 use crate::session::Session;
 
@@ -75,7 +75,7 @@ pub fn answer(
     session: &mut Session,
     database_name: &str,
     tables: &[String],
-) -> Option<Result<Reply, MySqlError>> {
+) -> Option<Result<Reply, Error>> {
     // Most statements are INSERTs: decide from the first word before allocating anything.
     let first = sql
         .trim_start()
@@ -92,7 +92,7 @@ pub fn answer(
         ["set", ..] => Some(set(&lower)),
         ["use", db] => Some(use_database(strip_quotes(db), session, database_name)),
         ["begin"] | ["begin", "work"] | ["start", "transaction", ..] => Some(Err(
-            MySqlError::unsupported("explicit transactions (BEGIN/START TRANSACTION) yet"),
+            Error::unsupported("explicit transactions (BEGIN/START TRANSACTION) yet"),
         )),
         // Nothing is ever left open, so there is nothing to end.
         ["commit"] | ["rollback"] | ["commit", "work"] | ["rollback", "work"] => {
@@ -124,7 +124,7 @@ pub fn answer(
     }
 }
 
-fn set(lower: &str) -> Result<Reply, MySqlError> {
+fn set(lower: &str) -> Result<Reply, Error> {
     // Keyshard commits every statement on its own; a client that turns autocommit off expects
     // transactions it would not get.
     let compact: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
@@ -132,23 +132,17 @@ fn set(lower: &str) -> Result<Reply, MySqlError> {
         .iter()
         .any(|p| compact.contains(p));
     if turns_off {
-        return Err(MySqlError::unsupported(
-            "transactions (SET autocommit = 0) yet",
-        ));
+        return Err(Error::unsupported("transactions (SET autocommit = 0) yet"));
     }
     Ok(Reply::done())
 }
 
-fn use_database(
-    name: &str,
-    session: &mut Session,
-    database_name: &str,
-) -> Result<Reply, MySqlError> {
+fn use_database(name: &str, session: &mut Session, database_name: &str) -> Result<Reply, Error> {
     if name.eq_ignore_ascii_case(database_name) {
         session.database = Some(database_name.to_owned());
         Ok(Reply::done())
     } else {
-        Err(MySqlError::unknown_database(name))
+        Err(Error::unknown_database(name))
     }
 }
 
@@ -194,7 +188,7 @@ fn like(text: &str, pattern: &str) -> bool {
 
 /// `SELECT` of session functions and `@@variables` only, with optional aliases and a trailing
 /// `LIMIT 1`; anything else is not a session statement.
-fn select(text: &str, session: &Session) -> Option<Result<Reply, MySqlError>> {
+fn select(text: &str, session: &Session) -> Option<Result<Reply, Error>> {
     let body = text.get(6..)?.trim();
     let body = match body.to_ascii_lowercase().rfind(" limit ") {
         Some(i) if body[i + 7..].trim() == "1" => &body[..i],
@@ -276,7 +270,7 @@ mod tests {
     use super::*;
 
     fn session() -> Session {
-        Session::new(7, "root".into(), None)
+        Session::new(7, "root".into(), None, keyshard_router::Dialect::MySql)
     }
 
     fn rows(reply: Reply) -> (Vec<String>, Vec<Vec<Value>>) {
@@ -286,7 +280,7 @@ mod tests {
         }
     }
 
-    fn ask(sql: &str, session: &mut Session) -> Result<Reply, MySqlError> {
+    fn ask(sql: &str, session: &mut Session) -> Result<Reply, Error> {
         answer(sql, session, "sharding_db", &["t_order".to_owned()])
             .unwrap_or_else(|| panic!("{sql} not answered"))
     }
@@ -299,7 +293,13 @@ mod tests {
             Reply::done()
         );
         assert_eq!(ask("set autocommit=1", &mut s).unwrap(), Reply::done());
-        assert_eq!(ask("SET autocommit = 0", &mut s).unwrap_err().code, 1235);
+        assert_eq!(
+            ask("SET autocommit = 0", &mut s)
+                .unwrap_err()
+                .mysql_code()
+                .0,
+            1235
+        );
         let (names, values) = rows(ask("select @@version_comment limit 1", &mut s).unwrap());
         assert_eq!(names, ["@@version_comment"]);
         assert_eq!(values, [[Value::Text("Keyshard sharding proxy".into())]]);
@@ -343,7 +343,7 @@ mod tests {
         assert_eq!(values, [[Value::Null, Value::Int(1)]]);
         assert_eq!(ask("USE `sharding_db`", &mut s).unwrap(), Reply::done());
         assert_eq!(s.database.as_deref(), Some("sharding_db"));
-        assert_eq!(ask("use other", &mut s).unwrap_err().code, 1049);
+        assert_eq!(ask("use other", &mut s).unwrap_err().mysql_code().0, 1049);
         let (names, values) = rows(ask("SHOW TABLES", &mut s).unwrap());
         assert_eq!(
             (names, values),

@@ -9,7 +9,7 @@ use keyshard_keygen::Key;
 use keyshard_router::{Dialect, Other, Plan, Prepared, PreparedInsert, RouteError, Router, Value};
 
 use crate::admin;
-use crate::error::MySqlError;
+use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
 
@@ -17,7 +17,8 @@ use crate::session::{Session, Statement, StatementKind};
 #[derive(Debug)]
 pub struct Engine {
     config: Config,
-    router: Router,
+    mysql: Router,
+    postgres: Router,
     backend: Backend,
     logic_tables: Vec<String>,
     next_connection_id: AtomicU32,
@@ -39,7 +40,8 @@ impl Engine {
             .map(|t| t.logic_table.clone())
             .collect();
         Ok(Self {
-            router: Router::new(&config.sharding, Dialect::MySql),
+            mysql: Router::new(&config.sharding, Dialect::MySql),
+            postgres: Router::new(&config.sharding, Dialect::Postgres),
             config,
             backend,
             logic_tables,
@@ -76,17 +78,23 @@ impl Engine {
         self.backend.close().await;
     }
 
+    /// Ends what `session` holds open, when its client leaves.
+    pub async fn close_session(&self, session: &mut Session) {
+        session.reset();
+    }
+
     /// Answers one statement sent as text.
-    pub async fn query(&self, session: &mut Session, sql: &str) -> Result<Reply, MySqlError> {
-        if let Some(reply) =
-            admin::answer(sql, session, &self.config.database_name, &self.logic_tables)
+    pub async fn query(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
+        if session.dialect == Dialect::MySql
+            && let Some(reply) =
+                admin::answer(sql, session, &self.config.database_name, &self.logic_tables)
         {
             return reply;
         }
         if let Some(statement) = strip_keyword(sql, "preview") {
-            return self.preview(statement).await;
+            return self.preview(statement, session.dialect).await;
         }
-        match self.prepare_routed(sql).await? {
+        match self.prepare_routed(sql, session.dialect).await? {
             Prepared::Insert(insert) => {
                 self.insert(&insert, &[], &mut session.last_insert_id).await
             }
@@ -104,37 +112,52 @@ impl Engine {
         }
     }
 
-    /// Prepares a statement for COM_STMT_PREPARE: an INSERT into a sharded table is parsed
-    /// once; anything else runs as text at each execution.
-    pub async fn prepare(
-        &self,
-        session: &mut Session,
-        sql: &str,
-    ) -> Result<(u32, usize), MySqlError> {
-        let statement = match self.prepare_routed(sql).await {
-            Ok(Prepared::Insert(insert)) => Statement::new(
-                insert.param_count(),
-                StatementKind::Insert(Box::new(insert)),
-            ),
+    /// Prepares a statement: an INSERT into a sharded table is parsed once; anything else runs
+    /// as text at each execution.
+    pub async fn prepare(&self, sql: &str, dialect: Dialect) -> Result<Statement, Error> {
+        Ok(match self.prepare_routed(sql, dialect).await {
+            Ok(Prepared::Insert(insert)) => Statement {
+                param_count: insert.param_count(),
+                kind: StatementKind::Insert(Box::new(insert)),
+            },
             // A statement the parser refuses may still be a session statement, answered from
             // its text at execution; a real syntax error is reported then.
-            Ok(_) | Err(MySqlError { code: 1064, .. }) => {
-                Statement::new(0, StatementKind::Text(sql.to_owned()))
-            }
+            Ok(_)
+            | Err(Error {
+                kind: ErrorKind::Syntax,
+                ..
+            }) => Statement {
+                param_count: 0,
+                kind: StatementKind::Text(sql.to_owned()),
+            },
             Err(e) => return Err(e),
-        };
-        let params = statement.param_count;
-        Ok((session.add_statement(statement), params))
+        })
+    }
+
+    /// Executes a prepared statement with `params`.
+    pub async fn execute(
+        &self,
+        session: &mut Session,
+        statement: &Statement,
+        params: &[Value],
+    ) -> Result<Reply, Error> {
+        match &statement.kind {
+            StatementKind::Insert(insert) => {
+                self.insert(insert, params, &mut session.last_insert_id)
+                    .await
+            }
+            StatementKind::Text(sql) => self.query(session, sql).await,
+        }
     }
 
     /// Executes a prepared INSERT with `params`; when it generated keys, its first key becomes
     /// the session's `last_insert_id`.
-    pub async fn insert(
+    async fn insert(
         &self,
         insert: &PreparedInsert,
         params: &[Value],
         last_insert_id: &mut u64,
-    ) -> Result<Reply, MySqlError> {
+    ) -> Result<Reply, Error> {
         let plan = insert.bind(params)?;
         let outcome = self.backend.execute(&plan).await?;
         let first_key = first_key(&plan);
@@ -155,21 +178,25 @@ impl Engine {
     }
 
     /// Routes `sql`, loading a table's columns first when a column-less INSERT needs them.
-    async fn prepare_routed(&self, sql: &str) -> Result<Prepared, MySqlError> {
-        match self.router.prepare(sql, self.backend.metadata()) {
+    async fn prepare_routed(&self, sql: &str, dialect: Dialect) -> Result<Prepared, Error> {
+        let router = match dialect {
+            Dialect::MySql => &self.mysql,
+            Dialect::Postgres => &self.postgres,
+        };
+        match router.prepare(sql, self.backend.metadata()) {
             Err(RouteError::UnknownColumns { table }) => {
                 if let Some(rule) = self.config.sharding.table(&table) {
                     self.backend.refresh_metadata(rule).await?;
                 }
-                Ok(self.router.prepare(sql, self.backend.metadata())?)
+                Ok(router.prepare(sql, self.backend.metadata())?)
             }
             other => Ok(other?),
         }
     }
 
     /// ShardingSphere's `PREVIEW`: where a statement would go and as what, without running it.
-    async fn preview(&self, sql: &str) -> Result<Reply, MySqlError> {
-        let plan: Plan = match self.prepare_routed(sql).await? {
+    async fn preview(&self, sql: &str, dialect: Dialect) -> Result<Reply, Error> {
+        let plan: Plan = match self.prepare_routed(sql, dialect).await? {
             Prepared::Insert(insert) => insert.bind(&[])?,
             Prepared::Ddl(ddl) => ddl.plan,
             Prepared::Other(other) => return Err(not_supported(other)),
@@ -190,13 +217,13 @@ fn first_key(plan: &Plan) -> Option<u64> {
     }
 }
 
-fn not_supported(other: Other) -> MySqlError {
+fn not_supported(other: Other) -> Error {
     match other {
-        Other::NotAnInsert => MySqlError::unsupported(
+        Other::NotAnInsert => Error::unsupported(
             "this statement yet: it handles INSERTs into sharded tables, DDL on them and session statements",
         ),
         Other::UnshardedTable(table) => {
-            MySqlError::unsupported(format!("tables without a sharding rule ('{table}') yet"))
+            Error::unsupported(format!("tables without a sharding rule ('{table}') yet"))
         }
     }
 }

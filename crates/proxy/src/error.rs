@@ -1,112 +1,248 @@
-//! Errors as a MySQL client sees them: error code, SQLSTATE and message.
-
-use std::borrow::Cow;
+//! Why a statement failed, in terms neither protocol owns; each frontend encodes it as its
+//! clients expect (MySQL error number and SQLSTATE, or PostgreSQL SQLSTATE).
 
 use keyshard_backend::BackendError;
 use keyshard_router::RouteError;
 
-/// An error to send to a MySQL client; the connection stays usable after it.
+/// An error to send to a client; the connection stays usable after it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{code} ({sqlstate}): {message}")]
-pub struct MySqlError {
-    /// MySQL error number.
-    pub code: u16,
-    /// Five-character SQLSTATE.
-    pub sqlstate: Cow<'static, str>,
-    /// The message.
+#[error("{message}")]
+pub struct Error {
+    /// What went wrong, for the error codes.
+    pub kind: ErrorKind,
+    /// What the client reads.
     pub message: String,
 }
 
-impl MySqlError {
-    /// An error with this code, SQLSTATE and message.
-    pub fn new(
-        code: u16,
-        sqlstate: impl Into<Cow<'static, str>>,
-        message: impl Into<String>,
-    ) -> Self {
+/// The kinds of error clients tell apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The statement does not parse.
+    Syntax,
+    /// Valid SQL the proxy cannot answer correctly (yet).
+    Unsupported,
+    /// A row's value count differs from its column count.
+    ColumnCount,
+    /// The table does not exist.
+    UnknownTable,
+    /// Parameters missing or of the wrong kind.
+    BadArguments,
+    /// The database named does not exist.
+    UnknownDatabase,
+    /// A prepared statement id or name that is not there.
+    UnknownStatement,
+    /// A command the protocol does not know or cannot decode.
+    Malformed,
+    /// A statement that cannot run in the session's transaction state.
+    Transaction,
+    /// A data source's own error, with its codes.
+    Shard {
+        /// MySQL/MariaDB error number, when the shard is one.
+        mysql_errno: Option<u16>,
+        /// SQLSTATE (PostgreSQL, MySQL) or extended result code (SQLite).
+        sqlstate: Option<String>,
+    },
+    /// Anything else: routing, key generation, connections.
+    Internal,
+}
+
+impl Error {
+    /// An error of `kind` saying `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self {
-            code,
-            sqlstate: sqlstate.into(),
+            kind,
             message: message.into(),
         }
     }
 
-    /// ER_NOT_SUPPORTED_YET (1235).
+    /// A statement the proxy does not support yet.
     pub fn unsupported(what: impl std::fmt::Display) -> Self {
         Self::new(
-            1235,
-            "42000",
+            ErrorKind::Unsupported,
             format!("Keyshard doesn't yet support {what}"),
         )
     }
 
-    /// ER_BAD_DB_ERROR (1049).
+    /// A database that is not the logical one.
     pub fn unknown_database(name: &str) -> Self {
-        Self::new(1049, "42000", format!("Unknown database '{name}'"))
+        Self::new(
+            ErrorKind::UnknownDatabase,
+            format!("Unknown database '{name}'"),
+        )
     }
-}
 
-impl From<RouteError> for MySqlError {
-    fn from(error: RouteError) -> Self {
-        let message = error.to_string();
-        match error {
-            RouteError::Syntax(m) => Self::new(
-                1064,
-                "42000",
-                format!("You have an error in your SQL syntax: {m}"),
+    /// MySQL's error number and SQLSTATE for this error.
+    pub fn mysql_code(&self) -> (u16, &str) {
+        match &self.kind {
+            ErrorKind::Syntax => (1064, "42000"),
+            ErrorKind::Unsupported => (1235, "42000"),
+            ErrorKind::ColumnCount => (1136, "21S01"),
+            ErrorKind::UnknownTable => (1146, "42S02"),
+            ErrorKind::BadArguments => (1210, "HY000"),
+            ErrorKind::UnknownDatabase => (1049, "42000"),
+            ErrorKind::UnknownStatement => (1243, "HY000"),
+            ErrorKind::Malformed => (1047, "08S01"),
+            ErrorKind::Transaction => (1568, "25001"),
+            // A MySQL/MariaDB shard's own error goes through as it is.
+            ErrorKind::Shard {
+                mysql_errno: Some(code),
+                sqlstate,
+            } => (
+                *code,
+                sqlstate
+                    .as_deref()
+                    .filter(|s| s.len() == 5 && s.is_ascii())
+                    .unwrap_or("HY000"),
             ),
-            RouteError::StatementCount(_) => Self::new(1064, "42000", message),
-            RouteError::Unsupported(what) => Self::unsupported(what),
-            RouteError::InsertSelectWithoutKey => Self::new(1235, "42000", message),
-            RouteError::ColumnCount { .. } => Self::new(1136, "21S01", message),
-            RouteError::UnknownColumns { .. } => Self::new(1146, "42S02", message),
-            RouteError::MissingParameter { .. } => Self::new(1210, "HY000", message),
-            RouteError::NoRoute { .. }
-            | RouteError::AmbiguousRoute { .. }
-            | RouteError::KeyGeneration(_)
-            | RouteError::Internal(_) => Self::new(1105, "HY000", message),
+            ErrorKind::Shard { sqlstate, .. } => match common_error(sqlstate.as_deref()) {
+                Some(Common::UniqueViolation) => (1062, "23000"),
+                Some(Common::NotNullViolation) => (1048, "23000"),
+                Some(Common::UndefinedTable) => (1146, "42S02"),
+                None => (1105, "HY000"),
+            },
+            ErrorKind::Internal => (1105, "HY000"),
+        }
+    }
+
+    /// PostgreSQL's SQLSTATE for this error.
+    pub fn pg_sqlstate(&self) -> &str {
+        match &self.kind {
+            ErrorKind::Syntax => "42601",
+            ErrorKind::Unsupported => "0A000",
+            ErrorKind::ColumnCount => "42601",
+            ErrorKind::UnknownTable => "42P01",
+            ErrorKind::BadArguments => "08P01",
+            ErrorKind::UnknownDatabase => "3D000",
+            ErrorKind::UnknownStatement => "26000",
+            ErrorKind::Malformed => "08P01",
+            ErrorKind::Transaction => "25P02",
+            ErrorKind::Shard {
+                mysql_errno,
+                sqlstate,
+            } => {
+                let common = match mysql_errno {
+                    Some(1062) => Some(Common::UniqueViolation),
+                    Some(1048) => Some(Common::NotNullViolation),
+                    Some(1146) => Some(Common::UndefinedTable),
+                    Some(_) => None,
+                    None => common_error(sqlstate.as_deref()),
+                };
+                match (common, sqlstate.as_deref()) {
+                    (Some(Common::UniqueViolation), _) => "23505",
+                    (Some(Common::NotNullViolation), _) => "23502",
+                    (Some(Common::UndefinedTable), _) => "42P01",
+                    // A PostgreSQL shard's own code.
+                    (None, Some(s)) if mysql_errno.is_none() && is_sqlstate(s) => s,
+                    (None, _) => "XX000",
+                }
+            }
+            ErrorKind::Internal => "XX000",
         }
     }
 }
 
-impl From<BackendError> for MySqlError {
+/// The errors applications act on, whichever database reported them.
+enum Common {
+    UniqueViolation,
+    NotNullViolation,
+    UndefinedTable,
+}
+
+/// Reads PostgreSQL's SQLSTATE or SQLite's extended result code.
+fn common_error(code: Option<&str>) -> Option<Common> {
+    Some(match code? {
+        // unique_violation; SQLite UNIQUE and PRIMARY KEY constraints.
+        "23505" | "2067" | "1555" => Common::UniqueViolation,
+        // not_null_violation; SQLite NOT NULL constraint.
+        "23502" | "1299" => Common::NotNullViolation,
+        "42P01" => Common::UndefinedTable,
+        _ => return None,
+    })
+}
+
+fn is_sqlstate(s: &str) -> bool {
+    s.len() == 5
+        && s.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+}
+
+impl From<RouteError> for Error {
+    fn from(error: RouteError) -> Self {
+        let message = error.to_string();
+        let kind = match &error {
+            RouteError::Syntax(m) => {
+                return Self::new(
+                    ErrorKind::Syntax,
+                    format!("You have an error in your SQL syntax: {m}"),
+                );
+            }
+            RouteError::StatementCount(_) => ErrorKind::Syntax,
+            RouteError::Unsupported(what) => return Self::unsupported(what),
+            RouteError::InsertSelectWithoutKey => ErrorKind::Unsupported,
+            RouteError::ColumnCount { .. } => ErrorKind::ColumnCount,
+            RouteError::UnknownColumns { .. } => ErrorKind::UnknownTable,
+            RouteError::MissingParameter { .. } => ErrorKind::BadArguments,
+            RouteError::NoRoute { .. }
+            | RouteError::AmbiguousRoute { .. }
+            | RouteError::KeyGeneration(_)
+            | RouteError::Internal(_) => ErrorKind::Internal,
+        };
+        Self::new(kind, message)
+    }
+}
+
+impl From<BackendError> for Error {
     fn from(error: BackendError) -> Self {
         let message = error.to_string();
-        match &error {
-            // A MySQL/MariaDB shard's own error goes through as it is, naming the shard.
+        let kind = match error {
             BackendError::Database {
-                mysql_errno: Some(code),
+                mysql_errno,
                 sqlstate,
                 ..
-            } => {
-                let state = sqlstate
-                    .clone()
-                    .filter(|s| s.len() == 5 && s.is_ascii())
-                    .unwrap_or_else(|| "HY000".into());
-                Self::new(*code, state, message)
-            }
-            BackendError::Database { sqlstate, .. } => match translate(sqlstate.as_deref()) {
-                Some((code, state)) => Self::new(code, state, message),
-                None => Self::new(1105, "HY000", message),
+            } => ErrorKind::Shard {
+                mysql_errno,
+                sqlstate,
             },
             BackendError::Connect { .. }
             | BackendError::UnknownDataSource(_)
             | BackendError::UnsupportedType { .. }
-            | BackendError::NoRuntime => Self::new(1105, "HY000", message),
-        }
+            | BackendError::NoRuntime => ErrorKind::Internal,
+        };
+        Self::new(kind, message)
     }
 }
 
-/// MySQL's code for what PostgreSQL (SQLSTATE) or SQLite (extended result code) reported, for
-/// the errors applications act on.
-fn translate(code: Option<&str>) -> Option<(u16, &'static str)> {
-    Some(match code? {
-        // unique_violation; SQLite UNIQUE and PRIMARY KEY constraints.
-        "23505" | "2067" | "1555" => (1062, "23000"),
-        // not_null_violation; SQLite NOT NULL constraint.
-        "23502" | "1299" => (1048, "23000"),
-        // undefined_table; SQLite reports it as a plain error (code 1) with "no such table".
-        "42P01" => (1146, "42S02"),
-        _ => return None,
-    })
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shard(mysql_errno: Option<u16>, sqlstate: &str) -> Error {
+        Error::new(
+            ErrorKind::Shard {
+                mysql_errno,
+                sqlstate: Some(sqlstate.to_owned()),
+            },
+            "x",
+        )
+    }
+
+    #[test]
+    fn duplicate_keys_read_the_same_in_both_protocols() {
+        for e in [
+            shard(Some(1062), "23000"),
+            shard(None, "23505"),
+            shard(None, "2067"),
+        ] {
+            assert_eq!(e.mysql_code(), (1062, "23000"));
+            assert_eq!(e.pg_sqlstate(), "23505");
+        }
+    }
+
+    #[test]
+    fn a_shard_keeps_its_own_code() {
+        assert_eq!(shard(Some(1213), "40001").mysql_code(), (1213, "40001"));
+        assert_eq!(shard(None, "40P01").pg_sqlstate(), "40P01");
+        assert_eq!(shard(None, "40P01").mysql_code(), (1105, "HY000"));
+        assert_eq!(shard(Some(1213), "40001").pg_sqlstate(), "XX000");
+    }
 }

@@ -13,5 +13,7 @@ mod server;
 mod session;
 
 pub use engine::Engine;
-pub use error::MySqlError;
+pub use error::{Error, ErrorKind};
+pub use reply::Reply;
 pub use server::{Server, ServerError};
+pub use session::{Session, Statement, StatementKind};

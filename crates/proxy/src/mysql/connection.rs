@@ -1,10 +1,11 @@
 //! One MySQL client connection: handshake, then commands until the client quits, the
 //! connection breaks, or the server shuts down between two commands.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use keyshard_router::Value;
-use mysql_common::constants::{CapabilityFlags, StatusFlags};
+use keyshard_router::{Dialect, Value};
+use mysql_common::constants::{CapabilityFlags, ColumnType, StatusFlags};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
@@ -14,9 +15,9 @@ use super::protocol::packet::PacketIo;
 use super::protocol::response::{self, ResultColumn};
 use crate::admin::SERVER_VERSION;
 use crate::engine::Engine;
-use crate::error::MySqlError;
+use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
-use crate::session::{Session, StatementKind};
+use crate::session::{Session, Statement};
 
 /// Serves one client until it leaves.
 pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::Receiver<bool>) {
@@ -51,7 +52,9 @@ pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::
     };
     let mut connection = Connection {
         caps: client.capabilities,
-        session: Session::new(connection_id, client.user, client.database),
+        session: Session::new(connection_id, client.user, client.database, Dialect::MySql),
+        statements: HashMap::new(),
+        next_statement_id: 1,
         engine,
     };
     loop {
@@ -74,13 +77,28 @@ pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::
             break;
         }
     }
+    connection
+        .engine
+        .close_session(&mut connection.session)
+        .await;
     tracing::debug!("connection {connection_id} closed");
 }
 
 struct Connection {
     caps: CapabilityFlags,
     session: Session,
+    statements: HashMap<u32, PreparedStatement>,
+    next_statement_id: u32,
     engine: Arc<Engine>,
+}
+
+/// A prepared statement and what the binary protocol keeps beside it.
+struct PreparedStatement {
+    statement: Statement,
+    /// Parameter types sent with an earlier execution, reused when a client does not resend them.
+    param_types: Vec<(ColumnType, bool)>,
+    /// `COM_STMT_SEND_LONG_DATA` chunks by parameter, until the next execution.
+    long_data: HashMap<u16, Vec<u8>>,
 }
 
 impl Connection {
@@ -91,7 +109,7 @@ impl Connection {
             Err(e) => {
                 self.send_error(
                     io,
-                    &MySqlError::new(1047, "08S01", format!("Malformed command: {e}")),
+                    &Error::new(ErrorKind::Malformed, format!("Malformed command: {e}")),
                 );
                 return true;
             }
@@ -106,18 +124,23 @@ impl Connection {
                     self.session.database = Some(database);
                     Ok(Reply::done())
                 } else {
-                    Err(MySqlError::unknown_database(&database))
+                    Err(Error::unknown_database(&database))
                 };
                 self.send_reply(io, reply, false);
             }
             Command::Ping => self.send_reply(io, Ok(Reply::done()), false),
             Command::ResetConnection => {
                 self.session.reset();
+                self.statements.clear();
                 self.send_reply(io, Ok(Reply::done()), false);
             }
             Command::Quit => return false,
-            Command::StmtPrepare(sql) => match self.engine.prepare(&mut self.session, &sql).await {
-                Ok((id, params)) => response::write_prepare_ok(io, self.caps, id, params, &[]),
+            Command::StmtPrepare(sql) => match self.engine.prepare(&sql, Dialect::MySql).await {
+                Ok(statement) => {
+                    let params = statement.param_count;
+                    let id = self.add_statement(statement);
+                    response::write_prepare_ok(io, self.caps, id, params, &[]);
+                }
                 Err(e) => self.send_error(io, &e),
             },
             Command::StmtExecute(request) => {
@@ -126,14 +149,14 @@ impl Connection {
             }
             // No response, by the protocol.
             Command::StmtClose(id) => {
-                self.session.statements.remove(&id);
+                self.statements.remove(&id);
             }
             Command::StmtSendLongData {
                 stmt_id,
                 param,
                 data,
             } => {
-                if let Some(statement) = self.session.statements.get_mut(&stmt_id) {
+                if let Some(statement) = self.statements.get_mut(&stmt_id) {
                     statement
                         .long_data
                         .entry(param)
@@ -142,7 +165,7 @@ impl Connection {
                 }
             }
             Command::StmtReset(id) => {
-                let reply = match self.session.statements.get_mut(&id) {
+                let reply = match self.statements.get_mut(&id) {
                     Some(statement) => {
                         statement.long_data.clear();
                         Ok(Reply::done())
@@ -158,7 +181,7 @@ impl Connection {
             Command::Unknown(code) => {
                 self.send_error(
                     io,
-                    &MySqlError::new(1047, "08S01", format!("Unknown command {code:#04x}")),
+                    &Error::new(ErrorKind::Malformed, format!("Unknown command {code:#04x}")),
                 );
             }
         }
@@ -169,49 +192,49 @@ impl Connection {
     async fn execute(
         &mut self,
         request: &super::protocol::command::ExecuteRequest,
-    ) -> Result<Reply, MySqlError> {
-        let statement = self
-            .session
+    ) -> Result<Reply, Error> {
+        let prepared = self
             .statements
             .get_mut(&request.stmt_id)
             .ok_or_else(|| unknown_statement(request.stmt_id))?;
         let params: Vec<Value> = decode_params(
             request,
-            statement.param_count,
-            &mut statement.param_types,
-            &mut statement.long_data,
+            prepared.statement.param_count,
+            &mut prepared.param_types,
+            &mut prepared.long_data,
         )
         .map_err(|e| {
-            MySqlError::new(
-                1210,
-                "HY000",
+            Error::new(
+                ErrorKind::BadArguments,
                 format!("Incorrect arguments to mysqld_stmt_execute: {e}"),
             )
         })?;
-        statement.long_data.clear();
-        match &statement.kind {
-            StatementKind::Insert(insert) => {
-                self.engine
-                    .insert(insert, &params, &mut self.session.last_insert_id)
-                    .await
-            }
-            StatementKind::Text(sql) => {
-                let sql = sql.clone();
-                self.engine.query(&mut self.session, &sql).await
-            }
-        }
+        prepared.long_data.clear();
+        self.engine
+            .execute(&mut self.session, &prepared.statement, &params)
+            .await
+    }
+
+    /// Stores a prepared statement and returns its id.
+    fn add_statement(&mut self, statement: Statement) -> u32 {
+        let id = self.next_statement_id;
+        self.next_statement_id = self.next_statement_id.wrapping_add(1).max(1);
+        self.statements.insert(
+            id,
+            PreparedStatement {
+                statement,
+                param_types: Vec::new(),
+                long_data: HashMap::new(),
+            },
+        );
+        id
     }
 
     fn status(&self) -> StatusFlags {
         StatusFlags::SERVER_STATUS_AUTOCOMMIT
     }
 
-    fn send_reply(
-        &self,
-        io: &mut PacketIo<TcpStream>,
-        reply: Result<Reply, MySqlError>,
-        binary: bool,
-    ) {
+    fn send_reply(&self, io: &mut PacketIo<TcpStream>, reply: Result<Reply, Error>, binary: bool) {
         match reply {
             Ok(Reply::Ok {
                 affected_rows,
@@ -245,15 +268,15 @@ impl Connection {
         }
     }
 
-    fn send_error(&self, io: &mut PacketIo<TcpStream>, error: &MySqlError) {
-        io.write_packet(&response::err(error.code, &error.sqlstate, &error.message));
+    fn send_error(&self, io: &mut PacketIo<TcpStream>, error: &Error) {
+        let (code, sqlstate) = error.mysql_code();
+        io.write_packet(&response::err(code, sqlstate, &error.message));
     }
 }
 
-fn unknown_statement(id: u32) -> MySqlError {
-    MySqlError::new(
-        1243,
-        "HY000",
+fn unknown_statement(id: u32) -> Error {
+    Error::new(
+        ErrorKind::UnknownStatement,
         format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
     )
 }
