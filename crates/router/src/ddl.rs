@@ -134,6 +134,7 @@ pub(crate) fn plan(
             units,
             generated_keys: Vec::new(),
             row_units: Vec::new(),
+            merge: None,
         },
     }))
 }

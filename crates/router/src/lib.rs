@@ -13,6 +13,7 @@ mod ddl;
 mod error;
 mod insert;
 mod locate;
+pub mod merge;
 mod metadata;
 mod plan;
 mod route;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use keyshard_config::TableRule;
 use keyshard_keygen::{Key, KeyGenerator};
 
+use crate::merge::MergeSpec;
 use crate::route::{Level, Nodes, route};
 use crate::template::{Renderer, RowKey, Template};
 use crate::value::Value;
@@ -70,6 +71,9 @@ pub struct Plan {
     pub generated_keys: Vec<Key>,
     /// For each row of the statement, in the client's order, the index of its unit.
     pub row_units: Vec<usize>,
+    /// For a read sent to several data nodes: how their rows become one result. Such units
+    /// run independently, outside any transaction the statement does not already have.
+    pub merge: Option<MergeSpec>,
 }
 
 /// One statement for one data node.
@@ -168,6 +172,7 @@ impl PreparedInsert {
             units,
             generated_keys,
             row_units,
+            merge: None,
         })
     }
 

@@ -1,0 +1,79 @@
+//! How the rows of several shards become one result set, as one database holding all the rows
+//! would have returned it. The router decides this at prepare time (and fills in LIMIT at bind
+//! time); the backend applies it to the shards' results.
+
+use crate::Dialect;
+
+/// A read's merge: grouping and aggregates first, then ordering, then OFFSET/LIMIT, then the
+/// columns the router added are dropped.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MergeSpec {
+    /// GROUP BY columns: rows equal in all of them form one group. Empty while `aggregates`
+    /// is not: the whole result is one group (`SELECT COUNT(*) FROM t`).
+    pub group_by: Vec<ColumnRef>,
+    /// The aggregate columns, combined per group. Columns that are neither grouped nor
+    /// aggregated take the group's first row's value.
+    pub aggregates: Vec<AggregateColumn>,
+    /// ORDER BY, in priority order. Groups without an ORDER BY come out ordered by the
+    /// GROUP BY columns, ascending (what MySQL and SQLite do).
+    pub order_by: Vec<SortKey>,
+    /// Rows skipped after merging.
+    pub offset: u64,
+    /// Rows kept after skipping; `None`: all.
+    pub limit: Option<u64>,
+    /// Trailing columns the router appended (sort keys the client did not select, AVG's
+    /// counts) that the client must not see.
+    pub hidden_columns: usize,
+    /// How values compare: MySQL compares text case-insensitively (its default collation)
+    /// and sorts NULL first ascending; PostgreSQL sorts NULL last ascending.
+    pub dialect: Dialect,
+}
+
+/// A column of the shards' rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnRef {
+    /// By 0-based position.
+    Index(usize),
+    /// By name, case-insensitively, among the result's columns (under `SELECT *` only the
+    /// result knows the positions).
+    Name(String),
+}
+
+/// One ORDER BY key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SortKey {
+    /// The column sorted by.
+    pub column: ColumnRef,
+    /// DESC.
+    pub descending: bool,
+    /// `NULLS FIRST` / `NULLS LAST` as written; `None`: the dialect's default.
+    pub nulls_first: Option<bool>,
+}
+
+/// An aggregate in the select list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AggregateColumn {
+    /// Its position in the shards' rows.
+    pub index: usize,
+    /// How the shards' partial values combine.
+    pub function: Aggregate,
+}
+
+/// How partial aggregates combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aggregate {
+    /// COUNT: the sum of the shards' counts.
+    Count,
+    /// SUM: the sum, NULL when every shard's is NULL.
+    Sum,
+    /// MIN over the non-NULL values.
+    Min,
+    /// MAX over the non-NULL values.
+    Max,
+    /// AVG, sent to the shards as SUM (at `index`) and COUNT (at `count_index`, a hidden
+    /// column): the sum of sums over the sum of counts.
+    Avg {
+        /// Where the shards' COUNT for this average is.
+        count_index: usize,
+    },
+}
