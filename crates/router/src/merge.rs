@@ -6,7 +6,7 @@ use crate::Dialect;
 
 /// A read's merge: grouping and aggregates first, then ordering, then OFFSET/LIMIT, then the
 /// columns the router added are dropped.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MergeSpec {
     /// GROUP BY columns: rows equal in all of them form one group. Empty while `aggregates`
     /// is not: the whole result is one group (`SELECT COUNT(*) FROM t`).
