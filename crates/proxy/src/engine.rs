@@ -108,6 +108,9 @@ impl Engine {
                 }
                 Ok(Reply::done())
             }
+            Prepared::Query(_) | Prepared::Direct(_) => {
+                Err(Error::unsupported("this statement yet"))
+            }
             Prepared::Other(other) => Err(not_supported(other)),
         }
     }
@@ -199,6 +202,8 @@ impl Engine {
         let plan: Plan = match self.prepare_routed(sql, dialect).await? {
             Prepared::Insert(insert) => insert.bind(&[])?,
             Prepared::Ddl(ddl) => ddl.plan,
+            Prepared::Query(query) => query.bind(&[])?,
+            Prepared::Direct(direct) => direct.bind(&[]),
             Prepared::Other(other) => return Err(not_supported(other)),
         };
         let rows = plan
@@ -219,9 +224,7 @@ fn first_key(plan: &Plan) -> Option<u64> {
 
 fn not_supported(other: Other) -> Error {
     match other {
-        Other::NotAnInsert => Error::unsupported(
-            "this statement yet: it handles INSERTs into sharded tables, DDL on them and session statements",
-        ),
+        Other::NotRouted => Error::unsupported("this kind of statement"),
         Other::UnshardedTable(table) => {
             Error::unsupported(format!("tables without a sharding rule ('{table}') yet"))
         }

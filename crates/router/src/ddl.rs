@@ -21,14 +21,14 @@ pub struct DdlPlan {
 }
 
 /// The table and index names of a DDL statement the router fans out, if it is one.
-struct Names<'a> {
-    tables: Vec<&'a ObjectName>,
+pub(crate) struct Names<'a> {
+    pub(crate) tables: Vec<&'a ObjectName>,
     /// An index name that must differ per actual table where index names are per schema
     /// (PostgreSQL, SQLite): ShardingSphere appends `_<actual table>`.
     index: Option<&'a ObjectName>,
 }
 
-fn names(statement: &Statement) -> Option<Names<'_>> {
+pub(crate) fn names(statement: &Statement) -> Option<Names<'_>> {
     fn tables(tables: Vec<&ObjectName>) -> Names<'_> {
         Names {
             tables,
@@ -135,6 +135,7 @@ pub(crate) fn plan(
             generated_keys: Vec::new(),
             row_units: Vec::new(),
             merge: None,
+            replicated: false,
         },
     }))
 }

@@ -93,20 +93,20 @@ pub(crate) fn prepare(
     let key_index = key_column.and_then(|k| columns.position(k));
 
     let mut locator = Locator::new(sql);
-    let tokens = Tokens::scan(parser, &mut locator, dialect, &rule.logic_table)?;
+    let tokens = Tokens::scan(parser, &mut locator, dialect, &[&rule.logic_table])?;
     let layout = layout(&body, key_column, parser, &mut locator)?;
 
     let name_span = name.span();
     let name_range = locator.offset(name_span.start)?..locator.offset(name_span.end)?;
     let mut edits = vec![Edit {
         range: name_range.clone(),
-        piece: Piece::Table(quote_of(name)),
+        piece: Piece::Table(0, quote_of(name)),
     }];
-    for (range, quote) in &tokens.qualifiers {
+    for (range, quote, _) in &tokens.qualifiers {
         if !(name_range.start <= range.start && range.end <= name_range.end) {
             edits.push(Edit {
                 range: range.clone(),
-                piece: Piece::Table(*quote),
+                piece: Piece::Table(0, *quote),
             });
         }
     }
@@ -500,7 +500,7 @@ fn classify(
                 }
             }
             SqlValue::Null => Classified::Generate(range(locator, v.span)?),
-            other => match literal(other, false) {
+            other => match literal_value(other, false) {
                 // MySQL's AUTO_INCREMENT rule, which ORMs with primitive ids rely on.
                 Some(Value::Int(0)) if dialect == Dialect::MySql => {
                     Classified::Generate(range(locator, v.span)?)
@@ -519,7 +519,7 @@ fn classify(
             op: UnaryOperator::Minus,
             expr,
         } => match &**expr {
-            Expr::Value(v) => match literal(&v.value, true) {
+            Expr::Value(v) => match literal_value(&v.value, true) {
                 Some(Value::Int(0)) | None => Classified::Expr,
                 Some(value) => Classified::Value(value),
             },
@@ -541,13 +541,13 @@ fn classify(
 fn literal_of(expr: &Expr) -> Option<Value> {
     match expr {
         Expr::Value(v) if v.value == SqlValue::Null => Some(Value::Null),
-        Expr::Value(v) => literal(&v.value, false),
+        Expr::Value(v) => literal_value(&v.value, false),
         Expr::Nested(inner) | Expr::Cast { expr: inner, .. } => literal_of(inner),
         _ => None,
     }
 }
 
-fn literal(value: &SqlValue, negative: bool) -> Option<Value> {
+pub(crate) fn literal_value(value: &SqlValue, negative: bool) -> Option<Value> {
     match value {
         SqlValue::Number(text, _) => {
             let text = text.as_str();

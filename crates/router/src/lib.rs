@@ -1,5 +1,6 @@
-//! Keyshard's router: an INSERT and its parameters → a [`Plan`]: the generated keys and, per
-//! data node, the rewritten statement and its parameters.
+//! Keyshard's router: a statement and its parameters → a [`Plan`]: per data node, the rewritten
+//! statement and its parameters; for INSERTs the generated keys, for reads over several nodes
+//! how their rows merge.
 //!
 //! The pipeline follows ShardingSphere's kernel: parse (once per prepared statement), bind,
 //! generate keys, route, rewrite. Rewriting splices the original text — it never prints the
@@ -10,12 +11,14 @@
 #![warn(missing_docs)]
 
 mod ddl;
+mod direct;
 mod error;
 mod insert;
 mod locate;
 pub mod merge;
 mod metadata;
 mod plan;
+mod query;
 mod route;
 mod template;
 mod tokens;
@@ -25,14 +28,17 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use keyshard_config::{ShardingRule, TableRule};
+use sqlparser::ast::Delete;
 use sqlparser::ast::{ObjectNamePart, Statement, TableObject};
 use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect};
 use sqlparser::parser::Parser;
 
 pub use ddl::DdlPlan;
+pub use direct::Direct;
 pub use error::RouteError;
 pub use metadata::{Metadata, NoMetadata};
 pub use plan::{ExecutionUnit, Plan, PreparedInsert};
+pub use query::PreparedQuery;
 pub use value::Value;
 
 /// The SQL dialect of the client, which decides parsing, placeholders and MySQL's `0` rule.
@@ -44,42 +50,80 @@ pub enum Dialect {
     Postgres,
 }
 
-/// A statement, parsed and, when it is an INSERT into a sharded table, prepared.
+/// A statement, parsed and prepared: binding it plans one execution.
 #[derive(Debug, Clone)]
 pub enum Prepared {
-    /// An INSERT into a sharded table: bind it to plan an execution.
+    /// An INSERT into a sharded table.
     Insert(PreparedInsert),
     /// DDL on a sharded table, one statement per actual table.
     Ddl(DdlPlan),
-    /// Anything this router does not plan; the caller decides where it goes.
+    /// SELECT, UPDATE or DELETE on sharded tables.
+    Query(PreparedQuery),
+    /// A statement on unsharded or broadcast tables (or none), sent as it is.
+    Direct(Direct),
+    /// Anything this router does not plan; the caller decides what to answer.
     Other(Other),
 }
 
 /// Why a statement is not planned here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Other {
-    /// Neither an INSERT nor DDL on a sharded table.
-    NotAnInsert,
-    /// An INSERT into a table that no sharding rule covers.
+    /// A kind of statement the router does not route (SHOW, SET, GRANT, …).
+    NotRouted,
+    /// A statement on a table that no sharding rule covers, while the router knows no data
+    /// source to send it to.
     UnshardedTable(String),
 }
 
-/// Plans INSERTs for one sharding rule and one client dialect.
+/// Plans statements for one sharding rule and one client dialect.
 #[derive(Debug, Clone)]
 pub struct Router {
     tables: HashMap<String, Arc<TableRule>>,
+    binding_groups: Vec<Vec<String>>,
+    broadcast_tables: Vec<String>,
+    data_sources: Vec<String>,
+    default_data_source: Option<String>,
     dialect: Dialect,
 }
 
 impl Router {
-    /// A router for `rule`'s tables, parsing `dialect`.
+    /// A router for `rule`'s sharded tables, parsing `dialect`. It plans statements on other
+    /// tables only once it knows the data sources ([`Router::with_data_sources`]).
     pub fn new(rule: &ShardingRule, dialect: Dialect) -> Self {
         let tables = rule
             .tables
             .values()
             .map(|t| (t.logic_table.to_ascii_lowercase(), Arc::new(t.clone())))
             .collect();
-        Self { tables, dialect }
+        Self {
+            tables,
+            binding_groups: rule.binding_groups.clone(),
+            broadcast_tables: Vec::new(),
+            data_sources: Vec::new(),
+            default_data_source: rule.default_data_source.clone(),
+            dialect,
+        }
+    }
+
+    /// Where statements on tables without a sharding rule go: unsharded tables live on the
+    /// default data source (the rule's, else the first of `data_sources`); broadcast tables are
+    /// read from it and written to every data source.
+    pub fn with_data_sources(
+        mut self,
+        data_sources: Vec<String>,
+        broadcast_tables: Vec<String>,
+    ) -> Self {
+        if self.default_data_source.is_none() {
+            self.default_data_source = data_sources.first().cloned();
+        }
+        self.data_sources = data_sources;
+        self.broadcast_tables = broadcast_tables;
+        self
+    }
+
+    /// The data source unsharded tables live on.
+    pub fn default_data_source(&self) -> Option<&str> {
+        self.default_data_source.as_deref()
     }
 
     /// The dialect this router parses.
@@ -105,30 +149,130 @@ impl Router {
             return Err(RouteError::StatementCount(statements.len()));
         }
         let statement = statements.pop().ok_or(RouteError::StatementCount(0))?;
-        let Statement::Insert(insert) = statement else {
-            return Ok(
-                match ddl::plan(sql, &statement, |t| self.table(t).cloned())? {
-                    Some(ddl) => Prepared::Ddl(ddl),
-                    None => Prepared::Other(Other::NotAnInsert),
+        match &statement {
+            Statement::Insert(insert) => {
+                let TableObject::TableName(name) = &insert.table else {
+                    return Err(RouteError::Unsupported("INSERT INTO TABLE FUNCTION".into()));
+                };
+                let table = match name.0.last() {
+                    Some(ObjectNamePart::Identifier(ident)) => ident.value.as_str(),
+                    _ => return Err(RouteError::Unsupported(format!("table name {name}"))),
+                };
+                match self.table(table) {
+                    Some(rule) => {
+                        insert::prepare(sql, self.dialect, &parser, insert, name, rule, metadata)
+                            .map(Prepared::Insert)
+                    }
+                    None => self.direct(sql, &parser, &[table.to_owned()], false),
+                }
+            }
+            Statement::Query(_) | Statement::Update(_) | Statement::Delete(_) => {
+                if let Statement::Delete(Delete { tables, .. }) = &statement
+                    && !tables.is_empty()
+                {
+                    return Err(RouteError::Unsupported("multi-table DELETE".into()));
+                }
+                let is_read = matches!(statement, Statement::Query(_));
+                let (tables, others) = query::tables(sql, &statement, |t| self.table(t).cloned())?;
+                if tables.rules.is_empty() {
+                    return self.direct(sql, &parser, &others, is_read);
+                }
+                if let Some(other) = others.iter().find(|t| !self.is_broadcast(t)) {
+                    return Err(RouteError::Unsupported(format!(
+                        "a statement on both sharded tables and the unsharded table '{other}'"
+                    )));
+                }
+                self.check_bound(&tables.rules)?;
+                query::prepare(sql, self.dialect, &parser, &statement, tables).map(Prepared::Query)
+            }
+            _ => match ddl::plan(sql, &statement, |t| self.table(t).cloned())? {
+                Some(ddl) => Ok(Prepared::Ddl(ddl)),
+                None => match ddl::names(&statement) {
+                    Some(names) => {
+                        let names: Vec<String> = names
+                            .tables
+                            .iter()
+                            .map(|n| query::last_ident(n).to_owned())
+                            .collect();
+                        self.direct(sql, &parser, &names, false)
+                    }
+                    None => Ok(Prepared::Other(Other::NotRouted)),
                 },
-            );
+            },
+        }
+    }
+
+    /// A statement on `tables`, none of them sharded: to the default data source, or, for a
+    /// write to broadcast tables only, to every data source.
+    fn direct(
+        &self,
+        sql: &str,
+        parser: &Parser<'_>,
+        tables: &[String],
+        is_read: bool,
+    ) -> Result<Prepared, RouteError> {
+        let Some(default) = &self.default_data_source else {
+            let table = tables.first().cloned().unwrap_or_default();
+            return Ok(Prepared::Other(Other::UnshardedTable(table)));
         };
-        let TableObject::TableName(name) = &insert.table else {
-            return Err(RouteError::Unsupported("INSERT INTO TABLE FUNCTION".into()));
+        let replicated =
+            !is_read && !tables.is_empty() && tables.iter().all(|t| self.is_broadcast(t));
+        let data_sources = if replicated {
+            self.data_sources.clone()
+        } else {
+            vec![default.clone()]
         };
-        let table = match name.0.last() {
-            Some(ObjectNamePart::Identifier(ident)) => ident.value.as_str(),
-            _ => return Err(RouteError::Unsupported(format!("table name {name}"))),
+        let mut locator = locate::Locator::new(sql);
+        let tokens = tokens::Tokens::scan(parser, &mut locator, self.dialect, &[])?;
+        Ok(Prepared::Direct(Direct {
+            sql: sql.into(),
+            data_sources,
+            param_count: tokens.param_count,
+            is_read,
+            replicated,
+        }))
+    }
+
+    fn is_broadcast(&self, table: &str) -> bool {
+        self.broadcast_tables
+            .iter()
+            .any(|t| t.eq_ignore_ascii_case(table))
+    }
+
+    /// Several sharded tables in one statement must be bound (sharded alike), so that data
+    /// node `i` of one joins data node `i` of the others.
+    fn check_bound(&self, rules: &[Arc<TableRule>]) -> Result<(), RouteError> {
+        let [first, rest @ ..] = rules else {
+            return Ok(());
         };
-        let Some(rule) = self.table(table) else {
-            return Ok(Prepared::Other(Other::UnshardedTable(table.to_owned())));
-        };
-        insert::prepare(sql, self.dialect, &parser, &insert, name, rule, metadata)
-            .map(Prepared::Insert)
+        if rest.is_empty() {
+            return Ok(());
+        }
+        let lower = |r: &Arc<TableRule>| r.logic_table.to_ascii_lowercase();
+        let bound = self
+            .binding_groups
+            .iter()
+            .any(|group| rules.iter().all(|r| group.contains(&lower(r))))
+            && rest.iter().all(|r| {
+                r.data_nodes.len() == first.data_nodes.len()
+                    && r.data_nodes
+                        .iter()
+                        .zip(&first.data_nodes)
+                        .all(|(a, b)| a.data_source == b.data_source)
+            });
+        if bound {
+            Ok(())
+        } else {
+            let names: Vec<&str> = rules.iter().map(|r| r.logic_table.as_str()).collect();
+            Err(RouteError::Unsupported(format!(
+                "a join of sharded tables that are not bound ({}); list them in bindingTables",
+                names.join(", ")
+            )))
+        }
     }
 
     /// Prepares and binds in one step: the plan for one unprepared statement, or why there is
-    /// none (not an INSERT or DDL on a sharded table).
+    /// none.
     pub fn plan(
         &self,
         sql: &str,
@@ -138,6 +282,8 @@ impl Router {
         match self.prepare(sql, metadata)? {
             Prepared::Insert(insert) => insert.bind(params).map(Ok),
             Prepared::Ddl(ddl) => Ok(Ok(ddl.plan)),
+            Prepared::Query(query) => query.bind(params).map(Ok),
+            Prepared::Direct(direct) => Ok(Ok(direct.bind(params))),
             Prepared::Other(other) => Ok(Err(other)),
         }
     }

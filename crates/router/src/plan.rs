@@ -74,6 +74,9 @@ pub struct Plan {
     /// For a read sent to several data nodes: how their rows become one result. Such units
     /// run independently, outside any transaction the statement does not already have.
     pub merge: Option<MergeSpec>,
+    /// Every unit writes the same rows to its own copy of a broadcast table: the statement
+    /// changed as many rows as one unit did.
+    pub replicated: bool,
 }
 
 /// One statement for one data node.
@@ -173,6 +176,7 @@ impl PreparedInsert {
             generated_keys,
             row_units,
             merge: None,
+            replicated: false,
         })
     }
 
@@ -249,11 +253,13 @@ impl PreparedInsert {
     ) -> Result<ExecutionUnit, RouteError> {
         let data_node = &self.rule.data_nodes[node];
         let template = &self.template;
+        let tables = [data_node.table.as_str()];
         let mut renderer = Renderer {
             sql: &self.sql,
             dialect: self.dialect,
-            table: &data_node.table,
+            tables: &tables,
             params,
+            limit: (0, 0),
             out: String::with_capacity(self.sql.len() + 32),
             out_params: Vec::new(),
         };

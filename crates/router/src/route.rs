@@ -59,6 +59,46 @@ pub(crate) fn route(
     })
 }
 
+/// Whether each of the rule's data nodes can hold a row whose `column` is `value`: all of them
+/// when no strategy shards by `column`. `None` when the value does not route (a type the
+/// algorithm does not take, a name that is no target): the caller must then look everywhere.
+pub(crate) fn nodes_with(
+    rule: &TableRule,
+    column: &str,
+    value: &Value,
+    scratch: &mut String,
+) -> Option<Vec<bool>> {
+    fn by<'s>(strategy: &'s Option<Strategy>, column: &str) -> Option<&'s Strategy> {
+        strategy
+            .as_ref()
+            .filter(|s| s.column.eq_ignore_ascii_case(column))
+    }
+    let mut nodes = vec![true; rule.data_nodes.len()];
+    if let Some(strategy) = by(&rule.database_strategy, column) {
+        let names = rule.data_nodes.iter().map(|n| n.data_source.as_str());
+        let data_source = target(strategy, value, names, scratch).ok()?;
+        for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
+            *keep &= node.data_source == data_source;
+        }
+    }
+    if let Some(strategy) = by(&rule.table_strategy, column) {
+        let names = rule.data_nodes.iter().map(|n| n.table.as_str());
+        let table = target(strategy, value, names, scratch).ok()?;
+        for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
+            *keep &= node.table.eq_ignore_ascii_case(table);
+        }
+    }
+    Some(nodes)
+}
+
+/// Whether `column` is one of the columns `rule` shards by.
+pub(crate) fn is_sharding_column(rule: &TableRule, column: &str) -> bool {
+    [&rule.database_strategy, &rule.table_strategy]
+        .into_iter()
+        .flatten()
+        .any(|s| s.column.eq_ignore_ascii_case(column))
+}
+
 /// Which strategy a routing problem came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Level {

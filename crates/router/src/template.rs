@@ -14,8 +14,12 @@ pub(crate) enum Piece {
     Copy(Range<usize>),
     /// Text the router adds (`, order_id`, a synthesised column list).
     Text(Box<str>),
-    /// The actual table name, quoted as the logic name was (`None`: unquoted).
-    Table(Option<char>),
+    /// The actual table of the statement's `n`th sharded table, quoted as the logic name was
+    /// (`None`: unquoted).
+    Table(usize, Option<char>),
+    /// A LIMIT's offset (`true`) or row count (`false`), as the shard must see it when several
+    /// shards' rows are merged.
+    Limit { offset: bool },
     /// A placeholder for parameter `i` (0-based) of the original statement.
     Param(usize),
     /// A placeholder for parameter `i` that holds this row's key: the generated key replaces a
@@ -90,6 +94,27 @@ impl Template {
         })
     }
 
+    /// A statement without rows: every piece is in the head.
+    pub(crate) fn whole(len: usize, mut edits: Vec<Edit>) -> Result<Self, RouteError> {
+        edits.sort_by_key(|e| e.range.start);
+        let mut cutter = Cutter {
+            pieces: Vec::with_capacity(edits.len() * 2 + 1),
+            edits: edits.into_iter().peekable(),
+        };
+        let head = cutter.cut(0..len)?;
+        if cutter.edits.next().is_some() {
+            return Err(RouteError::Internal("an edit outside the statement"));
+        }
+        let end = cutter.pieces.len();
+        Ok(Self {
+            pieces: cutter.pieces,
+            head,
+            rows: Vec::new(),
+            tail: end..end,
+            row_separator: "",
+        })
+    }
+
     /// The pieces before the rows.
     pub(crate) fn head(&self) -> &[Piece] {
         self.part(&self.head)
@@ -145,8 +170,11 @@ impl Cutter {
 pub(crate) struct Renderer<'a> {
     pub(crate) sql: &'a str,
     pub(crate) dialect: Dialect,
-    pub(crate) table: &'a str,
+    /// The actual tables, by the statement's sharded-table number.
+    pub(crate) tables: &'a [&'a str],
     pub(crate) params: &'a [Value],
+    /// The offset and row count a LIMIT is rendered with.
+    pub(crate) limit: (u64, u64),
     pub(crate) out: String,
     pub(crate) out_params: Vec<Value>,
 }
@@ -168,7 +196,17 @@ impl Renderer<'_> {
                         .ok_or(RouteError::Internal("a piece outside the statement"))?,
                 ),
                 Piece::Text(text) => self.out.push_str(text),
-                Piece::Table(quote) => push_identifier(&mut self.out, self.table, *quote),
+                Piece::Table(n, quote) => {
+                    let table = self
+                        .tables
+                        .get(*n)
+                        .ok_or(RouteError::Internal("a table without its data node"))?;
+                    push_identifier(&mut self.out, table, *quote);
+                }
+                Piece::Limit { offset } => {
+                    let value = if *offset { self.limit.0 } else { self.limit.1 };
+                    let _ = write!(self.out, "{value}");
+                }
                 Piece::Param(i) => {
                     let value = self.param(*i)?.clone();
                     self.placeholder(value);
@@ -277,8 +315,9 @@ mod tests {
         let mut r = Renderer {
             sql,
             dialect: Dialect::MySql,
-            table: "t_1",
+            tables: &["t_1"],
             params: &[],
+            limit: (0, 0),
             out: String::new(),
             out_params: Vec::new(),
         };
@@ -304,7 +343,7 @@ mod tests {
         let edits = vec![
             Edit {
                 range: 12..13,
-                piece: Piece::Table(None),
+                piece: Piece::Table(0, None),
             },
             Edit {
                 range: 16..16,

@@ -21,8 +21,9 @@ pub(crate) struct Placeholder {
 #[derive(Debug, Default)]
 pub(crate) struct Tokens {
     pub(crate) placeholders: Vec<Placeholder>,
-    /// Words naming the logic table right before a `.`, with their quote style.
-    pub(crate) qualifiers: Vec<(Range<usize>, Option<char>)>,
+    /// Words naming one of the logic tables right before a `.`, with their quote style and
+    /// which of the tables they name.
+    pub(crate) qualifiers: Vec<(Range<usize>, Option<char>, usize)>,
     /// Parameters the statement needs: the count of `?`, or the largest `$n`.
     pub(crate) param_count: usize,
 }
@@ -35,20 +36,22 @@ impl Tokens {
         parser: &Parser<'_>,
         locator: &mut Locator<'_>,
         dialect: Dialect,
-        logic_table: &str,
+        logic_tables: &[&str],
     ) -> Result<Self, RouteError> {
         let mut tokens = Tokens::default();
         for index in 0.. {
             let token = parser.token_at(index);
             match &token.token {
                 Token::EOF => break,
-                Token::Word(word)
-                    if word.value.eq_ignore_ascii_case(logic_table)
-                        && parser.token_at(index + 1).token == Token::Period =>
-                {
-                    let range =
-                        locator.offset(token.span.start)?..locator.offset(token.span.end)?;
-                    tokens.qualifiers.push((range, word.quote_style));
+                Token::Word(word) if parser.token_at(index + 1).token == Token::Period => {
+                    if let Some(table) = logic_tables
+                        .iter()
+                        .position(|t| word.value.eq_ignore_ascii_case(t))
+                    {
+                        let range =
+                            locator.offset(token.span.start)?..locator.offset(token.span.end)?;
+                        tokens.qualifiers.push((range, word.quote_style, table));
+                    }
                 }
                 Token::Placeholder(text) => {
                     let param = placeholder_index(text, dialect, tokens.placeholders.len())?;

@@ -421,8 +421,8 @@ fn statements_that_are_not_sharded_inserts_are_passed_back() {
     let router = router(common::T_ORDER, Dialect::MySql);
     let meta = common::metadata();
     assert_eq!(
-        router.plan("SELECT 1", &[], &meta).unwrap().unwrap_err(),
-        Other::NotAnInsert
+        router.plan("SHOW TABLES", &[], &meta).unwrap().unwrap_err(),
+        Other::NotRouted
     );
     assert_eq!(
         router
@@ -558,12 +558,12 @@ fn ddl_on_a_logic_table_goes_to_every_actual_table() {
         ddl("DROP INDEX idx_user ON t_order").plan.units[2].sql,
         "DROP INDEX idx_user_t_order_0 ON t_order_0"
     );
-    // Tables without a rule, and statements that are not DDL, are not planned here.
+    // Tables without a rule are not planned while the router knows no data source.
     assert!(matches!(
         router
             .prepare("CREATE TABLE t_user (id INT)", &meta)
             .unwrap(),
-        Prepared::Other(Other::NotAnInsert)
+        Prepared::Other(Other::UnshardedTable(t)) if t == "t_user"
     ));
     let err = router
         .prepare("DROP TABLE t_order, t_user", &meta)

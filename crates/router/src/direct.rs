@@ -1,0 +1,50 @@
+//! Statements on tables without a sharding rule, or on none: sent as they are written to the
+//! default data source, or, for writes to broadcast tables, to every data source.
+
+use crate::plan::{ExecutionUnit, Plan};
+use crate::value::Value;
+
+/// A statement that goes unchanged to fixed data sources.
+#[derive(Debug, Clone)]
+pub struct Direct {
+    pub(crate) sql: Box<str>,
+    pub(crate) data_sources: Vec<String>,
+    pub(crate) param_count: usize,
+    pub(crate) is_read: bool,
+    /// A write to a broadcast table: every data source holds the same rows.
+    pub(crate) replicated: bool,
+}
+
+impl Direct {
+    /// Parameters the statement takes.
+    pub fn param_count(&self) -> usize {
+        self.param_count
+    }
+
+    /// Whether the statement only reads.
+    pub fn is_read(&self) -> bool {
+        self.is_read
+    }
+
+    /// One unit per data source, the text and parameters as they are.
+    pub fn bind(&self, params: &[Value]) -> Plan {
+        let units = self
+            .data_sources
+            .iter()
+            .map(|data_source| ExecutionUnit {
+                data_source: data_source.clone(),
+                table: String::new(),
+                sql: self.sql.to_string(),
+                params: params.to_vec(),
+                rows: Vec::new(),
+            })
+            .collect();
+        Plan {
+            units,
+            generated_keys: Vec::new(),
+            row_units: Vec::new(),
+            merge: None,
+            replicated: self.replicated,
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! SELECT, UPDATE and DELETE routing, rewriting and merge plans; statements on unsharded and
+//! broadcast tables.
+
+mod common;
+
+use keyshard_router::merge::{Aggregate, AggregateColumn, ColumnRef, SortKey};
+use keyshard_router::{Dialect, NoMetadata, Plan, RouteError, Router, Value};
+
+const RULE: &str = r#"
+databaseName: sharding_db
+dataSources:
+  ds_0:
+    url: "sqlite::memory:"
+  ds_1:
+    url: "sqlite::memory:"
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: ds_${0..1}.t_order_${0..1}
+      databaseStrategy:
+        standard:
+          shardingColumn: user_id
+          shardingAlgorithmName: db_mod
+      tableStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: t_mod
+    t_order_item:
+      actualDataNodes: ds_${0..1}.t_order_item_${0..1}
+      databaseStrategy:
+        standard:
+          shardingColumn: user_id
+          shardingAlgorithmName: db_mod
+      tableStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: item_mod
+    t_log:
+      actualDataNodes: ds_${0..1}.t_log
+      databaseStrategy:
+        standard:
+          shardingColumn: id
+          shardingAlgorithmName: db_mod_id
+  bindingTables:
+    - t_order, t_order_item
+  shardingAlgorithms:
+    db_mod:
+      type: INLINE
+      props:
+        algorithm-expression: ds_${user_id % 2}
+    db_mod_id:
+      type: INLINE
+      props:
+        algorithm-expression: ds_${id % 2}
+    t_mod:
+      type: INLINE
+      props:
+        algorithm-expression: t_order_${order_id % 2}
+    item_mod:
+      type: INLINE
+      props:
+        algorithm-expression: t_order_item_${order_id % 2}
+- !BROADCAST
+  tables: [t_dict]
+"#;
+
+fn router(dialect: Dialect) -> Router {
+    Router::new(&common::rule(RULE), dialect)
+        .with_data_sources(vec!["ds_0".into(), "ds_1".into()], vec!["t_dict".into()])
+}
+
+fn plan(sql: &str, params: &[Value]) -> Result<Plan, RouteError> {
+    plan_in(Dialect::MySql, sql, params)
+}
+
+fn plan_in(dialect: Dialect, sql: &str, params: &[Value]) -> Result<Plan, RouteError> {
+    router(dialect)
+        .plan(sql, params, &NoMetadata)?
+        .map_err(|other| RouteError::Unsupported(format!("{other:?}")))
+}
+
+fn units(plan: &Plan) -> Vec<(String, String)> {
+    plan.units
+        .iter()
+        .map(|u| (u.data_source.clone(), u.sql.clone()))
+        .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+#[test]
+fn point_queries_touch_one_node() {
+    let p = plan(
+        "SELECT * FROM t_order WHERE user_id = 3 AND order_id = 10",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        units(&p),
+        pairs(&[(
+            "ds_1",
+            "SELECT * FROM t_order_0 WHERE user_id = 3 AND order_id = 10"
+        )])
+    );
+    assert!(p.merge.is_none());
+    let p = plan(
+        "select o.status from `t_order` o where o.order_id = ? and (o.user_id = ?)",
+        &[Value::Int(7), Value::Int(4)],
+    )
+    .unwrap();
+    assert_eq!(
+        units(&p),
+        pairs(&[(
+            "ds_0",
+            "select o.status from `t_order_1` o where o.order_id = ? and (o.user_id = ?)"
+        )])
+    );
+    assert_eq!(p.units[0].params, vec![Value::Int(7), Value::Int(4)]);
+}
+
+#[test]
+fn partial_conditions_narrow_to_some_nodes() {
+    let p = plan("SELECT * FROM t_order WHERE user_id = 1", &[]).unwrap();
+    assert_eq!(
+        units(&p),
+        pairs(&[
+            ("ds_1", "SELECT * FROM t_order_0 WHERE user_id = 1"),
+            ("ds_1", "SELECT * FROM t_order_1 WHERE user_id = 1"),
+        ])
+    );
+    let p = plan(
+        "SELECT * FROM t_order WHERE user_id IN (1, 2) AND order_id = 4 OR user_id = 3 AND order_id = 5",
+        &[],
+    )
+    .unwrap();
+    let nodes: Vec<_> = p
+        .units
+        .iter()
+        .map(|u| format!("{}.{}", u.data_source, u.table))
+        .collect();
+    assert_eq!(
+        nodes,
+        ["ds_0.t_order_0", "ds_1.t_order_0", "ds_1.t_order_1"]
+    );
+    // Anything else on a sharding column: every node.
+    let p = plan("SELECT * FROM t_order WHERE order_id > 3", &[]).unwrap();
+    assert_eq!(p.units.len(), 4);
+    let p = plan(
+        "SELECT * FROM t_order WHERE order_id = 3 OR status = 'x'",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(p.units.len(), 4);
+}
+
+#[test]
+fn qualified_columns_and_aliases_are_rewritten() {
+    let p = plan(
+        "SELECT t_order.status FROM t_order WHERE t_order.user_id = 2 AND t_order.order_id = 2",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        units(&p),
+        pairs(&[(
+            "ds_0",
+            "SELECT t_order_0.status FROM t_order_0 WHERE t_order_0.user_id = 2 AND t_order_0.order_id = 2"
+        )])
+    );
+}
+
+#[test]
+fn bound_tables_join_node_by_node() {
+    let p = plan(
+        "SELECT o.order_id, i.item_id FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id WHERE o.user_id = 1",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        units(&p),
+        pairs(&[
+            (
+                "ds_1",
+                "SELECT o.order_id, i.item_id FROM t_order_0 o JOIN t_order_item_0 i ON o.order_id = i.order_id WHERE o.user_id = 1"
+            ),
+            (
+                "ds_1",
+                "SELECT o.order_id, i.item_id FROM t_order_1 o JOIN t_order_item_1 i ON o.order_id = i.order_id WHERE o.user_id = 1"
+            ),
+        ])
+    );
+    let e = plan(
+        "SELECT * FROM t_order o JOIN t_log l ON o.order_id = l.id",
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("not bound"), "{e}");
+    let e = plan(
+        "SELECT * FROM t_order a JOIN t_order b ON a.order_id = b.order_id",
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("twice"), "{e}");
+}
+
+#[test]
+fn writes_route_like_reads_and_keep_sharding_columns() {
+    let p = plan(
+        "UPDATE t_order SET status = 'paid' WHERE order_id = 3 AND user_id = 5",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        units(&p),
+        pairs(&[(
+            "ds_1",
+            "UPDATE t_order_1 SET status = 'paid' WHERE order_id = 3 AND user_id = 5"
+        )])
+    );
+    let p = plan("DELETE FROM t_order WHERE status = 'x'", &[]).unwrap();
+    assert_eq!(p.units.len(), 4);
+    assert!(p.merge.is_none());
+    let e = plan("UPDATE t_order SET user_id = 2 WHERE order_id = 3", &[]).unwrap_err();
+    assert!(e.to_string().contains("sharding column 'user_id'"), "{e}");
+    let e = plan("DELETE FROM t_order WHERE status = 'x' LIMIT 1", &[]).unwrap_err();
+    assert!(matches!(e, RouteError::Unsupported(_)), "{e}");
+    // On one node, LIMIT is the database's business.
+    assert!(
+        plan(
+            "DELETE FROM t_order WHERE user_id = 1 AND order_id = 1 LIMIT 1",
+            &[]
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn reads_over_several_nodes_say_how_to_merge() {
+    let p = plan(
+        "SELECT user_id, COUNT(*), AVG(amount) FROM t_order GROUP BY user_id ORDER BY user_id DESC LIMIT 2, 3",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        p.units[0].sql,
+        "SELECT user_id, COUNT(*), SUM(amount) AS `AVG(amount)`, COUNT(amount) FROM t_order_0 GROUP BY user_id ORDER BY user_id DESC LIMIT 0, 9223372036854775807"
+    );
+    let spec = p.merge.unwrap();
+    assert_eq!(spec.group_by, vec![ColumnRef::Index(0)]);
+    assert_eq!(
+        spec.aggregates,
+        vec![
+            AggregateColumn {
+                index: 1,
+                function: Aggregate::Count
+            },
+            AggregateColumn {
+                index: 2,
+                function: Aggregate::Avg { count_index: 3 }
+            },
+        ]
+    );
+    assert_eq!(
+        spec.order_by,
+        vec![SortKey {
+            column: ColumnRef::Index(0),
+            descending: true,
+            nulls_first: None
+        }]
+    );
+    assert_eq!(
+        (spec.offset, spec.limit, spec.hidden_columns),
+        (2, Some(3), 1)
+    );
+
+    let p = plan(
+        "SELECT order_id FROM t_order ORDER BY status LIMIT ? OFFSET ?",
+        &[Value::Int(5), Value::Int(10)],
+    )
+    .unwrap();
+    assert_eq!(
+        p.units[0].sql,
+        "SELECT order_id, status AS ks_hidden_0 FROM t_order_0 ORDER BY status LIMIT 15 OFFSET 0"
+    );
+    assert!(p.units[0].params.is_empty());
+    let spec = p.merge.unwrap();
+    assert_eq!(
+        (spec.offset, spec.limit, spec.hidden_columns),
+        (10, Some(5), 1)
+    );
+    assert_eq!(spec.order_by[0].column, ColumnRef::Index(1));
+
+    let p = plan("SELECT * FROM t_order ORDER BY order_id", &[]).unwrap();
+    assert_eq!(
+        p.merge.unwrap().order_by[0].column,
+        ColumnRef::Name("order_id".into())
+    );
+}
+
+#[test]
+fn postgres_placeholders_are_renumbered_per_unit() {
+    let p = plan_in(
+        Dialect::Postgres,
+        "SELECT avg(amount) FROM t_order WHERE status = $2 LIMIT $1",
+        &[Value::Int(3), Value::Text("x".into())],
+    )
+    .unwrap();
+    assert_eq!(
+        p.units[0].sql,
+        // Aggregated: a group spans nodes, so no node may cut its rows short.
+        "SELECT SUM(amount) AS avg, COUNT(amount) FROM t_order_0 WHERE status = $1 LIMIT 9223372036854775807"
+    );
+    assert_eq!(p.units[0].params, vec![Value::Text("x".into())]);
+}
+
+#[test]
+fn what_cannot_be_merged_is_refused_only_over_several_nodes() {
+    for sql in [
+        "SELECT DISTINCT status FROM t_order",
+        "SELECT status FROM t_order GROUP BY status HAVING COUNT(*) > 1",
+        "SELECT COUNT(DISTINCT status) FROM t_order",
+        "SELECT * FROM t_order WHERE amount > (SELECT AVG(amount) FROM t_order)",
+        "SELECT COUNT(*) + 1 FROM t_order",
+        "SELECT status FROM t_order UNION SELECT status FROM t_order_item",
+    ] {
+        let e = plan(sql, &[]).unwrap_err();
+        assert!(matches!(e, RouteError::Unsupported(_)), "{sql}: {e}");
+        let narrowed = sql.replacen(
+            "FROM t_order",
+            "FROM t_order WHERE user_id = 1 AND order_id = 1 AND 1 = 1",
+            1,
+        );
+        if !sql.contains("UNION") && !sql.contains("(SELECT") {
+            assert!(plan(&narrowed, &[]).is_ok(), "{narrowed}");
+        }
+    }
+}
+
+#[test]
+fn unsharded_broadcast_and_tableless_statements() {
+    assert_eq!(
+        units(&plan("SELECT 1", &[]).unwrap()),
+        pairs(&[("ds_0", "SELECT 1")])
+    );
+    assert_eq!(
+        units(&plan("SELECT * FROM t_user WHERE id = ?", &[Value::Int(1)]).unwrap()),
+        pairs(&[("ds_0", "SELECT * FROM t_user WHERE id = ?")])
+    );
+    let p = plan("INSERT INTO t_dict VALUES (1, 'a')", &[]).unwrap();
+    assert_eq!(p.units.len(), 2);
+    assert!(p.replicated);
+    let p = plan("SELECT * FROM t_dict", &[]).unwrap();
+    assert_eq!(p.units.len(), 1);
+    let p = plan("CREATE TABLE t_dict (id INT)", &[]).unwrap();
+    assert_eq!(p.units.len(), 2);
+    let p = plan("CREATE TABLE t_user (id INT)", &[]).unwrap();
+    assert_eq!(
+        units(&p),
+        pairs(&[("ds_0", "CREATE TABLE t_user (id INT)")])
+    );
+    // A broadcast table beside a sharded one is on every node.
+    let p = plan("SELECT * FROM t_order o JOIN t_dict d ON o.status = d.code WHERE o.user_id = 2 AND o.order_id = 2", &[]).unwrap();
+    assert_eq!(
+        units(&p),
+        pairs(&[(
+            "ds_0",
+            "SELECT * FROM t_order_0 o JOIN t_dict d ON o.status = d.code WHERE o.user_id = 2 AND o.order_id = 2"
+        )])
+    );
+    let e = plan(
+        "SELECT * FROM t_order o JOIN t_user u ON o.user_id = u.id",
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("unsharded table 't_user'"), "{e}");
+}
