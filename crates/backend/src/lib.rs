@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod describe;
 mod driver;
 mod error;
 mod execute;

@@ -1,0 +1,56 @@
+//! Declared column types of a logic table, for frontends that must describe a statement to
+//! their client before running it (PostgreSQL's Describe wants parameter and result types).
+
+use keyshard_config::TableRule;
+
+use crate::{Backend, BackendError, Column, Pool};
+
+impl Backend {
+    /// The columns of `rule`'s first actual table with the types they were declared with
+    /// (`int8`, `varchar`, … for PostgreSQL; the declared type text for SQLite and MySQL), in
+    /// column order; `None` when the table does not exist.
+    pub async fn column_types(
+        &self,
+        rule: &TableRule,
+    ) -> Result<Option<Vec<Column>>, BackendError> {
+        let Some(node) = rule.data_nodes.first() else {
+            return Ok(None);
+        };
+        let table = node.table.as_str();
+        let columns: Result<Vec<(String, String)>, sqlx::Error> =
+            match self.pool(&node.data_source)? {
+                Pool::MySql(p) => {
+                    let query = sqlx::query_as(
+                        "SELECT CAST(COLUMN_NAME AS CHAR), CAST(DATA_TYPE AS CHAR) \
+                         FROM information_schema.COLUMNS \
+                         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? \
+                         AND UPPER(EXTRA) NOT LIKE '%INVISIBLE%' ORDER BY ORDINAL_POSITION",
+                    )
+                    .bind(table);
+                    p.with(async |conn| query.fetch_all(conn).await).await
+                }
+                // udt_name is the type's own name (int4, varchar), which maps to one OID.
+                Pool::Postgres(p) => {
+                    let query = sqlx::query_as(
+                        "SELECT column_name::text, udt_name::text FROM information_schema.columns \
+                         WHERE table_schema = current_schema() AND table_name = $1 \
+                         ORDER BY ordinal_position",
+                    )
+                    .bind(table);
+                    p.with(async |conn| query.fetch_all(conn).await).await
+                }
+                Pool::Sqlite(p) => {
+                    let query =
+                        sqlx::query_as("SELECT name, type FROM pragma_table_info(?1)").bind(table);
+                    p.with(async |conn| query.fetch_all(conn).await).await
+                }
+            };
+        let columns = columns.map_err(|e| BackendError::from_sqlx(&node.data_source, e))?;
+        Ok((!columns.is_empty()).then(|| {
+            columns
+                .into_iter()
+                .map(|(name, type_name)| Column { name, type_name })
+                .collect()
+        }))
+    }
+}
