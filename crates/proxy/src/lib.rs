@@ -1,5 +1,5 @@
-//! Keyshard's proxy: the MySQL frontend, sessions, the statements the proxy answers itself,
-//! and the server's lifecycle.
+//! Keyshard's proxy: the MySQL and PostgreSQL frontends, sessions, the statements the proxy
+//! answers itself, and the server's lifecycle.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -8,6 +8,7 @@ mod admin;
 mod engine;
 mod error;
 pub mod mysql;
+pub mod postgres;
 mod reply;
 mod server;
 mod session;

@@ -6,13 +6,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use keyshard_config::Config;
-use tokio::net::TcpListener;
+use keyshard_config::{Config, DatabaseKind};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::engine::Engine;
-use crate::mysql;
+use crate::{mysql, postgres};
 
 /// How long shutdown waits for running statements before closing the pools anyway.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -21,8 +21,26 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
     /// The configuration has no frontend to serve.
-    #[error("no frontend configured: set server.mysql.listen")]
+    #[error("no frontend configured: set server.mysql.listen or server.postgres.listen")]
     NoFrontend,
+    /// A frontend's SQL dialect cannot be forwarded to a data source's database.
+    #[error(
+        "{setting} is set, but data source '{data_source}' ({url}) is {database}: the {frontend} \
+         frontend forwards {frontend} SQL, which {database} does not run; use {frontend} or \
+         SQLite data sources with it"
+    )]
+    DialectMismatch {
+        /// The frontend's setting (`server.postgres.listen`).
+        setting: &'static str,
+        /// The frontend's protocol.
+        frontend: &'static str,
+        /// The data source.
+        data_source: String,
+        /// Its URL, without the password.
+        url: String,
+        /// Its database.
+        database: &'static str,
+    },
     /// The listen address could not be bound.
     #[error("cannot listen on {address}: {source}")]
     Bind {
@@ -40,23 +58,51 @@ pub enum ServerError {
 #[derive(Debug)]
 pub struct Server {
     engine: Arc<Engine>,
-    listener: TcpListener,
+    mysql: Option<TcpListener>,
+    postgres: Option<(TcpListener, Arc<postgres::Frontend>)>,
 }
 
 impl Server {
-    /// Starts the engine and binds the MySQL frontend's address (port 0 picks a free one).
+    /// Checks that each frontend can forward to every data source, starts the engine and binds
+    /// the configured frontends' addresses (port 0 picks a free one).
     pub async fn bind(config: Config) -> Result<Self, ServerError> {
-        let address = config.server.mysql.ok_or(ServerError::NoFrontend)?;
-        let listener = TcpListener::bind(address)
-            .await
-            .map_err(|source| ServerError::Bind { address, source })?;
+        if config.server.mysql.is_none() && config.server.postgres.is_none() {
+            return Err(ServerError::NoFrontend);
+        }
+        check_dialects(&config)?;
+        let mysql = match config.server.mysql {
+            Some(address) => Some(listen(address).await?),
+            None => None,
+        };
+        let postgres_address = config.server.postgres;
+        let postgres_listener = match postgres_address {
+            Some(address) => Some(listen(address).await?),
+            None => None,
+        };
+        let frontend_config = postgres_listener.is_some().then(|| config.clone());
         let engine = Arc::new(Engine::start(config).await?);
-        Ok(Self { engine, listener })
+        let postgres = match (postgres_listener, frontend_config) {
+            (Some(listener), Some(config)) => Some((
+                listener,
+                Arc::new(postgres::Frontend::new(Arc::clone(&engine), &config)?),
+            )),
+            _ => None,
+        };
+        Ok(Self {
+            engine,
+            mysql,
+            postgres,
+        })
     }
 
     /// The address the MySQL frontend listens on.
     pub fn mysql_address(&self) -> Option<SocketAddr> {
-        self.listener.local_addr().ok()
+        self.mysql.as_ref()?.local_addr().ok()
+    }
+
+    /// The address the PostgreSQL frontend listens on.
+    pub fn postgres_address(&self) -> Option<SocketAddr> {
+        self.postgres.as_ref()?.0.local_addr().ok()
     }
 
     /// Serves until `shutdown` completes, then drains connections and closes the pools.
@@ -66,22 +112,26 @@ impl Server {
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
-                accepted = self.listener.accept() => match accepted {
-                    Ok((stream, _)) => {
+                accepted = accept(self.mysql.as_ref()) => {
+                    if let Some(stream) = accepted.await {
                         connections.spawn(mysql::serve(stream, Arc::clone(&self.engine), stopping.clone()));
                     }
-                    // Out of file descriptors and the like: keep serving the others.
-                    Err(e) => {
-                        tracing::warn!("accept failed: {e}");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                accepted = accept(self.postgres.as_ref().map(|(l, _)| l)) => {
+                    if let (Some(stream), Some((_, frontend))) = (accepted.await, &self.postgres) {
+                        connections.spawn(postgres::serve(stream, Arc::clone(frontend), stopping.clone()));
                     }
-                },
+                }
                 // Reap finished connections so the set does not grow without bound.
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
                 () = &mut shutdown => break,
             }
         }
-        drop(self.listener);
+        let frontend = self.postgres.map(|(listener, frontend)| {
+            drop(listener);
+            frontend
+        });
+        drop(self.mysql);
         let _ = stop.send(true);
         let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
             while connections.join_next().await.is_some() {}
@@ -94,6 +144,74 @@ impl Server {
             );
             connections.abort_all();
         }
+        if let Some(frontend) = frontend {
+            frontend.close().await;
+        }
         self.engine.close().await;
     }
+}
+
+async fn listen(address: SocketAddr) -> Result<TcpListener, ServerError> {
+    TcpListener::bind(address)
+        .await
+        .map_err(|source| ServerError::Bind { address, source })
+}
+
+/// Accepts one connection on `listener`, never completing when there is none. The result is a
+/// future so that a failed accept's back-off runs outside `select!`'s other branches.
+async fn accept(listener: Option<&TcpListener>) -> impl Future<Output = Option<TcpStream>> {
+    let accepted = match listener {
+        Some(listener) => listener.accept().await,
+        None => std::future::pending().await,
+    };
+    async move {
+        match accepted {
+            Ok((stream, _)) => Some(stream),
+            // Out of file descriptors and the like: keep serving the others.
+            Err(e) => {
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                None
+            }
+        }
+    }
+}
+
+/// Refuses a frontend whose SQL a data source's database would not run: PostgreSQL SQL
+/// (`$1` placeholders, `"quoted"` identifiers) to MySQL, or MySQL SQL to PostgreSQL. SQLite
+/// takes either.
+fn check_dialects(config: &Config) -> Result<(), ServerError> {
+    let frontends = [
+        (
+            config.server.mysql.is_some(),
+            "server.mysql.listen",
+            "MySQL",
+            DatabaseKind::Postgres,
+        ),
+        (
+            config.server.postgres.is_some(),
+            "server.postgres.listen",
+            "PostgreSQL",
+            DatabaseKind::MySql,
+        ),
+    ];
+    for (enabled, setting, frontend, refused) in frontends {
+        if !enabled {
+            continue;
+        }
+        if let Some(source) = config.data_sources.values().find(|s| s.kind == refused) {
+            return Err(ServerError::DialectMismatch {
+                setting,
+                frontend,
+                data_source: source.name.clone(),
+                url: source.redacted_url(),
+                database: match refused {
+                    DatabaseKind::MySql => "MySQL",
+                    DatabaseKind::Postgres => "PostgreSQL",
+                    DatabaseKind::Sqlite => "SQLite",
+                },
+            });
+        }
+    }
+    Ok(())
 }

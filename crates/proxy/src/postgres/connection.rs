@@ -1,0 +1,713 @@
+//! One PostgreSQL client connection: startup, then the simple and extended query protocols
+//! until the client terminates, the connection breaks, or the server shuts down between two
+//! messages.
+//!
+//! Errors are the protocol's: an ErrorResponse, then (extended protocol) every message up to
+//! the next Sync is skipped, as PostgreSQL does, and the connection goes on. A message that
+//! cannot be decoded closes this connection only.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use keyshard_router::{Dialect, Value};
+use pgwire::messages::PgWireBackendMessage as Out;
+use pgwire::messages::PgWireFrontendMessage as In;
+use pgwire::messages::data::{
+    DataRow, FieldDescription, NoData, ParameterDescription, RowDescription,
+};
+use pgwire::messages::extendedquery::{
+    Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete,
+    PortalSuspended,
+};
+use pgwire::messages::response::{
+    CommandComplete, EmptyQueryResponse, ErrorResponse, ReadyForQuery, TransactionStatus,
+};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+use super::Frontend;
+use super::admin::{self, Settings};
+use super::auth::{self, StartupError};
+use super::command::{is_blank, split_statements, tag};
+use super::describe::{Description, Field, Fields, describe, reply_fields};
+use super::types;
+use super::wire::{Wire, WireError};
+use crate::error::{Error, ErrorKind};
+use crate::reply::Reply;
+use crate::session::{Session, Statement};
+
+/// An error for the client: SQLSTATE and message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+struct PgError {
+    code: String,
+    message: String,
+}
+
+impl PgError {
+    fn new(code: &str, message: impl Into<String>) -> Self {
+        Self {
+            code: code.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<Error> for PgError {
+    fn from(error: Error) -> Self {
+        let code = error.pg_sqlstate().to_owned();
+        Self::new(&code, error.message)
+    }
+}
+
+impl From<types::TypeError> for PgError {
+    fn from(error: types::TypeError) -> Self {
+        let code = match error {
+            types::TypeError::Invalid { .. } => "22P02",
+            types::TypeError::BinaryUnsupported(_) => "0A000",
+        };
+        Self::new(code, error.to_string())
+    }
+}
+
+/// Serves one client until it leaves.
+pub async fn serve(
+    stream: TcpStream,
+    frontend: Arc<Frontend>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    // Small request/response messages: Nagle's algorithm would hold them back.
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!("TCP_NODELAY not set: {e}");
+    }
+    let mut wire = Wire::new(stream);
+    let connection_id = frontend.engine.connection_id();
+    let client = match auth::accept(
+        &mut wire,
+        &frontend.engine,
+        &frontend.credentials,
+        connection_id,
+    )
+    .await
+    {
+        Ok(client) => client,
+        Err(StartupError::Gone) => return,
+        Err(e) => {
+            tracing::debug!("postgres connection {connection_id} refused: {e}");
+            return;
+        }
+    };
+    let settings = Settings::new(
+        &client.user,
+        &client.database,
+        connection_id,
+        &client.parameters,
+    );
+    let mut connection = Connection {
+        session: Session::new(
+            connection_id,
+            client.user,
+            Some(client.database),
+            Dialect::Postgres,
+        ),
+        settings,
+        frontend,
+        statements: HashMap::new(),
+        portals: HashMap::new(),
+        skipping: false,
+        transaction: TransactionStatus::Idle,
+    };
+    loop {
+        let message = tokio::select! {
+            message = wire.read_message() => message,
+            _ = shutdown.changed() => break,
+        };
+        let message = match message {
+            Ok(Some(message)) => message,
+            Ok(None) => break,
+            Err(e) => {
+                // Malformed: PostgreSQL closes the connection with a FATAL error.
+                tracing::debug!("postgres connection {connection_id}: {e}");
+                if let WireError::Malformed(m) = &e {
+                    let _ = wire
+                        .send(auth::fatal("08P01", &format!("invalid message: {m}")))
+                        .await;
+                    let _ = wire.flush().await;
+                }
+                break;
+            }
+        };
+        match connection.message(&mut wire, message).await {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                tracing::debug!("postgres connection {connection_id}: {e}");
+                break;
+            }
+        }
+    }
+    let _ = wire.flush().await;
+    connection
+        .frontend
+        .engine
+        .close_session(&mut connection.session)
+        .await;
+    tracing::debug!("postgres connection {connection_id} closed");
+}
+
+struct Connection {
+    frontend: Arc<Frontend>,
+    session: Session,
+    settings: Settings,
+    statements: HashMap<String, Arc<Prepared>>,
+    portals: HashMap<String, Portal>,
+    /// After an error in the extended protocol: skip messages until Sync.
+    skipping: bool,
+    transaction: TransactionStatus,
+}
+
+/// A parsed statement (Parse), prepared once through the engine.
+struct Prepared {
+    sql: String,
+    /// `None` for an empty query string.
+    statement: Option<Statement>,
+    description: Description,
+}
+
+/// A bound statement (Bind) waiting to be executed.
+struct Portal {
+    prepared: Arc<Prepared>,
+    params: Vec<Value>,
+    formats: Vec<i16>,
+    /// The columns Describe reported, which the rows must then match.
+    described: Option<Vec<Field>>,
+    state: PortalState,
+}
+
+enum PortalState {
+    Ready,
+    /// Ran (at Describe, or an Execute that hit its row limit): rows not yet sent.
+    Pending {
+        fields: Vec<Field>,
+        rows: VecDeque<Vec<Value>>,
+        tag: String,
+    },
+    Done(String),
+}
+
+impl Connection {
+    /// Handles one message; `false` when the connection should close.
+    async fn message(&mut self, wire: &mut Wire, message: In) -> Result<bool, WireError> {
+        let extended = message.is_extended_query();
+        if self.skipping && !matches!(message, In::Sync(_) | In::Terminate(_)) {
+            return Ok(true);
+        }
+        let result = match message {
+            In::Query(query) => {
+                self.simple_query(wire, &query.query).await?;
+                Ok(())
+            }
+            In::Parse(parse) => self.parse(wire, parse).await,
+            In::Bind(bind) => self.bind(wire, bind).await,
+            In::Describe(describe) => self.describe(wire, describe).await,
+            In::Execute(execute) => self.execute(wire, execute).await,
+            In::Close(close) => self.close(wire, close).await,
+            In::Sync(_) => {
+                self.skipping = false;
+                if self.transaction == TransactionStatus::Idle {
+                    self.portals.clear();
+                }
+                self.ready(wire).await?;
+                Ok(())
+            }
+            In::Flush(_) => {
+                wire.flush().await?;
+                Ok(())
+            }
+            In::Terminate(_) => return Ok(false),
+            // COPY is not offered, so copy data outside COPY is ignored, as PostgreSQL does.
+            In::CopyData(_) | In::CopyDone(_) | In::CopyFail(_) => Ok(()),
+            other => {
+                let _ = wire
+                    .send(auth::fatal(
+                        "08P01",
+                        &format!("unexpected message {other:?} after startup"),
+                    ))
+                    .await;
+                return Ok(false);
+            }
+        };
+        if let Err(e) = result {
+            self.send_error(wire, &e).await?;
+            if extended {
+                self.skipping = true;
+            }
+        }
+        Ok(true)
+    }
+
+    async fn ready(&mut self, wire: &mut Wire) -> Result<(), WireError> {
+        wire.send(Out::ReadyForQuery(ReadyForQuery::new(self.transaction)))
+            .await?;
+        wire.flush().await
+    }
+
+    async fn send_error(&mut self, wire: &mut Wire, error: &PgError) -> Result<(), WireError> {
+        if self.transaction == TransactionStatus::Transaction {
+            self.transaction = TransactionStatus::Error;
+        }
+        wire.send(Out::ErrorResponse(ErrorResponse::new(vec![
+            (b'S', "ERROR".to_owned()),
+            (b'V', "ERROR".to_owned()),
+            (b'C', error.code.clone()),
+            (b'M', error.message.clone()),
+        ])))
+        .await
+    }
+
+    /// Query: each statement in turn, stopping at the first error; then ReadyForQuery.
+    async fn simple_query(&mut self, wire: &mut Wire, sql: &str) -> Result<(), WireError> {
+        let statements = split_statements(sql);
+        if statements.is_empty() {
+            wire.send(Out::EmptyQueryResponse(EmptyQueryResponse::new()))
+                .await?;
+        }
+        for statement in statements {
+            match self.run(statement, None, &[]).await {
+                Ok((reply, tag)) => {
+                    let fields = match reply_fields(&reply) {
+                        Fields::Known(fields) => Some(fields),
+                        _ => None,
+                    };
+                    if let Some(fields) = &fields {
+                        wire.send(row_description(fields, &[])).await?;
+                    }
+                    let rows = match reply {
+                        Reply::Rows { rows, .. } => rows,
+                        Reply::Ok { .. } => Vec::new(),
+                    };
+                    let fields = fields.unwrap_or_default();
+                    let mut failed = None;
+                    for row in &rows {
+                        match data_row(row, &fields, &[]) {
+                            Ok(row) => wire.send(row).await?,
+                            Err(e) => {
+                                failed = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                    if let Some(e) = failed {
+                        self.send_error(wire, &e).await?;
+                        break;
+                    }
+                    wire.send(Out::CommandComplete(CommandComplete::new(tag)))
+                        .await?;
+                }
+                Err(e) => {
+                    self.send_error(wire, &e).await?;
+                    break;
+                }
+            }
+        }
+        self.ready(wire).await
+    }
+
+    /// Runs one statement: a session statement here, anything else through the engine.
+    async fn run(
+        &mut self,
+        sql: &str,
+        statement: Option<&Statement>,
+        params: &[Value],
+    ) -> Result<(Reply, String), PgError> {
+        let first = first_word(sql);
+        if first == "DEALLOCATE" {
+            let name = sql.split_whitespace().last().unwrap_or_default();
+            if name.eq_ignore_ascii_case("all") {
+                self.statements.clear();
+            } else {
+                self.statements
+                    .remove(name.trim_end_matches(';').trim_matches('"'));
+            }
+            return Ok((Reply::done(), "DEALLOCATE".to_owned()));
+        }
+        if let Some(answer) = admin::answer(sql, &mut self.settings) {
+            return answer.map_err(PgError::from);
+        }
+        let engine = &self.frontend.engine;
+        let result = match statement {
+            Some(statement) => engine.execute(&mut self.session, statement, params).await,
+            None => engine.query(&mut self.session, sql).await,
+        };
+        let ends_transaction = matches!(first.as_str(), "COMMIT" | "END" | "ROLLBACK" | "ABORT");
+        let reply = match result {
+            Ok(reply) => reply,
+            // Nothing is open when the engine has no transactions: ending none is a no-op,
+            // as PostgreSQL answers COMMIT outside a transaction with a warning only.
+            Err(Error {
+                kind: ErrorKind::Unsupported,
+                ..
+            }) if ends_transaction => Reply::done(),
+            Err(e) => {
+                if ends_transaction {
+                    self.transaction = TransactionStatus::Idle;
+                }
+                return Err(e.into());
+            }
+        };
+        match first.as_str() {
+            "BEGIN" | "START" => self.transaction = TransactionStatus::Transaction,
+            _ if ends_transaction => self.transaction = TransactionStatus::Idle,
+            // The tables' columns may have changed: describe them afresh.
+            "CREATE" | "DROP" | "ALTER" | "TRUNCATE" => self.frontend.catalog.invalidate(),
+            _ => {}
+        }
+        let tag = tag(sql, &reply);
+        Ok((reply, tag))
+    }
+
+    async fn parse(&mut self, wire: &mut Wire, parse: Parse) -> Result<(), PgError> {
+        let name = parse.name.unwrap_or_default();
+        if !name.is_empty() && self.statements.contains_key(&name) {
+            return Err(PgError::new(
+                "42P05",
+                format!("prepared statement \"{name}\" already exists"),
+            ));
+        }
+        let sql = parse.query;
+        let statement = if is_blank(&sql) {
+            None
+        } else {
+            Some(
+                self.frontend
+                    .engine
+                    .prepare(&sql, Dialect::Postgres)
+                    .await?,
+            )
+        };
+        let mut description = describe(
+            &sql,
+            &parse.type_oids,
+            &self.frontend.catalog,
+            &self.settings,
+        )
+        .await;
+        // As PostgreSQL does, refuse at Parse what will not parse: the client would otherwise
+        // bind parameters typed by a guess.
+        if let Some(e) = description.syntax_error.take() {
+            return Err(PgError::new("42601", format!("syntax error: {e}")));
+        }
+        if let Some(statement) = &statement
+            && statement.param_count > description.params.len()
+        {
+            description
+                .params
+                .resize(statement.param_count, types::oid::TEXT);
+        }
+        self.statements.insert(
+            name,
+            Arc::new(Prepared {
+                sql,
+                statement,
+                description,
+            }),
+        );
+        wire.send(Out::ParseComplete(ParseComplete::new()))
+            .await
+            .map_err(wire_failed)
+    }
+
+    async fn bind(&mut self, wire: &mut Wire, bind: Bind) -> Result<(), PgError> {
+        let statement_name = bind.statement_name.unwrap_or_default();
+        let prepared = self
+            .statements
+            .get(&statement_name)
+            .cloned()
+            .ok_or_else(|| unknown_statement(&statement_name))?;
+        let portal_name = bind.portal_name.unwrap_or_default();
+        if !portal_name.is_empty() && self.portals.contains_key(&portal_name) {
+            return Err(PgError::new(
+                "42P03",
+                format!("portal \"{portal_name}\" already exists"),
+            ));
+        }
+        let types = &prepared.description.params;
+        if bind.parameters.len() != types.len() {
+            return Err(PgError::new(
+                "08P01",
+                format!(
+                    "bind message supplies {} parameters, but prepared statement \"{statement_name}\" requires {}",
+                    bind.parameters.len(),
+                    types.len()
+                ),
+            ));
+        }
+        let formats = &bind.parameter_format_codes;
+        if formats.len() > 1 && formats.len() != types.len() {
+            return Err(PgError::new(
+                "08P01",
+                format!(
+                    "bind message has {} parameter formats but {} parameters",
+                    formats.len(),
+                    types.len()
+                ),
+            ));
+        }
+        let params = bind
+            .parameters
+            .iter()
+            .enumerate()
+            .map(|(i, bytes)| {
+                let binary = format_of(formats, i) == 1;
+                types::decode(bytes.as_deref(), types[i], binary)
+                    .map_err(|e| PgError::from(e).with_context(&format!("parameter ${}", i + 1)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.portals.insert(
+            portal_name,
+            Portal {
+                prepared,
+                params,
+                formats: bind.result_column_format_codes,
+                described: None,
+                state: PortalState::Ready,
+            },
+        );
+        wire.send(Out::BindComplete(BindComplete::new()))
+            .await
+            .map_err(wire_failed)
+    }
+
+    async fn describe(&mut self, wire: &mut Wire, describe: Describe) -> Result<(), PgError> {
+        let name = describe.name.unwrap_or_default();
+        if describe.target_type == b'S' {
+            let prepared = self
+                .statements
+                .get(&name)
+                .ok_or_else(|| unknown_statement(&name))?;
+            let description = &prepared.description;
+            let mut out = vec![Out::ParameterDescription(ParameterDescription::new(
+                description.params.clone(),
+            ))];
+            out.push(match &description.fields {
+                Fields::Known(fields) => row_description(fields, &[]),
+                Fields::None | Fields::Unknown => Out::NoData(NoData::new()),
+            });
+            for message in out {
+                wire.send(message).await.map_err(wire_failed)?;
+            }
+            return Ok(());
+        }
+        let Some(portal) = self.portals.get(&name) else {
+            return Err(unknown_portal(&name));
+        };
+        let fields = match (&portal.prepared.description.fields, &portal.state) {
+            (_, PortalState::Pending { fields, .. }) => Some(fields.clone()),
+            (Fields::Known(fields), _) => Some(fields.clone()),
+            (Fields::None, _) => None,
+            // Only running it tells its columns: run it now and keep the rows for Execute.
+            (Fields::Unknown, _) => {
+                let prepared = Arc::clone(&portal.prepared);
+                let params = portal.params.clone();
+                let (reply, tag) = self
+                    .run(&prepared.sql, prepared.statement.as_ref(), &params)
+                    .await?;
+                let fields = match reply_fields(&reply) {
+                    Fields::Known(fields) => fields,
+                    _ => Vec::new(),
+                };
+                let rows = match reply {
+                    Reply::Rows { rows, .. } => rows.into(),
+                    Reply::Ok { .. } => VecDeque::new(),
+                };
+                let has_rows = !fields.is_empty();
+                if let Some(portal) = self.portals.get_mut(&name) {
+                    portal.state = PortalState::Pending {
+                        fields: fields.clone(),
+                        rows,
+                        tag,
+                    };
+                }
+                has_rows.then_some(fields)
+            }
+        };
+        let Some(portal) = self.portals.get_mut(&name) else {
+            return Err(unknown_portal(&name));
+        };
+        let message = match &fields {
+            Some(fields) => row_description(fields, &portal.formats),
+            None => Out::NoData(NoData::new()),
+        };
+        portal.described = fields;
+        wire.send(message).await.map_err(wire_failed)
+    }
+
+    async fn execute(&mut self, wire: &mut Wire, execute: Execute) -> Result<(), PgError> {
+        let name = execute.name.unwrap_or_default();
+        let Some(portal) = self.portals.get_mut(&name) else {
+            return Err(unknown_portal(&name));
+        };
+        if portal.prepared.statement.is_none() {
+            return wire
+                .send(Out::EmptyQueryResponse(EmptyQueryResponse::new()))
+                .await
+                .map_err(wire_failed);
+        }
+        let state = std::mem::replace(&mut portal.state, PortalState::Ready);
+        let (fields, mut rows, tag) = match state {
+            PortalState::Pending { fields, rows, tag } => (fields, rows, tag),
+            PortalState::Done(tag) => {
+                portal.state = PortalState::Done(tag.clone());
+                return wire
+                    .send(Out::CommandComplete(CommandComplete::new(tag)))
+                    .await
+                    .map_err(wire_failed);
+            }
+            PortalState::Ready => {
+                let prepared = Arc::clone(&portal.prepared);
+                let params = std::mem::take(&mut portal.params);
+                let described = portal.described.clone();
+                let (reply, tag) = self
+                    .run(&prepared.sql, prepared.statement.as_ref(), &params)
+                    .await?;
+                let derived = match reply_fields(&reply) {
+                    Fields::Known(fields) => fields,
+                    _ => Vec::new(),
+                };
+                // Rows go out as the client was told they would, when it was told.
+                let known = described.or(match &prepared.description.fields {
+                    Fields::Known(fields) => Some(fields.clone()),
+                    _ => None,
+                });
+                let fields = match known {
+                    Some(known) if known.len() == derived.len() => known,
+                    _ => derived,
+                };
+                let rows = match reply {
+                    Reply::Rows { rows, .. } => rows.into(),
+                    Reply::Ok { .. } => VecDeque::new(),
+                };
+                (fields, rows, tag)
+            }
+        };
+        let Some(portal) = self.portals.get_mut(&name) else {
+            return Err(unknown_portal(&name));
+        };
+        let limit = usize::try_from(execute.max_rows)
+            .ok()
+            .filter(|n| *n > 0)
+            .unwrap_or(usize::MAX);
+        let mut sent = 0;
+        while sent < limit {
+            let Some(row) = rows.pop_front() else { break };
+            let row = data_row(&row, &fields, &portal.formats)?;
+            wire.send(row).await.map_err(wire_failed)?;
+            sent += 1;
+        }
+        if rows.is_empty() {
+            portal.state = PortalState::Done(tag.clone());
+            wire.send(Out::CommandComplete(CommandComplete::new(tag)))
+                .await
+                .map_err(wire_failed)
+        } else {
+            portal.state = PortalState::Pending { fields, rows, tag };
+            wire.send(Out::PortalSuspended(PortalSuspended::new()))
+                .await
+                .map_err(wire_failed)
+        }
+    }
+
+    async fn close(&mut self, wire: &mut Wire, close: Close) -> Result<(), PgError> {
+        let name = close.name.unwrap_or_default();
+        if close.target_type == b'S' {
+            self.statements.remove(&name);
+        } else {
+            self.portals.remove(&name);
+        }
+        wire.send(Out::CloseComplete(CloseComplete::new()))
+            .await
+            .map_err(wire_failed)
+    }
+}
+
+impl PgError {
+    fn with_context(mut self, context: &str) -> Self {
+        self.message = format!("{context}: {}", self.message);
+        self
+    }
+}
+
+/// A failed write: the connection is gone, which the next read will notice too.
+fn wire_failed(error: WireError) -> PgError {
+    PgError::new("08006", error.to_string())
+}
+
+fn unknown_statement(name: &str) -> PgError {
+    if name.is_empty() {
+        PgError::new("26000", "unnamed prepared statement does not exist")
+    } else {
+        PgError::new(
+            "26000",
+            format!("prepared statement \"{name}\" does not exist"),
+        )
+    }
+}
+
+fn unknown_portal(name: &str) -> PgError {
+    PgError::new("34000", format!("portal \"{name}\" does not exist"))
+}
+
+/// A format code list applies to its items one by one, or one code to all, or none (text).
+fn format_of(formats: &[i16], i: usize) -> i16 {
+    match formats {
+        [] => 0,
+        [one] => *one,
+        many => many.get(i).copied().unwrap_or(0),
+    }
+}
+
+fn row_description(fields: &[Field], formats: &[i16]) -> Out {
+    Out::RowDescription(RowDescription::new(
+        fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                FieldDescription::new(
+                    f.name.clone(),
+                    0,
+                    0,
+                    f.oid,
+                    types::size_of(f.oid),
+                    -1,
+                    format_of(formats, i),
+                )
+            })
+            .collect(),
+    ))
+}
+
+fn data_row(row: &[Value], fields: &[Field], formats: &[i16]) -> Result<Out, PgError> {
+    let mut data = bytes::BytesMut::new();
+    for (i, value) in row.iter().enumerate() {
+        let oid = fields.get(i).map_or(types::oid::TEXT, |f| f.oid);
+        match types::encode(value, oid, format_of(formats, i) == 1)? {
+            Some(bytes) => {
+                let len = i32::try_from(bytes.len())
+                    .map_err(|_| PgError::new("54000", "value too large"))?;
+                data.extend_from_slice(&len.to_be_bytes());
+                data.extend_from_slice(&bytes);
+            }
+            None => data.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    let count = i16::try_from(row.len()).map_err(|_| PgError::new("54011", "too many columns"))?;
+    Ok(Out::DataRow(DataRow::new(data, count)))
+}
+
+fn first_word(sql: &str) -> String {
+    sql.trim_start()
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or_default()
+        .to_ascii_uppercase()
+}

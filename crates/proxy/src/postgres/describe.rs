@@ -1,0 +1,558 @@
+//! What a statement takes and returns, before it runs: PostgreSQL's Describe answers with the
+//! parameter types and the result columns, and clients such as tokio-postgres encode their
+//! parameters and decode the rows by exactly those types.
+//!
+//! Types come from the client's declared parameter OIDs first, then from the logic tables'
+//! declared column types: a placeholder in an INSERT's row takes its column's type, one
+//! compared with a column (`order_id = $1`, `IN ($1, $2)`, `SET status = $2`) that column's,
+//! and `RETURNING`/select lists name columns whose types are known. Session statements are
+//! answered on a copy of the session to see their columns.
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+
+use keyshard_backend::{Backend, Column};
+use keyshard_config::Config;
+use sqlparser::ast::{
+    Assignment, AssignmentTarget, BinaryOperator, Expr, FromTable, FunctionArguments, InTarget,
+    Insert, ObjectName, ObjectNamePart, SelectItem, SetExpr, Statement, TableFactor, TableObject,
+    TableWithJoins, Value as SqlValue,
+};
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+use super::admin::{self, Settings};
+use super::types::{oid, oid_for_values, oid_of};
+use crate::reply::Reply;
+
+/// A result column as RowDescription reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// The column name.
+    pub name: String,
+    /// Its type.
+    pub oid: u32,
+}
+
+/// The result columns of a statement, as far as they can be known before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fields {
+    /// It returns no rows (NoData).
+    None,
+    /// These columns.
+    Known(Vec<Field>),
+    /// It returns rows whose columns only running it tells.
+    Unknown,
+}
+
+/// Parameter types and result columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Description {
+    /// One OID per parameter.
+    pub params: Vec<u32>,
+    /// The result columns.
+    pub fields: Fields,
+    /// Why the statement does not parse, when it does not and is no session statement.
+    pub syntax_error: Option<String>,
+}
+
+/// The declared column types of the logic tables, read from their first actual table and kept
+/// until DDL through this frontend changes them.
+#[derive(Debug)]
+pub struct Catalog {
+    backend: Backend,
+    config: Config,
+    tables: RwLock<HashMap<String, Vec<Column>>>,
+}
+
+impl Catalog {
+    /// A catalog reading through its own pools (lazily connected, used only to describe).
+    pub fn new(config: &Config) -> Result<Self, keyshard_backend::BackendError> {
+        Ok(Self {
+            backend: Backend::new(config)?,
+            config: config.clone(),
+            tables: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// Forgets every table's columns (after DDL).
+    pub fn invalidate(&self) {
+        self.tables
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// Closes the pools.
+    pub async fn close(&self) {
+        self.backend.close().await;
+    }
+
+    /// The columns of logic table `name`, when it has a rule and exists.
+    async fn columns(&self, name: &str) -> Option<Vec<Column>> {
+        let key = name.to_ascii_lowercase();
+        if let Some(columns) = self
+            .tables
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return Some(columns.clone());
+        }
+        let rule = self.config.sharding.table(&key)?;
+        match self.backend.column_types(rule).await {
+            Ok(Some(columns)) => {
+                self.tables
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(key, columns.clone());
+                Some(columns)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::debug!("columns of {name} not read: {e}");
+                None
+            }
+        }
+    }
+}
+
+/// Describes `sql`: `declared` are the client's parameter OIDs (0 = let the server decide).
+pub async fn describe(
+    sql: &str,
+    declared: &[u32],
+    catalog: &Catalog,
+    settings: &Settings,
+) -> Description {
+    let count = placeholder_count(sql).max(declared.len());
+    let mut inferred = vec![oid::TEXT; count];
+    let mut syntax_error = None;
+    let fields = match session_fields(sql, settings) {
+        Some(fields) => fields,
+        None => match Parser::parse_sql(&PostgreSqlDialect {}, sql) {
+            Ok(statements) if statements.len() == 1 => {
+                analyse(&statements[0], catalog, &mut inferred).await
+            }
+            Ok(_) => guess_fields(sql),
+            Err(e) => {
+                syntax_error = Some(e.to_string());
+                guess_fields(sql)
+            }
+        },
+    };
+    let params = inferred
+        .into_iter()
+        .enumerate()
+        .map(|(i, inferred)| match declared.get(i) {
+            Some(&declared) if declared != 0 => declared,
+            _ => inferred,
+        })
+        .collect();
+    Description {
+        params,
+        fields,
+        syntax_error,
+    }
+}
+
+/// The columns of a session statement, seen by answering it on a copy of the settings.
+fn session_fields(sql: &str, settings: &Settings) -> Option<Fields> {
+    let mut scratch = settings.clone();
+    Some(match admin::answer(sql, &mut scratch)? {
+        Ok((reply, _)) => reply_fields(&reply),
+        Err(_) => Fields::None,
+    })
+}
+
+/// The columns of a reply, typed from its type names and values.
+pub fn reply_fields(reply: &Reply) -> Fields {
+    match reply {
+        Reply::Ok { .. } => Fields::None,
+        Reply::Rows { columns, rows } => Fields::Known(
+            columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| Field {
+                    name: c.name.clone(),
+                    oid: oid_for_values(&c.type_name, rows.iter().filter_map(|r| r.get(i))),
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// For text the parser does not take: whether it looks like a query by its first word.
+fn guess_fields(sql: &str) -> Fields {
+    let first = sql
+        .trim_start()
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    match first.as_str() {
+        "select" | "with" | "values" | "show" | "table" | "explain" | "fetch" | "preview" => {
+            Fields::Unknown
+        }
+        _ if contains_word(sql, "returning") => Fields::Unknown,
+        _ => Fields::None,
+    }
+}
+
+fn contains_word(sql: &str, word: &str) -> bool {
+    sql.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .any(|w| w.eq_ignore_ascii_case(word))
+}
+
+/// The highest `$n` in `sql`.
+fn placeholder_count(sql: &str) -> usize {
+    let Ok(tokens) = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize() else {
+        return 0;
+    };
+    tokens
+        .iter()
+        .filter_map(|t| match t {
+            Token::Placeholder(p) => placeholder_index(p).map(|i| i + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The zero-based index of `$n`.
+fn placeholder_index(text: &str) -> Option<usize> {
+    text.strip_prefix('$')?
+        .parse::<usize>()
+        .ok()?
+        .checked_sub(1)
+}
+
+async fn analyse(statement: &Statement, catalog: &Catalog, params: &mut [u32]) -> Fields {
+    match statement {
+        Statement::Insert(insert) => analyse_insert(insert, catalog, params).await,
+        Statement::Update(update) => {
+            let columns = table_columns(std::slice::from_ref(&update.table), catalog).await;
+            for assignment in &update.assignments {
+                assign(assignment, &columns, params);
+            }
+            if let Some(selection) = &update.selection {
+                walk(selection, &columns, params);
+            }
+            returning(update.returning.as_deref(), &columns)
+        }
+        Statement::Delete(delete) => {
+            let tables = match &delete.from {
+                FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
+            };
+            let columns = table_columns(tables, catalog).await;
+            if let Some(selection) = &delete.selection {
+                walk(selection, &columns, params);
+            }
+            returning(delete.returning.as_deref(), &columns)
+        }
+        Statement::Query(query) => match &*query.body {
+            SetExpr::Select(select) => {
+                let columns = table_columns(&select.from, catalog).await;
+                if let Some(selection) = &select.selection {
+                    walk(selection, &columns, params);
+                }
+                if let Some(limit) = &query.limit_clause {
+                    mark_integers(&format!("{limit}"), params);
+                }
+                match projection(&select.projection, &columns) {
+                    Some(fields) => Fields::Known(fields),
+                    None => Fields::Unknown,
+                }
+            }
+            _ => Fields::Unknown,
+        },
+        Statement::ShowVariable { .. } | Statement::Explain { .. } => Fields::Unknown,
+        _ => Fields::None,
+    }
+}
+
+async fn analyse_insert(insert: &Insert, catalog: &Catalog, params: &mut [u32]) -> Fields {
+    let TableObject::TableName(name) = &insert.table else {
+        return returning(insert.returning.as_deref(), &[]);
+    };
+    let table = catalog.columns(last_ident(name)).await.unwrap_or_default();
+    let rows: Vec<&[Expr]> = match insert.source.as_deref().map(|q| &*q.body) {
+        Some(SetExpr::Values(values)) => values.rows.iter().map(|r| r.content.as_slice()).collect(),
+        _ => Vec::new(),
+    };
+    let width = rows.first().map_or(0, |r| r.len());
+    // The columns the values are for: named, or the table's, or (one value short) the table's
+    // without the generated key, ShardingSphere's rule for a column-less INSERT.
+    let targets: Vec<Option<&Column>> = if insert.columns.is_empty() {
+        let key = catalog
+            .config
+            .sharding
+            .table(last_ident(name))
+            .and_then(|rule| rule.key_generate.as_ref().map(|k| k.column.clone()));
+        if width + 1 == table.len()
+            && let Some(key) = key
+        {
+            table
+                .iter()
+                .filter(|c| !c.name.eq_ignore_ascii_case(&key))
+                .map(Some)
+                .collect()
+        } else {
+            table.iter().map(Some).collect()
+        }
+    } else {
+        insert
+            .columns
+            .iter()
+            .map(|c| find(&table, last_ident(c)))
+            .collect()
+    };
+    for row in rows {
+        for (expr, column) in row.iter().zip(&targets) {
+            if let Some(column) = column {
+                set_param(expr, oid_of(&column.type_name), params);
+            }
+        }
+    }
+    for assignment in &insert.assignments {
+        assign(assignment, &table, params);
+    }
+    returning(insert.returning.as_deref(), &table)
+}
+
+fn returning(items: Option<&[SelectItem]>, columns: &[Column]) -> Fields {
+    match items {
+        None => Fields::None,
+        Some(items) => match projection(items, columns) {
+            Some(fields) => Fields::Known(fields),
+            None => Fields::Unknown,
+        },
+    }
+}
+
+/// The fields of a select or RETURNING list over `columns`; `None` when an item is beyond
+/// what can be typed without running it.
+fn projection(items: &[SelectItem], columns: &[Column]) -> Option<Vec<Field>> {
+    let mut fields = Vec::new();
+    for item in items {
+        match item {
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                if columns.is_empty() {
+                    return None;
+                }
+                fields.extend(columns.iter().map(|c| Field {
+                    name: c.name.clone(),
+                    oid: oid_of(&c.type_name),
+                }));
+            }
+            SelectItem::UnnamedExpr(expr) => {
+                let (name, oid) = expr_field(expr, columns)?;
+                fields.push(Field { name, oid });
+            }
+            SelectItem::ExprWithAlias { expr, alias } => {
+                let (_, oid) = expr_field(expr, columns)?;
+                fields.push(Field {
+                    name: alias.value.clone(),
+                    oid,
+                });
+            }
+            _ => return None,
+        }
+    }
+    Some(fields)
+}
+
+fn expr_field(expr: &Expr, columns: &[Column]) -> Option<(String, u32)> {
+    match expr {
+        Expr::Identifier(ident) => {
+            let column = find(columns, &ident.value)?;
+            Some((column.name.clone(), oid_of(&column.type_name)))
+        }
+        Expr::CompoundIdentifier(parts) => {
+            let column = find(columns, &parts.last()?.value)?;
+            Some((column.name.clone(), oid_of(&column.type_name)))
+        }
+        Expr::Function(f) => {
+            let name = last_ident(&f.name).to_ascii_lowercase();
+            match name.as_str() {
+                "count" => Some((name, oid::INT8)),
+                "max" | "min" => match &f.args {
+                    FunctionArguments::List(list) => match list.args.first()? {
+                        sqlparser::ast::FunctionArg::Unnamed(
+                            sqlparser::ast::FunctionArgExpr::Expr(e),
+                        ) => expr_field(e, columns).map(|(_, oid)| (name, oid)),
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        Expr::Cast { data_type, .. } => Some(("?column?".into(), oid_of(&data_type.to_string()))),
+        Expr::Nested(inner) => expr_field(inner, columns),
+        _ => None,
+    }
+}
+
+/// `column = $n` in a SET list.
+fn assign(assignment: &Assignment, columns: &[Column], params: &mut [u32]) {
+    if let AssignmentTarget::ColumnName(name) = &assignment.target
+        && let Some(column) = find(columns, last_ident(name))
+    {
+        set_param(&assignment.value, oid_of(&column.type_name), params);
+    }
+    walk(&assignment.value, columns, params);
+}
+
+/// Types placeholders compared with columns anywhere in `expr`.
+fn walk(expr: &Expr, columns: &[Column], params: &mut [u32]) {
+    let column_oid = |e: &Expr| match e {
+        Expr::Identifier(i) => find(columns, &i.value).map(|c| oid_of(&c.type_name)),
+        Expr::CompoundIdentifier(parts) => parts
+            .last()
+            .and_then(|i| find(columns, &i.value))
+            .map(|c| oid_of(&c.type_name)),
+        _ => None,
+    };
+    match expr {
+        Expr::BinaryOp { left, op, right } => {
+            if matches!(op, BinaryOperator::And | BinaryOperator::Or) {
+                walk(left, columns, params);
+                walk(right, columns, params);
+            } else {
+                if let Some(oid) = column_oid(left) {
+                    set_param(right, oid, params);
+                }
+                if let Some(oid) = column_oid(right) {
+                    set_param(left, oid, params);
+                }
+            }
+        }
+        Expr::Nested(inner) | Expr::UnaryOp { expr: inner, .. } => walk(inner, columns, params),
+        Expr::In {
+            expr,
+            target: InTarget::List(list),
+            ..
+        } => {
+            if let Some(oid) = column_oid(expr) {
+                for item in list {
+                    set_param(item, oid, params);
+                }
+            }
+        }
+        Expr::Between {
+            expr, low, high, ..
+        } => {
+            if let Some(oid) = column_oid(expr) {
+                set_param(low, oid, params);
+                set_param(high, oid, params);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Types `expr` as `oid` when it is a bare placeholder; a cast placeholder takes its cast.
+fn set_param(expr: &Expr, oid: u32, params: &mut [u32]) {
+    match expr {
+        Expr::Value(v) => {
+            if let SqlValue::Placeholder(p) = &v.value
+                && let Some(slot) = placeholder_index(p).and_then(|i| params.get_mut(i))
+            {
+                *slot = oid;
+            }
+        }
+        Expr::Cast {
+            expr, data_type, ..
+        } => set_param(expr, oid_of(&data_type.to_string()), params),
+        Expr::Nested(inner) => set_param(inner, oid, params),
+        _ => {}
+    }
+}
+
+/// `LIMIT $1 OFFSET $2` take integers.
+fn mark_integers(text: &str, params: &mut [u32]) {
+    for word in text.split(|c: char| c.is_whitespace() || c == ',') {
+        if let Some(slot) = placeholder_index(word).and_then(|i| params.get_mut(i)) {
+            *slot = oid::INT8;
+        }
+    }
+}
+
+/// The columns of every sharded table in a FROM list (joins included).
+async fn table_columns(from: &[TableWithJoins], catalog: &Catalog) -> Vec<Column> {
+    let mut columns = Vec::new();
+    for table in from {
+        let factors =
+            std::iter::once(&table.relation).chain(table.joins.iter().map(|j| &j.relation));
+        for factor in factors {
+            if let TableFactor::Table { name, .. } = factor
+                && let Some(found) = catalog.columns(last_ident(name)).await
+            {
+                columns.extend(found);
+            }
+        }
+    }
+    columns
+}
+
+fn find<'a>(columns: &'a [Column], name: &str) -> Option<&'a Column> {
+    columns.iter().find(|c| c.name.eq_ignore_ascii_case(name))
+}
+
+fn last_ident(name: &ObjectName) -> &str {
+    match name.0.last() {
+        Some(ObjectNamePart::Identifier(ident)) => &ident.value,
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_counted_by_their_highest_number() {
+        assert_eq!(placeholder_count("INSERT INTO t VALUES ($1, $3)"), 3);
+        assert_eq!(placeholder_count("SELECT '$1'"), 0);
+        assert_eq!(placeholder_count("SELECT 1"), 0);
+    }
+
+    #[test]
+    fn statements_that_return_rows_are_told_apart() {
+        assert_eq!(guess_fields("select x"), Fields::Unknown);
+        assert_eq!(
+            guess_fields("UPDATE t SET a = 1 RETURNING a"),
+            Fields::Unknown
+        );
+        assert_eq!(guess_fields("CREATE TABLE t (a INT)"), Fields::None);
+    }
+
+    #[test]
+    fn columns_type_their_placeholders() {
+        let columns = vec![
+            Column {
+                name: "order_id".into(),
+                type_name: "int8".into(),
+            },
+            Column {
+                name: "status".into(),
+                type_name: "varchar".into(),
+            },
+        ];
+        let sql = "SELECT * FROM t WHERE order_id IN ($1, $2) AND status = $3::text";
+        let Statement::Query(query) = &Parser::parse_sql(&PostgreSqlDialect {}, sql).unwrap()[0]
+        else {
+            panic!()
+        };
+        let SetExpr::Select(select) = &*query.body else {
+            panic!()
+        };
+        let mut params = vec![oid::TEXT; 3];
+        walk(select.selection.as_ref().unwrap(), &columns, &mut params);
+        assert_eq!(params, [oid::INT8, oid::INT8, oid::TEXT]);
+        let fields = projection(&select.projection, &columns).unwrap();
+        assert_eq!(fields.len(), 2);
+        assert_eq!(fields[0].oid, oid::INT8);
+    }
+}

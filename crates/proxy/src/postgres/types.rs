@@ -1,0 +1,426 @@
+//! PostgreSQL types on the wire: which OID a column or parameter gets, and how a [`Value`] is
+//! written to, or read from, the text and binary formats.
+
+use keyshard_router::Value;
+
+/// Type OIDs from PostgreSQL's `pg_type`, the ones Keyshard speaks.
+pub mod oid {
+    pub const BOOL: u32 = 16;
+    pub const BYTEA: u32 = 17;
+    pub const NAME: u32 = 19;
+    pub const INT8: u32 = 20;
+    pub const INT2: u32 = 21;
+    pub const INT4: u32 = 23;
+    pub const TEXT: u32 = 25;
+    pub const OID: u32 = 26;
+    pub const FLOAT4: u32 = 700;
+    pub const FLOAT8: u32 = 701;
+    pub const UNKNOWN: u32 = 705;
+    pub const BPCHAR: u32 = 1042;
+    pub const VARCHAR: u32 = 1043;
+    pub const NUMERIC: u32 = 1700;
+}
+
+/// Why a value cannot be read or written as the type asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TypeError {
+    /// The bytes are not a value of the type.
+    #[error("invalid input for type {type_name}: {detail}")]
+    Invalid {
+        /// The type, as PostgreSQL names it.
+        type_name: &'static str,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A format Keyshard does not read or write for this type.
+    #[error("binary format of type {0} is not supported; use the text format")]
+    BinaryUnsupported(&'static str),
+}
+
+/// The OID for a type name as databases and sqlx spell it (`INT8`, `BIGINT`, `varchar(32)`,
+/// `DOUBLE PRECISION`, `udt_name`s such as `int4`), with PostgreSQL's meaning of each name
+/// (`INTEGER` is 32 bits). Types Keyshard does not convert travel as text.
+pub fn oid_of(type_name: &str) -> u32 {
+    let base = type_name
+        .split('(')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_uppercase();
+    let base = base.trim_end_matches(" UNSIGNED").trim();
+    match base {
+        "BOOL" | "BOOLEAN" => oid::BOOL,
+        "BYTEA" | "BLOB" | "BINARY" | "VARBINARY" | "LONGBLOB" | "MEDIUMBLOB" | "TINYBLOB" => {
+            oid::BYTEA
+        }
+        "INT8" | "BIGINT" | "BIGSERIAL" | "SERIAL8" => oid::INT8,
+        "INT4" | "INT" | "INTEGER" | "SERIAL" | "SERIAL4" | "MEDIUMINT" => oid::INT4,
+        "INT2" | "SMALLINT" | "SMALLSERIAL" | "TINYINT" => oid::INT2,
+        "FLOAT4" | "REAL" => oid::FLOAT4,
+        "FLOAT8" | "FLOAT" | "DOUBLE" | "DOUBLE PRECISION" => oid::FLOAT8,
+        "NUMERIC" | "DECIMAL" => oid::NUMERIC,
+        "VARCHAR" | "CHARACTER VARYING" | "NVARCHAR" => oid::VARCHAR,
+        "BPCHAR" | "CHAR" | "CHARACTER" | "NCHAR" => oid::BPCHAR,
+        "NAME" => oid::NAME,
+        "OID" => oid::OID,
+        _ => oid::TEXT,
+    }
+}
+
+/// PostgreSQL's name of a type OID, for messages.
+pub fn name_of(oid: u32) -> &'static str {
+    match oid {
+        oid::BOOL => "boolean",
+        oid::BYTEA => "bytea",
+        oid::NAME => "name",
+        oid::INT8 => "bigint",
+        oid::INT2 => "smallint",
+        oid::INT4 => "integer",
+        oid::OID => "oid",
+        oid::FLOAT4 => "real",
+        oid::FLOAT8 => "double precision",
+        oid::UNKNOWN => "unknown",
+        oid::BPCHAR => "character",
+        oid::VARCHAR => "character varying",
+        oid::NUMERIC => "numeric",
+        _ => "text",
+    }
+}
+
+/// The type size RowDescription reports (negative: variable width).
+pub fn size_of(oid: u32) -> i16 {
+    match oid {
+        oid::BOOL => 1,
+        oid::INT2 => 2,
+        oid::INT4 | oid::OID | oid::FLOAT4 => 4,
+        oid::INT8 | oid::FLOAT8 => 8,
+        oid::NAME => 64,
+        _ => -1,
+    }
+}
+
+/// The OID for a result column of `type_name` that holds `values`: the named type, widened to
+/// BIGINT when an integer does not fit the narrower type, or TEXT when a value is not a number
+/// at all (SQLite stores any value in any column).
+pub fn oid_for_values<'a>(type_name: &str, values: impl Iterator<Item = &'a Value>) -> u32 {
+    let mut oid = oid_of(type_name);
+    for value in values {
+        oid = match (oid, value) {
+            (_, Value::Null) => oid,
+            (oid::INT2 | oid::INT4, Value::Int(v)) => {
+                let fits = if oid == oid::INT2 {
+                    i16::try_from(*v).is_ok()
+                } else {
+                    i32::try_from(*v).is_ok()
+                };
+                if fits { oid } else { oid::INT8 }
+            }
+            (oid::INT2 | oid::INT4 | oid::INT8, Value::UInt(v)) => {
+                if i64::try_from(*v).is_ok() {
+                    oid::INT8
+                } else {
+                    oid::NUMERIC
+                }
+            }
+            (oid::INT8 | oid::BOOL, Value::Int(_)) => oid,
+            (oid::FLOAT4 | oid::FLOAT8 | oid::NUMERIC, Value::Int(_) | Value::Double(_)) => oid,
+            (oid::INT2 | oid::INT4 | oid::INT8 | oid::BOOL, Value::Double(_)) => oid::FLOAT8,
+            (oid::BYTEA, Value::Bytes(_)) => oid,
+            (oid::BYTEA, _) => oid::TEXT,
+            (oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME, _) => oid,
+            (_, Value::Bytes(_)) => oid::BYTEA,
+            _ => oid::TEXT,
+        };
+    }
+    oid
+}
+
+/// Writes `value` as type `oid` in the text (`binary == false`) or binary format; `None` is
+/// SQL NULL.
+pub fn encode(value: &Value, oid: u32, binary: bool) -> Result<Option<Vec<u8>>, TypeError> {
+    if matches!(value, Value::Null) {
+        return Ok(None);
+    }
+    if !binary {
+        return Ok(Some(encode_text(value, oid).into_bytes_or(value)));
+    }
+    let bytes = match oid {
+        oid::INT2 => i16::try_from(integer(value, oid)?)
+            .map_err(|_| out_of_range(value, oid))?
+            .to_be_bytes()
+            .to_vec(),
+        oid::INT4 | oid::OID => i32::try_from(integer(value, oid)?)
+            .map_err(|_| out_of_range(value, oid))?
+            .to_be_bytes()
+            .to_vec(),
+        oid::INT8 => integer(value, oid)?.to_be_bytes().to_vec(),
+        // Narrowing to f32 is what a FLOAT4 column means.
+        oid::FLOAT4 => (float(value, oid)? as f32).to_be_bytes().to_vec(),
+        oid::FLOAT8 => float(value, oid)?.to_be_bytes().to_vec(),
+        oid::BOOL => vec![u8::from(boolean(value, oid)?)],
+        oid::NUMERIC => return Err(TypeError::BinaryUnsupported("numeric")),
+        oid::BYTEA => match value {
+            Value::Bytes(b) => b.clone(),
+            other => encode_text(other, oid::TEXT).into_bytes_or(other),
+        },
+        _ => encode_text(value, oid).into_bytes_or(value),
+    };
+    Ok(Some(bytes))
+}
+
+/// Text that is either a string or, for BYTEA and non-UTF-8 bytes, raw bytes.
+enum Text {
+    String(String),
+    Raw,
+}
+
+impl Text {
+    fn into_bytes_or(self, value: &Value) -> Vec<u8> {
+        match (self, value) {
+            (Text::String(s), _) => s.into_bytes(),
+            (Text::Raw, Value::Bytes(b)) => b.clone(),
+            (Text::Raw, _) => Vec::new(),
+        }
+    }
+}
+
+fn encode_text(value: &Value, oid: u32) -> Text {
+    Text::String(match value {
+        Value::Null => String::new(),
+        Value::Int(v) if oid == oid::BOOL => if *v != 0 { "t" } else { "f" }.to_owned(),
+        Value::Int(v) => v.to_string(),
+        Value::UInt(v) => v.to_string(),
+        Value::Double(v) => float_text(*v),
+        Value::Text(s) => s.clone(),
+        Value::Bytes(b) if oid == oid::BYTEA => {
+            let mut out = String::with_capacity(2 + 2 * b.len());
+            out.push_str("\\x");
+            for byte in b {
+                out.push_str(&format!("{byte:02x}"));
+            }
+            out
+        }
+        Value::Bytes(b) => match std::str::from_utf8(b) {
+            Ok(s) => s.to_owned(),
+            Err(_) => return Text::Raw,
+        },
+    })
+}
+
+/// PostgreSQL's spelling of special floats; Rust prints the shortest round-trip digits, as
+/// PostgreSQL 12+ does with `extra_float_digits` ≥ 1.
+fn float_text(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".to_owned()
+    } else if v.is_infinite() {
+        if v > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
+    } else {
+        v.to_string()
+    }
+}
+
+fn integer(value: &Value, oid: u32) -> Result<i64, TypeError> {
+    match value {
+        Value::Int(v) => Ok(*v),
+        Value::UInt(v) => i64::try_from(*v).map_err(|_| out_of_range(value, oid)),
+        Value::Double(v) if v.fract() == 0.0 && v.abs() < 9.2e18 => Ok(*v as i64),
+        Value::Text(s) => s.trim().parse().map_err(|_| invalid(oid, s)),
+        _ => Err(invalid(oid, &format!("{value:?}"))),
+    }
+}
+
+fn float(value: &Value, oid: u32) -> Result<f64, TypeError> {
+    match value {
+        Value::Int(v) => Ok(*v as f64),
+        Value::UInt(v) => Ok(*v as f64),
+        Value::Double(v) => Ok(*v),
+        Value::Text(s) => parse_float(s).ok_or_else(|| invalid(oid, s)),
+        _ => Err(invalid(oid, &format!("{value:?}"))),
+    }
+}
+
+fn boolean(value: &Value, oid: u32) -> Result<bool, TypeError> {
+    match value {
+        Value::Int(v) => Ok(*v != 0),
+        Value::UInt(v) => Ok(*v != 0),
+        Value::Text(s) => parse_bool(s).ok_or_else(|| invalid(oid, s)),
+        _ => Err(invalid(oid, &format!("{value:?}"))),
+    }
+}
+
+fn invalid(oid: u32, detail: &str) -> TypeError {
+    TypeError::Invalid {
+        type_name: name_of(oid),
+        detail: format!("\"{detail}\""),
+    }
+}
+
+fn out_of_range(value: &Value, oid: u32) -> TypeError {
+    TypeError::Invalid {
+        type_name: name_of(oid),
+        detail: format!("{value:?} is out of range"),
+    }
+}
+
+fn parse_float(s: &str) -> Option<f64> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "nan" => Some(f64::NAN),
+        "infinity" | "inf" | "+infinity" => Some(f64::INFINITY),
+        "-infinity" | "-inf" => Some(f64::NEG_INFINITY),
+        other => other.parse().ok(),
+    }
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "t" | "true" | "y" | "yes" | "on" | "1" => Some(true),
+        "f" | "false" | "n" | "no" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Reads a parameter sent as type `oid` in the given format. BOOL becomes 0 or 1 and NUMERIC
+/// stays text: the router's values have neither type.
+pub fn decode(bytes: Option<&[u8]>, oid: u32, binary: bool) -> Result<Value, TypeError> {
+    let Some(bytes) = bytes else {
+        return Ok(Value::Null);
+    };
+    if binary {
+        return decode_binary(bytes, oid);
+    }
+    let text = || {
+        std::str::from_utf8(bytes).map_err(|_| TypeError::Invalid {
+            type_name: name_of(oid),
+            detail: "not valid UTF-8".to_owned(),
+        })
+    };
+    Ok(match oid {
+        oid::INT2 | oid::INT4 | oid::INT8 | oid::OID => {
+            let s = text()?;
+            Value::Int(s.trim().parse().map_err(|_| invalid(oid, s))?)
+        }
+        oid::FLOAT4 | oid::FLOAT8 => {
+            let s = text()?;
+            Value::Double(parse_float(s).ok_or_else(|| invalid(oid, s))?)
+        }
+        oid::BOOL => {
+            let s = text()?;
+            Value::Int(parse_bool(s).ok_or_else(|| invalid(oid, s))?.into())
+        }
+        oid::BYTEA => Value::Bytes(match bytes.strip_prefix(b"\\x") {
+            Some(hex) => decode_hex(hex).ok_or_else(|| invalid(oid, "bad hex digits"))?,
+            None => bytes.to_vec(),
+        }),
+        _ => Value::Text(text()?.to_owned()),
+    })
+}
+
+fn decode_binary(bytes: &[u8], oid: u32) -> Result<Value, TypeError> {
+    let wrong_size = || TypeError::Invalid {
+        type_name: name_of(oid),
+        detail: format!("{} bytes in binary format", bytes.len()),
+    };
+    Ok(match oid {
+        oid::INT2 => {
+            Value::Int(i16::from_be_bytes(bytes.try_into().map_err(|_| wrong_size())?).into())
+        }
+        oid::INT4 => {
+            Value::Int(i32::from_be_bytes(bytes.try_into().map_err(|_| wrong_size())?).into())
+        }
+        oid::OID => {
+            Value::Int(u32::from_be_bytes(bytes.try_into().map_err(|_| wrong_size())?).into())
+        }
+        oid::INT8 => Value::Int(i64::from_be_bytes(
+            bytes.try_into().map_err(|_| wrong_size())?,
+        )),
+        oid::FLOAT4 => {
+            Value::Double(f32::from_be_bytes(bytes.try_into().map_err(|_| wrong_size())?).into())
+        }
+        oid::FLOAT8 => Value::Double(f64::from_be_bytes(
+            bytes.try_into().map_err(|_| wrong_size())?,
+        )),
+        oid::BOOL => match bytes {
+            [b] => Value::Int(i64::from(*b != 0)),
+            _ => return Err(wrong_size()),
+        },
+        oid::BYTEA => Value::Bytes(bytes.to_vec()),
+        oid::NUMERIC => return Err(TypeError::BinaryUnsupported("numeric")),
+        _ => match std::str::from_utf8(bytes) {
+            Ok(s) => Value::Text(s.to_owned()),
+            Err(_) => Value::Bytes(bytes.to_vec()),
+        },
+    })
+}
+
+fn decode_hex(hex: &[u8]) -> Option<Vec<u8>> {
+    if !hex.len().is_multiple_of(2) {
+        return None;
+    }
+    hex.chunks(2)
+        .map(|pair| {
+            let digit = |c: u8| (c as char).to_digit(16);
+            Some((digit(pair[0])? * 16 + digit(pair[1])?) as u8)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_map_to_postgres_oids() {
+        assert_eq!(oid_of("INT8"), oid::INT8);
+        assert_eq!(oid_of("bigint"), oid::INT8);
+        assert_eq!(oid_of("VARCHAR(32)"), oid::VARCHAR);
+        assert_eq!(oid_of("int4"), oid::INT4);
+        assert_eq!(oid_of("DOUBLE PRECISION"), oid::FLOAT8);
+        assert_eq!(oid_of("BIGINT UNSIGNED"), oid::INT8);
+        assert_eq!(oid_of("timestamptz"), oid::TEXT);
+    }
+
+    #[test]
+    fn integers_widen_when_they_do_not_fit() {
+        let big = [Value::Int(1 << 40)];
+        assert_eq!(oid_for_values("INTEGER", big.iter()), oid::INT8);
+        assert_eq!(oid_for_values("INTEGER", [Value::Int(7)].iter()), oid::INT4);
+        assert_eq!(
+            oid_for_values("INTEGER", [Value::Text("x".into())].iter()),
+            oid::TEXT
+        );
+    }
+
+    #[test]
+    fn round_trips_in_both_formats() {
+        for (value, oid) in [
+            (Value::Int(-5), oid::INT2),
+            (Value::Int(1 << 20), oid::INT4),
+            (Value::Int(1 << 50), oid::INT8),
+            (Value::Double(1.5), oid::FLOAT8),
+            (Value::Text("héllo".into()), oid::VARCHAR),
+            (Value::Bytes(vec![0, 255, 16]), oid::BYTEA),
+            (Value::Int(1), oid::BOOL),
+        ] {
+            for binary in [false, true] {
+                let bytes = encode(&value, oid, binary).unwrap().unwrap();
+                assert_eq!(
+                    decode(Some(&bytes), oid, binary).unwrap(),
+                    value,
+                    "{oid} {binary}"
+                );
+            }
+        }
+        assert_eq!(encode(&Value::Null, oid::INT4, true).unwrap(), None);
+        assert_eq!(decode(None, oid::INT4, true).unwrap(), Value::Null);
+    }
+
+    #[test]
+    fn bad_input_is_an_error_not_a_panic() {
+        assert!(decode(Some(b"12"), oid::INT8, true).is_err());
+        assert!(decode(Some(b"abc"), oid::INT4, false).is_err());
+        assert!(decode(Some(b"\\xzz"), oid::BYTEA, false).is_err());
+        assert!(decode(Some(&[0xff, 0xfe]), oid::TEXT, false).is_err());
+        assert!(encode(&Value::Int(1 << 40), oid::INT4, true).is_err());
+        assert!(encode(&Value::Text("x".into()), oid::INT8, true).is_err());
+    }
+}

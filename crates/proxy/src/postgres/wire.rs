@@ -1,0 +1,217 @@
+//! Framing of PostgreSQL protocol messages on one connection: the untyped startup packets,
+//! then typed messages decoded by `pgwire`, and a write buffer flushed when the protocol says.
+//!
+//! Each message is cut out of the stream by its length before it is decoded, so a message that
+//! lies about its contents cannot read into the next one, and a decoder panic on a malformed
+//! body is caught and turned into an error that closes this connection only.
+
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+
+use bytes::{Buf, BytesMut};
+use pgwire::messages::{DecodeContext, PgWireBackendMessage, PgWireFrontendMessage};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// The largest message a client may send (PostgreSQL's own limit is 1 GB; a proxy need not
+/// buffer that much for one statement).
+const MAX_MESSAGE: usize = 64 << 20;
+/// Startup packets are small; PostgreSQL refuses ones over 10 000 bytes.
+const MAX_STARTUP: usize = 10_000;
+/// Output is written out once this much has accumulated, even before the protocol's flush
+/// point, so a large result set does not sit in memory whole.
+const WRITE_HIGH_WATER: usize = 64 << 10;
+
+const SSL_REQUEST: u32 = 80_877_103;
+const GSSENC_REQUEST: u32 = 80_877_104;
+const CANCEL_REQUEST: u32 = 80_877_102;
+const PROTOCOL_3: u32 = 3 << 16;
+
+/// Why a connection cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// The socket failed.
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+    /// The client sent something that is not a protocol message.
+    #[error("invalid message: {0}")]
+    Malformed(String),
+}
+
+/// What a client opens a connection with.
+#[derive(Debug)]
+pub enum Opening {
+    /// A protocol 3 startup packet's parameters (`user`, `database`, …).
+    Startup(BTreeMap<String, String>),
+    /// A CancelRequest: Keyshard cancels nothing, and such a connection just closes.
+    Cancel,
+    /// A protocol version other than 3.x.
+    UnsupportedVersion(u32),
+}
+
+/// A connection's socket with its read and write buffers.
+pub struct Wire {
+    stream: TcpStream,
+    read: BytesMut,
+    write: BytesMut,
+    context: DecodeContext,
+}
+
+impl Wire {
+    /// Wraps an accepted socket.
+    pub fn new(stream: TcpStream) -> Self {
+        let mut context = DecodeContext::default();
+        context.awaiting_frontend_ssl = false;
+        context.awaiting_frontend_startup = false;
+        Self {
+            stream,
+            read: BytesMut::with_capacity(8 << 10),
+            write: BytesMut::with_capacity(8 << 10),
+            context,
+        }
+    }
+
+    /// Reads the opening packet, refusing SSL and GSS encryption requests on the way (the
+    /// client then goes on in plain text or gives up, as it is configured to). `None` when the
+    /// client closed the connection.
+    pub async fn read_opening(&mut self) -> Result<Option<Opening>, WireError> {
+        loop {
+            if !self.fill(4).await? {
+                return Ok(None);
+            }
+            let len = be_u32(&self.read[..4]) as usize;
+            if !(8..=MAX_STARTUP).contains(&len) {
+                return Err(WireError::Malformed(format!(
+                    "startup packet of {len} bytes"
+                )));
+            }
+            if !self.fill(len).await? {
+                return Ok(None);
+            }
+            let mut packet = self.read.split_to(len);
+            packet.advance(4);
+            let code = packet.get_u32();
+            match code {
+                SSL_REQUEST | GSSENC_REQUEST => {
+                    self.stream.write_all(b"N").await?;
+                }
+                CANCEL_REQUEST => return Ok(Some(Opening::Cancel)),
+                code if code >> 16 == 3 || code == PROTOCOL_3 => {
+                    return Ok(Some(Opening::Startup(startup_parameters(&packet)?)));
+                }
+                other => return Ok(Some(Opening::UnsupportedVersion(other))),
+            }
+        }
+    }
+
+    /// Reads the next typed message; `None` when the client closed the connection. Cancel safe:
+    /// a partly read message stays in the buffer.
+    pub async fn read_message(&mut self) -> Result<Option<PgWireFrontendMessage>, WireError> {
+        if !self.fill(5).await? {
+            return Ok(None);
+        }
+        let len = be_u32(&self.read[1..5]) as usize;
+        if !(4..=MAX_MESSAGE).contains(&len) {
+            return Err(WireError::Malformed(format!(
+                "message '{}' of {len} bytes",
+                char::from(self.read[0]).escape_default()
+            )));
+        }
+        if !self.fill(1 + len).await? {
+            return Ok(None);
+        }
+        let mut message = self.read.split_to(1 + len);
+        let kind = message[0];
+        let context = &self.context;
+        let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            PgWireFrontendMessage::decode(&mut message, context)
+        }));
+        match decoded {
+            Ok(Ok(Some(message))) => Ok(Some(message)),
+            Ok(Ok(None)) => Err(WireError::Malformed(format!(
+                "message '{}' is incomplete",
+                char::from(kind).escape_default()
+            ))),
+            Ok(Err(e)) => Err(WireError::Malformed(e.to_string())),
+            Err(_) => Err(WireError::Malformed(format!(
+                "message '{}' has an invalid body",
+                char::from(kind).escape_default()
+            ))),
+        }
+    }
+
+    /// Queues a message; writes the buffer out when it has grown large.
+    pub async fn send(&mut self, message: PgWireBackendMessage) -> Result<(), WireError> {
+        message
+            .encode(&mut self.write)
+            .map_err(|e| WireError::Io(std::io::Error::other(e.to_string())))?;
+        if self.write.len() >= WRITE_HIGH_WATER {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Writes out everything queued.
+    pub async fn flush(&mut self) -> Result<(), WireError> {
+        if !self.write.is_empty() {
+            self.stream.write_all(&self.write).await?;
+            self.write.clear();
+        }
+        Ok(())
+    }
+
+    /// Reads until `n` bytes are buffered; `false` at a clean end of stream.
+    async fn fill(&mut self, n: usize) -> Result<bool, WireError> {
+        while self.read.len() < n {
+            self.read.reserve(n - self.read.len());
+            if self.stream.read_buf(&mut self.read).await? == 0 {
+                if self.read.is_empty() {
+                    return Ok(false);
+                }
+                return Err(WireError::Malformed("connection closed mid-message".into()));
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn be_u32(bytes: &[u8]) -> u32 {
+    let mut word = [0; 4];
+    word.copy_from_slice(&bytes[..4]);
+    u32::from_be_bytes(word)
+}
+
+/// The name/value pairs of a startup packet, each a NUL-terminated string, ending with a NUL.
+fn startup_parameters(body: &[u8]) -> Result<BTreeMap<String, String>, WireError> {
+    let mut strings = body.split(|b| *b == 0);
+    let mut parameters = BTreeMap::new();
+    loop {
+        let name = strings.next().unwrap_or_default();
+        if name.is_empty() {
+            return Ok(parameters);
+        }
+        let value = strings
+            .next()
+            .ok_or_else(|| WireError::Malformed("startup parameter without a value".into()))?;
+        let text = |b: &[u8]| {
+            String::from_utf8(b.to_vec())
+                .map_err(|_| WireError::Malformed("startup parameter is not UTF-8".into()))
+        };
+        parameters.insert(text(name)?, text(value)?);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn startup_parameters_are_pairs() {
+        let body = b"user\0alice\0database\0sharding_db\0\0";
+        let parameters = startup_parameters(body).unwrap();
+        assert_eq!(parameters["user"], "alice");
+        assert_eq!(parameters["database"], "sharding_db");
+        assert!(startup_parameters(b"user").is_err());
+        assert!(startup_parameters(b"").unwrap().is_empty());
+    }
+}
