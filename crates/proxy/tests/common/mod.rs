@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod postgres;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,0 +1,348 @@
+//! The PostgreSQL frontend end to end: the proxy in-process, driven over TCP by tokio-postgres
+//! (simple and extended protocols), `psql` and pgjdbc; on SQLite shards in `cargo test` and on
+//! PostgreSQL shards with `--include-ignored`.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::postgres::{PgProxy, PgShards, connect, yaml};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{Client, SimpleQueryMessage};
+
+const CREATE: &str =
+    "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
+
+/// A proxy over `shards` with `t_order` created through it, and a client.
+async fn start(shards: &PgShards) -> (PgProxy, Client) {
+    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
+    let client = proxy.client().await;
+    client.batch_execute(CREATE).await.unwrap();
+    (proxy, client)
+}
+
+/// Where the default rule puts a row: `ds_{user_id % 2}.t_order_{key % 2}`.
+async fn assert_stored(shards: &PgShards, user_id: i64, key: i64) {
+    let ids = shards.ids((user_id % 2) as usize, (key % 2) as usize).await;
+    assert!(
+        ids.contains(&key),
+        "key {key} of user {user_id} not in ds_{}.t_order_{}: {ids:?}",
+        user_id % 2,
+        key % 2
+    );
+}
+
+fn code(error: &tokio_postgres::Error) -> Option<&SqlState> {
+    error.code()
+}
+
+/// The keys every way of inserting returns are the keys stored, each where it routes.
+async fn keys_reach_the_client_and_the_shards(shards: &PgShards) {
+    let (proxy, client) = start(shards).await;
+    let mut returned: Vec<(i64, i64)> = Vec::new();
+
+    // One row, literals, extended protocol: RETURNING typed from the table (BIGINT → i64).
+    let row = client
+        .query_one(
+            "INSERT INTO t_order (user_id, status) VALUES (1, 'one') RETURNING order_id",
+            &[],
+        )
+        .await
+        .unwrap();
+    returned.push((1, row.get::<_, i64>(0)));
+
+    // Three rows, literals, two columns back in the client's row order.
+    let rows = client
+        .query(
+            "INSERT INTO t_order (user_id, status) VALUES (2, 'a'), (3, 'b'), (4, 'c') \
+             RETURNING order_id, user_id",
+            &[],
+        )
+        .await
+        .unwrap();
+    let users: Vec<i32> = rows.iter().map(|r| r.get(1)).collect();
+    assert_eq!(users, [2, 3, 4]);
+    returned.extend(
+        rows.iter()
+            .map(|r| (i64::from(r.get::<_, i32>(1)), r.get(0))),
+    );
+
+    // Parameters, typed by the statement (INT → i32, VARCHAR → &str), RETURNING *.
+    let statement = client
+        .prepare("INSERT INTO t_order (user_id, status) VALUES ($1, $2), ($3, $4) RETURNING *")
+        .await
+        .unwrap();
+    assert_eq!(
+        statement.params(),
+        [
+            tokio_postgres::types::Type::INT4,
+            tokio_postgres::types::Type::VARCHAR,
+            tokio_postgres::types::Type::INT4,
+            tokio_postgres::types::Type::VARCHAR
+        ]
+    );
+    for (a, b) in [(5, 6), (7, 8)] {
+        let rows = client
+            .query(&statement, &[&a, &"p", &b, &"q"])
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].get::<_, &str>("status"), "q");
+        returned.extend(
+            rows.iter()
+                .map(|r| (i64::from(r.get::<_, i32>("user_id")), r.get("order_id"))),
+        );
+    }
+    // Fresh keys at each execution of the same statement.
+    let mut keys: Vec<i64> = returned.iter().map(|(_, k)| *k).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    assert_eq!(keys.len(), returned.len());
+
+    // Without RETURNING: the command tag counts the rows.
+    let inserted = client
+        .execute(
+            "INSERT INTO t_order (user_id, status) VALUES ($1, $2), ($3, 'x')",
+            &[&9i32, &"r", &10i32],
+        )
+        .await
+        .unwrap();
+    assert_eq!(inserted, 2);
+
+    // Simple protocol: two statements in one message, a RETURNING result in text.
+    let messages = client
+        .simple_query(
+            "INSERT INTO t_order (user_id, status) VALUES (11, 's'); \
+             INSERT INTO t_order (user_id) VALUES (12), (13) RETURNING order_id, user_id",
+        )
+        .await
+        .unwrap();
+    let mut counts = Vec::new();
+    for message in &messages {
+        match message {
+            SimpleQueryMessage::CommandComplete(n) => counts.push(*n),
+            SimpleQueryMessage::Row(row) => returned.push((
+                row.get(1).unwrap().parse().unwrap(),
+                row.get(0).unwrap().parse().unwrap(),
+            )),
+            _ => {}
+        }
+    }
+    assert_eq!(counts, [1, 2]);
+
+    for (user, key) in &returned {
+        assert_stored(shards, *user, *key).await;
+    }
+    // Everything returned, plus the three rows inserted without RETURNING, and nothing else.
+    assert_eq!(shards.all_ids().await.len(), returned.len() + 3);
+    proxy.stop().await;
+}
+
+/// Errors carry PostgreSQL's SQLSTATE and leave the connection usable.
+async fn errors_leave_the_connection_usable(shards: &PgShards) {
+    let (proxy, client) = start(shards).await;
+    let e = client.simple_query("INSERT INTO").await.unwrap_err();
+    assert_eq!(code(&e), Some(&SqlState::SYNTAX_ERROR), "{e}");
+    let e = client
+        .query("INSERT INTO t_order (user_id) VALUES ($1", &[&1i32])
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), Some(&SqlState::SYNTAX_ERROR), "{e}");
+    // Extended protocol: the error skipped to Sync, the next statement runs.
+    let row = client
+        .query_one(
+            "INSERT INTO t_order (user_id, status) VALUES ($1, 'after') RETURNING order_id",
+            &[&2i32],
+        )
+        .await
+        .unwrap();
+    assert!(row.get::<_, i64>(0) > 0);
+    let e = client
+        .batch_execute("INSERT INTO t_order (user_id, status) VALUES (1, 'a', 'b')")
+        .await
+        .unwrap_err();
+    assert!(e.code().is_some(), "{e}");
+    // Session statements clients send when they connect.
+    let isolation = client
+        .query_one("SHOW TRANSACTION ISOLATION LEVEL", &[])
+        .await
+        .unwrap();
+    assert_eq!(isolation.get::<_, &str>(0), "read committed");
+    let version = client.query_one("SELECT version()", &[]).await.unwrap();
+    assert!(version.get::<_, &str>(0).starts_with("PostgreSQL "));
+    let schema = client
+        .simple_query("select current_schema()")
+        .await
+        .unwrap();
+    assert!(matches!(&schema[1], SimpleQueryMessage::Row(r) if r.get(0) == Some("public")));
+    client
+        .batch_execute("SET extra_float_digits = 3; SET application_name = 'test'")
+        .await
+        .unwrap();
+    let one: i32 = client.query_one("SELECT 1", &[]).await.unwrap().get(0);
+    assert_eq!(one, 1);
+    proxy.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_shards_keys() {
+    let shards = PgShards::sqlite();
+    keys_reach_the_client_and_the_shards(&shards).await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_shards_errors() {
+    let shards = PgShards::sqlite();
+    errors_leave_the_connection_usable(&shards).await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn postgres_shards_keys() {
+    let shards = PgShards::postgres().await;
+    keys_reach_the_client_and_the_shards(&shards).await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn postgres_shards_errors() {
+    let shards = PgShards::postgres().await;
+    errors_leave_the_connection_usable(&shards).await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_password_and_unknown_database_are_refused() {
+    let shards = PgShards::sqlite();
+    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), true)).await;
+    let e = connect(&proxy.config("root", "wrong")).await.unwrap_err();
+    assert_eq!(code(&e), Some(&SqlState::INVALID_PASSWORD), "{e}");
+    let e = connect(&proxy.config("nobody", "root")).await.unwrap_err();
+    assert_eq!(code(&e), Some(&SqlState::INVALID_PASSWORD), "{e}");
+    let mut config = proxy.config("root", "root");
+    config.dbname("elsewhere");
+    let e = connect(&config).await.unwrap_err();
+    assert_eq!(code(&e), Some(&SqlState::INVALID_CATALOG_NAME), "{e}");
+    // Garbage instead of a startup packet closes that connection only.
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut raw = tokio::net::TcpStream::connect(proxy.address).await.unwrap();
+        raw.write_all(&[0, 0, 0, 9, 1, 2, 3, 4, 5]).await.unwrap();
+        let mut rest = Vec::new();
+        let _ = raw.read_to_end(&mut rest).await;
+    }
+    let client = proxy.client().await;
+    client.batch_execute(CREATE).await.unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frontend_that_cannot_reach_a_data_source_is_refused() {
+    let sqlite = PgShards::sqlite();
+    let yaml = yaml("mysql://root@127.0.0.1:1/a", &sqlite.url(1), false);
+    let config = keyshard_config::from_yaml_str(&yaml, Path::new(".")).unwrap();
+    let e = keyshard_proxy::Server::bind(config)
+        .await
+        .unwrap_err()
+        .to_string();
+    for part in ["server.postgres.listen", "'ds_0'", "MySQL", "PostgreSQL"] {
+        assert!(e.contains(part), "{part} not in {e}");
+    }
+    sqlite.cleanup().await;
+}
+
+fn run(command: &mut Command) -> String {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL) and psql"]
+async fn psql_command_line_client() {
+    let shards = PgShards::postgres().await;
+    let (proxy, _client) = start(&shards).await;
+    let out = run(Command::new("psql")
+        .env("PGPASSWORD", "root")
+        .args([
+            "-X",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            "127.0.0.1",
+            "-p",
+        ])
+        .arg(proxy.address.port().to_string())
+        .args(["-U", "root", "-d", "sharding_db"])
+        .args([
+            "-c",
+            "INSERT INTO t_order (user_id, status) VALUES (1, 'psql') RETURNING order_id",
+            "-c",
+            "INSERT INTO t_order (user_id, status) VALUES (2, 'a'), (3, 'b') RETURNING order_id",
+        ]));
+    let keys: Vec<i64> = out
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with("INSERT"))
+        .map(|l| l.trim().parse().unwrap_or_else(|_| panic!("{out}")))
+        .collect();
+    assert_eq!(keys.len(), 3, "{out}");
+    for (user, key) in [1, 2, 3].into_iter().zip(&keys) {
+        assert_stored(&shards, user, *key).await;
+    }
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL), a JDK and pgjdbc"]
+async fn pgjdbc_generated_keys() {
+    const PGJDBC: &str = "/usr/share/java/postgresql.jar";
+    let shards = PgShards::postgres().await;
+    let (proxy, _client) = start(&shards).await;
+    let classes = std::env::temp_dir().join(common::unique("keyshard_pgjdbc"));
+    std::fs::create_dir_all(&classes).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/jdbc/PgGeneratedKeys.java");
+    run(Command::new("javac").arg("-d").arg(&classes).arg(&source));
+    let url = format!("jdbc:postgresql://{}/sharding_db", proxy.address);
+    let out = run(Command::new("java")
+        .arg("-cp")
+        .arg(format!("{}:{PGJDBC}", classes.display()))
+        .args(["PgGeneratedKeys", &url, "root", "root"]));
+    let keys = |label: &str| -> Vec<i64> {
+        let line = out
+            .lines()
+            .find_map(|l| l.strip_prefix(label))
+            .unwrap_or_else(|| panic!("{out}"));
+        line.split_whitespace()
+            .map(|k| k.parse().unwrap())
+            .collect()
+    };
+    let one = keys("one:");
+    let three = keys("three:");
+    assert_eq!(one.len(), 1, "{out}");
+    assert_eq!(three.len(), 3, "{out}");
+    assert_stored(&shards, 21, one[0]).await;
+    for (key, user) in three.iter().zip([22, 23, 24]) {
+        assert_stored(&shards, user, *key).await;
+    }
+    // Exactly these keys and no others are stored.
+    let mut expected = [one, three].concat();
+    expected.sort_unstable();
+    assert_eq!(shards.all_ids().await, expected);
+    let _ = std::fs::remove_dir_all(&classes);
+    proxy.stop().await;
+    shards.cleanup().await;
+}
