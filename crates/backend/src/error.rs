@@ -39,6 +39,9 @@ pub enum BackendError {
         /// The database's type name.
         type_name: String,
     },
+    /// The shards' results could not be merged into one.
+    #[error("{0}")]
+    Merge(String),
 }
 
 impl BackendError {
@@ -81,7 +84,9 @@ impl BackendError {
             BackendError::Connect { data_source, .. }
             | BackendError::Database { data_source, .. }
             | BackendError::UnsupportedType { data_source, .. } => Some(data_source),
-            BackendError::UnknownDataSource(_) | BackendError::NoRuntime => None,
+            BackendError::UnknownDataSource(_)
+            | BackendError::NoRuntime
+            | BackendError::Merge(_) => None,
         }
     }
 }

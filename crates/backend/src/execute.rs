@@ -59,6 +59,41 @@ where
     Ok(result)
 }
 
+/// The result columns of `sql`, from the database's description of it.
+pub(crate) async fn describe(pool: &Pool, sql: &str) -> Result<Vec<Column>, sqlx::Error> {
+    async fn columns<D: Driver>(
+        conn: &mut D::Connection,
+        sql: &str,
+    ) -> Result<Vec<Column>, sqlx::Error>
+    where
+        for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
+    {
+        let description = conn.describe(sql).await?;
+        Ok(description
+            .columns()
+            .iter()
+            .map(|c| Column {
+                name: c.name().to_owned(),
+                type_name: c.type_info().to_string(),
+            })
+            .collect())
+    }
+    match pool {
+        Pool::MySql(c) => {
+            c.with(async |conn| columns::<sqlx::MySql>(conn, sql).await)
+                .await
+        }
+        Pool::Postgres(c) => {
+            c.with(async |conn| columns::<sqlx::Postgres>(conn, sql).await)
+                .await
+        }
+        Pool::Sqlite(c) => {
+            c.with(async |conn| columns::<sqlx::Sqlite>(conn, sql).await)
+                .await
+        }
+    }
+}
+
 async fn run_units<D: Driver>(
     conn: &mut D::Connection,
     units: &[&ExecutionUnit],

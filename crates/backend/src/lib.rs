@@ -9,10 +9,12 @@ mod describe;
 mod driver;
 mod error;
 mod execute;
+mod merge;
 mod metadata;
 mod outcome;
 mod pool;
 mod reuse;
+mod transaction;
 
 use std::collections::BTreeMap;
 
@@ -24,6 +26,7 @@ pub use metadata::MetadataStore;
 pub use outcome::{Column, Outcome};
 pub use pool::Pool;
 pub use reuse::Connections;
+pub use transaction::Transaction;
 
 /// Every configured data source, with the metadata of the logic tables on them.
 #[derive(Debug)]
@@ -100,9 +103,20 @@ impl Backend {
                     .await
                     .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?
             }
+            // A read needs no transaction: every node answers at once on its own.
+            units if plan.merge.is_some() => {
+                let reads = units.iter().map(|unit| async move {
+                    let pool = self.pool(&unit.data_source)?;
+                    let mut result = execute::autocommit(pool, &[unit])
+                        .await
+                        .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?;
+                    Ok::<_, BackendError>(result.pop().unwrap_or_default())
+                });
+                futures_util::future::try_join_all(reads).await?
+            }
             units => execute::atomically(&self.group(units)?, units.len()).await?,
         };
-        Ok(Outcome::merge(plan, results))
+        Outcome::of(plan, results)
     }
 
     /// Runs one statement, as text, on one data source (DDL, administration).
@@ -170,7 +184,15 @@ impl Backend {
         Ok(groups)
     }
 
-    fn show(&self, unit: &ExecutionUnit) {
+    /// The columns `unit`'s statement returns, asked of its database without running it: a
+    /// result without rows does not carry them.
+    pub async fn result_columns(&self, unit: &ExecutionUnit) -> Result<Vec<Column>, BackendError> {
+        execute::describe(self.pool(&unit.data_source)?, &unit.sql)
+            .await
+            .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))
+    }
+
+    pub(crate) fn show(&self, unit: &ExecutionUnit) {
         // ShardingSphere's sql-show format: "Actual SQL: ds ::: sql ::: [params]".
         if self.sql_show {
             tracing::info!(

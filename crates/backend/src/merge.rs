@@ -64,7 +64,6 @@ pub(crate) enum MergeError {
 const AVG_EXTRA_SCALE: usize = 4;
 
 /// Merges the shards' results (in shard order) as `spec` says.
-#[allow(dead_code)] // used by execute.rs once reads are wired in
 pub(crate) fn merge(spec: &MergeSpec, results: Vec<UnitResult>) -> Result<UnitResult, MergeError> {
     let affected_rows = results
         .iter()

@@ -1,6 +1,9 @@
 use keyshard_keygen::Key;
 use keyshard_router::{Plan, Value};
 
+use crate::BackendError;
+use crate::merge::merge;
+
 /// A result column: its name and the database's type name for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Column {
@@ -33,8 +36,28 @@ pub(crate) struct UnitResult {
 }
 
 impl Outcome {
-    /// Merges the units' results (in unit order) into the plan's outcome.
-    pub(crate) fn merge(plan: &Plan, results: Vec<UnitResult>) -> Self {
+    /// The plan's outcome from its units' results (in unit order): a read's rows merged by its
+    /// merge spec, a broadcast write counted once.
+    pub(crate) fn of(plan: &Plan, results: Vec<UnitResult>) -> Result<Self, BackendError> {
+        if let Some(spec) = &plan.merge {
+            let merged = merge(spec, results).map_err(|e| BackendError::Merge(e.to_string()))?;
+            return Ok(Outcome {
+                affected_rows: merged.affected_rows,
+                columns: merged.columns,
+                rows: merged.rows,
+                generated_keys: Vec::new(),
+            });
+        }
+        let replicated_rows = results.first().map(|r| r.affected_rows);
+        let mut outcome = Self::in_client_order(plan, results);
+        if plan.replicated {
+            outcome.affected_rows = replicated_rows.unwrap_or(0);
+        }
+        Ok(outcome)
+    }
+
+    /// Concatenates the units' results, RETURNING rows put back in the client's row order.
+    fn in_client_order(plan: &Plan, results: Vec<UnitResult>) -> Self {
         let affected_rows = results.iter().map(|r| r.affected_rows).sum();
         let columns = results
             .iter()

@@ -50,9 +50,7 @@ const VARIABLES: &[(&str, &str)] = &[
 ];
 
 /// The first words of the statements [`answer`] handles.
-const SESSION_WORDS: &[&str] = &[
-    "set", "use", "begin", "start", "commit", "rollback", "show", "select",
-];
+const SESSION_WORDS: &[&str] = &["set", "use", "show", "select"];
 
 fn variable(name: &str) -> Option<&'static str> {
     VARIABLES
@@ -74,7 +72,6 @@ pub fn answer(
     sql: &str,
     session: &mut Session,
     database_name: &str,
-    tables: &[String],
 ) -> Option<Result<Reply, Error>> {
     // Most statements are INSERTs: decide from the first word before allocating anything.
     let first = sql
@@ -91,27 +88,10 @@ pub fn answer(
     match words.as_slice() {
         ["set", ..] => Some(set(&lower)),
         ["use", db] => Some(use_database(strip_quotes(db), session, database_name)),
-        ["begin"] | ["begin", "work"] | ["start", "transaction", ..] => Some(Err(
-            Error::unsupported("explicit transactions (BEGIN/START TRANSACTION) yet"),
-        )),
-        // Nothing is ever left open, so there is nothing to end.
-        ["commit"] | ["rollback"] | ["commit", "work"] | ["rollback", "work"] => {
-            Some(Ok(Reply::done()))
-        }
         ["show", "databases"] | ["show", "schemas"] => Some(Ok(Reply::text_rows(
             &["Database"],
             vec![vec![Value::Text(database_name.to_owned())]],
         ))),
-        ["show", "tables"] | ["show", "full", "tables"] => {
-            let column = format!("Tables_in_{database_name}");
-            Some(Ok(Reply::text_rows(
-                &[&column],
-                tables
-                    .iter()
-                    .map(|t| vec![Value::Text(t.clone())])
-                    .collect(),
-            )))
-        }
         ["show", "warnings", ..] | ["show", "errors", ..] => Some(Ok(Reply::text_rows(
             &["Level", "Code", "Message"],
             Vec::new(),
@@ -124,16 +104,9 @@ pub fn answer(
     }
 }
 
-fn set(lower: &str) -> Result<Reply, Error> {
-    // Keyshard commits every statement on its own; a client that turns autocommit off expects
-    // transactions it would not get.
-    let compact: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
-    let turns_off = ["autocommit=0", "autocommit=off", "autocommit=false"]
-        .iter()
-        .any(|p| compact.contains(p));
-    if turns_off {
-        return Err(Error::unsupported("transactions (SET autocommit = 0) yet"));
-    }
+/// Session settings clients send when they connect (`SET NAMES`, `SET sql_mode`, …): the
+/// proxy's own are fixed, so they are acknowledged. `SET autocommit` never reaches here.
+fn set(_lower: &str) -> Result<Reply, Error> {
     Ok(Reply::done())
 }
 
@@ -215,6 +188,9 @@ fn session_value(expr: &str, session: &Session) -> Option<Value> {
             .strip_prefix("session.")
             .or_else(|| name.strip_prefix("global."))
             .unwrap_or(name);
+        if name == "autocommit" {
+            return Some(Value::Int(session.autocommit.into()));
+        }
         return Some(variable(name).map_or(Value::Null, typed));
     }
     Some(match lower.replace(' ', "").as_str() {
@@ -281,8 +257,7 @@ mod tests {
     }
 
     fn ask(sql: &str, session: &mut Session) -> Result<Reply, Error> {
-        answer(sql, session, "sharding_db", &["t_order".to_owned()])
-            .unwrap_or_else(|| panic!("{sql} not answered"))
+        answer(sql, session, "sharding_db").unwrap_or_else(|| panic!("{sql} not answered"))
     }
 
     #[test]
@@ -292,14 +267,9 @@ mod tests {
             ask("SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci", &mut s).unwrap(),
             Reply::done()
         );
-        assert_eq!(ask("set autocommit=1", &mut s).unwrap(), Reply::done());
-        assert_eq!(
-            ask("SET autocommit = 0", &mut s)
-                .unwrap_err()
-                .mysql_code()
-                .0,
-            1235
-        );
+        s.autocommit = false;
+        let (_, values) = rows(ask("SELECT @@autocommit", &mut s).unwrap());
+        assert_eq!(values, [[Value::Int(0)]]);
         let (names, values) = rows(ask("select @@version_comment limit 1", &mut s).unwrap());
         assert_eq!(names, ["@@version_comment"]);
         assert_eq!(values, [[Value::Text("Keyshard sharding proxy".into())]]);
@@ -344,14 +314,6 @@ mod tests {
         assert_eq!(ask("USE `sharding_db`", &mut s).unwrap(), Reply::done());
         assert_eq!(s.database.as_deref(), Some("sharding_db"));
         assert_eq!(ask("use other", &mut s).unwrap_err().mysql_code().0, 1049);
-        let (names, values) = rows(ask("SHOW TABLES", &mut s).unwrap());
-        assert_eq!(
-            (names, values),
-            (
-                vec!["Tables_in_sharding_db".to_owned()],
-                vec![vec![Value::Text("t_order".into())]]
-            )
-        );
     }
 
     #[test]
@@ -363,7 +325,7 @@ mod tests {
             "SELECT NOW()",
             "select",
         ] {
-            assert!(answer(sql, &mut s, "sharding_db", &[]).is_none(), "{sql}");
+            assert!(answer(sql, &mut s, "sharding_db").is_none(), "{sql}");
         }
     }
 

@@ -1,14 +1,16 @@
-//! What every connection shares: the configuration, the router, the backend; and how a
+//! What every connection shares: the configuration, the routers, the backend; and how a
 //! statement is answered, whichever protocol it came in by.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use keyshard_backend::Backend;
+use keyshard_backend::{Backend, Outcome, Transaction};
 use keyshard_config::Config;
 use keyshard_keygen::Key;
-use keyshard_router::{Dialect, Other, Plan, Prepared, PreparedInsert, RouteError, Router, Value};
+use keyshard_router::{Dialect, Other, Plan, Prepared, RouteError, Router, Value};
 
 use crate::admin;
+use crate::catalog;
+use crate::control::{self, Control};
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
@@ -20,12 +22,11 @@ pub struct Engine {
     mysql: Router,
     postgres: Router,
     backend: Backend,
-    logic_tables: Vec<String>,
     next_connection_id: AtomicU32,
 }
 
 impl Engine {
-    /// Builds the router and the data source pools (inside a Tokio runtime) and loads the
+    /// Builds the routers and the data source pools (inside a Tokio runtime) and loads the
     /// logic tables' metadata. A data source that is down is logged, not fatal: its
     /// statements fail until it is back.
     pub async fn start(config: Config) -> Result<Self, keyshard_backend::BackendError> {
@@ -33,18 +34,17 @@ impl Engine {
         if let Err(e) = backend.load_metadata(&config.sharding).await {
             tracing::warn!("table metadata not loaded: {e}");
         }
-        let logic_tables = config
-            .sharding
-            .tables
-            .values()
-            .map(|t| t.logic_table.clone())
-            .collect();
+        let router = |dialect| {
+            Router::new(&config.sharding, dialect).with_data_sources(
+                config.data_sources.keys().cloned().collect(),
+                config.broadcast_tables.clone(),
+            )
+        };
         Ok(Self {
-            mysql: Router::new(&config.sharding, Dialect::MySql),
-            postgres: Router::new(&config.sharding, Dialect::Postgres),
+            mysql: router(Dialect::MySql),
+            postgres: router(Dialect::Postgres),
             config,
             backend,
-            logic_tables,
             next_connection_id: AtomicU32::new(1),
         })
     }
@@ -52,6 +52,11 @@ impl Engine {
     /// The configuration the proxy runs.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The backend (pools and metadata).
+    pub fn backend(&self) -> &Backend {
+        &self.backend
     }
 
     /// A new connection id.
@@ -78,63 +83,58 @@ impl Engine {
         self.backend.close().await;
     }
 
-    /// Ends what `session` holds open, when its client leaves.
+    /// Ends what `session` holds open when its client leaves: an open transaction is rolled
+    /// back on every shard.
     pub async fn close_session(&self, session: &mut Session) {
-        session.reset();
+        if let Some(transaction) = session.transaction.take()
+            && let Err(e) = self.backend.rollback(transaction).await
+        {
+            tracing::warn!("connection {}: rollback failed: {e}", session.connection_id);
+        }
+    }
+
+    /// Returns the session to its state at connect (COM_RESET_CONNECTION, `DISCARD ALL`).
+    pub async fn reset_session(&self, session: &mut Session) {
+        self.close_session(session).await;
+        session.autocommit = true;
+        session.last_insert_id = 0;
     }
 
     /// Answers one statement sent as text.
     pub async fn query(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
+        if let Some(control) = control::parse(sql) {
+            return self.control(session, control).await;
+        }
         if session.dialect == Dialect::MySql
-            && let Some(reply) =
-                admin::answer(sql, session, &self.config.database_name, &self.logic_tables)
+            && let Some(reply) = admin::answer(sql, session, &self.config.database_name)
         {
             return reply;
         }
         if let Some(statement) = strip_keyword(sql, "preview") {
             return self.preview(statement, session.dialect).await;
         }
-        match self.prepare_routed(sql, session.dialect).await? {
-            Prepared::Insert(insert) => {
-                self.insert(&insert, &[], &mut session.last_insert_id).await
-            }
-            Prepared::Ddl(ddl) => {
-                self.backend.execute(&ddl.plan).await?;
-                // The table's columns changed (or it appeared or went): read them again.
-                if let Some(rule) = self.config.sharding.table(&ddl.logic_table)
-                    && let Err(e) = self.backend.refresh_metadata(rule).await
-                {
-                    tracing::warn!("metadata of {} not refreshed: {e}", ddl.logic_table);
-                }
-                Ok(Reply::done())
-            }
-            Prepared::Query(_) | Prepared::Direct(_) => {
-                Err(Error::unsupported("this statement yet"))
-            }
-            Prepared::Other(other) => Err(not_supported(other)),
+        if let Some(request) = catalog::request(sql) {
+            return catalog::answer(self, request, &self.config.database_name).await;
         }
+        let statement = self.statement(sql, session.dialect).await?;
+        self.execute(session, &statement, &[]).await
     }
 
-    /// Prepares a statement: an INSERT into a sharded table is parsed once; anything else runs
-    /// as text at each execution.
+    /// Prepares a statement: parsed and planned once, bound at each execution. A statement the
+    /// router does not plan runs as text at each execution.
     pub async fn prepare(&self, sql: &str, dialect: Dialect) -> Result<Statement, Error> {
-        Ok(match self.prepare_routed(sql, dialect).await {
-            Ok(Prepared::Insert(insert)) => Statement {
-                param_count: insert.param_count(),
-                kind: StatementKind::Insert(Box::new(insert)),
-            },
+        if self.answers_itself(sql, dialect) {
+            return Ok(text(sql));
+        }
+        match self.statement(sql, dialect).await {
             // A statement the parser refuses may still be a session statement, answered from
             // its text at execution; a real syntax error is reported then.
-            Ok(_)
-            | Err(Error {
-                kind: ErrorKind::Syntax,
+            Err(Error {
+                kind: ErrorKind::Syntax | ErrorKind::Unsupported,
                 ..
-            }) => Statement {
-                param_count: 0,
-                kind: StatementKind::Text(sql.to_owned()),
-            },
-            Err(e) => return Err(e),
-        })
+            }) => Ok(text(sql)),
+            other => other,
+        }
     }
 
     /// Executes a prepared statement with `params`.
@@ -144,67 +144,144 @@ impl Engine {
         statement: &Statement,
         params: &[Value],
     ) -> Result<Reply, Error> {
-        match &statement.kind {
-            StatementKind::Insert(insert) => {
-                self.insert(insert, params, &mut session.last_insert_id)
-                    .await
+        let (plan, reads) = match &statement.kind {
+            StatementKind::Text(sql) => {
+                let sql = sql.clone();
+                return Box::pin(self.query(session, &sql)).await;
             }
-            StatementKind::Text(sql) => self.query(session, sql).await,
+            StatementKind::Insert(insert) => (insert.bind(params)?, false),
+            StatementKind::Query(query) => (query.bind(params)?, query.is_read()),
+            StatementKind::Direct(direct) => (direct.bind(params), direct.is_read()),
+            StatementKind::Ddl(ddl) => {
+                let outcome = self.run(session, &ddl.plan).await?;
+                // The table's columns changed (or it appeared or went): read them again.
+                if let Some(rule) = self.config.sharding.table(&ddl.logic_table)
+                    && let Err(e) = self.backend.refresh_metadata(rule).await
+                {
+                    tracing::warn!("metadata of {} not refreshed: {e}", ddl.logic_table);
+                }
+                return Ok(Reply::Ok {
+                    affected_rows: outcome.affected_rows,
+                    last_insert_id: 0,
+                });
+            }
+        };
+        let mut outcome = self.run(session, &plan).await?;
+        if reads && outcome.columns.is_empty() {
+            // No rows, so no columns came with them; the client still needs the result's shape.
+            if let Some(unit) = plan.units.first() {
+                outcome.columns = self.backend.result_columns(unit).await?;
+            }
         }
-    }
-
-    /// Executes a prepared INSERT with `params`; when it generated keys, its first key becomes
-    /// the session's `last_insert_id`.
-    async fn insert(
-        &self,
-        insert: &PreparedInsert,
-        params: &[Value],
-        last_insert_id: &mut u64,
-    ) -> Result<Reply, Error> {
-        let plan = insert.bind(params)?;
-        let outcome = self.backend.execute(&plan).await?;
         let first_key = first_key(&plan);
         if let Some(key) = first_key {
-            *last_insert_id = key;
+            session.last_insert_id = key;
         }
-        Ok(if outcome.columns.is_empty() {
-            Reply::Ok {
-                affected_rows: outcome.affected_rows,
-                last_insert_id: first_key.unwrap_or(0),
-            }
-        } else {
+        Ok(if reads || !outcome.columns.is_empty() {
             Reply::Rows {
                 columns: outcome.columns,
                 rows: outcome.rows,
             }
+        } else {
+            Reply::Ok {
+                affected_rows: outcome.affected_rows,
+                last_insert_id: first_key.unwrap_or(0),
+            }
         })
     }
 
-    /// Routes `sql`, loading a table's columns first when a column-less INSERT needs them.
-    async fn prepare_routed(&self, sql: &str, dialect: Dialect) -> Result<Prepared, Error> {
+    /// Whether [`Engine::query`] answers `sql` without routing it (session, transaction and
+    /// catalog statements, PREVIEW): prepared, such a statement runs as text.
+    fn answers_itself(&self, sql: &str, dialect: Dialect) -> bool {
+        let session_statement = || {
+            let mut scratch = Session::new(0, String::new(), None, dialect);
+            admin::answer(sql, &mut scratch, &self.config.database_name).is_some()
+        };
+        control::parse(sql).is_some()
+            || strip_keyword(sql, "preview").is_some()
+            || catalog::request(sql).is_some()
+            || (dialect == Dialect::MySql && session_statement())
+    }
+
+    /// Runs `plan` in the session's transaction, opening one when autocommit is off.
+    async fn run(&self, session: &mut Session, plan: &Plan) -> Result<Outcome, Error> {
+        if session.transaction.is_none() && !session.autocommit {
+            session.transaction = Some(Transaction::new());
+        }
+        Ok(match &mut session.transaction {
+            Some(transaction) => self.backend.execute_in(transaction, plan).await?,
+            None => self.backend.execute(plan).await?,
+        })
+    }
+
+    /// BEGIN, COMMIT, ROLLBACK and `SET autocommit`, with MySQL's rules: BEGIN inside a
+    /// transaction commits it first, and turning autocommit back on commits.
+    async fn control(&self, session: &mut Session, control: Control) -> Result<Reply, Error> {
+        let open = session.transaction.take();
+        let ended = match (control, open) {
+            (Control::Rollback, Some(transaction)) => self.backend.rollback(transaction).await,
+            (Control::Autocommit(false), open) => {
+                session.transaction = open;
+                Ok(())
+            }
+            (_, Some(transaction)) => self.backend.commit(transaction).await,
+            (_, None) => Ok(()),
+        };
+        match control {
+            Control::Begin => session.transaction = Some(Transaction::new()),
+            Control::Autocommit(on) => session.autocommit = on,
+            Control::Commit | Control::Rollback => {}
+        }
+        ended?;
+        Ok(Reply::done())
+    }
+
+    /// Parses and plans `sql`, loading a table's columns first when a column-less INSERT needs
+    /// them.
+    async fn statement(&self, sql: &str, dialect: Dialect) -> Result<Statement, Error> {
         let router = match dialect {
             Dialect::MySql => &self.mysql,
             Dialect::Postgres => &self.postgres,
         };
-        match router.prepare(sql, self.backend.metadata()) {
+        let prepared = match router.prepare(sql, self.backend.metadata()) {
             Err(RouteError::UnknownColumns { table }) => {
                 if let Some(rule) = self.config.sharding.table(&table) {
                     self.backend.refresh_metadata(rule).await?;
                 }
-                Ok(router.prepare(sql, self.backend.metadata())?)
+                router.prepare(sql, self.backend.metadata())?
             }
-            other => Ok(other?),
-        }
+            other => other?,
+        };
+        Ok(match prepared {
+            Prepared::Insert(insert) => Statement {
+                param_count: insert.param_count(),
+                kind: StatementKind::Insert(Box::new(insert)),
+            },
+            Prepared::Query(query) => Statement {
+                param_count: query.param_count(),
+                kind: StatementKind::Query(Box::new(query)),
+            },
+            Prepared::Direct(direct) => Statement {
+                param_count: direct.param_count(),
+                kind: StatementKind::Direct(Box::new(direct)),
+            },
+            Prepared::Ddl(ddl) => Statement {
+                param_count: 0,
+                kind: StatementKind::Ddl(Box::new(ddl)),
+            },
+            Prepared::Other(other) => return Err(not_supported(other)),
+        })
     }
 
     /// ShardingSphere's `PREVIEW`: where a statement would go and as what, without running it.
     async fn preview(&self, sql: &str, dialect: Dialect) -> Result<Reply, Error> {
-        let plan: Plan = match self.prepare_routed(sql, dialect).await? {
-            Prepared::Insert(insert) => insert.bind(&[])?,
-            Prepared::Ddl(ddl) => ddl.plan,
-            Prepared::Query(query) => query.bind(&[])?,
-            Prepared::Direct(direct) => direct.bind(&[]),
-            Prepared::Other(other) => return Err(not_supported(other)),
+        let statement = self.statement(sql, dialect).await?;
+        let plan = match statement.kind {
+            StatementKind::Insert(insert) => insert.bind(&[])?,
+            StatementKind::Query(query) => query.bind(&[])?,
+            StatementKind::Direct(direct) => direct.bind(&[]),
+            StatementKind::Ddl(ddl) => ddl.plan,
+            StatementKind::Text(_) => return Err(Error::unsupported("PREVIEW of this statement")),
         };
         let rows = plan
             .units
@@ -212,6 +289,18 @@ impl Engine {
             .map(|u| vec![Value::Text(u.data_source), Value::Text(u.sql)])
             .collect();
         Ok(Reply::text_rows(&["data_source_name", "actual_sql"], rows))
+    }
+
+    /// Runs `sql` as it is on `data_source`, outside any transaction.
+    pub(crate) async fn run_on(&self, data_source: &str, sql: &str) -> Result<Outcome, Error> {
+        Ok(self.backend.execute_on(data_source, sql).await?)
+    }
+}
+
+fn text(sql: &str) -> Statement {
+    Statement {
+        param_count: 0,
+        kind: StatementKind::Text(sql.to_owned()),
     }
 }
 
@@ -225,9 +314,9 @@ fn first_key(plan: &Plan) -> Option<u64> {
 fn not_supported(other: Other) -> Error {
     match other {
         Other::NotRouted => Error::unsupported("this kind of statement"),
-        Other::UnshardedTable(table) => {
-            Error::unsupported(format!("tables without a sharding rule ('{table}') yet"))
-        }
+        Other::UnshardedTable(table) => Error::unsupported(format!(
+            "the table '{table}' without a sharding rule: no data source is configured for it"
+        )),
     }
 }
 

@@ -206,7 +206,8 @@ impl From<BackendError> for Error {
             BackendError::Connect { .. }
             | BackendError::UnknownDataSource(_)
             | BackendError::UnsupportedType { .. }
-            | BackendError::NoRuntime => ErrorKind::Internal,
+            | BackendError::NoRuntime
+            | BackendError::Merge(_) => ErrorKind::Internal,
         };
         Self::new(kind, message)
     }

@@ -5,6 +5,8 @@
 #![warn(missing_docs)]
 
 mod admin;
+mod catalog;
+mod control;
 mod engine;
 mod error;
 pub mod mysql;

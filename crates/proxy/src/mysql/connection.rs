@@ -130,7 +130,7 @@ impl Connection {
             }
             Command::Ping => self.send_reply(io, Ok(Reply::done()), false),
             Command::ResetConnection => {
-                self.session.reset();
+                self.engine.reset_session(&mut self.session).await;
                 self.statements.clear();
                 self.send_reply(io, Ok(Reply::done()), false);
             }
@@ -230,8 +230,17 @@ impl Connection {
         id
     }
 
+    /// What the OK and EOF packets tell the client of its session: connectors read these
+    /// flags to know whether a transaction is open.
     fn status(&self) -> StatusFlags {
-        StatusFlags::SERVER_STATUS_AUTOCOMMIT
+        let mut status = StatusFlags::empty();
+        if self.session.autocommit {
+            status |= StatusFlags::SERVER_STATUS_AUTOCOMMIT;
+        }
+        if self.session.in_transaction() {
+            status |= StatusFlags::SERVER_STATUS_IN_TRANS;
+        }
+        status
     }
 
     fn send_reply(&self, io: &mut PacketIo<TcpStream>, reply: Result<Reply, Error>, binary: bool) {
