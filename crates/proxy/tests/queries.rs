@@ -1,0 +1,464 @@
+//! Reads, updates, deletes, unsharded and broadcast tables and transactions through the MySQL
+//! frontend. Every query's answer through the proxy is compared with the same query on one
+//! plain database holding the same rows: SQLite files in `cargo test`, MariaDB databases with
+//! `--include-ignored`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Proxy, Shards};
+use sqlx::mysql::MySqlConnection;
+use sqlx::sqlite::SqliteConnection;
+use sqlx::{Column, Connection, Row};
+
+const RULES: &str = r#"
+server:
+  mysql:
+    listen: 127.0.0.1:0
+authority:
+  users:
+    - user: root@%
+      password: root
+databaseName: sharding_db
+dataSources:
+  ds_0:
+    url: URL_0
+  ds_1:
+    url: URL_1
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: ds_${0..1}.t_order_${0..1}
+      databaseStrategy:
+        standard:
+          shardingColumn: user_id
+          shardingAlgorithmName: by_user
+      tableStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: order_table
+      keyGenerateStrategy:
+        column: order_id
+        keyGeneratorName: snowflake
+    t_order_item:
+      actualDataNodes: ds_${0..1}.t_order_item_${0..1}
+      databaseStrategy:
+        standard:
+          shardingColumn: user_id
+          shardingAlgorithmName: by_user
+      tableStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: item_table
+  bindingTables:
+    - t_order, t_order_item
+  shardingAlgorithms:
+    by_user:
+      type: INLINE
+      props:
+        algorithm-expression: ds_${user_id % 2}
+    order_table:
+      type: INLINE
+      props:
+        algorithm-expression: t_order_${order_id % 2}
+    item_table:
+      type: INLINE
+      props:
+        algorithm-expression: t_order_item_${order_id % 2}
+  keyGenerators:
+    snowflake:
+      type: SNOWFLAKE
+      props:
+        worker-id: 1
+        max-vibration-offset: 3
+- !BROADCAST
+  tables: [t_dict]
+"#;
+
+const TABLES: [&str; 4] = [
+    "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(20), amount INT)",
+    "CREATE TABLE t_order_item (item_id INT PRIMARY KEY, order_id BIGINT NOT NULL, user_id INT NOT NULL, qty INT)",
+    "CREATE TABLE t_user (id INT PRIMARY KEY, name VARCHAR(20))",
+    "CREATE TABLE t_dict (code VARCHAR(20) PRIMARY KEY, label VARCHAR(20))",
+];
+
+/// A plain database to compare with, holding the same rows in unsharded tables.
+enum Reference {
+    Sqlite(SqliteConnection),
+    MariaDb(MySqlConnection),
+}
+
+/// A result as text: column names and rows, numbers with a fraction rounded to 4 places (MariaDB's
+/// AVG scale; SQLite's AVG is a REAL).
+type Table = (Vec<String>, Vec<Vec<Option<String>>>);
+
+fn normalise(value: Option<String>) -> Option<String> {
+    value.map(|v| match v.parse::<f64>() {
+        Ok(f) if v.contains('.') => format!("{f:.4}"),
+        _ => v,
+    })
+}
+
+async fn fetch_mysql(conn: &mut MySqlConnection, sql: &str) -> Table {
+    let rows = sqlx::raw_sql(sql)
+        .fetch_all(conn)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    table(&rows, |row, i| {
+        normalise(row.try_get_unchecked::<Option<String>, _>(i).unwrap())
+    })
+}
+
+fn table<R: Row>(rows: &[R], value: impl Fn(&R, usize) -> Option<String>) -> Table {
+    let names = rows
+        .first()
+        .map(|r| r.columns().iter().map(|c| c.name().to_owned()).collect())
+        .unwrap_or_default();
+    let rows = rows
+        .iter()
+        .map(|r| (0..r.len()).map(|i| value(r, i)).collect())
+        .collect();
+    (names, rows)
+}
+
+impl Reference {
+    async fn open(shards: &Shards) -> (Self, Option<String>) {
+        match shards {
+            Shards::Sqlite(dir) => {
+                let url = format!("sqlite://{}?mode=rwc", dir.join("reference.db").display());
+                (
+                    Reference::Sqlite(SqliteConnection::connect(&url).await.unwrap()),
+                    None,
+                )
+            }
+            Shards::MariaDb { admin_url, .. } => {
+                let name = common::unique("keyshard_reference");
+                let mut admin = MySqlConnection::connect(admin_url).await.unwrap();
+                sqlx::raw_sql(&format!("CREATE DATABASE {name}"))
+                    .execute(&mut admin)
+                    .await
+                    .unwrap();
+                let (server, _) = admin_url.rsplit_once('/').unwrap();
+                let conn = MySqlConnection::connect(&format!("{server}/{name}"))
+                    .await
+                    .unwrap();
+                (Reference::MariaDb(conn), Some(name))
+            }
+        }
+    }
+
+    async fn execute(&mut self, sql: &str) {
+        let result = match self {
+            Reference::Sqlite(c) => sqlx::raw_sql(sql).execute(c).await.map(|_| ()),
+            Reference::MariaDb(c) => sqlx::raw_sql(sql).execute(c).await.map(|_| ()),
+        };
+        result.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    async fn fetch(&mut self, sql: &str) -> Table {
+        match self {
+            Reference::Sqlite(c) => {
+                let rows = sqlx::raw_sql(sql)
+                    .fetch_all(c)
+                    .await
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+                table(&rows, |row, i| {
+                    normalise(row.try_get_unchecked::<Option<String>, _>(i).unwrap())
+                })
+            }
+            Reference::MariaDb(c) => fetch_mysql(c, sql).await,
+        }
+    }
+}
+
+async fn count(conn: &mut MySqlConnection, filter: &str) -> i64 {
+    let sql = format!("SELECT COUNT(*) FROM t_order WHERE {filter}");
+    let row = sqlx::raw_sql(&sql).fetch_one(conn).await.unwrap();
+    row.try_get_unchecked::<String, _>(0)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+async fn affected(conn: &mut MySqlConnection, sql: &str) -> u64 {
+    sqlx::raw_sql(sql)
+        .execute(conn)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .rows_affected()
+}
+
+/// Loads the same rows through the proxy and into the reference.
+async fn load(conn: &mut MySqlConnection, reference: &mut Reference) {
+    for sql in TABLES {
+        affected(conn, sql).await;
+        reference.execute(sql).await;
+    }
+    let statuses = ["new", "paid", "shipped"];
+    for batch in 0..4 {
+        let rows: Vec<String> = (0..10)
+            .map(|n| {
+                let i = batch * 10 + n;
+                let amount = if i % 7 == 0 {
+                    "NULL".to_owned()
+                } else {
+                    ((i * 37) % 100).to_string()
+                };
+                format!("({}, '{}', {amount})", i % 5 + 1, statuses[i % 3])
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO t_order (user_id, status, amount) VALUES {}",
+            rows.join(", ")
+        );
+        assert_eq!(affected(conn, &sql).await, 10);
+    }
+    // The rows as stored, generated keys included, go into the reference as they are.
+    let (_, rows) = fetch_mysql(
+        conn,
+        "SELECT order_id, user_id, status, amount FROM t_order",
+    )
+    .await;
+    assert_eq!(rows.len(), 40);
+    for (n, row) in rows.iter().enumerate() {
+        // Text in quotes, numbers as they are: a quoted number does not shard by INLINE's `%`.
+        let value = |i: usize| {
+            row[i].clone().map_or(
+                "NULL".to_owned(),
+                |v| {
+                    if i == 2 { format!("'{v}'") } else { v }
+                },
+            )
+        };
+        reference
+            .execute(&format!(
+                "INSERT INTO t_order VALUES ({}, {}, {}, {})",
+                value(0),
+                value(1),
+                value(2),
+                value(3)
+            ))
+            .await;
+        if n % 2 == 0 {
+            let item = format!(
+                "INSERT INTO t_order_item VALUES ({n}, {}, {}, {})",
+                value(0),
+                value(1),
+                n % 4 + 1
+            );
+            affected(conn, &item).await;
+            reference.execute(&item).await;
+        }
+    }
+    for sql in [
+        "INSERT INTO t_user VALUES (1, 'ann'), (2, 'bob')",
+        "INSERT INTO t_dict VALUES ('new', 'New'), ('paid', 'Paid'), ('shipped', 'Shipped')",
+    ] {
+        affected(conn, sql).await;
+        reference.execute(sql).await;
+    }
+}
+
+const QUERIES: &[&str] = &[
+    "SELECT order_id, user_id, status, amount FROM t_order ORDER BY order_id",
+    "SELECT * FROM t_order ORDER BY amount DESC, order_id",
+    "SELECT order_id, amount FROM t_order ORDER BY amount, order_id LIMIT 5",
+    "SELECT order_id FROM t_order ORDER BY order_id LIMIT 3 OFFSET 4",
+    "SELECT order_id FROM t_order ORDER BY order_id DESC LIMIT 4, 3",
+    "SELECT order_id FROM t_order ORDER BY user_id, status, order_id",
+    "SELECT COUNT(*) FROM t_order",
+    "SELECT COUNT(*), COUNT(amount), SUM(amount), MIN(amount), MAX(amount), AVG(amount) FROM t_order",
+    "SELECT user_id, COUNT(*), SUM(amount), AVG(amount) FROM t_order GROUP BY user_id ORDER BY user_id",
+    "SELECT status, COUNT(*) AS n, MAX(amount) AS top FROM t_order GROUP BY status ORDER BY n DESC, status",
+    "SELECT status, MIN(order_id) FROM t_order GROUP BY status",
+    "SELECT user_id, status, COUNT(*) FROM t_order GROUP BY user_id, status ORDER BY user_id, status LIMIT 2, 5",
+    "SELECT * FROM t_order WHERE user_id = 3 ORDER BY order_id",
+    "SELECT order_id, status FROM t_order WHERE user_id IN (1, 2) AND status = 'paid' ORDER BY order_id",
+    "SELECT o.order_id, o.status FROM t_order o WHERE o.user_id = 4 OR o.user_id = 5 ORDER BY o.order_id",
+    "SELECT t_order.order_id FROM t_order WHERE t_order.amount > 50 ORDER BY t_order.order_id",
+    "SELECT COUNT(*) FROM t_order WHERE user_id = 2",
+    "SELECT o.order_id, i.item_id, i.qty FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id AND o.user_id = i.user_id ORDER BY i.item_id",
+    "SELECT i.qty, COUNT(*) FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id GROUP BY i.qty ORDER BY i.qty",
+    "SELECT o.order_id, d.label FROM t_order o JOIN t_dict d ON o.status = d.code ORDER BY o.order_id",
+    "SELECT * FROM t_user ORDER BY id",
+    "SELECT label FROM t_dict ORDER BY code",
+    "SELECT 1 + 1 AS two",
+];
+
+async fn compare(conn: &mut MySqlConnection, reference: &mut Reference, sql: &str) {
+    let through = fetch_mysql(conn, sql).await;
+    let expected = reference.fetch(sql).await;
+    assert!(!expected.1.is_empty(), "{sql} returns nothing to compare");
+    assert_eq!(through, expected, "{sql}");
+}
+
+async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
+    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    load(&mut conn, reference).await;
+    for sql in QUERIES {
+        compare(&mut conn, reference, sql).await;
+    }
+
+    // Prepared statements with parameters route and merge the same way.
+    let keys: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT order_id, user_id FROM t_order WHERE user_id IN (?, ?) ORDER BY order_id LIMIT ?",
+    )
+    .bind(1)
+    .bind(2)
+    .bind(50)
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(keys.len(), 16);
+    let (key, user) = keys[3];
+
+    // A point query by key touches one shard.
+    let preview = fetch_mysql(
+        &mut conn,
+        &format!("PREVIEW SELECT * FROM t_order WHERE order_id = {key} AND user_id = {user}"),
+    )
+    .await;
+    assert_eq!(preview.1.len(), 1, "{preview:?}");
+    assert_eq!(
+        preview.1[0][0].as_deref(),
+        Some(format!("ds_{}", user % 2).as_str())
+    );
+    let status: (String,) =
+        sqlx::query_as("SELECT status FROM t_order WHERE order_id = ? AND user_id = ?")
+            .bind(key)
+            .bind(user)
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+    assert!(!status.0.is_empty());
+
+    // An UPDATE and a DELETE by key change exactly the intended row.
+    let update = format!(
+        "UPDATE t_order SET status = 'refunded' WHERE order_id = {key} AND user_id = {user}"
+    );
+    assert_eq!(affected(&mut conn, &update).await, 1);
+    reference.execute(&update).await;
+    let delete = format!("DELETE FROM t_order WHERE order_id = {}", keys[4].0);
+    assert_eq!(affected(&mut conn, &delete).await, 1);
+    reference.execute(&delete).await;
+    let spread = "UPDATE t_order SET amount = amount + 1 WHERE status = 'new'";
+    let changed = affected(&mut conn, spread).await;
+    reference.execute(spread).await;
+    assert!(changed > 5, "{changed}");
+    compare(&mut conn, reference, QUERIES[0]).await;
+    compare(&mut conn, reference, QUERIES[1]).await;
+
+    // Unsupported statements say so and leave the connection usable.
+    for sql in [
+        "UPDATE t_order SET user_id = 9 WHERE order_id = 1",
+        "SELECT DISTINCT status FROM t_order",
+        "SELECT * FROM t_order o JOIN t_user u ON o.user_id = u.id",
+    ] {
+        let error = sqlx::raw_sql(sql).execute(&mut conn).await.expect_err(sql);
+        let code = error
+            .as_database_error()
+            .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+            .map(|d| d.number());
+        assert_eq!(code, Some(1235), "{sql}: {error}");
+    }
+
+    // The catalog shows logic tables, not actual ones.
+    let (_, tables) = fetch_mysql(&mut conn, "SHOW TABLES").await;
+    let tables: Vec<_> = tables.into_iter().flatten().flatten().collect();
+    assert_eq!(tables, ["t_dict", "t_order", "t_order_item", "t_user"]);
+    let (names, columns) = fetch_mysql(&mut conn, "DESCRIBE t_order").await;
+    assert_eq!(names[0], "Field");
+    let fields: Vec<_> = columns.iter().map(|c| c[0].clone().unwrap()).collect();
+    assert_eq!(fields, ["order_id", "user_id", "status", "amount"]);
+
+    transactions(proxy, shards, &mut conn).await;
+    conn.close().await.unwrap();
+}
+
+/// Users 1001 and 1002 live on different data sources.
+const TWO_SHARDS: &str = "INSERT INTO t_order (user_id, status) VALUES (1001, 'tx'); INSERT INTO t_order (user_id, status) VALUES (1002, 'tx')";
+
+async fn insert_on_two_shards(conn: &mut MySqlConnection) {
+    for sql in TWO_SHARDS.split("; ") {
+        affected(conn, sql).await;
+    }
+}
+
+async fn transactions(proxy: &Proxy, _shards: &Shards, conn: &mut MySqlConnection) {
+    let ours = "status = 'tx'";
+    affected(conn, "BEGIN").await;
+    insert_on_two_shards(conn).await;
+    // The transaction reads its own writes.
+    assert_eq!(count(conn, ours).await, 2);
+    affected(conn, "ROLLBACK").await;
+    assert_eq!(count(conn, ours).await, 0);
+
+    affected(conn, "START TRANSACTION").await;
+    insert_on_two_shards(conn).await;
+    affected(conn, "COMMIT").await;
+    assert_eq!(count(conn, ours).await, 2);
+
+    affected(conn, "SET autocommit = 0").await;
+    affected(conn, "DELETE FROM t_order WHERE status = 'tx'").await;
+    affected(conn, "ROLLBACK").await;
+    assert_eq!(count(conn, ours).await, 2);
+    affected(conn, "DELETE FROM t_order WHERE status = 'tx'").await;
+    affected(conn, "COMMIT").await;
+    affected(conn, "SET autocommit = 1").await;
+    assert_eq!(count(conn, ours).await, 0);
+
+    // A client that leaves mid-transaction leaves nothing behind.
+    let mut leaving = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    affected(&mut leaving, "BEGIN").await;
+    insert_on_two_shards(&mut leaving).await;
+    drop(leaving);
+    let mut left = -1;
+    for _ in 0..50 {
+        left = count(conn, ours).await;
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        left, 0,
+        "a disconnected client's transaction was not rolled back"
+    );
+    insert_on_two_shards(conn).await;
+    assert_eq!(count(conn, ours).await, 2);
+}
+
+async fn run(shards: Shards) {
+    let yaml = RULES
+        .replace("URL_0", &shards.url(0))
+        .replace("URL_1", &shards.url(1));
+    let proxy = Proxy::start(&yaml).await;
+    let (mut reference, reference_db) = Reference::open(&shards).await;
+    scenario(&proxy, &shards, &mut reference).await;
+    proxy.stop().await;
+    if let (Some(name), Shards::MariaDb { admin_url, .. }) = (reference_db, &shards) {
+        let mut admin = MySqlConnection::connect(admin_url).await.unwrap();
+        sqlx::raw_sql(&format!("DROP DATABASE IF EXISTS {name}"))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+    }
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queries_on_sqlite_shards_match_one_database() {
+    run(Shards::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn queries_on_mariadb_shards_match_one_database() {
+    run(Shards::mariadb().await).await;
+}
