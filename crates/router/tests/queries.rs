@@ -379,3 +379,43 @@ fn unsharded_broadcast_and_tableless_statements() {
     .unwrap_err();
     assert!(e.to_string().contains("unsharded table 't_user'"), "{e}");
 }
+
+mod mutations {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const SEEDS: &[&str] = &[
+        "SELECT user_id, COUNT(*), AVG(amount) FROM t_order o WHERE o.user_id IN (1, ?) AND order_id = ? GROUP BY user_id ORDER BY 2 DESC LIMIT ?, 3",
+        "SELECT t_order.*, i.qty FROM t_order JOIN t_order_item i ON t_order.order_id = i.order_id WHERE t_order.user_id = 1 OR i.order_id = 2 ORDER BY i.qty NULLS LAST",
+        "UPDATE t_order SET status = ? WHERE order_id IN (1, 2, 3) AND (user_id = 4 OR user_id = ?) LIMIT 1",
+        "DELETE FROM t_order WHERE order_id = -5 ORDER BY status",
+        "SELECT MIN(amount), MAX(`amount`) FROM `t_order` WHERE status = 'é' LIMIT 10 OFFSET 2",
+    ];
+
+    proptest! {
+        /// Cutting, repeating or replacing any part of a query never panics the router: it
+        /// plans it or says why not.
+        #[test]
+        fn mangled_queries_never_panic(
+            seed in 0..SEEDS.len(),
+            at in 0usize..200,
+            len in 0usize..40,
+            insert in "[ ,()?'`*=.0-9a-z]{0,6}",
+            dialect in prop_oneof![Just(Dialect::MySql), Just(Dialect::Postgres)],
+        ) {
+            let sql = SEEDS[seed];
+            let mut cut = at.min(sql.len());
+            while !sql.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let mut end = (cut + len).min(sql.len());
+            while !sql.is_char_boundary(end) {
+                end -= 1;
+            }
+            let mangled = format!("{}{insert}{}", &sql[..cut], &sql[end..]);
+            let params = [Value::Int(1), Value::Text("x".into()), Value::Int(-3)];
+            let _ = plan_in(dialect, &mangled, &params);
+        }
+    }
+}
