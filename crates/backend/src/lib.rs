@@ -184,12 +184,18 @@ impl Backend {
         Ok(groups)
     }
 
-    /// The columns `unit`'s statement returns, asked of its database without running it: a
-    /// result without rows does not carry them.
-    pub async fn result_columns(&self, unit: &ExecutionUnit) -> Result<Vec<Column>, BackendError> {
-        execute::describe(self.pool(&unit.data_source)?, &unit.sql)
+    /// The columns `plan`'s read returns to the client, asked of the database without running
+    /// it (a result without rows does not carry them); the merge's hidden columns left out.
+    pub async fn result_columns(&self, plan: &Plan) -> Result<Vec<Column>, BackendError> {
+        let Some(unit) = plan.units.first() else {
+            return Ok(Vec::new());
+        };
+        let mut columns = execute::describe(self.pool(&unit.data_source)?, &unit.sql)
             .await
-            .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))
+            .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?;
+        let hidden = plan.merge.as_ref().map_or(0, |m| m.hidden_columns);
+        columns.truncate(columns.len().saturating_sub(hidden));
+        Ok(columns)
     }
 
     pub(crate) fn show(&self, unit: &ExecutionUnit) {

@@ -48,12 +48,17 @@ impl Outcome {
                 generated_keys: Vec::new(),
             });
         }
-        let replicated_rows = results.first().map(|r| r.affected_rows);
-        let mut outcome = Self::in_client_order(plan, results);
         if plan.replicated {
-            outcome.affected_rows = replicated_rows.unwrap_or(0);
+            // Every unit wrote the same rows to its own copy: one unit tells what happened.
+            let first = results.into_iter().next().unwrap_or_default();
+            return Ok(Outcome {
+                affected_rows: first.affected_rows,
+                columns: first.columns,
+                rows: first.rows,
+                generated_keys: plan.generated_keys.clone(),
+            });
         }
-        Ok(outcome)
+        Ok(Self::in_client_order(plan, results))
     }
 
     /// Concatenates the units' results, RETURNING rows put back in the client's row order.

@@ -221,3 +221,25 @@ async fn metadata_reads_share_the_kept_connections() {
         .unwrap_or_else(|e| panic!("{e}"));
     backend.close().await;
 }
+
+#[tokio::test]
+async fn an_empty_read_still_has_its_columns_but_not_the_hidden_ones() {
+    let dir = TempDir::new();
+    let (_, backend, router) = setup(&dir);
+    common::create_tables(&backend).await;
+    let plan = router
+        .plan(
+            "SELECT order_id FROM t_order WHERE status = 'none' ORDER BY user_id",
+            &[],
+            backend.metadata(),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(plan.units.len(), 4);
+    let outcome = backend.execute(&plan).await.unwrap();
+    assert!(outcome.rows.is_empty());
+    let columns = backend.result_columns(&plan).await.unwrap();
+    let names: Vec<_> = columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["order_id"]);
+    backend.close().await;
+}

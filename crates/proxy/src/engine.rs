@@ -169,9 +169,7 @@ impl Engine {
         let mut outcome = self.run(session, &plan).await?;
         if reads && outcome.columns.is_empty() {
             // No rows, so no columns came with them; the client still needs the result's shape.
-            if let Some(unit) = plan.units.first() {
-                outcome.columns = self.backend.result_columns(unit).await?;
-            }
+            outcome.columns = self.backend.result_columns(&plan).await?;
         }
         let first_key = first_key(&plan);
         if let Some(key) = first_key {

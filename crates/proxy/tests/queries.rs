@@ -303,6 +303,17 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
         compare(&mut conn, reference, sql).await;
     }
 
+    // A write to a broadcast table reaches every data source and counts once.
+    let returned = sqlx::raw_sql("INSERT INTO t_dict VALUES ('void', 'Void') RETURNING code")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(returned.len(), 1);
+    assert_eq!(
+        affected(&mut conn, "DELETE FROM t_dict WHERE code = 'void'").await,
+        1
+    );
+
     // Prepared statements with parameters route and merge the same way.
     let keys: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT order_id, user_id FROM t_order WHERE user_id IN (?, ?) ORDER BY order_id LIMIT ?",
