@@ -134,21 +134,6 @@ pub(crate) fn prepare(
             });
         }
     }
-    let placeholder_edits = |skip: &[Range<usize>]| -> Vec<Edit> {
-        tokens
-            .placeholders
-            .iter()
-            .filter(|p| {
-                !skip
-                    .iter()
-                    .any(|s| s.start <= p.range.start && p.range.end <= s.end)
-            })
-            .map(|p| Edit {
-                range: p.range.clone(),
-                piece: Piece::Param(p.index),
-            })
-            .collect()
-    };
     let context = Context {
         rules: &tables.rules,
         aliases: &tables.aliases,
@@ -178,8 +163,8 @@ pub(crate) fn prepare(
         Some(expr) => context.condition(expr, &mut tables.locator)?,
         None => Condition::Any,
     };
-    let mut plain_edits = placeholder_edits(&[]);
-    plain_edits.extend(edits.iter().map(clone_edit));
+    let mut plain_edits = placeholder_edits(&tokens, &[]);
+    plain_edits.extend(edits.iter().cloned());
     Ok(PreparedQuery {
         plain: Template::whole(sql.len(), plain_edits)?,
         sql: sql.into(),
@@ -191,11 +176,21 @@ pub(crate) fn prepare(
     })
 }
 
-fn clone_edit(edit: &Edit) -> Edit {
-    Edit {
-        range: edit.range.clone(),
-        piece: edit.piece.clone(),
-    }
+/// Every placeholder outside `skip`, rendered (and for PostgreSQL renumbered) per unit.
+fn placeholder_edits(tokens: &Tokens, skip: &[Range<usize>]) -> Vec<Edit> {
+    tokens
+        .placeholders
+        .iter()
+        .filter(|p| {
+            !skip
+                .iter()
+                .any(|s| s.start <= p.range.start && p.range.end <= s.end)
+        })
+        .map(|p| Edit {
+            range: p.range.clone(),
+            piece: Piece::Param(p.index),
+        })
+        .collect()
 }
 
 fn select_of(query: &Query) -> Option<&Select> {
@@ -719,7 +714,7 @@ fn multi_read(
         )
     });
 
-    let mut edits: Vec<Edit> = table_edits.iter().map(clone_edit).collect();
+    let mut edits = table_edits.to_vec();
     let mut hidden: Vec<String> = Vec::new();
     let mut aggregates = Vec::new();
     for (index, (item, range)) in select.projection.iter().zip(&items).enumerate() {
@@ -863,20 +858,7 @@ fn multi_read(
         });
     }
     let skip: Vec<Range<usize>> = limit_ranges.iter().map(|(r, _)| r.clone()).collect();
-    edits.extend(
-        tokens
-            .placeholders
-            .iter()
-            .filter(|p| {
-                !skip
-                    .iter()
-                    .any(|s| s.start <= p.range.start && p.range.end <= s.end)
-            })
-            .map(|p| Edit {
-                range: p.range.clone(),
-                piece: Piece::Param(p.index),
-            }),
-    );
+    edits.extend(placeholder_edits(tokens, &skip));
     let grouped = !spec_group.is_empty() || !aggregates.is_empty();
     Ok(MultiRead {
         template: Template::whole(sql.len(), edits).map_err(|e| e.to_string())?,

@@ -30,7 +30,7 @@ pub(crate) enum Piece {
 }
 
 /// A change to the original text: `range` is replaced by `piece` (an empty range inserts).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Edit {
     pub(crate) range: Range<usize>,
     pub(crate) piece: Piece,
