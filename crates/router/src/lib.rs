@@ -254,11 +254,14 @@ impl Router {
             .iter()
             .any(|group| rules.iter().all(|r| group.contains(&lower(r))))
             && rest.iter().all(|r| {
+                // Node `i` of each must be on the same data source with the same table suffix
+                // (`t_order_3` with `t_order_item_3`), as ShardingSphere pairs them.
                 r.data_nodes.len() == first.data_nodes.len()
-                    && r.data_nodes
-                        .iter()
-                        .zip(&first.data_nodes)
-                        .all(|(a, b)| a.data_source == b.data_source)
+                    && r.data_nodes.iter().zip(&first.data_nodes).all(|(a, b)| {
+                        a.data_source == b.data_source
+                            && suffix(&a.table, &r.logic_table)
+                                == suffix(&b.table, &first.logic_table)
+                    })
             });
         if bound {
             Ok(())
@@ -294,5 +297,15 @@ impl Router {
         } else {
             self.tables.get(name)
         }
+    }
+}
+
+/// What an actual table's name adds to its logic table's (`_3` of `t_order_3`), compared
+/// case-insensitively; the whole name when it does not start with the logic name.
+fn suffix(actual: &str, logic: &str) -> String {
+    let lower = actual.to_ascii_lowercase();
+    match lower.strip_prefix(&logic.to_ascii_lowercase()) {
+        Some(rest) => rest.to_owned(),
+        None => lower,
     }
 }
