@@ -56,9 +56,26 @@ impl<DB: Database> Connections<DB> {
         }
         let (handoff, handed) = oneshot::channel();
         lock(&self.waiters).push_back(handoff);
+        // While the pool is below its maximum, sqlx's acquire opens a new connection, and it
+        // runs on its own task: cancelled whenever a kept connection is handed over first
+        // (under steady load nearly always sooner than a connect), it would leave the pool
+        // stuck at the few connections of the first moments. Finished on its own, the new
+        // connection goes back to sqlx's pool, ready for the next acquire. At the maximum no
+        // connect can start, and the acquire waits in place.
+        let growing = self.pool.size() < self.pool.options().get_max_connections();
+        let from_pool = async {
+            if growing {
+                let pool = self.pool.clone();
+                tokio::spawn(async move { pool.acquire().await })
+                    .await
+                    .unwrap_or(Err(sqlx::Error::PoolClosed))
+            } else {
+                self.pool.acquire().await
+            }
+        };
         let wait = async {
             tokio::select! {
-                conn = self.pool.acquire() => conn,
+                conn = from_pool => conn,
                 // A dropped sender means the pool is closing.
                 conn = handed => conn.map_err(|_| sqlx::Error::PoolClosed),
             }
