@@ -242,6 +242,30 @@ async fn wrong_password_and_unknown_database_are_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_configured_as_an_md5_hash_is_checked_with_md5() {
+    let shards = PgShards::sqlite();
+    // PostgreSQL's stored form: "md5" + md5(password + user).
+    let hash = format!("md5{:x}", md5::compute("secretlegacy"));
+    let yaml = yaml(&shards.url(0), &shards.url(1), false).replace(
+        "    - user: root@%\n      password: root",
+        &format!(
+            "    - user: root@%\n      password: root\n    - user: legacy\n      password: {hash}"
+        ),
+    );
+    assert!(yaml.contains("legacy"));
+    let proxy = PgProxy::start(&yaml).await;
+    let client = connect(&proxy.config("legacy", "secret")).await.unwrap();
+    client
+        .batch_execute("SET application_name = 'old'")
+        .await
+        .unwrap();
+    let e = connect(&proxy.config("legacy", "wrong")).await.unwrap_err();
+    assert_eq!(code(&e), Some(&SqlState::INVALID_PASSWORD), "{e}");
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frontend_that_cannot_reach_a_data_source_is_refused() {
     let sqlite = PgShards::sqlite();
     let yaml = yaml("mysql://root@127.0.0.1:1/a", &sqlite.url(1), false);

@@ -36,6 +36,9 @@ use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::{Session, Statement};
 
+/// How long a client may take to authenticate, PostgreSQL's `authentication_timeout`.
+const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// An error for the client: SQLSTATE and message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]
@@ -82,17 +85,24 @@ pub async fn serve(
     }
     let mut wire = Wire::new(stream);
     let connection_id = frontend.engine.connection_id();
-    let client = match auth::accept(
-        &mut wire,
-        &frontend.engine,
-        &frontend.credentials,
-        connection_id,
-    )
-    .await
-    {
-        Ok(client) => client,
-        Err(StartupError::Gone) => return,
-        Err(e) => {
+    // A client that never finishes startup must not hold a connection (or shutdown) forever.
+    let startup = tokio::time::timeout(
+        STARTUP_TIMEOUT,
+        auth::accept(
+            &mut wire,
+            &frontend.engine,
+            &frontend.credentials,
+            connection_id,
+        ),
+    );
+    let client = match startup.await {
+        Ok(Ok(client)) => client,
+        Ok(Err(StartupError::Gone)) => return,
+        Err(_) => {
+            tracing::debug!("postgres connection {connection_id}: startup timed out");
+            return;
+        }
+        Ok(Err(e)) => {
             tracing::debug!("postgres connection {connection_id} refused: {e}");
             return;
         }
