@@ -36,6 +36,12 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
                 users.join(", ")
             );
         }
+        if let Some(address) = server.postgres_address() {
+            println!(
+                "Keyshard is serving database '{database}' to PostgreSQL clients on {address} (users: {}). Ctrl-C stops it.",
+                users.join(", ")
+            );
+        }
         server.run(shutdown_signal()).await;
         println!("Keyshard stopped.");
         anyhow::Ok(())
