@@ -79,15 +79,13 @@ impl Server {
             Some(address) => Some(listen(address).await?),
             None => None,
         };
-        let frontend_config = postgres_listener.is_some().then(|| config.clone());
         let engine = Arc::new(Engine::start(config).await?);
-        let postgres = match (postgres_listener, frontend_config) {
-            (Some(listener), Some(config)) => Some((
+        let postgres = postgres_listener.map(|listener| {
+            (
                 listener,
-                Arc::new(postgres::Frontend::new(Arc::clone(&engine), &config)?),
-            )),
-            _ => None,
-        };
+                Arc::new(postgres::Frontend::new(Arc::clone(&engine))),
+            )
+        });
         Ok(Self {
             engine,
             mysql,
@@ -127,10 +125,7 @@ impl Server {
                 () = &mut shutdown => break,
             }
         }
-        let frontend = self.postgres.map(|(listener, frontend)| {
-            drop(listener);
-            frontend
-        });
+        drop(self.postgres);
         drop(self.mysql);
         let _ = stop.send(true);
         let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
@@ -143,9 +138,6 @@ impl Server {
                 connections.len()
             );
             connections.abort_all();
-        }
-        if let Some(frontend) = frontend {
-            frontend.close().await;
         }
         self.engine.close().await;
     }

@@ -185,6 +185,93 @@ async fn errors_leave_the_connection_usable(shards: &PgShards) {
     proxy.stop().await;
 }
 
+/// Reads, updates, deletes and transactions: parameters typed from the columns they are
+/// compared with, results typed from the table.
+async fn reads_writes_and_transactions(shards: &PgShards) {
+    let (proxy, mut client) = start(shards).await;
+    let rows = client
+        .query(
+            "INSERT INTO t_order (user_id, status) VALUES ($1, 'a'), ($2, 'b'), ($3, 'c') \
+             RETURNING order_id",
+            &[&1i32, &2i32, &3i32],
+        )
+        .await
+        .unwrap();
+    let keys: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    let row = client
+        .query_one(
+            "SELECT order_id, user_id, status FROM t_order WHERE order_id = $1",
+            &[&keys[1]],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), keys[1]);
+    assert_eq!(row.get::<_, i32>(1), 2);
+    assert_eq!(row.get::<_, &str>(2), "b");
+    let count: i64 = client
+        .query_one("SELECT COUNT(*) FROM t_order", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(count, 3);
+    let updated = client
+        .execute(
+            "UPDATE t_order SET status = $1 WHERE order_id = $2",
+            &[&"paid", &keys[0]],
+        )
+        .await
+        .unwrap();
+    assert_eq!(updated, 1);
+    let status: String = client
+        .query_one(
+            "SELECT status FROM t_order WHERE order_id = $1",
+            &[&keys[0]],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(status, "paid");
+
+    // A transaction rolled back leaves nothing; one committed keeps its rows.
+    let transaction = client.transaction().await.unwrap();
+    transaction
+        .execute("DELETE FROM t_order WHERE order_id = $1", &[&keys[2]])
+        .await
+        .unwrap();
+    transaction.rollback().await.unwrap();
+    let transaction = client.transaction().await.unwrap();
+    transaction
+        .execute(
+            "INSERT INTO t_order (user_id, status) VALUES ($1, 'tx')",
+            &[&4i32],
+        )
+        .await
+        .unwrap();
+    transaction.commit().await.unwrap();
+    let count: i64 = client
+        .query_one("SELECT COUNT(*) FROM t_order", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(count, 4);
+    proxy.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_shards_reads_writes_and_transactions() {
+    let shards = PgShards::sqlite();
+    reads_writes_and_transactions(&shards).await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn postgres_shards_reads_writes_and_transactions() {
+    let shards = PgShards::postgres().await;
+    reads_writes_and_transactions(&shards).await;
+    shards.cleanup().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_shards_keys() {
     let shards = PgShards::sqlite();

@@ -9,10 +9,9 @@
 //! answered on a copy of the session to see their columns.
 
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
-use keyshard_backend::{Backend, Column};
-use keyshard_config::Config;
+use keyshard_backend::Column;
 use sqlparser::ast::{
     Assignment, AssignmentTarget, BinaryOperator, Expr, FromTable, FunctionArguments, InTarget,
     Insert, ObjectName, ObjectNamePart, SelectItem, SetExpr, Statement, TableFactor, TableObject,
@@ -24,6 +23,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 
 use super::admin::{self, Settings};
 use super::types::{oid, oid_for_values, oid_of};
+use crate::engine::Engine;
 use crate::reply::Reply;
 
 /// A result column as RowDescription reports it.
@@ -61,19 +61,17 @@ pub struct Description {
 /// until DDL through this frontend changes them.
 #[derive(Debug)]
 pub struct Catalog {
-    backend: Backend,
-    config: Config,
+    engine: Arc<Engine>,
     tables: RwLock<HashMap<String, Vec<Column>>>,
 }
 
 impl Catalog {
-    /// A catalog reading through its own pools (lazily connected, used only to describe).
-    pub fn new(config: &Config) -> Result<Self, keyshard_backend::BackendError> {
-        Ok(Self {
-            backend: Backend::new(config)?,
-            config: config.clone(),
+    /// A catalog reading through the engine's data sources.
+    pub fn new(engine: Arc<Engine>) -> Self {
+        Self {
+            engine,
             tables: RwLock::new(HashMap::new()),
-        })
+        }
     }
 
     /// Forgets every table's columns (after DDL).
@@ -82,11 +80,6 @@ impl Catalog {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
-    }
-
-    /// Closes the pools.
-    pub async fn close(&self) {
-        self.backend.close().await;
     }
 
     /// The columns of logic table `name`, when it has a rule and exists.
@@ -100,8 +93,8 @@ impl Catalog {
         {
             return Some(columns.clone());
         }
-        let rule = self.config.sharding.table(&key)?;
-        match self.backend.column_types(rule).await {
+        let rule = self.engine.config().sharding.table(&key)?;
+        match self.engine.backend().column_types(rule).await {
             Ok(Some(columns)) => {
                 self.tables
                     .write()
@@ -285,7 +278,8 @@ async fn analyse_insert(insert: &Insert, catalog: &Catalog, params: &mut [u32]) 
     // without the generated key, ShardingSphere's rule for a column-less INSERT.
     let targets: Vec<Option<&Column>> = if insert.columns.is_empty() {
         let key = catalog
-            .config
+            .engine
+            .config()
             .sharding
             .table(last_ident(name))
             .and_then(|rule| rule.key_generate.as_ref().map(|k| k.column.clone()));

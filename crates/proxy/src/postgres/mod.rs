@@ -11,8 +11,6 @@ mod wire;
 
 use std::sync::Arc;
 
-use keyshard_config::Config;
-
 use crate::engine::Engine;
 
 pub use connection::serve;
@@ -26,20 +24,12 @@ pub struct Frontend {
 }
 
 impl Frontend {
-    /// The frontend over `engine`; `config` gives the data sources it reads column types from.
-    pub fn new(
-        engine: Arc<Engine>,
-        config: &Config,
-    ) -> Result<Self, keyshard_backend::BackendError> {
-        Ok(Self {
+    /// The frontend over `engine`.
+    pub fn new(engine: Arc<Engine>) -> Self {
+        Self {
+            catalog: describe::Catalog::new(Arc::clone(&engine)),
             engine,
-            catalog: describe::Catalog::new(config)?,
             credentials: auth::Credentials::default(),
-        })
-    }
-
-    /// Closes the pools used to describe statements.
-    pub async fn close(&self) {
-        self.catalog.close().await;
+        }
     }
 }
