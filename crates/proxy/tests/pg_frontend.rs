@@ -457,3 +457,78 @@ async fn pgjdbc_generated_keys() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// Connects by hand with MD5 (user `legacy`, password `secret`) and returns the socket after
+/// the first ReadyForQuery.
+async fn raw_session(proxy: &PgProxy) -> tokio::net::TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut raw = tokio::net::TcpStream::connect(proxy.address).await.unwrap();
+    let mut startup = Vec::new();
+    startup.extend_from_slice(&196608u32.to_be_bytes());
+    startup.extend_from_slice(b"user\0legacy\0database\0sharding_db\0\0");
+    let mut packet = ((startup.len() + 4) as u32).to_be_bytes().to_vec();
+    packet.extend_from_slice(&startup);
+    raw.write_all(&packet).await.unwrap();
+    // AuthenticationMD5Password: 'R', length 12, code 5, salt.
+    let mut challenge = [0u8; 13];
+    raw.read_exact(&mut challenge).await.unwrap();
+    assert_eq!((challenge[0], challenge[8]), (b'R', 5));
+    let inner = format!("{:x}", md5::compute("secretlegacy"));
+    let mut salted = inner.into_bytes();
+    salted.extend_from_slice(&challenge[9..13]);
+    let answer = format!("md5{:x}\0", md5::compute(salted));
+    let mut message = vec![b'p'];
+    message.extend_from_slice(&((answer.len() + 4) as u32).to_be_bytes());
+    message.extend_from_slice(answer.as_bytes());
+    raw.write_all(&message).await.unwrap();
+    // Read until ReadyForQuery ('Z', length 5, status).
+    let mut seen = Vec::new();
+    while !seen.ends_with(&[b'Z', 0, 0, 0, 5, b'I']) {
+        let mut byte = [0u8; 1];
+        raw.read_exact(&mut byte).await.unwrap();
+        seen.push(byte[0]);
+    }
+    raw
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_messages_close_only_their_connection() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let shards = PgShards::sqlite();
+    let hash = format!("md5{:x}", md5::compute("secretlegacy"));
+    let yaml = yaml(&shards.url(0), &shards.url(1), false).replace(
+        "    - user: root@%\n      password: root",
+        &format!(
+            "    - user: root@%\n      password: root\n    - user: legacy\n      password: {hash}"
+        ),
+    );
+    let proxy = PgProxy::start(&yaml).await;
+    let cases: Vec<Vec<u8>> = vec![
+        // An unknown message type.
+        vec![b'!', 0, 0, 0, 4],
+        // A length below the minimum, and one far beyond any limit.
+        vec![b'Q', 0, 0, 0, 2],
+        vec![b'Q', 0x7f, 0xff, 0xff, 0xff],
+        // A Bind whose counts promise more than its body holds.
+        vec![b'B', 0, 0, 0, 10, 0, 0, 0xff, 0xff, 0, 1],
+        // A Parse whose parameter type count runs past the end.
+        vec![b'P', 0, 0, 0, 9, 0, b'x', 0, 0xff, 0xff],
+        // A Describe of an unknown kind, then Sync: an error, not a closed connection.
+        vec![b'D', 0, 0, 0, 6, b'?', 0, b'S', 0, 0, 0, 4],
+    ];
+    for case in cases {
+        let mut raw = raw_session(&proxy).await;
+        raw.write_all(&case).await.unwrap();
+        let mut reply = Vec::new();
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            raw.read_to_end(&mut reply),
+        )
+        .await;
+        // Whatever came back, the server goes on serving others.
+        let client = proxy.client().await;
+        client.simple_query("SELECT 1").await.unwrap();
+    }
+    proxy.stop().await;
+    shards.cleanup().await;
+}

@@ -14,10 +14,11 @@ use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::PgWireFrontendMessage;
 use pgwire::messages::response::{ErrorResponse, ReadyForQuery, TransactionStatus};
 use pgwire::messages::startup::{
-    Authentication, BackendKeyData, NegotiateProtocolVersion, ParameterStatus, SecretKey,
+    Authentication, BackendKeyData, NegotiateProtocolVersion, ParameterStatus,
+    PasswordMessageFamily, SecretKey,
 };
 
-use super::wire::{Opening, Wire, WireError};
+use super::wire::{Opening, Wire, WireError, check_sasl_initial};
 use crate::engine::Engine;
 
 /// The iteration count of SCRAM's key derivation, PostgreSQL's default.
@@ -224,7 +225,13 @@ async fn scram(
     )))
     .await?;
     wire.flush().await?;
-    let initial = password_message(wire).await?.into_sasl_initial_response();
+    let initial = match password_message(wire).await? {
+        PasswordMessageFamily::Raw(body) => {
+            check_sasl_initial(&body).map_err(|e| protocol(e.to_owned()))?;
+            PasswordMessageFamily::Raw(body).into_sasl_initial_response()
+        }
+        other => other.into_sasl_initial_response(),
+    };
     let initial = initial.map_err(|e| protocol(e.to_string()))?;
     if initial.auth_method != SCRAM {
         return Err(protocol(format!(
@@ -285,9 +292,7 @@ fn md5_hash(password: &str) -> Option<&str> {
     (hash.len() == 32 && hash.bytes().all(|b| b.is_ascii_hexdigit())).then_some(hash)
 }
 
-async fn password_message(
-    wire: &mut Wire,
-) -> Result<pgwire::messages::startup::PasswordMessageFamily, StartupError> {
+async fn password_message(wire: &mut Wire) -> Result<PasswordMessageFamily, StartupError> {
     match wire.read_message().await? {
         Some(PgWireFrontendMessage::PasswordMessageFamily(message)) => Ok(message),
         Some(PgWireFrontendMessage::Terminate(_)) | None => Err(StartupError::Gone),

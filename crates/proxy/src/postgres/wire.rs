@@ -122,6 +122,14 @@ impl Wire {
         }
         let mut message = self.read.split_to(1 + len);
         let kind = message[0];
+        // pgwire's decoders trust the counts inside a body; check them first, so that a lying
+        // message is refused rather than read past its end.
+        check_body(kind, &message[5..]).map_err(|e| {
+            WireError::Malformed(format!(
+                "message '{}': {e}",
+                char::from(kind).escape_default()
+            ))
+        })?;
         let context = &self.context;
         let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| {
             PgWireFrontendMessage::decode(&mut message, context)
@@ -175,6 +183,90 @@ impl Wire {
     }
 }
 
+/// A cursor over a message body that fails instead of reading past the end.
+struct Body<'a>(&'a [u8]);
+
+impl<'a> Body<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
+        if self.0.len() < n {
+            return Err("body ends early");
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+
+    fn u16(&mut self) -> Result<usize, &'static str> {
+        let b = self.take(2)?;
+        Ok(usize::from(u16::from_be_bytes([b[0], b[1]])))
+    }
+
+    fn i32(&mut self) -> Result<i32, &'static str> {
+        let b = self.take(4)?;
+        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn cstring(&mut self) -> Result<(), &'static str> {
+        let end = self
+            .0
+            .iter()
+            .position(|b| *b == 0)
+            .ok_or("string without its terminator")?;
+        self.take(end + 1).map(|_| ())
+    }
+}
+
+/// Checks that the counts and lengths in the body of a message of type `kind` stay within it.
+fn check_body(kind: u8, body: &[u8]) -> Result<(), &'static str> {
+    let mut body = Body(body);
+    match kind {
+        b'Q' => body.cstring(),
+        b'P' => {
+            body.cstring()?;
+            body.cstring()?;
+            let types = body.u16()?;
+            body.take(types * 4).map(|_| ())
+        }
+        b'B' => {
+            body.cstring()?;
+            body.cstring()?;
+            let formats = body.u16()?;
+            body.take(formats * 2)?;
+            for _ in 0..body.u16()? {
+                let len = body.i32()?;
+                if len >= 0 {
+                    body.take(len as usize)?;
+                } else if len != -1 {
+                    return Err("negative parameter length");
+                }
+            }
+            let formats = body.u16()?;
+            body.take(formats * 2).map(|_| ())
+        }
+        b'D' | b'C' => {
+            body.take(1)?;
+            body.cstring()
+        }
+        b'E' => {
+            body.cstring()?;
+            body.i32().map(|_| ())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Checks a SASLInitialResponse body (mechanism, then a length-prefixed response) before
+/// pgwire reads it.
+pub fn check_sasl_initial(body: &[u8]) -> Result<(), &'static str> {
+    let mut body = Body(body);
+    body.cstring()?;
+    let len = body.i32()?;
+    if len >= 0 {
+        body.take(len as usize)?;
+    }
+    Ok(())
+}
+
 fn be_u32(bytes: &[u8]) -> u32 {
     let mut word = [0; 4];
     word.copy_from_slice(&bytes[..4]);
@@ -204,6 +296,19 @@ fn startup_parameters(body: &[u8]) -> Result<BTreeMap<String, String>, WireError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lying_bodies_are_refused() {
+        assert!(check_body(b'B', &[0, 0, 0xff, 0xff, 0, 1]).is_err());
+        assert!(check_body(b'B', &[0, 0, 0, 0, 0, 1, 0, 0, 0, 9, 1]).is_err());
+        assert!(check_body(b'B', &[0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0, 0]).is_ok());
+        assert!(check_body(b'P', &[0, b'x', 0, 0xff, 0xff]).is_err());
+        assert!(check_body(b'P', &[0, b'x', 0, 0, 1, 0, 0, 0, 23]).is_ok());
+        assert!(check_body(b'D', &[]).is_err());
+        assert!(check_body(b'E', &[0, 0, 0]).is_err());
+        assert!(check_body(b'Q', b"SELECT 1").is_err());
+        assert!(check_sasl_initial(b"SCRAM-SHA-256\0\0\0\0\x05abc").is_err());
+    }
 
     #[test]
     fn startup_parameters_are_pairs() {
