@@ -182,6 +182,17 @@ async fn errors_leave_the_connection_usable(shards: &PgShards) {
         .unwrap();
     let one: i32 = client.query_one("SELECT 1", &[]).await.unwrap().get(0);
     assert_eq!(one, 1);
+    // DISCARD ALL ends an open transaction: what it did is rolled back.
+    client
+        .batch_execute("BEGIN; INSERT INTO t_order (user_id, status) VALUES (3, 'gone')")
+        .await
+        .unwrap();
+    client.batch_execute("DISCARD ALL").await.unwrap();
+    let gone = client
+        .query("SELECT order_id FROM t_order WHERE status = 'gone'", &[])
+        .await
+        .unwrap();
+    assert!(gone.is_empty());
     proxy.stop().await;
 }
 

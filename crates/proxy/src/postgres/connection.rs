@@ -341,6 +341,18 @@ impl Connection {
             }
             return Ok((Reply::done(), "DEALLOCATE".to_owned()));
         }
+        // DISCARD ALL (what poolers send between clients) also ends the session's transaction
+        // and forgets its prepared statements, as PostgreSQL does.
+        if first == "DISCARD"
+            && sql
+                .split_whitespace()
+                .nth(1)
+                .is_some_and(|w| w.trim_end_matches(';').eq_ignore_ascii_case("all"))
+        {
+            self.frontend.engine.reset_session(&mut self.session).await;
+            self.statements.clear();
+            self.transaction = TransactionStatus::Idle;
+        }
         if let Some(answer) = admin::answer(sql, &mut self.settings) {
             return answer.map_err(PgError::from);
         }
