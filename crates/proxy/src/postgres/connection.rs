@@ -34,7 +34,7 @@ use super::types;
 use super::wire::{Wire, WireError};
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
-use crate::session::{Session, Statement};
+use crate::session::{Session, Statement, StatementKind};
 
 /// How long a client may take to authenticate, PostgreSQL's `authentication_timeout`.
 const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -419,6 +419,13 @@ impl Connection {
         if let Some(e) = description.syntax_error.take() {
             return Err(PgError::new("42601", format!("syntax error: {e}")));
         }
+        // Columns the statement's text does not tell: ask a shard to describe its SQL.
+        if description.fields == Fields::Unknown
+            && let Some(statement) = &statement
+            && let Some(fields) = self.shard_fields(statement).await
+        {
+            description.fields = Fields::Known(fields);
+        }
         if let Some(statement) = &statement
             && statement.param_count > description.params.len()
         {
@@ -437,6 +444,33 @@ impl Connection {
         wire.send(Out::ParseComplete(ParseComplete::new()))
             .await
             .map_err(wire_failed)
+    }
+
+    /// The result columns of a read, as the first shard it goes to describes its SQL (bound
+    /// with NULL parameters only to pick that shard); `None` when there is nothing to ask.
+    async fn shard_fields(&self, statement: &Statement) -> Option<Vec<Field>> {
+        let nulls = vec![Value::Null; statement.param_count];
+        let plan = match &statement.kind {
+            StatementKind::Query(query) => query.bind(&nulls).ok()?,
+            StatementKind::Direct(direct) => direct.bind(&nulls),
+            _ => return None,
+        };
+        let columns = self
+            .frontend
+            .engine
+            .backend()
+            .result_columns(&plan)
+            .await
+            .ok()?;
+        (!columns.is_empty()).then(|| {
+            columns
+                .iter()
+                .map(|c| Field {
+                    name: c.name.clone(),
+                    oid: types::oid_of(&c.type_name),
+                })
+                .collect()
+        })
     }
 
     async fn bind(&mut self, wire: &mut Wire, bind: Bind) -> Result<(), PgError> {
