@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Insert throughput through Keyshard (two MariaDB shards) against the same inserts sent straight
-# to MariaDB into one AUTO_INCREMENT table. Usage: bash bench/run.sh [seconds] [threads]
+# to MariaDB into one AUTO_INCREMENT table. Usage: bash bench/run.sh [seconds] [threads] [rounds]
+# The two alternate for `rounds` rounds (default 3), so that a slow moment of a shared machine
+# (disk flushes, other processes) does not land on one side only; each round prints both.
 # Needs sysbench (Debian package) and MariaDB on 127.0.0.1:3306 (root, no password).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-20}
 THREADS=${2:-8}
+ROUNDS=${3:-3}
 MYSQL="mariadb --protocol=tcp -h127.0.0.1 -P3306 -uroot"
 
 $MYSQL -e "DROP DATABASE IF EXISTS keyshard_bench_direct; CREATE DATABASE keyshard_bench_direct;
@@ -28,7 +31,17 @@ run() {
   sysbench bench/insert.lua --db-driver=mysql --mysql-host=127.0.0.1 "$@" \
     --threads="$THREADS" --time="$SECONDS_EACH" --report-interval=0 --percentile=95 run
 }
-echo "== straight to MariaDB (one table, AUTO_INCREMENT key)"
-run --mysql-port=3306 --mysql-user=root --mysql-db=keyshard_bench_direct | grep -E "queries:|transactions:|95th|avg:"
-echo "== through Keyshard (two MariaDB shards, SNOWFLAKE keys)"
-run --mysql-port=3310 --mysql-user=root --mysql-password=root --mysql-db=sharding_db | grep -E "queries:|transactions:|95th|avg:"
+figures() {
+  local out tps p95
+  out=$(run "$@")
+  tps=$(echo "$out" | sed -n 's/.*queries:.*(\(.*\) per sec.)/\1/p')
+  p95=$(echo "$out" | awk '/95th percentile/ {print $3}')
+  echo "$tps $p95"
+}
+echo "round  direct tps (p95 ms)   Keyshard tps (p95 ms)   ratio"
+for round in $(seq 1 "$ROUNDS"); do
+  read -r direct direct_p95 < <(figures --mysql-port=3306 --mysql-user=root --mysql-db=keyshard_bench_direct)
+  read -r proxied proxied_p95 < <(figures --mysql-port=3310 --mysql-user=root --mysql-password=root --mysql-db=sharding_db)
+  ratio=$(awk -v a="$proxied" -v b="$direct" 'BEGIN { printf "%.1f%%", 100 * a / b }')
+  printf "%5s  %10s (%5s)      %10s (%5s)       %s\n" "$round" "$direct" "$direct_p95" "$proxied" "$proxied_p95" "$ratio"
+done
