@@ -119,7 +119,9 @@ impl Driver for Postgres {
             // NUMERIC (SUM and AVG of integers) as its exact decimal text.
             let text = match raw.format() {
                 PgValueFormat::Text => raw.as_str().ok().map(str::to_owned),
-                PgValueFormat::Binary => raw.as_bytes().ok().and_then(pg_numeric_text),
+                PgValueFormat::Binary => {
+                    raw.as_bytes().ok().and_then(crate::numeric::binary_to_text)
+                }
             };
             return text
                 .map(Value::Text)
@@ -172,93 +174,5 @@ impl Driver for Sqlite {
 
     fn rows_affected(result: &SqliteQueryResult) -> u64 {
         result.rows_affected()
-    }
-}
-
-/// PostgreSQL's binary NUMERIC as decimal text: a header of digit count, weight (the power of
-/// 10000 of the first digit), sign and display scale, then base-10000 digits.
-fn pg_numeric_text(bytes: &[u8]) -> Option<String> {
-    let word = |i: usize| -> Option<u16> {
-        Some(u16::from_be_bytes([
-            *bytes.get(i * 2)?,
-            *bytes.get(i * 2 + 1)?,
-        ]))
-    };
-    let count = usize::from(word(0)?);
-    let weight = i64::from(word(1)? as i16);
-    let sign = word(2)?;
-    let scale = usize::from(word(3)?);
-    if sign == 0xC000 {
-        return Some("NaN".to_owned());
-    }
-    let digits: Vec<u16> = (0..count).map(|i| word(4 + i)).collect::<Option<_>>()?;
-    let digit = |position: i64| -> u16 {
-        usize::try_from(position)
-            .ok()
-            .and_then(|p| digits.get(p).copied())
-            .unwrap_or(0)
-    };
-    let mut out = String::new();
-    if sign == 0x4000 {
-        out.push('-');
-    }
-    if weight < 0 {
-        out.push('0');
-    } else {
-        out.push_str(&digit(0).to_string());
-        for position in 1..=weight {
-            out.push_str(&format!("{:04}", digit(position)));
-        }
-    }
-    if scale > 0 {
-        let mut fraction = String::new();
-        let mut position = weight + 1;
-        while fraction.len() < scale {
-            fraction.push_str(&format!("{:04}", digit(position)));
-            position += 1;
-        }
-        fraction.truncate(scale);
-        out.push('.');
-        out.push_str(&fraction);
-    }
-    Some(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pg_numeric_text;
-
-    fn numeric(weight: i16, sign: u16, scale: u16, digits: &[u16]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for word in [digits.len() as u16, weight as u16, sign, scale]
-            .into_iter()
-            .chain(digits.iter().copied())
-        {
-            out.extend_from_slice(&word.to_be_bytes());
-        }
-        out
-    }
-
-    #[test]
-    fn binary_numerics_read_as_text() {
-        assert_eq!(pg_numeric_text(&numeric(0, 0, 0, &[])).unwrap(), "0");
-        assert_eq!(
-            pg_numeric_text(&numeric(1, 0, 0, &[1, 2345])).unwrap(),
-            "12345"
-        );
-        assert_eq!(
-            pg_numeric_text(&numeric(0, 0x4000, 4, &[15, 5000])).unwrap(),
-            "-15.5000"
-        );
-        assert_eq!(
-            pg_numeric_text(&numeric(-1, 0, 5, &[12])).unwrap(),
-            "0.00120"
-        );
-        assert_eq!(
-            pg_numeric_text(&numeric(-2, 0, 8, &[7])).unwrap(),
-            "0.00000007"
-        );
-        assert_eq!(pg_numeric_text(&numeric(1, 0, 0, &[2])).unwrap(), "20000");
-        assert!(pg_numeric_text(&[0, 1]).is_none());
     }
 }

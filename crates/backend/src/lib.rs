@@ -11,6 +11,7 @@ mod error;
 mod execute;
 mod merge;
 mod metadata;
+pub mod numeric;
 mod outcome;
 mod pool;
 mod reuse;
@@ -19,6 +20,7 @@ mod transaction;
 use std::collections::BTreeMap;
 
 use keyshard_config::{Config, ShardingRule, TableRule};
+use keyshard_router::merge::Aggregate;
 use keyshard_router::{ExecutionUnit, Plan};
 
 pub use error::BackendError;
@@ -193,8 +195,28 @@ impl Backend {
         let mut columns = execute::describe(self.pool(&unit.data_source)?, &unit.sql)
             .await
             .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?;
-        let hidden = plan.merge.as_ref().map_or(0, |m| m.hidden_columns);
-        columns.truncate(columns.len().saturating_sub(hidden));
+        let Some(spec) = &plan.merge else {
+            return Ok(columns);
+        };
+        columns.truncate(columns.len().saturating_sub(spec.hidden_columns));
+        // The shards were asked for AVG as SUM; the merge answers an average, typed as it types
+        // the rows it merges.
+        for aggregate in &spec.aggregates {
+            if let (Aggregate::Avg { .. }, Some(column)) =
+                (aggregate.function, columns.get_mut(aggregate.index))
+            {
+                let upper = column.type_name.to_ascii_uppercase();
+                let float = ["FLOAT", "DOUBLE", "REAL"]
+                    .iter()
+                    .any(|f| upper.contains(f));
+                column.type_name = if float {
+                    "DOUBLE"
+                } else {
+                    merge::exact_average_type(spec.dialect)
+                }
+                .to_owned();
+            }
+        }
         Ok(columns)
     }
 

@@ -281,7 +281,8 @@ impl Resolved {
             .filter(|((_, function), _)| matches!(function, Aggregate::Avg { .. }))
             .map(|(&(index, _), decimal)| {
                 let decimal = decimal.unwrap_or(self.dialect == Dialect::MySql);
-                (index, if decimal { "DECIMAL" } else { "DOUBLE" })
+                let exact = exact_average_type(self.dialect);
+                (index, if decimal { exact } else { "DOUBLE" })
             })
             .collect();
         Ok((groups, avg_types))
@@ -675,16 +676,47 @@ fn average(
     if count == 0 || sum.is_null() {
         return Ok((Value::Null, None));
     }
-    match (dialect, sum.double, sum.exact.clone()) {
-        (Dialect::MySql, None, Some(exact)) => {
-            let avg = exact
-                .into_decimal()
-                .div_round(count, AVG_EXTRA_SCALE)
+    match (sum.double, sum.exact.clone()) {
+        (None, Some(exact)) => {
+            let sum = exact.into_decimal();
+            let extra = match dialect {
+                Dialect::MySql => AVG_EXTRA_SCALE,
+                Dialect::Postgres => pg_division_scale(&sum, count).saturating_sub(sum.scale),
+            };
+            let avg = sum
+                .div_round(count, extra)
                 .map_or(Value::Null, |d| Value::Text(d.to_string()));
             Ok((avg, Some(true)))
         }
         _ => Ok((Value::Double(sum.to_f64() / count as f64), Some(false))),
     }
+}
+
+/// The type name of an exact average: MySQL's DECIMAL or PostgreSQL's NUMERIC.
+pub(crate) fn exact_average_type(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::MySql => "DECIMAL",
+        Dialect::Postgres => "NUMERIC",
+    }
+}
+
+/// The scale PostgreSQL gives `sum / count` (`select_div_scale`): at least 16 significant
+/// digits, estimated from the weights and first digits of both in base 10000, and no less than
+/// the sum's own scale.
+fn pg_division_scale(sum: &Decimal, count: u64) -> usize {
+    const MIN_SIG_DIGITS: i64 = 16;
+    let (weight1, first1) = sum.base_10000_head();
+    let count_digits = count.to_string().len() as i64;
+    let weight2 = (count_digits - 1) / 4;
+    let first2 = count / 10_000u64.pow(weight2 as u32);
+    let mut quotient_weight = weight1 - weight2;
+    if first1 <= first2 {
+        quotient_weight -= 1;
+    }
+    let scale = (MIN_SIG_DIGITS - quotient_weight * 4)
+        .max(sum.scale as i64)
+        .clamp(0, 1000);
+    scale as usize
 }
 
 /// An exact decimal of any size: `digits` (most significant first, at least `scale` of them)
@@ -798,6 +830,29 @@ impl Decimal {
         int.iter().try_fold(0u64, |acc, &d| {
             acc.checked_mul(10)?.checked_add(u64::from(d))
         })
+    }
+
+    /// The weight (power of 10000) and value of the first non-zero base-10000 digit, as
+    /// PostgreSQL stores numerics; (0, 0) for zero.
+    fn base_10000_head(&self) -> (i64, u64) {
+        let int_len = self.digits.len() - self.scale;
+        let value = |digits: &[u8]| digits.iter().fold(0u64, |v, d| v * 10 + u64::from(*d));
+        let int = &self.digits[..int_len];
+        if int.iter().any(|d| *d != 0) {
+            let weight = (int_len as i64 - 1) / 4;
+            let lead = int_len - 4 * weight as usize;
+            return (weight, value(&int[..lead]));
+        }
+        let frac = &self.digits[int_len..];
+        for (group, chunk) in frac.chunks(4).enumerate() {
+            let mut padded = [0u8; 4];
+            padded[..chunk.len()].copy_from_slice(chunk);
+            let digit = value(&padded);
+            if digit != 0 {
+                return (-(group as i64) - 1, digit);
+            }
+        }
+        (0, 0)
     }
 
     /// self / divisor with `extra_scale` more fractional digits, rounded half away from zero
@@ -1504,17 +1559,31 @@ mod tests {
     }
 
     #[test]
-    fn avg_is_a_double_over_doubles_and_in_postgres() {
+    fn avg_is_a_double_over_doubles() {
         let (value, type_name) = avg(
             Dialect::MySql,
             vec![(Double(3.0), Int(2)), (Int(1), Int(2))],
         );
         assert_eq!((value, type_name.as_str()), (Double(1.0), "DOUBLE"));
-        let (value, type_name) = avg(
-            Dialect::Postgres,
-            vec![(Int(20), Int(1)), (Int(11), Int(1))],
-        );
-        assert_eq!((value, type_name.as_str()), (Double(15.5), "DOUBLE"));
+        let (value, _) = avg(Dialect::Postgres, vec![(Double(3.0), Int(2))]);
+        assert_eq!(value, Double(1.5));
+    }
+
+    #[test]
+    fn avg_in_postgres_is_a_numeric_of_postgres_scale() {
+        // What `SELECT AVG(x)` prints on PostgreSQL 15 for the same sums and counts.
+        for (sum, count, expected) in [
+            (Int(31), 2, "15.5000000000000000"),
+            (Int(285), 8, "35.6250000000000000"),
+            (Int(2), 8, "0.25000000000000000000"),
+            (Int(59), 1, "59.0000000000000000"),
+            (Int(123_456), 7, "17636.571428571429"),
+            (text("10.50"), 4, "2.6250000000000000"),
+            (Int(-2), 3, "-0.66666666666666666667"),
+        ] {
+            let (value, type_name) = avg(Dialect::Postgres, vec![(sum, Int(count))]);
+            assert_eq!((value, type_name.as_str()), (text(expected), "NUMERIC"));
+        }
     }
 
     #[test]

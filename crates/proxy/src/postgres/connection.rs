@@ -65,11 +65,8 @@ impl From<Error> for PgError {
 
 impl From<types::TypeError> for PgError {
     fn from(error: types::TypeError) -> Self {
-        let code = match error {
-            types::TypeError::Invalid { .. } => "22P02",
-            types::TypeError::BinaryUnsupported(_) => "0A000",
-        };
-        Self::new(code, error.to_string())
+        let types::TypeError::Invalid { .. } = error;
+        Self::new("22P02", error.to_string())
     }
 }
 

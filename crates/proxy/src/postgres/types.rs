@@ -1,6 +1,7 @@
 //! PostgreSQL types on the wire: which OID a column or parameter gets, and how a [`Value`] is
 //! written to, or read from, the text and binary formats.
 
+use keyshard_backend::numeric;
 use keyshard_router::Value;
 
 /// Type OIDs from PostgreSQL's `pg_type`, the ones Keyshard speaks.
@@ -32,9 +33,6 @@ pub enum TypeError {
         /// What is wrong.
         detail: String,
     },
-    /// A format Keyshard does not read or write for this type.
-    #[error("binary format of type {0} is not supported; use the text format")]
-    BinaryUnsupported(&'static str),
 }
 
 /// The OID for a type name as databases and sqlx spell it (`INT8`, `BIGINT`, `varchar(32)`,
@@ -158,7 +156,13 @@ pub fn encode(value: &Value, oid: u32, binary: bool) -> Result<Option<Vec<u8>>, 
         oid::FLOAT4 => (float(value, oid)? as f32).to_be_bytes().to_vec(),
         oid::FLOAT8 => float(value, oid)?.to_be_bytes().to_vec(),
         oid::BOOL => vec![u8::from(boolean(value, oid)?)],
-        oid::NUMERIC => return Err(TypeError::BinaryUnsupported("numeric")),
+        oid::NUMERIC => {
+            let text = match encode_text(value, oid) {
+                Text::String(s) => s,
+                Text::Raw => String::new(),
+            };
+            numeric::text_to_binary(&text).ok_or_else(|| invalid(oid, &text))?
+        }
         oid::BYTEA => match value {
             Value::Bytes(b) => b.clone(),
             other => encode_text(other, oid::TEXT).into_bytes_or(other),
@@ -344,7 +348,7 @@ fn decode_binary(bytes: &[u8], oid: u32) -> Result<Value, TypeError> {
             _ => return Err(wrong_size()),
         },
         oid::BYTEA => Value::Bytes(bytes.to_vec()),
-        oid::NUMERIC => return Err(TypeError::BinaryUnsupported("numeric")),
+        oid::NUMERIC => Value::Text(numeric::binary_to_text(bytes).ok_or_else(wrong_size)?),
         _ => match std::str::from_utf8(bytes) {
             Ok(s) => Value::Text(s.to_owned()),
             Err(_) => Value::Bytes(bytes.to_vec()),

@@ -1,0 +1,216 @@
+//! Reads, writes and transactions through the PostgreSQL frontend on PostgreSQL shards: every
+//! query's answer through the proxy equals the same query on one plain PostgreSQL database
+//! holding the same rows (`--include-ignored`, with `KEYSHARD_TEST_PG_URL`).
+
+mod common;
+
+use common::postgres::{PgProxy, PgShards};
+use tokio_postgres::{Client, SimpleQueryMessage};
+
+const TABLES: [&str; 3] = [
+    "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(20), amount INT)",
+    "CREATE TABLE t_user (id INT PRIMARY KEY, name VARCHAR(20))",
+    "CREATE TABLE t_dict (code VARCHAR(20) PRIMARY KEY, label VARCHAR(20))",
+];
+
+/// Column names and rows as text, numbers with a fraction rounded to 4 places (PostgreSQL's
+/// AVG is NUMERIC with many digits; merged over shards it is a double).
+type Table = (Vec<String>, Vec<Vec<Option<String>>>);
+
+async fn fetch(client: &Client, sql: &str) -> Table {
+    let messages = client
+        .simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    let mut names = Vec::new();
+    let mut rows = Vec::new();
+    for message in messages {
+        if let SimpleQueryMessage::Row(row) = message {
+            if names.is_empty() {
+                names = row.columns().iter().map(|c| c.name().to_owned()).collect();
+            }
+            rows.push(
+                (0..row.len())
+                    .map(|i| {
+                        row.get(i).map(|v| match v.parse::<f64>() {
+                            Ok(f) if v.contains('.') => format!("{f:.4}"),
+                            _ => v.to_owned(),
+                        })
+                    })
+                    .collect(),
+            );
+        }
+    }
+    (names, rows)
+}
+
+async fn execute(client: &Client, sql: &str) -> u64 {
+    client
+        .execute(sql, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+const QUERIES: &[&str] = &[
+    "SELECT order_id, user_id, status, amount FROM t_order ORDER BY order_id",
+    "SELECT * FROM t_order ORDER BY amount DESC, order_id",
+    "SELECT order_id, amount FROM t_order ORDER BY amount NULLS FIRST, order_id LIMIT 5",
+    "SELECT order_id FROM t_order ORDER BY order_id LIMIT 3 OFFSET 4",
+    "SELECT COUNT(*), COUNT(amount), SUM(amount), MIN(amount), MAX(amount), AVG(amount) FROM t_order",
+    "SELECT user_id, COUNT(*), SUM(amount), AVG(amount) FROM t_order GROUP BY user_id ORDER BY user_id",
+    "SELECT status, COUNT(*) AS n, MAX(amount) AS top FROM t_order GROUP BY status ORDER BY n DESC, status",
+    "SELECT * FROM t_order WHERE user_id = 3 ORDER BY order_id",
+    "SELECT order_id, status FROM t_order WHERE user_id IN (1, 2) AND status = 'paid' ORDER BY order_id",
+    "SELECT t_order.order_id FROM t_order WHERE t_order.amount > 50 ORDER BY t_order.order_id",
+    "SELECT o.order_id, d.label FROM t_order o JOIN t_dict d ON o.status = d.code ORDER BY o.order_id",
+    "SELECT * FROM t_user ORDER BY id",
+    "SELECT label FROM t_dict ORDER BY code",
+];
+
+async fn scenario(proxy: &PgProxy, reference: &Client) {
+    let client = proxy.client().await;
+    for sql in TABLES {
+        execute(&client, sql).await;
+        execute(reference, sql).await;
+    }
+    let statuses = ["new", "paid", "shipped"];
+    let rows: Vec<String> = (0..40usize)
+        .map(|i| {
+            let amount = if i % 7 == 0 {
+                "NULL".to_owned()
+            } else {
+                ((i * 37) % 100).to_string()
+            };
+            format!("({}, '{}', {amount})", i % 5 + 1, statuses[i % 3])
+        })
+        .collect();
+    let insert = format!(
+        "INSERT INTO t_order (user_id, status, amount) VALUES {}",
+        rows.join(", ")
+    );
+    assert_eq!(execute(&client, &insert).await, 40);
+    let (_, stored) = fetch(
+        &client,
+        "SELECT order_id, user_id, status, amount FROM t_order",
+    )
+    .await;
+    assert_eq!(stored.len(), 40);
+    for row in &stored {
+        let value = |i: usize| row[i].clone().unwrap_or_else(|| "NULL".to_owned());
+        execute(
+            reference,
+            &format!(
+                "INSERT INTO t_order VALUES ({}, {}, '{}', {})",
+                value(0),
+                value(1),
+                value(2),
+                value(3)
+            ),
+        )
+        .await;
+    }
+    for sql in [
+        "INSERT INTO t_user VALUES (1, 'ann'), (2, 'bob')",
+        "INSERT INTO t_dict VALUES ('new', 'New'), ('paid', 'Paid'), ('shipped', 'Shipped')",
+    ] {
+        execute(&client, sql).await;
+        execute(reference, sql).await;
+    }
+    for sql in QUERIES {
+        let expected = fetch(reference, sql).await;
+        assert!(!expected.1.is_empty(), "{sql} returns nothing to compare");
+        assert_eq!(fetch(&client, sql).await, expected, "{sql}");
+    }
+
+    // Parameters through the extended protocol route and merge the same way.
+    let rows = client
+        .query(
+            "SELECT order_id, user_id FROM t_order WHERE user_id = $1 OR user_id = $2 ORDER BY order_id LIMIT $3",
+            &[&1i32, &2i32, &5i64],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 5);
+    let key: i64 = rows[2].get(0);
+    let user: i32 = rows[2].get(1);
+    let preview = fetch(
+        &client,
+        &format!("PREVIEW SELECT * FROM t_order WHERE order_id = {key} AND user_id = {user}"),
+    )
+    .await;
+    assert_eq!(preview.1.len(), 1, "{preview:?}");
+
+    // Merged aggregates in the binary format, typed as PostgreSQL types them (AVG is NUMERIC).
+    let sql = "SELECT user_id, COUNT(*), SUM(amount), AVG(amount) FROM t_order GROUP BY user_id ORDER BY user_id";
+    let through = client.query(sql, &[]).await.unwrap();
+    let expected = reference.query(sql, &[]).await.unwrap();
+    assert_eq!(through.len(), expected.len());
+    for (a, b) in through.iter().zip(&expected) {
+        assert_eq!(a.columns()[3].type_(), b.columns()[3].type_());
+        assert_eq!(a.get::<_, i32>(0), b.get::<_, i32>(0));
+        assert_eq!(a.get::<_, i64>(1), b.get::<_, i64>(1));
+        assert_eq!(a.get::<_, i64>(2), b.get::<_, i64>(2));
+    }
+
+    // UPDATE and DELETE by key change exactly their row.
+    let update = format!("UPDATE t_order SET status = 'refunded' WHERE order_id = {key}");
+    assert_eq!(execute(&client, &update).await, 1);
+    execute(reference, &update).await;
+    let delete = format!("DELETE FROM t_order WHERE order_id = {}", {
+        let k: i64 = rows[3].get(0);
+        k
+    });
+    assert_eq!(execute(&client, &delete).await, 1);
+    execute(reference, &delete).await;
+    for sql in &QUERIES[..2] {
+        assert_eq!(
+            fetch(&client, sql).await,
+            fetch(reference, sql).await,
+            "{sql}"
+        );
+    }
+
+    // A transaction over two shards: ROLLBACK leaves nothing, COMMIT both.
+    let ours = "SELECT COUNT(*) FROM t_order WHERE status = 'tx'";
+    let two = "INSERT INTO t_order (user_id, status) VALUES (1001, 'tx'), (1002, 'tx')";
+    client.batch_execute("BEGIN").await.unwrap();
+    execute(&client, two).await;
+    assert_eq!(fetch(&client, ours).await.1[0][0].as_deref(), Some("2"));
+    client.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(fetch(&client, ours).await.1[0][0].as_deref(), Some("0"));
+    client.batch_execute("BEGIN").await.unwrap();
+    execute(&client, two).await;
+    client.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(fetch(&client, ours).await.1[0][0].as_deref(), Some("2"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn queries_on_postgres_shards_match_one_database() {
+    let shards = PgShards::postgres().await;
+    // The default rule (t_order over ds_{0,1}.t_order_{0,1}), plus a broadcast table.
+    let yaml = common::postgres::yaml(&shards.url(0), &shards.url(1), false)
+        + "- !BROADCAST\n  tables: [t_dict]\n";
+    let proxy = PgProxy::start(&yaml).await;
+    let admin_url = std::env::var("KEYSHARD_TEST_PG_URL").unwrap();
+    let admin = common::postgres::connect(&admin_url.parse().unwrap())
+        .await
+        .unwrap();
+    let name = common::unique("keyshard_pg_reference");
+    admin
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let (server, _) = admin_url.rsplit_once('/').unwrap();
+    let reference = common::postgres::connect(&format!("{server}/{name}").parse().unwrap())
+        .await
+        .unwrap();
+    scenario(&proxy, &reference).await;
+    drop(reference);
+    proxy.stop().await;
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .await
+        .unwrap();
+    shards.cleanup().await;
+}
