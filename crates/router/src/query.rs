@@ -24,7 +24,7 @@ use crate::locate::Locator;
 use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
 use crate::plan::{ExecutionUnit, Plan};
 use crate::route::{is_sharding_column, nodes_with};
-use crate::template::{Edit, Piece, Renderer, RowKey, Template};
+use crate::template::{Edit, Piece, Renderer, RowKey, Template, push_identifier};
 use crate::tokens::Tokens;
 use crate::value::Value;
 use crate::{Dialect, RouteError};
@@ -762,13 +762,15 @@ fn multi_read(
                 piece: Piece::Text("SUM".into()),
             });
             if alias.is_none() {
-                let label = match dialect {
-                    Dialect::MySql => quote(&sql[range.clone()], '`'),
-                    Dialect::Postgres => "avg".to_owned(),
-                };
+                // The name the client would see: MySQL's is the expression as written.
+                let mut label = " AS ".to_owned();
+                match dialect {
+                    Dialect::MySql => push_identifier(&mut label, &sql[range.clone()], Some('`')),
+                    Dialect::Postgres => label.push_str("avg"),
+                }
                 edits.push(Edit {
                     range: range.end..range.end,
-                    piece: Piece::Text(format!(" AS {label}").into()),
+                    piece: Piece::Text(label.into()),
                 });
             }
             *count_index = select.projection.len() + hidden.len();
@@ -969,19 +971,6 @@ fn arguments_text(sql: &str, item: &Range<usize>, name_end: usize) -> Option<Ran
     let open = name_end + text.find('(')? + 1;
     let close = name_end + text.rfind(')')?;
     (open <= close).then_some(open..close)
-}
-
-fn quote(text: &str, mark: char) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push(mark);
-    for c in text.chars() {
-        if c == mark {
-            out.push(c);
-        }
-        out.push(c);
-    }
-    out.push(mark);
-    out
 }
 
 type LimitParts = (Option<Operand>, Option<Operand>, Vec<(Range<usize>, bool)>);
