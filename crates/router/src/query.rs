@@ -23,11 +23,14 @@ use crate::insert::literal_value;
 use crate::locate::Locator;
 use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
 use crate::plan::{ExecutionUnit, Plan};
-use crate::route::{is_sharding_column, nodes_with};
+use crate::route::{describe, is_sharding_column, nodes_with};
 use crate::template::{Edit, Piece, Renderer, RowKey, Template, push_identifier};
 use crate::tokens::Tokens;
 use crate::value::Value;
 use crate::{Dialect, RouteError};
+
+/// A per-node LIMIT that limits nothing, in range for MySQL, PostgreSQL and SQLite alike.
+const NO_LIMIT: u64 = i64::MAX as u64;
 
 /// A SELECT, UPDATE or DELETE on sharded tables, parsed once; [`PreparedQuery::bind`] plans an
 /// execution.
@@ -49,8 +52,10 @@ pub struct PreparedQuery {
 enum Kind {
     /// A read; how several nodes answer it, or why they cannot.
     Read(Result<Box<MultiRead>, String>),
-    /// UPDATE or DELETE; with ORDER BY or LIMIT it cannot be split over nodes.
-    Write { limited: bool },
+    /// UPDATE or DELETE, and why it cannot be split over nodes, if it cannot: with ORDER BY or
+    /// LIMIT each node would apply its own, and a sharded table it also reads (a subquery on
+    /// itself) would be read one node at a time.
+    Write { unsplittable: Option<&'static str> },
 }
 
 /// A read as several nodes run it, and how their rows merge.
@@ -151,11 +156,13 @@ pub(crate) fn prepare(
         Statement::Update(update) => {
             check_assignments(update, &tables.rules)?;
             let limited = update.limit.is_some() || !update.order_by.is_empty();
-            (update.selection.as_ref(), Kind::Write { limited })
+            let unsplittable = write_limits(limited, tables.repeated);
+            (update.selection.as_ref(), Kind::Write { unsplittable })
         }
         Statement::Delete(delete) => {
             let limited = delete.limit.is_some() || !delete.order_by.is_empty();
-            (delete.selection.as_ref(), Kind::Write { limited })
+            let unsplittable = write_limits(limited, tables.repeated);
+            (delete.selection.as_ref(), Kind::Write { unsplittable })
         }
         _ => return Err(RouteError::Internal("a query that is not one")),
     };
@@ -197,6 +204,16 @@ fn select_of(query: &Query) -> Option<&Select> {
     match &*query.body {
         SetExpr::Select(select) => Some(select),
         _ => None,
+    }
+}
+
+fn write_limits(limited: bool, repeated: bool) -> Option<&'static str> {
+    if limited {
+        Some("with ORDER BY or LIMIT")
+    } else if repeated {
+        Some("that also reads the table it changes")
+    } else {
+        None
     }
 }
 
@@ -454,10 +471,12 @@ impl PreparedQuery {
             return Ok(plan(vec![unit], None));
         }
         match &self.kind {
-            Kind::Write { limited: true } => Err(RouteError::Unsupported(
-                "UPDATE or DELETE with ORDER BY or LIMIT on several shards".into(),
-            )),
-            Kind::Write { limited: false } => {
+            Kind::Write {
+                unsplittable: Some(why),
+            } => Err(RouteError::Unsupported(format!(
+                "UPDATE or DELETE {why} on several shards"
+            ))),
+            Kind::Write { unsplittable: None } => {
                 let units = chosen
                     .iter()
                     .map(|&n| self.render(&self.plain, n, params, (0, 0)))
@@ -477,8 +496,9 @@ impl PreparedQuery {
                 let limit = number(&read.limit)?;
                 // Each node returns what could be among the first offset + count rows.
                 let per_node = match (read.grouped, limit) {
-                    (false, Some(count)) => offset.saturating_add(count),
-                    _ => i64::MAX as u64,
+                    // Capped where every database's LIMIT still takes it (SQLite's is signed).
+                    (false, Some(count)) => offset.saturating_add(count).min(NO_LIMIT),
+                    _ => NO_LIMIT,
                 };
                 let mut spec = read.spec.clone();
                 spec.offset = offset;
@@ -550,7 +570,12 @@ fn limit_number(value: &Value) -> Result<u64, RouteError> {
         Value::Text(s) => s.trim().parse().ok(),
         _ => None,
     }
-    .ok_or_else(|| RouteError::Unsupported(format!("LIMIT or OFFSET value {value:?}")))
+    .ok_or_else(|| {
+        RouteError::Unsupported(format!(
+            "LIMIT or OFFSET value {}: it must be a non-negative integer",
+            describe(value)
+        ))
+    })
 }
 
 /// The names of the sharded tables a statement reads or writes, where they are written, and the

@@ -200,7 +200,7 @@ fn inline_value(value: &Value) -> Result<InlineValue<'_>, RouteProblem> {
     }
 }
 
-fn describe(value: &Value) -> String {
+pub(crate) fn describe(value: &Value) -> String {
     match value {
         Value::Text(s) => format!("'{s}'"),
         Value::Int(v) => v.to_string(),

@@ -229,6 +229,12 @@ fn writes_route_like_reads_and_keep_sharding_columns() {
     assert!(e.to_string().contains("sharding column 'user_id'"), "{e}");
     let e = plan("DELETE FROM t_order WHERE status = 'x' LIMIT 1", &[]).unwrap_err();
     assert!(matches!(e, RouteError::Unsupported(_)), "{e}");
+    let e = plan(
+        "UPDATE t_order SET status = 'x' WHERE amount > (SELECT AVG(amount) FROM t_order)",
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("also reads"), "{e}");
     // On one node, LIMIT is the database's business.
     assert!(
         plan(
@@ -294,6 +300,18 @@ fn reads_over_several_nodes_say_how_to_merge() {
         (10, Some(5), 1)
     );
     assert_eq!(spec.order_by[0].column, ColumnRef::Index(1));
+
+    // A count past what every database takes is capped, not passed on.
+    let p = plan(
+        "SELECT order_id FROM t_order ORDER BY order_id LIMIT 18446744073709551615",
+        &[],
+    )
+    .unwrap();
+    assert!(
+        p.units[0].sql.ends_with("LIMIT 9223372036854775807"),
+        "{}",
+        p.units[0].sql
+    );
 
     let p = plan("SELECT * FROM t_order ORDER BY order_id", &[]).unwrap();
     assert_eq!(
