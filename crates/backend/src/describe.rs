@@ -1,5 +1,6 @@
-//! Declared column types of a logic table, for frontends that must describe a statement to
-//! their client before running it (PostgreSQL's Describe wants parameter and result types).
+//! A logic table's columns with their declared types, read from its first actual table: the
+//! router's metadata (the names, for column-less INSERTs) and PostgreSQL's Describe (the
+//! types) both come from here.
 
 use keyshard_config::TableRule;
 
@@ -19,6 +20,8 @@ impl Backend {
         let table = node.table.as_str();
         let columns: Result<Vec<(String, String)>, sqlx::Error> =
             match self.pool(&node.data_source)? {
+                // MariaDB and MySQL mark invisible columns in EXTRA; they take no value in a
+                // column-less INSERT.
                 Pool::MySql(p) => {
                     let query = sqlx::query_as(
                         "SELECT CAST(COLUMN_NAME AS CHAR), CAST(DATA_TYPE AS CHAR) \
@@ -39,6 +42,7 @@ impl Backend {
                     .bind(table);
                     p.with(async |conn| query.fetch_all(conn).await).await
                 }
+                // table_info leaves out hidden (generated virtual) columns, in column order.
                 Pool::Sqlite(p) => {
                     let query =
                         sqlx::query_as("SELECT name, type FROM pragma_table_info(?1)").bind(table);

@@ -83,11 +83,9 @@ impl Backend {
 
     /// Reloads one logic table's columns (after DDL, or when a statement needs them).
     pub async fn refresh_metadata(&self, table: &TableRule) -> Result<(), BackendError> {
-        let Some(node) = table.data_nodes.first() else {
-            return Ok(());
-        };
-        let columns = metadata::load_columns(self.pool(&node.data_source)?, table).await?;
-        self.metadata.set(&table.logic_table, columns);
+        let columns = self.column_types(table).await?;
+        let names = columns.map(|columns| columns.into_iter().map(|c| c.name).collect());
+        self.metadata.set(&table.logic_table, names);
         Ok(())
     }
 
