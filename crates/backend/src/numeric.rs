@@ -1,6 +1,9 @@
-//! PostgreSQL's binary NUMERIC: a header of digit count, weight (the power of 10000 of the
-//! first digit), sign and display scale, then base-10000 digits. The proxy carries numerics as
-//! their exact decimal text and converts at the edges.
+//! Exact decimal numbers, which the proxy carries as their text: arithmetic for merging sums
+//! and averages, and PostgreSQL's binary NUMERIC (a header of digit count, weight — the power
+//! of 10000 of the first digit —, sign and display scale, then base-10000 digits).
+
+use std::cmp::Ordering;
+use std::fmt;
 
 /// Binary NUMERIC as decimal text; `None` when the bytes are not one.
 pub fn binary_to_text(bytes: &[u8]) -> Option<String> {
@@ -63,35 +66,22 @@ pub fn text_to_binary(text: &str) -> Option<Vec<u8>> {
     if text.eq_ignore_ascii_case("nan") {
         return Some(header(0, 0, 0xC000, 0));
     }
-    let (negative, body) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if int.len() + frac.len() == 0 || !digits(int) || !digits(frac) {
-        return None;
-    }
-    let scale = u16::try_from(frac.len()).ok()?;
+    let decimal = Decimal::parse(text)?;
+    let scale = u16::try_from(decimal.scale).ok()?;
     // Base-10000 digits: the integer part grouped from the point leftwards, the fraction
     // rightwards.
-    let int_pad = (4 - int.len() % 4) % 4;
-    let padded_int: String = "0".repeat(int_pad) + int;
-    let frac_pad = (4 - frac.len() % 4) % 4;
-    let padded_frac: String = frac.to_owned() + &"0".repeat(frac_pad);
-    let group = |s: &str| s.parse::<u16>().ok();
-    let int_groups: Vec<u16> = padded_int
-        .as_bytes()
+    let int_len = decimal.digits.len() - decimal.scale;
+    let int_pad = (4 - int_len % 4) % 4;
+    let frac_pad = (4 - decimal.scale % 4) % 4;
+    let padded: Vec<u8> = std::iter::repeat_n(0, int_pad)
+        .chain(decimal.digits.iter().copied())
+        .chain(std::iter::repeat_n(0, frac_pad))
+        .collect();
+    let mut groups: Vec<u16> = padded
         .chunks(4)
-        .map(|c| std::str::from_utf8(c).ok().and_then(group))
-        .collect::<Option<_>>()?;
-    let frac_groups: Vec<u16> = padded_frac
-        .as_bytes()
-        .chunks(4)
-        .map(|c| std::str::from_utf8(c).ok().and_then(group))
-        .collect::<Option<_>>()?;
-    let mut weight = int_groups.len() as i64 - 1;
-    let mut groups: Vec<u16> = int_groups.into_iter().chain(frac_groups).collect();
+        .map(|c| c.iter().fold(0u16, |v, d| v * 10 + u16::from(*d)))
+        .collect();
+    let mut weight = ((int_len + int_pad) / 4) as i64 - 1;
     let leading = groups.iter().take_while(|g| **g == 0).count();
     groups.drain(..leading);
     weight -= leading as i64;
@@ -101,7 +91,7 @@ pub fn text_to_binary(text: &str) -> Option<Vec<u8>> {
     if groups.is_empty() {
         return Some(header(0, 0, 0, scale));
     }
-    let sign = if negative { 0x4000 } else { 0 };
+    let sign = if decimal.negative { 0x4000 } else { 0 };
     let mut out = header(
         u16::try_from(groups.len()).ok()?,
         i16::try_from(weight).ok()?,
@@ -112,6 +102,259 @@ pub fn text_to_binary(text: &str) -> Option<Vec<u8>> {
         out.extend_from_slice(&g.to_be_bytes());
     }
     Some(out)
+}
+
+/// An exact decimal of any size: `digits` (most significant first, at least `scale` of them)
+/// with the last `scale` after the point. No leading zeros beyond those, and zero is never
+/// negative, so equal values with equal scale are equal structs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Decimal {
+    negative: bool,
+    digits: Vec<u8>,
+    scale: usize,
+}
+
+impl Decimal {
+    /// `[+-]digits[.digits]`, what MariaDB sends for DECIMAL. No exponent, no spaces.
+    pub(crate) fn parse(text: &str) -> Option<Decimal> {
+        let (negative, body) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text.strip_prefix('+').unwrap_or(text)),
+        };
+        let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+        let all_digits = |s: &str| s.bytes().all(|c| c.is_ascii_digit());
+        if int.len() + frac.len() == 0 || !all_digits(int) || !all_digits(frac) {
+            return None;
+        }
+        let digits = int.bytes().chain(frac.bytes()).map(|c| c - b'0').collect();
+        Some(Decimal::normalized(negative, digits, frac.len()))
+    }
+
+    pub(crate) fn from_int(v: i128) -> Decimal {
+        let digits = v
+            .unsigned_abs()
+            .to_string()
+            .bytes()
+            .map(|c| c - b'0')
+            .collect();
+        Decimal::normalized(v < 0, digits, 0)
+    }
+
+    pub(crate) fn normalized(negative: bool, mut digits: Vec<u8>, scale: usize) -> Decimal {
+        let leading = digits
+            .iter()
+            .take(digits.len().saturating_sub(scale))
+            .take_while(|&&d| d == 0)
+            .count();
+        digits.drain(..leading);
+        if digits.len() < scale {
+            let mut padded = vec![0; scale - digits.len()];
+            padded.append(&mut digits);
+            digits = padded;
+        }
+        let negative = negative && digits.iter().any(|&d| d != 0);
+        Decimal {
+            negative,
+            digits,
+            scale,
+        }
+    }
+
+    /// Both magnitudes at the larger scale and the same length, so they compare digit-wise.
+    pub(crate) fn aligned(&self, other: &Decimal) -> (Vec<u8>, Vec<u8>, usize) {
+        let scale = self.scale.max(other.scale);
+        let widen = |d: &Decimal| {
+            let mut digits = d.digits.clone();
+            digits.resize(digits.len() + scale - d.scale, 0);
+            digits
+        };
+        let (mut x, mut y) = (widen(self), widen(other));
+        let len = x.len().max(y.len());
+        let pad = |v: &mut Vec<u8>| {
+            let mut padded = vec![0; len - v.len()];
+            padded.append(v);
+            *v = padded;
+        };
+        pad(&mut x);
+        pad(&mut y);
+        (x, y, scale)
+    }
+
+    pub(crate) fn add(&self, other: &Decimal) -> Decimal {
+        let (x, y, scale) = self.aligned(other);
+        if self.negative == other.negative {
+            return Decimal::normalized(self.negative, add_digits(&x, &y), scale);
+        }
+        if x >= y {
+            Decimal::normalized(self.negative, sub_digits(&x, &y), scale)
+        } else {
+            Decimal::normalized(other.negative, sub_digits(&y, &x), scale)
+        }
+    }
+
+    pub(crate) fn cmp(&self, other: &Decimal) -> Ordering {
+        let (x, y, _) = self.aligned(other);
+        match (self.negative, other.negative) {
+            (false, true) => Ordering::Greater,
+            (true, false) => Ordering::Less,
+            (false, false) => x.cmp(&y),
+            (true, true) => y.cmp(&x),
+        }
+    }
+
+    pub(crate) fn to_f64(&self) -> f64 {
+        self.to_string().parse().unwrap_or(f64::NAN)
+    }
+
+    pub(crate) fn to_u64(&self) -> Option<u64> {
+        let int_len = self.digits.len() - self.scale;
+        let (int, frac) = self.digits.split_at(int_len);
+        if self.negative || frac.iter().any(|&d| d != 0) {
+            return None;
+        }
+        int.iter().try_fold(0u64, |acc, &d| {
+            acc.checked_mul(10)?.checked_add(u64::from(d))
+        })
+    }
+
+    /// Digits after the point.
+    pub(crate) fn scale(&self) -> usize {
+        self.scale
+    }
+
+    /// The scale PostgreSQL gives `self / count` (`select_div_scale`): at least 16 significant
+    /// digits, estimated from the weights and first digits of both in base 10000, and no less than
+    /// its own scale.
+    pub(crate) fn pg_division_scale(&self, count: u64) -> usize {
+        const MIN_SIG_DIGITS: i64 = 16;
+        let (weight1, first1) = self.base_10000_head();
+        let count_digits = count.to_string().len() as i64;
+        let weight2 = (count_digits - 1) / 4;
+        let first2 = count / 10_000u64.pow(weight2 as u32);
+        let mut quotient_weight = weight1 - weight2;
+        if first1 <= first2 {
+            quotient_weight -= 1;
+        }
+        let scale = (MIN_SIG_DIGITS - quotient_weight * 4)
+            .max(self.scale as i64)
+            .clamp(0, 1000);
+        scale as usize
+    }
+
+    /// The weight (power of 10000) and value of the first non-zero base-10000 digit, as
+    /// PostgreSQL stores numerics; (0, 0) for zero.
+    fn base_10000_head(&self) -> (i64, u64) {
+        let int_len = self.digits.len() - self.scale;
+        let value = |digits: &[u8]| digits.iter().fold(0u64, |v, d| v * 10 + u64::from(*d));
+        let int = &self.digits[..int_len];
+        if int.iter().any(|d| *d != 0) {
+            let weight = (int_len as i64 - 1) / 4;
+            let lead = int_len - 4 * weight as usize;
+            return (weight, value(&int[..lead]));
+        }
+        let frac = &self.digits[int_len..];
+        for (group, chunk) in frac.chunks(4).enumerate() {
+            let mut padded = [0u8; 4];
+            padded[..chunk.len()].copy_from_slice(chunk);
+            let digit = value(&padded);
+            if digit != 0 {
+                return (-(group as i64) - 1, digit);
+            }
+        }
+        (0, 0)
+    }
+
+    /// self / divisor with `extra_scale` more fractional digits, rounded half away from zero
+    /// (MariaDB's rounding for DECIMAL division). `None` when dividing by zero.
+    pub(crate) fn div_round(&self, divisor: u64, extra_scale: usize) -> Option<Decimal> {
+        let divisor = u128::from(divisor);
+        if divisor == 0 {
+            return None;
+        }
+        let mut quotient = Vec::with_capacity(self.digits.len() + extra_scale);
+        let mut remainder: u128 = 0;
+        let extra = std::iter::repeat_n(0u8, extra_scale);
+        for digit in self.digits.iter().copied().chain(extra) {
+            // remainder < divisor <= u64::MAX, so this cannot overflow u128.
+            remainder = remainder * 10 + u128::from(digit);
+            quotient.push(u8::try_from(remainder / divisor).unwrap_or(9));
+            remainder %= divisor;
+        }
+        if remainder * 2 >= divisor {
+            quotient = add_digits(&quotient, &[1]);
+        }
+        Some(Decimal::normalized(
+            self.negative,
+            quotient,
+            self.scale + extra_scale,
+        ))
+    }
+}
+
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (int, frac) = self.digits.split_at(self.digits.len() - self.scale);
+        let digit = |d: &u8| char::from(b'0' + d);
+        if self.negative {
+            f.write_str("-")?;
+        }
+        if int.is_empty() {
+            f.write_str("0")?;
+        }
+        int.iter()
+            .map(digit)
+            .try_for_each(|c| fmt::Write::write_char(f, c))?;
+        if !frac.is_empty() {
+            f.write_str(".")?;
+            frac.iter()
+                .map(digit)
+                .try_for_each(|c| fmt::Write::write_char(f, c))?;
+        }
+        Ok(())
+    }
+}
+
+/// Magnitude sum of two digit strings (most significant first), of any lengths.
+fn add_digits(x: &[u8], y: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(x.len().max(y.len()) + 1);
+    let (mut i, mut j, mut carry) = (x.len(), y.len(), 0u8);
+    while i > 0 || j > 0 || carry > 0 {
+        let a = if i > 0 {
+            i -= 1;
+            x[i]
+        } else {
+            0
+        };
+        let b = if j > 0 {
+            j -= 1;
+            y[j]
+        } else {
+            0
+        };
+        let s = a + b + carry;
+        out.push(s % 10);
+        carry = s / 10;
+    }
+    out.reverse();
+    out
+}
+
+/// Magnitude difference x - y of equal-length digit strings with x >= y.
+fn sub_digits(x: &[u8], y: &[u8]) -> Vec<u8> {
+    let mut out = vec![0; x.len()];
+    let mut borrow = 0u8;
+    for i in (0..x.len()).rev() {
+        let b = y.get(i).copied().unwrap_or(0) + borrow;
+        let a = x[i];
+        if a >= b {
+            out[i] = a - b;
+            borrow = 0;
+        } else {
+            out[i] = a + 10 - b;
+            borrow = 1;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
