@@ -8,6 +8,7 @@ use keyshard_router::Value;
 use crate::error::Error;
 use crate::reply::Reply;
 use crate::session::Session;
+use crate::words::starts_with_any;
 
 /// The server version clients see; `-Keyshard` tells a human what they are talking to.
 pub const SERVER_VERSION: &str = "8.0.36-Keyshard";
@@ -73,13 +74,7 @@ pub fn answer(
     session: &mut Session,
     database_name: &str,
 ) -> Option<Result<Reply, Error>> {
-    // Most statements are INSERTs: decide from the first word before allocating anything.
-    let first = sql
-        .trim_start()
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .next()
-        .unwrap_or_default();
-    if !SESSION_WORDS.iter().any(|w| w.eq_ignore_ascii_case(first)) {
+    if !starts_with_any(sql, SESSION_WORDS) {
         return None;
     }
     let text = sql.trim().trim_end_matches(';').trim_end();

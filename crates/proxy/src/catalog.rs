@@ -8,6 +8,7 @@ use keyshard_router::Value;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
+use crate::words::starts_with_any;
 
 /// What a catalog statement asks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,11 +22,7 @@ pub(crate) enum Request {
 /// The catalog statement `sql` is, if it is one.
 pub(crate) fn request(sql: &str) -> Option<Request> {
     let text = sql.trim().trim_end_matches(';').trim_end();
-    let first = text.split(|c: char| !c.is_ascii_alphabetic()).next()?;
-    if !["show", "describe", "desc"]
-        .iter()
-        .any(|w| w.eq_ignore_ascii_case(first))
-    {
+    if !starts_with_any(text, &["show", "describe", "desc"]) {
         return None;
     }
     let lower = text.to_ascii_lowercase();

@@ -1,5 +1,7 @@
 //! Statements that start and end transactions, recognised from their text in either dialect.
 
+use crate::words::starts_with_any;
+
 /// What a transaction-control statement asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Control {
@@ -16,12 +18,10 @@ pub enum Control {
 /// The control statement `sql` is, if it is one. `ROLLBACK TO SAVEPOINT` and the like are not.
 pub fn parse(sql: &str) -> Option<Control> {
     let text = sql.trim().trim_end_matches(';').trim_end();
-    // Everything else starts differently: decide before allocating.
-    let first = text.split(|c: char| !c.is_ascii_alphabetic()).next()?;
     let known = [
         "begin", "start", "commit", "end", "rollback", "abort", "set",
     ];
-    if !known.iter().any(|w| w.eq_ignore_ascii_case(first)) {
+    if !starts_with_any(text, &known) {
         return None;
     }
     let lower = text.to_ascii_lowercase();

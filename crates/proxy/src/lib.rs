@@ -14,6 +14,7 @@ pub mod postgres;
 mod reply;
 mod server;
 mod session;
+mod words;
 
 pub use engine::Engine;
 pub use error::{Error, ErrorKind};

@@ -11,6 +11,7 @@ use keyshard_router::Value;
 use super::auth::SERVER_VERSION;
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
+use crate::words::starts_with_any;
 
 /// The settings a session starts with, beside the client's startup parameters. Names are
 /// lower case; `SHOW` answers them.
@@ -89,12 +90,7 @@ const WORDS: &[&str] = &["set", "reset", "show", "select", "discard"];
 /// The answer to `sql` when it is a session statement; `None` for everything else. A
 /// statement the proxy answers itself carries its command tag.
 pub fn answer(sql: &str, settings: &mut Settings) -> Option<Result<(Reply, String), Error>> {
-    let first = sql
-        .trim_start()
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .next()
-        .unwrap_or_default();
-    if !WORDS.iter().any(|w| w.eq_ignore_ascii_case(first)) {
+    if !starts_with_any(sql, WORDS) {
         return None;
     }
     let text = sql.trim().trim_end_matches(';').trim_end();

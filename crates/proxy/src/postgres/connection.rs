@@ -758,9 +758,5 @@ fn data_row(row: &[Value], fields: &[Field], formats: &[i16]) -> Result<Out, PgE
 }
 
 fn first_word(sql: &str) -> String {
-    sql.trim_start()
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .next()
-        .unwrap_or_default()
-        .to_ascii_uppercase()
+    crate::words::first_word(sql).to_ascii_uppercase()
 }

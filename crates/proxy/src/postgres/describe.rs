@@ -177,12 +177,7 @@ pub fn reply_fields(reply: &Reply) -> Fields {
 
 /// For text the parser does not take: whether it looks like a query by its first word.
 fn guess_fields(sql: &str) -> Fields {
-    let first = sql
-        .trim_start()
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
+    let first = crate::words::first_word(sql).to_ascii_lowercase();
     match first.as_str() {
         "select" | "with" | "values" | "show" | "table" | "explain" | "fetch" | "preview" => {
             Fields::Unknown
