@@ -20,6 +20,7 @@ mod metadata;
 mod plan;
 mod query;
 mod route;
+mod shape;
 mod template;
 mod tokens;
 mod value;
@@ -39,6 +40,7 @@ pub use error::RouteError;
 pub use metadata::{Metadata, NoMetadata};
 pub use plan::{ExecutionUnit, Plan, PreparedInsert};
 pub use query::PreparedQuery;
+pub use shape::Shape;
 pub use value::Value;
 
 /// The SQL dialect of the client, which decides parsing, placeholders and MySQL's `0` rule.

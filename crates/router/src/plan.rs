@@ -8,7 +8,8 @@ use keyshard_keygen::{Key, KeyGenerator};
 
 use crate::merge::MergeSpec;
 use crate::route::{Level, Nodes, route};
-use crate::template::{Renderer, RowKey, Template};
+use crate::shape::Shape;
+use crate::template::{Literals, Renderer, RowKey, Template};
 use crate::value::Value;
 use crate::{Dialect, RouteError};
 
@@ -108,6 +109,80 @@ impl PreparedInsert {
     /// Binds `params`, generates the keys the rows lack, routes every row and renders the
     /// statement for each data node.
     pub fn bind(&self, params: &[Value]) -> Result<Plan, RouteError> {
+        self.bind_with(params, None)
+    }
+
+    /// Plans `sql`, a statement of `shape`, with this statement prepared from the shape's text
+    /// (and checked with [`PreparedInsert::stands_for`]): its literals are bound as the
+    /// parameters and written back as they were.
+    pub fn bind_shape(&self, sql: &str, shape: &Shape) -> Result<Plan, RouteError> {
+        let literals = Literals {
+            sql,
+            ranges: &shape.ranges,
+        };
+        self.bind_with(&shape.values, Some(literals))
+    }
+
+    /// Whether this statement, prepared from `shape`'s text, plans every statement of that
+    /// shape as `original`, prepared from one of them, plans it. Each literal that became a
+    /// parameter must have been a plain value to the parser (not, say, a cast's operand, which
+    /// is an expression), so that binding it routes exactly as the literal does; that depends
+    /// on the statement's form, not its values, so one check answers for the shape.
+    ///
+    /// `None`: this statement cannot tell. In MySQL a routed 0 is read as "generate the key"
+    /// both bare and inside a cast, where any other number would make the cast an expression;
+    /// another statement of the shape must decide.
+    pub fn stands_for(&self, original: &PreparedInsert, shape: &Shape) -> Option<bool> {
+        let values = &shape.values;
+        let zero_means_generate = self.dialect == Dialect::MySql;
+        let routed_params = self.rows.iter().flat_map(|row| {
+            let key = match row.key {
+                KeySpec::ParamOrGenerate(i) => Some(i),
+                _ => None,
+            };
+            let param = |source: &Option<Source>| match source {
+                Some(Source::Param(i)) => Some(*i),
+                _ => None,
+            };
+            [key, param(&row.database), param(&row.table)]
+        });
+        if routed_params.flatten().any(|i| {
+            values
+                .get(i)
+                .is_some_and(|v| v.means_generate(zero_means_generate))
+        }) {
+            return None;
+        }
+        let source = |mine: &Option<Source>, theirs: &Option<Source>| match (mine, theirs) {
+            (None, None) => true,
+            (Some(mine), Some(theirs)) => same_source(mine, theirs, values),
+            _ => false,
+        };
+        let key = |mine: &KeySpec, theirs: &KeySpec| match (mine, theirs) {
+            (KeySpec::None, KeySpec::None) | (KeySpec::Generate, KeySpec::Generate) => true,
+            (KeySpec::ParamOrGenerate(i), KeySpec::Given(Source::Value(v))) => {
+                values.get(*i) == Some(v)
+            }
+            (KeySpec::Given(mine), KeySpec::Given(theirs)) => same_source(mine, theirs, values),
+            _ => false,
+        };
+        Some(
+            self.param_count == values.len()
+                && Arc::ptr_eq(&self.rule, &original.rule)
+                && self.rows.len() == original.rows.len()
+                && self.rows.iter().zip(&original.rows).all(|(mine, theirs)| {
+                    key(&mine.key, &theirs.key)
+                        && source(&mine.database, &theirs.database)
+                        && source(&mine.table, &theirs.table)
+                }),
+        )
+    }
+
+    fn bind_with(
+        &self,
+        params: &[Value],
+        literals: Option<Literals<'_>>,
+    ) -> Result<Plan, RouteError> {
         if params.len() < self.param_count {
             return Err(RouteError::MissingParameter {
                 needed: self.param_count,
@@ -169,7 +244,7 @@ impl PreparedInsert {
             let rows: Vec<usize> = (0..self.rows.len())
                 .filter(|r| row_units[*r] == unit)
                 .collect();
-            units.push(self.render(*node, rows, &row_keys, params)?);
+            units.push(self.render(*node, rows, &row_keys, params, literals)?);
         }
         Ok(Plan {
             units,
@@ -250,6 +325,7 @@ impl PreparedInsert {
         rows: Vec<usize>,
         row_keys: &[Option<Value>],
         params: &[Value],
+        literals: Option<Literals<'_>>,
     ) -> Result<ExecutionUnit, RouteError> {
         let data_node = &self.rule.data_nodes[node];
         let template = &self.template;
@@ -259,6 +335,7 @@ impl PreparedInsert {
             dialect: self.dialect,
             tables: &tables,
             params,
+            literals,
             limit: (0, 0),
             out: String::with_capacity(self.sql.len() + 32),
             out_params: Vec::new(),
@@ -274,7 +351,7 @@ impl PreparedInsert {
             }
             let key = RowKey {
                 key: row_keys[*row].as_ref(),
-                as_placeholder: self.rows[*row].has_params,
+                as_placeholder: self.rows[*row].has_params && literals.is_none(),
             };
             renderer.render(template.row(*row), key)?;
         }
@@ -300,6 +377,17 @@ fn resolve<'a>(
         Source::Param(i) => params.get(*i),
         Source::Key => key,
         Source::Expr => None,
+    }
+}
+
+/// Whether `mine`, of a statement prepared from a shape, reads a row's value as `theirs`, of
+/// the statement the shape was cut from: a parameter where that had a literal.
+fn same_source(mine: &Source, theirs: &Source, values: &[Value]) -> bool {
+    match (mine, theirs) {
+        (Source::Param(i), Source::Value(v)) => values.get(*i) == Some(v),
+        (Source::Value(a), Source::Value(b)) => a == b,
+        (Source::Key, Source::Key) | (Source::Expr, Source::Expr) => true,
+        _ => false,
     }
 }
 

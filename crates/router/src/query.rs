@@ -534,6 +534,7 @@ impl PreparedQuery {
             dialect: self.dialect,
             tables: &tables,
             params,
+            literals: None,
             limit,
             out: String::with_capacity(self.sql.len() + 16),
             out_params: Vec::new(),

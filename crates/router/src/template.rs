@@ -173,10 +173,29 @@ pub(crate) struct Renderer<'a> {
     /// The actual tables, by the statement's sharded-table number.
     pub(crate) tables: &'a [&'a str],
     pub(crate) params: &'a [Value],
+    /// For a statement prepared from a shape: the literals its parameters stand for, written
+    /// back as the client's text instead of placeholders.
+    pub(crate) literals: Option<Literals<'a>>,
     /// The offset and row count a LIMIT is rendered with.
     pub(crate) limit: (u64, u64),
     pub(crate) out: String,
     pub(crate) out_params: Vec<Value>,
+}
+
+/// The literals of the statement a shape was cut from.
+#[derive(Clone, Copy)]
+pub(crate) struct Literals<'a> {
+    pub(crate) sql: &'a str,
+    pub(crate) ranges: &'a [Range<usize>],
+}
+
+impl Literals<'_> {
+    fn text(&self, index: usize) -> Result<&str, RouteError> {
+        self.ranges
+            .get(index)
+            .and_then(|r| self.sql.get(r.clone()))
+            .ok_or(RouteError::Internal("a literal outside the statement"))
+    }
 }
 
 /// What a row contributes to its pieces: its key, and whether it is written as a placeholder.
@@ -207,17 +226,12 @@ impl Renderer<'_> {
                     let value = if *offset { self.limit.0 } else { self.limit.1 };
                     let _ = write!(self.out, "{value}");
                 }
-                Piece::Param(i) => {
-                    let value = self.param(*i)?.clone();
-                    self.placeholder(value);
-                }
-                Piece::KeyParam(i) => {
-                    let value = match row.key {
-                        Some(key) => key.clone(),
-                        None => self.param(*i)?.clone(),
-                    };
-                    self.placeholder(value);
-                }
+                Piece::Param(i) => self.param(*i)?,
+                Piece::KeyParam(i) => match (row.key, self.literals) {
+                    (Some(key), Some(_)) => push_literal(&mut self.out, key, self.dialect),
+                    (Some(key), None) => self.placeholder(key.clone()),
+                    (None, _) => self.param(*i)?,
+                },
                 Piece::Key => {
                     let key = row
                         .key
@@ -233,11 +247,22 @@ impl Renderer<'_> {
         Ok(())
     }
 
-    fn param(&self, index: usize) -> Result<&Value, RouteError> {
-        self.params.get(index).ok_or(RouteError::MissingParameter {
-            needed: index + 1,
-            given: self.params.len(),
-        })
+    /// Parameter `index`: its placeholder, or the literal it stands for.
+    fn param(&mut self, index: usize) -> Result<(), RouteError> {
+        if let Some(literals) = self.literals {
+            self.out.push_str(literals.text(index)?);
+            return Ok(());
+        }
+        let value = self
+            .params
+            .get(index)
+            .ok_or(RouteError::MissingParameter {
+                needed: index + 1,
+                given: self.params.len(),
+            })?
+            .clone();
+        self.placeholder(value);
+        Ok(())
     }
 
     fn placeholder(&mut self, value: Value) {
@@ -317,6 +342,7 @@ mod tests {
             dialect: Dialect::MySql,
             tables: &["t_1"],
             params: &[],
+            literals: None,
             limit: (0, 0),
             out: String::new(),
             out_params: Vec::new(),

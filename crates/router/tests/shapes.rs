@@ -1,0 +1,235 @@
+//! A statement planned through the shape of another statement (prepared once, checked with
+//! `stands_for`) plans exactly as when it is parsed itself: same units, same SQL, same errors.
+
+mod common;
+
+use std::sync::{Arc, OnceLock};
+
+use keyshard_router::{Dialect, Plan, Prepared, PreparedInsert, RouteError, Router, Shape};
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+
+/// A cell's spelling, by kind; `n` varies between statements of one shape.
+fn cell(kind: usize, n: i64, dialect: Dialect) -> String {
+    match kind {
+        0 => format!("{n}"),
+        1 => format!("-{n}"),
+        2 => format!("- {n}"),
+        3 => format!("'{n}'"),
+        4 => format!("'s {n}'"),
+        5 => format!("{n}.5"),
+        6 => "NULL".into(),
+        7 => "DEFAULT".into(),
+        8 => format!("({n})"),
+        9 => format!("{n} + 1"),
+        10 => match dialect {
+            Dialect::MySql => format!("CAST({n} AS SIGNED)"),
+            Dialect::Postgres => format!("{n}::bigint"),
+        },
+        11 => format!("CAST(({n}) AS CHAR)"),
+        12 => format!("-'{n}'"),
+        13 => format!("upper('{n}')"),
+        _ => "0".into(),
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Template {
+    dialect: Dialect,
+    with_key: bool,
+    rows: Vec<[usize; 3]>,
+    set_form: bool,
+    tail: usize,
+}
+
+fn template() -> impl Strategy<Value = Template> {
+    let dialect = prop_oneof![Just(Dialect::MySql), Just(Dialect::Postgres)];
+    (
+        dialect,
+        any::<bool>(),
+        prop::collection::vec(prop::array::uniform3(0usize..15), 1..4),
+        any::<bool>(),
+        0usize..3,
+    )
+        .prop_map(|(dialect, with_key, rows, set_form, tail)| Template {
+            dialect,
+            with_key,
+            rows,
+            set_form: set_form && dialect == Dialect::MySql,
+            tail,
+        })
+}
+
+fn spell(t: &Template, values: &[i64]) -> String {
+    let mut n = values.iter().cycle().copied();
+    let mut next = |kind| cell(kind, n.next().unwrap_or(1), t.dialect);
+    let columns: &[&str] = if t.with_key {
+        &["user_id", "status", "order_id"]
+    } else {
+        &["user_id", "status"]
+    };
+    let mut sql = String::from("INSERT INTO t_order ");
+    if t.set_form {
+        let row = t.rows[0];
+        let sets: Vec<String> = columns
+            .iter()
+            .zip(row)
+            .map(|(c, kind)| format!("{c} = {}", next(kind)))
+            .collect();
+        sql.push_str(&format!("SET {}", sets.join(", ")));
+    } else {
+        sql.push_str(&format!("({}) VALUES ", columns.join(", ")));
+        let rows: Vec<String> = t
+            .rows
+            .iter()
+            .map(|row| {
+                let cells: Vec<String> = row[..columns.len()].iter().map(|&k| next(k)).collect();
+                format!("({})", cells.join(","))
+            })
+            .collect();
+        sql.push_str(&rows.join(", "));
+    }
+    match (t.tail, t.dialect) {
+        (1, Dialect::MySql) => {
+            sql.push_str(&format!(" ON DUPLICATE KEY UPDATE status = {}", next(4)))
+        }
+        (1, Dialect::Postgres) => sql.push_str(" ON CONFLICT DO NOTHING"),
+        (2, _) if t.dialect == Dialect::Postgres => sql.push_str(" RETURNING order_id"),
+        _ => {}
+    }
+    sql
+}
+
+/// Every key is 1, so that two plans of one statement are equal.
+fn router(dialect: Dialect) -> &'static Router {
+    static MYSQL: OnceLock<Router> = OnceLock::new();
+    static POSTGRES: OnceLock<Router> = OnceLock::new();
+    let cell = match dialect {
+        Dialect::MySql => &MYSQL,
+        Dialect::Postgres => &POSTGRES,
+    };
+    cell.get_or_init(|| {
+        let rule =
+            common::with_generator(common::rule(common::T_ORDER), Arc::new(common::ConstantOne));
+        Router::new(&rule, dialect)
+    })
+}
+
+fn prepare(sql: &str, dialect: Dialect) -> Result<Option<PreparedInsert>, RouteError> {
+    Ok(match router(dialect).prepare(sql, &common::metadata())? {
+        Prepared::Insert(insert) => Some(insert),
+        _ => None,
+    })
+}
+
+fn parsed_plan(sql: &str, dialect: Dialect) -> Result<Plan, String> {
+    match prepare(sql, dialect) {
+        Ok(Some(insert)) => insert.bind(&[]).map_err(|e| e.to_string()),
+        Ok(None) => Err("not an insert".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn config() -> Config {
+    Config {
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(512),
+        failure_persistence: None,
+        ..Config::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_shape_checked_on_one_statement_plans_every_statement_of_it_alike(
+        t in template(),
+        first in prop::collection::vec(0i64..3, 12),
+        second in prop::collection::vec(0i64..1000, 12),
+    ) {
+        let dialect = t.dialect;
+        let sql_a = spell(&t, &first);
+        let sql_b = spell(&t, &second);
+        let (Some(shape_a), Some(shape_b)) = (Shape::of(&sql_a, dialect), Shape::of(&sql_b, dialect)) else {
+            return Ok(());
+        };
+        prop_assume!(shape_a.text() == shape_b.text());
+        let Ok(Some(original)) = prepare(&sql_a, dialect) else {
+            return Ok(());
+        };
+        let Ok(Some(from_shape)) = prepare(shape_a.text(), dialect) else {
+            return Ok(());
+        };
+        if from_shape.stands_for(&original, &shape_a) != Some(true) {
+            return Ok(());
+        }
+        for (sql, shape) in [(&sql_a, &shape_a), (&sql_b, &shape_b)] {
+            let expected = parsed_plan(sql, dialect);
+            let got = from_shape.bind_shape(sql, shape).map_err(|e| e.to_string());
+            prop_assert_eq!(got, expected, "{}", sql);
+        }
+    }
+}
+
+#[test]
+fn the_bench_insert_goes_through_its_shape() {
+    for (dialect, sql) in [
+        (
+            Dialect::MySql,
+            "INSERT INTO t_order (user_id, status) VALUES (42, 'new')",
+        ),
+        (
+            Dialect::Postgres,
+            "INSERT INTO t_order (user_id, status) VALUES (42, 'new')",
+        ),
+        (
+            Dialect::MySql,
+            "INSERT INTO t_order (user_id, status, order_id) VALUES (1, 'a', 5), (2, 'b', 7)",
+        ),
+    ] {
+        let shape = Shape::of(sql, dialect).unwrap();
+        let original = prepare(sql, dialect).unwrap().unwrap();
+        let from_shape = prepare(shape.text(), dialect).unwrap().unwrap();
+        assert_eq!(
+            from_shape.stands_for(&original, &shape),
+            Some(true),
+            "{sql}"
+        );
+        assert_eq!(
+            from_shape.bind_shape(sql, &shape).unwrap(),
+            original.bind(&[]).unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_mysql_zero_key_is_generated_through_a_shape_but_cannot_check_one() {
+    let checked = "INSERT INTO t_order (user_id, status, order_id) VALUES (1, 'a', 5)";
+    let zero = "INSERT INTO t_order (user_id, status, order_id) VALUES (1, 'a', 0)";
+    let shape = Shape::of(checked, Dialect::MySql).unwrap();
+    let from_shape = prepare(shape.text(), Dialect::MySql).unwrap().unwrap();
+    let zero_shape = Shape::of(zero, Dialect::MySql).unwrap();
+    let zero_original = prepare(zero, Dialect::MySql).unwrap().unwrap();
+    assert_eq!(from_shape.stands_for(&zero_original, &zero_shape), None);
+    let original = prepare(checked, Dialect::MySql).unwrap().unwrap();
+    assert_eq!(from_shape.stands_for(&original, &shape), Some(true));
+    let plan = from_shape.bind_shape(zero, &zero_shape).unwrap();
+    assert_eq!(plan, zero_original.bind(&[]).unwrap());
+    assert_eq!(plan.generated_keys.len(), 1);
+}
+
+#[test]
+fn a_cast_literal_is_not_a_parameter() {
+    // Routing by the uncast text could pick another shard than the cast value.
+    let sql = "INSERT INTO t_order (user_id, status) VALUES (CAST(5 AS SIGNED), 'a')";
+    let shape = Shape::of(sql, Dialect::MySql).unwrap();
+    let original = prepare(sql, Dialect::MySql);
+    let from_shape = prepare(shape.text(), Dialect::MySql).unwrap().unwrap();
+    match original {
+        Ok(Some(original)) => assert_eq!(from_shape.stands_for(&original, &shape), Some(false)),
+        other => panic!("{other:?}"),
+    }
+}
