@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use keyshard_router::Metadata;
 
@@ -9,6 +10,8 @@ use keyshard_router::Metadata;
 #[derive(Debug, Default)]
 pub struct MetadataStore {
     tables: RwLock<HashMap<String, Vec<String>>>,
+    /// Counts the changes, so that what was planned with older metadata can tell.
+    version: AtomicU64,
 }
 
 impl MetadataStore {
@@ -20,6 +23,12 @@ impl MetadataStore {
             Some(columns) => tables.insert(key, columns),
             None => tables.remove(&key),
         };
+        self.version.fetch_add(1, Ordering::Release);
+    }
+
+    /// Changes with every [`MetadataStore::set`].
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use keyshard_backend::{Backend, Outcome, Transaction};
 use keyshard_config::Config;
 use keyshard_keygen::Key;
-use keyshard_router::{Dialect, Other, Plan, Prepared, RouteError, Router, Value};
+use keyshard_router::{Dialect, Other, Plan, Prepared, RouteError, Router, Shape, Value};
 
 use crate::admin;
 use crate::catalog;
@@ -14,6 +14,7 @@ use crate::control::{self, Control};
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
+use crate::shapes::{Known, Shapes};
 
 /// The proxy's shared state.
 #[derive(Debug)]
@@ -22,6 +23,7 @@ pub struct Engine {
     mysql: Router,
     postgres: Router,
     backend: Backend,
+    shapes: Shapes,
     next_connection_id: AtomicU32,
 }
 
@@ -45,6 +47,7 @@ impl Engine {
             postgres: router(Dialect::Postgres),
             config,
             backend,
+            shapes: Shapes::default(),
             next_connection_id: AtomicU32::new(1),
         })
     }
@@ -116,7 +119,39 @@ impl Engine {
         if let Some(request) = catalog::request(sql) {
             return catalog::answer(self, request, &self.config.database_name).await;
         }
+        if let Some(shape) = Shape::of(sql, session.dialect) {
+            return self.insert_by_shape(session, sql, &shape).await;
+        }
         let statement = self.statement(sql, session.dialect).await?;
+        self.execute(session, &statement, &[]).await
+    }
+
+    /// An INSERT sent as text: bound through its shape when that is known to plan it as
+    /// parsing would; else parsed, and its shape learned from it.
+    async fn insert_by_shape(
+        &self,
+        session: &mut Session,
+        sql: &str,
+        shape: &Shape,
+    ) -> Result<Reply, Error> {
+        let dialect = session.dialect;
+        let metadata_version = self.backend.metadata().version();
+        let known = self.shapes.get(dialect, shape, metadata_version);
+        if let Some(Known::Insert(insert)) = known {
+            let plan = insert.bind_shape(sql, shape)?;
+            return self.reply(session, plan, false).await;
+        }
+        let statement = self.statement(sql, dialect).await?;
+        if known.is_none() {
+            let original = match &statement.kind {
+                StatementKind::Insert(insert) => Some(&**insert),
+                _ => None,
+            };
+            let metadata = self.backend.metadata();
+            let router = self.router(dialect);
+            self.shapes
+                .learn(router, shape, original, metadata, metadata_version);
+        }
         self.execute(session, &statement, &[]).await
     }
 
@@ -166,6 +201,11 @@ impl Engine {
                 });
             }
         };
+        self.reply(session, plan, reads).await
+    }
+
+    /// Runs `plan` and answers with its rows, or with the rows it changed and its first key.
+    async fn reply(&self, session: &mut Session, plan: Plan, reads: bool) -> Result<Reply, Error> {
         let mut outcome = self.run(session, &plan).await?;
         if reads && outcome.columns.is_empty() {
             // No rows, so no columns came with them; the client still needs the result's shape.
@@ -237,10 +277,7 @@ impl Engine {
     /// Parses and plans `sql`, loading a table's columns first when a column-less INSERT needs
     /// them.
     async fn statement(&self, sql: &str, dialect: Dialect) -> Result<Statement, Error> {
-        let router = match dialect {
-            Dialect::MySql => &self.mysql,
-            Dialect::Postgres => &self.postgres,
-        };
+        let router = self.router(dialect);
         let prepared = match router.prepare(sql, self.backend.metadata()) {
             Err(RouteError::UnknownColumns { table }) => {
                 if let Some(rule) = self.config.sharding.table(&table) {
@@ -269,6 +306,13 @@ impl Engine {
             },
             Prepared::Other(other) => return Err(not_supported(other)),
         })
+    }
+
+    fn router(&self, dialect: Dialect) -> &Router {
+        match dialect {
+            Dialect::MySql => &self.mysql,
+            Dialect::Postgres => &self.postgres,
+        }
     }
 
     /// ShardingSphere's `PREVIEW`: where a statement would go and as what, without running it.

@@ -14,6 +14,7 @@ pub mod postgres;
 mod reply;
 mod server;
 mod session;
+mod shapes;
 mod words;
 
 pub use engine::Engine;

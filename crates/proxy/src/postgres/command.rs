@@ -79,8 +79,8 @@ pub fn is_blank(sql: &str) -> bool {
     }
 }
 
-/// The leading keywords of a statement, upper-cased, comments skipped.
-fn words(sql: &str, n: usize) -> Vec<String> {
+/// The words of a statement, comments before the first skipped.
+fn words(sql: &str) -> impl Iterator<Item = &str> {
     let mut rest = sql.trim_start();
     while rest.starts_with("--") || rest.starts_with("/*") {
         rest = if let Some(c) = rest.strip_prefix("--") {
@@ -92,9 +92,6 @@ fn words(sql: &str, n: usize) -> Vec<String> {
     }
     rest.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
         .filter(|w| !w.is_empty())
-        .take(n)
-        .map(str::to_ascii_uppercase)
-        .collect()
 }
 
 /// The CommandComplete tag for `sql` answered with `reply`: `INSERT 0 3`, `SELECT 2`,
@@ -104,8 +101,10 @@ pub fn tag(sql: &str, reply: &Reply) -> String {
         Reply::Ok { affected_rows, .. } => (*affected_rows, None),
         Reply::Rows { rows, .. } => (rows.len() as u64, Some(rows.len() as u64)),
     };
-    let words = words(sql, 6);
-    let first = words.first().map(String::as_str).unwrap_or_default();
+    let mut words = words(sql);
+    // Upper-cased one word at a time: this runs for every statement, mostly INSERTs.
+    let first = words.next().unwrap_or_default().to_ascii_uppercase();
+    let first = first.as_str();
     match first {
         "INSERT" => format!("INSERT 0 {affected}"),
         "UPDATE" | "DELETE" | "MERGE" | "COPY" | "FETCH" | "MOVE" => format!("{first} {affected}"),
@@ -118,8 +117,9 @@ pub fn tag(sql: &str, reply: &Reply) -> String {
         "ROLLBACK" | "ABORT" => "ROLLBACK".to_owned(),
         "TRUNCATE" => "TRUNCATE TABLE".to_owned(),
         "CREATE" | "DROP" | "ALTER" => {
+            let words: Vec<String> = words.take(5).map(str::to_ascii_uppercase).collect();
             // CREATE [OR REPLACE] [UNIQUE | TEMP | …] INDEX → CREATE INDEX.
-            let object = words[1..]
+            let object = words
                 .iter()
                 .find(|w| {
                     !matches!(
