@@ -547,19 +547,21 @@ fn literal_of(expr: &Expr) -> Option<Value> {
     }
 }
 
+/// The value of a number literal's digits, negated for `-`.
+pub(crate) fn number_value(text: &str, negative: bool) -> Option<Value> {
+    if let Ok(v) = text.parse::<i64>() {
+        return Some(Value::Int(if negative { v.checked_neg()? } else { v }));
+    }
+    if !negative && let Ok(v) = text.parse::<u64>() {
+        return Some(Value::UInt(v));
+    }
+    let v = text.parse::<f64>().ok()?;
+    Some(Value::Double(if negative { -v } else { v }))
+}
+
 pub(crate) fn literal_value(value: &SqlValue, negative: bool) -> Option<Value> {
     match value {
-        SqlValue::Number(text, _) => {
-            let text = text.as_str();
-            if let Ok(v) = text.parse::<i64>() {
-                return Some(Value::Int(if negative { v.checked_neg()? } else { v }));
-            }
-            if !negative && let Ok(v) = text.parse::<u64>() {
-                return Some(Value::UInt(v));
-            }
-            let v = text.parse::<f64>().ok()?;
-            Some(Value::Double(if negative { -v } else { v }))
-        }
+        SqlValue::Number(text, _) => number_value(text, negative),
         SqlValue::SingleQuotedString(s)
         | SqlValue::DoubleQuotedString(s)
         | SqlValue::EscapedStringLiteral(s)

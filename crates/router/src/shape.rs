@@ -14,10 +14,10 @@
 
 use std::ops::Range;
 
-use sqlparser::ast::Value as SqlValue;
+use std::fmt::Write as _;
 
 use crate::Dialect;
-use crate::insert::literal_value;
+use crate::insert::number_value;
 use crate::value::Value;
 
 /// An INSERT statement's shape and its literals.
@@ -84,10 +84,10 @@ impl Shape {
                     if bytes.get(end).is_some_and(|&c| is_word(c) || c == b'.') {
                         return None;
                     }
-                    let number = SqlValue::Number(sql.get(i..end)?.to_owned(), false);
+                    let number = sql.get(i..end)?;
                     let (start, value) = match before {
-                        Before::ValueStart => (i, literal_value(&number, false)?),
-                        Before::Sign(at) => match literal_value(&number, true)? {
+                        Before::ValueStart => (i, number_value(number, false)?),
+                        Before::Sign(at) => match number_value(number, true)? {
                             // The parser keeps `-0` an expression, unlike `0` (see `classify`).
                             Value::Int(0) => return None,
                             value => (at, value),
@@ -132,8 +132,7 @@ impl Shape {
                 match dialect {
                     Dialect::MySql => shape.text.push('?'),
                     Dialect::Postgres => {
-                        shape.text.push('$');
-                        shape.text.push_str(&shape.values.len().to_string());
+                        let _ = write!(shape.text, "${}", shape.values.len());
                     }
                 }
                 shape.ranges.push(start..end);
