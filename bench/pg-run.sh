@@ -2,7 +2,9 @@
 # Insert throughput of PostgreSQL clients, back to back: straight to PostgreSQL (one table,
 # identity key), through pgbouncer to that table (the cost of one proxy hop), and through
 # Keyshard (two PostgreSQL shards, SNOWFLAKE keys).
-# Usage: bash bench/pg-run.sh [seconds] [clients] [protocol: simple|extended]
+# Usage: bash bench/pg-run.sh [seconds] [clients] [protocol: simple|extended] [rounds]
+# The three alternate for `rounds` rounds (default 3), one line each, so that a slow moment of a
+# shared machine does not land on one side only.
 # Needs pgbench and pgbouncer (Debian packages) and PostgreSQL on 127.0.0.1:5432 where user
 # postgres connects without a password. pgbouncer runs as user postgres from a temp directory.
 set -euo pipefail
@@ -10,6 +12,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-20}
 CLIENTS=${2:-8}
 PROTOCOL=${3:-simple}
+ROUNDS=${4:-3}
 PSQL="psql -X -q -h 127.0.0.1 -p 5432 -U postgres"
 
 for db in keyshard_bench_direct keyshard_bench_0 keyshard_bench_1; do
@@ -60,13 +63,15 @@ done
 PGPASSWORD=root psql -X -q -h 127.0.0.1 -p 6433 -U root -d sharding_db \
   -c "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))"
 
-run() {
+tps() {
   pgbench -n -f bench/insert.sql -M "$PROTOCOL" -c "$CLIENTS" -j 2 -T "$SECONDS_EACH" "$@" 2>&1 \
-    | grep -E "^(tps|latency average|number of transactions actually processed|number of failed)"
+    | awk '/^tps/ {printf "%.0f", $3}'
 }
-echo "== straight to PostgreSQL (one table, identity key)"
-run -h 127.0.0.1 -p 5432 -U postgres keyshard_bench_direct
-echo "== through pgbouncer (transaction pooling) to the same table"
-run -h 127.0.0.1 -p 6432 -U postgres keyshard_bench_direct
-echo "== through Keyshard (two PostgreSQL shards, SNOWFLAKE keys)"
-PGPASSWORD=root run -h 127.0.0.1 -p 6433 -U root sharding_db
+echo "round  direct tps  pgbouncer tps  Keyshard tps  Keyshard/direct  Keyshard/pgbouncer"
+for round in $(seq 1 "$ROUNDS"); do
+  direct=$(tps -h 127.0.0.1 -p 5432 -U postgres keyshard_bench_direct)
+  bouncer=$(tps -h 127.0.0.1 -p 6432 -U postgres keyshard_bench_direct)
+  proxied=$(PGPASSWORD=root tps -h 127.0.0.1 -p 6433 -U root sharding_db)
+  awk -v r="$round" -v d="$direct" -v b="$bouncer" -v k="$proxied" \
+    'BEGIN { printf "%5s  %10s  %13s  %12s  %14.1f%%  %17.1f%%\n", r, d, b, k, 100 * k / d, 100 * k / b }'
+done
