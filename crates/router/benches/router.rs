@@ -1,12 +1,13 @@
 //! The router's cost per INSERT next to the cost of parsing it: `parse only` is sqlparser alone,
 //! `unprepared` is a whole plan from text (parse, bind, generate keys, route, render), and
-//! `prepared` binds a statement parsed once. All on `t_order` with its real SNOWFLAKE generator
+//! `prepared` binds a statement parsed once, and `by shape` plans a text INSERT through the
+//! shape of the statements before it (what the proxy does for repeated text INSERTs). All on `t_order` with its real SNOWFLAKE generator
 //! (4096 keys per millisecond per worker: far above what these rates consume).
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use keyshard_router::{Dialect, Prepared, Router, Value};
+use keyshard_router::{Dialect, Prepared, Router, Shape, Value};
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
@@ -76,6 +77,32 @@ fn router(c: &mut Criterion) {
         b.iter(|| prepared.bind(black_box(&params)).unwrap())
     });
     bound.finish();
+
+    // The shape's plan is prepared once; each statement is cut and bound.
+    let text = "INSERT INTO t_order (user_id, status) VALUES (7, 'OK')";
+    let shape = Shape::of(text, Dialect::MySql).unwrap();
+    let Prepared::Insert(from_shape) = router.prepare(shape.text(), &metadata).unwrap() else {
+        panic!("the shape is an INSERT into a sharded table");
+    };
+    let mut shaped = c.benchmark_group("by shape");
+    shaped.throughput(Throughput::Elements(1));
+    shaped.bench_function("one-row", |b| {
+        b.iter(|| {
+            let shape = Shape::of(black_box(text), Dialect::MySql).unwrap();
+            from_shape.bind_shape(text, &shape).unwrap()
+        })
+    });
+    shaped.bench_function("100-row", |b| {
+        let shape = Shape::of(&sql100, Dialect::MySql).unwrap();
+        let Prepared::Insert(from_shape) = router.prepare(shape.text(), &metadata).unwrap() else {
+            panic!("the shape is an INSERT into a sharded table");
+        };
+        b.iter(|| {
+            let shape = Shape::of(black_box(&sql100), Dialect::MySql).unwrap();
+            from_shape.bind_shape(&sql100, &shape).unwrap()
+        })
+    });
+    shaped.finish();
 }
 
 criterion_group!(benches, router);
