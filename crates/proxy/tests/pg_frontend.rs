@@ -131,6 +131,23 @@ async fn keys_reach_the_client_and_the_shards(shards: &PgShards) {
     }
     assert_eq!(counts, [1, 2]);
 
+    // Text INSERTs of one shape: the first is parsed, the others bind its plan.
+    for user in 14..=18_i64 {
+        let sql = format!(
+            "INSERT INTO t_order (user_id, status) VALUES ({user}, 'shape {user}') RETURNING order_id"
+        );
+        let messages = client.simple_query(&sql).await.unwrap();
+        let key = messages.iter().find_map(|m| match m {
+            SimpleQueryMessage::Row(row) => row.get(0).and_then(|k| k.parse::<i64>().ok()),
+            _ => None,
+        });
+        returned.push((user, key.unwrap_or_else(|| panic!("{sql}: {messages:?}"))));
+    }
+    let mut keys: Vec<i64> = returned.iter().map(|(_, key)| *key).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    assert_eq!(keys.len(), returned.len());
+
     for (user, key) in &returned {
         assert_stored(shards, *user, *key).await;
     }
