@@ -910,6 +910,24 @@ fn never_panics(sql: &str, params: &[Value]) {
         let router = router(dialect);
         let _ = router.plan(sql, params, metadata());
         let _ = router.plan(sql, params, &keyshard_router::NoMetadata);
+        // The proxy's path for text INSERTs: a shape checked against the parsed statement
+        // plans it (or refuses it) as the parsed statement does.
+        let Some(shape) = keyshard_router::Shape::of(sql, dialect) else {
+            continue;
+        };
+        let prepare = |text| match router.prepare(text, metadata()) {
+            Ok(keyshard_router::Prepared::Insert(insert)) => Some(insert),
+            _ => None,
+        };
+        if let (Some(original), Some(from_shape)) = (prepare(sql), prepare(shape.text()))
+            && from_shape.stands_for(&original, &shape) == Some(true)
+        {
+            assert_eq!(
+                from_shape.bind_shape(sql, &shape).is_ok(),
+                original.bind(&[]).is_ok(),
+                "{sql}"
+            );
+        }
     }
 }
 
