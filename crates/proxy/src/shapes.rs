@@ -8,9 +8,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use keyshard_router::{Dialect, Metadata, Prepared, PreparedInsert, Router, Shape};
 
-/// Shapes kept per dialect; beyond this many the map starts over, so that statements that
-/// never repeat (a literal in a table name, say) cannot grow it without bound.
+/// Shapes kept per dialect, and the bytes of their texts; beyond either the map starts over,
+/// so that statements that never repeat (a literal in a table name, say) or huge multi-row
+/// INSERTs cannot grow it without bound. A plan takes a few times its text's size.
 const CAPACITY: usize = 1024;
+const CAPACITY_BYTES: usize = 4 << 20;
+/// A statement longer than this is parsed every time: its shape would crowd out the others.
+const LONGEST: usize = CAPACITY_BYTES / 16;
 
 /// What is known of a shape.
 #[derive(Debug, Clone)]
@@ -28,15 +32,22 @@ struct Entry {
     metadata_version: u64,
 }
 
+#[derive(Debug, Default)]
+struct Kept {
+    entries: HashMap<Box<str>, Entry>,
+    /// The length of every key.
+    bytes: usize,
+}
+
 /// The shapes seen so far, for both dialects.
 #[derive(Debug, Default)]
 pub(crate) struct Shapes {
-    mysql: Mutex<HashMap<Box<str>, Entry>>,
-    postgres: Mutex<HashMap<Box<str>, Entry>>,
+    mysql: Mutex<Kept>,
+    postgres: Mutex<Kept>,
 }
 
 impl Shapes {
-    fn map(&self, dialect: Dialect) -> std::sync::MutexGuard<'_, HashMap<Box<str>, Entry>> {
+    fn kept(&self, dialect: Dialect) -> std::sync::MutexGuard<'_, Kept> {
         match dialect {
             Dialect::MySql => &self.mysql,
             Dialect::Postgres => &self.postgres,
@@ -53,7 +64,8 @@ impl Shapes {
         shape: &Shape,
         metadata_version: u64,
     ) -> Option<Known> {
-        self.map(dialect)
+        self.kept(dialect)
+            .entries
             .get(shape.text())
             .filter(|e| e.metadata_version == metadata_version)
             .map(|e| e.known.clone())
@@ -69,6 +81,9 @@ impl Shapes {
         metadata: &dyn Metadata,
         metadata_version: u64,
     ) {
+        if shape.text().len() > LONGEST {
+            return;
+        }
         let known = match (original, router.prepare(shape.text(), metadata)) {
             (Some(original), Ok(Prepared::Insert(insert))) => {
                 match insert.stands_for(original, shape) {
@@ -80,16 +95,124 @@ impl Shapes {
             }
             _ => Known::Parse,
         };
-        let mut map = self.map(router.dialect());
-        if map.len() >= CAPACITY {
-            map.clear();
+        let text = shape.text();
+        let mut kept = self.kept(router.dialect());
+        if kept.entries.len() >= CAPACITY || kept.bytes + text.len() > CAPACITY_BYTES {
+            kept.entries.clear();
+            kept.bytes = 0;
         }
-        map.insert(
-            shape.text().into(),
-            Entry {
-                known,
-                metadata_version,
-            },
+        let entry = Entry {
+            known,
+            metadata_version,
+        };
+        if kept.entries.insert(text.into(), entry).is_none() {
+            kept.bytes += text.len();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use keyshard_router::NoMetadata;
+
+    use super::*;
+
+    const YAML: &str = r#"
+databaseName: sharding_db
+dataSources:
+  ds_0:
+    url: "sqlite::memory:"
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: ds_0.t_order_${0..1}
+      tableStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: t_mod
+      keyGenerateStrategy:
+        column: order_id
+        keyGeneratorName: snowflake
+  shardingAlgorithms:
+    t_mod:
+      type: MOD
+      props:
+        sharding-count: 2
+  keyGenerators:
+    snowflake:
+      type: SNOWFLAKE
+"#;
+
+    fn router() -> Router {
+        let config = keyshard_config::from_yaml_str(YAML, std::path::Path::new("."))
+            .unwrap_or_else(|e| panic!("{e}"));
+        Router::new(&config.sharding, Dialect::MySql)
+    }
+
+    /// Learns the shape of `sql` and tells what is then known of it.
+    fn learn(shapes: &Shapes, router: &Router, sql: &str) -> Option<Known> {
+        let shape = Shape::of(sql, Dialect::MySql).unwrap();
+        let original = match router.prepare(sql, &NoMetadata) {
+            Ok(Prepared::Insert(insert)) => Some(insert),
+            _ => None,
+        };
+        shapes.learn(router, &shape, original.as_ref(), &NoMetadata, 7);
+        shapes.get(Dialect::MySql, &shape, 7)
+    }
+
+    #[test]
+    fn kept_shapes_stay_within_bounds() {
+        let (shapes, router) = (Shapes::default(), router());
+        let sql = "INSERT INTO t_order (status) VALUES ('a')";
+        assert!(matches!(
+            learn(&shapes, &router, sql),
+            Some(Known::Insert(_))
+        ));
+        let shape = Shape::of(sql, Dialect::MySql).unwrap();
+        assert!(
+            shapes.get(Dialect::MySql, &shape, 8).is_none(),
+            "other metadata"
         );
+        assert!(
+            shapes.get(Dialect::Postgres, &shape, 7).is_none(),
+            "other dialect"
+        );
+
+        // Distinct shapes (the row count differs) start the map over when it is full.
+        for rows in 1..=CAPACITY + 10 {
+            let values = vec!["('a')"; rows].join(",");
+            learn(
+                &shapes,
+                &router,
+                &format!("INSERT INTO t_order (status) VALUES {values}"),
+            );
+            let kept = shapes.kept(Dialect::MySql);
+            assert!(kept.entries.len() <= CAPACITY && kept.bytes <= CAPACITY_BYTES);
+        }
+
+        let values = vec!["('a')"; LONGEST / 4].join(",");
+        let long = format!("INSERT INTO t_order (status) VALUES {values}");
+        assert!(learn(&shapes, &router, &long).is_none(), "too long to keep");
+    }
+
+    #[test]
+    fn statements_the_shape_cannot_stand_for_are_parsed() {
+        let (shapes, router) = (Shapes::default(), router());
+        let cast = "INSERT INTO t_order (order_id, status) VALUES (CAST(5 AS SIGNED), 'a')";
+        assert!(matches!(learn(&shapes, &router, cast), Some(Known::Parse)));
+        let unsharded = "INSERT INTO t_other (status) VALUES ('a')";
+        assert!(matches!(
+            learn(&shapes, &router, unsharded),
+            Some(Known::Parse)
+        ));
+        // A MySQL 0 key cannot decide; a later statement of the shape does.
+        let zero = "INSERT INTO t_order (order_id, status) VALUES (0, 'a')";
+        assert!(learn(&shapes, &router, zero).is_none());
+        let given = "INSERT INTO t_order (order_id, status) VALUES (9, 'a')";
+        assert!(matches!(
+            learn(&shapes, &router, given),
+            Some(Known::Insert(_))
+        ));
     }
 }
