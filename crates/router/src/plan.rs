@@ -330,21 +330,9 @@ impl PreparedInsert {
         let data_node = &self.rule.data_nodes[node];
         let template = &self.template;
         let tables = [data_node.table.as_str()];
-        let mut renderer = Renderer {
-            sql: &self.sql,
-            dialect: self.dialect,
-            tables: &tables,
-            params,
-            literals,
-            limit: (0, 0),
-            out: String::with_capacity(self.sql.len() + 32),
-            out_params: Vec::new(),
-        };
-        let no_key = RowKey {
-            key: None,
-            as_placeholder: false,
-        };
-        renderer.render(template.head(), no_key)?;
+        let mut renderer = Renderer::new(&self.sql, self.dialect, &tables, params);
+        renderer.literals = literals;
+        renderer.render(template.head(), RowKey::NONE)?;
         for (n, row) in rows.iter().enumerate() {
             if n > 0 {
                 renderer.out.push_str(template.row_separator);
@@ -355,7 +343,7 @@ impl PreparedInsert {
             };
             renderer.render(template.row(*row), key)?;
         }
-        renderer.render(template.tail(), no_key)?;
+        renderer.render(template.tail(), RowKey::NONE)?;
         Ok(ExecutionUnit {
             data_source: data_node.data_source.clone(),
             table: data_node.table.clone(),

@@ -25,7 +25,7 @@ use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
 use crate::plan::{ExecutionUnit, Plan};
 use crate::route::{describe, is_sharding_column, nodes_with};
 use crate::template::{Edit, Piece, Renderer, RowKey, Template, push_identifier};
-use crate::tokens::Tokens;
+use crate::tokens::{self, Tokens};
 use crate::value::Value;
 use crate::{Dialect, RouteError};
 
@@ -529,21 +529,9 @@ impl PreparedQuery {
             .first()
             .ok_or(RouteError::Internal("a query without tables"))?;
         let tables: Vec<&str> = nodes.iter().map(|n| n.table.as_str()).collect();
-        let mut renderer = Renderer {
-            sql: &self.sql,
-            dialect: self.dialect,
-            tables: &tables,
-            params,
-            literals: None,
-            limit,
-            out: String::with_capacity(self.sql.len() + 16),
-            out_params: Vec::new(),
-        };
-        let no_key = RowKey {
-            key: None,
-            as_placeholder: false,
-        };
-        renderer.render(template.head(), no_key)?;
+        let mut renderer = Renderer::new(&self.sql, self.dialect, &tables, params);
+        renderer.limit = limit;
+        renderer.render(template.head(), RowKey::NONE)?;
         Ok(ExecutionUnit {
             data_source: first.data_source.clone(),
             table: first.table.clone(),
@@ -941,13 +929,7 @@ fn projection_ranges(
     let mut depth = 0i32;
     let mut started = false;
     let mut current: Option<Range<usize>> = None;
-    for index in 0.. {
-        let token = parser.token_at(index);
-        match &token.token {
-            Token::EOF => break,
-            Token::Whitespace(_) => continue,
-            _ => {}
-        }
+    for token in tokens::significant(parser) {
         if !started {
             if let Token::Word(w) = &token.token
                 && w.keyword == Keyword::SELECT

@@ -205,6 +205,35 @@ pub(crate) struct RowKey<'k> {
     pub(crate) as_placeholder: bool,
 }
 
+impl RowKey<'_> {
+    /// Outside the rows: no key.
+    pub(crate) const NONE: RowKey<'static> = RowKey {
+        key: None,
+        as_placeholder: false,
+    };
+}
+
+impl<'a> Renderer<'a> {
+    /// A renderer of `sql`'s pieces with its parameters as placeholders and no LIMIT to set.
+    pub(crate) fn new(
+        sql: &'a str,
+        dialect: Dialect,
+        tables: &'a [&'a str],
+        params: &'a [Value],
+    ) -> Self {
+        Renderer {
+            sql,
+            dialect,
+            tables,
+            params,
+            literals: None,
+            limit: (0, 0),
+            out: String::with_capacity(sql.len() + 32),
+            out_params: Vec::new(),
+        }
+    }
+}
+
 impl Renderer<'_> {
     pub(crate) fn render(&mut self, pieces: &[Piece], row: RowKey<'_>) -> Result<(), RouteError> {
         for piece in pieces {
@@ -337,16 +366,7 @@ mod tests {
     use super::*;
 
     fn render(template: &Template, sql: &str, rows: &[usize]) -> String {
-        let mut r = Renderer {
-            sql,
-            dialect: Dialect::MySql,
-            tables: &["t_1"],
-            params: &[],
-            literals: None,
-            limit: (0, 0),
-            out: String::new(),
-            out_params: Vec::new(),
-        };
+        let mut r = Renderer::new(sql, Dialect::MySql, &["t_1"], &[]);
         let key = Value::Int(7);
         let row = RowKey {
             key: Some(&key),

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
-use sqlparser::tokenizer::Token;
+use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 use crate::locate::Locator;
 use crate::{Dialect, RouteError};
@@ -88,6 +88,14 @@ impl Tokens {
     }
 }
 
+/// The tokens `parser` holds after parsing, white space left out.
+pub(crate) fn significant<'p>(parser: &'p Parser<'_>) -> impl Iterator<Item = &'p TokenWithSpan> {
+    (0..)
+        .map(|index| parser.token_at(index))
+        .take_while(|token| token.token != Token::EOF)
+        .filter(|token| !matches!(token.token, Token::Whitespace(_)))
+}
+
 /// The end of the expression list that starts at byte `from`: the end of the last token
 /// before a top-level `ON`, `RETURNING`, `;` or the end of the statement. sqlparser's spans of
 /// some expressions (function calls) stop short of their closing parenthesis, so the end is
@@ -99,13 +107,7 @@ pub(crate) fn list_end(
 ) -> Result<usize, RouteError> {
     let mut depth = 0i32;
     let mut end = from;
-    for index in 0.. {
-        let token = parser.token_at(index);
-        match &token.token {
-            Token::EOF => break,
-            Token::Whitespace(_) => continue,
-            _ => {}
-        }
+    for token in significant(parser) {
         let start = locator.offset(token.span.start)?;
         if start < from {
             continue;
