@@ -210,6 +210,7 @@ pub(crate) fn prepare(
         });
     }
 
+    let value_columns = value_columns(&rows, &columns, &tokens, &mut locator)?;
     let template = Template::build(sql.len(), &layout.row_ranges, layout.row_separator, edits)?;
     Ok(PreparedInsert {
         sql: sql.into(),
@@ -219,7 +220,35 @@ pub(crate) fn prepare(
         rows: specs,
         generator: rule.key_generate.as_ref().map(|k| Arc::clone(&k.generator)),
         param_count: tokens.param_count,
+        value_columns,
     })
+}
+
+/// The column each parameter is the whole value of, in parameter order; `None` when some
+/// parameter is anything else: part of an expression, outside the rows, or used twice.
+fn value_columns(
+    rows: &[Row<'_>],
+    columns: &Columns<'_>,
+    tokens: &Tokens,
+    locator: &mut Locator<'_>,
+) -> Result<Option<Box<[Box<str>]>>, RouteError> {
+    let mut found: Vec<Option<Box<str>>> = vec![None; tokens.param_count];
+    for row in rows {
+        for (i, name) in columns.names.iter().enumerate() {
+            let Some(Expr::Value(v)) = row.get(i) else {
+                continue;
+            };
+            if !matches!(v.value, SqlValue::Placeholder(_)) {
+                continue;
+            }
+            let index = tokens.placeholder_at(locator.offset(v.span.start)?)?;
+            match found.get_mut(index) {
+                Some(slot @ None) => *slot = Some(name.as_ref().into()),
+                _ => return Ok(None),
+            }
+        }
+    }
+    Ok(found.into_iter().collect())
 }
 
 fn reject_unsupported(insert: &Insert) -> Result<(), RouteError> {

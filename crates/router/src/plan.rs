@@ -60,6 +60,8 @@ pub struct PreparedInsert {
     pub(crate) rows: Vec<RowSpec>,
     pub(crate) generator: Option<Arc<dyn KeyGenerator>>,
     pub(crate) param_count: usize,
+    /// The column each parameter is the whole value of, when every parameter is one.
+    pub(crate) value_columns: Option<Box<[Box<str>]>>,
 }
 
 /// What to run for one statement: one unit per data node, and the keys generated for it.
@@ -104,6 +106,23 @@ impl PreparedInsert {
     /// The logic table the statement inserts into.
     pub fn logic_table(&self) -> &str {
         &self.rule.logic_table
+    }
+
+    /// The table rule the statement inserts by.
+    pub fn table_rule(&self) -> &TableRule {
+        &self.rule
+    }
+
+    /// How many rows the statement inserts.
+    pub fn row_count(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// The column each parameter is the whole value of (`$2` in `VALUES ($1, $2)` is the
+    /// second column's), in parameter order; `None` when some parameter is anything else:
+    /// part of an expression, outside the rows, or used twice.
+    pub fn value_columns(&self) -> Option<&[Box<str>]> {
+        self.value_columns.as_deref()
     }
 
     /// Binds `params`, generates the keys the rows lack, routes every row and renders the

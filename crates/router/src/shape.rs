@@ -145,6 +145,11 @@ impl Shape {
         Some(shape)
     }
 
+    /// Each literal's value as the parser reads it, in placeholder order.
+    pub fn values(&self) -> &[Value] {
+        &self.values
+    }
+
     /// The statement with its literals as placeholders: what is prepared, and the cache key.
     pub fn text(&self) -> &str {
         &self.text

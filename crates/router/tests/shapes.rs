@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::{Arc, OnceLock};
 
-use keyshard_router::{Dialect, Plan, Prepared, PreparedInsert, RouteError, Router, Shape};
+use keyshard_router::{Dialect, Plan, Prepared, PreparedInsert, RouteError, Router, Shape, Value};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
@@ -169,9 +169,83 @@ proptest! {
         for (sql, shape) in [(&sql_a, &shape_a), (&sql_b, &shape_b)] {
             let expected = parsed_plan(sql, dialect);
             let got = from_shape.bind_shape(sql, shape).map_err(|e| e.to_string());
-            prop_assert_eq!(got, expected, "{}", sql);
+            prop_assert_eq!(&got, &expected, "{}", sql);
+            // Bound as parameters instead, the literals route the rows alike.
+            if from_shape.value_columns().is_some() {
+                let bound = from_shape.bind(shape.values()).map_err(|e| e.to_string());
+                prop_assert_eq!(routes(&bound), routes(&expected), "{}", sql);
+            }
         }
     }
+}
+
+/// Where a plan sends each row, or its error.
+fn routes(plan: &Result<Plan, String>) -> Result<Vec<(String, String, Vec<usize>)>, String> {
+    let plan = plan.as_ref().map_err(Clone::clone)?;
+    Ok(plan
+        .units
+        .iter()
+        .map(|u| (u.data_source.clone(), u.table.clone(), u.rows.clone()))
+        .collect())
+}
+
+#[test]
+fn parameters_that_are_whole_values_name_their_columns() {
+    let columns = |sql: &str| {
+        prepare(sql, Dialect::Postgres)
+            .unwrap()
+            .unwrap()
+            .value_columns()
+            .map(|c| c.iter().map(|c| c.to_string()).collect::<Vec<_>>())
+    };
+    assert_eq!(
+        columns("INSERT INTO t_order (status, user_id) VALUES ($1, $2)"),
+        Some(vec!["status".to_owned(), "user_id".to_owned()])
+    );
+    assert_eq!(
+        columns("INSERT INTO t_order (user_id, status) VALUES ($1, 'a'), ($2, $3)"),
+        Some(vec![
+            "user_id".to_owned(),
+            "user_id".to_owned(),
+            "status".to_owned()
+        ])
+    );
+    assert_eq!(
+        columns("INSERT INTO t_order (user_id, status) VALUES ($1, $2 || 'x')"),
+        None
+    );
+    assert_eq!(
+        columns("INSERT INTO t_order (user_id, status) VALUES ($1, $1)"),
+        None
+    );
+    assert_eq!(
+        columns(
+            "INSERT INTO t_order (user_id, status) VALUES ($1, 'a') \
+             ON CONFLICT (order_id) DO UPDATE SET status = $2"
+        ),
+        None
+    );
+}
+
+#[test]
+fn the_bench_insert_bound_as_parameters_has_its_key_as_one() {
+    let sql = "INSERT INTO t_order (user_id, status) VALUES (42, 'new')";
+    let shape = Shape::of(sql, Dialect::Postgres).unwrap();
+    let from_shape = prepare(shape.text(), Dialect::Postgres).unwrap().unwrap();
+    let plan = from_shape.bind(shape.values()).unwrap();
+    let original = prepare(sql, Dialect::Postgres).unwrap().unwrap();
+    let expected = original.bind(&[]).unwrap();
+    assert_eq!(plan.units.len(), 1);
+    assert_eq!(plan.units[0].table, expected.units[0].table);
+    assert!(
+        plan.units[0].sql.ends_with("VALUES ($1, $2, $3)"),
+        "{}",
+        plan.units[0].sql
+    );
+    assert_eq!(
+        plan.units[0].params,
+        vec![Value::Int(42), Value::Text("new".into()), Value::Int(1)]
+    );
 }
 
 #[test]
