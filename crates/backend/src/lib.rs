@@ -84,8 +84,7 @@ impl Backend {
     /// Reloads one logic table's columns (after DDL, or when a statement needs them).
     pub async fn refresh_metadata(&self, table: &TableRule) -> Result<(), BackendError> {
         let columns = self.column_types(table).await?;
-        let names = columns.map(|columns| columns.into_iter().map(|c| c.name).collect());
-        self.metadata.set(&table.logic_table, names);
+        self.metadata.set(&table.logic_table, columns);
         Ok(())
     }
 

@@ -1,4 +1,5 @@
-//! Table metadata: each logic table's visible columns, read from its first actual table.
+//! Table metadata: each logic table's visible columns and their types, read from its first
+//! actual table.
 
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -6,17 +7,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use keyshard_router::Metadata;
 
+use crate::Column;
+
 /// The visible columns of logic tables, shared by every connection; refreshed after DDL.
 #[derive(Debug, Default)]
 pub struct MetadataStore {
-    tables: RwLock<HashMap<String, Vec<String>>>,
+    tables: RwLock<HashMap<String, Vec<Column>>>,
     /// Counts the changes, so that what was planned with older metadata can tell.
     version: AtomicU64,
 }
 
 impl MetadataStore {
     /// Records (or, with `None`, forgets) a logic table's columns.
-    pub fn set(&self, logic_table: &str, columns: Option<Vec<String>>) {
+    pub fn set(&self, logic_table: &str, columns: Option<Vec<Column>>) {
         let mut tables = self.tables.write().unwrap_or_else(|e| e.into_inner());
         let key = logic_table.to_ascii_lowercase();
         match columns {
@@ -30,11 +33,25 @@ impl MetadataStore {
     pub fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
     }
+
+    /// The type `column` of `logic_table` was declared with, as [`Backend::column_types`]
+    /// reads it (`int4`, `varchar`, … on PostgreSQL).
+    ///
+    /// [`Backend::column_types`]: crate::Backend::column_types
+    pub fn column_type(&self, logic_table: &str, column: &str) -> Option<String> {
+        let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
+        tables
+            .get(&logic_table.to_ascii_lowercase())?
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(column))
+            .map(|c| c.type_name.clone())
+    }
 }
 
 impl Metadata for MetadataStore {
     fn visible_columns(&self, logic_table: &str) -> Option<Vec<String>> {
         let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
-        tables.get(&logic_table.to_ascii_lowercase()).cloned()
+        let columns = tables.get(&logic_table.to_ascii_lowercase())?;
+        Some(columns.iter().map(|c| c.name.clone()).collect())
     }
 }
