@@ -14,7 +14,7 @@ use crate::control::{self, Control};
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
-use crate::shapes::{Known, Shapes};
+use crate::shapes::{Known, Shapes, typed};
 
 /// The proxy's shared state.
 #[derive(Debug)]
@@ -137,8 +137,15 @@ impl Engine {
         let dialect = session.dialect;
         let metadata_version = self.backend.metadata().version();
         let known = self.shapes.get(dialect, shape, metadata_version);
-        if let Some(Known::Insert(insert)) = known {
-            let plan = insert.bind_shape(sql, shape)?;
+        if let Some(Known::Insert(shaped)) = known {
+            let params = shaped
+                .slots
+                .as_deref()
+                .and_then(|slots| typed::bind(shape.values(), slots));
+            let plan = match params {
+                Some(params) => shaped.insert.bind(&params)?,
+                None => shaped.insert.bind_shape(sql, shape)?,
+            };
             return self.reply(session, plan, false).await;
         }
         let statement = self.statement(sql, dialect).await?;
@@ -149,8 +156,14 @@ impl Engine {
             };
             let metadata = self.backend.metadata();
             let router = self.router(dialect);
-            self.shapes
-                .learn(router, shape, original, metadata, metadata_version);
+            self.shapes.learn(
+                router,
+                shape,
+                original,
+                metadata,
+                metadata_version,
+                |insert| typed::slots(insert, &self.backend),
+            );
         }
         self.execute(session, &statement, &[]).await
     }

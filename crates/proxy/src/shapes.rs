@@ -8,6 +8,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use keyshard_router::{Dialect, Metadata, Prepared, PreparedInsert, Router, Shape};
 
+pub(crate) use typed::Slot;
+
+pub(crate) mod typed;
+
 /// Shapes kept per dialect, and the bytes of their texts; beyond either the map starts over,
 /// so that statements that never repeat (a literal in a table name, say) or huge multi-row
 /// INSERTs cannot grow it without bound. A plan takes a few times its text's size.
@@ -20,9 +24,18 @@ const LONGEST: usize = CAPACITY_BYTES / 16;
 #[derive(Debug, Clone)]
 pub(crate) enum Known {
     /// Statements of this shape bind this.
-    Insert(Arc<PreparedInsert>),
+    Insert(Arc<ShapedInsert>),
     /// Statements of this shape are parsed one by one.
     Parse,
+}
+
+/// The INSERT that statements of a shape bind.
+#[derive(Debug)]
+pub(crate) struct ShapedInsert {
+    /// Prepared from the shape's text.
+    pub(crate) insert: PreparedInsert,
+    /// How its literals go to the shards as parameters; `None`: written back as text.
+    pub(crate) slots: Option<Box<[Slot]>>,
 }
 
 #[derive(Debug)]
@@ -72,7 +85,8 @@ impl Shapes {
     }
 
     /// Learns `shape` from `original`, a statement of it as parsed (`None` when it is not an
-    /// INSERT into a sharded table).
+    /// INSERT into a sharded table); `slots` tells how the literals of the INSERT prepared
+    /// from the shape can go as parameters.
     pub(crate) fn learn(
         &self,
         router: &Router,
@@ -80,6 +94,7 @@ impl Shapes {
         original: Option<&PreparedInsert>,
         metadata: &dyn Metadata,
         metadata_version: u64,
+        slots: impl FnOnce(&PreparedInsert) -> Option<Box<[Slot]>>,
     ) {
         if shape.text().len() > LONGEST {
             return;
@@ -87,7 +102,10 @@ impl Shapes {
         let known = match (original, router.prepare(shape.text(), metadata)) {
             (Some(original), Ok(Prepared::Insert(insert))) => {
                 match insert.stands_for(original, shape) {
-                    Some(true) => Known::Insert(Arc::new(insert)),
+                    Some(true) => Known::Insert(Arc::new(ShapedInsert {
+                        slots: slots(&insert),
+                        insert,
+                    })),
                     Some(false) => Known::Parse,
                     // This statement cannot tell: the next one of the shape will try.
                     None => return,
@@ -157,7 +175,7 @@ rules:
             Ok(Prepared::Insert(insert)) => Some(insert),
             _ => None,
         };
-        shapes.learn(router, &shape, original.as_ref(), &NoMetadata, 7);
+        shapes.learn(router, &shape, original.as_ref(), &NoMetadata, 7, |_| None);
         shapes.get(Dialect::MySql, &shape, 7)
     }
 

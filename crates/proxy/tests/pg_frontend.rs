@@ -339,6 +339,97 @@ async fn postgres_shards_errors() {
     shards.cleanup().await;
 }
 
+/// The text of each result field, NULL as `None`.
+fn texts(messages: &[SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(row) => Some(
+                (0..row.len())
+                    .map(|i| row.get(i).map(str::to_owned))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Text INSERTs of one shape, whose literals the proxy sends to PostgreSQL shards as
+/// parameters wherever that reads them alike, store what PostgreSQL stores for the literals
+/// themselves (in a reference table on one shard's database), and fail where those fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn postgres_shards_store_literals_as_postgresql_reads_them() {
+    let shards = PgShards::postgres().await;
+    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
+    let client = proxy.client().await;
+    const COLUMNS: &str = "user_id INT NOT NULL, status VARCHAR(8), amount NUMERIC(10, 2), \
+                           ratio DOUBLE PRECISION, code CHAR(4), note TEXT";
+    const NAMES: &str = "user_id, status, amount, ratio, code, note";
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, {COLUMNS})"
+        ))
+        .await
+        .unwrap();
+    let reference = connect(&shards.url(0).parse().unwrap()).await.unwrap();
+    reference
+        .batch_execute(&format!(
+            "CREATE TABLE reference (order_id BIGINT PRIMARY KEY, {COLUMNS})"
+        ))
+        .await
+        .unwrap();
+    let rows = [
+        "7, 'a', 5, 1.5, 'ab', 42",
+        "'8', '9', 12, 3, 'xyz ', -5",
+        "9, 'b', 1.505, 0.1, 'c', 007",
+        "-10, 'c', '3', '2.5', 'd', 'n'",
+        "12, 'f', 2, 18446744073709551615, 'h', 18446744073709551615",
+        "13, 'g', -4, -0.25, '', '+1'",
+        "11, 'too long!', 1, 1, 'e', 'x'",
+        "3000000000, 'd', 1, 1, 'f', 'x'",
+        "1, 'e', 'x1', 1, 'g', 'x'",
+        "14, 'h', ' 3', 1, 'abcde', 'x'",
+        "15, 'i', ' 3', '1_0', 'j', 'x'",
+    ];
+    let select =
+        "SELECT user_id::text, status::text, amount::text, ratio::text, code::text, note FROM";
+    let mut stored = 0;
+    // The first statement of the shape is parsed; the others bind it.
+    for values in rows.iter().chain(&rows) {
+        let sql = format!("INSERT INTO t_order ({NAMES}) VALUES ({values}) RETURNING order_id");
+        let proxied = client.simple_query(&sql).await;
+        let key = match &proxied {
+            Ok(messages) => texts(messages)[0][0].clone().unwrap(),
+            Err(_) => "0".to_owned(),
+        };
+        let direct = reference
+            .simple_query(&format!(
+                "INSERT INTO reference (order_id, {NAMES}) VALUES ({key}, {values})"
+            ))
+            .await;
+        match (&proxied, &direct) {
+            (Ok(_), Ok(_)) => stored += 1,
+            (Err(a), Err(b)) => assert_eq!(code(a), code(b), "{values}: {a:?} / {b:?}"),
+            _ => panic!("{values}: through the proxy {proxied:?}, straight {direct:?}"),
+        }
+        if proxied.is_ok() {
+            let by_proxy = client
+                .simple_query(&format!("{select} t_order WHERE order_id = {key}"))
+                .await
+                .unwrap();
+            let by_postgres = reference
+                .simple_query(&format!("{select} reference WHERE order_id = {key}"))
+                .await
+                .unwrap();
+            assert_eq!(texts(&by_proxy), texts(&by_postgres), "{values}");
+        }
+    }
+    assert_eq!(stored, 12);
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wrong_password_and_unknown_database_are_refused() {
     let shards = PgShards::sqlite();
