@@ -10,6 +10,9 @@ mod keygen_cmd;
 mod preview_cmd;
 mod serve_cmd;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Keyshard: a sharding proxy that generates distributed primary keys.
 #[derive(Debug, Parser)]
 #[command(name = "keyshard", version, about)]
