@@ -290,6 +290,96 @@ async fn repeated_inserts_bind_their_shape(
     (proxy, shards)
 }
 
+/// Each field of `sql`'s one row as text.
+async fn row_texts(conn: &mut MySqlConnection, sql: &str) -> Vec<Option<String>> {
+    let row = sqlx::raw_sql(sql).fetch_one(&mut *conn).await.unwrap();
+    (0..row.len()).map(|i| row.try_get(i).unwrap()).collect()
+}
+
+fn error_number(error: &sqlx::Error) -> Option<u16> {
+    error
+        .as_database_error()
+        .and_then(|e| e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+        .map(|e| e.number())
+}
+
+/// Text INSERTs of one shape, whose literals the proxy sends to MariaDB shards as parameters
+/// wherever that reads them alike, store what MariaDB stores for the literals themselves (in
+/// a reference table on one shard's database), and fail where those fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn mariadb_shards_store_literals_as_mariadb_reads_them() {
+    let shards = Shards::mariadb().await;
+    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    const COLUMNS: &str = "user_id INT NOT NULL, status VARCHAR(8), amount DECIMAL(10, 2), \
+                           ratio DOUBLE, code CHAR(4), note TEXT";
+    const NAMES: &str = "user_id, status, amount, ratio, code, note";
+    sqlx::raw_sql(&format!(
+        "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, {COLUMNS})"
+    ))
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let mut reference = MySqlConnection::connect(&shards.url(0)).await.unwrap();
+    sqlx::raw_sql(&format!(
+        "CREATE TABLE reference (order_id BIGINT PRIMARY KEY, {COLUMNS})"
+    ))
+    .execute(&mut reference)
+    .await
+    .unwrap();
+    let rows = [
+        "7, 'a', 5, 1.5, 'ab', 42",
+        "'8', '9', 12, 3, 'xyz ', -5",
+        "9, 'b', 1.505, 0.1, 'c', 007",
+        "-10, 'c', '3', '2.5', 'd', 'n'",
+        "12, 'f', 2, 18446744073709551615, 'h', 18446744073709551615",
+        "13, 'g', -4, -0.25, '', '+1'",
+        "11, 'too long!', 1, 1, 'e', 'x'",
+        "3000000000, 'd', 1, 1, 'f', 'x'",
+        "1, 'e', 'x1', 1, 'g', 'x'",
+        "14, 'h', ' 3', 1, 'abcde', 'x'",
+    ];
+    let select = "SELECT CAST(user_id AS CHAR), status, CAST(amount AS CHAR), \
+                  CAST(ratio AS CHAR), code, note FROM";
+    let mut stored = 0;
+    // The first statement of the shape is parsed; the others bind it.
+    for values in rows.iter().chain(&rows) {
+        let sql = format!("INSERT INTO t_order ({NAMES}) VALUES ({values})");
+        let proxied = sqlx::raw_sql(&sql).execute(&mut conn).await;
+        let key = proxied.as_ref().map_or(0, |done| done.last_insert_id());
+        let direct = sqlx::raw_sql(&format!(
+            "INSERT INTO reference (order_id, {NAMES}) VALUES ({key}, {values})"
+        ))
+        .execute(&mut reference)
+        .await;
+        match (&proxied, &direct) {
+            (Ok(_), Ok(_)) => stored += 1,
+            (Err(a), Err(b)) => assert_eq!(error_number(a), error_number(b), "{values}: {a} / {b}"),
+            _ => panic!("{values}: through the proxy {proxied:?}, straight {direct:?}"),
+        }
+        if proxied.is_ok() {
+            let by_proxy = row_texts(
+                &mut conn,
+                &format!("{select} t_order WHERE order_id = {key}"),
+            )
+            .await;
+            let by_mariadb = row_texts(
+                &mut reference,
+                &format!("{select} reference WHERE order_id = {key}"),
+            )
+            .await;
+            assert_eq!(by_proxy, by_mariadb, "{values}");
+        }
+    }
+    assert_eq!(stored, 12);
+    conn.close().await.unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
 macro_rules! on_both {
     ($($name:ident),+) => {
         mod sqlite {
