@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use keyshard_router::{Dialect, Metadata, Prepared, PreparedInsert, Router, Shape};
 
-pub(crate) use typed::Slot;
+use typed::Slot;
 
 pub(crate) mod typed;
 
