@@ -1,14 +1,9 @@
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Wall-clock time for time-based generators; a trait so tests can drive time.
 pub trait Clock: Send + Sync + std::fmt::Debug {
     /// Milliseconds since the Unix epoch.
     fn now_millis(&self) -> i64;
-
-    /// Waits `millis` milliseconds (SNOWFLAKE's wait for a clock that stepped back a little).
-    fn sleep_millis(&self, millis: i64) {
-        std::thread::sleep(Duration::from_millis(millis.max(0).unsigned_abs()));
-    }
 }
 
 /// The operating system's wall clock.

@@ -39,6 +39,72 @@ pub enum KeyGenError {
         /// Milliseconds since the Unix epoch read now.
         now: i64,
     },
+    /// A SNOWFLAKE statement wants more keys than fit consecutively in one millisecond.
+    #[error(
+        "{count} keys wanted in one statement, but {generator} gives at most {max} consecutive \
+         keys, and clients compute row i's key as the first key + i: split the INSERT into \
+         statements of at most {max} rows, or give the table a LEAF_SEGMENT key generator"
+    )]
+    TooManyKeys {
+        /// The generator type.
+        generator: &'static str,
+        /// The keys wanted.
+        count: usize,
+        /// The most one statement may take.
+        max: usize,
+    },
+    /// A generator type that only works with a coordination repository, built without one.
+    #[error("{0} takes its worker id from a coordination repository and cannot be used here")]
+    NeedsCoordination(&'static str),
+    /// The instance holds no worker id yet (or lost it and has not claimed another).
+    #[error(
+        "no worker id is leased to this instance, so no keys are generated; the log says why \
+         (is the coordination repository reachable?)"
+    )]
+    NoLease,
+    /// The worker-id lease could not be renewed in time: another instance may take the id.
+    #[error(
+        "the lease of worker id {worker_id} ran out before it could be renewed (is the \
+         coordination repository reachable?); no keys until it is renewed or another id is claimed"
+    )]
+    LeaseExpired {
+        /// The worker id whose lease ran out.
+        worker_id: u16,
+    },
+    /// Generator time reached the high-water mark persisted for the worker id.
+    #[error(
+        "generator time reached the persisted high-water mark of worker id {worker_id} \
+         ({reserved_until} ms); no keys until the coordination repository records a new one"
+    )]
+    ReservationExhausted {
+        /// The worker id.
+        worker_id: u16,
+        /// The persisted mark, milliseconds since the Unix epoch.
+        reserved_until: i64,
+    },
+    /// A LEAF_SEGMENT statement wants more keys than one segment holds.
+    #[error(
+        "{count} keys wanted in one statement, but LEAF_SEGMENT '{key}' hands out segments of \
+         {step} keys (leaf.segment.step), and clients compute row i's key as the first key + i: \
+         raise leaf.segment.step or split the INSERT into statements of at most {step} rows"
+    )]
+    BlockLargerThanStep {
+        /// The sequence (`leaf.key`).
+        key: String,
+        /// The keys wanted.
+        count: usize,
+        /// The configured segment size.
+        step: i64,
+    },
+    /// No buffered segment can serve the call; generators never wait for the repository.
+    #[error(
+        "no segment is buffered yet for leaf.key '{key}' (the repository may be slow or \
+         unreachable); the next segment has been requested"
+    )]
+    SegmentExhausted {
+        /// The sequence (`leaf.key`).
+        key: String,
+    },
     /// A key that cannot be a SNOWFLAKE key (negative).
     #[error("{0} is not a SNOWFLAKE key: keys are positive 63-bit integers")]
     NotASnowflake(i64),

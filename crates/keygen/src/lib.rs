@@ -11,16 +11,20 @@
 mod clock;
 mod error;
 mod key;
+mod lease;
 mod props;
 mod registry;
+pub mod segment;
 pub mod snowflake;
 mod uuid_gen;
 
 pub use clock::{Clock, SystemClock};
 pub use error::KeyGenError;
 pub use key::Key;
+pub use lease::{Grant, WorkerLease};
 pub use props::Props;
-pub use registry::{Registry, SUPPORTED_TYPES, build};
+pub use registry::{Built, Configured, Registry, SUPPORTED_TYPES, build};
+pub use segment::SegmentGenerator;
 pub use snowflake::{Snowflake, SnowflakeGenerator};
 pub use uuid_gen::UuidGenerator;
 
@@ -35,7 +39,7 @@ pub trait KeyGenerator: Send + Sync + std::fmt::Debug {
     /// `count` keys taken in one step, appended to `out`.
     ///
     /// Integer generators return consecutive integers for blocks of up to
-    /// [`snowflake::MAX_BLOCK`] keys, so a MySQL client that computes a multi-row INSERT's keys
+    /// [`snowflake::MAX_BLOCK`] keys (LEAF_SEGMENT: up to `leaf.segment.step`), so a MySQL client that computes a multi-row INSERT's keys
     /// as `last_insert_id + i` gets every one of them right.
     fn next_keys(&self, count: usize, out: &mut Vec<Key>) -> Result<(), KeyGenError>;
 }

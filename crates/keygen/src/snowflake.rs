@@ -4,9 +4,10 @@
 //! The epoch is fixed to UTC (ShardingSphere takes it in the JVM's local zone).
 
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
+use crate::lease::{Grant, WorkerLease};
 use crate::props::{check_known, int_in_range};
 use crate::{Clock, Key, KeyGenError, KeyGenerator, Props, SystemClock};
 
@@ -22,18 +23,38 @@ pub const MAX_BLOCK: usize = 4096;
 const WORKER_ID_SHIFT: u32 = 12;
 const TIMESTAMP_SHIFT: u32 = 22;
 
-const PROP_WORKER_ID: &str = "worker-id";
+/// ShardingSphere 5's SNOWFLAKE property names.
+pub const PROP_WORKER_ID: &str = "worker-id";
 const PROP_MAX_VIBRATION_OFFSET: &str = "max-vibration-offset";
 const PROP_MAX_TOLERATE: &str = "max-tolerate-time-difference-milliseconds";
 
-/// A SNOWFLAKE generator over a clock (the system clock unless a test drives time).
+/// ShardingSphere 4's LEAF_SNOWFLAKE property names.
+pub const PROP_SERVICE_ID: &str = "service.id";
+const PROP_LEAF_MAX_VIBRATION_OFFSET: &str = "max.vibration.offset";
+const PROP_LEAF_MAX_TOLERATE: &str = "max.tolerate.time.difference.milliseconds";
+
+/// A SNOWFLAKE (or LEAF_SNOWFLAKE) generator over a clock (the system clock unless a test
+/// drives time).
 #[derive(Debug)]
 pub struct SnowflakeGenerator<C: Clock = SystemClock> {
+    type_name: &'static str,
     clock: C,
-    worker_id: i64,
+    worker: Worker,
     max_vibration_offset: i64,
     max_tolerate_millis: i64,
     state: Mutex<State>,
+}
+
+/// Where the worker id comes from.
+#[derive(Debug)]
+enum Worker {
+    /// Configured and trusted as is: the command line, previews and tests.
+    Fixed(Grant),
+    /// Leased through the coordination layer; `preferred` is the configured `worker-id`.
+    Leased {
+        lease: Arc<WorkerLease>,
+        preferred: Option<u16>,
+    },
 }
 
 #[derive(Debug)]
@@ -44,55 +65,173 @@ struct State {
 }
 
 impl SnowflakeGenerator<SystemClock> {
-    /// Builds a generator from ShardingSphere's properties: `worker-id` (0..=1023, default 0),
-    /// `max-vibration-offset` (0..=4095, default 1) and
+    /// Builds a SNOWFLAKE generator with a fixed worker id from ShardingSphere's properties:
+    /// `worker-id` (0..=1023, default 0), `max-vibration-offset` (0..=4095, default 1) and
     /// `max-tolerate-time-difference-milliseconds` (≥ 0, default 10).
+    ///
+    /// Only for tools whose keys are not stored (the command line, previews): two generators
+    /// with one worker id can hand out the same key. The proxy uses [`SnowflakeGenerator::leased`].
     pub fn from_props(props: &Props) -> Result<Self, KeyGenError> {
         Self::with_clock(props, SystemClock)
+    }
+
+    /// A SNOWFLAKE generator whose worker id is `lease`'s; a configured `worker-id` becomes the
+    /// id the lease asks for.
+    pub fn leased(props: &Props, lease: Arc<WorkerLease>) -> Result<Self, KeyGenError> {
+        Self::leased_with_clock(props, lease, SystemClock)
+    }
+
+    /// A LEAF_SNOWFLAKE generator (ShardingSphere 4's names: `service.id`,
+    /// `max.vibration.offset`, `max.tolerate.time.difference.milliseconds`): the SNOWFLAKE
+    /// layout with the worker id leased, and a registry time check at start-up by the
+    /// coordination layer.
+    pub fn leaf(props: &Props, lease: Arc<WorkerLease>) -> Result<Self, KeyGenError> {
+        check_known(
+            "LEAF_SNOWFLAKE",
+            props,
+            &[
+                PROP_SERVICE_ID,
+                PROP_LEAF_MAX_VIBRATION_OFFSET,
+                PROP_LEAF_MAX_TOLERATE,
+            ],
+        )?;
+        if props
+            .get(PROP_SERVICE_ID)
+            .is_none_or(|s| s.trim().is_empty())
+        {
+            return Err(KeyGenError::InvalidProperty {
+                name: PROP_SERVICE_ID.to_owned(),
+                value: props.get(PROP_SERVICE_ID).cloned().unwrap_or_default(),
+                expected: "a non-empty service name".to_owned(),
+            });
+        }
+        Ok(Self::new(
+            "LEAF_SNOWFLAKE",
+            SystemClock,
+            Worker::Leased {
+                lease,
+                preferred: None,
+            },
+            int_in_range(props, PROP_LEAF_MAX_VIBRATION_OFFSET, 1, 0, MAX_SEQUENCE)?,
+            int_in_range(props, PROP_LEAF_MAX_TOLERATE, 10, 0, i64::MAX)?,
+        ))
     }
 }
 
 impl<C: Clock> SnowflakeGenerator<C> {
     /// As [`SnowflakeGenerator::from_props`], reading time from `clock`.
     pub fn with_clock(props: &Props, clock: C) -> Result<Self, KeyGenError> {
+        let (worker_id, vibration, tolerate) = Self::snowflake_props(props)?;
+        Ok(Self::new(
+            "SNOWFLAKE",
+            clock,
+            Worker::Fixed(Grant::unchecked(worker_id.unwrap_or(0))),
+            vibration,
+            tolerate,
+        ))
+    }
+
+    /// As [`SnowflakeGenerator::leased`], reading time from `clock`.
+    pub fn leased_with_clock(
+        props: &Props,
+        lease: Arc<WorkerLease>,
+        clock: C,
+    ) -> Result<Self, KeyGenError> {
+        let (preferred, vibration, tolerate) = Self::snowflake_props(props)?;
+        Ok(Self::new(
+            "SNOWFLAKE",
+            clock,
+            Worker::Leased { lease, preferred },
+            vibration,
+            tolerate,
+        ))
+    }
+
+    fn snowflake_props(props: &Props) -> Result<(Option<u16>, i64, i64), KeyGenError> {
         check_known(
             "SNOWFLAKE",
             props,
             &[PROP_WORKER_ID, PROP_MAX_VIBRATION_OFFSET, PROP_MAX_TOLERATE],
         )?;
-        Ok(Self {
+        let worker_id = match props.get(PROP_WORKER_ID) {
+            Some(_) => Some(int_in_range(props, PROP_WORKER_ID, 0, 0, MAX_WORKER_ID)?),
+            None => None,
+        };
+        Ok((
+            worker_id,
+            int_in_range(props, PROP_MAX_VIBRATION_OFFSET, 1, 0, MAX_SEQUENCE)?,
+            int_in_range(props, PROP_MAX_TOLERATE, 10, 0, i64::MAX)?,
+        ))
+    }
+
+    fn new(
+        type_name: &'static str,
+        clock: C,
+        worker: Worker,
+        max_vibration_offset: i64,
+        max_tolerate_millis: i64,
+    ) -> Self {
+        Self {
+            type_name,
             clock,
-            worker_id: int_in_range(props, PROP_WORKER_ID, 0, 0, i64::from(MAX_WORKER_ID))?,
-            max_vibration_offset: int_in_range(
-                props,
-                PROP_MAX_VIBRATION_OFFSET,
-                1,
-                0,
-                MAX_SEQUENCE,
-            )?,
-            max_tolerate_millis: int_in_range(props, PROP_MAX_TOLERATE, 10, 0, i64::MAX)?,
+            worker,
+            max_vibration_offset,
+            max_tolerate_millis,
             state: Mutex::new(State {
                 last_millis: 0,
                 sequence: 0,
                 sequence_offset: -1,
             }),
-        })
+        }
     }
 
-    /// The configured worker id.
-    pub fn worker_id(&self) -> u16 {
-        // In 0..=1023 by construction.
-        self.worker_id as u16
+    /// The worker id keys carry now: the configured one, or the lease's (`None` while the
+    /// lease is not granted).
+    pub fn worker_id(&self) -> Option<u16> {
+        match &self.worker {
+            Worker::Fixed(grant) => Some(grant.worker_id),
+            Worker::Leased { lease, .. } => lease.current().map(|g| g.worker_id),
+        }
+    }
+
+    /// The worker id configured for a leased generator, which its lease should ask for.
+    pub fn preferred_worker_id(&self) -> Option<u16> {
+        match &self.worker {
+            Worker::Fixed(_) => None,
+            Worker::Leased { preferred, .. } => *preferred,
+        }
+    }
+
+    /// The largest backward clock step ridden out instead of refused.
+    pub fn max_tolerate_millis(&self) -> i64 {
+        self.max_tolerate_millis
     }
 
     /// Reserves `count` (1..=4096) consecutive sequence numbers in one millisecond and returns
-    /// the first key. With `count == 1` this is ShardingSphere's algorithm step for step.
+    /// the first key. With `count == 1` and a clock that does not go back this is
+    /// ShardingSphere's algorithm step for step.
     pub fn next_block(&self, count: usize) -> Result<i64, KeyGenError> {
-        debug_assert!((1..=MAX_BLOCK).contains(&count));
-        let count = count.clamp(1, MAX_BLOCK) as i64;
+        if !(1..=MAX_BLOCK).contains(&count) {
+            return Err(KeyGenError::TooManyKeys {
+                generator: self.type_name,
+                count,
+                max: MAX_BLOCK,
+            });
+        }
+        match &self.worker {
+            Worker::Fixed(grant) => self.block_under(grant, count as i64).map(|(key, _)| key),
+            Worker::Leased { lease, .. } => {
+                lease.with_grant(|grant| self.block_under(grant, count as i64))
+            }
+        }
+    }
+
+    /// One block under `grant`: the first key, and the generator millisecond it carries when
+    /// that is a new one.
+    fn block_under(&self, grant: &Grant, count: i64) -> Result<(i64, Option<i64>), KeyGenError> {
         // Keys stay unique only if reading the clock and taking the sequence is one step.
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut now = self.clock.now_millis();
+        let mut now = self.now(grant);
         if state.last_millis > now {
             let behind = state.last_millis - now;
             if behind >= self.max_tolerate_millis {
@@ -101,13 +240,15 @@ impl<C: Clock> SnowflakeGenerator<C> {
                     now,
                 });
             }
-            self.clock.sleep_millis(behind);
-            now = self.clock.now_millis();
+            // Ridden out without waiting: generator time never goes back, so the keys carry
+            // the last millisecond until the clock catches up. ShardingSphere sleeps here and
+            // trusts the clock after the sleep, which duplicates keys if it steps again.
+            now = state.last_millis;
         }
         let first = if state.last_millis == now {
             if state.sequence + count > MAX_SEQUENCE {
                 // Too little room left in this millisecond: the block starts the next one at 0.
-                now = self.wait_after(now);
+                now = self.wait_after(now, grant)?;
                 0
             } else {
                 state.sequence + 1
@@ -126,40 +267,72 @@ impl<C: Clock> SnowflakeGenerator<C> {
                 state.sequence_offset
             }
         };
+        if now >= grant.reserved_until_millis {
+            return Err(KeyGenError::ReservationExhausted {
+                worker_id: grant.worker_id,
+                reserved_until: grant.reserved_until_millis,
+            });
+        }
+        // The lease is checked once per generator millisecond, not per key: reading the
+        // monotonic clock costs as much as the rest of a key, and the lease's margin is seconds.
+        // Within one millisecond at most 4,096 keys follow a check.
+        let new_millis = now != state.last_millis;
+        if new_millis {
+            grant.check_valid()?;
+        }
         state.sequence = first + count - 1;
         state.last_millis = now;
-        Ok(((now - EPOCH_MILLIS) << TIMESTAMP_SHIFT) | (self.worker_id << WORKER_ID_SHIFT) | first)
+        let key = ((now - EPOCH_MILLIS) << TIMESTAMP_SHIFT)
+            | (i64::from(grant.worker_id) << WORKER_ID_SHIFT)
+            | first;
+        Ok((key, new_millis.then_some(now)))
     }
 
-    fn wait_after(&self, millis: i64) -> i64 {
+    /// Generator time: the wall clock, plus the offset that keeps a holder whose clock is
+    /// behind the persisted high-water mark above it.
+    fn now(&self, grant: &Grant) -> i64 {
+        self.clock.now_millis().saturating_add(grant.offset_millis)
+    }
+
+    /// Waits for the millisecond after `millis` by spinning, as ShardingSphere does: at most
+    /// the rest of one millisecond while the clock moves normally. A clock that steps back
+    /// beyond the tolerance meanwhile ends the wait with an error instead of a long spin.
+    fn wait_after(&self, millis: i64, grant: &Grant) -> Result<i64, KeyGenError> {
         loop {
-            let now = self.clock.now_millis();
+            let now = self.now(grant);
             if now > millis {
-                return now;
+                return Ok(now);
+            }
+            if millis - now >= self.max_tolerate_millis.max(1) {
+                return Err(KeyGenError::ClockMovedBackwards { last: millis, now });
             }
             std::hint::spin_loop();
         }
+    }
+
+    /// Whether this generator takes its worker id from a lease.
+    pub fn is_leased(&self) -> bool {
+        matches!(self.worker, Worker::Leased { .. })
     }
 }
 
 impl<C: Clock> KeyGenerator for SnowflakeGenerator<C> {
     fn type_name(&self) -> &'static str {
-        "SNOWFLAKE"
+        self.type_name
     }
 
     fn next_key(&self) -> Result<Key, KeyGenError> {
         self.next_block(1).map(Key::Int)
     }
 
+    /// All `count` keys are consecutive, or none is handed out: a statement of more than
+    /// [`MAX_BLOCK`] keys is refused, since clients compute row `i`'s key as `first + i`.
     fn next_keys(&self, count: usize, out: &mut Vec<Key>) -> Result<(), KeyGenError> {
-        out.reserve(count);
-        let mut left = count;
-        while left > 0 {
-            let block = left.min(MAX_BLOCK);
-            let first = self.next_block(block)?;
-            out.extend((first..first + block as i64).map(Key::Int));
-            left -= block;
+        if count == 0 {
+            return Ok(());
         }
+        let first = self.next_block(count)?;
+        out.extend((first..first + count as i64).map(Key::Int));
         Ok(())
     }
 }

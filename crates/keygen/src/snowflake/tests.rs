@@ -3,6 +3,8 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use crate::{Grant, WorkerLease};
+
 use super::*;
 
 /// ShardingSphere's `FixedTimeService`: starts at the epoch; a call returns the current time
@@ -36,8 +38,6 @@ impl Clock for FixedTimeService {
         *current += 1;
         *current
     }
-
-    fn sleep_millis(&self, _millis: i64) {}
 }
 
 fn props(pairs: &[(&str, &str)]) -> Props {
@@ -82,14 +82,18 @@ fn clock_moved_back(pairs: &[(&str, &str)]) -> SnowflakeGenerator<FixedTimeServi
     generator
 }
 
+/// ShardingSphere's vector here is 4194304, 8388609, …: it sleeps out the step, then takes the
+/// clock's millisecond (E+1) although it had moved on to E+2, so its time goes back. Keyshard
+/// rides the step out at E+2 without sleeping and carries on once the clock passes it: no key
+/// lies below one handed out before.
 #[test]
 fn clock_moved_back_within_tolerance() {
     let generator = clock_moved_back(&[]);
     assert_eq!(
         keys(&generator, 10),
         [
-            4194304, 8388609, 8388610, 12582912, 12582913, 16777217, 16777218, 20971520, 20971521,
-            25165825
+            8388609, 8388610, 8388611, 8388612, 12582912, 12582913, 16777217, 16777218, 20971520,
+            20971521
         ]
     );
 }
@@ -200,7 +204,7 @@ fn properties_at_the_edges_of_their_ranges_are_accepted() {
         ("max-tolerate-time-difference-milliseconds", "0"),
     ]))
     .unwrap();
-    assert_eq!(generator.worker_id(), 1023);
+    assert_eq!(generator.worker_id(), Some(1023));
 }
 
 #[test]
@@ -237,15 +241,22 @@ fn a_whole_millisecond_is_one_block() {
 }
 
 #[test]
-fn blocks_larger_than_a_millisecond_are_split() {
+fn more_keys_than_one_millisecond_holds_are_refused_whole() {
     let generator = generator(100, &[]);
     let mut out = Vec::new();
-    generator.next_keys(5000, &mut out).unwrap();
-    let ints: Vec<i64> = out.iter().map(|k| k.as_i64().unwrap()).collect();
-    assert_eq!(ints.len(), 5000);
-    assert_eq!(ints[..4096], (0..4096).collect::<Vec<_>>());
-    assert_eq!(ints[4096], 1 << 22);
-    assert!(ints.windows(2).all(|w| w[0] < w[1]));
+    let err = generator.next_keys(MAX_BLOCK + 1, &mut out).unwrap_err();
+    assert!(out.is_empty());
+    assert_eq!(
+        err,
+        KeyGenError::TooManyKeys {
+            generator: "SNOWFLAKE",
+            count: 4097,
+            max: 4096
+        }
+    );
+    assert!(err.to_string().contains("split the INSERT"), "{err}");
+    // Nothing was taken: the next key is the first of the clock's millisecond.
+    assert_eq!(generator.next_block(1).unwrap(), 0);
 }
 
 #[test]
@@ -279,4 +290,122 @@ fn decoding_round_trips_a_generated_key() {
     let after = SystemClock.now_millis();
     assert_eq!(decoded.worker_id, 42);
     assert!((before..=after).contains(&decoded.unix_millis));
+}
+
+/// A clock the test sets by hand.
+#[derive(Debug, Default)]
+struct DrivenClock(std::sync::atomic::AtomicI64);
+
+impl DrivenClock {
+    fn at(millis: i64) -> Self {
+        Self(std::sync::atomic::AtomicI64::new(millis))
+    }
+    fn set(&self, millis: i64) {
+        self.0.store(millis, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Clock for &'static DrivenClock {
+    fn now_millis(&self) -> i64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+fn leased(
+    clock: &'static DrivenClock,
+    grant: Grant,
+) -> (SnowflakeGenerator<&'static DrivenClock>, Arc<WorkerLease>) {
+    let lease = Arc::new(WorkerLease::new());
+    lease.grant(grant);
+    let generator =
+        SnowflakeGenerator::leased_with_clock(&Props::new(), Arc::clone(&lease), clock).unwrap();
+    (generator, lease)
+}
+
+fn grant(offset_millis: i64, reserved_until_millis: i64) -> Grant {
+    Grant {
+        worker_id: 9,
+        epoch: 1,
+        valid_until: std::time::Instant::now() + std::time::Duration::from_secs(600),
+        reserved_until_millis,
+        offset_millis,
+    }
+}
+
+fn millis_of(key: i64) -> i64 {
+    Snowflake::decode(key).unwrap().unix_millis
+}
+
+#[test]
+fn steps_back_within_tolerance_never_repeat_a_key_and_never_wait() {
+    let clock: &'static DrivenClock = Box::leak(Box::new(DrivenClock::at(EPOCH_MILLIS + 1_000)));
+    let (generator, _lease) = leased(clock, grant(0, i64::MAX));
+    let mut seen = HashSet::new();
+    let mut last = 0;
+    // Two steps back, the second while the first is being ridden out, then forward again.
+    for now in [1_000, 1_001, 995, 993, 994, 1_000, 1_002, 996, 1_003] {
+        clock.set(EPOCH_MILLIS + now);
+        for _ in 0..3 {
+            let key = generator.next_block(1).unwrap();
+            assert!(seen.insert(key), "key {key} twice");
+            assert!(key > last, "key {key} not above {last}");
+            last = key;
+        }
+    }
+    // Beyond the tolerance (10 ms): ShardingSphere's error, and no key.
+    clock.set(EPOCH_MILLIS + 990);
+    assert_eq!(
+        generator.next_block(1),
+        Err(KeyGenError::ClockMovedBackwards {
+            last: EPOCH_MILLIS + 1_003,
+            now: EPOCH_MILLIS + 990
+        })
+    );
+}
+
+#[test]
+fn a_holder_whose_clock_is_behind_the_high_water_mark_starts_above_it() {
+    // The id's last holder used generator time up to `high`; this clock is 3.4 s behind it.
+    let high = EPOCH_MILLIS + 50_000;
+    let clock: &'static DrivenClock = Box::leak(Box::new(DrivenClock::at(high - 3_400)));
+    let (generator, _lease) = leased(clock, grant(3_401, i64::MAX));
+    let first = generator.next_block(1).unwrap();
+    assert_eq!(millis_of(first), high + 1);
+    assert_eq!(Snowflake::decode(first).unwrap().worker_id, 9);
+    // Generator time moves on with the clock, still ahead by the offset.
+    clock.set(high - 3_000);
+    assert_eq!(millis_of(generator.next_block(1).unwrap()), high + 401);
+}
+
+#[test]
+fn nothing_is_generated_at_or_beyond_the_persisted_high_water_mark() {
+    let clock: &'static DrivenClock = Box::leak(Box::new(DrivenClock::at(EPOCH_MILLIS + 10)));
+    let (generator, lease) = leased(clock, grant(0, EPOCH_MILLIS + 20));
+    assert!(generator.next_block(1).is_ok());
+    clock.set(EPOCH_MILLIS + 20);
+    assert_eq!(
+        generator.next_block(1),
+        Err(KeyGenError::ReservationExhausted {
+            worker_id: 9,
+            reserved_until: EPOCH_MILLIS + 20
+        })
+    );
+    lease.extend(1, std::time::Instant::now(), EPOCH_MILLIS + 30);
+    assert!(generator.next_block(1).is_ok());
+    // The revoked lease reports the last millisecond used; no key after it.
+    let (_, issued) = lease.revoke().unwrap();
+    assert_eq!(issued, Some(EPOCH_MILLIS + 20));
+    assert_eq!(generator.next_block(1), Err(KeyGenError::NoLease));
+}
+
+#[test]
+fn an_expired_lease_stops_generation() {
+    let clock: &'static DrivenClock = Box::leak(Box::new(DrivenClock::at(EPOCH_MILLIS + 10)));
+    let mut expired = grant(0, i64::MAX);
+    expired.valid_until = std::time::Instant::now();
+    let (generator, _lease) = leased(clock, expired);
+    assert_eq!(
+        generator.next_block(1),
+        Err(KeyGenError::LeaseExpired { worker_id: 9 })
+    );
 }
