@@ -13,6 +13,7 @@ mod datasource;
 mod env;
 mod error;
 pub mod inline;
+mod mode;
 mod model;
 mod raw;
 mod resolve;
@@ -24,6 +25,7 @@ use std::path::Path;
 
 pub use datasource::{DataSource, DataSourceError, DatabaseKind, PoolSettings};
 pub use error::{ConfigError, Problem};
+pub use mode::{Mode, ModeType, Repository, Timing};
 pub use model::{
     Algorithm, Config, DataNode, KeyGenerateStrategy, Props, Server, ShardingRule, Strategy,
     TableRule, User,

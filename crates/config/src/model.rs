@@ -10,10 +10,13 @@ use keyshard_keygen::{KeyGenerator, Registry};
 
 use crate::datasource::DataSource;
 use crate::inline::InlineExpr;
+use crate::mode::Mode;
 
 /// A loaded, validated configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// Where instances coordinate (`mode:`).
+    pub mode: Mode,
     /// Where the frontends listen.
     pub server: Server,
     /// Who may connect; empty when `authority` is absent (the proxy decides what that means).

@@ -14,6 +14,7 @@ use serde::de::{self, Deserializer, EnumAccess, IgnoredAny, VariantAccess, Visit
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct RawConfig {
     pub server: Option<RawServer>,
+    pub mode: Option<RawMode>,
     pub authority: Option<RawAuthority>,
     #[serde(default)]
     pub props: RawProps,
@@ -35,6 +36,19 @@ pub(crate) struct RawServer {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawListener {
     pub listen: String,
+}
+
+/// ShardingSphere 5's `mode:`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawMode {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub repository: Option<RawAlgorithm>,
+    /// ShardingSphere's "overwrite the registry with this file"; Keyshard keeps no
+    /// configuration in the registry, so there is nothing to overwrite.
+    #[serde(rename = "overwrite")]
+    pub _overwrite: Option<IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]

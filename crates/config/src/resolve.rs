@@ -11,7 +11,7 @@ use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem};
 use crate::model::{Config, Props, Server, ShardingRule, User};
 use crate::raw::{RawAuthority, RawConfig, RawDataSource, RawListener, RawRule, RawServer};
-use crate::sharding;
+use crate::{mode, sharding};
 
 pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigError> {
     let data_sources = data_sources(&raw.data_sources, base_dir)?;
@@ -47,6 +47,7 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
     let broadcast_tables = broadcast.unwrap_or_default();
     check_broadcast(&raw.rules, &broadcast_tables, &sharding)?;
     Ok(Config {
+        mode: mode::resolve(raw.mode.as_ref(), &data_sources, base_dir)?,
         server: server(raw.server.as_ref())?,
         users: users(raw.authority.as_ref())?,
         props: Props {

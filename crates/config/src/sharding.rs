@@ -7,6 +7,7 @@ use std::sync::Arc;
 use keyshard_keygen::Registry;
 
 use crate::datasource::DataSource;
+use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem};
 use crate::inline::{InlineExpr, expand};
 use crate::model::{Algorithm, DataNode, KeyGenerateStrategy, ShardingRule, Strategy, TableRule};
@@ -35,9 +36,16 @@ pub(crate) fn resolve(
 
     let mut key_generators = Registry::new();
     for (name, generator) in &raw.key_generators {
-        let built = keyshard_keygen::build(&generator.kind, &generator.props())
-            .map_err(|e| ConfigError::at(format!("{prefix}.keyGenerators.{name}"), e))?;
-        key_generators.insert(name.clone(), built);
+        let path = format!("{prefix}.keyGenerators.{name}");
+        // `worker-id: ${KS_WORKER_ID}`: one file for a fleet, the id from each host's environment.
+        let mut props = generator.props();
+        for (key, value) in props.iter_mut() {
+            *value = substitute_env(value)
+                .map_err(|problem| ConfigError::at(format!("{path}.props.{key}"), problem))?;
+        }
+        key_generators
+            .build(name.clone(), &generator.kind, props)
+            .map_err(|e| ConfigError::at(&path, e))?;
     }
 
     let ctx = Context {
@@ -201,7 +209,7 @@ impl Context<'_> {
         Ok(Some(KeyGenerateStrategy {
             column: raw.column.clone(),
             generator_name: raw.key_generator_name.clone(),
-            generator: Arc::clone(generator),
+            generator,
         }))
     }
 }

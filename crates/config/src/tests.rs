@@ -162,7 +162,7 @@ fn sample_loads_with_defaults_resolved() {
     // One shared instance per generator name.
     assert!(std::sync::Arc::ptr_eq(
         &key.generator,
-        config.key_generators.get("snowflake").unwrap()
+        &config.key_generators.get("snowflake").unwrap()
     ));
 
     // Explicit `none` overrides the default table strategy; the database default is inherited.
@@ -396,5 +396,113 @@ fn shipped_default_loads_and_spreads_over_four_tables() {
     assert!(
         url.starts_with("sqlite:///") && url.ends_with("/config/../data/ds_0.db"),
         "{url}"
+    );
+}
+
+#[test]
+fn without_mode_the_first_data_source_is_the_repository() {
+    let config = load(SAMPLE).unwrap();
+    assert_eq!(config.mode.kind, crate::ModeType::Standalone);
+    match &config.mode.repository {
+        crate::Repository::Jdbc { data_source } => assert_eq!(data_source.name, "ds_0"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(config.mode.timing, crate::Timing::default());
+}
+
+#[test]
+fn mode_takes_shardingsphere_properties() {
+    let zookeeper = "mode:\n  type: Cluster\n  repository:\n    type: ZooKeeper\n    props:\n      \
+                     namespace: fleet\n      server-lists: zk1:2181,zk2:2181\n      \
+                     timeToLiveSeconds: 20\n      operationTimeoutMilliseconds: 800\n      \
+                     retryIntervalMilliseconds: 100\n      maxRetries: 5\n      digest: u:p\n";
+    let config = load(&format!("{zookeeper}{SAMPLE}")).unwrap();
+    assert_eq!(config.mode.kind, crate::ModeType::Cluster);
+    assert_eq!(
+        config.mode.repository,
+        crate::Repository::ZooKeeper {
+            server_lists: "zk1:2181,zk2:2181".into(),
+            namespace: "fleet".into(),
+            digest: Some("u:p".into()),
+        }
+    );
+    let timing = config.mode.timing;
+    assert_eq!(timing.time_to_live, std::time::Duration::from_secs(20));
+    assert_eq!(
+        timing.operation_timeout,
+        std::time::Duration::from_millis(800)
+    );
+    assert_eq!(timing.retry_interval, std::time::Duration::from_millis(100));
+    assert_eq!(timing.max_retries, 5);
+
+    let jdbc = "mode:\n  type: Standalone\n  repository:\n    type: JDBC\n    props:\n      \
+                jdbc_url: jdbc:postgresql://db:5432/keyshard\n      username: ks\n      \
+                password: pw\n      provider: MySQL\n";
+    let config = load(&format!("{jdbc}{SAMPLE}")).unwrap();
+    match &config.mode.repository {
+        crate::Repository::Jdbc { data_source } => {
+            assert_eq!(data_source.kind, DatabaseKind::Postgres);
+            assert_eq!(data_source.url, "postgres://ks:pw@db:5432/keyshard");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn mode_errors_name_path_and_value() {
+    let message = |mode: &str| match load(&format!("{mode}{SAMPLE}")) {
+        Ok(_) => panic!("{mode} loaded"),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(
+        message("mode:\n  type: Fleet\n"),
+        "mode.type: expected Standalone or Cluster, got 'Fleet'"
+    );
+    assert_eq!(
+        message("mode:\n  type: Cluster\n  repository:\n    type: Etcd\n"),
+        "mode.repository.type: expected JDBC or ZooKeeper, got 'Etcd'"
+    );
+    assert_eq!(
+        message("mode:\n  type: Cluster\n  repository:\n    type: ZooKeeper\n"),
+        "mode.repository.props: missing property 'server-lists'"
+    );
+    assert!(
+        message(
+            "mode:\n  type: Cluster\n  repository:\n    type: ZooKeeper\n    props:\n      \
+             server-lists: zk:2181\n      jdbc_url: x\n"
+        )
+        .starts_with("mode.repository.props.jdbc_url: ")
+    );
+    assert_eq!(
+        message(
+            "mode:\n  type: Cluster\n  repository:\n    type: JDBC\n    props:\n      \
+             timeToLiveSeconds: 1\n"
+        ),
+        "mode.repository.props.timeToLiveSeconds: expected a positive integer, got '1'"
+    );
+}
+
+#[test]
+fn generator_props_take_env_placeholders() {
+    // SAFETY: the variable name is unique to this test and only this test reads it.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("KEYSHARD_CONFIG_TEST_WORKER_9F2", "7");
+    }
+    let config = load(&SAMPLE.replacen(
+        "worker-id: 1",
+        "worker-id: ${KEYSHARD_CONFIG_TEST_WORKER_9F2}",
+        1,
+    ))
+    .unwrap();
+    let (_, snowflake) = config.key_generators.iter().next().unwrap();
+    assert_eq!(snowflake.props["worker-id"], "7");
+    assert_eq!(
+        error_with(
+            "worker-id: 1",
+            "worker-id: ${KEYSHARD_CONFIG_TEST_UNSET_4B1}"
+        ),
+        "rules[0].keyGenerators.snowflake.props.worker-id: environment variable \
+         'KEYSHARD_CONFIG_TEST_UNSET_4B1' is not set"
     );
 }

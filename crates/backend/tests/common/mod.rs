@@ -58,8 +58,16 @@ rules:
     )
 }
 
+/// The configuration, with its worker id granted locally: these tests run the backend without
+/// the proxy's coordination layer, and no two of them share shards.
 pub fn config(yaml: &str) -> Config {
-    keyshard_config::from_yaml_str(yaml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"))
+    let config =
+        keyshard_config::from_yaml_str(yaml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    config
+        .key_generators
+        .lease()
+        .grant(keyshard_keygen::Grant::unchecked(0));
+    config
 }
 
 /// A unique name for this test's databases or files.

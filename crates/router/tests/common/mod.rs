@@ -27,10 +27,15 @@ impl KeyGenerator for ConstantOne {
 }
 
 /// Loads a sharding rule from YAML (data sources named in `rules` must be listed).
+/// Its worker id is granted locally: the router runs without the coordination layer.
 pub fn rule(yaml: &str) -> ShardingRule {
-    keyshard_config::from_yaml_str(yaml, Path::new("."))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .sharding
+    let config =
+        keyshard_config::from_yaml_str(yaml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    config
+        .key_generators
+        .lease()
+        .grant(keyshard_keygen::Grant::unchecked(0));
+    config.sharding
 }
 
 /// Replaces every table's key generator with `generator`.
