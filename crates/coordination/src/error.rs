@@ -1,0 +1,64 @@
+/// Why the coordination layer could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum CoordinationError {
+    /// The configured worker id is held by a live instance.
+    #[error(
+        "worker id {worker_id} is held by instance {holder}; remove `worker-id` to take a free \
+         one, or stop that instance"
+    )]
+    WorkerIdHeld {
+        /// The worker id asked for.
+        worker_id: u16,
+        /// The instance holding it.
+        holder: String,
+    },
+    /// All 1,024 worker ids are held by live instances.
+    #[error("all 1024 worker ids are held by live instances; no worker id is free")]
+    NoFreeWorkerId,
+    /// The claim is no longer this instance's: it expired and was claimed by another.
+    #[error("the lease of worker id {worker_id} (epoch {epoch}) is lost")]
+    LeaseLost {
+        /// The worker id.
+        worker_id: u16,
+        /// The epoch that was lost.
+        epoch: u64,
+    },
+    /// LEAF_SNOWFLAKE's start-up check: the repository recorded a later time for the service.
+    #[error(
+        "the registry's time for service '{service}' is {stored} ms, {ahead} ms ahead of this \
+         clock (tolerance {tolerance} ms): fix the clock before starting"
+    )]
+    ClockBehindRegistry {
+        /// The `service.id`.
+        service: String,
+        /// The stored time.
+        stored: i64,
+        /// By how much it is ahead.
+        ahead: i64,
+        /// The configured tolerance.
+        tolerance: i64,
+    },
+    /// The database behind a JDBC repository failed.
+    #[error("coordination database: {0}")]
+    Database(sqlx::Error),
+    /// ZooKeeper failed.
+    #[error("ZooKeeper: {0}")]
+    ZooKeeper(String),
+    /// The repository did not answer in time.
+    #[error("coordination repository did not answer within {0:?}")]
+    Timeout(std::time::Duration),
+    /// The repository holds something it should not (a corrupt row or node).
+    #[error("coordination repository holds an unexpected value: {0}")]
+    Corrupt(String),
+    /// Misconfiguration found when connecting.
+    #[error("{0}")]
+    Config(String),
+}
+
+// By hand rather than `#[from]`: the message already carries the database's, and a source
+// would print it twice in an error chain.
+impl From<sqlx::Error> for CoordinationError {
+    fn from(error: sqlx::Error) -> Self {
+        Self::Database(error)
+    }
+}

@@ -1,0 +1,489 @@
+//! The JDBC repository: three small tables in a database reached through sqlx (MySQL/MariaDB,
+//! PostgreSQL or SQLite). By default the first data source of the configuration, so every
+//! instance that shares the shards shares the repository with no extra setting.
+//!
+//! Every lease time is the database's clock (`expires_at`, milliseconds since the Unix epoch),
+//! never an instance's; a claim is one atomic UPDATE.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use keyshard_config::{DataSource, DatabaseKind};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool};
+use sqlx::pool::PoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgPool};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
+use sqlx::{Executor, Row};
+
+use crate::{Claim, ComputeNode, CoordinationError, Instance, Repository, WORKER_IDS};
+
+const WORKERS: &str = "keyshard_worker_id";
+const SEGMENTS: &str = "keyshard_segment";
+const SERVICE_TIMES: &str = "keyshard_service_time";
+
+/// The tables a JDBC repository keeps in its database.
+pub const TABLES: &[&str] = &[WORKERS, SEGMENTS, SERVICE_TIMES];
+
+/// A repository in a database.
+#[derive(Debug)]
+pub struct JdbcRepository {
+    pool: Pool,
+    describe: String,
+    time_to_live: Duration,
+}
+
+#[derive(Debug)]
+enum Pool {
+    MySql(MySqlPool),
+    Postgres(PgPool),
+    Sqlite(SqlitePool),
+}
+
+/// The SQL that differs between the three databases.
+struct Dialect {
+    /// The database's clock in milliseconds since the Unix epoch.
+    now: &'static str,
+    /// `GREATEST` (SQLite's two-argument `MAX` is the same).
+    greatest: &'static str,
+    /// Inserts a row unless its key exists.
+    insert_ignore: fn(table: &str, columns: &str, values: &str) -> String,
+}
+
+const MYSQL: Dialect = Dialect {
+    now: "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)",
+    greatest: "GREATEST",
+    insert_ignore: |t, c, v| format!("INSERT IGNORE INTO {t} ({c}) VALUES {v}"),
+};
+const POSTGRES: Dialect = Dialect {
+    now: "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
+    greatest: "GREATEST",
+    insert_ignore: |t, c, v| format!("INSERT INTO {t} ({c}) VALUES {v} ON CONFLICT DO NOTHING"),
+};
+const SQLITE: Dialect = Dialect {
+    now: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+    greatest: "MAX",
+    insert_ignore: |t, c, v| format!("INSERT OR IGNORE INTO {t} ({c}) VALUES {v}"),
+};
+
+/// Runs `$body` with `$pool` bound to the concrete sqlx pool, so one text of each query
+/// serves all three databases.
+macro_rules! on_pool {
+    ($self:expr, $pool:ident => $body:expr) => {
+        match &$self.pool {
+            Pool::MySql($pool) => $body,
+            Pool::Postgres($pool) => $body,
+            Pool::Sqlite($pool) => $body,
+        }
+    };
+}
+
+impl JdbcRepository {
+    /// Connects to `source` (creating the tables on first use) with leases that hold for
+    /// `time_to_live`; every statement must finish within `operation_timeout`.
+    pub async fn connect(
+        source: &DataSource,
+        time_to_live: Duration,
+        operation_timeout: Duration,
+    ) -> Result<Self, CoordinationError> {
+        fn options<DB: sqlx::Database>(acquire: Duration) -> PoolOptions<DB> {
+            PoolOptions::new()
+                .max_connections(2)
+                .min_connections(0)
+                .acquire_timeout(acquire)
+        }
+        let invalid = |e: sqlx::Error| {
+            CoordinationError::Config(format!(
+                "invalid repository URL {}: {e}",
+                source.redacted_url()
+            ))
+        };
+        let pool = match source.kind {
+            DatabaseKind::MySql => {
+                Pool::MySql(options(operation_timeout).connect_lazy_with(
+                    MySqlConnectOptions::from_str(&source.url).map_err(invalid)?,
+                ))
+            }
+            DatabaseKind::Postgres => Pool::Postgres(
+                options(operation_timeout)
+                    .connect_lazy_with(PgConnectOptions::from_str(&source.url).map_err(invalid)?),
+            ),
+            DatabaseKind::Sqlite => {
+                let file = SqliteConnectOptions::from_str(&source.url)
+                    .map_err(invalid)?
+                    .create_if_missing(true)
+                    .busy_timeout(operation_timeout);
+                // The first start of the embedded default: data/ does not exist yet.
+                if let Some(dir) = file.get_filename().parent()
+                    && !dir.as_os_str().is_empty()
+                {
+                    std::fs::create_dir_all(dir).map_err(|e| {
+                        CoordinationError::Config(format!("cannot create {}: {e}", dir.display()))
+                    })?;
+                }
+                Pool::Sqlite(options(operation_timeout).connect_lazy_with(file))
+            }
+        };
+        let repository = Self {
+            pool,
+            describe: format!("JDBC {}", source.redacted_url()),
+            time_to_live,
+        };
+        tokio::time::timeout(operation_timeout * 4, repository.create_tables())
+            .await
+            .map_err(|_| CoordinationError::Timeout(operation_timeout * 4))??;
+        Ok(repository)
+    }
+
+    fn dialect(&self) -> &'static Dialect {
+        match self.pool {
+            Pool::MySql(_) => &MYSQL,
+            Pool::Postgres(_) => &POSTGRES,
+            Pool::Sqlite(_) => &SQLITE,
+        }
+    }
+
+    /// Placeholder `n` (1-based): `?` for MySQL, `$n` for PostgreSQL and SQLite.
+    fn p(&self, n: usize) -> String {
+        match self.pool {
+            Pool::MySql(_) => "?".to_owned(),
+            _ => format!("${n}"),
+        }
+    }
+
+    fn ttl_millis(&self) -> i64 {
+        i64::try_from(self.time_to_live.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    async fn create_tables(&self) -> Result<(), CoordinationError> {
+        let d = self.dialect();
+        let tables = [
+            format!(
+                "CREATE TABLE IF NOT EXISTS {WORKERS} (worker_id BIGINT NOT NULL PRIMARY KEY, \
+                 instance_id VARCHAR(64) NOT NULL, address VARCHAR(255) NOT NULL, \
+                 epoch BIGINT NOT NULL, expires_at BIGINT NOT NULL, high_water BIGINT NOT NULL)"
+            ),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {SEGMENTS} (leaf_key VARCHAR(255) NOT NULL PRIMARY \
+                 KEY, max_id BIGINT NOT NULL)"
+            ),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {SERVICE_TIMES} (service VARCHAR(255) NOT NULL \
+                 PRIMARY KEY, millis BIGINT NOT NULL)"
+            ),
+        ];
+        // Every worker id is a row from the start, so claiming is an UPDATE of an existing row
+        // and two instances can never both insert one.
+        let rows = (0..WORKER_IDS)
+            .map(|id| format!("({id}, '', '', 0, 0, 0)"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let fill = (d.insert_ignore)(
+            WORKERS,
+            "worker_id, instance_id, address, epoch, expires_at, high_water",
+            &rows,
+        );
+        on_pool!(self, pool => {
+            for sql in &tables {
+                pool.execute(sql.as_str()).await?;
+            }
+            pool.execute(fill.as_str()).await?;
+        });
+        Ok(())
+    }
+
+    async fn claim_impl(
+        &self,
+        instance: &Instance,
+        preferred: Option<u16>,
+    ) -> Result<Claim, CoordinationError> {
+        let d = self.dialect();
+        let now = d.now;
+        let ttl = self.ttl_millis();
+        let set = format!(
+            "SET instance_id = {}, address = {}, epoch = epoch + 1, expires_at = {now} + {ttl}",
+            self.p(1),
+            self.p(2)
+        );
+        let free = format!("expires_at < {now}");
+        let sql = match (preferred, &self.pool) {
+            (Some(id), _) => format!("UPDATE {WORKERS} {set} WHERE worker_id = {id} AND {free}"),
+            (None, Pool::MySql(_)) => {
+                format!("UPDATE {WORKERS} {set} WHERE {free} ORDER BY worker_id LIMIT 1")
+            }
+            // SKIP LOCKED: concurrent claimers take different rows instead of queueing on one.
+            (None, Pool::Postgres(_)) => format!(
+                "UPDATE {WORKERS} {set} WHERE {free} AND worker_id = (SELECT worker_id FROM \
+                 {WORKERS} WHERE {free} ORDER BY worker_id LIMIT 1 FOR UPDATE SKIP LOCKED)"
+            ),
+            // SQLite runs one writer at a time: the subquery and the update are one step.
+            (None, Pool::Sqlite(_)) => format!(
+                "UPDATE {WORKERS} {set} WHERE worker_id = (SELECT worker_id FROM {WORKERS} \
+                 WHERE {free} ORDER BY worker_id LIMIT 1)"
+            ),
+        };
+        let claimed = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(&instance.id)
+            .bind(&instance.address)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        if claimed == 0 {
+            return Err(match preferred {
+                Some(worker_id) => CoordinationError::WorkerIdHeld {
+                    worker_id,
+                    holder: self.holder_of(worker_id).await?,
+                },
+                None => CoordinationError::NoFreeWorkerId,
+            });
+        }
+        let select = format!(
+            "SELECT worker_id, epoch, high_water FROM {WORKERS} WHERE instance_id = {} AND \
+             expires_at > {now} ORDER BY epoch DESC",
+            self.p(1)
+        );
+        let (worker_id, epoch, high_water): (i64, i64, i64) = on_pool!(self, pool => {
+            let row = sqlx::query(&select).bind(&instance.id).fetch_one(pool).await?;
+            (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)
+        });
+        Ok(Claim {
+            worker_id: u16::try_from(worker_id)
+                .ok()
+                .filter(|id| *id < WORKER_IDS)
+                .ok_or_else(|| CoordinationError::Corrupt(format!("worker id {worker_id}")))?,
+            epoch: u64::try_from(epoch)
+                .map_err(|_| CoordinationError::Corrupt(format!("epoch {epoch}")))?,
+            high_water_millis: high_water,
+        })
+    }
+
+    async fn holder_of(&self, worker_id: u16) -> Result<String, CoordinationError> {
+        let sql =
+            format!("SELECT instance_id, address FROM {WORKERS} WHERE worker_id = {worker_id}");
+        let (instance, address): (String, String) = on_pool!(self, pool => {
+            let row = sqlx::query(&sql).fetch_one(pool).await?;
+            (row.try_get(0)?, row.try_get(1)?)
+        });
+        Ok(format!("{instance} ({address})"))
+    }
+
+    /// Runs an UPDATE of `claim`'s row; `LeaseLost` when the row is no longer this claim's.
+    async fn update_claim(
+        &self,
+        instance: &Instance,
+        claim: &Claim,
+        set: &str,
+        value: i64,
+    ) -> Result<(), CoordinationError> {
+        let sql = format!(
+            "UPDATE {WORKERS} SET {set} WHERE worker_id = {} AND epoch = {} AND instance_id = {}",
+            claim.worker_id,
+            claim.epoch,
+            self.p(2)
+        );
+        let updated = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(value)
+            .bind(&instance.id)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        if updated == 0 {
+            return Err(CoordinationError::LeaseLost {
+                worker_id: claim.worker_id,
+                epoch: claim.epoch,
+            });
+        }
+        Ok(())
+    }
+
+    async fn compute_nodes_impl(&self) -> Result<Vec<ComputeNode>, CoordinationError> {
+        let sql = format!(
+            "SELECT worker_id, instance_id, epoch, expires_at FROM {WORKERS} WHERE expires_at > \
+             {} ORDER BY worker_id",
+            self.dialect().now
+        );
+        let rows: Vec<(i64, String, i64, i64)> = on_pool!(self, pool => {
+            let mut rows = Vec::new();
+            for row in sqlx::query(&sql).fetch_all(pool).await? {
+                rows.push((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?, row.try_get(3)?));
+            }
+            rows
+        });
+        Ok(rows
+            .into_iter()
+            .map(|(worker_id, instance_id, epoch, expires_at)| ComputeNode {
+                instance_id,
+                worker_id: u16::try_from(worker_id).unwrap_or(u16::MAX),
+                epoch: u64::try_from(epoch).unwrap_or(0),
+                expires_at_millis: Some(expires_at),
+            })
+            .collect())
+    }
+
+    async fn next_segment_impl(
+        &self,
+        key: &str,
+        initial: i64,
+        step: i64,
+    ) -> Result<(i64, i64), CoordinationError> {
+        let first_last = initial.checked_add(step - 1).ok_or_else(|| {
+            CoordinationError::Config(format!("segment {key}: {initial} + {step} overflows"))
+        })?;
+        // PostgreSQL and SQLite: one upsert that returns the segment's end.
+        macro_rules! upsert_returning {
+            ($pool:expr) => {
+                sqlx::query_scalar(&format!(
+                    "INSERT INTO {SEGMENTS} (leaf_key, max_id) VALUES ($1, $2) ON CONFLICT \
+                     (leaf_key) DO UPDATE SET max_id = {SEGMENTS}.max_id + $3 RETURNING max_id"
+                ))
+                .bind(key)
+                .bind(first_last)
+                .bind(step)
+                .fetch_one($pool)
+                .await?
+            };
+        }
+        let last: i64 = match &self.pool {
+            // MariaDB has no RETURNING on an upsert: the row lock taken by the upsert keeps the
+            // value ours until the transaction ends.
+            Pool::MySql(pool) => {
+                let mut tx = pool.begin().await?;
+                sqlx::query(&format!(
+                    "INSERT INTO {SEGMENTS} (leaf_key, max_id) VALUES (?, ?) ON DUPLICATE KEY \
+                     UPDATE max_id = max_id + ?"
+                ))
+                .bind(key)
+                .bind(first_last)
+                .bind(step)
+                .execute(&mut *tx)
+                .await?;
+                let last = sqlx::query_scalar(&format!(
+                    "SELECT max_id FROM {SEGMENTS} WHERE leaf_key = ?"
+                ))
+                .bind(key)
+                .fetch_one(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                last
+            }
+            Pool::Postgres(pool) => upsert_returning!(pool),
+            Pool::Sqlite(pool) => upsert_returning!(pool),
+        };
+        Ok((last - (step - 1), last))
+    }
+
+    async fn service_time_impl(&self, service: &str) -> Result<Option<i64>, CoordinationError> {
+        let sql = format!(
+            "SELECT millis FROM {SERVICE_TIMES} WHERE service = {}",
+            self.p(1)
+        );
+        Ok(on_pool!(self, pool => sqlx::query_scalar(&sql)
+            .bind(service)
+            .fetch_optional(pool)
+            .await?))
+    }
+
+    async fn record_service_time_impl(
+        &self,
+        service: &str,
+        millis: i64,
+    ) -> Result<(), CoordinationError> {
+        let d = self.dialect();
+        let sql = match self.pool {
+            Pool::MySql(_) => format!(
+                "INSERT INTO {SERVICE_TIMES} (service, millis) VALUES (?, ?) ON DUPLICATE KEY \
+                 UPDATE millis = GREATEST(millis, VALUES(millis))"
+            ),
+            _ => format!(
+                "INSERT INTO {SERVICE_TIMES} (service, millis) VALUES ($1, $2) ON CONFLICT \
+                 (service) DO UPDATE SET millis = {}({SERVICE_TIMES}.millis, excluded.millis)",
+                d.greatest
+            ),
+        };
+        on_pool!(self, pool => {
+            sqlx::query(&sql).bind(service).bind(millis).execute(pool).await?;
+        });
+        Ok(())
+    }
+}
+
+impl Repository for JdbcRepository {
+    fn describe(&self) -> String {
+        self.describe.clone()
+    }
+
+    fn time_to_live(&self) -> Duration {
+        self.time_to_live
+    }
+
+    fn claim<'a>(
+        &'a self,
+        instance: &'a Instance,
+        preferred: Option<u16>,
+    ) -> BoxFuture<'a, Result<Claim, CoordinationError>> {
+        Box::pin(self.claim_impl(instance, preferred))
+    }
+
+    fn renew<'a>(
+        &'a self,
+        instance: &'a Instance,
+        claim: &'a Claim,
+        reserve_millis: i64,
+    ) -> BoxFuture<'a, Result<(), CoordinationError>> {
+        let d = self.dialect();
+        Box::pin(async move {
+            let set = format!(
+                "expires_at = {} + {}, high_water = {}(high_water, {})",
+                d.now,
+                self.ttl_millis(),
+                d.greatest,
+                self.p(1)
+            );
+            self.update_claim(instance, claim, &set, reserve_millis)
+                .await
+        })
+    }
+
+    fn release<'a>(
+        &'a self,
+        instance: &'a Instance,
+        claim: &'a Claim,
+        high_water_millis: i64,
+    ) -> BoxFuture<'a, Result<(), CoordinationError>> {
+        Box::pin(async move {
+            // The holder has stopped: its real last millisecond replaces the reservation made
+            // ahead of use, but never goes below what earlier holders left.
+            let mark = high_water_millis.max(claim.high_water_millis);
+            let set = format!("expires_at = 0, high_water = {}", self.p(1));
+            self.update_claim(instance, claim, &set, mark).await
+        })
+    }
+
+    fn compute_nodes(&self) -> BoxFuture<'_, Result<Vec<ComputeNode>, CoordinationError>> {
+        Box::pin(self.compute_nodes_impl())
+    }
+
+    fn next_segment<'a>(
+        &'a self,
+        key: &'a str,
+        initial: i64,
+        step: i64,
+    ) -> BoxFuture<'a, Result<(i64, i64), CoordinationError>> {
+        Box::pin(self.next_segment_impl(key, initial, step))
+    }
+
+    fn service_time<'a>(
+        &'a self,
+        service: &'a str,
+    ) -> BoxFuture<'a, Result<Option<i64>, CoordinationError>> {
+        Box::pin(self.service_time_impl(service))
+    }
+
+    fn record_service_time<'a>(
+        &'a self,
+        service: &'a str,
+        millis: i64,
+    ) -> BoxFuture<'a, Result<(), CoordinationError>> {
+        Box::pin(self.record_service_time_impl(service, millis))
+    }
+}

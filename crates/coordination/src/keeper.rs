@@ -1,0 +1,402 @@
+//! Drives one instance's generators from a repository: claims the worker id, renews it, revokes
+//! it from the generators the moment the claim can no longer be proved, and fetches segments in
+//! the background.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use keyshard_keygen::snowflake::PROP_SERVICE_ID;
+use keyshard_keygen::{Built, Clock, Grant, Registry, SegmentGenerator, SystemClock, WorkerLease};
+use tokio::sync::{Mutex, Notify, watch};
+use tokio::task::JoinSet;
+
+use crate::{Claim, CoordinationError, Instance, Repository};
+
+/// How the keeper paces itself.
+#[derive(Debug, Clone)]
+pub struct KeeperSettings {
+    /// Who this instance is.
+    pub instance: Instance,
+    /// How long one repository call may take.
+    pub operation_timeout: Duration,
+    /// Pause before retrying a failed call.
+    pub retry_interval: Duration,
+}
+
+/// Keeps the instance's worker id and segments while it runs; [`Keeper::stop`] gives them back.
+#[derive(Debug)]
+pub struct Keeper {
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    tasks: JoinSet<()>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    repository: Arc<dyn Repository>,
+    settings: KeeperSettings,
+    lease: Arc<WorkerLease>,
+    /// The configured `worker-id`, which every claim asks for.
+    preferred: Option<u16>,
+    /// LEAF_SNOWFLAKE services and their tolerance, for the registry time check.
+    services: Vec<(String, i64)>,
+    /// The current claim, `None` while none is held.
+    claim: Mutex<Option<Claim>>,
+}
+
+/// What an operator is told about the worker id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerIdStatus {
+    /// The worker id.
+    pub worker_id: u16,
+    /// Its epoch.
+    pub epoch: u64,
+    /// Where it came from, for the start-up line.
+    pub source: String,
+}
+
+impl Keeper {
+    /// Takes what `registry`'s generators need before the instance serves: a worker id (when a
+    /// SNOWFLAKE-style generator is configured; the configured `worker-id` if one is set), the
+    /// LEAF_SNOWFLAKE registry time check, and each LEAF_SEGMENT's first segment. Then keeps
+    /// them in the background.
+    ///
+    /// Fails when the instance must not start: the configured worker id is held by a live
+    /// instance, all worker ids are held, the clock is behind a LEAF_SNOWFLAKE service's
+    /// recorded time, or the repository does not answer.
+    pub async fn start(
+        repository: Arc<dyn Repository>,
+        registry: &Registry,
+        settings: KeeperSettings,
+    ) -> Result<Self, CoordinationError> {
+        let (stop, stopped) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            repository,
+            preferred: preferred_worker_id(registry)?,
+            services: leaf_services(registry),
+            lease: Arc::clone(registry.lease()),
+            settings,
+            claim: Mutex::new(None),
+        });
+        let mut tasks = JoinSet::new();
+        if registry.needs_worker_id() {
+            shared.check_service_times().await?;
+            shared.claim_and_grant().await?;
+            tasks.spawn(Arc::clone(&shared).keep_worker_id(stopped.clone()));
+        }
+        for (_, configured) in registry.iter() {
+            if let Built::Segment(generator) = &configured.built {
+                let (first, last) = shared.fetch_segment(generator).await?;
+                generator.supply(first, last);
+                tasks.spawn(
+                    Arc::clone(&shared).keep_segments(Arc::clone(generator), stopped.clone()),
+                );
+            }
+        }
+        Ok(Self {
+            shared,
+            stop,
+            tasks,
+        })
+    }
+
+    /// The worker id held now, if any.
+    pub async fn worker_id(&self) -> Option<WorkerIdStatus> {
+        let claim = self.shared.claim.lock().await.clone()?;
+        Some(WorkerIdStatus {
+            worker_id: claim.worker_id,
+            epoch: claim.epoch,
+            source: format!(
+                "{} from {}",
+                if self.shared.preferred.is_some() {
+                    "configured, leased"
+                } else {
+                    "leased"
+                },
+                self.shared.repository.describe()
+            ),
+        })
+    }
+
+    /// The repository, for statements that list what it holds.
+    pub fn repository(&self) -> &Arc<dyn Repository> {
+        &self.shared.repository
+    }
+
+    /// Stops the background tasks, stops generation and gives the worker id back with the
+    /// last millisecond actually used, so the next holder can start right above it.
+    pub async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        while self.tasks.join_next().await.is_some() {}
+        let Some((_, issued)) = self.shared.lease.revoke() else {
+            return;
+        };
+        let Some(claim) = self.shared.claim.lock().await.take() else {
+            return;
+        };
+        let mark = issued.unwrap_or(claim.high_water_millis);
+        let release = self
+            .shared
+            .repository
+            .release(&self.shared.settings.instance, &claim, mark);
+        match tokio::time::timeout(self.shared.settings.operation_timeout, release).await {
+            Ok(Ok(())) => tracing::info!(worker_id = claim.worker_id, "worker id released"),
+            Ok(Err(e)) => tracing::warn!("worker id {} not released: {e}", claim.worker_id),
+            Err(_) => tracing::warn!("worker id {} not released: timed out", claim.worker_id),
+        }
+    }
+}
+
+/// The worker id the configuration asks for; all SNOWFLAKE generators that set one must agree,
+/// since one instance holds one worker id.
+fn preferred_worker_id(registry: &Registry) -> Result<Option<u16>, CoordinationError> {
+    let mut preferred: Option<(&str, u16)> = None;
+    for (name, configured) in registry.iter() {
+        let Built::Snowflake(generator) = &configured.built else {
+            continue;
+        };
+        let Some(id) = generator.preferred_worker_id() else {
+            continue;
+        };
+        match preferred {
+            Some((first, other)) if other != id => {
+                return Err(CoordinationError::Config(format!(
+                    "key generators '{first}' and '{name}' set different worker-id values ({other} \
+                     and {id}); an instance holds one worker id: set the same value, or none"
+                )));
+            }
+            _ => preferred = Some((name, id)),
+        }
+    }
+    Ok(preferred.map(|(_, id)| id))
+}
+
+fn leaf_services(registry: &Registry) -> Vec<(String, i64)> {
+    registry
+        .iter()
+        .filter_map(|(_, configured)| match &configured.built {
+            Built::Snowflake(generator) if configured.type_name == "LEAF_SNOWFLAKE" => Some((
+                configured.props.get(PROP_SERVICE_ID)?.trim().to_owned(),
+                generator.max_tolerate_millis(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn wall_millis() -> i64 {
+    SystemClock.now_millis()
+}
+
+impl Shared {
+    fn ttl(&self) -> Duration {
+        self.repository.time_to_live()
+    }
+
+    /// How long before the repository's expiry the instance stops generating: covers the
+    /// difference in clock rates and the time a statement takes to use its keys.
+    fn margin(&self) -> Duration {
+        (self.ttl() / 10).min(Duration::from_secs(5))
+    }
+
+    /// How far ahead of generator time the high-water mark is persisted: one time to live, so
+    /// whoever takes the id after it expired starts at the wall clock.
+    fn window_millis(&self) -> i64 {
+        i64::try_from(self.ttl().as_millis()).unwrap_or(i64::MAX)
+    }
+
+    async fn call<T>(
+        &self,
+        future: impl Future<Output = Result<T, CoordinationError>>,
+    ) -> Result<T, CoordinationError> {
+        let timeout = self.settings.operation_timeout;
+        tokio::time::timeout(timeout, future)
+            .await
+            .map_err(|_| CoordinationError::Timeout(timeout))?
+    }
+
+    async fn check_service_times(&self) -> Result<(), CoordinationError> {
+        for (service, tolerance) in &self.services {
+            let now = wall_millis();
+            if let Some(stored) = self.call(self.repository.service_time(service)).await?
+                && stored - now > *tolerance
+            {
+                return Err(CoordinationError::ClockBehindRegistry {
+                    service: service.clone(),
+                    stored,
+                    ahead: stored - now,
+                    tolerance: *tolerance,
+                });
+            }
+            self.call(self.repository.record_service_time(service, now))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Claims a worker id, persists the first reservation, and only then lets the generators
+    /// use it.
+    async fn claim_and_grant(&self) -> Result<(), CoordinationError> {
+        let instance = &self.settings.instance;
+        let claim = self
+            .call(self.repository.claim(instance, self.preferred))
+            .await?;
+        // Generator time starts above every key ever generated with this id.
+        let offset_millis = (claim.high_water_millis + 1 - wall_millis()).max(0);
+        if offset_millis > 0 {
+            tracing::warn!(
+                worker_id = claim.worker_id,
+                "the clock is {offset_millis} ms behind the high-water mark of worker id {}; \
+                 keys run ahead of the clock by that much",
+                claim.worker_id
+            );
+        }
+        let sent = Instant::now();
+        let reserve = wall_millis() + offset_millis + self.window_millis();
+        self.call(self.repository.renew(instance, &claim, reserve))
+            .await?;
+        self.lease.grant(Grant {
+            worker_id: claim.worker_id,
+            epoch: claim.epoch,
+            valid_until: sent + self.ttl().saturating_sub(self.margin()),
+            reserved_until_millis: reserve,
+            offset_millis,
+        });
+        tracing::info!(
+            worker_id = claim.worker_id,
+            epoch = claim.epoch,
+            "worker id claimed from {}",
+            self.repository.describe()
+        );
+        *self.claim.lock().await = Some(claim);
+        Ok(())
+    }
+
+    /// Renews the claim a few times per time to live; on loss, stops generation and claims
+    /// again until it succeeds.
+    async fn keep_worker_id(self: Arc<Self>, mut stopped: watch::Receiver<bool>) {
+        let mut pause = self.ttl() / 3;
+        loop {
+            tokio::select! {
+                _ = stopped.changed() => return,
+                () = tokio::time::sleep(pause) => {}
+            }
+            let claim = self.claim.lock().await.clone();
+            let outcome = match claim {
+                Some(claim) => self.renew(&claim).await,
+                None => self.reclaim().await,
+            };
+            pause = match outcome {
+                Ok(()) => self.ttl() / 3,
+                Err(e) => {
+                    tracing::warn!("coordination: {e}");
+                    self.settings.retry_interval
+                }
+            };
+        }
+    }
+
+    async fn renew(&self, claim: &Claim) -> Result<(), CoordinationError> {
+        let Some(grant) = self.lease.current() else {
+            return Ok(());
+        };
+        let sent = Instant::now();
+        let reserve = wall_millis() + grant.offset_millis + self.window_millis();
+        let renewed = self
+            .call(
+                self.repository
+                    .renew(&self.settings.instance, claim, reserve),
+            )
+            .await;
+        match renewed {
+            Ok(()) => {
+                self.lease.extend(
+                    claim.epoch,
+                    sent + self.ttl().saturating_sub(self.margin()),
+                    reserve,
+                );
+                self.record_service_times().await;
+                Ok(())
+            }
+            Err(CoordinationError::LeaseLost { worker_id, epoch }) => {
+                self.lease.revoke();
+                *self.claim.lock().await = None;
+                tracing::error!(
+                    "worker id {worker_id} (epoch {epoch}) was taken over after its lease ran \
+                     out; no keys are generated until another worker id is claimed"
+                );
+                self.reclaim().await
+            }
+            Err(e) => {
+                if Instant::now() >= grant.valid_until {
+                    tracing::error!(
+                        "the lease of worker id {} has run out: statements that need keys fail \
+                         until the repository answers",
+                        grant.worker_id
+                    );
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn reclaim(&self) -> Result<(), CoordinationError> {
+        self.claim_and_grant().await
+    }
+
+    async fn record_service_times(&self) {
+        for (service, _) in &self.services {
+            let recorded = self
+                .call(self.repository.record_service_time(service, wall_millis()))
+                .await;
+            if let Err(e) = recorded {
+                tracing::warn!("coordination: recording the time of service '{service}': {e}");
+            }
+        }
+    }
+
+    async fn fetch_segment(
+        &self,
+        generator: &SegmentGenerator,
+    ) -> Result<(i64, i64), CoordinationError> {
+        self.call(self.repository.next_segment(
+            generator.leaf_key(),
+            generator.initial_value(),
+            generator.step(),
+        ))
+        .await
+    }
+
+    /// Fetches the next segment whenever the generator asks (once 10 % of the current one is
+    /// used), so statements never wait for the repository in steady state.
+    async fn keep_segments(
+        self: Arc<Self>,
+        generator: Arc<SegmentGenerator>,
+        mut stopped: watch::Receiver<bool>,
+    ) {
+        let wanted = Arc::new(Notify::new());
+        let notify = Arc::clone(&wanted);
+        generator.set_fetcher(move || notify.notify_one());
+        loop {
+            if !generator.wants_segment() {
+                tokio::select! {
+                    _ = stopped.changed() => return,
+                    () = wanted.notified() => continue,
+                }
+            }
+            match self.fetch_segment(&generator).await {
+                Ok((first, last)) => generator.supply(first, last),
+                Err(e) => {
+                    tracing::warn!(
+                        "coordination: fetching a segment of '{}': {e}",
+                        generator.leaf_key()
+                    );
+                    tokio::select! {
+                        _ = stopped.changed() => return,
+                        () = tokio::time::sleep(self.settings.retry_interval) => {}
+                    }
+                }
+            }
+        }
+    }
+}

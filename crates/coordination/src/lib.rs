@@ -1,0 +1,141 @@
+//! What Keyshard instances must share to hand out unique keys: worker ids held by lease (with
+//! an epoch and a persisted time high-water mark), named segments of consecutive keys, and time
+//! marks per service. Two repositories implement it: JDBC (tables in a database reached through
+//! sqlx; the default) and ZooKeeper (ShardingSphere 5's paths).
+//!
+//! [`Keeper`] drives the key generators of one instance from a repository: it claims a worker
+//! id, renews it well before it expires, revokes it from the generators the moment it can no
+//! longer prove it holds it, and fetches segments in the background.
+
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod error;
+mod jdbc;
+mod keeper;
+mod zookeeper;
+
+use std::fmt;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
+pub use error::CoordinationError;
+pub use jdbc::{JdbcRepository, TABLES};
+pub use keeper::{Keeper, KeeperSettings, WorkerIdStatus};
+pub use zookeeper::{ZooKeeperRepository, ZooKeeperSettings};
+
+/// Worker ids are 10 bits.
+pub const WORKER_IDS: u16 = 1024;
+
+/// A claimed worker id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The worker id, 0..=1023.
+    pub worker_id: u16,
+    /// Increases with every claim of this worker id: tells this holder from every earlier one.
+    pub epoch: u64,
+    /// The time high-water mark persisted for the id (milliseconds since the Unix epoch; 0
+    /// when the id was never used): every key ever generated with the id lies at or below it.
+    pub high_water_millis: i64,
+}
+
+/// One instance holding a worker id, as `SHOW COMPUTE NODES` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComputeNode {
+    /// The instance's id (unique per process start).
+    pub instance_id: String,
+    /// The worker id it holds.
+    pub worker_id: u16,
+    /// The lease epoch.
+    pub epoch: u64,
+    /// When the lease expires unless renewed (milliseconds since the Unix epoch on the
+    /// repository's clock), or `None` where the repository has no such time (ZooKeeper
+    /// sessions).
+    pub expires_at_millis: Option<i64>,
+}
+
+/// Who claims: written next to the worker id so operators and error messages can name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instance {
+    /// Unique per process start.
+    pub id: String,
+    /// Where it serves (`127.0.0.1:3307`), for people reading `SHOW COMPUTE NODES`.
+    pub address: String,
+}
+
+impl Instance {
+    /// A new instance id (a UUID, as ShardingSphere's) for a process serving at `address`.
+    pub fn new(address: impl Into<String>) -> Self {
+        Self {
+            id: uuid::Uuid::new_v4().to_string(),
+            address: address.into(),
+        }
+    }
+}
+
+/// A shared store of leases, high-water marks and segments.
+///
+/// Every method is one round trip (or a few) and atomic with respect to other instances using
+/// the same repository. Leases expire on the repository's clock, never on the instance's.
+pub trait Repository: Send + Sync + fmt::Debug {
+    /// What and where the repository is, for the log (`JDBC mysql://127.0.0.1:3306/ds_0`).
+    fn describe(&self) -> String;
+
+    /// How long a claim or renewal holds: the holder must renew within this time, and may
+    /// generate only until this time after it *sent* the claim or renewal.
+    fn time_to_live(&self) -> Duration;
+
+    /// Claims a worker id for `instance`: `preferred` when given (failing with
+    /// [`CoordinationError::WorkerIdHeld`] naming the holder when a live instance holds it),
+    /// else the lowest free one ([`CoordinationError::NoFreeWorkerId`] when all 1,024 are held).
+    fn claim<'a>(
+        &'a self,
+        instance: &'a Instance,
+        preferred: Option<u16>,
+    ) -> BoxFuture<'a, Result<Claim, CoordinationError>>;
+
+    /// Extends `claim` by [`Repository::time_to_live`] and raises its persisted high-water
+    /// mark to at least `reserve_millis`. [`CoordinationError::LeaseLost`] when the id is no
+    /// longer this claim's.
+    fn renew<'a>(
+        &'a self,
+        instance: &'a Instance,
+        claim: &'a Claim,
+        reserve_millis: i64,
+    ) -> BoxFuture<'a, Result<(), CoordinationError>>;
+
+    /// Gives the id back at once, recording `high_water_millis` (the last generator
+    /// millisecond actually used; the caller has stopped generating) as its high-water mark.
+    fn release<'a>(
+        &'a self,
+        instance: &'a Instance,
+        claim: &'a Claim,
+        high_water_millis: i64,
+    ) -> BoxFuture<'a, Result<(), CoordinationError>>;
+
+    /// The instances holding a worker id now.
+    fn compute_nodes(&self) -> BoxFuture<'_, Result<Vec<ComputeNode>, CoordinationError>>;
+
+    /// Takes the next `step` values of the sequence `key` (created starting at `initial`) and
+    /// returns them as `(first, last)`, inclusive. Concurrent callers get disjoint ranges.
+    fn next_segment<'a>(
+        &'a self,
+        key: &'a str,
+        initial: i64,
+        step: i64,
+    ) -> BoxFuture<'a, Result<(i64, i64), CoordinationError>>;
+
+    /// The time last recorded for `service` (LEAF_SNOWFLAKE's registry time check), if any.
+    fn service_time<'a>(
+        &'a self,
+        service: &'a str,
+    ) -> BoxFuture<'a, Result<Option<i64>, CoordinationError>>;
+
+    /// Records `millis` for `service`, never lowering what is stored.
+    fn record_service_time<'a>(
+        &'a self,
+        service: &'a str,
+        millis: i64,
+    ) -> BoxFuture<'a, Result<(), CoordinationError>>;
+}
