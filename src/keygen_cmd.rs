@@ -1,13 +1,16 @@
 //! `keyshard keygen`: print keys from a generator, or decode a SNOWFLAKE key.
 
-use std::io::Write;
+use std::io::{BufWriter, Write};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use keyshard_keygen::{Key, Props, Snowflake};
+use keyshard_keygen::{Key, KeyGenError, KeyGenerator, Props, Snowflake};
+
+use crate::config_arg::{ConfigArg, runtime};
 
 #[derive(Debug, clap::Args)]
 pub struct KeygenArgs {
-    /// Generator type (SNOWFLAKE or UUID).
+    /// Generator type (SNOWFLAKE or UUID), with a fixed worker id: for keys that are not stored.
     #[arg(long = "type", value_name = "TYPE", default_value = "SNOWFLAKE")]
     type_name: String,
     /// A generator property, NAME=VALUE (repeatable), e.g. worker-id=3.
@@ -16,8 +19,14 @@ pub struct KeygenArgs {
     /// How many keys to print.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     count: u32,
+    /// Draw the keys from this configured key generator instead, through the configuration's
+    /// coordination repository, exactly as a proxy does (worker id lease, segments).
+    #[arg(long, value_name = "NAME", requires = "path", conflicts_with_all = ["type_name", "props"])]
+    generator: Option<String>,
+    #[command(flatten)]
+    config: ConfigArg,
     /// Take this SNOWFLAKE key apart instead: timestamp (UTC), worker id and sequence.
-    #[arg(long, value_name = "KEY", allow_hyphen_values = true, conflicts_with_all = ["type_name", "props", "count"])]
+    #[arg(long, value_name = "KEY", allow_hyphen_values = true, conflicts_with_all = ["type_name", "props", "count", "generator"])]
     decode: Option<String>,
 }
 
@@ -31,29 +40,123 @@ fn parse_prop(raw: &str) -> Result<(String, String), String> {
 }
 
 pub fn run(args: &KeygenArgs, out: &mut impl Write) -> anyhow::Result<()> {
+    // One write per buffer, not per key: printing is most of the cost of a large count.
+    let mut out = BufWriter::with_capacity(64 * 1024, out);
     if let Some(raw) = &args.decode {
         let Ok(key) = raw.trim().parse::<i64>() else {
             bail!("'{raw}' is not a SNOWFLAKE key: expected a 64-bit integer");
         };
         writeln!(out, "{}", Snowflake::decode(key)?)?;
+        out.flush()?;
         return Ok(());
     }
-    let props: Props = args.props.iter().cloned().collect();
-    let generator = keyshard_keygen::build(&args.type_name, &props)
-        .with_context(|| format!("cannot build a {} generator", args.type_name))?;
-    // Keys are printed as they are generated, in blocks, so a large count needs little memory.
     let mut left = args.count as usize;
-    let mut keys: Vec<Key> = Vec::new();
-    while left > 0 {
-        let block = left.min(keyshard_keygen::snowflake::MAX_BLOCK);
-        keys.clear();
-        generator.next_keys(block, &mut keys)?;
-        for key in &keys {
+    let mut blocks = Blocks::new();
+    if let Some(name) = &args.generator {
+        draw_configured(args, name, left, &mut blocks, &mut out)?;
+    } else {
+        let props: Props = args.props.iter().cloned().collect();
+        let generator = keyshard_keygen::build(&args.type_name, &props, None)
+            .with_context(|| format!("cannot build a {} generator", args.type_name))?
+            .generator();
+        while left > 0 {
+            left -= blocks.write(generator.as_ref(), left, &mut out)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Claims what the configured generator needs from the repository, prints the keys, and gives
+/// the worker id back.
+fn draw_configured(
+    args: &KeygenArgs,
+    name: &str,
+    mut left: usize,
+    blocks: &mut Blocks,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let config = args.config.load()?;
+    let Some(generator) = config.key_generators.get(name) else {
+        let names: Vec<&str> = config.key_generators.names().collect();
+        bail!(
+            "no key generator named '{name}' (configured: {})",
+            names.join(", ")
+        );
+    };
+    runtime()?.block_on(async {
+        let address = format!("keyshard keygen (pid {})", std::process::id());
+        let keeper = keyshard_proxy::start_coordination(&config, address).await?;
+        let patience = config.mode.timing.operation_timeout * 4;
+        let mut waiting_since: Option<Instant> = None;
+        let mut written = Ok(());
+        while left > 0 {
+            match blocks.write(generator.as_ref(), left, out) {
+                Ok(n) => {
+                    left -= n;
+                    waiting_since = None;
+                }
+                // Printing outruns the segment fetches: wait for the next segment, which the
+                // keeper fetches on this runtime.
+                Err(e)
+                    if matches!(
+                        e.downcast_ref::<KeyGenError>(),
+                        Some(KeyGenError::SegmentExhausted { .. })
+                    ) && waiting_since.get_or_insert_with(Instant::now).elapsed() < patience =>
+                {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                Err(e) => {
+                    written = Err(e);
+                    break;
+                }
+            }
+        }
+        if let Some(keeper) = keeper {
+            keeper.stop().await;
+        }
+        written
+    })
+}
+
+/// Keys taken a block at a time: as many as one statement could take.
+struct Blocks {
+    size: usize,
+    keys: Vec<Key>,
+}
+
+impl Blocks {
+    fn new() -> Self {
+        Self {
+            size: keyshard_keygen::snowflake::MAX_BLOCK,
+            keys: Vec::with_capacity(keyshard_keygen::snowflake::MAX_BLOCK),
+        }
+    }
+
+    /// Takes up to `left` keys and writes them; returns how many.
+    fn write(
+        &mut self,
+        generator: &dyn KeyGenerator,
+        left: usize,
+        out: &mut impl Write,
+    ) -> anyhow::Result<usize> {
+        self.keys.clear();
+        match generator.next_keys(left.min(self.size), &mut self.keys) {
+            Ok(()) => {}
+            // Segments smaller than a block: take them a segment at a time.
+            Err(KeyGenError::BlockLargerThanStep { step, .. })
+                if usize::try_from(step).is_ok_and(|step| step < self.size) =>
+            {
+                self.size = usize::try_from(step).unwrap_or(1).max(1);
+                return Ok(0);
+            }
+            Err(e) => return Err(e.into()),
+        }
+        for key in &self.keys {
             writeln!(out, "{key}")?;
         }
-        left -= block;
+        Ok(self.keys.len())
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::{Context, bail};
 use keyshard_backend::Backend;
-use keyshard_keygen::Key;
+use keyshard_keygen::{Grant, Key};
 use keyshard_router::{Dialect, NoMetadata, Plan, Prepared, RouteError, Router, Value};
 use serde_json::{Value as Json, json};
 
@@ -60,6 +60,8 @@ fn parse_param(raw: &str) -> Result<Value, String> {
 
 pub fn run(args: &PreviewArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let config = args.config.load()?;
+    // Previewed keys are never stored, so no repository needs to stand behind the worker id.
+    config.key_generators.lease().grant(Grant::unchecked(0));
     let dialect = match args.dialect {
         DialectArg::Mysql => Dialect::MySql,
         DialectArg::Postgres => Dialect::Postgres,

@@ -42,6 +42,12 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
                 users.join(", ")
             );
         }
+        if let Some(worker) = server.worker_id().await {
+            println!(
+                "Worker id {} (epoch {}): {}.",
+                worker.worker_id, worker.epoch, worker.source
+            );
+        }
         server.run(shutdown_signal()).await;
         println!("Keyshard stopped.");
         anyhow::Ok(())

@@ -76,11 +76,15 @@ async fn tables(engine: &Engine, full: bool, database_name: &str) -> Result<Repl
     // Unsharded tables are those on the default data source that no rule places there.
     if let Some(default) = default_data_source(engine) {
         let is_actual = |name: &str| {
-            sharding.tables.values().any(|t| {
-                t.data_nodes
-                    .iter()
-                    .any(|n| n.table.eq_ignore_ascii_case(name))
-            })
+            // Keyshard's own coordination tables are not the application's.
+            keyshard_coordination::TABLES
+                .iter()
+                .any(|t| t.eq_ignore_ascii_case(name))
+                || sharding.tables.values().any(|t| {
+                    t.data_nodes
+                        .iter()
+                        .any(|n| n.table.eq_ignore_ascii_case(name))
+                })
         };
         let list = match kind_of(engine, &default) {
             DatabaseKind::MySql => "SHOW TABLES",

@@ -1,16 +1,20 @@
 //! What every connection shares: the configuration, the routers, the backend; and how a
 //! statement is answered, whichever protocol it came in by.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use keyshard_backend::{Backend, Outcome, Transaction};
 use keyshard_config::Config;
-use keyshard_keygen::Key;
+use keyshard_coordination::Repository;
+use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{Dialect, Other, Plan, Prepared, RouteError, Router, Shape, Value};
 
 use crate::admin;
 use crate::catalog;
 use crate::control::{self, Control};
+use crate::distsql::{self, DistSql};
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
@@ -25,13 +29,17 @@ pub struct Engine {
     backend: Backend,
     shapes: Shapes,
     next_connection_id: AtomicU32,
+    coordination: Option<Arc<dyn Repository>>,
 }
 
 impl Engine {
     /// Builds the routers and the data source pools (inside a Tokio runtime) and loads the
     /// logic tables' metadata. A data source that is down is logged, not fatal: its
     /// statements fail until it is back.
-    pub async fn start(config: Config) -> Result<Self, keyshard_backend::BackendError> {
+    pub async fn start(
+        config: Config,
+        coordination: Option<Arc<dyn Repository>>,
+    ) -> Result<Self, keyshard_backend::BackendError> {
         let backend = Backend::new(&config)?;
         if let Err(e) = backend.load_metadata(&config.sharding).await {
             tracing::warn!("table metadata not loaded: {e}");
@@ -49,12 +57,18 @@ impl Engine {
             backend,
             shapes: Shapes::default(),
             next_connection_id: AtomicU32::new(1),
+            coordination,
         })
     }
 
     /// The configuration the proxy runs.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The coordination repository, when a generator uses one.
+    pub fn coordination(&self) -> Option<&Arc<dyn Repository>> {
+        self.coordination.as_ref()
     }
 
     /// The backend (pools and metadata).
@@ -116,6 +130,9 @@ impl Engine {
         if let Some(statement) = strip_keyword(sql, "preview") {
             return self.preview(statement, session.dialect).await;
         }
+        if let Some(statement) = distsql::parse(sql) {
+            return self.distsql(statement).await;
+        }
         if let Some(request) = catalog::request(sql) {
             return catalog::answer(self, request, &self.config.database_name).await;
         }
@@ -142,10 +159,12 @@ impl Engine {
                 .slots
                 .as_deref()
                 .and_then(|slots| typed::bind(shape.values(), slots));
-            let plan = match params {
-                Some(params) => shaped.insert.bind(&params)?,
-                None => shaped.insert.bind_shape(sql, shape)?,
-            };
+            let plan = self
+                .bind_insert(|| match &params {
+                    Some(params) => shaped.insert.bind(params),
+                    None => shaped.insert.bind_shape(sql, shape),
+                })
+                .await?;
             return self.reply(session, plan, false).await;
         }
         let statement = self.statement(sql, dialect).await?;
@@ -197,7 +216,9 @@ impl Engine {
                 let sql = sql.clone();
                 return Box::pin(self.query(session, &sql)).await;
             }
-            StatementKind::Insert(insert) => (insert.bind(params)?, false),
+            StatementKind::Insert(insert) => {
+                (self.bind_insert(|| insert.bind(params)).await?, false)
+            }
             StatementKind::Query(query) => (query.bind(params)?, query.is_read()),
             StatementKind::Direct(direct) => (direct.bind(params), direct.is_read()),
             StatementKind::Ddl(ddl) => {
@@ -215,6 +236,27 @@ impl Engine {
             }
         };
         self.reply(session, plan, reads).await
+    }
+
+    /// Binds an INSERT. A LEAF_SEGMENT generator outrun by a burst has its next segment on the
+    /// way: the statement waits for it (asynchronously, up to the repository's operation
+    /// timeout) instead of failing; in steady state the segment is already there.
+    async fn bind_insert(
+        &self,
+        bind: impl Fn() -> Result<Plan, RouteError>,
+    ) -> Result<Plan, Error> {
+        let patience = self.config.mode.timing.operation_timeout;
+        let started = Instant::now();
+        loop {
+            match bind() {
+                Err(RouteError::KeyGeneration(KeyGenError::SegmentExhausted { .. }))
+                    if started.elapsed() < patience =>
+                {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                other => return other.map_err(Error::from),
+            }
+        }
     }
 
     /// Runs `plan` and answers with its rows, or with the rows it changed and its first key.
@@ -242,7 +284,7 @@ impl Engine {
     }
 
     /// Whether [`Engine::query`] answers `sql` without routing it (session, transaction and
-    /// catalog statements, PREVIEW): prepared, such a statement runs as text.
+    /// catalog statements, PREVIEW, DistSQL): prepared, such a statement runs as text.
     fn answers_itself(&self, sql: &str, dialect: Dialect) -> bool {
         let session_statement = || {
             let mut scratch = Session::new(0, String::new(), None, dialect);
@@ -250,6 +292,7 @@ impl Engine {
         };
         control::parse(sql).is_some()
             || strip_keyword(sql, "preview").is_some()
+            || distsql::parse(sql).is_some()
             || catalog::request(sql).is_some()
             || (dialect == Dialect::MySql && session_statement())
     }
@@ -344,6 +387,18 @@ impl Engine {
             .map(|u| vec![Value::Text(u.data_source), Value::Text(u.sql)])
             .collect();
         Ok(Reply::text_rows(&["data_source_name", "actual_sql"], rows))
+    }
+
+    /// `SHOW COMPUTE NODES` and `SHOW SHARDING KEY GENERATORS`. The repository gets as long as
+    /// any of its calls may take (`operationTimeoutMilliseconds`).
+    async fn distsql(&self, statement: DistSql) -> Result<Reply, Error> {
+        distsql::answer(
+            statement,
+            self.coordination.as_ref(),
+            &self.config.key_generators,
+            self.config.mode.timing.operation_timeout,
+        )
+        .await
     }
 
     /// Runs `sql` as it is on `data_source`, outside any transaction.

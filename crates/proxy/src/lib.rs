@@ -7,6 +7,8 @@
 mod admin;
 mod catalog;
 mod control;
+mod coordination;
+mod distsql;
 mod engine;
 mod error;
 pub mod mysql;
@@ -17,6 +19,7 @@ mod session;
 mod shapes;
 mod words;
 
+pub use coordination::start as start_coordination;
 pub use engine::Engine;
 pub use error::{Error, ErrorKind};
 pub use reply::Reply;

@@ -11,8 +11,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use keyshard_coordination::{Keeper, WorkerIdStatus};
+
 use crate::engine::Engine;
-use crate::{mysql, postgres};
+use crate::{coordination, mysql, postgres};
 
 /// How long shutdown waits for running statements before closing the pools anyway.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -52,6 +54,10 @@ pub enum ServerError {
     /// The data sources could not be set up.
     #[error(transparent)]
     Backend(#[from] keyshard_backend::BackendError),
+    /// The coordination repository refused or could not be reached: without a worker id or
+    /// segment the instance would hand out keys it cannot prove unique.
+    #[error(transparent)]
+    Coordination(#[from] keyshard_coordination::CoordinationError),
 }
 
 /// A bound, ready-to-run proxy.
@@ -60,6 +66,7 @@ pub struct Server {
     engine: Arc<Engine>,
     mysql: Option<TcpListener>,
     postgres: Option<(TcpListener, Arc<postgres::Frontend>)>,
+    keeper: Option<Keeper>,
 }
 
 impl Server {
@@ -79,7 +86,26 @@ impl Server {
             Some(address) => Some(listen(address).await?),
             None => None,
         };
-        let engine = Arc::new(Engine::start(config).await?);
+        let address = [&mysql, &postgres_listener]
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.local_addr().ok())
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        // Before the engine: no statement may run before the worker id is held.
+        let keeper = coordination::start(&config, address).await?;
+        let repository = keeper.as_ref().map(|k| Arc::clone(k.repository()));
+        let engine = match Engine::start(config, repository).await {
+            Ok(engine) => Arc::new(engine),
+            Err(e) => {
+                // Give the worker id back now rather than when its lease runs out.
+                if let Some(keeper) = keeper {
+                    keeper.stop().await;
+                }
+                return Err(e.into());
+            }
+        };
         let postgres = postgres_listener.map(|listener| {
             (
                 listener,
@@ -90,7 +116,14 @@ impl Server {
             engine,
             mysql,
             postgres,
+            keeper,
         })
+    }
+
+    /// The worker id this instance holds, and where it came from (`None` when no generator
+    /// needs one).
+    pub async fn worker_id(&self) -> Option<WorkerIdStatus> {
+        self.keeper.as_ref()?.worker_id().await
     }
 
     /// The address the MySQL frontend listens on.
@@ -138,6 +171,10 @@ impl Server {
                 connections.len()
             );
             connections.abort_all();
+        }
+        // After the last statement: the worker id goes back with the last millisecond used.
+        if let Some(keeper) = self.keeper {
+            keeper.stop().await;
         }
         self.engine.close().await;
     }

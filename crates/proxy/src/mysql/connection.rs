@@ -14,6 +14,7 @@ use super::protocol::handshake::{self, Greeting};
 use super::protocol::packet::PacketIo;
 use super::protocol::response::{self, ResultColumn};
 use crate::admin::SERVER_VERSION;
+use crate::distsql;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
@@ -139,7 +140,7 @@ impl Connection {
                 Ok(statement) => {
                     let params = statement.param_count;
                     let id = self.add_statement(statement);
-                    response::write_prepare_ok(io, self.caps, id, params, &[]);
+                    response::write_prepare_ok(io, self.caps, id, params, &known_columns(&sql));
                 }
                 Err(e) => self.send_error(io, &e),
             },
@@ -281,6 +282,17 @@ impl Connection {
         let (code, sqlstate) = error.mysql_code();
         io.write_packet(&response::err(code, sqlstate, &error.message));
     }
+}
+
+/// The result columns a prepared statement is known to have before it runs: those of the
+/// DistSQL statements the proxy answers (sqlx reads column names from the prepare response).
+/// Other statements report none at prepare; their execution describes them.
+fn known_columns(sql: &str) -> Vec<ResultColumn> {
+    distsql::result_columns(sql)
+        .unwrap_or_default()
+        .iter()
+        .map(|c| ResultColumn::from_type_name(&c.name, &c.type_name, None))
+        .collect()
 }
 
 fn unknown_statement(id: u32) -> Error {

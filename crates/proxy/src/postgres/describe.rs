@@ -6,7 +6,8 @@
 //! declared column types: a placeholder in an INSERT's row takes its column's type, one
 //! compared with a column (`order_id = $1`, `IN ($1, $2)`, `SET status = $2`) that column's,
 //! and `RETURNING`/select lists name columns whose types are known. Session statements are
-//! answered on a copy of the session to see their columns.
+//! answered on a copy of the session to see their columns; the DistSQL statements the proxy
+//! answers have fixed columns.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -23,6 +24,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 
 use super::admin::{self, Settings};
 use super::types::{oid, oid_for_values, oid_of};
+use crate::distsql;
 use crate::engine::Engine;
 use crate::reply::Reply;
 
@@ -121,7 +123,7 @@ pub async fn describe(
     let count = placeholder_count(sql).max(declared.len());
     let mut inferred = vec![oid::TEXT; count];
     let mut syntax_error = None;
-    let fields = match session_fields(sql, settings) {
+    let fields = match session_fields(sql, settings).or_else(|| distsql_fields(sql)) {
         Some(fields) => fields,
         None => match Parser::parse_sql(&PostgreSqlDialect {}, sql) {
             Ok(statements) if statements.len() == 1 => {
@@ -156,6 +158,15 @@ fn session_fields(sql: &str, settings: &Settings) -> Option<Fields> {
         Ok((reply, _)) => reply_fields(&reply),
         Err(_) => Fields::None,
     })
+}
+
+/// The columns of a DistSQL statement the proxy answers (`SHOW COMPUTE NODES`): known without
+/// running it, so clients that describe before they execute decode its rows.
+fn distsql_fields(sql: &str) -> Option<Fields> {
+    Some(reply_fields(&Reply::Rows {
+        columns: distsql::result_columns(sql)?,
+        rows: Vec::new(),
+    }))
 }
 
 /// The columns of a reply, typed from its type names and values.

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod postgres;
+pub mod relay;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

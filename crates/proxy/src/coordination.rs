@@ -1,0 +1,75 @@
+//! Connects the configured coordination repository and starts the keeper that holds this
+//! instance's worker id and segments while it serves.
+
+use std::sync::Arc;
+
+use keyshard_config::{Config, Repository as RepositoryConfig};
+use keyshard_coordination::{
+    CoordinationError, Instance, JdbcRepository, Keeper, KeeperSettings, Repository,
+    ZooKeeperRepository, ZooKeeperSettings,
+};
+use keyshard_keygen::Built;
+
+/// Starts the keeper when a configured generator needs the repository (SNOWFLAKE,
+/// LEAF_SNOWFLAKE, LEAF_SEGMENT); `None` when none does (UUID keys only). `address` names the
+/// instance for operators (`SHOW COMPUTE NODES`).
+pub async fn start(config: &Config, address: String) -> Result<Option<Keeper>, CoordinationError> {
+    let needed = config
+        .key_generators
+        .iter()
+        .any(|(_, c)| !matches!(c.built, Built::Uuid(_)));
+    if !needed {
+        return Ok(None);
+    }
+    let repository = connect(config).await?;
+    let settings = KeeperSettings {
+        instance: Instance::new(address),
+        operation_timeout: config.mode.timing.operation_timeout,
+        retry_interval: config.mode.timing.retry_interval,
+    };
+    Keeper::start(repository, &config.key_generators, settings)
+        .await
+        .map(Some)
+}
+
+/// Connects the repository, trying `maxRetries` more times after a failure.
+async fn connect(config: &Config) -> Result<Arc<dyn Repository>, CoordinationError> {
+    let timing = config.mode.timing;
+    let mut attempt = 0;
+    loop {
+        let connected: Result<Arc<dyn Repository>, CoordinationError> = match &config
+            .mode
+            .repository
+        {
+            RepositoryConfig::Jdbc { data_source } => {
+                JdbcRepository::connect(data_source, timing.time_to_live, timing.operation_timeout)
+                    .await
+                    .map(|r| Arc::new(r) as Arc<dyn Repository>)
+            }
+            RepositoryConfig::ZooKeeper {
+                server_lists,
+                namespace,
+                digest,
+            } => ZooKeeperRepository::connect(ZooKeeperSettings {
+                server_lists: server_lists.clone(),
+                namespace: namespace.clone(),
+                session_timeout: timing.time_to_live,
+                operation_timeout: timing.operation_timeout,
+                retry_interval: timing.retry_interval,
+                max_retries: timing.max_retries,
+                digest: digest.clone(),
+            })
+            .await
+            .map(|r| Arc::new(r) as Arc<dyn Repository>),
+        };
+        match connected {
+            Ok(repository) => return Ok(repository),
+            Err(e) if attempt < timing.max_retries => {
+                attempt += 1;
+                tracing::warn!("coordination repository: {e}; retrying ({attempt})");
+                tokio::time::sleep(timing.retry_interval).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! ShardingSphere's DistSQL statements the proxy answers itself, on both frontends:
+//! `SHOW COMPUTE NODES` (the instances holding a worker id, from the coordination repository)
+//! and `SHOW SHARDING KEY GENERATORS` (the configured generators).
+//!
+//! Only these exact statements are recognised: anything longer (`SHOW COMPUTE NODES WHERE …`)
+//! is left to go where it went before, rather than answered as if the rest were not there.
+
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use keyshard_backend::Column;
+use keyshard_coordination::{ComputeNode, Repository};
+use keyshard_keygen::{Props, Registry};
+use keyshard_router::Value;
+
+use crate::error::{Error, ErrorKind};
+use crate::reply::Reply;
+use crate::words::starts_with_any;
+
+/// A DistSQL statement the proxy answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DistSql {
+    /// `SHOW COMPUTE NODES`.
+    ComputeNodes,
+    /// `SHOW SHARDING KEY GENERATORS`.
+    KeyGenerators,
+}
+
+const COMPUTE_NODES: &[&str] = &["show", "compute", "nodes"];
+const KEY_GENERATORS: &[&str] = &["show", "sharding", "key", "generators"];
+
+/// The statement `sql` is: its words case-insensitively, any white space between them, and at
+/// most one trailing `;`.
+pub(crate) fn parse(sql: &str) -> Option<DistSql> {
+    // Most statements are INSERTs: look no further than the first word for them.
+    if !starts_with_any(sql, &["show"]) {
+        return None;
+    }
+    let text = sql.trim_end();
+    let text = text.strip_suffix(';').unwrap_or(text);
+    let matches = |expected: &[&str]| {
+        let mut words = text.split_whitespace();
+        expected
+            .iter()
+            .all(|e| words.next().is_some_and(|w| w.eq_ignore_ascii_case(e)))
+            && words.next().is_none()
+    };
+    if matches(COMPUTE_NODES) {
+        Some(DistSql::ComputeNodes)
+    } else if matches(KEY_GENERATORS) {
+        Some(DistSql::KeyGenerators)
+    } else {
+        None
+    }
+}
+
+/// The result columns of `sql` when it is one of these statements: known before it runs, so
+/// the frontends describe a prepared one (COM_STMT_PREPARE's column definitions, PostgreSQL's
+/// RowDescription) and clients that read columns by name from that description find them.
+pub(crate) fn result_columns(sql: &str) -> Option<Vec<Column>> {
+    parse(sql).map(columns)
+}
+
+/// The result columns of `statement`, as its answer has them.
+fn columns(statement: DistSql) -> Vec<Column> {
+    let spec: &[(&str, &str)] = match statement {
+        DistSql::ComputeNodes => &[
+            ("instance_id", "VARCHAR"),
+            ("worker_id", "BIGINT"),
+            ("epoch", "BIGINT"),
+            ("lease_expires_at", "VARCHAR"),
+        ],
+        DistSql::KeyGenerators => &[
+            ("name", "VARCHAR"),
+            ("type", "VARCHAR"),
+            ("props", "VARCHAR"),
+        ],
+    };
+    spec.iter()
+        .map(|(name, type_name)| Column {
+            name: (*name).to_owned(),
+            type_name: (*type_name).to_owned(),
+        })
+        .collect()
+}
+
+/// Answers `statement`. `timeout` bounds the repository call: a repository that does not
+/// answer must not hang the client's connection.
+pub(crate) async fn answer(
+    statement: DistSql,
+    repository: Option<&Arc<dyn Repository>>,
+    generators: &Registry,
+    timeout: Duration,
+) -> Result<Reply, Error> {
+    let rows = match statement {
+        DistSql::ComputeNodes => match repository {
+            Some(repository) => compute_nodes(repository.as_ref(), timeout)
+                .await?
+                .iter()
+                .map(compute_node_row)
+                .collect(),
+            // No generator uses a repository (UUID keys only): no instance holds a worker id.
+            None => Vec::new(),
+        },
+        DistSql::KeyGenerators => key_generator_rows(generators),
+    };
+    Ok(Reply::Rows {
+        columns: columns(statement),
+        rows,
+    })
+}
+
+async fn compute_nodes(
+    repository: &dyn Repository,
+    timeout: Duration,
+) -> Result<Vec<ComputeNode>, Error> {
+    match tokio::time::timeout(timeout, repository.compute_nodes()).await {
+        Ok(Ok(nodes)) => Ok(nodes),
+        Ok(Err(e)) => Err(repository_error(e)),
+        Err(_) => Err(repository_error(format!(
+            "{} did not answer within {timeout:?}",
+            repository.describe()
+        ))),
+    }
+}
+
+fn repository_error(detail: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::Internal,
+        format!("coordination repository: {detail}"),
+    )
+}
+
+fn compute_node_row(node: &ComputeNode) -> Vec<Value> {
+    vec![
+        Value::Text(node.instance_id.clone()),
+        Value::Int(i64::from(node.worker_id)),
+        // Epochs count claims: one beyond i64 is not a value any repository reaches.
+        Value::Int(i64::try_from(node.epoch).unwrap_or(i64::MAX)),
+        node.expires_at_millis
+            .and_then(rfc3339_millis)
+            .map_or(Value::Null, Value::Text),
+    ]
+}
+
+/// `millis` since the Unix epoch as RFC 3339 UTC text with milliseconds; `None` outside what
+/// RFC 3339 writes (before 1970 or after 9999), which no repository's clock gives.
+fn rfc3339_millis(millis: i64) -> Option<String> {
+    use std::fmt::Write;
+
+    let time = UNIX_EPOCH.checked_add(Duration::from_millis(u64::try_from(millis).ok()?))?;
+    let mut text = String::new();
+    // humantime reports a time past year 9999 as a formatting error rather than panicking.
+    write!(text, "{}", humantime::format_rfc3339_millis(time)).ok()?;
+    Some(text)
+}
+
+fn key_generator_rows(generators: &Registry) -> Vec<Vec<Value>> {
+    generators
+        .iter()
+        .map(|(name, configured)| {
+            vec![
+                Value::Text(name.to_owned()),
+                Value::Text(configured.type_name.clone()),
+                Value::Text(render_props(&configured.props)),
+            ]
+        })
+        .collect()
+}
+
+/// `worker-id=3, max-vibration-offset=1`: deterministic, in key order (`Props` is sorted).
+/// Generator properties hold no secrets, so all of them are shown.
+fn render_props(props: &Props) -> String {
+    props
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use keyshard_coordination::{Claim, CoordinationError, Instance};
+
+    use super::*;
+
+    #[test]
+    fn recognises_exactly_the_two_statements() {
+        for sql in [
+            "SHOW COMPUTE NODES",
+            "show compute nodes;",
+            "  Show\tCOMPUTE \n nodes ; ",
+            "SHOW COMPUTE NODES;",
+        ] {
+            assert_eq!(parse(sql), Some(DistSql::ComputeNodes), "{sql:?}");
+        }
+        for sql in [
+            "SHOW SHARDING KEY GENERATORS",
+            "show sharding  key generators;",
+        ] {
+            assert_eq!(parse(sql), Some(DistSql::KeyGenerators), "{sql:?}");
+        }
+        for sql in [
+            "SHOW COMPUTE NODES WHERE 1",
+            "SHOW COMPUTE NODES;;",
+            "SHOW COMPUTE",
+            "SHOW COMPUTE NODESX",
+            "SHOW SHARDING KEY GENERATORS FROM db",
+            "SHOW SHARDING KEY GENERATOR",
+            "SHOW TABLES",
+            "INSERT INTO t VALUES (1)",
+            "",
+        ] {
+            assert_eq!(parse(sql), None, "{sql:?}");
+        }
+    }
+
+    #[test]
+    fn props_render_in_key_order() {
+        let props: Props = [("worker-id", "3"), ("max-vibration-offset", "1")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(render_props(&props), "max-vibration-offset=1, worker-id=3");
+        assert_eq!(render_props(&Props::new()), "");
+    }
+
+    #[test]
+    fn expiry_is_rfc3339_utc_with_milliseconds() {
+        assert_eq!(
+            rfc3339_millis(1_700_000_000_123).as_deref(),
+            Some("2023-11-14T22:13:20.123Z")
+        );
+        assert_eq!(rfc3339_millis(-1), None);
+        assert_eq!(rfc3339_millis(i64::MAX), None);
+    }
+
+    /// A repository that never answers.
+    #[derive(Debug)]
+    struct Silent;
+
+    type Pending<'a, T> = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<T, CoordinationError>> + Send + 'a>,
+    >;
+
+    fn pending<'a, T: 'a>() -> Pending<'a, T> {
+        Box::pin(std::future::pending())
+    }
+
+    impl Repository for Silent {
+        fn describe(&self) -> String {
+            "silent".to_owned()
+        }
+        fn time_to_live(&self) -> Duration {
+            Duration::from_secs(30)
+        }
+        fn claim<'a>(&'a self, _: &'a Instance, _: Option<u16>) -> Pending<'a, Claim> {
+            pending()
+        }
+        fn renew<'a>(&'a self, _: &'a Instance, _: &'a Claim, _: i64) -> Pending<'a, ()> {
+            pending()
+        }
+        fn release<'a>(&'a self, _: &'a Instance, _: &'a Claim, _: i64) -> Pending<'a, ()> {
+            pending()
+        }
+        fn compute_nodes(&self) -> Pending<'_, Vec<ComputeNode>> {
+            pending()
+        }
+        fn next_segment<'a>(&'a self, _: &'a str, _: i64, _: i64) -> Pending<'a, (i64, i64)> {
+            pending()
+        }
+        fn service_time<'a>(&'a self, _: &'a str) -> Pending<'a, Option<i64>> {
+            pending()
+        }
+        fn record_service_time<'a>(&'a self, _: &'a str, _: i64) -> Pending<'a, ()> {
+            pending()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_repository_that_does_not_answer_is_an_error_in_time() {
+        let repository: Arc<dyn Repository> = Arc::new(Silent);
+        let generators = Registry::new();
+        let answer = answer(
+            DistSql::ComputeNodes,
+            Some(&repository),
+            &generators,
+            Duration::from_millis(20),
+        );
+        let error = tokio::time::timeout(Duration::from_secs(5), answer)
+            .await
+            .expect("bounded by its own timeout")
+            .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Internal);
+        assert_eq!(
+            error.message,
+            "coordination repository: silent did not answer within 20ms"
+        );
+    }
+
+    #[tokio::test]
+    async fn without_a_repository_there_are_no_compute_nodes() {
+        let reply = answer(
+            DistSql::ComputeNodes,
+            None,
+            &Registry::new(),
+            Duration::from_secs(1),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            reply,
+            Reply::Rows {
+                columns: columns(DistSql::ComputeNodes),
+                rows: Vec::new()
+            }
+        );
+    }
+
+    #[test]
+    fn rows_match_columns() {
+        let node = ComputeNode {
+            instance_id: "a".into(),
+            worker_id: 7,
+            epoch: 2,
+            expires_at_millis: None,
+        };
+        let row = compute_node_row(&node);
+        assert_eq!(row.len(), columns(DistSql::ComputeNodes).len());
+        assert_eq!(row[1], Value::Int(7));
+        assert_eq!(row[3], Value::Null);
+    }
+}

@@ -1,0 +1,417 @@
+//! ShardingSphere's DistSQL statements the proxy answers itself, end to end on SQLite shards:
+//! `SHOW COMPUTE NODES` (read from the coordination repository, here the first data source)
+//! and `SHOW SHARDING KEY GENERATORS`, through the MySQL frontend (sqlx) and the PostgreSQL
+//! frontend (tokio-postgres), as text and as prepared statements.
+
+mod common;
+
+use std::time::SystemTime;
+
+use common::postgres::{PgProxy, PgShards};
+use common::{Proxy, Shards};
+use keyshard_keygen::Snowflake;
+use sqlx::mysql::{MySqlConnection, MySqlDatabaseError, MySqlRow};
+use sqlx::{Column, Connection, Row};
+use tokio_postgres::SimpleQueryMessage;
+
+const CREATE: &str =
+    "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
+
+/// The default configuration with a UUID generator only: nothing needs a worker id, so no
+/// coordination repository is used.
+fn uuid_only(yaml: &str) -> String {
+    let (rules, _) = yaml
+        .split_once("  keyGenerators:")
+        .expect("the default configuration has key generators");
+    format!("{rules}  keyGenerators:\n    snowflake:\n      type: UUID\n")
+}
+
+async fn mysql(proxy: &Proxy) -> MySqlConnection {
+    MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap()
+}
+
+/// Inserts a row without its key and returns the worker id the key carries.
+async fn mysql_key_worker_id(conn: &mut MySqlConnection) -> u16 {
+    sqlx::raw_sql("INSERT INTO t_order (user_id, status) VALUES (1, 'distsql')")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    let row = sqlx::raw_sql("SELECT LAST_INSERT_ID()")
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+    let key = row.try_get::<u64, _>(0).unwrap();
+    Snowflake::decode(i64::try_from(key).unwrap())
+        .unwrap()
+        .worker_id
+}
+
+fn column_names(row: &MySqlRow) -> Vec<String> {
+    row.columns().iter().map(|c| c.name().to_owned()).collect()
+}
+
+/// The worker ids of a `SHOW COMPUTE NODES` answer, checking each row's other columns.
+fn worker_ids(rows: &[MySqlRow]) -> Vec<u16> {
+    rows.iter()
+        .map(|row| {
+            assert_eq!(
+                column_names(row),
+                ["instance_id", "worker_id", "epoch", "lease_expires_at"]
+            );
+            assert!(!row.get::<String, _>("instance_id").is_empty());
+            assert!(row.get::<i64, _>("epoch") >= 1);
+            assert_lease_is_live(row.get::<Option<String>, _>("lease_expires_at").as_deref());
+            u16::try_from(row.get::<i64, _>("worker_id")).unwrap()
+        })
+        .collect()
+}
+
+/// The JDBC repository gives an expiry: RFC 3339 UTC with milliseconds, in the future.
+fn assert_lease_is_live(expires_at: Option<&str>) {
+    let expires_at = expires_at.expect("a JDBC lease has an expiry");
+    assert!(
+        expires_at.ends_with('Z') && expires_at.len() == "2024-01-01T00:00:00.000Z".len(),
+        "{expires_at}"
+    );
+    let time = humantime::parse_rfc3339(expires_at).unwrap();
+    assert!(time > SystemTime::now(), "{expires_at} has passed");
+}
+
+fn mysql_errno(error: &sqlx::Error) -> Option<u16> {
+    error
+        .as_database_error()
+        .and_then(|d| d.try_downcast_ref::<MySqlDatabaseError>())
+        .map(|d| d.number())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compute_nodes_list_this_proxy_with_the_worker_id_of_its_keys() {
+    let shards = Shards::sqlite();
+    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let mut conn = mysql(&proxy).await;
+    sqlx::raw_sql(CREATE).execute(&mut conn).await.unwrap();
+    let worker_id = mysql_key_worker_id(&mut conn).await;
+
+    // Text protocol, then prepared (COM_STMT_PREPARE), in other spellings.
+    let rows = sqlx::raw_sql("SHOW COMPUTE NODES")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(worker_ids(&rows), [worker_id]);
+    let rows = sqlx::query("  show\tcompute \n nodes ;")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(worker_ids(&rows), [worker_id]);
+    let rows = sqlx::query("SHOW COMPUTE NODES;")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(worker_ids(&rows), [worker_id]);
+
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_proxies_on_the_same_shards_list_two_worker_ids() {
+    let shards = Shards::sqlite();
+    let yaml = common::yaml(&shards.url(0), &shards.url(1));
+    let first = Proxy::start(&yaml).await;
+    let mut a = mysql(&first).await;
+    sqlx::raw_sql(CREATE).execute(&mut a).await.unwrap();
+    let second = Proxy::start(&yaml).await;
+    let mut b = mysql(&second).await;
+    let keys = [
+        mysql_key_worker_id(&mut a).await,
+        mysql_key_worker_id(&mut b).await,
+    ];
+    assert_ne!(keys[0], keys[1]);
+
+    for conn in [&mut a, &mut b] {
+        let rows = sqlx::raw_sql("SHOW COMPUTE NODES")
+            .fetch_all(&mut *conn)
+            .await
+            .unwrap();
+        let mut listed = worker_ids(&rows);
+        listed.sort_unstable();
+        let mut expected = keys;
+        expected.sort_unstable();
+        assert_eq!(listed, expected);
+        let instances: Vec<String> = rows.iter().map(|r| r.get("instance_id")).collect();
+        assert_ne!(instances[0], instances[1]);
+    }
+
+    first.stop().await;
+    second.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_generators_are_listed_with_their_type_and_props() {
+    let shards = Shards::sqlite();
+    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let mut conn = mysql(&proxy).await;
+    for sql in [
+        "SHOW SHARDING KEY GENERATORS",
+        "show sharding key generators;",
+    ] {
+        for rows in [
+            sqlx::raw_sql(sql).fetch_all(&mut conn).await.unwrap(),
+            sqlx::query(sql).fetch_all(&mut conn).await.unwrap(),
+        ] {
+            assert_eq!(rows.len(), 1, "{sql}");
+            assert_eq!(column_names(&rows[0]), ["name", "type", "props"]);
+            let row: (String, String, String) = (rows[0].get(0), rows[0].get(1), rows[0].get(2));
+            assert_eq!(
+                row,
+                (
+                    "snowflake".to_owned(),
+                    "SNOWFLAKE".to_owned(),
+                    "max-vibration-offset=3".to_owned()
+                )
+            );
+        }
+    }
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn longer_statements_are_not_answered_by_the_proxy() {
+    let shards = Shards::sqlite();
+    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let mut conn = mysql(&proxy).await;
+    for sql in [
+        "SHOW COMPUTE NODES WHERE 1",
+        "SHOW SHARDING KEY GENERATORS FROM sharding_db",
+    ] {
+        let answer = sqlx::raw_sql(sql).fetch_all(&mut conn).await;
+        // The proxy would have answered with rows; the router refuses it as before.
+        let error = answer.expect_err(sql);
+        assert!(
+            !error.to_string().contains("coordination repository"),
+            "{sql}: {error}"
+        );
+    }
+    // The connection is still usable.
+    let rows = sqlx::raw_sql("SHOW COMPUTE NODES")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_repository_compute_nodes_are_empty() {
+    let shards = Shards::sqlite();
+    let proxy = Proxy::start(&uuid_only(&common::yaml(&shards.url(0), &shards.url(1)))).await;
+    let mut conn = mysql(&proxy).await;
+    for rows in [
+        sqlx::raw_sql("SHOW COMPUTE NODES")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap(),
+        sqlx::query("SHOW COMPUTE NODES")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap(),
+    ] {
+        assert!(rows.is_empty(), "{} rows", rows.len());
+    }
+    let row = sqlx::raw_sql("SHOW SHARDING KEY GENERATORS")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(row.get::<String, _>("type"), "UUID");
+    assert_eq!(row.get::<String, _>("props"), "");
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+/// Makes the JDBC repository fail: its worker-id table is gone from the first data source.
+async fn break_repository(url: &str) {
+    let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+    sqlx::raw_sql("DROP TABLE keyshard_worker_id")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_error_reaches_the_client_and_the_connection_stays_usable() {
+    let shards = Shards::sqlite();
+    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let mut conn = mysql(&proxy).await;
+    break_repository(&shards.url(0)).await;
+    let error = sqlx::raw_sql("SHOW COMPUTE NODES")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap_err();
+    assert_eq!(mysql_errno(&error), Some(1105), "{error}");
+    let message = error.as_database_error().unwrap().message().to_owned();
+    assert!(
+        message.starts_with("coordination repository: "),
+        "{message}"
+    );
+    let rows = sqlx::raw_sql("SHOW SHARDING KEY GENERATORS")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+/// A PostgreSQL proxy on SQLite shards with `t_order` created, and a client.
+async fn pg_start(yaml: &str) -> (PgProxy, tokio_postgres::Client) {
+    let proxy = PgProxy::start(yaml).await;
+    let client = proxy.client().await;
+    client.batch_execute(CREATE).await.unwrap();
+    (proxy, client)
+}
+
+fn pg_yaml(shards: &PgShards) -> String {
+    common::postgres::yaml(&shards.url(0), &shards.url(1), false)
+}
+
+/// The rows of a simple-protocol answer, as text.
+async fn simple_rows(client: &tokio_postgres::Client, sql: &str) -> Vec<Vec<Option<String>>> {
+    let messages = client
+        .simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(row) => Some(
+                (0..row.len())
+                    .map(|i| row.get(i).map(str::to_owned))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_compute_nodes_and_key_generators() {
+    let shards = PgShards::sqlite();
+    let (proxy, client) = pg_start(&pg_yaml(&shards)).await;
+    let key: i64 = client
+        .query_one(
+            "INSERT INTO t_order (user_id, status) VALUES (1, 'distsql') RETURNING order_id",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    let worker_id = i64::from(Snowflake::decode(key).unwrap().worker_id);
+
+    // Extended protocol: described before it runs, so the rows decode by name and type.
+    for sql in ["SHOW COMPUTE NODES", "show  compute\nnodes;"] {
+        let rows = client.query(sql, &[]).await.unwrap();
+        assert_eq!(rows.len(), 1, "{sql}");
+        let names: Vec<&str> = rows[0].columns().iter().map(|c| c.name()).collect();
+        assert_eq!(
+            names,
+            ["instance_id", "worker_id", "epoch", "lease_expires_at"]
+        );
+        assert_eq!(rows[0].get::<_, i64>("worker_id"), worker_id);
+        assert!(rows[0].get::<_, i64>("epoch") >= 1);
+        assert_lease_is_live(rows[0].get::<_, Option<&str>>("lease_expires_at"));
+    }
+    // Simple protocol.
+    let rows = simple_rows(&client, "SHOW COMPUTE NODES;").await;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][1], Some(worker_id.to_string()));
+
+    let expected = [
+        Some("snowflake"),
+        Some("SNOWFLAKE"),
+        Some("max-vibration-offset=3"),
+    ]
+    .map(|v| v.map(str::to_owned));
+    assert_eq!(
+        simple_rows(&client, "show sharding key generators").await,
+        [expected.to_vec()]
+    );
+    let rows = client
+        .query("SHOW SHARDING KEY GENERATORS;", &[])
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].get::<_, &str>("type"), "SNOWFLAKE");
+
+    // Longer statements are not the proxy's: refused as before, and the session goes on.
+    let error = client
+        .simple_query("SHOW COMPUTE NODES WHERE 1")
+        .await
+        .unwrap_err();
+    assert!(!error.to_string().contains("coordination"), "{error:?}");
+    assert_eq!(simple_rows(&client, "SHOW COMPUTE NODES").await.len(), 1);
+
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_two_proxies_list_two_worker_ids() {
+    let shards = PgShards::sqlite();
+    let yaml = pg_yaml(&shards);
+    let (first, a) = pg_start(&yaml).await;
+    let second = PgProxy::start(&yaml).await;
+    let b = second.client().await;
+    let rows = a.query("SHOW COMPUTE NODES", &[]).await.unwrap();
+    let mut ids: Vec<i64> = rows.iter().map(|r| r.get("worker_id")).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert_eq!(b.query("SHOW COMPUTE NODES", &[]).await.unwrap().len(), 2);
+    first.stop().await;
+    second.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_without_a_repository_compute_nodes_are_empty_with_their_columns() {
+    let shards = PgShards::sqlite();
+    let proxy = PgProxy::start(&uuid_only(&pg_yaml(&shards))).await;
+    let client = proxy.client().await;
+    let statement = client.prepare("SHOW COMPUTE NODES").await.unwrap();
+    let names: Vec<&str> = statement.columns().iter().map(|c| c.name()).collect();
+    assert_eq!(
+        names,
+        ["instance_id", "worker_id", "epoch", "lease_expires_at"]
+    );
+    assert!(client.query(&statement, &[]).await.unwrap().is_empty());
+    assert!(simple_rows(&client, "SHOW COMPUTE NODES").await.is_empty());
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_a_repository_error_reaches_the_client() {
+    let shards = PgShards::sqlite();
+    let (proxy, client) = pg_start(&pg_yaml(&shards)).await;
+    break_repository(&shards.url(0)).await;
+    let error = client.query("SHOW COMPUTE NODES", &[]).await.unwrap_err();
+    let db = error.as_db_error().expect("an error from the server");
+    assert_eq!(db.code().code(), "XX000");
+    assert!(
+        db.message().starts_with("coordination repository: "),
+        "{}",
+        db.message()
+    );
+    assert_eq!(
+        simple_rows(&client, "SHOW SHARDING KEY GENERATORS")
+            .await
+            .len(),
+        1
+    );
+    proxy.stop().await;
+    shards.cleanup().await;
+}

@@ -1,0 +1,311 @@
+//! Keyshard processes sharing one configuration, as a fleet runs them: `keyshard keygen
+//! --config` drawing from configured generators in parallel, and `keyshard serve` instances of
+//! which one is killed with SIGKILL and restarted under load.
+
+use std::collections::HashSet;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use keyshard_keygen::Snowflake;
+use sqlx::{Connection, Executor, MySqlConnection};
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("keyshard_fleet_{name}_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The default configuration with its SQLite shards in `dir` and a LEAF_SEGMENT generator.
+fn sqlite_config(dir: &Path) -> PathBuf {
+    let yaml = std::fs::read_to_string("config/keyshard.yaml")
+        .unwrap()
+        .replace("../data/", "data/")
+        .replace(
+            "  keyGenerators:\n",
+            "  keyGenerators:\n    segment:\n      type: LEAF_SEGMENT\n      props:\n        \
+             leaf.key: orders\n        leaf.segment.id.initial.value: 100001\n        \
+             leaf.segment.step: 100\n",
+        );
+    let path = dir.join("keyshard.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    path
+}
+
+fn keygen(config: &Path, generator: &str, count: usize) -> std::thread::JoinHandle<Output> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_keyshard"));
+    command.args([
+        "keygen",
+        "--config",
+        config.to_str().unwrap(),
+        "--generator",
+        generator,
+        "--count",
+        &count.to_string(),
+    ]);
+    std::thread::spawn(move || command.output().unwrap())
+}
+
+fn keys_of(output: &Output) -> Vec<i64> {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn processes_drawing_from_one_leaf_key_get_disjoint_keys() {
+    let dir = TempDir::new("segments");
+    let config = sqlite_config(&dir.0);
+    let runs: Vec<_> = (0..3).map(|_| keygen(&config, "segment", 1_000)).collect();
+    let keys: Vec<Vec<i64>> = runs
+        .into_iter()
+        .map(|r| keys_of(&r.join().unwrap()))
+        .collect();
+    let all: HashSet<i64> = keys.iter().flatten().copied().collect();
+    assert_eq!(all.len(), 3_000, "a key was drawn twice");
+    assert!(all.iter().all(|k| *k >= 100_001));
+    for run in &keys {
+        assert_eq!(run.len(), 1_000);
+        // Each process's keys are whole segments of 100 consecutive keys.
+        for segment in run.chunks(100) {
+            assert_eq!(segment[99] - segment[0], 99, "{segment:?}");
+            assert_eq!((segment[0] - 100_001) % 100, 0);
+        }
+    }
+}
+
+#[test]
+fn processes_drawing_snowflake_keys_lease_distinct_worker_ids() {
+    let dir = TempDir::new("snowflake");
+    let config = sqlite_config(&dir.0);
+    let runs: Vec<_> = (0..3)
+        .map(|_| keygen(&config, "snowflake", 20_000))
+        .collect();
+    let keys: Vec<Vec<i64>> = runs
+        .into_iter()
+        .map(|r| keys_of(&r.join().unwrap()))
+        .collect();
+    let all: HashSet<i64> = keys.iter().flatten().copied().collect();
+    assert_eq!(all.len(), 60_000, "a key was drawn twice");
+    // Runs that overlapped in time held distinct worker ids; a run that started after another
+    // released its id may reuse it, above every key drawn with it before.
+    // A released id goes to the next process with its last millisecond: a later run of the
+    // same id starts above every key drawn with it.
+    let later = keys_of(&keygen(&config, "snowflake", 1).join().unwrap());
+    let id = Snowflake::decode(later[0]).unwrap().worker_id;
+    let earlier = keys
+        .iter()
+        .flatten()
+        .filter(|k| Snowflake::decode(**k).unwrap().worker_id == id)
+        .max()
+        .unwrap();
+    assert!(later[0] > *earlier, "{} ≤ {earlier}", later[0]);
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Shards {
+    admin: String,
+    names: [String; 2],
+}
+
+impl Shards {
+    async fn new(tag: &str) -> Self {
+        let admin = std::env::var("KEYSHARD_TEST_MYSQL_URL").expect("KEYSHARD_TEST_MYSQL_URL");
+        let base = format!("keyshard_kill_{tag}_{}", std::process::id());
+        let names = [format!("{base}_0"), format!("{base}_1")];
+        let mut conn = MySqlConnection::connect(&admin).await.unwrap();
+        for name in &names {
+            conn.execute(format!("DROP DATABASE IF EXISTS {name}").as_str())
+                .await
+                .unwrap();
+            conn.execute(format!("CREATE DATABASE {name}").as_str())
+                .await
+                .unwrap();
+        }
+        Self { admin, names }
+    }
+
+    fn url(&self, i: usize) -> String {
+        let (server, _) = self.admin.rsplit_once('/').unwrap();
+        format!("{server}/{}", self.names[i])
+    }
+
+    async fn stored(&self) -> Vec<i64> {
+        let mut all = Vec::new();
+        for i in 0..2 {
+            let mut conn = MySqlConnection::connect(&self.url(i)).await.unwrap();
+            for table in 0..2 {
+                let ids: Vec<i64> =
+                    sqlx::query_scalar(&format!("SELECT order_id FROM t_order_{table}"))
+                        .fetch_all(&mut conn)
+                        .await
+                        .unwrap();
+                all.extend(ids);
+            }
+        }
+        all
+    }
+
+    async fn drop_all(self) {
+        let mut conn = MySqlConnection::connect(&self.admin).await.unwrap();
+        for name in &self.names {
+            conn.execute(format!("DROP DATABASE IF EXISTS {name}").as_str())
+                .await
+                .unwrap();
+        }
+    }
+}
+
+/// The default configuration on MariaDB shards, listening on `port`, coordinating through
+/// `mode` (empty: the first data source).
+fn serve_config(dir: &Path, shards: &Shards, port: u16, mode: &str) -> PathBuf {
+    let yaml = std::fs::read_to_string("config/keyshard.yaml")
+        .unwrap()
+        .replace("sqlite://../data/ds_0.db", &shards.url(0))
+        .replace("sqlite://../data/ds_1.db", &shards.url(1))
+        .replace("127.0.0.1:3307", &format!("127.0.0.1:{port}"));
+    let path = dir.join(format!("keyshard_{port}.yaml"));
+    std::fs::write(&path, format!("{mode}{yaml}")).unwrap();
+    path
+}
+
+fn serve(config: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_keyshard"))
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+async fn connect(port: u16) -> MySqlConnection {
+    let url = format!("mysql://root:root@127.0.0.1:{port}/sharding_db");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match MySqlConnection::connect(&url).await {
+            Ok(conn) => return conn,
+            Err(e) if Instant::now() < deadline => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("{url}: {e}"),
+        }
+    }
+}
+
+/// Inserts on `port` for `duration`, reconnecting after failures (the instance may be dead);
+/// the keys acknowledged.
+async fn load(port: u16, duration: Duration) -> Vec<i64> {
+    let url = format!("mysql://root:root@127.0.0.1:{port}/sharding_db");
+    let until = Instant::now() + duration;
+    let mut keys = Vec::new();
+    let mut conn = Some(connect(port).await);
+    while Instant::now() < until {
+        let Some(open) = conn.as_mut() else {
+            conn = MySqlConnection::connect(&url).await.ok();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        };
+        let done = sqlx::query("INSERT INTO t_order (user_id, status) VALUES (7, 'load')")
+            .execute(open)
+            .await;
+        match done {
+            Ok(done) => keys.push(i64::try_from(done.last_insert_id()).unwrap()),
+            Err(_) => conn = None,
+        }
+    }
+    keys
+}
+
+async fn a_killed_instance_restarts_without_duplicates(tag: &str, mode: &str) {
+    let dir = TempDir::new(tag);
+    let shards = Shards::new(tag).await;
+    let (port_a, port_b) = (free_port(), free_port());
+    let config_a = serve_config(&dir.0, &shards, port_a, mode);
+    let config_b = serve_config(&dir.0, &shards, port_b, mode);
+    let mut a = serve(&config_a);
+    let mut b = serve(&config_b);
+    connect(port_a)
+        .await
+        .execute("CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))")
+        .await
+        .unwrap();
+
+    let on_b = tokio::spawn(load(port_b, Duration::from_secs(6)));
+    let on_a = tokio::spawn(load(port_a, Duration::from_secs(6)));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    a.kill().unwrap(); // SIGKILL: no release, no drain
+    a.wait().unwrap();
+    let before = on_a.await.unwrap();
+    a = serve(&config_a);
+    let after = load(port_a, Duration::from_secs(3)).await;
+    let on_b = on_b.await.unwrap();
+
+    let acknowledged: Vec<i64> = before.iter().chain(&after).chain(&on_b).copied().collect();
+    let distinct: HashSet<i64> = acknowledged.iter().copied().collect();
+    assert_eq!(
+        distinct.len(),
+        acknowledged.len(),
+        "a key was acknowledged twice"
+    );
+    let stored = shards.stored().await;
+    let stored_set: HashSet<i64> = stored.iter().copied().collect();
+    assert_eq!(stored_set.len(), stored.len(), "a key is stored twice");
+    assert!(
+        distinct.is_subset(&stored_set),
+        "an acknowledged key is missing"
+    );
+    assert!(!before.is_empty() && !after.is_empty() && !on_b.is_empty());
+    // The dead instance's id stays leased until it expires: the restart took another one.
+    let worker = |k: &i64| Snowflake::decode(*k).unwrap().worker_id;
+    assert_ne!(worker(&before[0]), worker(&after[0]));
+
+    a.kill().unwrap();
+    b.kill().unwrap();
+    let _ = (a.wait(), b.wait());
+    shards.drop_all().await;
+}
+
+#[tokio::test]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn a_killed_instance_restarts_without_duplicates_on_the_jdbc_repository() {
+    a_killed_instance_restarts_without_duplicates("jdbc", "").await;
+}
+
+#[tokio::test]
+#[ignore = "needs MariaDB and ZooKeeper (KEYSHARD_TEST_MYSQL_URL, KEYSHARD_TEST_ZOOKEEPER)"]
+async fn a_killed_instance_restarts_without_duplicates_on_zookeeper() {
+    let zookeeper = std::env::var("KEYSHARD_TEST_ZOOKEEPER").expect("KEYSHARD_TEST_ZOOKEEPER");
+    let mode = format!(
+        "mode:\n  type: Cluster\n  repository:\n    type: ZooKeeper\n    props:\n      \
+         server-lists: {zookeeper}\n      namespace: keyshard_kill_{}\n",
+        std::process::id()
+    );
+    a_killed_instance_restarts_without_duplicates("zookeeper", &mode).await;
+}
