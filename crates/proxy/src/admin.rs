@@ -165,7 +165,8 @@ fn select(text: &str, session: &Session) -> Option<Result<Reply, Error>> {
     let mut names = Vec::new();
     let mut values = Vec::new();
     for item in split_top_level(body) {
-        let (expr, alias) = split_alias(item.trim());
+        // Anything but `expr [AS] alias` (a FROM, a WHERE, an operator) is a real query.
+        let (expr, alias) = split_alias(item.trim())?;
         let value = session_value(expr, session)?;
         names.push(alias.unwrap_or(expr).to_owned());
         values.push(value);
@@ -179,6 +180,12 @@ fn select(text: &str, session: &Session) -> Option<Result<Reply, Error>> {
 fn session_value(expr: &str, session: &Session) -> Option<Value> {
     let lower = expr.to_ascii_lowercase();
     if let Some(name) = lower.strip_prefix("@@") {
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        {
+            return None;
+        }
         let name = name
             .strip_prefix("session.")
             .or_else(|| name.strip_prefix("global."))
@@ -222,17 +229,36 @@ fn split_top_level(text: &str) -> Vec<&str> {
     items
 }
 
-/// `expr AS alias`, `expr alias` or `expr`.
-fn split_alias(item: &str) -> (&str, Option<&str>) {
+/// `expr AS alias`, `expr alias` or `expr`; `None` when what follows the expression is not one
+/// alias (`1 AS a FROM t_order WHERE …` is a query, not a constant).
+fn split_alias(item: &str) -> Option<(&str, Option<&str>)> {
     let lower = item.to_ascii_lowercase();
-    if let Some(i) = lower.rfind(" as ") {
-        return (item[..i].trim(), Some(strip_quotes(item[i + 4..].trim())));
+    if let Some(i) = lower.find(" as ") {
+        return Some((item[..i].trim(), Some(alias(item[i + 4..].trim())?)));
     }
     match item.rsplit_once(char::is_whitespace) {
-        Some((expr, alias)) if !expr.trim().is_empty() && !alias.contains(')') => {
-            (expr.trim(), Some(strip_quotes(alias)))
+        Some((expr, raw)) if !expr.trim().is_empty() && !raw.contains(')') => {
+            Some((expr.trim(), Some(alias(raw)?)))
         }
-        _ => (item, None),
+        _ => Some((item, None)),
+    }
+}
+
+/// A single identifier, bare or quoted, without its quotes.
+fn alias(raw: &str) -> Option<&str> {
+    let quoted = ['`', '"', '\'']
+        .into_iter()
+        .find(|q| raw.len() >= 2 && raw.starts_with(*q) && raw.ends_with(*q));
+    match quoted {
+        Some(q) => {
+            let inner = &raw[1..raw.len() - 1];
+            (!inner.contains(q)).then_some(inner)
+        }
+        None => (!raw.is_empty()
+            && raw
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$'))
+        .then_some(raw),
     }
 }
 
@@ -304,6 +330,8 @@ mod tests {
                 vec![vec![Value::UInt(42)]]
             )
         );
+        let (names, _) = rows(ask("SELECT 1 AS `one`, @@version v LIMIT 1", &mut s).unwrap());
+        assert_eq!(names, ["one", "v"]);
         let (_, values) = rows(ask("select database(), 1", &mut s).unwrap());
         assert_eq!(values, [[Value::Null, Value::Int(1)]]);
         assert_eq!(ask("USE `sharding_db`", &mut s).unwrap(), Reply::done());
@@ -319,6 +347,13 @@ mod tests {
             "INSERT INTO t_order VALUES (1)",
             "SELECT NOW()",
             "select",
+            // Django's `.exists()`, Rails' `exists?`: a query, not the constant 1.
+            "SELECT 1 AS a FROM t_order WHERE order_id = 1 LIMIT 1",
+            "SELECT 1 AS `a` FROM t_order",
+            "SELECT 1 a FROM t_order",
+            "SELECT @@version FROM t_order",
+            "SELECT @@version AS v FROM t_order",
+            "SELECT 1 + 1 AS two",
         ] {
             assert!(answer(sql, &mut s, "sharding_db").is_none(), "{sql}");
         }

@@ -8,7 +8,7 @@ use std::future::Future;
 
 use common::{Proxy, Shards};
 use sqlx::mysql::MySqlConnection;
-use sqlx::{Connection, Row};
+use sqlx::{Column, Connection, Row};
 
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
@@ -380,6 +380,43 @@ async fn mariadb_shards_store_literals_as_mariadb_reads_them() {
     shards.cleanup().await;
 }
 
+/// An ORM's existence check is a query of the table, never a constant the proxy makes up.
+async fn exists_checks_read_the_table(
+    proxy: Proxy,
+    mut conn: MySqlConnection,
+    shards: Shards,
+) -> (Proxy, Shards) {
+    let exists = "SELECT 1 AS a FROM t_order WHERE order_id = ? AND user_id = 3 LIMIT 1";
+    let rows = sqlx::query(exists)
+        .bind(42_i64)
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert!(rows.is_empty(), "a missing row exists");
+    let text = "SELECT 1 AS a FROM t_order WHERE order_id = 42 AND user_id = 3 LIMIT 1";
+    assert!(
+        sqlx::raw_sql(text)
+            .fetch_all(&mut conn)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    sqlx::raw_sql("INSERT INTO t_order (order_id, user_id, status) VALUES (42, 3, 'x')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let found = sqlx::query(exists)
+        .bind(42_i64)
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].column(0).name(), "a");
+    assert_eq!(found[0].try_get::<i64, _>(0).unwrap(), 1);
+    conn.close().await.unwrap();
+    (proxy, shards)
+}
+
 macro_rules! on_both {
     ($($name:ident),+) => {
         mod sqlite {
@@ -407,5 +444,6 @@ on_both!(
     errors_leave_the_connection_usable,
     refused_connections,
     preview_shows_the_actual_sql,
-    repeated_inserts_bind_their_shape
+    repeated_inserts_bind_their_shape,
+    exists_checks_read_the_table
 );
