@@ -176,7 +176,7 @@ impl From<RouteError> for Error {
                     format!("You have an error in your SQL syntax: {m}"),
                 );
             }
-            RouteError::StatementCount(_) => ErrorKind::Syntax,
+            RouteError::StatementCount(_) | RouteError::TooComplex { .. } => ErrorKind::Syntax,
             RouteError::Unsupported(what) => return Self::unsupported(what),
             RouteError::InsertSelectWithoutKey => ErrorKind::Unsupported,
             RouteError::ColumnCount { .. } => ErrorKind::ColumnCount,

@@ -107,3 +107,76 @@ async fn a_client_leaving_mid_statement_gives_its_shard_connections_back() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// `WHERE order_id = 0 OR order_id = 1 OR …` with `terms` terms.
+fn or_chain(terms: usize) -> String {
+    let terms: Vec<String> = (0..terms).map(|i| format!("order_id = {i}")).collect();
+    format!("SELECT order_id FROM t_order WHERE {}", terms.join(" OR "))
+}
+
+fn plus_chain(terms: usize) -> String {
+    format!("SELECT 1{}", " + 1".repeat(terms))
+}
+
+/// Long operator chains used to overflow the serving thread's stack and abort the process:
+/// now they get a syntax error, through every path, and the connection and process go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operator_chains_get_an_error_not_a_crash() {
+    let shards = Shards::sqlite();
+    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    conn.execute(CREATE).await.unwrap();
+    for sql in [or_chain(10_000), plus_chain(100_000)] {
+        // Text protocol, and prepared (COM_STMT_PREPARE).
+        let text = sqlx::raw_sql(&sql).fetch_all(&mut conn).await.unwrap_err();
+        let prepared = sqlx::query(&sql).fetch_all(&mut conn).await.unwrap_err();
+        for error in [text, prepared] {
+            let code = error
+                .as_database_error()
+                .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+                .map(|d| d.number());
+            assert_eq!(code, Some(1064), "{error}");
+            assert!(error.to_string().contains("too complex"), "{error}");
+        }
+    }
+    // A chain within the budget still runs, routed by its alternatives.
+    let rows = sqlx::raw_sql(&or_chain(200))
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert!(rows.is_empty());
+    conn.close().await.unwrap();
+    insert_works(&proxy).await;
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operator_chains_get_an_error_not_a_crash_on_postgresql() {
+    let shards = common::postgres::PgShards::sqlite();
+    let proxy = common::postgres::PgProxy::start(&common::postgres::yaml(
+        &shards.url(0),
+        &shards.url(1),
+        false,
+    ))
+    .await;
+    let client = proxy.client().await;
+    client.batch_execute(CREATE).await.unwrap();
+    for sql in [or_chain(10_000), plus_chain(100_000)] {
+        // Simple query, and Parse (the extended protocol).
+        let simple = client.simple_query(&sql).await.unwrap_err();
+        let parsed = client.prepare(&sql).await.unwrap_err();
+        for error in [simple, parsed] {
+            assert_eq!(
+                error.code(),
+                Some(&tokio_postgres::error::SqlState::SYNTAX_ERROR),
+                "{error:?}"
+            );
+        }
+    }
+    assert!(client.query(&or_chain(200), &[]).await.unwrap().is_empty());
+    proxy.stop().await;
+    shards.cleanup().await;
+}

@@ -7,6 +7,15 @@ pub enum RouteError {
     /// The statement does not parse.
     #[error("{0}")]
     Syntax(String),
+    /// An operator chain too long to walk safely (see [`crate::MAX_OPERATOR_CHAIN`]).
+    #[error(
+        "statement too complex: more than {limit} operators chained in one expression; use IN \
+         (…) for a long list of alternatives"
+    )]
+    TooComplex {
+        /// The most operators one chain may hold.
+        limit: usize,
+    },
     /// Several statements (or none) where one was expected.
     #[error("expected exactly one statement, found {0}")]
     StatementCount(usize),

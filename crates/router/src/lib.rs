@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod budget;
 mod ddl;
 mod direct;
 mod error;
@@ -34,6 +35,7 @@ use sqlparser::ast::{ObjectNamePart, Statement, TableObject};
 use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect};
 use sqlparser::parser::Parser;
 
+pub use budget::{MAX_OPERATOR_CHAIN, tokenize};
 pub use ddl::DdlPlan;
 pub use direct::Direct;
 pub use error::RouteError;
@@ -141,9 +143,7 @@ impl Router {
             Dialect::MySql => &mysql,
             Dialect::Postgres => &postgres,
         };
-        let mut parser = Parser::new(dialect)
-            .try_with_sql(sql)
-            .map_err(|e| RouteError::Syntax(e.to_string()))?;
+        let mut parser = Parser::new(dialect).with_tokens_with_locations(tokenize(sql, dialect)?);
         let mut statements = parser
             .parse_statements()
             .map_err(|e| RouteError::Syntax(e.to_string()))?;

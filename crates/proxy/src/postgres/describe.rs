@@ -113,6 +113,17 @@ impl Catalog {
     }
 }
 
+/// Parses `sql` within the router's operator-chain budget, which keeps a long chain from
+/// overflowing the stack.
+fn parse(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, String> {
+    let dialect = PostgreSqlDialect {};
+    let tokens = keyshard_router::tokenize(sql, &dialect).map_err(|e| e.to_string())?;
+    Parser::new(&dialect)
+        .with_tokens_with_locations(tokens)
+        .parse_statements()
+        .map_err(|e| e.to_string())
+}
+
 /// Describes `sql`: `declared` are the client's parameter OIDs (0 = let the server decide).
 pub async fn describe(
     sql: &str,
@@ -125,13 +136,13 @@ pub async fn describe(
     let mut syntax_error = None;
     let fields = match session_fields(sql, settings).or_else(|| distsql_fields(sql)) {
         Some(fields) => fields,
-        None => match Parser::parse_sql(&PostgreSqlDialect {}, sql) {
+        None => match parse(sql) {
             Ok(statements) if statements.len() == 1 => {
                 analyse(&statements[0], catalog, &mut inferred).await
             }
             Ok(_) => guess_fields(sql),
             Err(e) => {
-                syntax_error = Some(e.to_string());
+                syntax_error = Some(e);
                 guess_fields(sql)
             }
         },
