@@ -180,3 +180,60 @@ async fn operator_chains_get_an_error_not_a_crash_on_postgresql() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// This process's resident memory in KiB (the proxy runs in-process).
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// A 30-byte Parse naming parameter $99999999999 used to grow a parameter list without bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_parameter_number_is_refused_without_allocating_for_it() {
+    let shards = common::postgres::PgShards::sqlite();
+    let proxy = common::postgres::PgProxy::start(&common::postgres::yaml(
+        &shards.url(0),
+        &shards.url(1),
+        false,
+    ))
+    .await;
+    let client = proxy.client().await;
+    client.batch_execute(CREATE).await.unwrap();
+    let before = rss_kib();
+    for sql in [
+        "SELECT $99999999999",
+        "SELECT $65536",
+        "SELECT * FROM t_order WHERE order_id = $4294967296",
+    ] {
+        let error = client.prepare(sql).await.unwrap_err();
+        assert_eq!(
+            error.code(),
+            Some(&tokio_postgres::error::SqlState::UNDEFINED_PARAMETER),
+            "{sql}: {error:?}"
+        );
+        // As text the shard decides (SQLite binds a missing parameter as NULL); only the
+        // memory matters here.
+        let _ = client.simple_query(sql).await;
+    }
+    assert!(
+        rss_kib() < before + 100 * 1024,
+        "{} KiB → {} KiB",
+        before,
+        rss_kib()
+    );
+    // The session goes on; the largest allowed number is fine to name.
+    assert!(client.prepare("SELECT $65535::int").await.is_ok());
+    assert!(
+        client
+            .query("SELECT order_id FROM t_order", &[])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    proxy.stop().await;
+    shards.cleanup().await;
+}

@@ -29,7 +29,9 @@ use super::Frontend;
 use super::admin::{self, Settings};
 use super::auth::{self, StartupError};
 use super::command::{is_blank, split_statements, tag};
-use super::describe::{Description, Field, Fields, describe, reply_fields};
+use super::describe::{
+    Description, Field, Fields, MAX_PARAMETERS, describe, highest_placeholder, reply_fields,
+};
 use super::types;
 use super::wire::{Wire, WireError};
 use crate::error::{Error, ErrorKind};
@@ -394,6 +396,18 @@ impl Connection {
             ));
         }
         let sql = parse.query;
+        // Refused before anything is sized by it: `$99999999999` would otherwise ask for a
+        // parameter list of that length.
+        let highest = highest_placeholder(&sql);
+        if highest > MAX_PARAMETERS {
+            return Err(PgError::new(
+                "42P02",
+                format!(
+                    "there is no parameter ${highest}: a statement takes at most {MAX_PARAMETERS} \
+                     parameters"
+                ),
+            ));
+        }
         let statement = if is_blank(&sql) {
             None
         } else {

@@ -216,13 +216,24 @@ fn contains_word(sql: &str, word: &str) -> bool {
 
 /// The highest `$n` in `sql`.
 fn placeholder_count(sql: &str) -> usize {
+    highest_placeholder(sql).min(MAX_PARAMETERS)
+}
+
+/// The most parameters a statement can have: Bind carries their count in 16 bits.
+pub const MAX_PARAMETERS: usize = 65_535;
+
+/// The highest `$n` in `sql` (0 when there is none); saturates rather than overflows.
+pub fn highest_placeholder(sql: &str) -> usize {
     let Ok(tokens) = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize() else {
         return 0;
     };
     tokens
         .iter()
         .filter_map(|t| match t {
-            Token::Placeholder(p) => placeholder_index(p).map(|i| i + 1),
+            Token::Placeholder(p) => p
+                .strip_prefix('$')
+                .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .map(|digits| digits.parse::<usize>().unwrap_or(usize::MAX)),
             _ => None,
         })
         .max()
