@@ -139,19 +139,35 @@ fn show_variables(text: &str) -> Reply {
     Reply::text_rows(&["Variable_name", "Value"], rows)
 }
 
-/// SQL LIKE with `%` and `_`, case-insensitive.
+/// SQL LIKE with `%` and `_`, case-insensitive, in O(text × pattern): on a mismatch only the
+/// latest `%` is retried, one byte further, since an earlier `%` could not match more than it.
+/// (Retrying every `%` is exponential: `'%%%%%%%%%%%%%%%%%%%%z'` tied up a runtime thread.)
 fn like(text: &str, pattern: &str) -> bool {
-    fn go(t: &[u8], p: &[u8]) -> bool {
-        match p.split_first() {
-            None => t.is_empty(),
-            Some((b'%', rest)) => (0..=t.len()).any(|i| go(&t[i..], rest)),
-            Some((b'_', rest)) => !t.is_empty() && go(&t[1..], rest),
-            Some((c, rest)) => {
-                t.first().is_some_and(|x| x.eq_ignore_ascii_case(c)) && go(&t[1..], rest)
+    let (t, p) = (text.as_bytes(), pattern.as_bytes());
+    let (mut ti, mut pi) = (0, 0);
+    // After the latest `%`: where the pattern resumes, and the text position it took up to.
+    let mut retry: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some(b'%') => {
+                pi += 1;
+                retry = Some((pi, ti));
             }
+            Some(&c) if c == b'_' || c.eq_ignore_ascii_case(&t[ti]) => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match retry {
+                Some((resume, taken)) => {
+                    pi = resume;
+                    ti = taken + 1;
+                    retry = Some((resume, taken + 1));
+                }
+                None => return false,
+            },
         }
     }
-    go(text.as_bytes(), pattern.as_bytes())
+    p[pi..].iter().all(|&c| c == b'%')
 }
 
 /// `SELECT` of session functions and `@@variables` only, with optional aliases and a trailing
@@ -365,5 +381,23 @@ mod tests {
         assert!(like("tx_isolation", "tx\\_isolation") || like("tx_isolation", "tx_isolation"));
         assert!(!like("version", "ver"));
         assert!(like("version", "v_rs%"));
+        assert!(like("", "%%"));
+        assert!(!like("", "_"));
+        assert!(like("character_set_client", "%set%client"));
+        assert!(like("character_set_client", "%_%_%t"));
+        assert!(!like("character_set_client", "%set%server"));
+        assert!(like("aXbXc", "a%b%c"));
+        assert!(!like("aXbXc", "a%c%b"));
+    }
+
+    /// Exponential backtracking made this take hours; it must simply not match.
+    #[test]
+    fn like_has_no_pathological_patterns() {
+        let pattern = format!("{}z", "%".repeat(40));
+        assert!(!like(&"a".repeat(10_000), &pattern));
+        let mut s = session();
+        let sql = format!("SHOW VARIABLES LIKE '{pattern}'");
+        let (_, values) = rows(ask(&sql, &mut s).unwrap());
+        assert!(values.is_empty());
     }
 }
