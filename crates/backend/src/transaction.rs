@@ -2,8 +2,8 @@
 //! transaction, from the first statement there until COMMIT or ROLLBACK.
 //!
 //! Statements run one data source after the other on the held connections. A statement that
-//! spans several data sources is wrapped in a savepoint on each, so that when one part fails
-//! the others are undone and the transaction goes on as it was before the statement, as a
+//! runs as several units (several data sources, or several tables of one) is wrapped in a
+//! savepoint on each data source it touches, so that when one part fails the others are undone and the transaction goes on as it was before the statement, as a
 //! single database would leave it. COMMIT commits the data sources in turn: should one fail
 //! after another committed, the transaction is half committed (avoiding that needs XA).
 
@@ -124,7 +124,9 @@ impl Backend {
                 transaction.parts.push(((*data_source).to_owned(), part));
             }
         }
-        let guarded = touched.len() > 1;
+        // One unit is one statement on one database, atomic by itself; several units (shards
+        // on several data sources, or several tables of one) are made atomic by a savepoint.
+        let guarded = plan.units.len() > 1;
         if guarded {
             self.on_each(transaction, &touched, &format!("SAVEPOINT {SAVEPOINT}"))
                 .await?;

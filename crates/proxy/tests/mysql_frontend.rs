@@ -417,6 +417,36 @@ async fn exists_checks_read_the_table(
     (proxy, shards)
 }
 
+/// In a transaction, a statement whose rows go to two tables of one data source is undone
+/// whole when one row fails, as MySQL undoes a failed statement.
+async fn a_failed_statement_in_a_transaction_leaves_nothing(
+    proxy: Proxy,
+    mut conn: MySqlConnection,
+    shards: Shards,
+) -> (Proxy, Shards) {
+    sqlx::raw_sql("INSERT INTO t_order (order_id, user_id, status) VALUES (3, 2, 'there')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    sqlx::raw_sql("BEGIN").execute(&mut conn).await.unwrap();
+    // user 2 → ds_0; order 2 → t_order_0 (runs first), order 3 → t_order_1 (a duplicate).
+    let failed = sqlx::raw_sql(
+        "INSERT INTO t_order (order_id, user_id, status) VALUES (2, 2, 'a'), (3, 2, 'b')",
+    )
+    .execute(&mut conn)
+    .await;
+    assert!(failed.is_err());
+    sqlx::raw_sql("INSERT INTO t_order (order_id, user_id, status) VALUES (4, 2, 'c')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    sqlx::raw_sql("COMMIT").execute(&mut conn).await.unwrap();
+    assert_eq!(shards.ids(0, 0).await, [4]);
+    assert_eq!(shards.ids(0, 1).await, [3]);
+    conn.close().await.unwrap();
+    (proxy, shards)
+}
+
 macro_rules! on_both {
     ($($name:ident),+) => {
         mod sqlite {
@@ -445,5 +475,6 @@ on_both!(
     refused_connections,
     preview_shows_the_actual_sql,
     repeated_inserts_bind_their_shape,
-    exists_checks_read_the_table
+    exists_checks_read_the_table,
+    a_failed_statement_in_a_transaction_leaves_nothing
 );
