@@ -237,3 +237,46 @@ async fn a_huge_parameter_number_is_refused_without_allocating_for_it() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// Before login a client that announces a 16 MiB packet is closed at once, and one that
+/// announces a packet it never sends costs only what it sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strangers_cannot_make_the_proxy_allocate_before_login() {
+    let shards = Shards::sqlite();
+    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    conn.execute(CREATE).await.unwrap();
+    let before = rss_kib();
+    let mut announced_huge = Vec::new();
+    let mut announced_small = Vec::new();
+    for i in 0..60 {
+        let mut stream = TcpStream::connect(proxy.address).await.unwrap();
+        let mut greeting = vec![0u8; 1024];
+        let _ = stream.read(&mut greeting).await.unwrap();
+        if i % 2 == 0 {
+            stream.write_all(&[0xff, 0xff, 0xff, 0x01]).await.unwrap();
+            announced_huge.push(stream);
+        } else {
+            // 60 KiB announced, 10 bytes sent, then silence.
+            stream.write_all(&[0x00, 0xf0, 0x00, 0x01]).await.unwrap();
+            stream.write_all(&[0u8; 10]).await.unwrap();
+            announced_small.push(stream);
+        }
+    }
+    for mut stream in announced_huge {
+        assert!(closed(&mut stream).await, "a 16 MiB header before login was accepted");
+    }
+    assert!(
+        rss_kib() < before + 50 * 1024,
+        "{before} KiB → {} KiB",
+        rss_kib()
+    );
+    drop(announced_small);
+    // Everyone else is served as before.
+    insert_works(&proxy).await;
+    conn.close().await.unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use keyshard_router::{Dialect, Value};
 use mysql_common::constants::{CapabilityFlags, ColumnType, StatusFlags};
@@ -11,7 +12,7 @@ use tokio::sync::watch;
 
 use super::protocol::command::{Command, decode_command, decode_params};
 use super::protocol::handshake::{self, Greeting};
-use super::protocol::packet::PacketIo;
+use super::protocol::packet::{DEFAULT_MAX_PAYLOAD, PacketIo};
 use super::protocol::response::{self, ResultColumn};
 use crate::admin::SERVER_VERSION;
 use crate::distsql;
@@ -19,6 +20,12 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::{Session, Statement};
+
+/// How long a client may take to log in (PostgreSQL's frontend allows the same).
+const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
+/// The largest packet accepted before login: a handshake response with every attribute a
+/// client library sends fits many times over.
+const LOGIN_MAX_PAYLOAD: usize = 64 * 1024;
 
 /// Serves one client until it leaves.
 pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::Receiver<bool>) {
@@ -30,27 +37,35 @@ pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::
         .peer_addr()
         .map(|a| a.ip().to_string())
         .unwrap_or_default();
-    let mut io = PacketIo::new(stream);
+    // Before login only a handshake response can arrive, a few hundred bytes: a stranger gets
+    // neither the 64 MiB statement limit nor unlimited time.
+    let mut io = PacketIo::with_max_payload(stream, LOGIN_MAX_PAYLOAD);
     let connection_id = engine.connection_id();
     let greeting = Greeting {
         connection_id,
         server_version: SERVER_VERSION.to_owned(),
     };
-    let client = match handshake::accept(
+    let login = handshake::accept(
         &mut io,
         &greeting,
         &peer,
         |user| engine.password(user),
         |database| engine.is_database(database),
-    )
-    .await
-    {
-        Ok(client) => client,
-        Err(e) => {
+    );
+    let client = match tokio::time::timeout(LOGIN_TIMEOUT, login).await {
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) => {
             tracing::debug!("connection {connection_id} from {peer} refused: {e}");
             return;
         }
+        Err(_) => {
+            tracing::debug!(
+                "connection {connection_id} from {peer}: no login within {LOGIN_TIMEOUT:?}"
+            );
+            return;
+        }
     };
+    io.set_max_payload(DEFAULT_MAX_PAYLOAD);
     let mut connection = Connection {
         caps: client.capabilities,
         session: Session::new(connection_id, client.user, client.database, Dialect::MySql),

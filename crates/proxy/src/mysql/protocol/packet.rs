@@ -29,6 +29,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PacketIo<S> {
         Self::with_max_payload(stream, DEFAULT_MAX_PAYLOAD)
     }
 
+    /// Changes the limit on a reassembled payload (low until the client has logged in).
+    pub fn set_max_payload(&mut self, max_payload: usize) {
+        self.max_payload = max_payload;
+    }
+
     /// Like [`PacketIo::new`] with another limit on the size of a reassembled payload.
     pub fn with_max_payload(stream: S, max_payload: usize) -> Self {
         Self {
@@ -55,9 +60,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PacketIo<S> {
             if size > self.max_payload {
                 return Err(ProtocolError::TooLarge { size });
             }
-            let start = payload.len();
-            payload.resize(size, 0);
-            self.stream.read_exact(&mut payload[start..]).await?;
+            // Grown as the bytes arrive, not as the header claims: a client that announces
+            // 16 MiB and sends nothing must not cost 16 MiB.
+            let read = (&mut self.stream)
+                .take(len as u64)
+                .read_to_end(&mut payload)
+                .await?;
+            if read < len {
+                return Err(ProtocolError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+            }
             self.sequence = sequence.wrapping_add(1);
             if len < MAX_CHUNK {
                 return Ok(Some(payload));
