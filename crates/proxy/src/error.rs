@@ -35,6 +35,10 @@ pub enum ErrorKind {
     Malformed,
     /// A statement that cannot run in the session's transaction state.
     Transaction,
+    /// More data than the configured bound (a long parameter, a packet).
+    TooLarge,
+    /// More prepared statements on one connection than allowed.
+    TooManyStatements,
     /// A data source's own error, with its codes.
     Shard {
         /// MySQL/MariaDB error number, when the shard is one.
@@ -83,6 +87,8 @@ impl Error {
             ErrorKind::UnknownStatement => (1243, "HY000"),
             ErrorKind::Malformed => (1047, "08S01"),
             ErrorKind::Transaction => (1568, "25001"),
+            ErrorKind::TooLarge => (1153, "08S01"),
+            ErrorKind::TooManyStatements => (1461, "42000"),
             // A MySQL/MariaDB shard's own error goes through as it is.
             ErrorKind::Shard {
                 mysql_errno: Some(code),
@@ -116,6 +122,8 @@ impl Error {
             ErrorKind::UnknownStatement => "26000",
             ErrorKind::Malformed => "08P01",
             ErrorKind::Transaction => "25P02",
+            ErrorKind::TooLarge => "54000",
+            ErrorKind::TooManyStatements => "53000",
             ErrorKind::Shard {
                 mysql_errno,
                 sqlstate,

@@ -266,7 +266,10 @@ async fn strangers_cannot_make_the_proxy_allocate_before_login() {
         }
     }
     for mut stream in announced_huge {
-        assert!(closed(&mut stream).await, "a 16 MiB header before login was accepted");
+        assert!(
+            closed(&mut stream).await,
+            "a 16 MiB header before login was accepted"
+        );
     }
     assert!(
         rss_kib() < before + 50 * 1024,

@@ -115,7 +115,45 @@ struct PreparedStatement {
     param_types: Vec<(ColumnType, bool)>,
     /// `COM_STMT_SEND_LONG_DATA` chunks by parameter, until the next execution.
     long_data: HashMap<u16, Vec<u8>>,
+    /// Why long data was refused since the last execution: the protocol has no reply to
+    /// `COM_STMT_SEND_LONG_DATA`, so the next execution reports it, as MySQL does.
+    long_data_refused: Option<Error>,
 }
+
+impl PreparedStatement {
+    /// Keeps a chunk of a long parameter, within the parameter count and, over all of this
+    /// statement's parameters, within the packet limit.
+    fn add_long_data(&mut self, param: u16, data: &[u8]) {
+        if self.long_data_refused.is_some() {
+            return;
+        }
+        if usize::from(param) >= self.statement.param_count {
+            self.long_data_refused = Some(Error::new(
+                ErrorKind::BadArguments,
+                "Incorrect arguments to mysqld_stmt_send_long_data: no such parameter",
+            ));
+            self.long_data.clear();
+            return;
+        }
+        let held: usize = self.long_data.values().map(Vec::len).sum();
+        if held + data.len() > DEFAULT_MAX_PAYLOAD {
+            self.long_data_refused = Some(Error::new(
+                ErrorKind::TooLarge,
+                "Parameter of prepared statement which is set through mysql_send_long_data() is \
+                 longer than 'max_allowed_packet' bytes",
+            ));
+            self.long_data.clear();
+            return;
+        }
+        self.long_data
+            .entry(param)
+            .or_default()
+            .extend_from_slice(data);
+    }
+}
+
+/// MySQL's default `max_prepared_stmt_count`, here per connection.
+const MAX_PREPARED_STATEMENTS: usize = 16_382;
 
 impl Connection {
     /// Handles one command; `false` when the connection should close.
@@ -151,6 +189,18 @@ impl Connection {
                 self.send_reply(io, Ok(Reply::done()), false);
             }
             Command::Quit => return false,
+            Command::StmtPrepare(_) if self.statements.len() >= MAX_PREPARED_STATEMENTS => {
+                self.send_error(
+                    io,
+                    &Error::new(
+                        ErrorKind::TooManyStatements,
+                        format!(
+                            "Can't create more than max_prepared_stmt_count statements (current \
+                             value: {MAX_PREPARED_STATEMENTS})"
+                        ),
+                    ),
+                );
+            }
             Command::StmtPrepare(sql) => match self.engine.prepare(&sql, Dialect::MySql).await {
                 Ok(statement) => {
                     let params = statement.param_count;
@@ -173,17 +223,14 @@ impl Connection {
                 data,
             } => {
                 if let Some(statement) = self.statements.get_mut(&stmt_id) {
-                    statement
-                        .long_data
-                        .entry(param)
-                        .or_default()
-                        .extend_from_slice(&data);
+                    statement.add_long_data(param, &data);
                 }
             }
             Command::StmtReset(id) => {
                 let reply = match self.statements.get_mut(&id) {
                     Some(statement) => {
                         statement.long_data.clear();
+                        statement.long_data_refused = None;
                         Ok(Reply::done())
                     }
                     None => Err(unknown_statement(id)),
@@ -213,6 +260,10 @@ impl Connection {
             .statements
             .get_mut(&request.stmt_id)
             .ok_or_else(|| unknown_statement(request.stmt_id))?;
+        if let Some(refused) = prepared.long_data_refused.take() {
+            prepared.long_data.clear();
+            return Err(refused);
+        }
         let params: Vec<Value> = decode_params(
             request,
             prepared.statement.param_count,
@@ -241,6 +292,7 @@ impl Connection {
                 statement,
                 param_types: Vec::new(),
                 long_data: HashMap::new(),
+                long_data_refused: None,
             },
         );
         id
@@ -315,4 +367,49 @@ fn unknown_statement(id: u32) -> Error {
         ErrorKind::UnknownStatement,
         format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::StatementKind;
+
+    fn prepared(param_count: usize) -> PreparedStatement {
+        PreparedStatement {
+            statement: Statement {
+                kind: StatementKind::Text("SELECT ?".into()),
+                param_count,
+            },
+            param_types: Vec::new(),
+            long_data: HashMap::new(),
+            long_data_refused: None,
+        }
+    }
+
+    #[test]
+    fn long_data_for_a_parameter_that_does_not_exist_is_refused() {
+        let mut statement = prepared(1);
+        statement.add_long_data(0, b"kept");
+        statement.add_long_data(7, &[0; 1024]);
+        assert!(statement.long_data.is_empty());
+        let refused = statement.long_data_refused.as_ref().unwrap();
+        assert_eq!(refused.mysql_code().0, 1210);
+        // Nothing more is kept until the next execution reports the refusal.
+        statement.add_long_data(0, b"more");
+        assert!(statement.long_data.is_empty());
+    }
+
+    #[test]
+    fn long_data_beyond_the_packet_limit_is_refused_without_being_kept() {
+        let mut statement = prepared(2);
+        let chunk = vec![0u8; 16 * 1024 * 1024];
+        for _ in 0..4 {
+            statement.add_long_data(1, &chunk);
+        }
+        assert_eq!(statement.long_data[&1].len(), 64 * 1024 * 1024);
+        statement.add_long_data(0, b"one byte too many");
+        assert!(statement.long_data.is_empty());
+        let refused = statement.long_data_refused.as_ref().unwrap();
+        assert_eq!(refused.mysql_code(), (1153, "08S01"));
+    }
 }
