@@ -283,3 +283,47 @@ async fn strangers_cannot_make_the_proxy_allocate_before_login() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// Before login a PostgreSQL client may send only small messages; one announcing 60 MiB is
+/// refused at once, and nothing is allocated for bytes that never come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgresql_strangers_cannot_make_the_proxy_allocate_before_login() {
+    let shards = common::postgres::PgShards::sqlite();
+    let proxy = common::postgres::PgProxy::start(&common::postgres::yaml(
+        &shards.url(0),
+        &shards.url(1),
+        false,
+    ))
+    .await;
+    let before = rss_kib();
+    let mut huge = Vec::new();
+    for _ in 0..60 {
+        let mut stream = TcpStream::connect(proxy.address).await.unwrap();
+        // StartupMessage: protocol 3.0, user root.
+        let body = b"\x00\x03\x00\x00user\x00root\x00\x00";
+        let mut startup = ((body.len() + 4) as u32).to_be_bytes().to_vec();
+        startup.extend_from_slice(body);
+        stream.write_all(&startup).await.unwrap();
+        let mut answer = vec![0u8; 1024];
+        let _ = stream.read(&mut answer).await.unwrap(); // AuthenticationSASL
+        // A password message announcing 60 MiB, with 10 bytes of it.
+        stream.write_all(b"p\x03\xc0\x00\x00").await.unwrap();
+        stream.write_all(&[0u8; 10]).await.unwrap();
+        huge.push(stream);
+    }
+    for mut stream in huge {
+        assert!(
+            closed(&mut stream).await,
+            "a 60 MiB message before login was accepted"
+        );
+    }
+    assert!(
+        rss_kib() < before + 50 * 1024,
+        "{before} KiB → {} KiB",
+        rss_kib()
+    );
+    let client = proxy.client().await;
+    client.batch_execute(CREATE).await.unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}

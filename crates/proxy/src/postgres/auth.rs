@@ -71,14 +71,14 @@ struct Salted {
 }
 
 impl Credentials {
-    fn salted(&self, user: &str, password: &str) -> (Vec<u8>, Vec<u8>) {
+    fn salted(&self, user: &str, password: &str) -> Result<(Vec<u8>, Vec<u8>), StartupError> {
         let mut cache = self.salted.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(known) = cache.get(user)
             && known.password == password
         {
-            return (known.salt.clone(), known.salted.clone());
+            return Ok((known.salt.clone(), known.salted.clone()));
         }
-        let salt = random_bytes::<16>().to_vec();
+        let salt = random_bytes::<16>()?.to_vec();
         let salted = gen_salted_password(password, &salt, SCRAM_ITERATIONS);
         cache.insert(
             user.to_owned(),
@@ -88,7 +88,7 @@ impl Credentials {
                 password: password.to_owned(),
             },
         );
-        (salt, salted)
+        Ok((salt, salted))
     }
 }
 
@@ -143,9 +143,10 @@ pub async fn accept(
 
     // An unknown user goes through the same exchange with a password nobody knows, so that
     // the answer does not tell which user names exist.
-    let password = engine
-        .password(&user)
-        .unwrap_or_else(|| hex(&random_bytes::<24>()));
+    let password = match engine.password(&user) {
+        Some(password) => password,
+        None => hex(&random_bytes::<24>()?),
+    };
     let authenticated = match md5_hash(&password) {
         Some(hash) => md5(wire, hash).await?,
         None => scram(wire, credentials, &user, &password).await?,
@@ -195,7 +196,7 @@ pub async fn accept(
         .await?;
     }
     // Keyshard does not cancel queries, but clients expect the key; the secret is random.
-    let secret = i32::from_be_bytes(random_bytes::<4>());
+    let secret = i32::from_be_bytes(random_bytes::<4>()?);
     wire.send(PgWireBackendMessage::BackendKeyData(BackendKeyData::new(
         i32::try_from(connection_id).unwrap_or(i32::MAX),
         SecretKey::I32(secret),
@@ -240,7 +241,7 @@ async fn scram(
         )));
     }
     let first = initial.data.unwrap_or_default();
-    let (salt, salted) = credentials.salted(user, password);
+    let (salt, salted) = credentials.salted(user, password)?;
     let server = ScramServerAuth::new();
     let (server_first, waiting) = server
         .on_client_first_message(&first, Password::new(Some(salt), salted))
@@ -270,7 +271,7 @@ async fn scram(
 /// PostgreSQL's MD5 challenge: the client answers `md5` + md5(md5(password + user) + salt),
 /// checked against the configured hash md5(password + user).
 async fn md5(wire: &mut Wire, stored: &str) -> Result<bool, StartupError> {
-    let salt = random_bytes::<4>();
+    let salt = random_bytes::<4>()?;
     wire.send(PgWireBackendMessage::Authentication(
         Authentication::MD5Password(salt.to_vec()),
     ))
@@ -323,20 +324,15 @@ pub fn fatal(code: &str, message: &str) -> PgWireBackendMessage {
     ]))
 }
 
-/// Bytes from the OS's random source; salts and nonces must be unpredictable.
-fn random_bytes<const N: usize>() -> [u8; N] {
+/// Bytes from the OS's random source. Salts must be unpredictable: without the source the
+/// client is refused (as on the MySQL port) rather than given a salt read off the clock.
+fn random_bytes<const N: usize>() -> Result<[u8; N], StartupError> {
     let mut bytes = [0u8; N];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No OS randomness: degrade to the clock rather than refuse every client.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        for (i, b) in bytes.iter_mut().enumerate() {
-            *b = (nanos >> ((i % 16) * 8)) as u8;
-        }
-    }
-    bytes
+    getrandom::fill(&mut bytes).map_err(|e| {
+        tracing::error!("the OS random source failed ({e}): refusing a PostgreSQL client");
+        StartupError::Refused(format!("no OS randomness: {e}"))
+    })?;
+    Ok(bytes)
 }
 
 fn hex(bytes: &[u8]) -> String {

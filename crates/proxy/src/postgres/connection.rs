@@ -95,7 +95,10 @@ pub async fn serve(
         ),
     );
     let client = match startup.await {
-        Ok(Ok(client)) => client,
+        Ok(Ok(client)) => {
+            wire.logged_in();
+            client
+        }
         Ok(Err(StartupError::Gone)) => return,
         Err(_) => {
             tracing::debug!("postgres connection {connection_id}: startup timed out");
@@ -520,6 +523,8 @@ impl Connection {
                 ),
             ));
         }
+        check_format_codes(formats)?;
+        check_format_codes(&bind.result_column_format_codes)?;
         let params = bind
             .parameters
             .iter()
@@ -724,6 +729,17 @@ fn unknown_portal(name: &str) -> PgError {
     PgError::new("34000", format!("portal \"{name}\" does not exist"))
 }
 
+/// Format codes are 0 (text) or 1 (binary); PostgreSQL refuses anything else.
+fn check_format_codes(formats: &[i16]) -> Result<(), PgError> {
+    match formats.iter().find(|f| !matches!(f, 0 | 1)) {
+        Some(code) => Err(PgError::new(
+            "22023",
+            format!("unsupported format code: {code}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A format code list applies to its items one by one, or one code to all, or none (text).
 fn format_of(formats: &[i16], i: usize) -> i16 {
     match formats {
@@ -773,4 +789,18 @@ fn data_row(row: &[Value], fields: &[Field], formats: &[i16]) -> Result<Out, PgE
 
 fn first_word(sql: &str) -> String {
     crate::words::first_word(sql).to_ascii_uppercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_codes_are_text_or_binary() {
+        assert!(check_format_codes(&[]).is_ok());
+        assert!(check_format_codes(&[0, 1, 1]).is_ok());
+        let refused = check_format_codes(&[0, 2]).unwrap_err();
+        assert_eq!(refused.code, "22023");
+        assert!(check_format_codes(&[-1]).is_err());
+    }
 }

@@ -16,6 +16,11 @@ use tokio::net::TcpStream;
 /// The largest message a client may send (PostgreSQL's own limit is 1 GB; a proxy need not
 /// buffer that much for one statement).
 const MAX_MESSAGE: usize = 64 << 20;
+/// The largest message before login, PostgreSQL's own bound on an authentication token.
+const MAX_AUTH_MESSAGE: usize = 65_535;
+/// How much buffer one read may add: a message is buffered as its bytes arrive, not as its
+/// header announces.
+const READ_CHUNK: usize = 64 << 10;
 /// Startup packets are small; PostgreSQL refuses ones over 10 000 bytes.
 const MAX_STARTUP: usize = 10_000;
 /// Output is written out once this much has accumulated, even before the protocol's flush
@@ -55,6 +60,8 @@ pub struct Wire {
     read: BytesMut,
     write: BytesMut,
     context: DecodeContext,
+    /// The largest message accepted: small until the client has logged in.
+    max_message: usize,
 }
 
 impl Wire {
@@ -68,7 +75,13 @@ impl Wire {
             read: BytesMut::with_capacity(8 << 10),
             write: BytesMut::with_capacity(8 << 10),
             context,
+            max_message: MAX_AUTH_MESSAGE,
         }
+    }
+
+    /// Lifts the message limit to what statements may need, once the client is logged in.
+    pub fn logged_in(&mut self) {
+        self.max_message = MAX_MESSAGE;
     }
 
     /// Reads the opening packet, refusing SSL and GSS encryption requests on the way (the
@@ -111,7 +124,7 @@ impl Wire {
             return Ok(None);
         }
         let len = be_u32(&self.read[1..5]) as usize;
-        if !(4..=MAX_MESSAGE).contains(&len) {
+        if !(4..=self.max_message).contains(&len) {
             return Err(WireError::Malformed(format!(
                 "message '{}' of {len} bytes",
                 char::from(self.read[0]).escape_default()
@@ -171,7 +184,7 @@ impl Wire {
     /// Reads until `n` bytes are buffered; `false` at a clean end of stream.
     async fn fill(&mut self, n: usize) -> Result<bool, WireError> {
         while self.read.len() < n {
-            self.read.reserve(n - self.read.len());
+            self.read.reserve((n - self.read.len()).min(READ_CHUNK));
             if self.stream.read_buf(&mut self.read).await? == 0 {
                 if self.read.is_empty() {
                     return Ok(false);
