@@ -660,3 +660,49 @@ async fn malformed_messages_close_only_their_connection() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// A shutdown that arrives mid-batch (after Execute, before Sync) waits for the Sync: the
+/// client gets the answer to the INSERT that ran, and only then is the connection closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_mid_batch_answers_the_statement_first() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let shards = PgShards::sqlite();
+    let hash = format!("md5{:x}", md5::compute("secretlegacy"));
+    let yaml = yaml(&shards.url(0), &shards.url(1), false).replace(
+        "    - user: root@%\n      password: root",
+        &format!(
+            "    - user: root@%\n      password: root\n    - user: legacy\n      password: {hash}"
+        ),
+    );
+    let proxy = PgProxy::start(&yaml).await;
+    proxy.client().await.batch_execute(CREATE).await.unwrap();
+    let mut raw = raw_session(&proxy).await;
+    let message = |kind: u8, body: &[u8]| {
+        let mut m = vec![kind];
+        m.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    };
+    let mut batch = message(
+        b'P',
+        b"\0INSERT INTO t_order (user_id, status) VALUES (5, 'late')\0\0\0",
+    );
+    batch.extend(message(b'B', b"\0\0\0\0\0\0\0\0"));
+    batch.extend(message(b'E', b"\0\0\0\0\0"));
+    raw.write_all(&batch).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let stopping = tokio::spawn(proxy.stop());
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    raw.write_all(&message(b'S', b"")).await.unwrap();
+    let mut answer = Vec::new();
+    raw.read_to_end(&mut answer).await.unwrap();
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.contains("INSERT 0 1"), "{text:?}");
+    assert!(
+        answer.windows(6).any(|w| w == [b'Z', 0, 0, 0, 5, b'I']),
+        "{text:?}"
+    );
+    stopping.await.unwrap();
+    assert_eq!(shards.all_ids().await.len(), 1);
+    shards.cleanup().await;
+}

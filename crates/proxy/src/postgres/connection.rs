@@ -127,12 +127,15 @@ pub async fn serve(
         statements: HashMap::new(),
         portals: HashMap::new(),
         skipping: false,
+        mid_batch: false,
         transaction: TransactionStatus::Idle,
     };
     loop {
+        // Shutdown closes the connection only between batches: a client must not lose the
+        // answer to a statement that committed, or its retry would insert a duplicate.
         let message = tokio::select! {
             message = wire.read_message() => message,
-            _ = shutdown.changed() => break,
+            _ = shutdown.changed(), if !connection.mid_batch => break,
         };
         let message = match message {
             Ok(Some(message)) => message,
@@ -168,6 +171,8 @@ pub async fn serve(
 }
 
 struct Connection {
+    /// Inside an extended-protocol batch: after Parse/Bind/Execute/…, before Sync.
+    mid_batch: bool,
     frontend: Arc<Frontend>,
     session: Session,
     settings: Settings,
@@ -211,6 +216,9 @@ impl Connection {
     /// Handles one message; `false` when the connection should close.
     async fn message(&mut self, wire: &mut Wire, message: In) -> Result<bool, WireError> {
         let extended = message.is_extended_query();
+        // Until its Sync, an extended-protocol batch may have run statements whose answer the
+        // client has not got: shutdown waits for the Sync.
+        self.mid_batch = extended && !matches!(message, In::Sync(_));
         if self.skipping && !matches!(message, In::Sync(_) | In::Terminate(_)) {
             return Ok(true);
         }
