@@ -89,6 +89,10 @@ impl fmt::Debug for User {
 pub struct Props {
     /// `sql-show`: log the SQL sent to each shard.
     pub sql_show: bool,
+    /// `idle-in-transaction-timeout-milliseconds` (Keyshard's own; 0 or absent: none): a
+    /// client idle this long inside a transaction is disconnected and its transaction rolled
+    /// back, giving its shard connections back to the pools.
+    pub idle_in_transaction_timeout: Option<std::time::Duration>,
 }
 
 /// The sharding rule: which logic tables are split across which data nodes, and how.

@@ -81,6 +81,9 @@ pub(crate) struct RawPrivilege {
 pub(crate) struct RawProps {
     #[serde(rename = "sql-show", default)]
     pub sql_show: bool,
+    /// Keyshard's own: 0 (the default) leaves idle transactions open.
+    #[serde(rename = "idle-in-transaction-timeout-milliseconds", default)]
+    pub idle_in_transaction_timeout_ms: u64,
 }
 
 #[derive(Debug, Deserialize)]

@@ -52,6 +52,9 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
         users: users(raw.authority.as_ref())?,
         props: Props {
             sql_show: raw.props.sql_show,
+            idle_in_transaction_timeout: (raw.props.idle_in_transaction_timeout_ms > 0).then(
+                || std::time::Duration::from_millis(raw.props.idle_in_transaction_timeout_ms),
+            ),
         },
         database_name: raw.database_name,
         data_sources,

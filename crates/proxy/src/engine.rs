@@ -66,6 +66,15 @@ impl Engine {
         &self.config
     }
 
+    /// Completes when `session` has been idle inside a transaction for the configured time;
+    /// never when it is not in a transaction or no limit is configured.
+    pub async fn idle_in_transaction(&self, session: &Session) {
+        match self.config.props.idle_in_transaction_timeout {
+            Some(limit) if session.in_transaction() => tokio::time::sleep(limit).await,
+            _ => std::future::pending().await,
+        }
+    }
+
     /// The coordination repository, when a generator uses one.
     pub fn coordination(&self) -> Option<&Arc<dyn Repository>> {
         self.coordination.as_ref()

@@ -39,6 +39,8 @@ pub enum ErrorKind {
     TooLarge,
     /// More prepared statements on one connection than allowed.
     TooManyStatements,
+    /// The client was idle in a transaction for longer than allowed.
+    IdleInTransaction,
     /// A data source's own error, with its codes.
     Shard {
         /// MySQL/MariaDB error number, when the shard is one.
@@ -89,6 +91,7 @@ impl Error {
             ErrorKind::Transaction => (1568, "25001"),
             ErrorKind::TooLarge => (1153, "08S01"),
             ErrorKind::TooManyStatements => (1461, "42000"),
+            ErrorKind::IdleInTransaction => (4031, "HY000"),
             // A MySQL/MariaDB shard's own error goes through as it is.
             ErrorKind::Shard {
                 mysql_errno: Some(code),
@@ -124,6 +127,7 @@ impl Error {
             ErrorKind::Transaction => "25P02",
             ErrorKind::TooLarge => "54000",
             ErrorKind::TooManyStatements => "53000",
+            ErrorKind::IdleInTransaction => "25P03",
             ErrorKind::Shard {
                 mysql_errno,
                 sqlstate,

@@ -327,3 +327,72 @@ async fn postgresql_strangers_cannot_make_the_proxy_allocate_before_login() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+fn idle_limited(yaml: &str) -> String {
+    yaml.replace(
+        "props:\n  sql-show: false",
+        "props:\n  sql-show: false\n  idle-in-transaction-timeout-milliseconds: 300",
+    )
+}
+
+/// A client idle inside a transaction past the limit is disconnected and rolled back; one idle
+/// outside a transaction is left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_in_transaction_clients_are_disconnected_and_rolled_back() {
+    let shards = Shards::sqlite();
+    let yaml = idle_limited(&common::yaml(&shards.url(0), &shards.url(1)));
+    assert!(yaml.contains("idle-in-transaction"));
+    let proxy = Proxy::start(&yaml).await;
+    let mut idle = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    idle.execute(CREATE).await.unwrap();
+    let mut holder = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    holder.execute("BEGIN").await.unwrap();
+    holder
+        .execute("INSERT INTO t_order (order_id, user_id) VALUES (1, 1)")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(holder.execute("COMMIT").await.is_err(), "still connected");
+    // Outside a transaction, idleness is fine; the rolled-back row is not there.
+    let rows = sqlx::raw_sql("SELECT order_id FROM t_order")
+        .fetch_all(&mut idle)
+        .await
+        .unwrap();
+    assert!(rows.is_empty());
+    idle.close().await.unwrap();
+    proxy.stop().await;
+
+    let pg_shards = common::postgres::PgShards::sqlite();
+    let pg = common::postgres::PgProxy::start(&idle_limited(&common::postgres::yaml(
+        &pg_shards.url(0),
+        &pg_shards.url(1),
+        false,
+    )))
+    .await;
+    let client = pg.client().await;
+    client.batch_execute(CREATE).await.unwrap();
+    let holder = pg.client().await;
+    holder
+        .batch_execute("BEGIN; INSERT INTO t_order (order_id, user_id) VALUES (1, 1)")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(
+        holder.batch_execute("COMMIT").await.is_err(),
+        "still connected"
+    );
+    assert!(
+        client
+            .query("SELECT order_id FROM t_order", &[])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    pg.stop().await;
+    shards.cleanup().await;
+    pg_shards.cleanup().await;
+}

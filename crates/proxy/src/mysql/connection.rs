@@ -78,6 +78,16 @@ pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::
         let packet = tokio::select! {
             packet = io.read_packet() => packet,
             _ = shutdown.changed() => break,
+            () = connection.engine.idle_in_transaction(&connection.session) => {
+                // Its shard connections go back to the pools with the rollback below.
+                connection.send_error(&mut io, &Error::new(
+                    ErrorKind::IdleInTransaction,
+                    "The client was disconnected by the server because it was idle in a \
+                     transaction for too long; the transaction was rolled back",
+                ));
+                let _ = io.flush().await;
+                break;
+            }
         };
         let payload = match packet {
             Ok(Some(payload)) => payload,

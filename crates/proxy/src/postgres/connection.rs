@@ -136,6 +136,15 @@ pub async fn serve(
         let message = tokio::select! {
             message = wire.read_message() => message,
             _ = shutdown.changed(), if !connection.mid_batch => break,
+            () = connection.frontend.engine.idle_in_transaction(&connection.session) => {
+                let _ = wire
+                    .send(auth::fatal(
+                        "25P03",
+                        "terminating connection due to idle-in-transaction timeout",
+                    ))
+                    .await;
+                break;
+            }
         };
         let message = match message {
             Ok(Some(message)) => message,
