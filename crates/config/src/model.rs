@@ -93,6 +93,10 @@ pub struct Props {
     /// client idle this long inside a transaction is disconnected and its transaction rolled
     /// back, giving its shard connections back to the pools.
     pub idle_in_transaction_timeout: Option<std::time::Duration>,
+    /// `shutdown-drain-timeout-milliseconds` (Keyshard's own; default 30 s): how long a
+    /// shutdown lets statements that started finish (and extended-protocol batches reach their
+    /// Sync) before it closes the connections anyway.
+    pub shutdown_drain_timeout: std::time::Duration,
 }
 
 /// The sharding rule: which logic tables are split across which data nodes, and how.

@@ -84,6 +84,9 @@ pub(crate) struct RawProps {
     /// Keyshard's own: 0 (the default) leaves idle transactions open.
     #[serde(rename = "idle-in-transaction-timeout-milliseconds", default)]
     pub idle_in_transaction_timeout_ms: u64,
+    /// Keyshard's own: how long shutdown waits for running statements (default 30 s).
+    #[serde(rename = "shutdown-drain-timeout-milliseconds")]
+    pub shutdown_drain_timeout_ms: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -55,6 +55,9 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
             idle_in_transaction_timeout: (raw.props.idle_in_transaction_timeout_ms > 0).then(
                 || std::time::Duration::from_millis(raw.props.idle_in_transaction_timeout_ms),
             ),
+            shutdown_drain_timeout: std::time::Duration::from_millis(
+                raw.props.shutdown_drain_timeout_ms.unwrap_or(30_000),
+            ),
         },
         database_name: raw.database_name,
         data_sources,

@@ -16,9 +16,6 @@ use keyshard_coordination::{Keeper, WorkerIdStatus};
 use crate::engine::Engine;
 use crate::{coordination, mysql, postgres};
 
-/// How long shutdown waits for running statements before closing the pools anyway.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -161,13 +158,14 @@ impl Server {
         drop(self.postgres);
         drop(self.mysql);
         let _ = stop.send(true);
-        let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
+        let drain = self.engine.config().props.shutdown_drain_timeout;
+        let drained = tokio::time::timeout(drain, async {
             while connections.join_next().await.is_some() {}
         })
         .await;
         if drained.is_err() {
             tracing::warn!(
-                "{} connections still busy after {DRAIN_TIMEOUT:?}; closing",
+                "{} connections still busy after {drain:?}; closing",
                 connections.len()
             );
             connections.abort_all();

@@ -396,3 +396,30 @@ async fn idle_in_transaction_clients_are_disconnected_and_rolled_back() {
     shards.cleanup().await;
     pg_shards.cleanup().await;
 }
+
+/// Sockets that never log in do not hold a shutdown back: it completes long before the
+/// 30-second drain that running statements get.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_still_logging_in_do_not_delay_shutdown() {
+    let shards = Shards::sqlite();
+    let proxy = common::postgres::PgProxy::start(&common::postgres::yaml(
+        &shards.url(0),
+        &shards.url(1),
+        true,
+    ))
+    .await;
+    let mut mysql = TcpStream::connect(proxy.mysql_address.expect("a MySQL listener"))
+        .await
+        .unwrap();
+    let mut greeting = vec![0u8; 1024];
+    let _ = mysql.read(&mut greeting).await.unwrap();
+    let postgres = TcpStream::connect(proxy.address).await.unwrap();
+    let stopped = tokio::time::timeout(Duration::from_secs(10), proxy.stop()).await;
+    assert!(
+        stopped.is_ok(),
+        "shutdown waited for clients that never logged in"
+    );
+    assert!(closed(&mut mysql).await);
+    drop(postgres);
+    shards.cleanup().await;
+}

@@ -52,7 +52,12 @@ pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::
         |user| engine.password(user),
         |database| engine.is_database(database),
     );
-    let client = match tokio::time::timeout(LOGIN_TIMEOUT, login).await {
+    // Nothing has run for a client still logging in: shutdown closes it at once.
+    let login = tokio::select! {
+        login = tokio::time::timeout(LOGIN_TIMEOUT, login) => login,
+        _ = shutdown.changed() => return,
+    };
+    let client = match login {
         Ok(Ok(client)) => client,
         Ok(Err(e)) => {
             tracing::debug!("connection {connection_id} from {peer} refused: {e}");

@@ -94,7 +94,12 @@ pub async fn serve(
             connection_id,
         ),
     );
-    let client = match startup.await {
+    // Nothing has run for a client still logging in: shutdown closes it at once.
+    let startup = tokio::select! {
+        startup = startup => startup,
+        _ = shutdown.changed() => return,
+    };
+    let client = match startup {
         Ok(Ok(client)) => {
             wire.logged_in();
             client

@@ -26,6 +26,8 @@ pub fn yaml(url_0: &str, url_1: &str, mysql: bool) -> String {
 /// A running proxy with its PostgreSQL frontend.
 pub struct PgProxy {
     pub address: SocketAddr,
+    /// The MySQL frontend's address, when the configuration has one.
+    pub mysql_address: Option<SocketAddr>,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
 }
@@ -36,12 +38,14 @@ impl PgProxy {
             keyshard_config::from_yaml_str(yaml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
         let server = Server::bind(config).await.unwrap_or_else(|e| panic!("{e}"));
         let address = server.postgres_address().expect("a PostgreSQL listener");
+        let mysql_address = server.mysql_address();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(server.run(async move {
             let _ = stopped.await;
         }));
         Self {
             address,
+            mysql_address,
             stop: Some(stop),
             task,
         }
