@@ -706,3 +706,66 @@ async fn shutdown_mid_batch_answers_the_statement_first() {
     assert_eq!(shards.all_ids().await.len(), 1);
     shards.cleanup().await;
 }
+
+/// SQL that is not UTF-8 is refused as PostgreSQL refuses it (22021) instead of reaching the
+/// shards with U+FFFD in place of the bad bytes; the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sql_that_is_not_utf8_is_refused_and_the_session_goes_on() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let shards = PgShards::sqlite();
+    let hash = format!("md5{:x}", md5::compute("secretlegacy"));
+    let yaml = yaml(&shards.url(0), &shards.url(1), false).replace(
+        "    - user: root@%\n      password: root",
+        &format!(
+            "    - user: root@%\n      password: root\n    - user: legacy\n      password: {hash}"
+        ),
+    );
+    let proxy = PgProxy::start(&yaml).await;
+    proxy.client().await.batch_execute(CREATE).await.unwrap();
+    let mut raw = raw_session(&proxy).await;
+    let message = |kind: u8, body: &[u8]| {
+        let mut m = vec![kind];
+        m.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    };
+    // Everything up to and including the next ReadyForQuery ('Z', length 5, status).
+    let read_until_ready = async |raw: &mut tokio::net::TcpStream| {
+        let mut seen = Vec::new();
+        loop {
+            let mut byte = [0u8; 1];
+            raw.read_exact(&mut byte).await.unwrap();
+            seen.push(byte[0]);
+            let n = seen.len();
+            if n >= 6 && seen[n - 6..n - 1] == [b'Z', 0, 0, 0, 5] {
+                return String::from_utf8_lossy(&seen).into_owned();
+            }
+        }
+    };
+    // Simple query.
+    raw.write_all(&message(
+        b'Q',
+        b"INSERT INTO t_order (user_id, status) VALUES (1, '\xff')\0",
+    ))
+    .await
+    .unwrap();
+    let answer = read_until_ready(&mut raw).await;
+    assert!(answer.contains("22021"), "{answer:?}");
+    // Extended protocol: the Parse fails, the rest of the batch is skipped up to the Sync.
+    let mut batch = message(b'P', b"\0SELECT '\xc3('\0\0\0");
+    batch.extend(message(b'B', b"\0\0\0\0\0\0\0\0"));
+    batch.extend(message(b'E', b"\0\0\0\0\0"));
+    batch.extend(message(b'S', b""));
+    raw.write_all(&batch).await.unwrap();
+    let answer = read_until_ready(&mut raw).await;
+    assert!(answer.contains("22021"), "{answer:?}");
+    // The session goes on, and nothing was stored.
+    raw.write_all(&message(b'Q', b"SELECT 'caf\xc3\xa9'\0"))
+        .await
+        .unwrap();
+    let answer = read_until_ready(&mut raw).await;
+    assert!(answer.contains("café"), "{answer:?}");
+    assert!(shards.all_ids().await.is_empty());
+    proxy.stop().await;
+    shards.cleanup().await;
+}

@@ -154,6 +154,12 @@ pub async fn serve(
         let message = match message {
             Ok(Some(message)) => message,
             Ok(None) => break,
+            Err(WireError::NotUtf8 { byte, extended }) => {
+                match connection.refuse_text(&mut wire, byte, extended).await {
+                    Ok(()) => continue,
+                    Err(_) => break,
+                }
+            }
             Err(e) => {
                 // Malformed: PostgreSQL closes the connection with a FATAL error.
                 tracing::debug!("postgres connection {connection_id}: {e}");
@@ -284,6 +290,30 @@ impl Connection {
         wire.send(Out::ReadyForQuery(ReadyForQuery::new(self.transaction)))
             .await?;
         wire.flush().await
+    }
+
+    /// Answers a Query or Parse whose SQL is not UTF-8 as PostgreSQL does: an error (22021),
+    /// then ReadyForQuery for a simple query, or skipping to the Sync in the extended protocol.
+    async fn refuse_text(
+        &mut self,
+        wire: &mut Wire,
+        byte: u8,
+        extended: bool,
+    ) -> Result<(), WireError> {
+        if self.skipping {
+            return Ok(());
+        }
+        let error = PgError::new(
+            "22021",
+            format!("invalid byte sequence for encoding \"UTF8\": 0x{byte:02x}"),
+        );
+        self.send_error(wire, &error).await?;
+        if extended {
+            self.skipping = true;
+            Ok(())
+        } else {
+            self.ready(wire).await
+        }
     }
 
     async fn send_error(&mut self, wire: &mut Wire, error: &PgError) -> Result<(), WireError> {

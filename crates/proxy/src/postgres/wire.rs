@@ -41,6 +41,15 @@ pub enum WireError {
     /// The client sent something that is not a protocol message.
     #[error("invalid message: {0}")]
     Malformed(String),
+    /// A well-formed Query or Parse whose SQL is not UTF-8: an error for that message only
+    /// (PostgreSQL's 22021), not for the connection.
+    #[error("invalid byte sequence for encoding \"UTF8\": 0x{byte:02x}")]
+    NotUtf8 {
+        /// The first byte that is not UTF-8.
+        byte: u8,
+        /// Whether it came in the extended protocol (which then skips to the next Sync).
+        extended: bool,
+    },
 }
 
 /// What a client opens a connection with.
@@ -143,6 +152,13 @@ impl Wire {
                 char::from(kind).escape_default()
             ))
         })?;
+        // pgwire would replace invalid UTF-8 with U+FFFD, and the shards would store that.
+        if let Some(byte) = invalid_text(kind, &message[5..]) {
+            return Err(WireError::NotUtf8 {
+                byte,
+                extended: kind != b'Q',
+            });
+        }
         let context = &self.context;
         let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| {
             PgWireFrontendMessage::decode(&mut message, context)
@@ -227,6 +243,21 @@ impl<'a> Body<'a> {
             .ok_or("string without its terminator")?;
         self.take(end + 1).map(|_| ())
     }
+}
+
+/// The first byte that is not UTF-8 in the statement names and SQL of a Query or Parse body
+/// (already checked by [`check_body`]).
+fn invalid_text(kind: u8, body: &[u8]) -> Option<u8> {
+    let strings = match kind {
+        b'Q' => 1,
+        b'P' => 2,
+        _ => return None,
+    };
+    body.split(|b| *b == 0).take(strings).find_map(|text| {
+        std::str::from_utf8(text)
+            .err()
+            .map(|e| text[e.valid_up_to()])
+    })
 }
 
 /// Checks that the counts and lengths in the body of a message of type `kind` stay within it.
@@ -321,6 +352,15 @@ mod tests {
         assert!(check_body(b'E', &[0, 0, 0]).is_err());
         assert!(check_body(b'Q', b"SELECT 1").is_err());
         assert!(check_sasl_initial(b"SCRAM-SHA-256\0\0\0\0\x05abc").is_err());
+    }
+
+    #[test]
+    fn sql_that_is_not_utf8_is_found() {
+        assert_eq!(invalid_text(b'Q', b"SELECT 'caf\xc3\xa9'\0"), None);
+        assert_eq!(invalid_text(b'Q', b"SELECT '\xff'\0"), Some(0xff));
+        assert_eq!(invalid_text(b'P', b"s\0SELECT '\xc3('\0\0\0"), Some(0xc3));
+        assert_eq!(invalid_text(b'P', b"\xfe\0SELECT 1\0\0\0"), Some(0xfe));
+        assert_eq!(invalid_text(b'B', b"\xff\0\0"), None);
     }
 
     #[test]
