@@ -9,7 +9,9 @@ use keyshard_backend::{Backend, Outcome, Transaction};
 use keyshard_config::Config;
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
-use keyshard_router::{Dialect, Other, Plan, Prepared, RouteError, Router, Shape, Value};
+use keyshard_router::{
+    Dialect, Other, Plan, Prepared, RouteError, Router, Shape, Value, substitute_last_insert_id,
+};
 
 use crate::admin;
 use crate::catalog;
@@ -136,6 +138,11 @@ impl Engine {
         {
             return reply;
         }
+        let substituted = match session.dialect {
+            Dialect::MySql => substitute_last_insert_id(sql, session.last_insert_id),
+            Dialect::Postgres => None,
+        };
+        let sql = substituted.as_deref().unwrap_or(sql);
         if let Some(statement) = strip_keyword(sql, "preview") {
             return self.preview(statement, session.dialect).await;
         }
@@ -201,6 +208,13 @@ impl Engine {
     pub async fn prepare(&self, sql: &str, dialect: Dialect) -> Result<Statement, Error> {
         if self.answers_itself(sql, dialect) {
             return Ok(text(sql));
+        }
+        // Its value is the session's at each execution, which a plan made once cannot carry.
+        if dialect == Dialect::MySql && substitute_last_insert_id(sql, 0).is_some() {
+            return Err(Error::unsupported(
+                "LAST_INSERT_ID() inside a prepared statement (send the statement as text, or \
+                 bind the key as a parameter)",
+            ));
         }
         match self.statement(sql, dialect).await {
             // A statement the parser refuses may still be a session statement, answered from

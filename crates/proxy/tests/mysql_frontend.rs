@@ -447,6 +447,46 @@ async fn a_failed_statement_in_a_transaction_leaves_nothing(
     (proxy, shards)
 }
 
+/// `LAST_INSERT_ID()` inside a statement is the session's key, not the shard's 0.
+async fn last_insert_id_inside_statements_is_the_sessions(
+    proxy: Proxy,
+    mut conn: MySqlConnection,
+    shards: Shards,
+) -> (Proxy, Shards) {
+    sqlx::raw_sql("INSERT INTO t_order (user_id, status) VALUES (5, 'parent')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let key = last_insert_id(&mut conn).await;
+    sqlx::raw_sql("CREATE TABLE t_child (id INT PRIMARY KEY, parent_id BIGINT)")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    sqlx::raw_sql("INSERT INTO t_child (id, parent_id) VALUES (1, LAST_INSERT_ID())")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let first = async |conn: &mut MySqlConnection, sql: &str| -> i64 {
+        let row = sqlx::raw_sql(sql).fetch_one(&mut *conn).await.unwrap();
+        row.try_get(0).unwrap()
+    };
+    assert_eq!(first(&mut conn, "SELECT parent_id FROM t_child").await, key);
+    let sql = "SELECT order_id FROM t_order WHERE order_id = last_insert_id() AND user_id = 5";
+    assert_eq!(first(&mut conn, sql).await, key);
+    // Prepared, its value could not follow the session: a clear error, not a wrong row.
+    let error = sqlx::query("SELECT order_id FROM t_order WHERE order_id = LAST_INSERT_ID()")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap_err();
+    let code = error
+        .as_database_error()
+        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+        .map(|d| d.number());
+    assert_eq!(code, Some(1235), "{error}");
+    conn.close().await.unwrap();
+    (proxy, shards)
+}
+
 macro_rules! on_both {
     ($($name:ident),+) => {
         mod sqlite {
@@ -476,5 +516,6 @@ on_both!(
     preview_shows_the_actual_sql,
     repeated_inserts_bind_their_shape,
     exists_checks_read_the_table,
-    a_failed_statement_in_a_transaction_leaves_nothing
+    a_failed_statement_in_a_transaction_leaves_nothing,
+    last_insert_id_inside_statements_is_the_sessions
 );
