@@ -317,7 +317,7 @@ fn shape_errors_name_path() {
     );
     let unknown = error_with("sql-show: true", "sql-simple: true");
     assert!(
-        unknown.starts_with("props: unknown field `sql-simple`, expected `sql-show`"),
+        unknown.starts_with("props: unknown field `sql-simple`, expected one of `sql-show`"),
         "{unknown}"
     );
     assert_eq!(
