@@ -487,6 +487,37 @@ async fn last_insert_id_inside_statements_is_the_sessions(
     (proxy, shards)
 }
 
+/// node mysql2's execute() binds JavaScript numbers as DOUBLE and many drivers bind strings:
+/// a sharding value that is an integer routes as that integer, as MySQL would store it.
+async fn integral_doubles_and_integer_strings_route_as_integers(
+    proxy: Proxy,
+    mut conn: MySqlConnection,
+    shards: Shards,
+) -> (Proxy, Shards) {
+    let insert = "INSERT INTO t_order (user_id, status) VALUES (?, 'bound')";
+    sqlx::query(insert)
+        .bind(402.0_f64)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert_stored(&shards, 402, last_insert_id(&mut conn).await).await;
+    sqlx::query(insert)
+        .bind("403")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert_stored(&shards, 403, last_insert_id(&mut conn).await).await;
+    // What MySQL would round or could not read as an integer is refused, not guessed.
+    for bad in [
+        sqlx::query(insert).bind(402.5_f64),
+        sqlx::query(insert).bind("40x"),
+    ] {
+        assert!(bad.execute(&mut conn).await.is_err());
+    }
+    conn.close().await.unwrap();
+    (proxy, shards)
+}
+
 macro_rules! on_both {
     ($($name:ident),+) => {
         mod sqlite {
@@ -517,5 +548,6 @@ on_both!(
     repeated_inserts_bind_their_shape,
     exists_checks_read_the_table,
     a_failed_statement_in_a_transaction_leaves_nothing,
-    last_insert_id_inside_statements_is_the_sessions
+    last_insert_id_inside_statements_is_the_sessions,
+    integral_doubles_and_integer_strings_route_as_integers
 );

@@ -196,6 +196,9 @@ fn inline_value(value: &Value) -> Result<InlineValue<'_>, RouteProblem> {
             .map(InlineValue::Str)
             .map_err(|_| "binary values cannot be sharded by".to_owned()),
         Value::Null => Err("NULL cannot be sharded by".to_owned()),
+        // A client that binds numbers as doubles (node mysql2 sends every JavaScript number
+        // so) means the integer when the value is one; a fraction MySQL would round is refused.
+        Value::Double(v) if v.fract() == 0.0 && v.abs() < 9.2e18 => Ok(InlineValue::Int(*v as i64)),
         Value::Double(v) => Err(format!("{v} is not an integer or text")),
     }
 }

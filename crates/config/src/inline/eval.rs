@@ -162,9 +162,9 @@ pub(crate) fn eval<'e, 'v: 'e>(
                 });
             }
         },
-        Expr::Neg(inner) => match eval(inner, lookup)? {
-            Val::Int(v) => Val::Int(v.checked_neg().ok_or(InlineError::Overflow { op: '-' })?),
-            Val::Str(_) => {
+        Expr::Neg(inner) => match as_integer(&eval(inner, lookup)?) {
+            Some(v) => Val::Int(v.checked_neg().ok_or(InlineError::Overflow { op: '-' })?),
+            None => {
                 return Err(InlineError::TypeMismatch {
                     op: '-',
                     left: "none",
@@ -176,9 +176,32 @@ pub(crate) fn eval<'e, 'v: 'e>(
     })
 }
 
+/// The integer a string holds, as MySQL reads `'402'` for an integer column: an optional sign
+/// and digits, nothing else (MySQL truncates `'402abc'` with a warning, or refuses it in strict
+/// mode; so is it refused here).
+fn as_integer(value: &Val<'_>) -> Option<i64> {
+    match value {
+        Val::Int(v) => Some(*v),
+        Val::Str(s) => {
+            let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            s.strip_prefix('+').unwrap_or(s).parse().ok()
+        }
+    }
+}
+
 fn binary<'a>(op: char, left: Val<'a>, right: Val<'a>) -> Result<Val<'a>, InlineError> {
     let (a, b) = match (&left, &right) {
         (Val::Int(a), Val::Int(b)) => (*a, *b),
+        // Arithmetic on a string holding an integer: a client that binds the sharding value as
+        // text (node mysql2, JDBC setString) means the integer.
+        _ if op != '+'
+            && let (Some(a), Some(b)) = (as_integer(&left), as_integer(&right)) =>
+        {
+            (a, b)
+        }
         _ if op == '+' => {
             let mut joined = String::new();
             for v in [left, right] {
@@ -218,6 +241,24 @@ mod tests {
         InlineExpr::parse(text)
             .unwrap()
             .evaluate_with(Value::Int(value))
+    }
+
+    #[test]
+    fn strings_holding_integers_take_part_in_arithmetic() {
+        let eval_str = |text: &str, value: &str| {
+            InlineExpr::parse(text)
+                .unwrap()
+                .evaluate_with(Value::Str(value))
+        };
+        assert_eq!(eval_str("ds_${user_id % 2}", "402").unwrap(), "ds_0");
+        assert_eq!(eval_str("ds_${user_id % 2}", "-7").unwrap(), "ds_-1");
+        assert_eq!(eval_str("ds_${user_id % 2}", "+7").unwrap(), "ds_1");
+        assert_eq!(eval_str("ds_${-user_id}", "7").unwrap(), "ds_-7");
+        // Concatenation stays concatenation; what is not an integer stays refused.
+        assert_eq!(eval_str("t_${user_id + 1}", "40").unwrap(), "t_401");
+        for bad in ["x1", "4 02", "", "+", "402abc", "4.0"] {
+            assert!(eval_str("ds_${user_id % 2}", bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
@@ -291,7 +332,9 @@ mod tests {
         );
         let expr = InlineExpr::parse("${id % 2}").unwrap();
         assert_eq!(
-            expr.evaluate_with(Value::Str("7")).unwrap_err().to_string(),
+            expr.evaluate_with(Value::Str("seven"))
+                .unwrap_err()
+                .to_string(),
             "operator '%' needs integer operands, got string and integer"
         );
     }
