@@ -518,6 +518,43 @@ async fn integral_doubles_and_integer_strings_route_as_integers(
     (proxy, shards)
 }
 
+/// Django's save() and Hibernate write every column: setting a sharding column to the value
+/// the WHERE clause pins it to updates the row in place; a real move is still refused.
+async fn updates_that_keep_the_sharding_value_run(
+    proxy: Proxy,
+    mut conn: MySqlConnection,
+    shards: Shards,
+) -> (Proxy, Shards) {
+    sqlx::raw_sql("INSERT INTO t_order (user_id, status) VALUES (21, 'new')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let key = last_insert_id(&mut conn).await;
+    let done = sqlx::query(
+        "UPDATE t_order SET user_id = ?, status = ? WHERE order_id = ? AND user_id = ?",
+    )
+    .bind(21)
+    .bind("saved")
+    .bind(key)
+    .bind(21)
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(done.rows_affected(), 1);
+    let status: String = sqlx::query_scalar("SELECT status FROM t_order WHERE order_id = ?")
+        .bind(key)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(status, "saved");
+    let moved = format!("UPDATE t_order SET user_id = 22 WHERE order_id = {key} AND user_id = 21");
+    let error = sqlx::raw_sql(&moved).execute(&mut conn).await.unwrap_err();
+    assert_eq!(error_number(&error), Some(1235), "{error}");
+    assert_stored(&shards, 21, key).await;
+    conn.close().await.unwrap();
+    (proxy, shards)
+}
+
 macro_rules! on_both {
     ($($name:ident),+) => {
         mod sqlite {
@@ -549,5 +586,6 @@ on_both!(
     exists_checks_read_the_table,
     a_failed_statement_in_a_transaction_leaves_nothing,
     last_insert_id_inside_statements_is_the_sessions,
-    integral_doubles_and_integer_strings_route_as_integers
+    integral_doubles_and_integer_strings_route_as_integers,
+    updates_that_keep_the_sharding_value_run
 );

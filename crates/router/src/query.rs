@@ -46,6 +46,17 @@ pub struct PreparedQuery {
     plain: Template,
     kind: Kind,
     param_count: usize,
+    /// An UPDATE's sharding-column assignments, each with the value the WHERE clause pins the
+    /// column to: allowed only when the two are equal, so the row stays on its node.
+    unchanged: Vec<Unchanged>,
+}
+
+/// `SET col = value … WHERE … col = pinned …`.
+#[derive(Debug, Clone)]
+struct Unchanged {
+    column: String,
+    value: Operand,
+    pinned: Operand,
 }
 
 #[derive(Debug, Clone)]
@@ -91,6 +102,20 @@ enum Condition {
     },
     And(Vec<Condition>),
     Or(Vec<Condition>),
+}
+
+impl Condition {
+    /// The one value the clause requires `column` to have in every row it matches: an
+    /// equality with a single value, alone or among conditions joined by AND.
+    fn pinned(&self, column: &str) -> Option<Operand> {
+        match self {
+            Condition::Equals {
+                column: c, values, ..
+            } if c.eq_ignore_ascii_case(column) && values.len() == 1 => values.first().cloned(),
+            Condition::And(parts) => parts.iter().find_map(|p| p.pinned(column)),
+            _ => None,
+        }
+    }
 }
 
 /// What prepare needs to know of the statement's tables.
@@ -144,6 +169,7 @@ pub(crate) fn prepare(
         aliases: &tables.aliases,
         tokens: &tokens,
     };
+    let mut assigned = Vec::new();
     let (selection, kind) = match statement {
         Statement::Query(query) => {
             let read =
@@ -154,7 +180,7 @@ pub(crate) fn prepare(
             )
         }
         Statement::Update(update) => {
-            check_assignments(update, &tables.rules)?;
+            assigned = sharding_assignments(update, &tables.rules, &tokens, &mut tables.locator)?;
             let limited = update.limit.is_some() || !update.order_by.is_empty();
             let unsplittable = write_limits(limited, tables.repeated);
             (update.selection.as_ref(), Kind::Write { unsplittable })
@@ -170,6 +196,17 @@ pub(crate) fn prepare(
         Some(expr) => context.condition(expr, &mut tables.locator)?,
         None => Condition::Any,
     };
+    let unchanged = assigned
+        .into_iter()
+        .map(|(column, value)| match condition.pinned(&column) {
+            Some(pinned) => Ok(Unchanged {
+                column,
+                value,
+                pinned,
+            }),
+            None => Err(moves(&column)),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut plain_edits = placeholder_edits(&tokens, &[]);
     plain_edits.extend(edits.iter().cloned());
     Ok(PreparedQuery {
@@ -180,6 +217,7 @@ pub(crate) fn prepare(
         condition,
         kind,
         param_count: tokens.param_count,
+        unchanged,
     })
 }
 
@@ -217,8 +255,16 @@ fn write_limits(limited: bool, repeated: bool) -> Option<&'static str> {
     }
 }
 
-/// ShardingSphere's rule: a row cannot move to another shard by an UPDATE.
-fn check_assignments(update: &Update, rules: &[Arc<TableRule>]) -> Result<(), RouteError> {
+/// ShardingSphere's rule: a row cannot move to another shard by an UPDATE. An assignment to a
+/// sharding column is kept (with its value, a literal or a parameter) for the check against
+/// the WHERE clause; any other value is refused here.
+fn sharding_assignments(
+    update: &Update,
+    rules: &[Arc<TableRule>],
+    tokens: &Tokens,
+    locator: &mut Locator<'_>,
+) -> Result<Vec<(String, Operand)>, RouteError> {
+    let mut kept = Vec::new();
     for assignment in &update.assignments {
         let names: Vec<&ObjectName> = match &assignment.target {
             sqlparser::ast::AssignmentTarget::ColumnName(name) => vec![name],
@@ -226,14 +272,27 @@ fn check_assignments(update: &Update, rules: &[Arc<TableRule>]) -> Result<(), Ro
         };
         for name in names {
             let column = last_ident(name);
-            if rules.iter().any(|r| is_sharding_column(r, column)) {
-                return Err(RouteError::Unsupported(format!(
-                    "UPDATE of the sharding column '{column}': it would move the row to another shard"
-                )));
+            if !rules.iter().any(|r| is_sharding_column(r, column)) {
+                continue;
+            }
+            match &assignment.target {
+                sqlparser::ast::AssignmentTarget::ColumnName(_) => {
+                    match operand(&assignment.value, tokens, locator)? {
+                        Some(value) => kept.push((column.to_owned(), value)),
+                        None => return Err(moves(column)),
+                    }
+                }
+                sqlparser::ast::AssignmentTarget::Tuple(_) => return Err(moves(column)),
             }
         }
     }
-    Ok(())
+    Ok(kept)
+}
+
+fn moves(column: &str) -> RouteError {
+    RouteError::Unsupported(format!(
+        "UPDATE of the sharding column '{column}': it would move the row to another shard"
+    ))
 }
 
 pub(crate) fn last_ident(name: &ObjectName) -> &str {
@@ -458,6 +517,11 @@ impl PreparedQuery {
 
     /// Plans one execution with `params`.
     pub fn bind(&self, params: &[Value]) -> Result<Plan, RouteError> {
+        for unchanged in &self.unchanged {
+            if unchanged.value.resolve(params)? != unchanged.pinned.resolve(params)? {
+                return Err(moves(&unchanged.column));
+            }
+        }
         let mut scratch = String::new();
         let nodes = self.condition.nodes(&self.tables, params, &mut scratch)?;
         let mut chosen: Vec<usize> = (0..nodes.len()).filter(|&n| nodes[n]).collect();

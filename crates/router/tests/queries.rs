@@ -227,6 +227,48 @@ fn writes_route_like_reads_and_keep_sharding_columns() {
     assert!(p.merge.is_none());
     let e = plan("UPDATE t_order SET user_id = 2 WHERE order_id = 3", &[]).unwrap_err();
     assert!(e.to_string().contains("sharding column 'user_id'"), "{e}");
+    // Writing every column (Django's save(), Hibernate) keeps a sharding column at the value
+    // the WHERE clause pins it to: the row stays where it is.
+    let p = plan(
+        "UPDATE t_order SET user_id = 5, status = 'x' WHERE order_id = 3 AND user_id = 5",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        units(&p),
+        pairs(&[(
+            "ds_1",
+            "UPDATE t_order_1 SET user_id = 5, status = 'x' WHERE order_id = 3 AND user_id = 5"
+        )])
+    );
+    let same = "UPDATE t_order SET user_id = ?, status = ? WHERE order_id = ? AND user_id = ?";
+    let bound = [
+        Value::Int(5),
+        Value::Text("x".into()),
+        Value::Int(3),
+        Value::Int(5),
+    ];
+    assert_eq!(plan(same, &bound).unwrap().units.len(), 1);
+    let moved = [
+        Value::Int(6),
+        Value::Text("x".into()),
+        Value::Int(3),
+        Value::Int(5),
+    ];
+    let e = plan(same, &moved).unwrap_err();
+    assert!(e.to_string().contains("sharding column 'user_id'"), "{e}");
+    for refused in [
+        "UPDATE t_order SET user_id = 6 WHERE order_id = 3 AND user_id = 5",
+        "UPDATE t_order SET user_id = 5 WHERE order_id = 3 OR user_id = 5",
+        "UPDATE t_order SET user_id = 5 WHERE user_id IN (5, 6)",
+        "UPDATE t_order SET user_id = user_id + 0 WHERE user_id = 5",
+    ] {
+        let e = plan(refused, &[]).unwrap_err();
+        assert!(
+            e.to_string().contains("sharding column 'user_id'"),
+            "{refused}: {e}"
+        );
+    }
     let e = plan("DELETE FROM t_order WHERE status = 'x' LIMIT 1", &[]).unwrap_err();
     assert!(matches!(e, RouteError::Unsupported(_)), "{e}");
     let e = plan(
