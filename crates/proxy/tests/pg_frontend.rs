@@ -460,13 +460,7 @@ async fn wrong_password_and_unknown_database_are_refused() {
 async fn a_password_configured_as_an_md5_hash_is_checked_with_md5() {
     let shards = PgShards::sqlite();
     // PostgreSQL's stored form: "md5" + md5(password + user).
-    let hash = format!("md5{:x}", md5::compute("secretlegacy"));
-    let yaml = yaml(&shards.url(0), &shards.url(1), false).replace(
-        "    - user: root@%\n      password: root",
-        &format!(
-            "    - user: root@%\n      password: root\n    - user: legacy\n      password: {hash}"
-        ),
-    );
+    let yaml = with_legacy_user(&yaml(&shards.url(0), &shards.url(1), false));
     assert!(yaml.contains("legacy"));
     let proxy = PgProxy::start(&yaml).await;
     let client = connect(&proxy.config("legacy", "secret")).await.unwrap();
@@ -586,6 +580,28 @@ async fn pgjdbc_generated_keys() {
     shards.cleanup().await;
 }
 
+/// The configuration with a user `legacy` whose password `secret` is configured as
+/// PostgreSQL's stored MD5 form ("md5" + md5(password + user)).
+fn with_legacy_user(yaml: &str) -> String {
+    let hash = format!("md5{:x}", md5::compute("secretlegacy"));
+    let yaml = yaml.replace(
+        "    - user: root@%\n      password: root",
+        &format!(
+            "    - user: root@%\n      password: root\n    - user: legacy\n      password: {hash}"
+        ),
+    );
+    assert!(yaml.contains("legacy"));
+    yaml
+}
+
+/// A frontend message: type byte, length, body.
+fn message(kind: u8, body: &[u8]) -> Vec<u8> {
+    let mut m = vec![kind];
+    m.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+    m.extend_from_slice(body);
+    m
+}
+
 /// Connects by hand with MD5 (user `legacy`, password `secret`) and returns the socket after
 /// the first ReadyForQuery.
 async fn raw_session(proxy: &PgProxy) -> tokio::net::TcpStream {
@@ -623,13 +639,7 @@ async fn raw_session(proxy: &PgProxy) -> tokio::net::TcpStream {
 async fn malformed_messages_close_only_their_connection() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let shards = PgShards::sqlite();
-    let hash = format!("md5{:x}", md5::compute("secretlegacy"));
-    let yaml = yaml(&shards.url(0), &shards.url(1), false).replace(
-        "    - user: root@%\n      password: root",
-        &format!(
-            "    - user: root@%\n      password: root\n    - user: legacy\n      password: {hash}"
-        ),
-    );
+    let yaml = with_legacy_user(&yaml(&shards.url(0), &shards.url(1), false));
     let proxy = PgProxy::start(&yaml).await;
     let cases: Vec<Vec<u8>> = vec![
         // An unknown message type.
@@ -667,22 +677,10 @@ async fn malformed_messages_close_only_their_connection() {
 async fn shutdown_mid_batch_answers_the_statement_first() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let shards = PgShards::sqlite();
-    let hash = format!("md5{:x}", md5::compute("secretlegacy"));
-    let yaml = yaml(&shards.url(0), &shards.url(1), false).replace(
-        "    - user: root@%\n      password: root",
-        &format!(
-            "    - user: root@%\n      password: root\n    - user: legacy\n      password: {hash}"
-        ),
-    );
+    let yaml = with_legacy_user(&yaml(&shards.url(0), &shards.url(1), false));
     let proxy = PgProxy::start(&yaml).await;
     proxy.client().await.batch_execute(CREATE).await.unwrap();
     let mut raw = raw_session(&proxy).await;
-    let message = |kind: u8, body: &[u8]| {
-        let mut m = vec![kind];
-        m.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
-        m.extend_from_slice(body);
-        m
-    };
     let mut batch = message(
         b'P',
         b"\0INSERT INTO t_order (user_id, status) VALUES (5, 'late')\0\0\0",
@@ -713,22 +711,10 @@ async fn shutdown_mid_batch_answers_the_statement_first() {
 async fn sql_that_is_not_utf8_is_refused_and_the_session_goes_on() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let shards = PgShards::sqlite();
-    let hash = format!("md5{:x}", md5::compute("secretlegacy"));
-    let yaml = yaml(&shards.url(0), &shards.url(1), false).replace(
-        "    - user: root@%\n      password: root",
-        &format!(
-            "    - user: root@%\n      password: root\n    - user: legacy\n      password: {hash}"
-        ),
-    );
+    let yaml = with_legacy_user(&yaml(&shards.url(0), &shards.url(1), false));
     let proxy = PgProxy::start(&yaml).await;
     proxy.client().await.batch_execute(CREATE).await.unwrap();
     let mut raw = raw_session(&proxy).await;
-    let message = |kind: u8, body: &[u8]| {
-        let mut m = vec![kind];
-        m.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
-        m.extend_from_slice(body);
-        m
-    };
     // Everything up to and including the next ReadyForQuery ('Z', length 5, status).
     let read_until_ready = async |raw: &mut tokio::net::TcpStream| {
         let mut seen = Vec::new();

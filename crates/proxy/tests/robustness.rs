@@ -181,6 +181,15 @@ async fn operator_chains_get_an_error_not_a_crash_on_postgresql() {
     shards.cleanup().await;
 }
 
+/// Fails when this process's resident memory grew by `limit_mib` or more since `before`.
+fn assert_grew_less_than(before: u64, limit_mib: u64) {
+    let now = rss_kib();
+    assert!(
+        now < before + limit_mib * 1024,
+        "resident memory {before} KiB → {now} KiB"
+    );
+}
+
 /// This process's resident memory in KiB (the proxy runs in-process).
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -219,12 +228,7 @@ async fn a_huge_parameter_number_is_refused_without_allocating_for_it() {
         // memory matters here.
         let _ = client.simple_query(sql).await;
     }
-    assert!(
-        rss_kib() < before + 100 * 1024,
-        "{} KiB → {} KiB",
-        before,
-        rss_kib()
-    );
+    assert_grew_less_than(before, 100);
     // The session goes on; the largest allowed number is fine to name.
     assert!(client.prepare("SELECT $65535::int").await.is_ok());
     assert!(
@@ -271,11 +275,7 @@ async fn strangers_cannot_make_the_proxy_allocate_before_login() {
             "a 16 MiB header before login was accepted"
         );
     }
-    assert!(
-        rss_kib() < before + 50 * 1024,
-        "{before} KiB → {} KiB",
-        rss_kib()
-    );
+    assert_grew_less_than(before, 50);
     drop(announced_small);
     // Everyone else is served as before.
     insert_works(&proxy).await;
@@ -317,11 +317,7 @@ async fn postgresql_strangers_cannot_make_the_proxy_allocate_before_login() {
             "a 60 MiB message before login was accepted"
         );
     }
-    assert!(
-        rss_kib() < before + 50 * 1024,
-        "{before} KiB → {} KiB",
-        rss_kib()
-    );
+    assert_grew_less_than(before, 50);
     let client = proxy.client().await;
     client.batch_execute(CREATE).await.unwrap();
     proxy.stop().await;
