@@ -21,6 +21,7 @@ use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes, typed};
+use crate::throttle::LoginThrottle;
 
 /// The proxy's shared state.
 #[derive(Debug)]
@@ -32,6 +33,7 @@ pub struct Engine {
     shapes: Shapes,
     next_connection_id: AtomicU32,
     coordination: Option<Arc<dyn Repository>>,
+    logins: LoginThrottle,
 }
 
 impl Engine {
@@ -60,6 +62,7 @@ impl Engine {
             shapes: Shapes::default(),
             next_connection_id: AtomicU32::new(1),
             coordination,
+            logins: LoginThrottle::default(),
         })
     }
 
@@ -75,6 +78,11 @@ impl Engine {
             Some(limit) if session.in_transaction() => tokio::time::sleep(limit).await,
             _ => std::future::pending().await,
         }
+    }
+
+    /// Failed logins, shared by both frontends.
+    pub(crate) fn logins(&self) -> &LoginThrottle {
+        &self.logins
     }
 
     /// The coordination repository, when a generator uses one.

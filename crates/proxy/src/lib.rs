@@ -17,6 +17,7 @@ mod reply;
 mod server;
 mod session;
 mod shapes;
+mod throttle;
 mod words;
 
 pub use coordination::start as start_coordination;

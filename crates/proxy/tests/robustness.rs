@@ -419,3 +419,78 @@ async fn clients_still_logging_in_do_not_delay_shutdown() {
     drop(postgres);
     shards.cleanup().await;
 }
+
+fn mysql_code(error: &sqlx::Error) -> Option<u16> {
+    error
+        .as_database_error()
+        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+        .map(|d| d.number())
+}
+
+/// Five wrong passwords lock the user out from that address for a second, doubling with each
+/// further failure: even the right password is refused meanwhile, with a clear error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_failed_logins_are_throttled_on_both_ports() {
+    let shards = Shards::sqlite();
+    let proxy = common::postgres::PgProxy::start(&common::postgres::yaml(
+        &shards.url(0),
+        &shards.url(1),
+        true,
+    ))
+    .await;
+    let mysql = |password: &str| {
+        format!(
+            "mysql://root:{password}@{}/sharding_db",
+            proxy.mysql_address.expect("a MySQL listener")
+        )
+    };
+    for _ in 0..5 {
+        let error = MySqlConnection::connect(&mysql("wrong")).await.unwrap_err();
+        assert_eq!(mysql_code(&error), Some(1045), "{error}");
+    }
+    for password in ["wrong", "root"] {
+        let error = MySqlConnection::connect(&mysql(password))
+            .await
+            .unwrap_err();
+        assert_eq!(mysql_code(&error), Some(1129), "{error}");
+        assert!(
+            error.to_string().contains("too many failed logins"),
+            "{error}"
+        );
+    }
+    // The lockout after five failures is one second (refused attempts do not extend it).
+    tokio::time::sleep(Duration::from_millis(2_200)).await;
+    MySqlConnection::connect(&mysql("root"))
+        .await
+        .unwrap()
+        .close()
+        .await
+        .unwrap();
+
+    for _ in 0..5 {
+        let error = common::postgres::connect(&proxy.config("root", "wrong"))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.code(),
+            Some(&tokio_postgres::error::SqlState::INVALID_PASSWORD),
+            "{error}"
+        );
+    }
+    let error = common::postgres::connect(&proxy.config("root", "root"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.code(),
+        Some(&tokio_postgres::error::SqlState::INVALID_AUTHORIZATION_SPECIFICATION),
+        "{error}"
+    );
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert!(
+        common::postgres::connect(&proxy.config("root", "root"))
+            .await
+            .is_ok()
+    );
+    proxy.stop().await;
+    shards.cleanup().await;
+}

@@ -11,6 +11,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use super::protocol::command::{Command, decode_command, decode_params};
+use super::protocol::error::ProtocolError;
 use super::protocol::handshake::{self, Greeting};
 use super::protocol::packet::{DEFAULT_MAX_PAYLOAD, PacketIo};
 use super::protocol::response::{self, ResultColumn};
@@ -20,6 +21,7 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::{Session, Statement};
+use crate::throttle;
 
 /// How long a client may take to log in (PostgreSQL's frontend allows the same).
 const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -49,7 +51,10 @@ pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::
         &mut io,
         &greeting,
         &peer,
-        |user| engine.password(user),
+        |user| match engine.logins().wait(user, &peer) {
+            Some(wait) => Err(throttle::refusal(user, &peer, wait)),
+            None => Ok(engine.password(user)),
+        },
         |database| engine.is_database(database),
     );
     // Nothing has run for a client still logging in: shutdown closes it at once.
@@ -58,8 +63,14 @@ pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::
         _ = shutdown.changed() => return,
     };
     let client = match login {
-        Ok(Ok(client)) => client,
+        Ok(Ok(client)) => {
+            engine.logins().record(&client.user, &peer, true);
+            client
+        }
         Ok(Err(e)) => {
+            if let ProtocolError::AccessDenied { user } = &e {
+                engine.logins().record(user, &peer, false);
+            }
             tracing::debug!("connection {connection_id} from {peer} refused: {e}");
             return;
         }

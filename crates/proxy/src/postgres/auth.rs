@@ -20,6 +20,7 @@ use pgwire::messages::startup::{
 
 use super::wire::{Opening, Wire, WireError, check_sasl_initial};
 use crate::engine::Engine;
+use crate::throttle;
 
 /// The iteration count of SCRAM's key derivation, PostgreSQL's default.
 const SCRAM_ITERATIONS: usize = 4096;
@@ -98,6 +99,7 @@ pub async fn accept(
     engine: &Engine,
     credentials: &Credentials,
     connection_id: u32,
+    peer: &str,
 ) -> Result<Client, StartupError> {
     let parameters = match wire.read_opening().await? {
         Some(Opening::Startup(parameters)) => parameters,
@@ -141,6 +143,9 @@ pub async fn accept(
         .await?;
     }
 
+    if let Some(wait) = engine.logins().wait(&user, peer) {
+        return Err(refuse(wire, "28000", &throttle::refusal(&user, peer, wait)).await);
+    }
     // An unknown user goes through the same exchange with a password nobody knows, so that
     // the answer does not tell which user names exist.
     let password = match engine.password(&user) {
@@ -151,7 +156,9 @@ pub async fn accept(
         Some(hash) => md5(wire, hash).await?,
         None => scram(wire, credentials, &user, &password).await?,
     };
-    if !authenticated || engine.password(&user).is_none() {
+    let authenticated = authenticated && engine.password(&user).is_some();
+    engine.logins().record(&user, peer, authenticated);
+    if !authenticated {
         return Err(refuse(
             wire,
             "28P01",

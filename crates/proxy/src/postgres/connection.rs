@@ -82,6 +82,10 @@ pub async fn serve(
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!("TCP_NODELAY not set: {e}");
     }
+    let peer = stream
+        .peer_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_default();
     let mut wire = Wire::new(stream);
     let connection_id = frontend.engine.connection_id();
     // A client that never finishes startup must not hold a connection (or shutdown) forever.
@@ -92,6 +96,7 @@ pub async fn serve(
             &frontend.engine,
             &frontend.credentials,
             connection_id,
+            &peer,
         ),
     );
     // Nothing has run for a client still logging in: shutdown closes it at once.

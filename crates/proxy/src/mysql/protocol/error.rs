@@ -25,6 +25,12 @@ pub enum ProtocolError {
         /// The user name the client sent.
         user: String,
     },
+    /// Too many failed logins of this user from this address; the ERR packet has been sent.
+    #[error("login of '{user}' throttled")]
+    Throttled {
+        /// The user name the client sent.
+        user: String,
+    },
     /// The client asked for a database the proxy does not serve; the ERR packet has been sent.
     #[error("unknown database '{0}'")]
     UnknownDatabase(String),

@@ -29,7 +29,7 @@ async fn serve(mut io: PacketIo<DuplexStream>) -> Result<(), ProtocolError> {
         &mut io,
         &greeting,
         "localhost",
-        |u| (u == "app").then(|| "pw".to_owned()),
+        |u| Ok((u == "app").then(|| "pw".to_owned())),
         |_| true,
     )
     .await?;

@@ -59,6 +59,8 @@ const DEFAULT_COLLATION: u8 = 45;
 const NATIVE_PASSWORD: &[u8] = b"mysql_native_password";
 const ER_HANDSHAKE_ERROR: u16 = 1043;
 const ER_ACCESS_DENIED_ERROR: u16 = 1045;
+/// MySQL's answer once `max_connect_errors` is reached.
+const ER_HOST_IS_BLOCKED: u16 = 1129;
 const ER_BAD_DB_ERROR: u16 = 1049;
 const ER_NOT_SUPPORTED_AUTH_MODE: u16 = 1251;
 
@@ -74,12 +76,14 @@ const ER_NOT_SUPPORTED_AUTH_MODE: u16 = 1251;
 /// unparsable response) are answered with an ERR packet before the error is returned; a bad
 /// password gives ERR 1045 and [`ProtocolError::AccessDenied`], a database the client names
 /// at connect time that `database_known` refuses gives ERR 1049 and
-/// [`ProtocolError::UnknownDatabase`]. Close the connection on any error.
+/// [`ProtocolError::UnknownDatabase`]. `check` gives a user's password, or refuses the login
+/// with a message (throttling: ERR 1129 and [`ProtocolError::Throttled`]) before the password
+/// is looked at. Close the connection on any error.
 pub async fn accept<S>(
     io: &mut PacketIo<S>,
     greeting: &Greeting,
     peer_host: &str,
-    check: impl Fn(&str) -> Option<String>,
+    check: impl Fn(&str) -> Result<Option<String>, String>,
     database_known: impl Fn(&str) -> bool,
 ) -> Result<Client, ProtocolError>
 where
@@ -117,7 +121,15 @@ where
         auth_response = read_required(io).await?;
     }
 
-    let authenticated = check(&user)
+    let password = match check(&user) {
+        Ok(password) => password,
+        Err(message) => {
+            io.write_packet(&response::err(ER_HOST_IS_BLOCKED, "HY000", &message));
+            io.flush().await?;
+            return Err(ProtocolError::Throttled { user });
+        }
+    };
+    let authenticated = password
         .is_some_and(|password| scramble::verify_native(&scramble, &password, &auth_response));
     if !authenticated {
         let using = if auth_response.is_empty() {
