@@ -284,7 +284,7 @@ impl Shared {
             let claim = self.claim.lock().await.clone();
             let outcome = match claim {
                 Some(claim) => self.renew(&claim).await,
-                None => self.reclaim().await,
+                None => self.claim_and_grant().await,
             };
             pause = match outcome {
                 Ok(()) => self.ttl() / 3,
@@ -325,7 +325,7 @@ impl Shared {
                     "worker id {worker_id} (epoch {epoch}) was taken over after its lease ran \
                      out; no keys are generated until another worker id is claimed"
                 );
-                self.reclaim().await
+                self.claim_and_grant().await
             }
             Err(e) => {
                 if Instant::now() >= grant.valid_until {
@@ -338,10 +338,6 @@ impl Shared {
                 Err(e)
             }
         }
-    }
-
-    async fn reclaim(&self) -> Result<(), CoordinationError> {
-        self.claim_and_grant().await
     }
 
     async fn record_service_times(&self) {

@@ -132,6 +132,14 @@ impl Registry {
         self.generators.keys().map(String::as_str)
     }
 
+    /// Whether any generator needs a coordination repository: all but UUID do (a worker id,
+    /// or segments).
+    pub fn needs_repository(&self) -> bool {
+        self.generators
+            .values()
+            .any(|c| !matches!(c.built, Built::Uuid(_)))
+    }
+
     /// Whether any generator takes its worker id from the lease.
     pub fn needs_worker_id(&self) -> bool {
         self.generators
@@ -231,6 +239,7 @@ mod tests {
         assert!(registry.get("other").is_none());
         assert_eq!(registry.names().collect::<Vec<_>>(), ["snowflake"]);
         assert!(registry.needs_worker_id());
+        assert!(registry.needs_repository());
         // Leased: no keys until the lease is granted.
         assert_eq!(a.next_key(), Err(KeyGenError::NoLease));
     }

@@ -8,17 +8,12 @@ use keyshard_coordination::{
     CoordinationError, Instance, JdbcRepository, Keeper, KeeperSettings, Repository,
     ZooKeeperRepository, ZooKeeperSettings,
 };
-use keyshard_keygen::Built;
 
 /// Starts the keeper when a configured generator needs the repository (SNOWFLAKE,
 /// LEAF_SNOWFLAKE, LEAF_SEGMENT); `None` when none does (UUID keys only). `address` names the
 /// instance for operators (`SHOW COMPUTE NODES`).
 pub async fn start(config: &Config, address: String) -> Result<Option<Keeper>, CoordinationError> {
-    let needed = config
-        .key_generators
-        .iter()
-        .any(|(_, c)| !matches!(c.built, Built::Uuid(_)));
-    if !needed {
+    if !config.key_generators.needs_repository() {
         return Ok(None);
     }
     let repository = connect(config).await?;

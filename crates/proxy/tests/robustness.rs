@@ -155,13 +155,7 @@ async fn operator_chains_get_an_error_not_a_crash() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_chains_get_an_error_not_a_crash_on_postgresql() {
-    let shards = common::postgres::PgShards::sqlite();
-    let proxy = common::postgres::PgProxy::start(&common::postgres::yaml(
-        &shards.url(0),
-        &shards.url(1),
-        false,
-    ))
-    .await;
+    let (shards, proxy) = common::postgres::on_sqlite(false).await;
     let client = proxy.client().await;
     client.batch_execute(CREATE).await.unwrap();
     for sql in [or_chain(10_000), plus_chain(100_000)] {
@@ -203,13 +197,7 @@ fn rss_kib() -> u64 {
 /// A 30-byte Parse naming parameter $99999999999 used to grow a parameter list without bound.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_parameter_number_is_refused_without_allocating_for_it() {
-    let shards = common::postgres::PgShards::sqlite();
-    let proxy = common::postgres::PgProxy::start(&common::postgres::yaml(
-        &shards.url(0),
-        &shards.url(1),
-        false,
-    ))
-    .await;
+    let (shards, proxy) = common::postgres::on_sqlite(false).await;
     let client = proxy.client().await;
     client.batch_execute(CREATE).await.unwrap();
     let before = rss_kib();
@@ -288,13 +276,7 @@ async fn strangers_cannot_make_the_proxy_allocate_before_login() {
 /// refused at once, and nothing is allocated for bytes that never come.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgresql_strangers_cannot_make_the_proxy_allocate_before_login() {
-    let shards = common::postgres::PgShards::sqlite();
-    let proxy = common::postgres::PgProxy::start(&common::postgres::yaml(
-        &shards.url(0),
-        &shards.url(1),
-        false,
-    ))
-    .await;
+    let (shards, proxy) = common::postgres::on_sqlite(false).await;
     let before = rss_kib();
     let mut huge = Vec::new();
     for _ in 0..60 {
@@ -397,13 +379,7 @@ async fn idle_in_transaction_clients_are_disconnected_and_rolled_back() {
 /// 30-second drain that running statements get.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_still_logging_in_do_not_delay_shutdown() {
-    let shards = Shards::sqlite();
-    let proxy = common::postgres::PgProxy::start(&common::postgres::yaml(
-        &shards.url(0),
-        &shards.url(1),
-        true,
-    ))
-    .await;
+    let (shards, proxy) = common::postgres::on_sqlite(true).await;
     let mut mysql = TcpStream::connect(proxy.mysql_address.expect("a MySQL listener"))
         .await
         .unwrap();
@@ -431,13 +407,7 @@ fn mysql_code(error: &sqlx::Error) -> Option<u16> {
 /// further failure: even the right password is refused meanwhile, with a clear error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn repeated_failed_logins_are_throttled_on_both_ports() {
-    let shards = Shards::sqlite();
-    let proxy = common::postgres::PgProxy::start(&common::postgres::yaml(
-        &shards.url(0),
-        &shards.url(1),
-        true,
-    ))
-    .await;
+    let (shards, proxy) = common::postgres::on_sqlite(true).await;
     let mysql = |password: &str| {
         format!(
             "mysql://root:{password}@{}/sharding_db",

@@ -10,12 +10,7 @@ use crate::locate::Locator;
 /// `sql` with every `LAST_INSERT_ID()` (no argument) replaced by `value`; `None` when it has
 /// none, which a plain byte search decides for almost every statement.
 pub fn substitute_last_insert_id(sql: &str, value: u64) -> Option<String> {
-    const NAME: &[u8] = b"last_insert_id";
-    if !sql
-        .as_bytes()
-        .windows(NAME.len())
-        .any(|w| w.eq_ignore_ascii_case(NAME))
-    {
+    if !mentions_the_function(sql.as_bytes()) {
         return None;
     }
     let tokens = Tokenizer::new(&MySqlDialect {}, sql)
@@ -56,9 +51,34 @@ pub fn substitute_last_insert_id(sql: &str, value: u64) -> Option<String> {
     Some(out)
 }
 
+/// Whether `sql` contains `last_insert_id` in any case. Runs on every MySQL text statement, so
+/// only the rare underscores are looked at: the name is checked around its first one.
+fn mentions_the_function(sql: &[u8]) -> bool {
+    const NAME: &[u8] = b"last_insert_id";
+    const FIRST_UNDERSCORE: usize = 4;
+    sql.iter().enumerate().any(|(i, b)| {
+        *b == b'_'
+            && i >= FIRST_UNDERSCORE
+            && sql
+                .get(i - FIRST_UNDERSCORE..i - FIRST_UNDERSCORE + NAME.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(NAME))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_name_is_found_wherever_it_stands() {
+        assert!(mentions_the_function(b"last_insert_id()"));
+        assert!(mentions_the_function(b"SELECT x, LAST_INSERT_ID"));
+        assert!(!mentions_the_function(b"last_insert_i"));
+        assert!(!mentions_the_function(b"_insert_id() last_insert"));
+        assert!(!mentions_the_function(
+            b"INSERT INTO t_order (user_id) VALUES (1)"
+        ));
+    }
 
     #[test]
     fn calls_become_the_value_and_nothing_else_changes() {

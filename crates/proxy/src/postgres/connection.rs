@@ -480,6 +480,7 @@ impl Connection {
         };
         let mut description = describe(
             &sql,
+            highest,
             &parse.type_oids,
             &self.frontend.catalog,
             &self.settings,

@@ -124,14 +124,17 @@ fn parse(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Describes `sql`: `declared` are the client's parameter OIDs (0 = let the server decide).
+/// Describes `sql`, whose highest placeholder is `$parameters` (see [`highest_placeholder`],
+/// at most [`MAX_PARAMETERS`]): `declared` are the client's parameter OIDs (0 = let the server
+/// decide).
 pub async fn describe(
     sql: &str,
+    parameters: usize,
     declared: &[u32],
     catalog: &Catalog,
     settings: &Settings,
 ) -> Description {
-    let count = placeholder_count(sql).max(declared.len());
+    let count = parameters.min(MAX_PARAMETERS).max(declared.len());
     let mut inferred = vec![oid::TEXT; count];
     let mut syntax_error = None;
     let fields = match session_fields(sql, settings).or_else(|| distsql_fields(sql)) {
@@ -214,15 +217,10 @@ fn contains_word(sql: &str, word: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(word))
 }
 
-/// The highest `$n` in `sql`.
-fn placeholder_count(sql: &str) -> usize {
-    highest_placeholder(sql).min(MAX_PARAMETERS)
-}
-
 /// The most parameters a statement can have: Bind carries their count in 16 bits.
 pub const MAX_PARAMETERS: usize = 65_535;
 
-/// The highest `$n` in `sql` (0 when there is none); saturates rather than overflows.
+/// The highest `$n` in `sql` (0 when there is none).
 pub fn highest_placeholder(sql: &str) -> usize {
     let Ok(tokens) = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize() else {
         return 0;
@@ -230,10 +228,7 @@ pub fn highest_placeholder(sql: &str) -> usize {
     tokens
         .iter()
         .filter_map(|t| match t {
-            Token::Placeholder(p) => p
-                .strip_prefix('$')
-                .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
-                .map(|digits| digits.parse::<usize>().unwrap_or(usize::MAX)),
+            Token::Placeholder(p) => placeholder_number(p),
             _ => None,
         })
         .max()
@@ -242,10 +237,17 @@ pub fn highest_placeholder(sql: &str) -> usize {
 
 /// The zero-based index of `$n`.
 fn placeholder_index(text: &str) -> Option<usize> {
-    text.strip_prefix('$')?
-        .parse::<usize>()
-        .ok()?
-        .checked_sub(1)
+    placeholder_number(text)?.checked_sub(1)
+}
+
+/// The `n` of `$n`, saturating rather than overflowing (`$99999999999` is a number too large
+/// to bind, not a word).
+fn placeholder_number(text: &str) -> Option<usize> {
+    let digits = text.strip_prefix('$')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(digits.parse().unwrap_or(usize::MAX))
 }
 
 async fn analyse(statement: &Statement, catalog: &Catalog, params: &mut [u32]) -> Fields {
@@ -535,9 +537,9 @@ mod tests {
 
     #[test]
     fn placeholders_are_counted_by_their_highest_number() {
-        assert_eq!(placeholder_count("INSERT INTO t VALUES ($1, $3)"), 3);
-        assert_eq!(placeholder_count("SELECT '$1'"), 0);
-        assert_eq!(placeholder_count("SELECT 1"), 0);
+        assert_eq!(highest_placeholder("INSERT INTO t VALUES ($1, $3)"), 3);
+        assert_eq!(highest_placeholder("SELECT '$1'"), 0);
+        assert_eq!(highest_placeholder("SELECT 1"), 0);
     }
 
     #[test]

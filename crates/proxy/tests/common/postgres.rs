@@ -23,6 +23,14 @@ pub fn yaml(url_0: &str, url_1: &str, mysql: bool) -> String {
     super::yaml(url_0, url_1).replace("  mysql:\n    listen: 127.0.0.1:0", listeners)
 }
 
+/// A proxy with the PostgreSQL frontend (and, with `mysql`, the MySQL one) on two fresh
+/// SQLite shards.
+pub async fn on_sqlite(mysql: bool) -> (PgShards, PgProxy) {
+    let shards = PgShards::sqlite();
+    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), mysql)).await;
+    (shards, proxy)
+}
+
 /// A running proxy with its PostgreSQL frontend.
 pub struct PgProxy {
     pub address: SocketAddr,
