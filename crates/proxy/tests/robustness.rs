@@ -11,6 +11,10 @@ use sqlx::{Connection, Executor};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+/// One test at a time: several measure this process's memory, which a neighbour's work would
+/// disturb.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
 
@@ -40,6 +44,7 @@ async fn closed(stream: &mut TcpStream) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_and_oversized_packets_close_only_their_connection() {
+    let _serial = SERIAL.lock().await;
     let shards = Shards::sqlite();
     let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
     let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
@@ -80,6 +85,7 @@ async fn malformed_and_oversized_packets_close_only_their_connection() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_leaving_mid_statement_gives_its_shard_connections_back() {
+    let _serial = SERIAL.lock().await;
     let shards = Shards::sqlite();
     // One connection per shard: a leaked one would starve every later statement.
     let yaml = common::yaml(&shards.url(0), &shards.url(1)).replace(
@@ -122,6 +128,7 @@ fn plus_chain(terms: usize) -> String {
 /// now they get a syntax error, through every path, and the connection and process go on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_chains_get_an_error_not_a_crash() {
+    let _serial = SERIAL.lock().await;
     let shards = Shards::sqlite();
     let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
     let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
@@ -155,6 +162,7 @@ async fn operator_chains_get_an_error_not_a_crash() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_chains_get_an_error_not_a_crash_on_postgresql() {
+    let _serial = SERIAL.lock().await;
     let (shards, proxy) = common::postgres::on_sqlite(false).await;
     let client = proxy.client().await;
     client.batch_execute(CREATE).await.unwrap();
@@ -197,6 +205,7 @@ fn rss_kib() -> u64 {
 /// A 30-byte Parse naming parameter $99999999999 used to grow a parameter list without bound.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_parameter_number_is_refused_without_allocating_for_it() {
+    let _serial = SERIAL.lock().await;
     let (shards, proxy) = common::postgres::on_sqlite(false).await;
     let client = proxy.client().await;
     client.batch_execute(CREATE).await.unwrap();
@@ -234,6 +243,7 @@ async fn a_huge_parameter_number_is_refused_without_allocating_for_it() {
 /// announces a packet it never sends costs only what it sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn strangers_cannot_make_the_proxy_allocate_before_login() {
+    let _serial = SERIAL.lock().await;
     let shards = Shards::sqlite();
     let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
     let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
@@ -276,6 +286,7 @@ async fn strangers_cannot_make_the_proxy_allocate_before_login() {
 /// refused at once, and nothing is allocated for bytes that never come.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgresql_strangers_cannot_make_the_proxy_allocate_before_login() {
+    let _serial = SERIAL.lock().await;
     let (shards, proxy) = common::postgres::on_sqlite(false).await;
     let before = rss_kib();
     let mut huge = Vec::new();
@@ -317,6 +328,7 @@ fn idle_limited(yaml: &str) -> String {
 /// outside a transaction is left alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_in_transaction_clients_are_disconnected_and_rolled_back() {
+    let _serial = SERIAL.lock().await;
     let shards = Shards::sqlite();
     let yaml = idle_limited(&common::yaml(&shards.url(0), &shards.url(1)));
     assert!(yaml.contains("idle-in-transaction"));
@@ -379,6 +391,7 @@ async fn idle_in_transaction_clients_are_disconnected_and_rolled_back() {
 /// 30-second drain that running statements get.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_still_logging_in_do_not_delay_shutdown() {
+    let _serial = SERIAL.lock().await;
     let (shards, proxy) = common::postgres::on_sqlite(true).await;
     let mut mysql = TcpStream::connect(proxy.mysql_address.expect("a MySQL listener"))
         .await
@@ -407,6 +420,7 @@ fn mysql_code(error: &sqlx::Error) -> Option<u16> {
 /// further failure: even the right password is refused meanwhile, with a clear error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn repeated_failed_logins_are_throttled_on_both_ports() {
+    let _serial = SERIAL.lock().await;
     let (shards, proxy) = common::postgres::on_sqlite(true).await;
     let mysql = |password: &str| {
         format!(
