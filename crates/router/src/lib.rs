@@ -25,6 +25,7 @@ mod route;
 mod shape;
 mod template;
 mod tokens;
+mod unchanged;
 mod value;
 
 use std::collections::HashMap;

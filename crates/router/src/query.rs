@@ -12,8 +12,8 @@ use keyshard_config::TableRule;
 use sqlparser::ast::{
     Delete, Expr, FromTable, Function, FunctionArgumentList, FunctionArguments, GroupByExpr,
     InTarget, LimitClause, ObjectName, ObjectNamePart, OrderByKind, OrderBySort, Query, Select,
-    SelectItem, SetExpr, Spanned, Statement, TableFactor, TableWithJoins, Update,
-    Value as SqlValue, Visit, Visitor, visit_expressions, visit_relations,
+    SelectItem, SetExpr, Spanned, Statement, TableFactor, TableWithJoins, Value as SqlValue, Visit,
+    Visitor, visit_expressions, visit_relations,
 };
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
@@ -26,6 +26,7 @@ use crate::plan::{ExecutionUnit, Plan};
 use crate::route::{describe, is_sharding_column, nodes_with};
 use crate::template::{Edit, Piece, Renderer, RowKey, Template, push_identifier};
 use crate::tokens::{self, Tokens};
+use crate::unchanged::{Unchanged, moves, sharding_assignments};
 use crate::value::Value;
 use crate::{Dialect, RouteError};
 
@@ -49,14 +50,6 @@ pub struct PreparedQuery {
     /// An UPDATE's sharding-column assignments, each with the value the WHERE clause pins the
     /// column to: allowed only when the two are equal, so the row stays on its node.
     unchanged: Vec<Unchanged>,
-}
-
-/// `SET col = value … WHERE … col = pinned …`.
-#[derive(Debug, Clone)]
-struct Unchanged {
-    column: String,
-    value: Operand,
-    pinned: Operand,
 }
 
 #[derive(Debug, Clone)]
@@ -83,7 +76,7 @@ struct MultiRead {
 
 /// A value in the statement: written there, or a parameter (0-based).
 #[derive(Debug, Clone)]
-enum Operand {
+pub(crate) enum Operand {
     Value(Value),
     Param(usize),
 }
@@ -199,11 +192,7 @@ pub(crate) fn prepare(
     let unchanged = assigned
         .into_iter()
         .map(|(column, value)| match condition.pinned(&column) {
-            Some(pinned) => Ok(Unchanged {
-                column,
-                value,
-                pinned,
-            }),
+            Some(pinned) => Ok(Unchanged::new(column, value, pinned)),
             None => Err(moves(&column)),
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -253,46 +242,6 @@ fn write_limits(limited: bool, repeated: bool) -> Option<&'static str> {
     } else {
         None
     }
-}
-
-/// ShardingSphere's rule: a row cannot move to another shard by an UPDATE. An assignment to a
-/// sharding column is kept (with its value, a literal or a parameter) for the check against
-/// the WHERE clause; any other value is refused here.
-fn sharding_assignments(
-    update: &Update,
-    rules: &[Arc<TableRule>],
-    tokens: &Tokens,
-    locator: &mut Locator<'_>,
-) -> Result<Vec<(String, Operand)>, RouteError> {
-    let mut kept = Vec::new();
-    for assignment in &update.assignments {
-        let names: Vec<&ObjectName> = match &assignment.target {
-            sqlparser::ast::AssignmentTarget::ColumnName(name) => vec![name],
-            sqlparser::ast::AssignmentTarget::Tuple(names) => names.iter().collect(),
-        };
-        for name in names {
-            let column = last_ident(name);
-            if !rules.iter().any(|r| is_sharding_column(r, column)) {
-                continue;
-            }
-            match &assignment.target {
-                sqlparser::ast::AssignmentTarget::ColumnName(_) => {
-                    match operand(&assignment.value, tokens, locator)? {
-                        Some(value) => kept.push((column.to_owned(), value)),
-                        None => return Err(moves(column)),
-                    }
-                }
-                sqlparser::ast::AssignmentTarget::Tuple(_) => return Err(moves(column)),
-            }
-        }
-    }
-    Ok(kept)
-}
-
-fn moves(column: &str) -> RouteError {
-    RouteError::Unsupported(format!(
-        "UPDATE of the sharding column '{column}': it would move the row to another shard"
-    ))
 }
 
 pub(crate) fn last_ident(name: &ObjectName) -> &str {
@@ -403,7 +352,7 @@ impl Context<'_> {
 }
 
 /// A literal or a placeholder; `None` for any other expression.
-fn operand(
+pub(crate) fn operand(
     expr: &Expr,
     tokens: &Tokens,
     locator: &mut Locator<'_>,
@@ -429,7 +378,7 @@ fn operand(
 }
 
 impl Operand {
-    fn resolve<'a>(&'a self, params: &'a [Value]) -> Result<&'a Value, RouteError> {
+    pub(crate) fn resolve<'a>(&'a self, params: &'a [Value]) -> Result<&'a Value, RouteError> {
         match self {
             Operand::Value(v) => Ok(v),
             Operand::Param(i) => params.get(*i).ok_or(RouteError::MissingParameter {
@@ -518,9 +467,7 @@ impl PreparedQuery {
     /// Plans one execution with `params`.
     pub fn bind(&self, params: &[Value]) -> Result<Plan, RouteError> {
         for unchanged in &self.unchanged {
-            if unchanged.value.resolve(params)? != unchanged.pinned.resolve(params)? {
-                return Err(moves(&unchanged.column));
-            }
+            unchanged.check(params)?;
         }
         let mut scratch = String::new();
         let nodes = self.condition.nodes(&self.tables, params, &mut scratch)?;

@@ -12,9 +12,7 @@ use std::sync::Arc;
 use keyshard_router::{Dialect, Value};
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::PgWireFrontendMessage as In;
-use pgwire::messages::data::{
-    DataRow, FieldDescription, NoData, ParameterDescription, RowDescription,
-};
+use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete,
     PortalSuspended,
@@ -32,6 +30,8 @@ use super::command::{is_blank, split_statements, tag};
 use super::describe::{
     Description, Field, Fields, MAX_PARAMETERS, describe, highest_placeholder, reply_fields,
 };
+use super::formats::{check_format_codes, data_row, format_of, row_description};
+use super::pg_error::{PgError, unknown_portal, unknown_statement, wire_failed};
 use super::types;
 use super::wire::{Wire, WireError};
 use crate::error::{Error, ErrorKind};
@@ -40,37 +40,6 @@ use crate::session::{Session, Statement, StatementKind};
 
 /// How long a client may take to authenticate, PostgreSQL's `authentication_timeout`.
 const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// An error for the client: SQLSTATE and message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{code}: {message}")]
-struct PgError {
-    code: String,
-    message: String,
-}
-
-impl PgError {
-    fn new(code: &str, message: impl Into<String>) -> Self {
-        Self {
-            code: code.to_owned(),
-            message: message.into(),
-        }
-    }
-}
-
-impl From<Error> for PgError {
-    fn from(error: Error) -> Self {
-        let code = error.pg_sqlstate().to_owned();
-        Self::new(&code, error.message)
-    }
-}
-
-impl From<types::TypeError> for PgError {
-    fn from(error: types::TypeError) -> Self {
-        let types::TypeError::Invalid { .. } = error;
-        Self::new("22P02", error.to_string())
-    }
-}
 
 /// Serves one client until it leaves.
 pub async fn serve(
@@ -760,105 +729,6 @@ impl Connection {
     }
 }
 
-impl PgError {
-    fn with_context(mut self, context: &str) -> Self {
-        self.message = format!("{context}: {}", self.message);
-        self
-    }
-}
-
-/// A failed write: the connection is gone, which the next read will notice too.
-fn wire_failed(error: WireError) -> PgError {
-    PgError::new("08006", error.to_string())
-}
-
-fn unknown_statement(name: &str) -> PgError {
-    if name.is_empty() {
-        PgError::new("26000", "unnamed prepared statement does not exist")
-    } else {
-        PgError::new(
-            "26000",
-            format!("prepared statement \"{name}\" does not exist"),
-        )
-    }
-}
-
-fn unknown_portal(name: &str) -> PgError {
-    PgError::new("34000", format!("portal \"{name}\" does not exist"))
-}
-
-/// Format codes are 0 (text) or 1 (binary); PostgreSQL refuses anything else.
-fn check_format_codes(formats: &[i16]) -> Result<(), PgError> {
-    match formats.iter().find(|f| !matches!(f, 0 | 1)) {
-        Some(code) => Err(PgError::new(
-            "22023",
-            format!("unsupported format code: {code}"),
-        )),
-        None => Ok(()),
-    }
-}
-
-/// A format code list applies to its items one by one, or one code to all, or none (text).
-fn format_of(formats: &[i16], i: usize) -> i16 {
-    match formats {
-        [] => 0,
-        [one] => *one,
-        many => many.get(i).copied().unwrap_or(0),
-    }
-}
-
-fn row_description(fields: &[Field], formats: &[i16]) -> Out {
-    Out::RowDescription(RowDescription::new(
-        fields
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                FieldDescription::new(
-                    f.name.clone(),
-                    0,
-                    0,
-                    f.oid,
-                    types::size_of(f.oid),
-                    -1,
-                    format_of(formats, i),
-                )
-            })
-            .collect(),
-    ))
-}
-
-fn data_row(row: &[Value], fields: &[Field], formats: &[i16]) -> Result<Out, PgError> {
-    let mut data = bytes::BytesMut::new();
-    for (i, value) in row.iter().enumerate() {
-        let oid = fields.get(i).map_or(types::oid::TEXT, |f| f.oid);
-        match types::encode(value, oid, format_of(formats, i) == 1)? {
-            Some(bytes) => {
-                let len = i32::try_from(bytes.len())
-                    .map_err(|_| PgError::new("54000", "value too large"))?;
-                data.extend_from_slice(&len.to_be_bytes());
-                data.extend_from_slice(&bytes);
-            }
-            None => data.extend_from_slice(&(-1i32).to_be_bytes()),
-        }
-    }
-    let count = i16::try_from(row.len()).map_err(|_| PgError::new("54011", "too many columns"))?;
-    Ok(Out::DataRow(DataRow::new(data, count)))
-}
-
 fn first_word(sql: &str) -> String {
     crate::words::first_word(sql).to_ascii_uppercase()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn format_codes_are_text_or_binary() {
-        assert!(check_format_codes(&[]).is_ok());
-        assert!(check_format_codes(&[0, 1, 1]).is_ok());
-        let refused = check_format_codes(&[0, 2]).unwrap_err();
-        assert_eq!(refused.code, "22023");
-        assert!(check_format_codes(&[-1]).is_err());
-    }
 }

@@ -6,6 +6,8 @@ mod auth;
 mod command;
 mod connection;
 mod describe;
+mod formats;
+mod pg_error;
 mod types;
 mod wire;
 
