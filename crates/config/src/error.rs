@@ -65,7 +65,7 @@ pub enum Problem {
     #[error("no sharded table named '{0}'")]
     UnknownTable(String),
     /// A rule tag Keyshard does not implement.
-    #[error("unsupported rule '!{0}' (supported: !SHARDING, !BROADCAST)")]
+    #[error("unsupported rule '!{0}' (supported: !SHARDING, !BROADCAST, !TRANSACTION)")]
     UnsupportedRule(String),
     /// A second rule of a kind that may appear once.
     #[error("only one !{0} rule is allowed")]

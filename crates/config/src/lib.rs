@@ -28,7 +28,7 @@ pub use error::{ConfigError, Problem};
 pub use mode::{Mode, ModeType, Repository, Timing};
 pub use model::{
     Algorithm, Config, DataNode, KeyGenerateStrategy, Props, Server, ShardingRule, Strategy,
-    TableRule, User,
+    TableRule, TransactionType, User,
 };
 
 /// Reads and validates the configuration file at `path`. Relative SQLite paths are resolved

@@ -33,6 +33,22 @@ pub struct Config {
     pub broadcast_tables: Vec<String>,
     /// One shared generator per configured key generator name.
     pub key_generators: Registry,
+    /// How statements and transactions that write to several data sources commit
+    /// (`!TRANSACTION defaultType`).
+    pub transaction_type: TransactionType,
+}
+
+/// `!TRANSACTION defaultType`: how a statement or transaction that writes to several data
+/// sources commits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TransactionType {
+    /// Each data source commits its local transaction in turn (the default): a failure between
+    /// two commits leaves the first committed, and the client is told so.
+    #[default]
+    Local,
+    /// Two-phase commit with a durable decision in the coordination repository: all or
+    /// nothing, through crashes of a data source or of the proxy.
+    Xa,
 }
 
 impl Config {

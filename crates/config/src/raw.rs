@@ -115,6 +115,7 @@ pub(crate) enum RawRule {
     // Boxed: the sharding rule dwarfs the others, and a file holds a handful of rules.
     Sharding(Box<RawSharding>),
     Broadcast(RawBroadcast),
+    Transaction(RawTransaction),
     /// Any other tag, kept so validation can name its index (serde_yaml_ng's own
     /// unknown-variant error loses the sequence index).
     Unsupported(String),
@@ -197,6 +198,20 @@ pub(crate) struct RawBroadcast {
     pub tables: Vec<String>,
 }
 
+/// `!TRANSACTION`, ShardingSphere 5's global transaction rule.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawTransaction {
+    pub default_type: Option<String>,
+    /// ShardingSphere's XA library (Atomikos, Narayana): accepted so its files load; Keyshard
+    /// is its own transaction manager.
+    #[serde(rename = "providerType")]
+    pub _provider_type: Option<IgnoredAny>,
+    /// The provider's settings, ignored with it.
+    #[serde(rename = "props")]
+    pub _props: Option<IgnoredAny>,
+}
+
 /// A YAML scalar of any type read as its text: `worker-id: 1` and `password: 123456` are
 /// numbers to YAML but strings to ShardingSphere.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,19 +258,20 @@ impl<'de> Deserialize<'de> for RawRule {
         impl<'de> Visitor<'de> for RuleVisitor {
             type Value = RawRule;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a rule tagged !SHARDING or !BROADCAST")
+                f.write_str("a rule tagged !SHARDING, !BROADCAST or !TRANSACTION")
             }
             fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<RawRule, A::Error> {
                 let (tag, body): (String, _) = data.variant()?;
                 match tag.as_str() {
                     "SHARDING" => body.newtype_variant().map(RawRule::Sharding),
                     "BROADCAST" => body.newtype_variant().map(RawRule::Broadcast),
+                    "TRANSACTION" => body.newtype_variant().map(RawRule::Transaction),
                     _ => body
                         .newtype_variant::<IgnoredAny>()
                         .map(|_| RawRule::Unsupported(tag)),
                 }
             }
         }
-        deserializer.deserialize_enum("Rule", &["SHARDING", "BROADCAST"], RuleVisitor)
+        deserializer.deserialize_enum("Rule", &["SHARDING", "BROADCAST", "TRANSACTION"], RuleVisitor)
     }
 }

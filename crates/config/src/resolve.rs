@@ -9,7 +9,7 @@ use keyshard_keygen::Registry;
 use crate::datasource::{DataSource, DataSourceError, PoolSettings, normalize_url};
 use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem};
-use crate::model::{Config, Props, Server, ShardingRule, User};
+use crate::model::{Config, Props, Server, ShardingRule, TransactionType, User};
 use crate::raw::{RawAuthority, RawConfig, RawDataSource, RawListener, RawRule, RawServer};
 use crate::{mode, sharding};
 
@@ -17,6 +17,7 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
     let data_sources = data_sources(&raw.data_sources, base_dir)?;
     let mut sharding_rule: Option<sharding::Resolved> = None;
     let mut broadcast: Option<Vec<String>> = None;
+    let mut transaction_type: Option<TransactionType> = None;
     for (i, rule) in raw.rules.iter().enumerate() {
         let prefix = format!("rules[{i}]");
         match rule {
@@ -31,6 +32,25 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
                     return Err(ConfigError::at(prefix, Problem::DuplicateRule("BROADCAST")));
                 }
                 broadcast = Some(raw.tables.clone());
+            }
+            RawRule::Transaction(raw) => {
+                if transaction_type.is_some() {
+                    return Err(ConfigError::at(prefix, Problem::DuplicateRule("TRANSACTION")));
+                }
+                transaction_type = Some(match raw.default_type.as_deref() {
+                    None => TransactionType::Local,
+                    Some(t) if t.eq_ignore_ascii_case("LOCAL") => TransactionType::Local,
+                    Some(t) if t.eq_ignore_ascii_case("XA") => TransactionType::Xa,
+                    Some(other) => {
+                        return Err(ConfigError::at(
+                            format!("{prefix}.defaultType"),
+                            Problem::InvalidValue {
+                                value: other.to_owned(),
+                                expected: "LOCAL or XA (BASE is not supported)",
+                            },
+                        ));
+                    }
+                });
             }
             RawRule::Unsupported(tag) => {
                 return Err(ConfigError::at(
@@ -64,6 +84,7 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
         sharding,
         broadcast_tables,
         key_generators,
+        transaction_type: transaction_type.unwrap_or_default(),
     })
 }
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::inline::Value;
-use crate::{Algorithm, Config, ConfigError, DatabaseKind, from_yaml_str};
+use crate::{Algorithm, Config, ConfigError, DatabaseKind, TransactionType, from_yaml_str};
 
 const SAMPLE: &str = r#"
 server:
@@ -303,7 +303,7 @@ fn algorithm_errors_name_path_and_value() {
 fn shape_errors_name_path() {
     assert_eq!(
         error_with("- !BROADCAST", "- !ENCRYPT"),
-        "rules[1]: unsupported rule '!ENCRYPT' (supported: !SHARDING, !BROADCAST)"
+        "rules[1]: unsupported rule '!ENCRYPT' (supported: !SHARDING, !BROADCAST, !TRANSACTION)"
     );
     let unknown = error_with(
         "actualDataNodes: ds_0.t_user",
@@ -504,5 +504,20 @@ fn generator_props_take_env_placeholders() {
         ),
         "rules[0].keyGenerators.snowflake.props.worker-id: environment variable \
          'KEYSHARD_CONFIG_TEST_UNSET_4B1' is not set"
+    );
+}
+
+#[test]
+fn transaction_rule_sets_the_default_type() {
+    assert_eq!(load(SAMPLE).unwrap().transaction_type, TransactionType::Local);
+    let xa = SAMPLE.replacen(
+        "- !BROADCAST",
+        "- !TRANSACTION\n  defaultType: XA\n  providerType: Atomikos\n  props:\n    a: 1\n- !BROADCAST",
+        1,
+    );
+    assert_eq!(load(&xa).unwrap().transaction_type, TransactionType::Xa);
+    assert_eq!(
+        error_with("- !BROADCAST", "- !TRANSACTION\n  defaultType: BASE\n- !BROADCAST"),
+        "rules[1].defaultType: expected LOCAL or XA (BASE is not supported), got 'BASE'"
     );
 }

@@ -21,9 +21,10 @@ use crate::{Claim, ComputeNode, CoordinationError, Instance, Repository, WORKER_
 const WORKERS: &str = "keyshard_worker_id";
 const SEGMENTS: &str = "keyshard_segment";
 const SERVICE_TIMES: &str = "keyshard_service_time";
+const DECISIONS: &str = "keyshard_xa_decision";
 
 /// The tables a JDBC repository keeps in its database.
-pub const TABLES: &[&str] = &[WORKERS, SEGMENTS, SERVICE_TIMES];
+pub const TABLES: &[&str] = &[WORKERS, SEGMENTS, SERVICE_TIMES, DECISIONS];
 
 /// A repository in a database.
 #[derive(Debug)]
@@ -170,6 +171,12 @@ impl JdbcRepository {
             format!(
                 "CREATE TABLE IF NOT EXISTS {SERVICE_TIMES} (service VARCHAR(255) NOT NULL \
                  PRIMARY KEY, millis BIGINT NOT NULL)"
+            ),
+            // The primary key is the arbiter between a coordinator deciding to commit and a
+            // recovering instance deciding to abort: whichever row is inserted first stands.
+            format!(
+                "CREATE TABLE IF NOT EXISTS {DECISIONS} (gtrid VARCHAR(64) NOT NULL PRIMARY KEY, \
+                 committed SMALLINT NOT NULL, decided_at BIGINT NOT NULL)"
             ),
         ];
         // Every worker id is a row from the start, so claiming is an UPDATE of an existing row
@@ -405,6 +412,45 @@ impl JdbcRepository {
         });
         Ok(())
     }
+
+    async fn decide_impl(&self, gtrid: &str, commit: bool) -> Result<bool, CoordinationError> {
+        let insert = format!(
+            "INSERT INTO {DECISIONS} (gtrid, committed, decided_at) VALUES ({}, {}, {})",
+            self.p(1),
+            self.p(2),
+            self.dialect().now
+        );
+        let select = format!("SELECT committed FROM {DECISIONS} WHERE gtrid = {}", self.p(1));
+        let inserted = on_pool!(self, pool => sqlx::query(&insert)
+            .bind(gtrid)
+            .bind(i16::from(commit))
+            .execute(pool)
+            .await
+            .map(|_| ()));
+        match inserted {
+            Ok(()) => Ok(commit),
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                let stored: Option<i16> = on_pool!(self, pool => sqlx::query_scalar(&select)
+                    .bind(gtrid)
+                    .fetch_optional(pool)
+                    .await?);
+                // Forgotten between our insert and our read: only a finished transaction is
+                // forgotten, and ours is not, so this is a corrupt repository.
+                stored.map(|c| c != 0).ok_or_else(|| {
+                    CoordinationError::Corrupt(format!("decision for {gtrid} vanished"))
+                })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn forget_impl(&self, gtrid: &str) -> Result<(), CoordinationError> {
+        let sql = format!("DELETE FROM {DECISIONS} WHERE gtrid = {}", self.p(1));
+        on_pool!(self, pool => {
+            sqlx::query(&sql).bind(gtrid).execute(pool).await?;
+        });
+        Ok(())
+    }
 }
 
 impl Repository for JdbcRepository {
@@ -485,5 +531,17 @@ impl Repository for JdbcRepository {
         millis: i64,
     ) -> BoxFuture<'a, Result<(), CoordinationError>> {
         Box::pin(self.record_service_time_impl(service, millis))
+    }
+
+    fn decide<'a>(
+        &'a self,
+        gtrid: &'a str,
+        commit: bool,
+    ) -> BoxFuture<'a, Result<bool, CoordinationError>> {
+        Box::pin(self.decide_impl(gtrid, commit))
+    }
+
+    fn forget<'a>(&'a self, gtrid: &'a str) -> BoxFuture<'a, Result<(), CoordinationError>> {
+        Box::pin(self.forget_impl(gtrid))
     }
 }

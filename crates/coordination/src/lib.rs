@@ -138,4 +138,16 @@ pub trait Repository: Send + Sync + fmt::Debug {
         service: &'a str,
         millis: i64,
     ) -> BoxFuture<'a, Result<(), CoordinationError>>;
+
+    /// Records the outcome of two-phase transaction `gtrid` unless one is recorded already:
+    /// the first decision stands, so a coordinator committing and a recovering instance
+    /// aborting can never both win. Returns whether the standing decision is to commit.
+    fn decide<'a>(
+        &'a self,
+        gtrid: &'a str,
+        commit: bool,
+    ) -> BoxFuture<'a, Result<bool, CoordinationError>>;
+
+    /// Drops `gtrid`'s decision, once no branch of it is left prepared anywhere.
+    fn forget<'a>(&'a self, gtrid: &'a str) -> BoxFuture<'a, Result<(), CoordinationError>>;
 }

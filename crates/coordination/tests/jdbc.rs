@@ -226,6 +226,24 @@ async fn service_time_never_goes_down(db: Database) {
     );
 }
 
+async fn the_first_decision_stands(db: Database) {
+    let source = fresh(db).await;
+    let (a, b) = (
+        repository(&source, MINUTE).await,
+        repository(&source, MINUTE).await,
+    );
+    // A coordinator committing and a recovery aborting, at once: exactly one wins.
+    for n in 0..20 {
+        let gtrid = format!("ks-1-1-{n}");
+        let (commit, abort) = tokio::join!(a.decide(&gtrid, true), b.decide(&gtrid, false));
+        let (commit, abort) = (commit.unwrap(), abort.unwrap());
+        assert_eq!(commit, abort, "{gtrid}: both saw the same decision");
+        assert_eq!(a.decide(&gtrid, !commit).await.unwrap(), commit);
+    }
+    a.forget("ks-1-1-0").await.unwrap();
+    assert!(!b.decide("ks-1-1-0", false).await.unwrap());
+}
+
 macro_rules! on_every_database {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
@@ -255,4 +273,5 @@ on_every_database!(
     release_frees_at_once_with_the_last_millisecond_used,
     segments_are_consecutive_ranges_disjoint_across_repositories,
     service_time_never_goes_down,
+    the_first_decision_stands,
 );

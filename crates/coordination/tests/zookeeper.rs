@@ -452,3 +452,20 @@ async fn expired_session_loses_its_claim_and_the_next_claim_reconnects() {
         Err(CoordinationError::LeaseLost { .. })
     ));
 }
+
+#[tokio::test]
+#[ignore = "needs ZooKeeper (KEYSHARD_TEST_ZOOKEEPER)"]
+async fn the_first_decision_stands() {
+    let namespace = fresh_namespace();
+    let (a, b) = (repository(&namespace).await, repository(&namespace).await);
+    for n in 0..10 {
+        let gtrid = format!("ks-1-1-{n}");
+        let (commit, abort) = tokio::join!(a.decide(&gtrid, true), b.decide(&gtrid, false));
+        let (commit, abort) = (commit.unwrap(), abort.unwrap());
+        assert_eq!(commit, abort, "{gtrid}: both saw the same decision");
+        assert_eq!(b.decide(&gtrid, !commit).await.unwrap(), commit);
+    }
+    a.forget("ks-1-1-0").await.unwrap();
+    a.forget("ks-1-1-0").await.unwrap();
+    assert!(b.decide("ks-1-1-0", true).await.unwrap());
+}

@@ -147,6 +147,10 @@ impl ZooKeeperRepository {
         format!("{}/keyshard/service_time/{service}", self.root)
     }
 
+    fn decision_path(&self, gtrid: &str) -> String {
+        format!("{}/keyshard/xa_decision/{gtrid}", self.root)
+    }
+
     /// Creates `path`, creating missing parents as persistent nodes first.
     async fn create(
         &self,
@@ -561,6 +565,40 @@ impl ZooKeeperRepository {
         .await?;
         Ok(())
     }
+
+    /// The node's creation is the arbiter: whoever creates it first decides.
+    async fn decide_outcome(&self, gtrid: &str, commit: bool) -> Result<bool, CoordinationError> {
+        check_name("transaction id", gtrid)?;
+        let client = self.live_client().await?;
+        let path = self.decision_path(gtrid);
+        let data: &[u8] = if commit { b"commit" } else { b"abort" };
+        match self
+            .create(&client, &path, data, zk::CreateMode::Persistent)
+            .await?
+        {
+            Ok(_) => return Ok(commit),
+            Err(zk::Error::NodeExists) => {}
+            Err(err) => return Err(zk_error(&path, err)),
+        }
+        match self.call(client.get_data(&path)).await? {
+            Ok((data, _)) => match data.as_slice() {
+                b"commit" => Ok(true),
+                b"abort" => Ok(false),
+                _ => Err(CoordinationError::Corrupt(format!("{path} holds {data:?}"))),
+            },
+            Err(err) => Err(zk_error(&path, err)),
+        }
+    }
+
+    async fn forget_decision(&self, gtrid: &str) -> Result<(), CoordinationError> {
+        check_name("transaction id", gtrid)?;
+        let client = self.live_client().await?;
+        let path = self.decision_path(gtrid);
+        match self.call(client.delete(&path, None)).await? {
+            Ok(()) | Err(zk::Error::NoNode) => Ok(()),
+            Err(err) => Err(zk_error(&path, err)),
+        }
+    }
 }
 
 impl Repository for ZooKeeperRepository {
@@ -640,6 +678,18 @@ impl Repository for ZooKeeperRepository {
         millis: i64,
     ) -> BoxFuture<'a, Result<(), CoordinationError>> {
         self.write_service_time(service, millis).boxed()
+    }
+
+    fn decide<'a>(
+        &'a self,
+        gtrid: &'a str,
+        commit: bool,
+    ) -> BoxFuture<'a, Result<bool, CoordinationError>> {
+        self.decide_outcome(gtrid, commit).boxed()
+    }
+
+    fn forget<'a>(&'a self, gtrid: &'a str) -> BoxFuture<'a, Result<(), CoordinationError>> {
+        self.forget_decision(gtrid).boxed()
     }
 }
 
