@@ -1,24 +1,11 @@
 //! The `keyshard` binary's commands, run as a user runs them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("keyshard_cli_{name}_{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use common::TempDir;
 
 fn keyshard(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_keyshard"))
@@ -44,7 +31,7 @@ fn config_in(dir: &Path, second_url: Option<&str>) -> PathBuf {
 
 #[test]
 fn preview_prints_one_json_object() {
-    let dir = TempDir::new("preview_json");
+    let dir = TempDir::new("cli_preview_json");
     let config = config_in(&dir.0, None);
     let output = keyshard(&[
         "preview",
@@ -78,7 +65,7 @@ fn preview_prints_one_json_object() {
 
 #[test]
 fn preview_reads_columns_from_the_shard_for_a_column_less_insert() {
-    let dir = TempDir::new("preview_columns");
+    let dir = TempDir::new("cli_preview_columns");
     let config = config_in(&dir.0, None);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -152,7 +139,7 @@ fn preview_errors_are_clear() {
 
 #[test]
 fn check_reports_each_data_source() {
-    let dir = TempDir::new("check");
+    let dir = TempDir::new("cli_check");
     let good = config_in(&dir.0, None);
     let output = keyshard(&["check", "--config", good.to_str().unwrap()]);
     assert!(output.status.success(), "{output:?}");
@@ -179,4 +166,24 @@ fn keygen_prints_keys_and_rejects_bad_arguments() {
     let output = keyshard(&["keygen", "--prop", "worker-id=4096"]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("worker-id"));
+}
+
+#[test]
+fn serve_refuses_xa_where_a_data_source_cannot_prepare() {
+    let dir = TempDir::new("cli_xa");
+    let config = config_in(&dir.0, None);
+    let yaml = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("127.0.0.1:3307", "127.0.0.1:0");
+    std::fs::write(&config, yaml + "- !TRANSACTION\n  defaultType: XA\n").unwrap();
+    let output = keyshard(&["serve", "--config", config.to_str().unwrap()]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "data source 'ds_0' cannot take part in XA transactions: SQLite has no two-phase \
+             commit"
+        ),
+        "{stderr}"
+    );
 }

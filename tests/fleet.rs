@@ -2,32 +2,17 @@
 //! --config` drawing from configured generators in parallel, and `keyshard serve` instances of
 //! which one is killed with SIGKILL and restarted under load.
 
+mod common;
+
 use std::collections::HashSet;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
+
+use common::{TempDir, free_port, serve};
 
 use keyshard_keygen::Snowflake;
 use sqlx::{Connection, Executor, MySqlConnection};
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("keyshard_fleet_{name}_{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// The default configuration with its SQLite shards in `dir` and a LEAF_SEGMENT generator.
 fn sqlite_config(dir: &Path) -> PathBuf {
@@ -73,7 +58,7 @@ fn keys_of(output: &Output) -> Vec<i64> {
 
 #[test]
 fn processes_drawing_from_one_leaf_key_get_disjoint_keys() {
-    let dir = TempDir::new("segments");
+    let dir = TempDir::new("fleet_segments");
     let config = sqlite_config(&dir.0);
     let runs: Vec<_> = (0..3).map(|_| keygen(&config, "segment", 1_000)).collect();
     let keys: Vec<Vec<i64>> = runs
@@ -119,14 +104,6 @@ fn processes_drawing_snowflake_keys_lease_distinct_worker_ids() {
         .max()
         .unwrap();
     assert!(later[0] > *earlier, "{} ≤ {earlier}", later[0]);
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 struct Shards {
@@ -195,15 +172,6 @@ fn serve_config(dir: &Path, shards: &Shards, port: u16, mode: &str) -> PathBuf {
     path
 }
 
-fn serve(config: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_keyshard"))
-        .args(["serve", "--config", config.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
 async fn connect(port: u16) -> MySqlConnection {
     let url = format!("mysql://root:root@127.0.0.1:{port}/sharding_db");
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -244,7 +212,7 @@ async fn load(port: u16, duration: Duration) -> Vec<i64> {
 }
 
 async fn a_killed_instance_restarts_without_duplicates(tag: &str, mode: &str) {
-    let dir = TempDir::new(tag);
+    let dir = TempDir::new(&format!("fleet_{tag}"));
     let shards = Shards::new(tag).await;
     let (port_a, port_b) = (free_port(), free_port());
     let config_a = serve_config(&dir.0, &shards, port_a, mode);

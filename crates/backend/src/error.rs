@@ -42,6 +42,54 @@ pub enum BackendError {
     /// The shards' results could not be merged into one.
     #[error("{0}")]
     Merge(String),
+    /// LOCAL: some data sources committed, then one failed to: the transaction is half
+    /// committed.
+    #[error(
+        "transaction partially committed: committed on {}; then {failure}",
+        committed.join(", ")
+    )]
+    PartialCommit {
+        /// The data sources that committed.
+        committed: Vec<String>,
+        /// Why the first other one did not.
+        failure: Box<BackendError>,
+    },
+    /// XA: recovery recorded an abort first (it took this instance for gone); rolled back
+    /// everywhere.
+    #[error("XA transaction {gtrid} was rolled back by recovery before it could commit")]
+    XaAborted {
+        /// The transaction id.
+        gtrid: String,
+    },
+    /// XA: every branch prepared, but whether the commit decision was recorded is not known;
+    /// recovery finishes the transaction one way or the other, the same on every data source.
+    #[error(
+        "XA transaction {gtrid}: outcome unknown (the commit decision could not be confirmed: \
+         {message}); it will be committed or rolled back as a whole by recovery"
+    )]
+    XaOutcomeUnknown {
+        /// The transaction id.
+        gtrid: String,
+        /// Why the decision could not be confirmed.
+        message: String,
+    },
+    /// XA needs the worker-id lease to name its transactions.
+    #[error(
+        "XA transaction refused: this instance does not hold its worker-id lease (the \
+         coordination repository is unreachable)"
+    )]
+    NoLease,
+    /// The coordination repository failed.
+    #[error("coordination repository: {0}")]
+    Coordination(String),
+    /// A data source that cannot take part in XA.
+    #[error("data source '{data_source}' cannot take part in XA transactions: {message}")]
+    XaUnsupported {
+        /// The data source's configured name.
+        data_source: String,
+        /// Why, and what to change.
+        message: String,
+    },
 }
 
 impl BackendError {
@@ -83,10 +131,16 @@ impl BackendError {
         match self {
             BackendError::Connect { data_source, .. }
             | BackendError::Database { data_source, .. }
-            | BackendError::UnsupportedType { data_source, .. } => Some(data_source),
+            | BackendError::UnsupportedType { data_source, .. }
+            | BackendError::XaUnsupported { data_source, .. } => Some(data_source),
+            BackendError::PartialCommit { failure, .. } => failure.data_source(),
             BackendError::UnknownDataSource(_)
             | BackendError::NoRuntime
-            | BackendError::Merge(_) => None,
+            | BackendError::Merge(_)
+            | BackendError::XaAborted { .. }
+            | BackendError::XaOutcomeUnknown { .. }
+            | BackendError::NoLease
+            | BackendError::Coordination(_) => None,
         }
     }
 }

@@ -1,18 +1,17 @@
-//! Runs a plan's units: one unit on a pooled connection; several in one local transaction per
-//! data source, committed on all of them only when every unit succeeded.
-
-use std::sync::atomic::{AtomicBool, Ordering};
+//! Runs a plan's units: one unit on a pooled connection; several in one transaction per data
+//! source, committed on all of them only when every unit succeeded.
 
 use futures_util::TryStreamExt;
 use futures_util::future::join_all;
 use keyshard_router::{ExecutionUnit, Value};
-use sqlx::{Column as _, Connection, Either, Executor, IntoArguments, Row};
-use tokio::sync::{Barrier, oneshot};
+use sqlx::{Column as _, Either, Executor, IntoArguments, Row};
+use tokio::sync::oneshot;
 
+use crate::branch::Branch;
 use crate::driver::Driver;
 use crate::outcome::{Column, UnitResult};
-use crate::reuse::Connections;
-use crate::{BackendError, Pool};
+use crate::transaction::in_plan_order;
+use crate::{Backend, BackendError, Pool};
 
 /// Runs one statement: as plain text when it has no parameters (one round trip), otherwise
 /// as a prepared statement with typed binds, cached on the connection.
@@ -139,143 +138,98 @@ pub(crate) struct Group<'a> {
     pub(crate) positions: Vec<usize>,
 }
 
-/// A data source's place in the order in which a statement takes its connections.
-struct Turn {
-    mine: oneshot::Receiver<()>,
-    next: Option<oneshot::Sender<()>>,
-}
-
-/// What the data sources of one statement agree on before committing: every one runs its units
-/// in a local transaction, says whether they succeeded, and waits for the others.
-struct Vote {
-    all_in: Barrier,
-    failed: AtomicBool,
-}
-
-impl Vote {
-    /// Casts this data source's vote and waits for the others': whether to commit.
-    async fn commit(&self, succeeded: bool) -> bool {
-        if !succeeded {
-            self.failed.store(true, Ordering::SeqCst);
+impl Backend {
+    /// Runs each group's units in a transaction on its data source, all data sources at once,
+    /// and commits them all (in two phases when `two_phase` and there are several) only if
+    /// every unit succeeded; otherwise rolls every one back. Returns the results in the plan's
+    /// unit order.
+    pub(crate) async fn atomically(
+        &self,
+        groups: &[Group<'_>],
+        unit_count: usize,
+        two_phase: bool,
+    ) -> Result<Vec<UnitResult>, BackendError> {
+        let xa = match &self.xa {
+            Some(coordinator) if two_phase && groups.len() > 1 => Some(coordinator.begin()?),
+            _ => None,
+        };
+        // Connections are taken one data source after the other, in data node order — one
+        // order for every statement — so two statements never hold one shard each while
+        // waiting for the other's (with small pools that would stall both until the acquire
+        // time-out).
+        let (turns, waits): (Vec<_>, Vec<_>) =
+            (0..groups.len()).map(|_| oneshot::channel::<()>()).unzip();
+        let mut turns = turns.into_iter();
+        if let Some(first) = turns.next() {
+            let _ = first.send(());
         }
-        self.all_in.wait().await;
-        !self.failed.load(Ordering::SeqCst)
-    }
-}
-
-/// Runs each group's units in a local transaction on its data source, all data sources at
-/// once, and commits every transaction only if every unit succeeded; otherwise rolls every one
-/// back. Returns the results in the plan's unit order.
-pub(crate) async fn atomically(
-    groups: &[Group<'_>],
-    unit_count: usize,
-) -> Result<Vec<UnitResult>, BackendError> {
-    let vote = Vote {
-        all_in: Barrier::new(groups.len()),
-        failed: AtomicBool::new(false),
-    };
-    // Connections are taken one data source after the other, in data node order — one order
-    // for every statement — so two statements never hold one shard each while waiting for the
-    // other's (with small pools that would stall both until the acquire time-out).
-    let (turns, waits): (Vec<_>, Vec<_>) =
-        (0..groups.len()).map(|_| oneshot::channel::<()>()).unzip();
-    let mut turns = turns.into_iter();
-    if let Some(first) = turns.next() {
-        let _ = first.send(());
-    }
-    let next_turns = turns.map(Some).chain(std::iter::once(None));
-    let parts = groups
-        .iter()
-        .zip(waits)
-        .zip(next_turns)
-        .map(|((group, mine), next)| {
-            let vote = &vote;
-            async move {
-                let turn = Turn { mine, next };
-                let result: Result<Option<Vec<UnitResult>>, sqlx::Error> = match group.pool {
-                    Pool::MySql(c) => in_transaction(c, &group.units, turn, vote).await,
-                    Pool::Postgres(c) => in_transaction(c, &group.units, turn, vote).await,
-                    Pool::Sqlite(c) => in_transaction(c, &group.units, turn, vote).await,
+        let next_turns = turns.map(Some).chain(std::iter::once(None));
+        let parts = groups
+            .iter()
+            .zip(waits)
+            .zip(next_turns)
+            .map(|((group, mine), next)| {
+                let xid = match &xa {
+                    Some(xa) => xa.branch(group.data_source).map(Some),
+                    None => Ok(None),
                 };
-                result.map_err(|e| BackendError::from_sqlx(group.data_source, e))
-            }
-        });
-    let outcomes = join_all(parts).await;
-    let mut ordered: Vec<UnitResult> = (0..unit_count).map(|_| UnitResult::default()).collect();
-    let mut first_error = None;
-    for (outcome, group) in outcomes.into_iter().zip(groups) {
-        match outcome {
-            Ok(Some(results)) => {
-                for (position, result) in group.positions.iter().zip(results) {
-                    ordered[*position] = result;
+                run_group(group, xid, mine, next)
+            });
+        let outcomes = join_all(parts).await;
+        let mut branches = Vec::with_capacity(groups.len());
+        let mut results = Vec::with_capacity(groups.len());
+        let mut first_error = None;
+        for (outcome, group) in outcomes.into_iter().zip(groups) {
+            match outcome {
+                Ok((branch, done)) => {
+                    branches.push(branch);
+                    results.push((group.positions.clone(), done));
+                }
+                Err((branch, e)) => {
+                    branches.extend(branch);
+                    first_error.get_or_insert(e);
                 }
             }
-            // Rolled back because another data source failed: that one says why.
-            Ok(None) => {}
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
         }
-    }
-    match first_error {
-        Some(error) => Err(error),
-        // Every data source voted to commit, so none was rolled back for another's failure.
-        None => Ok(ordered),
+        if let Some(error) = first_error {
+            // The statement's error is worth reporting, not a rollback's.
+            let _ = self.roll_back(branches).await;
+            return Err(error);
+        }
+        self.finish(branches, xa).await?;
+        Ok(in_plan_order(unit_count, results))
     }
 }
 
-/// One data source's part: begin, run the units, vote, then commit or roll back; `Ok(None)`
-/// when it rolled back because another data source failed. The connection is kept for later
-/// statements when all of that went through. Should this future be dropped half-way, sqlx's
-/// transaction guard rolls back before the connection is used again.
-async fn in_transaction<D: Driver>(
-    connections: &Connections<D>,
-    units: &[&ExecutionUnit],
-    turn: Turn,
-    vote: &Vote,
-) -> Result<Option<Vec<UnitResult>>, sqlx::Error>
-where
-    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
-    for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
-{
+/// A statement's units on one data source: waits for its turn to take a connection, passes the
+/// turn on, begins, runs. On failure, the branch when there is one to roll back.
+async fn run_group(
+    group: &Group<'_>,
+    xid: Result<Option<String>, BackendError>,
+    mine: oneshot::Receiver<()>,
+    next: Option<oneshot::Sender<()>>,
+) -> Result<(Branch, Vec<UnitResult>), (Option<Branch>, BackendError)> {
+    let at = |e| BackendError::from_sqlx(group.data_source, e);
     // A closed channel means an earlier data source's part was dropped: go on regardless.
-    let _ = turn.mine.await;
-    let acquired = connections.acquire().await;
-    if let Some(next) = turn.next {
+    let _ = mine.await;
+    let acquired = match xid {
+        Ok(xid) => Branch::acquire(group.data_source, group.pool, xid)
+            .await
+            .map_err(at),
+        Err(e) => Err(e),
+    };
+    if let Some(next) = next {
         let _ = next.send(());
     }
-    let mut conn = match acquired {
-        Ok(conn) => conn,
-        Err(e) => {
-            vote.commit(false).await;
-            return Err(e);
+    let mut branch = acquired.map_err(|e| (None, e))?;
+    // A branch that failed to begin is dropped, which closes its connection.
+    branch.begin().await.map_err(|e| (None, at(e)))?;
+    let mut results = Vec::with_capacity(group.units.len());
+    for unit in &group.units {
+        match branch.run(unit).await {
+            Ok(result) => results.push(result),
+            Err(e) => return Err((Some(branch), at(e))),
         }
-    };
-    let mut tx = match conn.begin().await {
-        Ok(tx) => tx,
-        Err(e) => {
-            vote.commit(false).await;
-            return Err(e);
-        }
-    };
-    let results = run_units::<D>(&mut tx, units).await;
-    let commit = vote.commit(results.is_ok()).await;
-    let results = match (results, commit) {
-        (Ok(results), true) => {
-            tx.commit().await?;
-            Some(results)
-        }
-        // A rollback that fails leaves the connection to sqlx, which retires it; the error
-        // worth reporting is the statement's, not the rollback's.
-        (Ok(_), false) => match tx.rollback().await {
-            Ok(()) => None,
-            Err(_) => return Ok(None),
-        },
-        (Err(e), _) => {
-            let _ = tx.rollback().await;
-            return Err(e);
-        }
-    };
-    connections.release(conn);
-    Ok(results)
+    }
+    Ok((branch, results))
 }

@@ -5,19 +5,24 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod branch;
 mod describe;
 mod driver;
 mod error;
 mod execute;
+pub mod failpoint;
 mod merge;
 mod metadata;
 pub mod numeric;
 mod outcome;
 mod pool;
+mod recovery;
 mod reuse;
 mod transaction;
+mod xa;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use keyshard_config::{Config, ShardingRule, TableRule};
 use keyshard_router::merge::Aggregate;
@@ -27,8 +32,10 @@ pub use error::BackendError;
 pub use metadata::MetadataStore;
 pub use outcome::{Column, Outcome};
 pub use pool::Pool;
+pub use recovery::Recovered;
 pub use reuse::Connections;
 pub use transaction::Transaction;
+pub use xa::XaCoordinator;
 
 /// Every configured data source, with the metadata of the logic tables on them.
 #[derive(Debug)]
@@ -36,6 +43,8 @@ pub struct Backend {
     pools: BTreeMap<String, Pool>,
     metadata: MetadataStore,
     sql_show: bool,
+    /// Set under `!TRANSACTION defaultType: XA`.
+    xa: Option<Arc<XaCoordinator>>,
 }
 
 impl Backend {
@@ -52,7 +61,14 @@ impl Backend {
             pools,
             metadata: MetadataStore::default(),
             sql_show: config.props.sql_show,
+            xa: None,
         })
+    }
+
+    /// Commits statements and transactions that write to several data sources in two phases,
+    /// recording decisions through `coordinator`.
+    pub fn enable_xa(&mut self, coordinator: XaCoordinator) {
+        self.xa = Some(Arc::new(coordinator));
     }
 
     /// The pool of data source `name`.
@@ -91,6 +107,17 @@ impl Backend {
     /// Executes `plan`: a single unit directly, several units in one transaction per data
     /// source, committed everywhere or nowhere.
     pub async fn execute(&self, plan: &Plan) -> Result<Outcome, BackendError> {
+        self.execute_plan(plan, self.xa.is_some()).await
+    }
+
+    /// Executes a schema change (DDL fanned out to every actual table) like
+    /// [`Backend::execute`], but never in two phases: MySQL commits DDL implicitly and refuses
+    /// it inside an XA transaction.
+    pub async fn execute_schema_change(&self, plan: &Plan) -> Result<Outcome, BackendError> {
+        self.execute_plan(plan, false).await
+    }
+
+    async fn execute_plan(&self, plan: &Plan, two_phase: bool) -> Result<Outcome, BackendError> {
         for unit in &plan.units {
             self.show(unit);
         }
@@ -113,7 +140,10 @@ impl Backend {
                 });
                 futures_util::future::try_join_all(reads).await?
             }
-            units => execute::atomically(&self.group(units)?, units.len()).await?,
+            units => {
+                self.atomically(&self.group(units)?, units.len(), two_phase)
+                    .await?
+            }
         };
         Outcome::of(plan, results)
     }

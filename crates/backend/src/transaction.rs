@@ -1,19 +1,25 @@
-//! A client's transaction: on each data source it touches, one connection holding one local
-//! transaction, from the first statement there until COMMIT or ROLLBACK.
+//! Transactions across data sources: a client's explicit transaction, and the implicit one of a
+//! statement that runs on several data sources. Both end through one commit protocol.
 //!
-//! Statements run one data source after the other on the held connections. A statement that
-//! runs as several units (several data sources, or several tables of one) is wrapped in a
-//! savepoint on each data source it touches, so that when one part fails the others are undone and the transaction goes on as it was before the statement, as a
-//! single database would leave it. COMMIT commits the data sources in turn: should one fail
-//! after another committed, the transaction is half committed (avoiding that needs XA).
+//! Statements of an explicit transaction run one data source after the other on the held
+//! connections. A statement that runs as several units (several data sources, or several
+//! tables of one) is wrapped in a savepoint on each data source it touches, so that when one
+//! part fails the others are undone and the transaction goes on as it was before the
+//! statement, as a single database would leave it.
+//!
+//! Commit, with several data sources touched: under LOCAL every data source commits on its own;
+//! should one fail after another committed, the client is told which committed
+//! ([`BackendError::PartialCommit`]). Under XA, every branch is prepared, the decision is
+//! recorded in the coordination repository, then every branch commits; a branch that cannot be
+//! committed now is left prepared for recovery, which commits it by the recorded decision.
 
-use keyshard_router::{ExecutionUnit, Plan};
-use sqlx::{Executor, IntoArguments, MySql, Postgres, Sqlite};
+use futures_util::future::join_all;
+use keyshard_router::Plan;
 
-use crate::driver::Driver;
-use crate::execute::run_statement;
+use crate::branch::Branch;
 use crate::outcome::UnitResult;
-use crate::{Backend, BackendError, Outcome, Pool};
+use crate::xa::XaTransaction;
+use crate::{Backend, BackendError, Outcome, failpoint};
 
 /// The savepoint a multi-shard statement runs under.
 const SAVEPOINT: &str = "keyshard_statement";
@@ -21,15 +27,10 @@ const SAVEPOINT: &str = "keyshard_statement";
 /// An open transaction across data sources; empty until its first statement.
 #[derive(Debug, Default)]
 pub struct Transaction {
-    parts: Vec<(String, Part)>,
-}
-
-/// One data source's local transaction, owning its connection.
-#[derive(Debug)]
-enum Part {
-    MySql(sqlx::Transaction<'static, MySql>),
-    Postgres(sqlx::Transaction<'static, Postgres>),
-    Sqlite(sqlx::Transaction<'static, Sqlite>),
+    branches: Vec<Branch>,
+    /// The transaction's id when it may commit in two phases (XA), taken with its first
+    /// branch.
+    xa: Option<XaTransaction>,
 }
 
 impl Transaction {
@@ -40,71 +41,19 @@ impl Transaction {
 
     /// The data sources it holds a connection on.
     pub fn data_sources(&self) -> impl Iterator<Item = &str> {
-        self.parts.iter().map(|(name, _)| name.as_str())
+        self.branches.iter().map(Branch::data_source)
     }
 
-    fn part(&mut self, data_source: &str) -> Option<&mut Part> {
-        self.parts
+    fn branch(&mut self, data_source: &str) -> Option<&mut Branch> {
+        self.branches
             .iter_mut()
-            .find(|(name, _)| name == data_source)
-            .map(|(_, part)| part)
+            .find(|b| b.data_source() == data_source)
     }
-}
-
-impl Part {
-    async fn begin(pool: &Pool) -> Result<Self, sqlx::Error> {
-        Ok(match pool {
-            Pool::MySql(c) => {
-                Part::MySql(sqlx::Transaction::begin(c.acquire().await?, None).await?)
-            }
-            Pool::Postgres(c) => {
-                Part::Postgres(sqlx::Transaction::begin(c.acquire().await?, None).await?)
-            }
-            Pool::Sqlite(c) => {
-                Part::Sqlite(sqlx::Transaction::begin(c.acquire().await?, None).await?)
-            }
-        })
-    }
-
-    async fn run(&mut self, unit: &ExecutionUnit) -> Result<UnitResult, sqlx::Error> {
-        match self {
-            Part::MySql(tx) => run_statement::<MySql>(tx, &unit.sql, &unit.params).await,
-            Part::Postgres(tx) => run_statement::<Postgres>(tx, &unit.sql, &unit.params).await,
-            Part::Sqlite(tx) => run_statement::<Sqlite>(tx, &unit.sql, &unit.params).await,
-        }
-    }
-
-    async fn command(&mut self, sql: &str) -> Result<(), sqlx::Error> {
-        match self {
-            Part::MySql(tx) => command::<MySql>(tx, sql).await,
-            Part::Postgres(tx) => command::<Postgres>(tx, sql).await,
-            Part::Sqlite(tx) => command::<Sqlite>(tx, sql).await,
-        }
-    }
-
-    async fn end(self, commit: bool) -> Result<(), sqlx::Error> {
-        match (self, commit) {
-            (Part::MySql(tx), true) => tx.commit().await,
-            (Part::MySql(tx), false) => tx.rollback().await,
-            (Part::Postgres(tx), true) => tx.commit().await,
-            (Part::Postgres(tx), false) => tx.rollback().await,
-            (Part::Sqlite(tx), true) => tx.commit().await,
-            (Part::Sqlite(tx), false) => tx.rollback().await,
-        }
-    }
-}
-
-async fn command<D: Driver>(conn: &mut D::Connection, sql: &str) -> Result<(), sqlx::Error>
-where
-    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
-    for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
-{
-    conn.execute(sqlx::raw_sql(sql)).await.map(|_| ())
 }
 
 impl Backend {
-    /// Runs `plan` inside `transaction`, beginning a local transaction on each data source it
-    /// touches for the first time.
+    /// Runs `plan` inside `transaction`, beginning a branch on each data source it touches for
+    /// the first time.
     pub async fn execute_in(
         &self,
         transaction: &mut Transaction,
@@ -117,28 +66,41 @@ impl Backend {
             }
         }
         for data_source in &touched {
-            if transaction.part(data_source).is_none() {
-                let part = Part::begin(self.pool(data_source)?)
-                    .await
-                    .map_err(|e| BackendError::from_sqlx(data_source, e))?;
-                transaction.parts.push(((*data_source).to_owned(), part));
+            if transaction.branch(data_source).is_some() {
+                continue;
             }
+            if transaction.xa.is_none()
+                && let Some(coordinator) = &self.xa
+            {
+                transaction.xa = Some(coordinator.begin()?);
+            }
+            let xid = match &transaction.xa {
+                Some(xa) => Some(xa.branch(data_source)?),
+                None => None,
+            };
+            let mut branch = Branch::acquire(data_source, self.pool(data_source)?, xid)
+                .await
+                .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+            branch
+                .begin()
+                .await
+                .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+            transaction.branches.push(branch);
         }
         // One unit is one statement on one database, atomic by itself; several units (shards
         // on several data sources, or several tables of one) are made atomic by a savepoint.
         let guarded = plan.units.len() > 1;
         if guarded {
-            self.on_each(transaction, &touched, &format!("SAVEPOINT {SAVEPOINT}"))
-                .await?;
+            on_each(transaction, &touched, &format!("SAVEPOINT {SAVEPOINT}")).await?;
         }
         let mut results = Vec::with_capacity(plan.units.len());
         let mut failure = None;
         for unit in &plan.units {
             self.show(unit);
-            let part = transaction
-                .part(&unit.data_source)
+            let branch = transaction
+                .branch(&unit.data_source)
                 .ok_or_else(|| BackendError::UnknownDataSource(unit.data_source.clone()))?;
-            match part.run(unit).await {
+            match branch.run(unit).await {
                 Ok(result) => results.push(result),
                 Err(e) => {
                     failure = Some(BackendError::from_sqlx(&unit.data_source, e));
@@ -151,7 +113,7 @@ impl Backend {
                 Some(_) => format!("ROLLBACK TO SAVEPOINT {SAVEPOINT}"),
                 None => format!("RELEASE SAVEPOINT {SAVEPOINT}"),
             };
-            self.on_each(transaction, &touched, &end).await?;
+            on_each(transaction, &touched, &end).await?;
         }
         match failure {
             Some(error) => Err(error),
@@ -159,40 +121,178 @@ impl Backend {
         }
     }
 
-    async fn on_each(
+    /// Commits every data source's branch: in one phase when there is one, else as the
+    /// configured transaction type says.
+    pub async fn commit(&self, transaction: Transaction) -> Result<(), BackendError> {
+        self.finish(transaction.branches, transaction.xa).await
+    }
+
+    /// Rolls every data source's branch back.
+    pub async fn rollback(&self, transaction: Transaction) -> Result<(), BackendError> {
+        self.roll_back(transaction.branches).await
+    }
+
+    /// The commit protocol, for explicit transactions and multi-data-source statements alike.
+    pub(crate) async fn finish(
         &self,
-        transaction: &mut Transaction,
-        data_sources: &[&str],
-        sql: &str,
+        branches: Vec<Branch>,
+        xa: Option<XaTransaction>,
     ) -> Result<(), BackendError> {
-        for data_source in data_sources {
-            if let Some(part) = transaction.part(data_source) {
-                part.command(sql)
-                    .await
-                    .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+        match (branches.len(), xa) {
+            (0, _) => Ok(()),
+            (1, _) | (_, None) => self.commit_each(branches).await,
+            (_, Some(xa)) => self.commit_two_phase(branches, xa).await,
+        }
+    }
+
+    /// Rolls `branches` back at once; the first failure is reported.
+    pub(crate) async fn roll_back(&self, branches: Vec<Branch>) -> Result<(), BackendError> {
+        let ends = branches.into_iter().map(|branch| async move {
+            let data_source = branch.data_source().to_owned();
+            let pool = self.pool(&data_source)?;
+            branch
+                .rollback(pool)
+                .await
+                .map_err(|e| BackendError::from_sqlx(&data_source, e))
+        });
+        join_all(ends).await.into_iter().collect()
+    }
+
+    /// LOCAL: each branch commits on its own, all at once.
+    async fn commit_each(&self, branches: Vec<Branch>) -> Result<(), BackendError> {
+        let commits = branches
+            .into_iter()
+            .enumerate()
+            .map(|(i, branch)| async move {
+                let data_source = branch.data_source().to_owned();
+                let pool = match self.pool(&data_source) {
+                    Ok(pool) => pool,
+                    Err(e) => return (data_source, Err(e)),
+                };
+                let result = if i > 0 && failpoint::armed("local-commit-fails-after-first") {
+                    let _ = branch.rollback(pool).await;
+                    Err(sqlx::Error::Protocol(
+                        "commit failed (failpoint local-commit-fails-after-first)".to_owned(),
+                    ))
+                } else {
+                    branch.commit(pool).await
+                };
+                (
+                    data_source.clone(),
+                    result.map_err(|e| BackendError::from_sqlx(&data_source, e)),
+                )
+            });
+        let mut committed = Vec::new();
+        let mut failed = Vec::new();
+        for (data_source, result) in join_all(commits).await {
+            match result {
+                Ok(()) => committed.push(data_source),
+                Err(e) => failed.push(e),
             }
+        }
+        let mut failed = failed.into_iter();
+        let Some(first) = failed.next() else {
+            return Ok(());
+        };
+        if committed.is_empty() {
+            return Err(first);
+        }
+        tracing::error!(
+            "partial commit: committed on {}, failed: {first}",
+            committed.join(", ")
+        );
+        Err(BackendError::PartialCommit {
+            committed,
+            failure: Box::new(first),
+        })
+    }
+
+    /// XA: prepare everywhere, record the decision, commit everywhere.
+    async fn commit_two_phase(
+        &self,
+        mut branches: Vec<Branch>,
+        xa: XaTransaction,
+    ) -> Result<(), BackendError> {
+        let prepares = branches.iter_mut().map(|branch| async move {
+            branch
+                .prepare()
+                .await
+                .map_err(|e| BackendError::from_sqlx(branch.data_source(), e))
+        });
+        let prepared: Result<(), BackendError> = join_all(prepares).await.into_iter().collect();
+        if let Err(e) = prepared {
+            // No decision was recorded, so none can say commit: rolling back is safe, and a
+            // branch whose rollback fails is rolled back by recovery.
+            let _ = self.roll_back(branches).await;
+            return Err(e);
+        }
+        failpoint::crash_at("xa-after-prepare");
+        let gtrid = xa.gtrid().to_owned();
+        match xa.coordinator().decide(&gtrid, true).await {
+            Ok(true) => {}
+            Ok(false) => {
+                let _ = self.roll_back(branches).await;
+                return Err(BackendError::XaAborted { gtrid });
+            }
+            Err(e) => {
+                // The decision may or may not be recorded: only recovery can tell, later.
+                tracing::error!("XA {gtrid}: decision not recorded ({e}); left to recovery");
+                branches.into_iter().for_each(Branch::abandon);
+                return Err(BackendError::XaOutcomeUnknown {
+                    gtrid,
+                    message: e.to_string(),
+                });
+            }
+        }
+        failpoint::crash_at("xa-after-decision");
+        let mut left = Vec::new();
+        for branch in branches {
+            let data_source = branch.data_source().to_owned();
+            let pool = self.pool(&data_source)?;
+            if let Err(e) = branch.commit(pool).await {
+                left.push(format!("{data_source} ({e})"));
+            }
+            failpoint::crash_at("xa-after-first-commit");
+        }
+        if left.is_empty() {
+            xa.coordinator().forget(gtrid);
+        } else {
+            // Committed by decision: the prepared branches are committed by recovery.
+            tracing::warn!(
+                "XA {gtrid}: committed; branches left to recovery: {}",
+                left.join(", ")
+            );
         }
         Ok(())
     }
+}
 
-    /// Commits every data source's part, in the order they were touched; the first failure is
-    /// reported after the rest were still tried.
-    pub async fn commit(&self, transaction: Transaction) -> Result<(), BackendError> {
-        self.end(transaction, true).await
-    }
-
-    /// Rolls every data source's part back.
-    pub async fn rollback(&self, transaction: Transaction) -> Result<(), BackendError> {
-        self.end(transaction, false).await
-    }
-
-    async fn end(&self, transaction: Transaction, commit: bool) -> Result<(), BackendError> {
-        let mut first_error = None;
-        for (data_source, part) in transaction.parts {
-            if let Err(e) = part.end(commit).await {
-                first_error.get_or_insert(BackendError::from_sqlx(&data_source, e));
-            }
+async fn on_each(
+    transaction: &mut Transaction,
+    data_sources: &[&str],
+    sql: &str,
+) -> Result<(), BackendError> {
+    for data_source in data_sources {
+        if let Some(branch) = transaction.branch(data_source) {
+            branch
+                .command(sql)
+                .await
+                .map_err(|e| BackendError::from_sqlx(data_source, e))?;
         }
-        first_error.map_or(Ok(()), Err)
     }
+    Ok(())
+}
+
+/// Results of a statement's units, put back in plan order.
+pub(crate) fn in_plan_order(
+    unit_count: usize,
+    parts: impl IntoIterator<Item = (Vec<usize>, Vec<UnitResult>)>,
+) -> Vec<UnitResult> {
+    let mut ordered: Vec<UnitResult> = (0..unit_count).map(|_| UnitResult::default()).collect();
+    for (positions, results) in parts {
+        for (position, result) in positions.into_iter().zip(results) {
+            ordered[position] = result;
+        }
+    }
+    ordered
 }

@@ -272,6 +272,10 @@ impl<'de> Deserialize<'de> for RawRule {
                 }
             }
         }
-        deserializer.deserialize_enum("Rule", &["SHARDING", "BROADCAST", "TRANSACTION"], RuleVisitor)
+        deserializer.deserialize_enum(
+            "Rule",
+            &["SHARDING", "BROADCAST", "TRANSACTION"],
+            RuleVisitor,
+        )
     }
 }

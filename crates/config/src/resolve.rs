@@ -35,7 +35,10 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
             }
             RawRule::Transaction(raw) => {
                 if transaction_type.is_some() {
-                    return Err(ConfigError::at(prefix, Problem::DuplicateRule("TRANSACTION")));
+                    return Err(ConfigError::at(
+                        prefix,
+                        Problem::DuplicateRule("TRANSACTION"),
+                    ));
                 }
                 transaction_type = Some(match raw.default_type.as_deref() {
                     None => TransactionType::Local,

@@ -509,7 +509,10 @@ fn generator_props_take_env_placeholders() {
 
 #[test]
 fn transaction_rule_sets_the_default_type() {
-    assert_eq!(load(SAMPLE).unwrap().transaction_type, TransactionType::Local);
+    assert_eq!(
+        load(SAMPLE).unwrap().transaction_type,
+        TransactionType::Local
+    );
     let xa = SAMPLE.replacen(
         "- !BROADCAST",
         "- !TRANSACTION\n  defaultType: XA\n  providerType: Atomikos\n  props:\n    a: 1\n- !BROADCAST",
@@ -517,7 +520,10 @@ fn transaction_rule_sets_the_default_type() {
     );
     assert_eq!(load(&xa).unwrap().transaction_type, TransactionType::Xa);
     assert_eq!(
-        error_with("- !BROADCAST", "- !TRANSACTION\n  defaultType: BASE\n- !BROADCAST"),
+        error_with(
+            "- !BROADCAST",
+            "- !TRANSACTION\n  defaultType: BASE\n- !BROADCAST"
+        ),
         "rules[1].defaultType: expected LOCAL or XA (BASE is not supported), got 'BASE'"
     );
 }

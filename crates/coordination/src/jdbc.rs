@@ -420,7 +420,10 @@ impl JdbcRepository {
             self.p(2),
             self.dialect().now
         );
-        let select = format!("SELECT committed FROM {DECISIONS} WHERE gtrid = {}", self.p(1));
+        let select = format!(
+            "SELECT committed FROM {DECISIONS} WHERE gtrid = {}",
+            self.p(1)
+        );
         let inserted = on_pool!(self, pool => sqlx::query(&insert)
             .bind(gtrid)
             .bind(i16::from(commit))

@@ -21,6 +21,8 @@ pub struct KeeperSettings {
     pub operation_timeout: Duration,
     /// Pause before retrying a failed call.
     pub retry_interval: Duration,
+    /// Claim a worker id even when no generator needs one: XA transactions are named after it.
+    pub claim_worker_id: bool,
 }
 
 /// Keeps the instance's worker id and segments while it runs; [`Keeper::stop`] gives them back.
@@ -79,7 +81,7 @@ impl Keeper {
             claim: Mutex::new(None),
         });
         let mut tasks = JoinSet::new();
-        if registry.needs_worker_id() {
+        if registry.needs_worker_id() || shared.settings.claim_worker_id {
             shared.check_service_times().await?;
             shared.claim_and_grant().await?;
             tasks.spawn(Arc::clone(&shared).keep_worker_id(stopped.clone()));

@@ -43,6 +43,7 @@ fn settings(name: &str) -> KeeperSettings {
         instance: Instance::new(name),
         operation_timeout: Duration::from_secs(5),
         retry_interval: Duration::from_millis(50),
+        claim_worker_id: false,
     }
 }
 
@@ -255,6 +256,16 @@ impl Repository for Slow {
         millis: i64,
     ) -> BoxFuture<'a, Result<(), CoordinationError>> {
         self.inner.record_service_time(service, millis)
+    }
+    fn decide<'a>(
+        &'a self,
+        gtrid: &'a str,
+        commit: bool,
+    ) -> BoxFuture<'a, Result<bool, CoordinationError>> {
+        self.inner.decide(gtrid, commit)
+    }
+    fn forget<'a>(&'a self, gtrid: &'a str) -> BoxFuture<'a, Result<(), CoordinationError>> {
+        self.inner.forget(gtrid)
     }
 }
 

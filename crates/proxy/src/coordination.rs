@@ -3,17 +3,19 @@
 
 use std::sync::Arc;
 
-use keyshard_config::{Config, Repository as RepositoryConfig};
+use keyshard_config::{Config, Repository as RepositoryConfig, TransactionType};
 use keyshard_coordination::{
     CoordinationError, Instance, JdbcRepository, Keeper, KeeperSettings, Repository,
     ZooKeeperRepository, ZooKeeperSettings,
 };
 
 /// Starts the keeper when a configured generator needs the repository (SNOWFLAKE,
-/// LEAF_SNOWFLAKE, LEAF_SEGMENT); `None` when none does (UUID keys only). `address` names the
-/// instance for operators (`SHOW COMPUTE NODES`).
+/// LEAF_SNOWFLAKE, LEAF_SEGMENT) or transactions are XA (named after the worker id, decided in
+/// the repository); `None` otherwise (UUID keys only, LOCAL). `address` names the instance for
+/// operators (`SHOW COMPUTE NODES`).
 pub async fn start(config: &Config, address: String) -> Result<Option<Keeper>, CoordinationError> {
-    if !config.key_generators.needs_repository() {
+    let xa = config.transaction_type == TransactionType::Xa;
+    if !config.key_generators.needs_repository() && !xa {
         return Ok(None);
     }
     let repository = connect(config).await?;
@@ -21,6 +23,7 @@ pub async fn start(config: &Config, address: String) -> Result<Option<Keeper>, C
         instance: Instance::new(address),
         operation_timeout: config.mode.timing.operation_timeout,
         retry_interval: config.mode.timing.retry_interval,
+        claim_worker_id: xa,
     };
     Keeper::start(repository, &config.key_generators, settings)
         .await

@@ -275,6 +275,12 @@ mod tests {
         fn record_service_time<'a>(&'a self, _: &'a str, _: i64) -> Pending<'a, ()> {
             pending()
         }
+        fn decide<'a>(&'a self, _: &'a str, _: bool) -> Pending<'a, bool> {
+            pending()
+        }
+        fn forget<'a>(&'a self, _: &'a str) -> Pending<'a, ()> {
+            pending()
+        }
     }
 
     #[tokio::test]

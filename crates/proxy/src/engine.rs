@@ -44,7 +44,8 @@ impl Engine {
         config: Config,
         coordination: Option<Arc<dyn Repository>>,
     ) -> Result<Self, keyshard_backend::BackendError> {
-        let backend = Backend::new(&config)?;
+        let mut backend = Backend::new(&config)?;
+        crate::xa::enable(&mut backend, &config, coordination.as_ref()).await?;
         if let Err(e) = backend.load_metadata(&config.sharding).await {
             tracing::warn!("table metadata not loaded: {e}");
         }
@@ -117,6 +118,12 @@ impl Engine {
     /// Closes the data source pools.
     pub async fn close(&self) {
         self.backend.close().await;
+    }
+
+    /// Finishes prepared XA branches left by instances that are gone, until `stop` turns
+    /// true (at once when transactions are not XA).
+    pub async fn keep_recovering(&self, stop: tokio::sync::watch::Receiver<bool>) {
+        crate::xa::keep_recovering(&self.backend, &self.config, stop).await;
     }
 
     /// Ends what `session` holds open when its client leaves: an open transaction is rolled
@@ -253,7 +260,10 @@ impl Engine {
             StatementKind::Query(query) => (query.bind(params)?, query.is_read()),
             StatementKind::Direct(direct) => (direct.bind(params), direct.is_read()),
             StatementKind::Ddl(ddl) => {
-                let outcome = self.run(session, &ddl.plan).await?;
+                let outcome = match session.transaction {
+                    Some(_) => self.run(session, &ddl.plan).await?,
+                    None => self.backend.execute_schema_change(&ddl.plan).await?,
+                };
                 // The table's columns changed (or it appeared or went): read them again.
                 if let Some(rule) = self.config.sharding.table(&ddl.logic_table)
                     && let Err(e) = self.backend.refresh_metadata(rule).await

@@ -41,6 +41,12 @@ pub enum ErrorKind {
     TooManyStatements,
     /// The client was idle in a transaction for longer than allowed.
     IdleInTransaction,
+    /// LOCAL: some data sources committed, then another failed to.
+    PartialCommit,
+    /// XA: whether the transaction committed is not known yet; recovery decides.
+    OutcomeUnknown,
+    /// XA: rolled back by recovery before it could commit.
+    XaRolledBack,
     /// A data source's own error, with its codes.
     Shard {
         /// MySQL/MariaDB error number, when the shard is one.
@@ -92,6 +98,11 @@ impl Error {
             ErrorKind::TooLarge => (1153, "08S01"),
             ErrorKind::TooManyStatements => (1461, "42000"),
             ErrorKind::IdleInTransaction => (4031, "HY000"),
+            // Keyshard's own codes, in ShardingSphere's vendor range: no MySQL error means
+            // "some shards committed".
+            ErrorKind::PartialCommit => (20_101, "XAKS1"),
+            ErrorKind::OutcomeUnknown => (20_102, "XAKS2"),
+            ErrorKind::XaRolledBack => (1402, "XA100"),
             // A MySQL/MariaDB shard's own error goes through as it is.
             ErrorKind::Shard {
                 mysql_errno: Some(code),
@@ -128,6 +139,9 @@ impl Error {
             ErrorKind::TooLarge => "54000",
             ErrorKind::TooManyStatements => "53000",
             ErrorKind::IdleInTransaction => "25P03",
+            ErrorKind::PartialCommit => "XAKS1",
+            ErrorKind::OutcomeUnknown => "XAKS2",
+            ErrorKind::XaRolledBack => "40000",
             ErrorKind::Shard {
                 mysql_errno,
                 sqlstate,
@@ -215,7 +229,13 @@ impl From<BackendError> for Error {
                 mysql_errno,
                 sqlstate,
             },
+            BackendError::PartialCommit { .. } => ErrorKind::PartialCommit,
+            BackendError::XaOutcomeUnknown { .. } => ErrorKind::OutcomeUnknown,
+            BackendError::XaAborted { .. } => ErrorKind::XaRolledBack,
             BackendError::Connect { .. }
+            | BackendError::NoLease
+            | BackendError::Coordination(_)
+            | BackendError::XaUnsupported { .. }
             | BackendError::UnknownDataSource(_)
             | BackendError::UnsupportedType { .. }
             | BackendError::NoRuntime

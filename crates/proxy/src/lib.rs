@@ -19,6 +19,7 @@ mod session;
 mod shapes;
 mod throttle;
 mod words;
+mod xa;
 
 pub use coordination::start as start_coordination;
 pub use engine::Engine;

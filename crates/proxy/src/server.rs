@@ -137,6 +137,11 @@ impl Server {
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let (stop, stopping) = watch::channel(false);
         let mut connections = JoinSet::new();
+        let recovery = {
+            let engine = Arc::clone(&self.engine);
+            let stopping = stopping.clone();
+            tokio::spawn(async move { engine.keep_recovering(stopping).await })
+        };
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
@@ -170,6 +175,7 @@ impl Server {
             );
             connections.abort_all();
         }
+        let _ = recovery.await;
         // After the last statement: the worker id goes back with the last millisecond used.
         if let Some(keeper) = self.keeper {
             keeper.stop().await;

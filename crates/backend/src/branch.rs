@@ -1,0 +1,178 @@
+//! One data source's part of a transaction: a connection held from the first statement there
+//! until the transaction ends, with a local transaction or an XA branch open on it.
+//!
+//! Transaction control is sent as plain SQL rather than through sqlx's transaction type, which
+//! knows nothing of XA. A branch dropped before it ended (a cancelled statement, a failed
+//! command) takes its connection out of the pool and closes it: the server then rolls back
+//! what was active and keeps what was prepared, for recovery to finish.
+
+use keyshard_router::ExecutionUnit;
+use sqlx::pool::PoolConnection;
+use sqlx::{Executor, MySql, Postgres, Sqlite};
+
+use crate::Pool;
+use crate::execute::run_statement;
+use crate::outcome::UnitResult;
+
+/// An open local transaction or XA branch on a held connection.
+#[derive(Debug)]
+pub(crate) struct Branch {
+    data_source: String,
+    /// `None` once the branch ended and gave its connection back.
+    conn: Option<Conn>,
+    /// How the XA commands name this branch (`'gtrid','bqual'` for MySQL, `'gid'` for
+    /// PostgreSQL), when the transaction may commit in two phases.
+    xid: Option<String>,
+    prepared: bool,
+}
+
+#[derive(Debug)]
+enum Conn {
+    MySql(PoolConnection<MySql>),
+    Postgres(PoolConnection<Postgres>),
+    Sqlite(PoolConnection<Sqlite>),
+}
+
+/// Runs `$body` with `$c` bound to the concrete connection.
+macro_rules! on_conn {
+    ($conn:expr, $c:ident => $body:expr) => {
+        match $conn {
+            Conn::MySql($c) => $body,
+            Conn::Postgres($c) => $body,
+            Conn::Sqlite($c) => $body,
+        }
+    };
+}
+
+impl Branch {
+    /// Takes a connection from `pool` for a branch named by `xid` (from
+    /// [`crate::xa::XaTransaction::branch`]) when the transaction may commit in two phases;
+    /// [`Branch::begin`] opens it.
+    pub(crate) async fn acquire(
+        data_source: &str,
+        pool: &Pool,
+        xid: Option<String>,
+    ) -> Result<Self, sqlx::Error> {
+        let conn = match pool {
+            Pool::MySql(c) => Conn::MySql(c.acquire().await?),
+            Pool::Postgres(c) => Conn::Postgres(c.acquire().await?),
+            Pool::Sqlite(c) => Conn::Sqlite(c.acquire().await?),
+        };
+        Ok(Self {
+            data_source: data_source.to_owned(),
+            conn: Some(conn),
+            xid,
+            prepared: false,
+        })
+    }
+
+    /// Opens the transaction: `XA START` on MySQL when it is an XA branch, else `BEGIN`
+    /// (PostgreSQL prepares an ordinary transaction).
+    pub(crate) async fn begin(&mut self) -> Result<(), sqlx::Error> {
+        let begin = match (&self.conn, &self.xid) {
+            (Some(Conn::MySql(_)), Some(xid)) => format!("XA START {xid}"),
+            _ => "BEGIN".to_owned(),
+        };
+        self.command(&begin).await
+    }
+
+    /// The data source it runs on.
+    pub(crate) fn data_source(&self) -> &str {
+        &self.data_source
+    }
+
+    /// Runs one unit of a plan.
+    pub(crate) async fn run(&mut self, unit: &ExecutionUnit) -> Result<UnitResult, sqlx::Error> {
+        let conn = self.conn.as_mut().ok_or(sqlx::Error::PoolClosed)?;
+        match conn {
+            Conn::MySql(c) => run_statement::<MySql>(c, &unit.sql, &unit.params).await,
+            Conn::Postgres(c) => run_statement::<Postgres>(c, &unit.sql, &unit.params).await,
+            Conn::Sqlite(c) => run_statement::<Sqlite>(c, &unit.sql, &unit.params).await,
+        }
+    }
+
+    /// Sends `sql` (one or more statements) as text.
+    pub(crate) async fn command(&mut self, sql: &str) -> Result<(), sqlx::Error> {
+        let conn = self.conn.as_mut().ok_or(sqlx::Error::PoolClosed)?;
+        on_conn!(conn, c => c.execute(sqlx::raw_sql(sql)).await.map(|_| ()))
+    }
+
+    /// Phase one: the branch's work is made durable, to be committed or rolled back later,
+    /// by this instance or by any other.
+    pub(crate) async fn prepare(&mut self) -> Result<(), sqlx::Error> {
+        let sql = match (&self.conn, &self.xid) {
+            (Some(Conn::MySql(_)), Some(xid)) => format!("XA END {xid}; XA PREPARE {xid}"),
+            (Some(Conn::Postgres(_)), Some(xid)) => format!("PREPARE TRANSACTION {xid}"),
+            _ => {
+                return Err(sqlx::Error::Protocol(format!(
+                    "data source '{}' cannot prepare a transaction",
+                    self.data_source
+                )));
+            }
+        };
+        self.command(&sql).await?;
+        self.prepared = true;
+        Ok(())
+    }
+
+    /// Commits: a prepared branch in phase two, an unprepared one in one phase.
+    pub(crate) async fn commit(self, pool: &Pool) -> Result<(), sqlx::Error> {
+        let sql = match (&self.conn, &self.xid, self.prepared) {
+            (Some(Conn::MySql(_)), Some(xid), true) => format!("XA COMMIT {xid}"),
+            (Some(Conn::MySql(_)), Some(xid), false) => {
+                format!("XA END {xid}; XA COMMIT {xid} ONE PHASE")
+            }
+            (_, Some(xid), true) => format!("COMMIT PREPARED {xid}"),
+            _ => "COMMIT".to_owned(),
+        };
+        self.end(&sql, pool).await
+    }
+
+    /// Rolls back, prepared or not.
+    pub(crate) async fn rollback(self, pool: &Pool) -> Result<(), sqlx::Error> {
+        let sql = match (&self.conn, &self.xid, self.prepared) {
+            (Some(Conn::MySql(_)), Some(xid), true) => format!("XA ROLLBACK {xid}"),
+            (Some(Conn::MySql(_)), Some(xid), false) => {
+                format!("XA END {xid}; XA ROLLBACK {xid}")
+            }
+            (_, Some(xid), true) => format!("ROLLBACK PREPARED {xid}"),
+            _ => "ROLLBACK".to_owned(),
+        };
+        self.end(&sql, pool).await
+    }
+
+    /// Sends the statement that ends the branch and, when it went through, keeps the
+    /// connection for the next statement.
+    async fn end(mut self, sql: &str, pool: &Pool) -> Result<(), sqlx::Error> {
+        self.command(sql).await?;
+        match (self.conn.take(), pool) {
+            (Some(Conn::MySql(conn)), Pool::MySql(c)) => c.release(conn),
+            (Some(Conn::Postgres(conn)), Pool::Postgres(c)) => c.release(conn),
+            (Some(Conn::Sqlite(conn)), Pool::Sqlite(c)) => c.release(conn),
+            // Another data source's pool: never kept in the wrong one.
+            (Some(other), _) => drop(other),
+            (None, _) => {}
+        }
+        Ok(())
+    }
+
+    /// Leaves a prepared branch to recovery: the connection is closed, the branch stays.
+    pub(crate) fn abandon(mut self) {
+        if let Some(conn) = self.conn.take() {
+            close(conn);
+        }
+    }
+}
+
+impl Drop for Branch {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            close(conn);
+        }
+    }
+}
+
+/// Closes the connection instead of giving it back to the pool with a transaction open.
+fn close(conn: Conn) {
+    on_conn!(conn, c => drop(c.detach()));
+}

@@ -1,0 +1,25 @@
+//! Fault injection for tests: `KEYSHARD_FAILPOINT=<name>` makes the process fail at that point
+//! of the commit protocol, so tests can check what a crash there leaves behind. Unset in
+//! production; read once.
+
+use std::sync::OnceLock;
+
+/// The variable that arms a failpoint.
+pub const VARIABLE: &str = "KEYSHARD_FAILPOINT";
+
+/// Whether failpoint `name` is armed.
+pub(crate) fn armed(name: &str) -> bool {
+    static ARMED: OnceLock<Option<String>> = OnceLock::new();
+    ARMED
+        .get_or_init(|| std::env::var(VARIABLE).ok())
+        .as_deref()
+        == Some(name)
+}
+
+/// Aborts the process, as a crash or `kill -9` would, when failpoint `name` is armed.
+pub(crate) fn crash_at(name: &str) {
+    if armed(name) {
+        eprintln!("failpoint {name}: aborting");
+        std::process::abort();
+    }
+}

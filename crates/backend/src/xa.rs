@@ -1,0 +1,274 @@
+//! Two-phase commit across data sources (`!TRANSACTION defaultType: XA`).
+//!
+//! A transaction that wrote to several data sources prepares a branch on each, then records
+//! its decision in the coordination repository, then commits the branches. The decision row is
+//! the commit point: once it exists the transaction commits, whoever finishes it. Recovery
+//! (any instance, [`crate::recovery`]) finishes prepared branches whose coordinator is gone:
+//! commit where the decision says so, roll back where there is none, after recording an abort
+//! so that the coordinator, should it still be running, can no longer decide to commit. The
+//! repository keeps the first decision for a transaction, so the two can never both win.
+//!
+//! A transaction id names its coordinator: `ks-<worker id>-<lease epoch>-<sequence>`. Worker
+//! id and epoch say whose lease must have expired before another instance may touch it; the
+//! sequence counts this process's transactions. It fits MySQL's 64-byte gtrid.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use keyshard_config::{DataSource, DatabaseKind};
+use keyshard_coordination::Repository;
+use keyshard_keygen::WorkerLease;
+
+use crate::BackendError;
+
+/// Every Keyshard transaction id starts so.
+pub(crate) const PREFIX: &str = "ks-";
+
+/// Coordinates this instance's two-phase transactions.
+#[derive(Debug)]
+pub struct XaCoordinator {
+    pub(crate) repository: Arc<dyn Repository>,
+    lease: Arc<WorkerLease>,
+    sequence: AtomicU64,
+    /// Transactions this instance is committing now: recovery leaves them alone.
+    in_flight: Mutex<HashSet<String>>,
+    /// How each data source names its branches.
+    branches: BTreeMap<String, BranchNaming>,
+    /// How long one repository call may take.
+    pub(crate) operation_timeout: Duration,
+}
+
+/// How a data source's XA commands name a branch of transaction `gtrid`.
+#[derive(Debug, Clone)]
+pub(crate) enum BranchNaming {
+    /// MySQL/MariaDB: `'gtrid','<database>'`. `XA RECOVER` lists the whole server's branches,
+    /// so the branch qualifier says which database (and so which data source) one belongs to.
+    MySql {
+        /// The data source's database.
+        database: String,
+    },
+    /// PostgreSQL: `'gtrid.<data source>'`; `pg_prepared_xacts` says which database.
+    Postgres {
+        /// The data source's name, which keeps two data sources in one database apart.
+        data_source: String,
+    },
+}
+
+impl BranchNaming {
+    /// The branch of `gtrid` as XA commands name it.
+    pub(crate) fn xid(&self, gtrid: &str) -> String {
+        match self {
+            BranchNaming::MySql { database } => format!("'{gtrid}','{}'", quote(database)),
+            BranchNaming::Postgres { data_source } => {
+                format!("'{gtrid}.{}'", quote(data_source))
+            }
+        }
+    }
+}
+
+fn quote(text: &str) -> String {
+    text.replace('\'', "''")
+}
+
+/// A transaction id's coordinator: worker id and lease epoch.
+pub(crate) fn coordinator_of(gtrid: &str) -> Option<(u16, u64)> {
+    let mut parts = gtrid.strip_prefix(PREFIX)?.split('-');
+    let worker = parts.next()?.parse().ok()?;
+    let epoch = parts.next()?.parse().ok()?;
+    let _sequence: u64 = parts.next()?.parse().ok()?;
+    parts.next().is_none().then_some((worker, epoch))
+}
+
+impl XaCoordinator {
+    /// A coordinator that names its transactions after `lease`'s worker id and epoch and
+    /// records decisions in `repository`. Fails when a data source cannot take part in XA
+    /// (SQLite, or a MySQL URL without a database); server versions and settings are checked
+    /// by [`crate::Backend::check_xa`].
+    pub fn new(
+        repository: Arc<dyn Repository>,
+        lease: Arc<WorkerLease>,
+        data_sources: &BTreeMap<String, DataSource>,
+        operation_timeout: Duration,
+    ) -> Result<Self, BackendError> {
+        let branches = data_sources
+            .values()
+            .map(|source| Ok((source.name.clone(), naming(source)?)))
+            .collect::<Result<_, BackendError>>()?;
+        Ok(Self {
+            repository,
+            lease,
+            sequence: AtomicU64::new(0),
+            in_flight: Mutex::new(HashSet::new()),
+            branches,
+            operation_timeout,
+        })
+    }
+
+    /// A new transaction id, registered as in flight until the returned guard is dropped.
+    pub(crate) fn begin(self: &Arc<Self>) -> Result<XaTransaction, BackendError> {
+        let grant = self
+            .lease
+            .current()
+            .filter(|g| g.valid_until > Instant::now())
+            .ok_or(BackendError::NoLease)?;
+        let sequence = self.sequence.fetch_add(1, Ordering::Relaxed);
+        let gtrid = format!("{PREFIX}{}-{}-{sequence}", grant.worker_id, grant.epoch);
+        lock(&self.in_flight).insert(gtrid.clone());
+        Ok(XaTransaction {
+            coordinator: Arc::clone(self),
+            gtrid,
+        })
+    }
+
+    /// This instance's worker id and epoch, while it holds them.
+    pub(crate) fn identity(&self) -> Option<(u16, u64)> {
+        self.lease.current().map(|g| (g.worker_id, g.epoch))
+    }
+
+    pub(crate) fn is_in_flight(&self, gtrid: &str) -> bool {
+        lock(&self.in_flight).contains(gtrid)
+    }
+
+    pub(crate) fn naming(&self, data_source: &str) -> Option<&BranchNaming> {
+        self.branches.get(data_source)
+    }
+
+    /// Records `commit` for `gtrid` unless a decision exists; the decision that stands.
+    pub(crate) async fn decide(&self, gtrid: &str, commit: bool) -> Result<bool, BackendError> {
+        tokio::time::timeout(
+            self.operation_timeout,
+            self.repository.decide(gtrid, commit),
+        )
+        .await
+        .map_err(|_| {
+            BackendError::Coordination(format!("no answer within {:?}", self.operation_timeout))
+        })?
+        .map_err(|e| BackendError::Coordination(e.to_string()))
+    }
+
+    /// Drops `gtrid`'s decision in the background: every branch is finished.
+    pub(crate) fn forget(&self, gtrid: String) {
+        let repository = Arc::clone(&self.repository);
+        tokio::spawn(async move {
+            if let Err(e) = repository.forget(&gtrid).await {
+                tracing::debug!("XA {gtrid}: decision not dropped: {e}");
+            }
+        });
+    }
+}
+
+fn naming(source: &DataSource) -> Result<BranchNaming, BackendError> {
+    let refuse = |why: String| BackendError::XaUnsupported {
+        data_source: source.name.clone(),
+        message: why,
+    };
+    match source.kind {
+        DatabaseKind::Sqlite => Err(refuse(
+            "SQLite has no two-phase commit; XA needs MySQL/MariaDB or PostgreSQL data sources"
+                .to_owned(),
+        )),
+        DatabaseKind::Postgres => Ok(BranchNaming::Postgres {
+            data_source: source.name.clone(),
+        }),
+        DatabaseKind::MySql => {
+            let database = database_of(&source.url).unwrap_or_default();
+            if database.is_empty() || database.len() > 64 {
+                return Err(refuse(
+                    "its URL must name a database (at most 64 bytes): it qualifies the XA \
+                     branches"
+                        .to_owned(),
+                ));
+            }
+            Ok(BranchNaming::MySql { database })
+        }
+    }
+}
+
+/// The database a `mysql://…/<database>?…` URL names, percent-decoding left out: a database
+/// name that needs it is refused above by being compared as written.
+fn database_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let path = rest.split_once('/')?.1;
+    let database = path.split(['?', '#']).next()?;
+    Some(database.to_owned())
+}
+
+/// One two-phase transaction of this instance, in flight until dropped.
+#[derive(Debug)]
+pub(crate) struct XaTransaction {
+    coordinator: Arc<XaCoordinator>,
+    gtrid: String,
+}
+
+impl XaTransaction {
+    pub(crate) fn gtrid(&self) -> &str {
+        &self.gtrid
+    }
+
+    pub(crate) fn coordinator(&self) -> &XaCoordinator {
+        &self.coordinator
+    }
+
+    /// How `data_source` names this transaction's branch.
+    pub(crate) fn branch(&self, data_source: &str) -> Result<String, BackendError> {
+        self.coordinator
+            .naming(data_source)
+            .map(|naming| naming.xid(&self.gtrid))
+            .ok_or_else(|| BackendError::UnknownDataSource(data_source.to_owned()))
+    }
+}
+
+impl Drop for XaTransaction {
+    fn drop(&mut self) {
+        lock(&self.coordinator.in_flight).remove(&self.gtrid);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transaction_ids_name_their_coordinator() {
+        assert_eq!(coordinator_of("ks-12-7-0"), Some((12, 7)));
+        assert_eq!(
+            coordinator_of("ks-1023-18446744073709551615-9"),
+            Some((1023, u64::MAX))
+        );
+        for other in [
+            "ks-12-7",
+            "ks-12-7-0-1",
+            "xx-1-2-3",
+            "ks-a-1-2",
+            "ks-1024000-1-1",
+            "",
+        ] {
+            assert_eq!(coordinator_of(other), None, "{other}");
+        }
+        // The longest id fits MySQL's 64-byte gtrid.
+        assert!(format!("{PREFIX}1023-{}-{}", u64::MAX, u64::MAX).len() <= 64);
+    }
+
+    #[test]
+    fn branches_are_named_per_database() {
+        let mysql = BranchNaming::MySql {
+            database: "shop's".into(),
+        };
+        assert_eq!(mysql.xid("ks-1-2-3"), "'ks-1-2-3','shop''s'");
+        let pg = BranchNaming::Postgres {
+            data_source: "ds_0".into(),
+        };
+        assert_eq!(pg.xid("ks-1-2-3"), "'ks-1-2-3.ds_0'");
+        assert_eq!(
+            database_of("mysql://root@127.0.0.1:3306/ds_0?ssl-mode=disabled").as_deref(),
+            Some("ds_0")
+        );
+        assert_eq!(database_of("mysql://root@127.0.0.1:3306").as_deref(), None);
+    }
+}

@@ -1,0 +1,48 @@
+//! What the process-level tests share: scratch directories, free ports, `keyshard serve`.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// A directory removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("keyshard_{name}_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `keyshard serve --config <config>`, with `env` set.
+pub fn serve_with(config: &Path, env: &[(&str, &str)]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_keyshard"))
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+pub fn serve(config: &Path) -> Child {
+    serve_with(config, &[])
+}

@@ -1,0 +1,550 @@
+//! Transactions across data sources when something dies mid-commit: `keyshard serve` processes
+//! crashed at each point of the XA commit protocol (`KEYSHARD_FAILPOINT`) with a second
+//! instance recovering; a LOCAL commit that fails half-way; and a shard server killed with
+//! SIGKILL under a load of two-row cross-shard INSERTs.
+
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{TempDir, free_port, serve, serve_with};
+use sqlx::{Connection, Executor, MySqlConnection, PgConnection, Row};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Db {
+    MariaDb,
+    Postgres,
+}
+
+const TABLE: &str =
+    "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
+
+/// Two databases, one per data source; `servers[i]` is the server (URL without database) of
+/// data source i.
+struct Shards {
+    db: Db,
+    servers: [String; 2],
+    names: [String; 2],
+}
+
+fn admin_url(db: Db) -> String {
+    let variable = match db {
+        Db::MariaDb => "KEYSHARD_TEST_MYSQL_URL",
+        Db::Postgres => "KEYSHARD_TEST_PG_URL",
+    };
+    std::env::var(variable).unwrap_or_else(|_| panic!("{variable}"))
+}
+
+/// Runs `sql` on `url` and gives the first column of each row, as text.
+async fn query(db: Db, url: &str, sql: &str) -> Vec<String> {
+    match db {
+        Db::MariaDb => {
+            let mut conn = MySqlConnection::connect(url).await.unwrap();
+            let rows = conn.fetch_all(sqlx::raw_sql(sql)).await.unwrap();
+            rows.iter()
+                .map(|r| {
+                    r.try_get::<String, _>(0)
+                        .or_else(|_| r.try_get::<i64, _>(0).map(|n| n.to_string()))
+                        .or_else(|_| {
+                            r.try_get::<Vec<u8>, _>(0)
+                                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        })
+                        .unwrap()
+                })
+                .collect()
+        }
+        Db::Postgres => {
+            let mut conn = PgConnection::connect(url).await.unwrap();
+            let rows = conn.fetch_all(sqlx::raw_sql(sql)).await.unwrap();
+            rows.iter()
+                .map(|r| {
+                    r.try_get::<String, _>(0)
+                        .or_else(|_| r.try_get::<i64, _>(0).map(|n| n.to_string()))
+                        .unwrap()
+                })
+                .collect()
+        }
+    }
+}
+
+impl Shards {
+    async fn new(db: Db, tag: &str, servers: [String; 2]) -> Self {
+        let base = format!("keyshard_xa_{tag}_{}", std::process::id());
+        let shards = Self {
+            db,
+            servers,
+            names: [format!("{base}_0"), format!("{base}_1")],
+        };
+        for i in 0..2 {
+            let admin = shards.admin(i);
+            query(
+                db,
+                &admin,
+                &format!("DROP DATABASE IF EXISTS {}", shards.names[i]),
+            )
+            .await;
+            query(db, &admin, &format!("CREATE DATABASE {}", shards.names[i])).await;
+        }
+        shards
+    }
+
+    /// On the machine's shared server.
+    async fn shared(db: Db, tag: &str) -> Self {
+        let admin = admin_url(db);
+        let (server, _) = admin.rsplit_once('/').unwrap();
+        Self::new(db, tag, [server.to_owned(), server.to_owned()]).await
+    }
+
+    fn admin(&self, i: usize) -> String {
+        match self.db {
+            Db::MariaDb => format!("{}/mysql", self.servers[i]),
+            Db::Postgres => format!("{}/postgres", self.servers[i]),
+        }
+    }
+
+    fn url(&self, i: usize) -> String {
+        format!("{}/{}", self.servers[i], self.names[i])
+    }
+
+    /// Rows whose status is `tag`, over every table of both data sources.
+    async fn count(&self, tag: &str) -> usize {
+        let mut total = 0;
+        for i in 0..2 {
+            for table in 0..2 {
+                let sql = format!("SELECT COUNT(*) FROM t_order_{table} WHERE status = '{tag}'");
+                total += query(self.db, &self.url(i), &sql).await[0]
+                    .parse::<usize>()
+                    .unwrap();
+            }
+        }
+        total
+    }
+
+    /// Every row's status, with how many rows have it.
+    async fn statuses(&self) -> BTreeMap<String, usize> {
+        let mut all = BTreeMap::new();
+        for i in 0..2 {
+            for table in 0..2 {
+                let sql = format!("SELECT status FROM t_order_{table}");
+                for status in query(self.db, &self.url(i), &sql).await {
+                    *all.entry(status).or_insert(0) += 1;
+                }
+            }
+        }
+        all
+    }
+
+    /// Keyshard's prepared branches left in these databases.
+    async fn prepared(&self) -> usize {
+        let mut total = 0;
+        for i in 0..2 {
+            total += match self.db {
+                Db::MariaDb => {
+                    // Server-wide: only the branches qualified by these databases.
+                    let mut conn = MySqlConnection::connect(&self.admin(i)).await.unwrap();
+                    let rows = conn.fetch_all("XA RECOVER").await.unwrap();
+                    rows.iter()
+                        .filter(|r| {
+                            let data: Vec<u8> = r.try_get(3).unwrap();
+                            self.names.iter().any(|n| data.ends_with(n.as_bytes()))
+                        })
+                        .count()
+                }
+                Db::Postgres => {
+                    let sql = format!(
+                        "SELECT COUNT(*) FROM pg_prepared_xacts WHERE database IN ('{}', '{}')",
+                        self.names[0], self.names[1]
+                    );
+                    query(self.db, &self.admin(i), &sql).await[0]
+                        .parse::<usize>()
+                        .unwrap()
+                }
+            };
+            if self.servers[0] == self.servers[1] {
+                break;
+            }
+        }
+        total
+    }
+
+    async fn wait_until_no_prepared(&self) {
+        let deadline = Instant::now() + Duration::from_secs(40);
+        while self.prepared().await > 0 {
+            assert!(Instant::now() < deadline, "prepared branches left behind");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    async fn drop_all(self) {
+        for i in 0..2 {
+            let sql = format!("DROP DATABASE IF EXISTS {}", self.names[i]);
+            query(self.db, &self.admin(i), &sql).await;
+        }
+    }
+}
+
+/// The default configuration on `shards`, listening on `port`; XA when `xa`, with a 2 s
+/// lease so that a crashed instance's transactions are recovered quickly.
+fn config(dir: &Path, shards: &Shards, port: u16, xa: bool) -> PathBuf {
+    let listener = match shards.db {
+        Db::MariaDb => format!("  mysql:\n    listen: 127.0.0.1:{port}"),
+        Db::Postgres => format!("  postgres:\n    listen: 127.0.0.1:{port}"),
+    };
+    let mut yaml = std::fs::read_to_string("config/keyshard.yaml")
+        .unwrap()
+        .replace("sqlite://../data/ds_0.db", &shards.url(0))
+        .replace("sqlite://../data/ds_1.db", &shards.url(1))
+        .replace("  mysql:\n    listen: 127.0.0.1:3307", &listener);
+    if xa {
+        yaml.push_str("- !TRANSACTION\n  defaultType: XA\n  providerType: Atomikos\n");
+    }
+    let mode = "mode:\n  type: Standalone\n  repository:\n    type: JDBC\n    props:\n      \
+                timeToLiveSeconds: 2\n";
+    let path = dir.join(format!("keyshard_{port}.yaml"));
+    std::fs::write(&path, format!("{mode}{yaml}")).unwrap();
+    path
+}
+
+/// A client of the proxy on `port`.
+enum Client {
+    MySql(MySqlConnection),
+    Postgres(PgConnection),
+}
+
+impl Client {
+    async fn connect(db: Db, port: u16) -> Result<Self, sqlx::Error> {
+        Ok(match db {
+            Db::MariaDb => Client::MySql(
+                MySqlConnection::connect(&format!(
+                    "mysql://root:root@127.0.0.1:{port}/sharding_db"
+                ))
+                .await?,
+            ),
+            Db::Postgres => Client::Postgres(
+                PgConnection::connect(&format!(
+                    "postgres://root:root@127.0.0.1:{port}/sharding_db?sslmode=disable"
+                ))
+                .await?,
+            ),
+        })
+    }
+
+    /// Connects, waiting up to 30 s for the proxy to come up.
+    async fn wait(db: Db, port: u16) -> Self {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match Self::connect(db, port).await {
+                Ok(client) => return client,
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("proxy on {port}: {e}"),
+            }
+        }
+    }
+
+    async fn execute(&mut self, sql: &str) -> Result<(), sqlx::Error> {
+        match self {
+            Client::MySql(c) => c.execute(sql).await.map(|_| ()),
+            Client::Postgres(c) => c.execute(sql).await.map(|_| ()),
+        }
+    }
+
+    /// A two-row INSERT whose rows go to ds_1 and ds_0.
+    async fn insert_pair(&mut self, tag: &str) -> Result<(), sqlx::Error> {
+        self.execute(&format!(
+            "INSERT INTO t_order (user_id, status) VALUES (1, '{tag}'), (2, '{tag}')"
+        ))
+        .await
+    }
+}
+
+fn stop(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Crashes an instance at each point of the commit protocol, lets a second one recover, and
+/// checks the statement is stored whole or not at all.
+async fn a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(db: Db) {
+    let tag = match db {
+        Db::MariaDb => "crash_my",
+        Db::Postgres => "crash_pg",
+    };
+    let dir = TempDir::new(&format!("xa_{tag}"));
+    let shards = Shards::shared(db, tag).await;
+    let survivor_port = free_port();
+    let survivor = serve(&config(&dir.0, &shards, survivor_port, true));
+    let mut client = Client::wait(db, survivor_port).await;
+    client.execute(TABLE).await.unwrap();
+    client.insert_pair("plain").await.unwrap();
+    assert_eq!(shards.count("plain").await, 2);
+
+    // Crash point, and whether the statement must end up committed.
+    let cases = [
+        ("xa-after-prepare", false),
+        ("xa-after-decision", true),
+        ("xa-after-first-commit", true),
+    ];
+    for (failpoint, committed) in cases {
+        let port = free_port();
+        let mut doomed = serve_with(
+            &config(&dir.0, &shards, port, true),
+            &[("KEYSHARD_FAILPOINT", failpoint)],
+        );
+        let mut client = Client::wait(db, port).await;
+        let tag = failpoint.replace('-', "_");
+        assert!(
+            client.insert_pair(&tag).await.is_err(),
+            "{failpoint}: the client was told it worked"
+        );
+        let status = doomed.wait().unwrap();
+        assert!(!status.success(), "{failpoint}: the instance did not crash");
+        assert!(
+            shards.prepared().await > 0,
+            "{failpoint}: nothing was left prepared"
+        );
+        // The survivor finishes the branches once the crashed instance's lease expires.
+        shards.wait_until_no_prepared().await;
+        let expected = if committed { 2 } else { 0 };
+        assert_eq!(shards.count(&tag).await, expected, "{failpoint}");
+    }
+    stop(survivor);
+    shards.drop_all().await;
+}
+
+/// LOCAL: a commit that fails after another data source committed is reported as such.
+async fn a_local_partial_commit_gets_its_own_error(db: Db) {
+    let tag = match db {
+        Db::MariaDb => "partial_my",
+        Db::Postgres => "partial_pg",
+    };
+    let dir = TempDir::new(&format!("xa_{tag}"));
+    let shards = Shards::shared(db, tag).await;
+    let port = free_port();
+    // Every statement with two data sources to commit fails half-way: CREATE TABLE too.
+    for i in 0..2 {
+        for table in 0..2 {
+            let sql = TABLE.replace("t_order", &format!("t_order_{table}"));
+            query(db, &shards.url(i), &sql).await;
+        }
+    }
+    let proxy = serve_with(
+        &config(&dir.0, &shards, port, false),
+        &[("KEYSHARD_FAILPOINT", "local-commit-fails-after-first")],
+    );
+    let mut client = Client::wait(db, port).await;
+    let error = client.insert_pair("half").await.unwrap_err();
+    let database = error.as_database_error().expect("a database error");
+    match db {
+        Db::MariaDb => {
+            let mysql = database.downcast_ref::<sqlx::mysql::MySqlDatabaseError>();
+            assert_eq!((mysql.number(), mysql.code()), (20_101, Some("XAKS1")));
+        }
+        Db::Postgres => assert_eq!(database.code().as_deref(), Some("XAKS1")),
+    }
+    let message = database.message();
+    assert!(
+        message.contains("partially committed: committed on ds_"),
+        "{message}"
+    );
+    assert_eq!(shards.count("half").await, 1);
+    // The connection goes on.
+    client.execute("SELECT 1").await.unwrap();
+    stop(proxy);
+    shards.drop_all().await;
+}
+
+#[tokio::test]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn mariadb_crash_at_any_point_of_the_commit_keeps_all_or_nothing() {
+    a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(Db::MariaDb).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL with max_prepared_transactions > 0 (KEYSHARD_TEST_PG_URL)"]
+async fn postgres_crash_at_any_point_of_the_commit_keeps_all_or_nothing() {
+    a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(Db::Postgres).await;
+}
+
+#[tokio::test]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn mariadb_local_partial_commit_gets_its_own_error() {
+    a_local_partial_commit_gets_its_own_error(Db::MariaDb).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn postgres_local_partial_commit_gets_its_own_error() {
+    a_local_partial_commit_gets_its_own_error(Db::Postgres).await;
+}
+
+/// A MariaDB server of the test's own, to kill.
+struct Throwaway {
+    dir: PathBuf,
+    port: u16,
+    server: Option<Child>,
+}
+
+impl Throwaway {
+    fn install(dir: &Path) -> Self {
+        let dir = dir.join("mariadb");
+        let status = Command::new("mariadb-install-db")
+            .args([
+                "--no-defaults",
+                &format!("--datadir={}", dir.join("data").display()),
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                "--user=root",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("mariadb-install-db");
+        assert!(status.success(), "mariadb-install-db failed");
+        Self {
+            dir,
+            port: free_port(),
+            server: None,
+        }
+    }
+
+    fn server_url(&self) -> String {
+        format!("mysql://root@127.0.0.1:{}", self.port)
+    }
+
+    async fn start(&mut self) {
+        let server = Command::new("mariadbd")
+            .args([
+                "--no-defaults".to_owned(),
+                format!("--datadir={}", self.dir.join("data").display()),
+                format!("--socket={}", self.dir.join("sock").display()),
+                format!("--pid-file={}", self.dir.join("pid").display()),
+                format!("--port={}", self.port),
+                "--bind-address=127.0.0.1".to_owned(),
+                "--user=root".to_owned(),
+                "--innodb-buffer-pool-size=32M".to_owned(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("mariadbd");
+        self.server = Some(server);
+        let url = format!("{}/mysql", self.server_url());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while MySqlConnection::connect(&url).await.is_err() {
+            assert!(Instant::now() < deadline, "mariadbd did not come up");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// SIGKILL: no shutdown, no flush.
+    fn kill(&mut self) {
+        if let Some(server) = self.server.take() {
+            stop(server);
+        }
+    }
+}
+
+impl Drop for Throwaway {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Two-row INSERTs from `clients` connections until `done`; the tags acknowledged and the
+/// number of statements that failed.
+async fn pairs(db: Db, port: u16, client: usize, done: Arc<AtomicBool>) -> (Vec<String>, usize) {
+    let mut acknowledged = Vec::new();
+    let mut failed = 0;
+    let mut conn = Client::wait(db, port).await;
+    for n in 0.. {
+        if done.load(Ordering::Relaxed) {
+            break;
+        }
+        let tag = format!("c{client}_{n}");
+        match conn.insert_pair(&tag).await {
+            Ok(()) => acknowledged.push(tag),
+            Err(_) => {
+                failed += 1;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+    (acknowledged, failed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL) and mariadbd to start one of its own"]
+async fn a_shard_killed_under_load_never_leaves_half_a_statement() {
+    let dir = TempDir::new("xa_kill");
+    let mut killed = Throwaway::install(&dir.0);
+    killed.start().await;
+    let admin = admin_url(Db::MariaDb);
+    let (shared, _) = admin.rsplit_once('/').unwrap();
+    // ds_0 (the coordination repository) on the machine's server, ds_1 on the one killed.
+    let shards = Shards::new(
+        Db::MariaDb,
+        "kill",
+        [shared.to_owned(), killed.server_url()],
+    )
+    .await;
+    let port = free_port();
+    let proxy = serve(&config(&dir.0, &shards, port, true));
+    Client::wait(Db::MariaDb, port)
+        .await
+        .execute(TABLE)
+        .await
+        .unwrap();
+
+    let done = Arc::new(AtomicBool::new(false));
+    let load: Vec<_> = (0..4)
+        .map(|client| tokio::spawn(pairs(Db::MariaDb, port, client, Arc::clone(&done))))
+        .collect();
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        killed.kill();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        killed.start().await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    done.store(true, Ordering::Relaxed);
+    let mut acknowledged = HashSet::new();
+    let mut failed = 0;
+    for client in load {
+        let (acked, failures) = client.await.unwrap();
+        acknowledged.extend(acked);
+        failed += failures;
+    }
+    shards.wait_until_no_prepared().await;
+
+    let stored = shards.statuses().await;
+    let halves: Vec<_> = stored.iter().filter(|(_, n)| **n != 2).collect();
+    let missing: Vec<_> = acknowledged
+        .iter()
+        .filter(|tag| !stored.contains_key(*tag))
+        .collect();
+    let failed_but_stored = stored
+        .keys()
+        .filter(|tag| !acknowledged.contains(*tag))
+        .count();
+    eprintln!(
+        "{} statements acknowledged, {failed} failed ({failed_but_stored} of them stored whole)",
+        acknowledged.len()
+    );
+    assert!(halves.is_empty(), "statements stored in part: {halves:?}");
+    assert!(
+        missing.is_empty(),
+        "acknowledged but not stored: {missing:?}"
+    );
+    assert!(failed > 0, "the kills did not fail a single statement");
+    assert!(acknowledged.len() > 20, "too little load got through");
+    stop(proxy);
+    shards.drop_all().await;
+}
