@@ -30,6 +30,8 @@ struct Shards {
     db: Db,
     servers: [String; 2],
     names: [String; 2],
+    /// A database of its own on server 0, for a repository apart from the shards.
+    repository: String,
 }
 
 fn admin_url(db: Db) -> String {
@@ -79,16 +81,12 @@ impl Shards {
             db,
             servers,
             names: [format!("{base}_0"), format!("{base}_1")],
+            repository: format!("{base}_repo"),
         };
-        for i in 0..2 {
+        for (i, name) in shards.databases() {
             let admin = shards.admin(i);
-            query(
-                db,
-                &admin,
-                &format!("DROP DATABASE IF EXISTS {}", shards.names[i]),
-            )
-            .await;
-            query(db, &admin, &format!("CREATE DATABASE {}", shards.names[i])).await;
+            query(db, &admin, &format!("DROP DATABASE IF EXISTS {name}")).await;
+            query(db, &admin, &format!("CREATE DATABASE {name}")).await;
         }
         shards
     }
@@ -181,16 +179,34 @@ impl Shards {
     }
 
     async fn drop_all(self) {
-        for i in 0..2 {
-            let sql = format!("DROP DATABASE IF EXISTS {}", self.names[i]);
+        for (i, name) in self.databases() {
+            let sql = format!("DROP DATABASE IF EXISTS {name}");
             query(self.db, &self.admin(i), &sql).await;
         }
     }
+
+    /// Every database of the test, with the index of its server.
+    fn databases(&self) -> [(usize, &String); 3] {
+        [
+            (0, &self.names[0]),
+            (1, &self.names[1]),
+            (0, &self.repository),
+        ]
+    }
+}
+
+/// Where the coordination repository lives.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Repository {
+    /// In ds_0's database (the default): decisions are written in ds_0's commits.
+    OnFirstShard,
+    /// In a database of its own: decisions are written apart from every branch.
+    Apart,
 }
 
 /// The default configuration on `shards`, listening on `port`; XA when `xa`, with a 2 s
 /// lease so that a crashed instance's transactions are recovered quickly.
-fn config(dir: &Path, shards: &Shards, port: u16, xa: bool) -> PathBuf {
+fn config(dir: &Path, shards: &Shards, port: u16, xa: bool, repository: Repository) -> PathBuf {
     let listener = match shards.db {
         Db::MariaDb => format!("  mysql:\n    listen: 127.0.0.1:{port}"),
         Db::Postgres => format!("  postgres:\n    listen: 127.0.0.1:{port}"),
@@ -203,8 +219,15 @@ fn config(dir: &Path, shards: &Shards, port: u16, xa: bool) -> PathBuf {
     if xa {
         yaml.push_str("- !TRANSACTION\n  defaultType: XA\n  providerType: Atomikos\n");
     }
-    let mode = "mode:\n  type: Standalone\n  repository:\n    type: JDBC\n    props:\n      \
-                timeToLiveSeconds: 2\n";
+    let mut mode = "mode:\n  type: Standalone\n  repository:\n    type: JDBC\n    props:\n      \
+                    timeToLiveSeconds: 2\n"
+        .to_owned();
+    if repository == Repository::Apart {
+        mode += &format!(
+            "      jdbc_url: {}/{}\n",
+            shards.servers[0], shards.repository
+        );
+    }
     let path = dir.join(format!("keyshard_{port}.yaml"));
     std::fs::write(&path, format!("{mode}{yaml}")).unwrap();
     path
@@ -272,15 +295,17 @@ fn stop(mut child: Child) {
 
 /// Crashes an instance at each point of the commit protocol, lets a second one recover, and
 /// checks the statement is stored whole or not at all.
-async fn a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(db: Db) {
-    let tag = match db {
-        Db::MariaDb => "crash_my",
-        Db::Postgres => "crash_pg",
+async fn a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(db: Db, repository: Repository) {
+    let tag = match (db, repository) {
+        (Db::MariaDb, Repository::OnFirstShard) => "crash_my",
+        (Db::MariaDb, Repository::Apart) => "crash_my_apart",
+        (Db::Postgres, Repository::OnFirstShard) => "crash_pg",
+        (Db::Postgres, Repository::Apart) => "crash_pg_apart",
     };
     let dir = TempDir::new(&format!("xa_{tag}"));
     let shards = Shards::shared(db, tag).await;
     let survivor_port = free_port();
-    let survivor = serve(&config(&dir.0, &shards, survivor_port, true));
+    let survivor = serve(&config(&dir.0, &shards, survivor_port, true, repository));
     let mut client = Client::wait(db, survivor_port).await;
     client.execute(TABLE).await.unwrap();
     client.insert_pair("plain").await.unwrap();
@@ -295,7 +320,7 @@ async fn a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(db: Db) {
     for (failpoint, committed) in cases {
         let port = free_port();
         let mut doomed = serve_with(
-            &config(&dir.0, &shards, port, true),
+            &config(&dir.0, &shards, port, true, repository),
             &[("KEYSHARD_FAILPOINT", failpoint)],
         );
         let mut client = Client::wait(db, port).await;
@@ -306,8 +331,13 @@ async fn a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(db: Db) {
         );
         let status = doomed.wait().unwrap();
         assert!(!status.success(), "{failpoint}: the instance did not crash");
+        // With the decisions on ds_0, its commit is the decision, and after the first
+        // commit of the rest nothing of two data sources is left.
+        let left = shards.prepared().await;
+        let all_committed =
+            failpoint == "xa-after-first-commit" && repository == Repository::OnFirstShard;
         assert!(
-            shards.prepared().await > 0,
+            left > 0 || all_committed,
             "{failpoint}: nothing was left prepared"
         );
         // The survivor finishes the branches once the crashed instance's lease expires.
@@ -336,7 +366,7 @@ async fn a_local_partial_commit_gets_its_own_error(db: Db) {
         }
     }
     let proxy = serve_with(
-        &config(&dir.0, &shards, port, false),
+        &config(&dir.0, &shards, port, false, Repository::OnFirstShard),
         &[("KEYSHARD_FAILPOINT", "local-commit-fails-after-first")],
     );
     let mut client = Client::wait(db, port).await;
@@ -364,13 +394,27 @@ async fn a_local_partial_commit_gets_its_own_error(db: Db) {
 #[tokio::test]
 #[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
 async fn mariadb_crash_at_any_point_of_the_commit_keeps_all_or_nothing() {
-    a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(Db::MariaDb).await;
+    a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(Db::MariaDb, Repository::OnFirstShard)
+        .await;
+}
+
+#[tokio::test]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn mariadb_crash_with_the_repository_apart_keeps_all_or_nothing() {
+    a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(Db::MariaDb, Repository::Apart).await;
 }
 
 #[tokio::test]
 #[ignore = "needs PostgreSQL with max_prepared_transactions > 0 (KEYSHARD_TEST_PG_URL)"]
 async fn postgres_crash_at_any_point_of_the_commit_keeps_all_or_nothing() {
-    a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(Db::Postgres).await;
+    a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(Db::Postgres, Repository::OnFirstShard)
+        .await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL with max_prepared_transactions > 0 (KEYSHARD_TEST_PG_URL)"]
+async fn postgres_crash_with_the_repository_apart_keeps_all_or_nothing() {
+    a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(Db::Postgres, Repository::Apart).await;
 }
 
 #[tokio::test]
@@ -496,7 +540,13 @@ async fn a_shard_killed_under_load_never_leaves_half_a_statement() {
     )
     .await;
     let port = free_port();
-    let proxy = serve(&config(&dir.0, &shards, port, true));
+    let proxy = serve(&config(
+        &dir.0,
+        &shards,
+        port,
+        true,
+        Repository::OnFirstShard,
+    ));
     Client::wait(Db::MariaDb, port)
         .await
         .execute(TABLE)

@@ -14,6 +14,8 @@
 //! committed now is left prepared for recovery, which commits it by the recorded decision.
 
 use futures_util::future::join_all;
+use keyshard_config::DatabaseKind;
+use keyshard_coordination::commit_decision_sql;
 use keyshard_router::Plan;
 
 use crate::branch::Branch;
@@ -207,12 +209,18 @@ impl Backend {
         })
     }
 
-    /// XA: prepare everywhere, record the decision, commit everywhere.
+    /// XA: prepare everywhere, record the decision, commit everywhere. The branch on the data
+    /// source holding the decisions is not prepared: the decision is written in it, and its
+    /// one-phase commit is the commit point.
     async fn commit_two_phase(
         &self,
         mut branches: Vec<Branch>,
         xa: XaTransaction,
     ) -> Result<(), BackendError> {
+        let holder = xa.coordinator().holder().and_then(|(name, kind)| {
+            let at = branches.iter().position(|b| b.data_source() == name)?;
+            Some((branches.remove(at), kind))
+        });
         let prepares = branches.iter_mut().map(|branch| async move {
             branch
                 .prepare()
@@ -223,37 +231,53 @@ impl Backend {
         if let Err(e) = prepared {
             // No decision was recorded, so none can say commit: rolling back is safe, and a
             // branch whose rollback fails is rolled back by recovery.
+            branches.extend(holder.map(|(branch, _)| branch));
             let _ = self.roll_back(branches).await;
             return Err(e);
         }
         failpoint::crash_at("xa-after-prepare");
         let gtrid = xa.gtrid().to_owned();
-        match xa.coordinator().decide(&gtrid, true).await {
-            Ok(true) => {}
-            Ok(false) => {
+        let decision = match holder {
+            Some((branch, kind)) => self.commit_with_decision(branch, kind, &gtrid).await,
+            None => match xa.coordinator().decide(&gtrid, true).await {
+                Ok(true) => Decision::Commit,
+                Ok(false) => Decision::Abort(BackendError::XaAborted {
+                    gtrid: gtrid.clone(),
+                }),
+                Err(e) => Decision::Unknown(e.to_string()),
+            },
+        };
+        match decision {
+            Decision::Commit => {}
+            Decision::Abort(e) => {
                 let _ = self.roll_back(branches).await;
-                return Err(BackendError::XaAborted { gtrid });
+                return Err(e);
             }
-            Err(e) => {
+            Decision::Unknown(message) => {
                 // The decision may or may not be recorded: only recovery can tell, later.
-                tracing::error!("XA {gtrid}: decision not recorded ({e}); left to recovery");
+                tracing::error!("XA {gtrid}: decision not confirmed ({message}); left to recovery");
                 branches.into_iter().for_each(Branch::abandon);
-                return Err(BackendError::XaOutcomeUnknown {
-                    gtrid,
-                    message: e.to_string(),
-                });
+                return Err(BackendError::XaOutcomeUnknown { gtrid, message });
             }
         }
         failpoint::crash_at("xa-after-decision");
-        let mut left = Vec::new();
-        for branch in branches {
-            let data_source = branch.data_source().to_owned();
-            let pool = self.pool(&data_source)?;
-            if let Err(e) = branch.commit(pool).await {
-                left.push(format!("{data_source} ({e})"));
-            }
+        let mut branches = branches.into_iter();
+        if failpoint::armed("xa-after-first-commit")
+            && let Some(first) = branches.next()
+        {
+            let pool = self.pool(first.data_source())?;
+            let _ = first.commit(pool).await;
             failpoint::crash_at("xa-after-first-commit");
         }
+        let commits = branches.map(|branch| async move {
+            let data_source = branch.data_source().to_owned();
+            let committed = match self.pool(&data_source) {
+                Ok(pool) => branch.commit(pool).await.map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            committed.err().map(|e| format!("{data_source} ({e})"))
+        });
+        let left: Vec<String> = join_all(commits).await.into_iter().flatten().collect();
         if left.is_empty() {
             xa.coordinator().forget(gtrid);
         } else {
@@ -264,6 +288,49 @@ impl Backend {
             );
         }
         Ok(())
+    }
+}
+
+/// What a two-phase transaction's decision step ended with.
+enum Decision {
+    /// Recorded: the transaction commits.
+    Commit,
+    /// Not recorded, and never will be: the transaction rolls back, for this reason.
+    Abort(BackendError),
+    /// Maybe recorded: recovery finishes the transaction.
+    Unknown(String),
+}
+
+impl Backend {
+    /// Writes the commit decision in `branch` (on the data source holding the decisions) and
+    /// commits it in one phase.
+    async fn commit_with_decision(
+        &self,
+        mut branch: Branch,
+        kind: DatabaseKind,
+        gtrid: &str,
+    ) -> Decision {
+        let data_source = branch.data_source().to_owned();
+        let pool = match self.pool(&data_source) {
+            Ok(pool) => pool,
+            Err(e) => return Decision::Abort(e),
+        };
+        match branch.command(&commit_decision_sql(kind, gtrid)).await {
+            Ok(()) => {}
+            // Recovery recorded an abort first.
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                let _ = branch.rollback(pool).await;
+                return Decision::Abort(BackendError::XaAborted {
+                    gtrid: gtrid.to_owned(),
+                });
+            }
+            // Dropped, the branch is rolled back with its connection.
+            Err(e) => return Decision::Abort(BackendError::from_sqlx(&data_source, e)),
+        }
+        match branch.commit(pool).await {
+            Ok(()) => Decision::Commit,
+            Err(e) => Decision::Unknown(format!("data source '{data_source}': {e}")),
+        }
     }
 }
 

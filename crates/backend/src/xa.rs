@@ -26,6 +26,9 @@ use crate::BackendError;
 /// Every Keyshard transaction id starts so.
 pub(crate) const PREFIX: &str = "ks-";
 
+/// How long finished transactions' decisions gather before one statement drops them all.
+const FORGET_BATCH_DELAY: Duration = Duration::from_millis(50);
+
 /// Coordinates this instance's two-phase transactions.
 #[derive(Debug)]
 pub struct XaCoordinator {
@@ -34,8 +37,12 @@ pub struct XaCoordinator {
     sequence: AtomicU64,
     /// Transactions this instance is committing now: recovery leaves them alone.
     in_flight: Mutex<HashSet<String>>,
+    /// Finished transactions whose decisions are about to be dropped.
+    forgotten: Arc<Mutex<Vec<String>>>,
     /// How each data source names its branches.
     branches: BTreeMap<String, BranchNaming>,
+    /// The data source whose database holds the repository's decisions, with its kind.
+    holder: Option<(String, DatabaseKind)>,
     /// How long one repository call may take.
     pub(crate) operation_timeout: Duration,
 }
@@ -83,25 +90,35 @@ pub(crate) fn coordinator_of(gtrid: &str) -> Option<(u16, u64)> {
 
 impl XaCoordinator {
     /// A coordinator that names its transactions after `lease`'s worker id and epoch and
-    /// records decisions in `repository`. Fails when a data source cannot take part in XA
-    /// (SQLite, or a MySQL URL without a database); server versions and settings are checked
-    /// by [`crate::Backend::check_xa`].
+    /// records decisions in `repository`. `holder` is the data source whose database is the
+    /// repository's (a JDBC repository on a data source, the default): a transaction that
+    /// writes there records its decision in that branch and commits it in one phase, as the
+    /// commit point, instead of preparing it and writing the decision apart (Vitess does the
+    /// same). Fails when a data source cannot take part in XA (SQLite, or a MySQL URL without
+    /// a database); server versions and settings are checked by
+    /// [`crate::Backend::check_xa`].
     pub fn new(
         repository: Arc<dyn Repository>,
         lease: Arc<WorkerLease>,
         data_sources: &BTreeMap<String, DataSource>,
+        holder: Option<&str>,
         operation_timeout: Duration,
     ) -> Result<Self, BackendError> {
         let branches = data_sources
             .values()
             .map(|source| Ok((source.name.clone(), naming(source)?)))
             .collect::<Result<_, BackendError>>()?;
+        let holder = holder
+            .and_then(|name| data_sources.get(name))
+            .map(|source| (source.name.clone(), source.kind));
         Ok(Self {
             repository,
             lease,
             sequence: AtomicU64::new(0),
             in_flight: Mutex::new(HashSet::new()),
+            forgotten: Arc::default(),
             branches,
+            holder,
             operation_timeout,
         })
     }
@@ -131,6 +148,13 @@ impl XaCoordinator {
         lock(&self.in_flight).contains(gtrid)
     }
 
+    /// The data source that can hold a transaction's decision in its own commit.
+    pub(crate) fn holder(&self) -> Option<(&str, DatabaseKind)> {
+        self.holder
+            .as_ref()
+            .map(|(name, kind)| (name.as_str(), *kind))
+    }
+
     pub(crate) fn naming(&self, data_source: &str) -> Option<&BranchNaming> {
         self.branches.get(data_source)
     }
@@ -148,12 +172,25 @@ impl XaCoordinator {
         .map_err(|e| BackendError::Coordination(e.to_string()))
     }
 
-    /// Drops `gtrid`'s decision in the background: every branch is finished.
+    /// Drops `gtrid`'s decision in the background: every branch is finished. Decisions
+    /// finished within [`FORGET_BATCH_DELAY`] of each other go in one statement.
     pub(crate) fn forget(&self, gtrid: String) {
+        let first = {
+            let mut pending = lock(&self.forgotten);
+            pending.push(gtrid);
+            pending.len() == 1
+        };
+        if !first {
+            return;
+        }
         let repository = Arc::clone(&self.repository);
+        let forgotten = Arc::clone(&self.forgotten);
         tokio::spawn(async move {
-            if let Err(e) = repository.forget(&gtrid).await {
-                tracing::debug!("XA {gtrid}: decision not dropped: {e}");
+            tokio::time::sleep(FORGET_BATCH_DELAY).await;
+            let batch = std::mem::take(&mut *lock(&forgotten));
+            // A decision left behind only costs a row; recovery never needs it again.
+            if let Err(e) = repository.forget(&batch).await {
+                tracing::debug!("XA: {} decisions not dropped: {e}", batch.len());
             }
         });
     }

@@ -26,6 +26,18 @@ const DECISIONS: &str = "keyshard_xa_decision";
 /// The tables a JDBC repository keeps in its database.
 pub const TABLES: &[&str] = &[WORKERS, SEGMENTS, SERVICE_TIMES, DECISIONS];
 
+/// The statement that records a commit decision for `gtrid` (a Keyshard transaction id: no
+/// quoting needed) in a database of `kind`. Run inside a transaction on the repository's own
+/// database, it makes that transaction's commit the commit point of a two-phase transaction.
+pub fn commit_decision_sql(kind: DatabaseKind, gtrid: &str) -> String {
+    let now = match kind {
+        DatabaseKind::MySql => MYSQL.now,
+        DatabaseKind::Postgres => POSTGRES.now,
+        DatabaseKind::Sqlite => SQLITE.now,
+    };
+    format!("INSERT INTO {DECISIONS} (gtrid, committed, decided_at) VALUES ('{gtrid}', 1, {now})")
+}
+
 /// A repository in a database.
 #[derive(Debug)]
 pub struct JdbcRepository {
@@ -88,8 +100,10 @@ impl JdbcRepository {
         operation_timeout: Duration,
     ) -> Result<Self, CoordinationError> {
         fn options<DB: sqlx::Database>(acquire: Duration) -> PoolOptions<DB> {
+            // Leases and segments need one or two; every XA commit records its decision here,
+            // and a handful of connections keeps those from queueing behind each other.
             PoolOptions::new()
-                .max_connections(2)
+                .max_connections(8)
                 .min_connections(0)
                 .acquire_timeout(acquire)
         }
@@ -447,10 +461,21 @@ impl JdbcRepository {
         }
     }
 
-    async fn forget_impl(&self, gtrid: &str) -> Result<(), CoordinationError> {
-        let sql = format!("DELETE FROM {DECISIONS} WHERE gtrid = {}", self.p(1));
+    async fn forget_impl(&self, gtrids: &[String]) -> Result<(), CoordinationError> {
+        if gtrids.is_empty() {
+            return Ok(());
+        }
+        let placeholders = (1..=gtrids.len())
+            .map(|n| self.p(n))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!("DELETE FROM {DECISIONS} WHERE gtrid IN ({placeholders})");
         on_pool!(self, pool => {
-            sqlx::query(&sql).bind(gtrid).execute(pool).await?;
+            let mut query = sqlx::query(&sql);
+            for gtrid in gtrids {
+                query = query.bind(gtrid);
+            }
+            query.execute(pool).await?;
         });
         Ok(())
     }
@@ -544,7 +569,7 @@ impl Repository for JdbcRepository {
         Box::pin(self.decide_impl(gtrid, commit))
     }
 
-    fn forget<'a>(&'a self, gtrid: &'a str) -> BoxFuture<'a, Result<(), CoordinationError>> {
-        Box::pin(self.forget_impl(gtrid))
+    fn forget<'a>(&'a self, gtrids: &'a [String]) -> BoxFuture<'a, Result<(), CoordinationError>> {
+        Box::pin(self.forget_impl(gtrids))
     }
 }

@@ -21,7 +21,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 
 pub use error::CoordinationError;
-pub use jdbc::{JdbcRepository, TABLES};
+pub use jdbc::{JdbcRepository, TABLES, commit_decision_sql};
 pub use keeper::{Keeper, KeeperSettings, WorkerIdStatus};
 pub use zookeeper::{ZooKeeperRepository, ZooKeeperSettings};
 
@@ -148,6 +148,6 @@ pub trait Repository: Send + Sync + fmt::Debug {
         commit: bool,
     ) -> BoxFuture<'a, Result<bool, CoordinationError>>;
 
-    /// Drops `gtrid`'s decision, once no branch of it is left prepared anywhere.
-    fn forget<'a>(&'a self, gtrid: &'a str) -> BoxFuture<'a, Result<(), CoordinationError>>;
+    /// Drops the decisions of `gtrids`, once no branch of them is left prepared anywhere.
+    fn forget<'a>(&'a self, gtrids: &'a [String]) -> BoxFuture<'a, Result<(), CoordinationError>>;
 }

@@ -240,8 +240,11 @@ async fn the_first_decision_stands(db: Database) {
         assert_eq!(commit, abort, "{gtrid}: both saw the same decision");
         assert_eq!(a.decide(&gtrid, !commit).await.unwrap(), commit);
     }
-    a.forget("ks-1-1-0").await.unwrap();
+    a.forget(&["ks-1-1-0".to_owned(), "ks-1-1-1".to_owned()])
+        .await
+        .unwrap();
     assert!(!b.decide("ks-1-1-0", false).await.unwrap());
+    assert!(b.decide("ks-1-1-1", true).await.unwrap());
 }
 
 macro_rules! on_every_database {

@@ -264,8 +264,8 @@ impl Repository for Slow {
     ) -> BoxFuture<'a, Result<bool, CoordinationError>> {
         self.inner.decide(gtrid, commit)
     }
-    fn forget<'a>(&'a self, gtrid: &'a str) -> BoxFuture<'a, Result<(), CoordinationError>> {
-        self.inner.forget(gtrid)
+    fn forget<'a>(&'a self, gtrids: &'a [String]) -> BoxFuture<'a, Result<(), CoordinationError>> {
+        self.inner.forget(gtrids)
     }
 }
 

@@ -465,7 +465,8 @@ async fn the_first_decision_stands() {
         assert_eq!(commit, abort, "{gtrid}: both saw the same decision");
         assert_eq!(b.decide(&gtrid, !commit).await.unwrap(), commit);
     }
-    a.forget("ks-1-1-0").await.unwrap();
-    a.forget("ks-1-1-0").await.unwrap();
+    let forgotten = ["ks-1-1-0".to_owned()];
+    a.forget(&forgotten).await.unwrap();
+    a.forget(&forgotten).await.unwrap();
     assert!(b.decide("ks-1-1-0", true).await.unwrap());
 }

@@ -278,7 +278,7 @@ mod tests {
         fn decide<'a>(&'a self, _: &'a str, _: bool) -> Pending<'a, bool> {
             pending()
         }
-        fn forget<'a>(&'a self, _: &'a str) -> Pending<'a, ()> {
+        fn forget<'a>(&'a self, _: &'a [String]) -> Pending<'a, ()> {
             pending()
         }
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use keyshard_backend::{Backend, BackendError, XaCoordinator};
-use keyshard_config::{Config, TransactionType};
+use keyshard_config::{Config, Repository as RepositoryConfig, TransactionType};
 use keyshard_coordination::Repository;
 use tokio::sync::watch;
 
@@ -25,10 +25,21 @@ pub(crate) async fn enable(
     let repository = repository.ok_or_else(|| {
         BackendError::Coordination("XA needs the coordination repository".to_owned())
     })?;
+    // A JDBC repository in a data source's own database can take decisions in that data
+    // source's commits.
+    let holder = match &config.mode.repository {
+        RepositoryConfig::Jdbc { data_source } => config
+            .data_sources
+            .values()
+            .find(|source| source.url == data_source.url)
+            .map(|source| source.name.as_str()),
+        RepositoryConfig::ZooKeeper { .. } => None,
+    };
     backend.enable_xa(XaCoordinator::new(
         Arc::clone(repository),
         Arc::clone(config.key_generators.lease()),
         &config.data_sources,
+        holder,
         config.mode.timing.operation_timeout,
     )?);
     backend.check_xa().await?;

@@ -590,14 +590,17 @@ impl ZooKeeperRepository {
         }
     }
 
-    async fn forget_decision(&self, gtrid: &str) -> Result<(), CoordinationError> {
-        check_name("transaction id", gtrid)?;
+    async fn forget_decisions(&self, gtrids: &[String]) -> Result<(), CoordinationError> {
         let client = self.live_client().await?;
-        let path = self.decision_path(gtrid);
-        match self.call(client.delete(&path, None)).await? {
-            Ok(()) | Err(zk::Error::NoNode) => Ok(()),
-            Err(err) => Err(zk_error(&path, err)),
+        for gtrid in gtrids {
+            check_name("transaction id", gtrid)?;
+            let path = self.decision_path(gtrid);
+            match self.call(client.delete(&path, None)).await? {
+                Ok(()) | Err(zk::Error::NoNode) => {}
+                Err(err) => return Err(zk_error(&path, err)),
+            }
         }
+        Ok(())
     }
 }
 
@@ -688,8 +691,8 @@ impl Repository for ZooKeeperRepository {
         self.decide_outcome(gtrid, commit).boxed()
     }
 
-    fn forget<'a>(&'a self, gtrid: &'a str) -> BoxFuture<'a, Result<(), CoordinationError>> {
-        self.forget_decision(gtrid).boxed()
+    fn forget<'a>(&'a self, gtrids: &'a [String]) -> BoxFuture<'a, Result<(), CoordinationError>> {
+        self.forget_decisions(gtrids).boxed()
     }
 }
 
