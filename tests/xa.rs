@@ -598,3 +598,70 @@ async fn a_shard_killed_under_load_never_leaves_half_a_statement() {
     stop(proxy);
     shards.drop_all().await;
 }
+
+/// An explicit transaction over both data sources: COMMIT stores both rows, ROLLBACK none, and
+/// a crash between prepare and decision leaves none once recovered.
+async fn explicit_transactions_are_all_or_nothing(db: Db) {
+    let tag = match db {
+        Db::MariaDb => "explicit_my",
+        Db::Postgres => "explicit_pg",
+    };
+    let dir = TempDir::new(&format!("xa_{tag}"));
+    let shards = Shards::shared(db, tag).await;
+    let port = free_port();
+    let survivor = serve(&config(
+        &dir.0,
+        &shards,
+        port,
+        true,
+        Repository::OnFirstShard,
+    ));
+    let mut client = Client::wait(db, port).await;
+    client.execute(TABLE).await.unwrap();
+    async fn transaction(client: &mut Client, tag: &str, end: &str) -> Result<(), sqlx::Error> {
+        client.execute("BEGIN").await?;
+        for user in [1, 2] {
+            let sql = format!("INSERT INTO t_order (user_id, status) VALUES ({user}, '{tag}')");
+            client.execute(&sql).await?;
+        }
+        client.execute(end).await
+    }
+    transaction(&mut client, "committed", "COMMIT")
+        .await
+        .unwrap();
+    transaction(&mut client, "rolled_back", "ROLLBACK")
+        .await
+        .unwrap();
+    assert_eq!(shards.count("committed").await, 2);
+    assert_eq!(shards.count("rolled_back").await, 0);
+
+    let doomed_port = free_port();
+    let mut doomed = serve_with(
+        &config(&dir.0, &shards, doomed_port, true, Repository::OnFirstShard),
+        &[("KEYSHARD_FAILPOINT", "xa-after-prepare")],
+    );
+    let mut doomed_client = Client::wait(db, doomed_port).await;
+    assert!(
+        transaction(&mut doomed_client, "crashed", "COMMIT")
+            .await
+            .is_err()
+    );
+    assert!(!doomed.wait().unwrap().success());
+    assert!(shards.prepared().await > 0);
+    shards.wait_until_no_prepared().await;
+    assert_eq!(shards.count("crashed").await, 0);
+    stop(survivor);
+    shards.drop_all().await;
+}
+
+#[tokio::test]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn mariadb_explicit_transactions_are_all_or_nothing() {
+    explicit_transactions_are_all_or_nothing(Db::MariaDb).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL with max_prepared_transactions > 0 (KEYSHARD_TEST_PG_URL)"]
+async fn postgres_explicit_transactions_are_all_or_nothing() {
+    explicit_transactions_are_all_or_nothing(Db::Postgres).await;
+}
