@@ -429,30 +429,72 @@ async fn postgres_local_partial_commit_gets_its_own_error() {
     a_local_partial_commit_gets_its_own_error(Db::Postgres).await;
 }
 
-/// A MariaDB server of the test's own, to kill.
+/// A database server of the test's own, to kill: MariaDB, or PostgreSQL run as user postgres
+/// (it refuses root).
 struct Throwaway {
+    db: Db,
     dir: PathBuf,
     port: u16,
     server: Option<Child>,
 }
 
+fn run(command: &mut Command) {
+    let status = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    assert!(status.success(), "{command:?} failed");
+}
+
+/// `program args…`, as user postgres when the test runs as root.
+fn as_postgres(program: &str) -> Command {
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    if is_root {
+        let mut command = Command::new("runuser");
+        command.args(["-u", "postgres", "--", program]);
+        command
+    } else {
+        Command::new(program)
+    }
+}
+
+fn postgres_binary(name: &str) -> String {
+    let versions = std::fs::read_dir("/usr/lib/postgresql").expect("PostgreSQL server binaries");
+    let mut bins: Vec<_> = versions
+        .flatten()
+        .map(|v| v.path().join("bin").join(name))
+        .filter(|p| p.exists())
+        .collect();
+    bins.sort();
+    bins.pop().expect("initdb").display().to_string()
+}
+
 impl Throwaway {
-    fn install(dir: &Path) -> Self {
-        let dir = dir.join("mariadb");
-        let status = Command::new("mariadb-install-db")
-            .args([
+    fn install(db: Db, dir: &Path) -> Self {
+        let dir = dir.join("server");
+        std::fs::create_dir_all(&dir).unwrap();
+        let data = dir.join("data");
+        match db {
+            Db::MariaDb => run(Command::new("mariadb-install-db").args([
                 "--no-defaults",
-                &format!("--datadir={}", dir.join("data").display()),
+                &format!("--datadir={}", data.display()),
                 "--auth-root-authentication-method=normal",
                 "--skip-test-db",
                 "--user=root",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("mariadb-install-db");
-        assert!(status.success(), "mariadb-install-db failed");
+            ])),
+            Db::Postgres => {
+                run(Command::new("chown").args(["-R", "postgres"]).arg(&dir));
+                run(as_postgres(&postgres_binary("initdb"))
+                    .args(["-A", "trust", "-U", "postgres", "-D"])
+                    .arg(&data));
+            }
+        }
         Self {
+            db,
             dir,
             port: free_port(),
             server: None,
@@ -460,39 +502,92 @@ impl Throwaway {
     }
 
     fn server_url(&self) -> String {
-        format!("mysql://root@127.0.0.1:{}", self.port)
+        match self.db {
+            Db::MariaDb => format!("mysql://root@127.0.0.1:{}", self.port),
+            Db::Postgres => format!("postgres://postgres@127.0.0.1:{}", self.port),
+        }
     }
 
     async fn start(&mut self) {
-        let server = Command::new("mariadbd")
-            .args([
-                "--no-defaults".to_owned(),
-                format!("--datadir={}", self.dir.join("data").display()),
-                format!("--socket={}", self.dir.join("sock").display()),
-                format!("--pid-file={}", self.dir.join("pid").display()),
-                format!("--port={}", self.port),
-                "--bind-address=127.0.0.1".to_owned(),
-                "--user=root".to_owned(),
-                "--innodb-buffer-pool-size=32M".to_owned(),
-            ])
+        let data = self.dir.join("data");
+        let mut command = match self.db {
+            Db::MariaDb => {
+                let mut command = Command::new("mariadbd");
+                command.args([
+                    "--no-defaults".to_owned(),
+                    format!("--datadir={}", data.display()),
+                    format!("--socket={}", self.dir.join("sock").display()),
+                    format!("--pid-file={}", self.dir.join("pid").display()),
+                    format!("--port={}", self.port),
+                    "--bind-address=127.0.0.1".to_owned(),
+                    "--user=root".to_owned(),
+                    "--innodb-buffer-pool-size=32M".to_owned(),
+                ]);
+                command
+            }
+            Db::Postgres => {
+                let mut command = as_postgres(&postgres_binary("postgres"));
+                command.arg("-D").arg(&data).args([
+                    "-p".to_owned(),
+                    self.port.to_string(),
+                    "-k".to_owned(),
+                    self.dir.display().to_string(),
+                    "-c".to_owned(),
+                    "listen_addresses=127.0.0.1".to_owned(),
+                    "-c".to_owned(),
+                    "max_prepared_transactions=32".to_owned(),
+                ]);
+                command
+            }
+        };
+        let log = std::fs::File::create(self.dir.join("server.log")).unwrap();
+        let server = command
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
-            .expect("mariadbd");
+            .expect("database server");
         self.server = Some(server);
-        let url = format!("{}/mysql", self.server_url());
+        let admin = match self.db {
+            Db::MariaDb => format!("{}/mysql", self.server_url()),
+            Db::Postgres => format!("{}/postgres", self.server_url()),
+        };
         let deadline = Instant::now() + Duration::from_secs(30);
-        while MySqlConnection::connect(&url).await.is_err() {
-            assert!(Instant::now() < deadline, "mariadbd did not come up");
+        loop {
+            let up = match self.db {
+                Db::MariaDb => MySqlConnection::connect(&admin).await.is_ok(),
+                Db::Postgres => PgConnection::connect(&admin).await.is_ok(),
+            };
+            if up {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the throwaway server did not come up: {}",
+                std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
-    /// SIGKILL: no shutdown, no flush.
+    /// SIGKILL: no shutdown, no flush. PostgreSQL's postmaster (a child of `runuser`) and its
+    /// backends die together, as in a crash of the machine.
     fn kill(&mut self) {
-        if let Some(server) = self.server.take() {
-            stop(server);
+        let Some(mut server) = self.server.take() else {
+            return;
+        };
+        if self.db == Db::Postgres
+            && let Ok(pid) = std::fs::read_to_string(self.dir.join("data/postmaster.pid"))
+            && let Some(pid) = pid.lines().next()
+        {
+            let _ = Command::new("pkill").args(["-KILL", "-P", pid]).status();
+            let _ = Command::new("kill").args(["-KILL", pid]).status();
+            // runuser reaps the postmaster and exits: were runuser killed first, the
+            // postmaster would linger as a zombie that the restart takes for a live server.
+            let _ = server.wait();
+            return;
         }
+        let _ = server.kill();
+        let _ = server.wait();
     }
 }
 
@@ -524,21 +619,20 @@ async fn pairs(db: Db, port: u16, client: usize, done: Arc<AtomicBool>) -> (Vec<
     (acknowledged, failed)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL) and mariadbd to start one of its own"]
-async fn a_shard_killed_under_load_never_leaves_half_a_statement() {
-    let dir = TempDir::new("xa_kill");
-    let mut killed = Throwaway::install(&dir.0);
+/// Kills one shard server with SIGKILL three times under a load of two-row cross-shard
+/// INSERTs, restarting it each time; recovery must leave every statement whole or absent.
+async fn a_shard_killed_under_load_never_leaves_half_a_statement(db: Db) {
+    let tag = match db {
+        Db::MariaDb => "kill_my",
+        Db::Postgres => "kill_pg",
+    };
+    let dir = TempDir::new(&format!("xa_{tag}"));
+    let mut killed = Throwaway::install(db, &dir.0);
     killed.start().await;
-    let admin = admin_url(Db::MariaDb);
+    let admin = admin_url(db);
     let (shared, _) = admin.rsplit_once('/').unwrap();
     // ds_0 (the coordination repository) on the machine's server, ds_1 on the one killed.
-    let shards = Shards::new(
-        Db::MariaDb,
-        "kill",
-        [shared.to_owned(), killed.server_url()],
-    )
-    .await;
+    let shards = Shards::new(db, tag, [shared.to_owned(), killed.server_url()]).await;
     let port = free_port();
     let proxy = serve(&config(
         &dir.0,
@@ -547,15 +641,11 @@ async fn a_shard_killed_under_load_never_leaves_half_a_statement() {
         true,
         Repository::OnFirstShard,
     ));
-    Client::wait(Db::MariaDb, port)
-        .await
-        .execute(TABLE)
-        .await
-        .unwrap();
+    Client::wait(db, port).await.execute(TABLE).await.unwrap();
 
     let done = Arc::new(AtomicBool::new(false));
     let load: Vec<_> = (0..4)
-        .map(|client| tokio::spawn(pairs(Db::MariaDb, port, client, Arc::clone(&done))))
+        .map(|client| tokio::spawn(pairs(db, port, client, Arc::clone(&done))))
         .collect();
     for _ in 0..3 {
         tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -597,6 +687,18 @@ async fn a_shard_killed_under_load_never_leaves_half_a_statement() {
     assert!(acknowledged.len() > 20, "too little load got through");
     stop(proxy);
     shards.drop_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL) and mariadbd to start one of its own"]
+async fn a_mariadb_shard_killed_under_load_never_leaves_half_a_statement() {
+    a_shard_killed_under_load_never_leaves_half_a_statement(Db::MariaDb).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL) and its server binaries to start one of its own"]
+async fn a_postgres_shard_killed_under_load_never_leaves_half_a_statement() {
+    a_shard_killed_under_load_never_leaves_half_a_statement(Db::Postgres).await;
 }
 
 /// An explicit transaction over both data sources: COMMIT stores both rows, ROLLBACK none, and
