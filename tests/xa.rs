@@ -204,7 +204,7 @@ enum Repository {
     Apart,
 }
 
-/// The default configuration on `shards`, listening on `port`; XA when `xa`, with a 2 s
+/// The default configuration on `shards`, listening on `port`; XA when `xa`, with a 3 s
 /// lease so that a crashed instance's transactions are recovered quickly.
 fn config(dir: &Path, shards: &Shards, port: u16, xa: bool, repository: Repository) -> PathBuf {
     let listener = match shards.db {
@@ -220,7 +220,7 @@ fn config(dir: &Path, shards: &Shards, port: u16, xa: bool, repository: Reposito
         yaml.push_str("- !TRANSACTION\n  defaultType: XA\n  providerType: Atomikos\n");
     }
     let mut mode = "mode:\n  type: Standalone\n  repository:\n    type: JDBC\n    props:\n      \
-                    timeToLiveSeconds: 2\n"
+                    timeToLiveSeconds: 3\n"
         .to_owned();
     if repository == Repository::Apart {
         mode += &format!(
@@ -279,6 +279,15 @@ impl Client {
         }
     }
 
+    /// The session's transaction type, as `SHOW DIST VARIABLE` reports it.
+    async fn transaction_type(&mut self) -> String {
+        let sql = "SHOW DIST VARIABLE WHERE NAME = transaction_type";
+        match self {
+            Client::MySql(c) => c.fetch_one(sqlx::raw_sql(sql)).await.unwrap().get(1),
+            Client::Postgres(c) => c.fetch_one(sqlx::raw_sql(sql)).await.unwrap().get(1),
+        }
+    }
+
     /// A two-row INSERT whose rows go to ds_1 and ds_0.
     async fn insert_pair(&mut self, tag: &str) -> Result<(), sqlx::Error> {
         self.execute(&format!(
@@ -288,9 +297,25 @@ impl Client {
     }
 }
 
-fn stop(mut child: Child) {
-    let _ = child.kill();
-    let _ = child.wait();
+/// Runs `statement` on an instance armed with a failpoint until the instance dies of it.
+/// An error that is not the crash (this loaded machine let the instance's 3 s lease lapse, so
+/// XA refused before writing anything) is retried a few times.
+async fn crash(doomed: &mut Child, mut statement: impl AsyncFnMut() -> Result<(), sqlx::Error>) {
+    for _ in 0..5 {
+        let error = statement()
+            .await
+            .expect_err("the client was told it worked");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Some(status) = doomed.try_wait().unwrap() {
+                assert!(!status.success(), "the instance exited cleanly");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        eprintln!("the instance is still running after: {error}");
+    }
+    panic!("the instance never reached its failpoint");
 }
 
 /// Crashes an instance at each point of the commit protocol, lets a second one recover, and
@@ -325,12 +350,7 @@ async fn a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(db: Db, reposit
         );
         let mut client = Client::wait(db, port).await;
         let tag = failpoint.replace('-', "_");
-        assert!(
-            client.insert_pair(&tag).await.is_err(),
-            "{failpoint}: the client was told it worked"
-        );
-        let status = doomed.wait().unwrap();
-        assert!(!status.success(), "{failpoint}: the instance did not crash");
+        crash(&mut doomed, async || client.insert_pair(&tag).await).await;
         // With the decisions on ds_0, its commit is the decision, and after the first
         // commit of the rest nothing of two data sources is left.
         let left = shards.prepared().await;
@@ -345,7 +365,7 @@ async fn a_crash_at_any_point_of_the_commit_keeps_all_or_nothing(db: Db, reposit
         let expected = if committed { 2 } else { 0 };
         assert_eq!(shards.count(&tag).await, expected, "{failpoint}");
     }
-    stop(survivor);
+    drop(survivor);
     shards.drop_all().await;
 }
 
@@ -385,9 +405,18 @@ async fn a_local_partial_commit_gets_its_own_error(db: Db) {
         "{message}"
     );
     assert_eq!(shards.count("half").await, 1);
-    // The connection goes on.
+    // The connection goes on; XA is not there to choose.
+    assert_eq!(client.transaction_type().await, "LOCAL");
+    let refused = client
+        .execute("SET DIST VARIABLE transaction_type = 'XA'")
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("XA is not enabled"),
+        "{refused}"
+    );
     client.execute("SELECT 1").await.unwrap();
-    stop(proxy);
+    drop(proxy);
     shards.drop_all().await;
 }
 
@@ -685,7 +714,7 @@ async fn a_shard_killed_under_load_never_leaves_half_a_statement(db: Db) {
     );
     assert!(failed > 0, "the kills did not fail a single statement");
     assert!(acknowledged.len() > 20, "too little load got through");
-    stop(proxy);
+    drop(proxy);
     shards.drop_all().await;
 }
 
@@ -743,16 +772,30 @@ async fn explicit_transactions_are_all_or_nothing(db: Db) {
         &[("KEYSHARD_FAILPOINT", "xa-after-prepare")],
     );
     let mut doomed_client = Client::wait(db, doomed_port).await;
-    assert!(
-        transaction(&mut doomed_client, "crashed", "COMMIT")
-            .await
-            .is_err()
-    );
-    assert!(!doomed.wait().unwrap().success());
+    // A session that chose LOCAL never reaches the failpoint; back on XA it does.
+    assert_eq!(doomed_client.transaction_type().await, "XA");
+    doomed_client
+        .execute("SET DIST VARIABLE transaction_type = 'LOCAL'")
+        .await
+        .unwrap();
+    assert_eq!(doomed_client.transaction_type().await, "LOCAL");
+    transaction(&mut doomed_client, "local", "COMMIT")
+        .await
+        .unwrap();
+    doomed_client.insert_pair("local").await.unwrap();
+    assert_eq!(shards.count("local").await, 4);
+    doomed_client
+        .execute("SET VARIABLE transaction_type = XA")
+        .await
+        .unwrap();
+    crash(&mut doomed, async || {
+        transaction(&mut doomed_client, "crashed", "COMMIT").await
+    })
+    .await;
     assert!(shards.prepared().await > 0);
     shards.wait_until_no_prepared().await;
     assert_eq!(shards.count("crashed").await, 0);
-    stop(survivor);
+    drop(survivor);
     shards.drop_all().await;
 }
 

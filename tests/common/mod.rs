@@ -32,17 +32,42 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A `keyshard serve` process, killed (SIGKILL) when dropped: a failing test leaves no proxy
+/// behind holding database connections.
+pub struct Serving(pub Child);
+
+impl std::ops::Deref for Serving {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Serving {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `keyshard serve --config <config>`, with `env` set.
-pub fn serve_with(config: &Path, env: &[(&str, &str)]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_keyshard"))
+pub fn serve_with(config: &Path, env: &[(&str, &str)]) -> Serving {
+    let child = Command::new(env!("CARGO_BIN_EXE_keyshard"))
         .args(["serve", "--config", config.to_str().unwrap()])
         .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap()
+        .unwrap();
+    Serving(child)
 }
 
-pub fn serve(config: &Path) -> Child {
+pub fn serve(config: &Path) -> Serving {
     serve_with(config, &[])
 }

@@ -110,10 +110,10 @@ impl Backend {
         self.execute_plan(plan, self.xa.is_some()).await
     }
 
-    /// Executes a schema change (DDL fanned out to every actual table) like
-    /// [`Backend::execute`], but never in two phases: MySQL commits DDL implicitly and refuses
-    /// it inside an XA transaction.
-    pub async fn execute_schema_change(&self, plan: &Plan) -> Result<Outcome, BackendError> {
+    /// Executes `plan` like [`Backend::execute`], but never in two phases: for schema changes
+    /// (MySQL commits DDL implicitly and refuses it inside an XA transaction) and for sessions
+    /// that chose LOCAL.
+    pub async fn execute_local(&self, plan: &Plan) -> Result<Outcome, BackendError> {
         self.execute_plan(plan, false).await
     }
 

@@ -27,18 +27,40 @@ use crate::{Backend, BackendError, Outcome, failpoint};
 const SAVEPOINT: &str = "keyshard_statement";
 
 /// An open transaction across data sources; empty until its first statement.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Transaction {
     branches: Vec<Branch>,
     /// The transaction's id when it may commit in two phases (XA), taken with its first
     /// branch.
     xa: Option<XaTransaction>,
+    /// Never two-phase, whatever the backend's transaction type.
+    local: bool,
+}
+
+impl Default for Transaction {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Transaction {
-    /// A transaction that has touched no data source yet.
+    /// A transaction that has touched no data source yet, committing as the backend is
+    /// configured to.
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            branches: Vec::new(),
+            xa: None,
+            local: false,
+        }
+    }
+
+    /// A transaction that commits each data source on its own (LOCAL) even where the backend
+    /// commits in two phases.
+    pub fn local() -> Self {
+        Self {
+            local: true,
+            ..Self::new()
+        }
     }
 
     /// The data sources it holds a connection on.
@@ -72,6 +94,7 @@ impl Backend {
                 continue;
             }
             if transaction.xa.is_none()
+                && !transaction.local
                 && let Some(coordinator) = &self.xa
             {
                 transaction.xa = Some(coordinator.begin()?);

@@ -1,6 +1,9 @@
 //! ShardingSphere's DistSQL statements the proxy answers itself, on both frontends:
-//! `SHOW COMPUTE NODES` (the instances holding a worker id, from the coordination repository)
-//! and `SHOW SHARDING KEY GENERATORS` (the configured generators).
+//! `SHOW COMPUTE NODES` (the instances holding a worker id, from the coordination repository),
+//! `SHOW SHARDING KEY GENERATORS` (the configured generators), and the session's transaction
+//! type: `SET DIST VARIABLE transaction_type = 'LOCAL'|'XA'` and
+//! `SHOW DIST VARIABLE WHERE NAME = transaction_type` (ShardingSphere 5.0's `SET VARIABLE` /
+//! `SHOW VARIABLE transaction_type` too).
 //!
 //! Only these exact statements are recognised: anything longer (`SHOW COMPUTE NODES WHERE …`)
 //! is left to go where it went before, rather than answered as if the rest were not there.
@@ -9,12 +12,14 @@ use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use keyshard_backend::Column;
+use keyshard_config::TransactionType;
 use keyshard_coordination::{ComputeNode, Repository};
 use keyshard_keygen::{Props, Registry};
 use keyshard_router::Value;
 
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
+use crate::session::Session;
 use crate::words::starts_with_any;
 
 /// A DistSQL statement the proxy answers.
@@ -24,6 +29,10 @@ pub(crate) enum DistSql {
     ComputeNodes,
     /// `SHOW SHARDING KEY GENERATORS`.
     KeyGenerators,
+    /// `SET DIST VARIABLE transaction_type = …`.
+    SetTransactionType(TransactionType),
+    /// `SHOW DIST VARIABLE WHERE NAME = transaction_type`.
+    ShowTransactionType,
 }
 
 const COMPUTE_NODES: &[&str] = &["show", "compute", "nodes"];
@@ -33,11 +42,14 @@ const KEY_GENERATORS: &[&str] = &["show", "sharding", "key", "generators"];
 /// most one trailing `;`.
 pub(crate) fn parse(sql: &str) -> Option<DistSql> {
     // Most statements are INSERTs: look no further than the first word for them.
-    if !starts_with_any(sql, &["show"]) {
+    if !starts_with_any(sql, &["show", "set"]) {
         return None;
     }
     let text = sql.trim_end();
     let text = text.strip_suffix(';').unwrap_or(text);
+    if let Some(statement) = transaction_type(text) {
+        return Some(statement);
+    }
     let matches = |expected: &[&str]| {
         let mut words = text.split_whitespace();
         expected
@@ -52,6 +64,46 @@ pub(crate) fn parse(sql: &str) -> Option<DistSql> {
     } else {
         None
     }
+}
+
+/// `[SET|SHOW] [DIST] VARIABLE …` about `transaction_type`.
+fn transaction_type(text: &str) -> Option<DistSql> {
+    let (verb, rest) = text.split_once(char::is_whitespace)?;
+    let rest = rest.trim_start();
+    let rest = match rest.split_once(char::is_whitespace) {
+        Some((dist, rest)) if dist.eq_ignore_ascii_case("dist") => rest.trim_start(),
+        _ => rest,
+    };
+    let (variable, rest) = rest.split_once(char::is_whitespace)?;
+    if !variable.eq_ignore_ascii_case("variable") {
+        return None;
+    }
+    let unquote = |s: &str| s.trim().trim_matches(|c| c == '\'' || c == '"').to_owned();
+    if verb.eq_ignore_ascii_case("set") {
+        let (name, value) = rest.split_once('=')?;
+        if !unquote(name).eq_ignore_ascii_case("transaction_type") {
+            return None;
+        }
+        return match unquote(value).to_ascii_uppercase().as_str() {
+            "LOCAL" => Some(DistSql::SetTransactionType(TransactionType::Local)),
+            "XA" => Some(DistSql::SetTransactionType(TransactionType::Xa)),
+            _ => None,
+        };
+    }
+    if !verb.eq_ignore_ascii_case("show") {
+        return None;
+    }
+    let name = match rest.split_once('=') {
+        Some((condition, name)) => {
+            let words: Vec<&str> = condition.split_whitespace().collect();
+            let is_where_name = matches!(words.as_slice(), [w, n]
+                if w.eq_ignore_ascii_case("where") && n.eq_ignore_ascii_case("name"));
+            is_where_name.then(|| unquote(name))?
+        }
+        None => unquote(rest),
+    };
+    name.eq_ignore_ascii_case("transaction_type")
+        .then_some(DistSql::ShowTransactionType)
 }
 
 /// The result columns of `sql` when it is one of these statements: known before it runs, so
@@ -75,6 +127,10 @@ fn columns(statement: DistSql) -> Vec<Column> {
             ("type", "VARCHAR"),
             ("props", "VARCHAR"),
         ],
+        DistSql::ShowTransactionType => {
+            &[("variable_name", "VARCHAR"), ("variable_value", "VARCHAR")]
+        }
+        DistSql::SetTransactionType(_) => &[],
     };
     spec.iter()
         .map(|(name, type_name)| Column {
@@ -85,14 +141,47 @@ fn columns(statement: DistSql) -> Vec<Column> {
 }
 
 /// Answers `statement`. `timeout` bounds the repository call: a repository that does not
-/// answer must not hang the client's connection.
+/// answer must not hang the client's connection. The transaction type statements read and set
+/// `session`'s; XA can be chosen only where the configuration enabled it (`configured`).
 pub(crate) async fn answer(
     statement: DistSql,
+    session: &mut Session,
+    configured: TransactionType,
     repository: Option<&Arc<dyn Repository>>,
     generators: &Registry,
     timeout: Duration,
 ) -> Result<Reply, Error> {
     let rows = match statement {
+        DistSql::SetTransactionType(chosen) => {
+            if session.in_transaction() {
+                return Err(Error::new(
+                    ErrorKind::Transaction,
+                    "transaction_type cannot change inside a transaction",
+                ));
+            }
+            if chosen == TransactionType::Xa && configured != TransactionType::Xa {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    "XA is not enabled on this instance: configure `!TRANSACTION defaultType: \
+                     XA` (sessions can then choose LOCAL)",
+                ));
+            }
+            session.transaction_type = Some(chosen);
+            return Ok(Reply::Ok {
+                affected_rows: 0,
+                last_insert_id: 0,
+            });
+        }
+        DistSql::ShowTransactionType => {
+            let name = match session.transaction_type.unwrap_or(configured) {
+                TransactionType::Local => "LOCAL",
+                TransactionType::Xa => "XA",
+            };
+            vec![vec![
+                Value::Text("transaction_type".to_owned()),
+                Value::Text(name.to_owned()),
+            ]]
+        }
         DistSql::ComputeNodes => match repository {
             Some(repository) => compute_nodes(repository.as_ref(), timeout)
                 .await?
@@ -183,6 +272,44 @@ mod tests {
     use keyshard_coordination::{Claim, CoordinationError, Instance};
 
     use super::*;
+
+    fn scratch_session() -> Session {
+        Session::new(1, "root".into(), None, keyshard_router::Dialect::MySql)
+    }
+
+    #[test]
+    fn transaction_type_statements_are_recognised() {
+        use TransactionType::{Local, Xa};
+        for (sql, expected) in [
+            (
+                "SET DIST VARIABLE transaction_type = 'XA'",
+                Some(DistSql::SetTransactionType(Xa)),
+            ),
+            (
+                "set variable transaction_type=local;",
+                Some(DistSql::SetTransactionType(Local)),
+            ),
+            (
+                "SET DIST VARIABLE transaction_type = \"xa\"",
+                Some(DistSql::SetTransactionType(Xa)),
+            ),
+            ("SET DIST VARIABLE transaction_type = 'BASE'", None),
+            ("SET DIST VARIABLE sql_show = true", None),
+            ("SET transaction_type = 'XA'", None),
+            (
+                "SHOW DIST VARIABLE WHERE NAME = transaction_type",
+                Some(DistSql::ShowTransactionType),
+            ),
+            (
+                "show variable transaction_type",
+                Some(DistSql::ShowTransactionType),
+            ),
+            ("SHOW DIST VARIABLE WHERE NAME = sql_show", None),
+            ("SHOW DIST VARIABLES", None),
+        ] {
+            assert_eq!(parse(sql), expected, "{sql}");
+        }
+    }
 
     #[test]
     fn recognises_exactly_the_two_statements() {
@@ -287,8 +414,11 @@ mod tests {
     async fn a_repository_that_does_not_answer_is_an_error_in_time() {
         let repository: Arc<dyn Repository> = Arc::new(Silent);
         let generators = Registry::new();
+        let mut session = scratch_session();
         let answer = answer(
             DistSql::ComputeNodes,
+            &mut session,
+            TransactionType::Local,
             Some(&repository),
             &generators,
             Duration::from_millis(20),
@@ -306,8 +436,11 @@ mod tests {
 
     #[tokio::test]
     async fn without_a_repository_there_are_no_compute_nodes() {
+        let mut session = scratch_session();
         let reply = answer(
             DistSql::ComputeNodes,
+            &mut session,
+            TransactionType::Local,
             None,
             &Registry::new(),
             Duration::from_secs(1),

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use keyshard_backend::{Backend, Outcome, Transaction};
-use keyshard_config::Config;
+use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{
@@ -141,12 +141,17 @@ impl Engine {
         self.close_session(session).await;
         session.autocommit = true;
         session.last_insert_id = 0;
+        session.transaction_type = None;
     }
 
     /// Answers one statement sent as text.
     pub async fn query(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
         if let Some(control) = control::parse(sql) {
             return self.control(session, control).await;
+        }
+        // Before MySQL's session statements, which would take `SET DIST VARIABLE` for theirs.
+        if let Some(statement) = distsql::parse(sql) {
+            return self.distsql(session, statement).await;
         }
         if session.dialect == Dialect::MySql
             && let Some(reply) = admin::answer(sql, session, &self.config.database_name)
@@ -160,9 +165,6 @@ impl Engine {
         let sql = substituted.as_deref().unwrap_or(sql);
         if let Some(statement) = strip_keyword(sql, "preview") {
             return self.preview(statement, session.dialect).await;
-        }
-        if let Some(statement) = distsql::parse(sql) {
-            return self.distsql(statement).await;
         }
         if let Some(request) = catalog::request(sql) {
             return catalog::answer(self, request, &self.config.database_name).await;
@@ -262,7 +264,7 @@ impl Engine {
             StatementKind::Ddl(ddl) => {
                 let outcome = match session.transaction {
                     Some(_) => self.run(session, &ddl.plan).await?,
-                    None => self.backend.execute_schema_change(&ddl.plan).await?,
+                    None => self.backend.execute_local(&ddl.plan).await?,
                 };
                 // The table's columns changed (or it appeared or went): read them again.
                 if let Some(rule) = self.config.sharding.table(&ddl.logic_table)
@@ -338,13 +340,29 @@ impl Engine {
             || (dialect == Dialect::MySql && session_statement())
     }
 
+    /// Whether `session` chose LOCAL where the configuration commits in two phases.
+    fn local(&self, session: &Session) -> bool {
+        session.transaction_type == Some(TransactionType::Local)
+            && self.config.transaction_type == TransactionType::Xa
+    }
+
+    fn new_transaction(&self, session: &Session) -> Transaction {
+        if self.local(session) {
+            Transaction::local()
+        } else {
+            Transaction::new()
+        }
+    }
+
     /// Runs `plan` in the session's transaction, opening one when autocommit is off.
     async fn run(&self, session: &mut Session, plan: &Plan) -> Result<Outcome, Error> {
         if session.transaction.is_none() && !session.autocommit {
-            session.transaction = Some(Transaction::new());
+            session.transaction = Some(self.new_transaction(session));
         }
+        let local = self.local(session);
         Ok(match &mut session.transaction {
             Some(transaction) => self.backend.execute_in(transaction, plan).await?,
+            None if local => self.backend.execute_local(plan).await?,
             None => self.backend.execute(plan).await?,
         })
     }
@@ -363,7 +381,7 @@ impl Engine {
             (_, None) => Ok(()),
         };
         match control {
-            Control::Begin => session.transaction = Some(Transaction::new()),
+            Control::Begin => session.transaction = Some(self.new_transaction(session)),
             Control::Autocommit(on) => session.autocommit = on,
             Control::Commit | Control::Rollback => {}
         }
@@ -430,11 +448,13 @@ impl Engine {
         Ok(Reply::text_rows(&["data_source_name", "actual_sql"], rows))
     }
 
-    /// `SHOW COMPUTE NODES` and `SHOW SHARDING KEY GENERATORS`. The repository gets as long as
-    /// any of its calls may take (`operationTimeoutMilliseconds`).
-    async fn distsql(&self, statement: DistSql) -> Result<Reply, Error> {
+    /// The DistSQL statements the proxy answers. The repository gets as long as any of its
+    /// calls may take (`operationTimeoutMilliseconds`).
+    async fn distsql(&self, session: &mut Session, statement: DistSql) -> Result<Reply, Error> {
         distsql::answer(
             statement,
+            session,
+            self.config.transaction_type,
             self.coordination.as_ref(),
             &self.config.key_generators,
             self.config.mode.timing.operation_timeout,

@@ -1,6 +1,7 @@
 //! Per-connection state, whichever protocol the connection speaks.
 
 use keyshard_backend::Transaction;
+use keyshard_config::TransactionType;
 use keyshard_router::{DdlPlan, Dialect, Direct, PreparedInsert, PreparedQuery};
 
 /// A client connection's state, owned by its task.
@@ -21,6 +22,9 @@ pub struct Session {
     pub autocommit: bool,
     /// The open transaction (BEGIN, or autocommit off), with what it holds on each shard.
     pub transaction: Option<Transaction>,
+    /// How its statements and transactions that write to several data sources commit, once
+    /// chosen with `SET DIST VARIABLE transaction_type`; `None`: the configured default.
+    pub transaction_type: Option<TransactionType>,
 }
 
 impl Session {
@@ -39,6 +43,7 @@ impl Session {
             last_insert_id: 0,
             autocommit: true,
             transaction: None,
+            transaction_type: None,
         }
     }
 

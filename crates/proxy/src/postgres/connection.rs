@@ -381,7 +381,10 @@ impl Connection {
             self.statements.clear();
             self.transaction = TransactionStatus::Idle;
         }
-        if let Some(answer) = admin::answer(sql, &mut self.settings) {
+        // DistSQL's `SET DIST VARIABLE` is the engine's, not a PostgreSQL setting.
+        if crate::distsql::parse(sql).is_none()
+            && let Some(answer) = admin::answer(sql, &mut self.settings)
+        {
             return answer.map_err(PgError::from);
         }
         let engine = &self.frontend.engine;

@@ -137,7 +137,7 @@ pub async fn describe(
     let count = parameters.min(MAX_PARAMETERS).max(declared.len());
     let mut inferred = vec![oid::TEXT; count];
     let mut syntax_error = None;
-    let fields = match session_fields(sql, settings).or_else(|| distsql_fields(sql)) {
+    let fields = match distsql_fields(sql).or_else(|| session_fields(sql, settings)) {
         Some(fields) => fields,
         None => match parse(sql) {
             Ok(statements) if statements.len() == 1 => {
