@@ -108,6 +108,7 @@ impl XaCoordinator {
             .values()
             .map(|source| Ok((source.name.clone(), naming(source)?)))
             .collect::<Result<_, BackendError>>()?;
+        refuse_shared_databases(data_sources)?;
         let holder = holder
             .and_then(|name| data_sources.get(name))
             .map(|source| (source.name.clone(), source.kind));
@@ -223,6 +224,42 @@ fn naming(source: &DataSource) -> Result<BranchNaming, BackendError> {
     }
 }
 
+/// Two MySQL data sources on one database of one server would name their branches of a
+/// transaction alike, and the second `XA START` would fail; their rows are in one place anyway.
+fn refuse_shared_databases(
+    data_sources: &BTreeMap<String, DataSource>,
+) -> Result<(), BackendError> {
+    let mut seen: BTreeMap<(String, String), &str> = BTreeMap::new();
+    for source in data_sources.values() {
+        if source.kind != DatabaseKind::MySql {
+            continue;
+        }
+        let Some(server) = server_of(&source.url) else {
+            continue;
+        };
+        let database = database_of(&source.url).unwrap_or_default();
+        if let Some(first) = seen.insert((server, database), &source.name) {
+            return Err(BackendError::XaUnsupported {
+                data_source: source.name.clone(),
+                message: format!(
+                    "it is the same database on the same server as data source '{first}'"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The `host:port` of a `mysql://user@host:port/…` URL.
+fn server_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?']).next()?;
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    Some(host.to_ascii_lowercase())
+}
+
 /// The database a `mysql://…/<database>?…` URL names, percent-decoding left out: a database
 /// name that needs it is refused above by being compared as written.
 fn database_of(url: &str) -> Option<String> {
@@ -307,5 +344,42 @@ mod tests {
             Some("ds_0")
         );
         assert_eq!(database_of("mysql://root@127.0.0.1:3306").as_deref(), None);
+        assert_eq!(
+            server_of("mysql://root:p@ss@127.0.0.1:3306/ds_0").as_deref(),
+            Some("127.0.0.1:3306")
+        );
+    }
+
+    #[test]
+    fn one_database_behind_two_data_sources_is_refused() {
+        let source = |name: &str, url: &str| {
+            let source = DataSource {
+                name: name.to_owned(),
+                kind: DatabaseKind::MySql,
+                url: url.to_owned(),
+                pool: Default::default(),
+            };
+            (name.to_owned(), source)
+        };
+        let apart: BTreeMap<_, _> = [
+            source("ds_0", "mysql://root@127.0.0.1:3306/orders"),
+            source("ds_1", "mysql://root@127.0.0.2:3306/orders"),
+            source("ds_2", "mysql://root@127.0.0.1:3306/orders_2"),
+        ]
+        .into();
+        assert!(refuse_shared_databases(&apart).is_ok());
+        let shared: BTreeMap<_, _> = [
+            source("ds_0", "mysql://root@127.0.0.1:3306/orders"),
+            source(
+                "ds_1",
+                "mysql://app@127.0.0.1:3306/orders?ssl-mode=disabled",
+            ),
+        ]
+        .into();
+        let error = refuse_shared_databases(&shared).unwrap_err().to_string();
+        assert!(
+            error.contains("'ds_1'") && error.contains("'ds_0'"),
+            "{error}"
+        );
     }
 }
