@@ -11,6 +11,8 @@ mod coordination;
 mod distsql;
 mod engine;
 mod error;
+#[cfg(test)]
+mod fuzzing;
 pub mod mysql;
 pub mod postgres;
 mod reply;

@@ -366,41 +366,44 @@ mod tests {
     /// there to prevent; the panic would be caught, but it means a check is missing).
     #[test]
     fn random_messages_never_reach_a_decoder_panic() {
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move || {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        };
-        let kinds = b"QPBEDCSHXpdcf!";
-        let mut context = DecodeContext::default();
-        context.awaiting_frontend_ssl = false;
-        context.awaiting_frontend_startup = false;
-        for _ in 0..20_000 {
-            let kind = kinds[(next() % kinds.len() as u64) as usize];
-            let len = (next() % 48) as usize;
-            let body: Vec<u8> = (0..len)
-                .map(|_| match next() % 6 {
-                    0 => 0,
-                    1 => 0xff,
-                    2 => (next() % 4) as u8,
-                    3 => b'a',
-                    _ => next() as u8,
-                })
-                .collect();
-            let mut message = BytesMut::with_capacity(5 + len);
-            message.extend_from_slice(&[kind]);
-            message.extend_from_slice(&((len + 4) as u32).to_be_bytes());
-            message.extend_from_slice(&body);
-            let decoded =
-                std::panic::catch_unwind(AssertUnwindSafe(|| decode_message(message, &context)));
-            match decoded {
-                Ok(Err(WireError::Malformed(m))) if m.contains("invalid body") => {
-                    panic!("pgwire panicked on '{}' {body:?}", char::from(kind))
+        for seed in crate::fuzzing::seeds(0x9E37_79B9_7F4A_7C15) {
+            let mut state = seed;
+            let mut next = move || {
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+            };
+            let kinds = b"QPBEDCSHXpdcf!";
+            let mut context = DecodeContext::default();
+            context.awaiting_frontend_ssl = false;
+            context.awaiting_frontend_startup = false;
+            for _ in 0..20_000 {
+                let kind = kinds[(next() % kinds.len() as u64) as usize];
+                let len = (next() % 48) as usize;
+                let body: Vec<u8> = (0..len)
+                    .map(|_| match next() % 6 {
+                        0 => 0,
+                        1 => 0xff,
+                        2 => (next() % 4) as u8,
+                        3 => b'a',
+                        _ => next() as u8,
+                    })
+                    .collect();
+                let mut message = BytesMut::with_capacity(5 + len);
+                message.extend_from_slice(&[kind]);
+                message.extend_from_slice(&((len + 4) as u32).to_be_bytes());
+                message.extend_from_slice(&body);
+                let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    decode_message(message, &context)
+                }));
+                match decoded {
+                    Ok(Err(WireError::Malformed(m))) if m.contains("invalid body") => {
+                        panic!("pgwire panicked on '{}' {body:?}", char::from(kind))
+                    }
+                    Ok(_) => {}
+                    Err(_) => panic!("a check panicked on '{}' {body:?}", char::from(kind)),
                 }
-                Ok(_) => {}
-                Err(_) => panic!("a check panicked on '{}' {body:?}", char::from(kind)),
             }
         }
     }

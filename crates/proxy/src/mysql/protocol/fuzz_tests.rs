@@ -10,6 +10,7 @@ use mysql_common::proto::MySerialize;
 use tokio::io::{AsyncWriteExt, duplex};
 
 use super::*;
+use crate::fuzzing::seeds;
 
 /// xorshift64*: deterministic, so a failure reproduces.
 struct Rng(u64);
@@ -78,85 +79,93 @@ fn exercise_command(rng: &mut Rng, payload: &[u8]) {
 
 #[test]
 fn random_commands_never_panic() {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    for _ in 0..20_000 {
-        let mut payload = rng.bytes(48);
-        if let Some(first) = payload.first_mut() {
-            // Favour the commands that carry payloads.
-            const CODES: [u8; 9] = [0x02, 0x03, 0x04, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b];
-            if rng.below(4) != 0 {
-                *first = CODES[rng.below(CODES.len())];
+    for seed in seeds(0x9E37_79B9_7F4A_7C15) {
+        let mut rng = Rng(seed);
+        for _ in 0..20_000 {
+            let mut payload = rng.bytes(48);
+            if let Some(first) = payload.first_mut() {
+                // Favour the commands that carry payloads.
+                const CODES: [u8; 9] = [0x02, 0x03, 0x04, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b];
+                if rng.below(4) != 0 {
+                    *first = CODES[rng.below(CODES.len())];
+                }
             }
+            exercise_command(&mut rng, &payload);
         }
-        exercise_command(&mut rng, &payload);
     }
 }
 
 #[test]
 fn mutated_executes_never_panic() {
-    let mut rng = Rng(7);
-    let params = [
-        MyValue::Int(-1),
-        MyValue::UInt(u64::MAX),
-        MyValue::Bytes(b"text".to_vec()),
-        MyValue::NULL,
-        MyValue::Double(1.0),
-        MyValue::Float(2.0),
-        MyValue::Date(2024, 1, 2, 3, 4, 5, 6),
-        MyValue::Time(true, 1, 2, 3, 4, 5),
-    ];
-    for n in 0..=params.len() {
-        let (req, _) = ComStmtExecuteRequestBuilder::new(1).build(&params[..n]);
-        let mut payload = Vec::new();
-        req.serialize(&mut payload);
-        for m in mutations(&mut rng, &payload) {
-            exercise_command(&mut rng, &m);
+    for seed in seeds(7) {
+        let mut rng = Rng(seed);
+        let params = [
+            MyValue::Int(-1),
+            MyValue::UInt(u64::MAX),
+            MyValue::Bytes(b"text".to_vec()),
+            MyValue::NULL,
+            MyValue::Double(1.0),
+            MyValue::Float(2.0),
+            MyValue::Date(2024, 1, 2, 3, 4, 5, 6),
+            MyValue::Time(true, 1, 2, 3, 4, 5),
+        ];
+        for n in 0..=params.len() {
+            let (req, _) = ComStmtExecuteRequestBuilder::new(1).build(&params[..n]);
+            let mut payload = Vec::new();
+            req.serialize(&mut payload);
+            for m in mutations(&mut rng, &payload) {
+                exercise_command(&mut rng, &m);
+            }
         }
     }
 }
 
 #[test]
 fn mutated_handshake_responses_never_panic() {
-    let mut rng = Rng(11);
-    let mut attrs = HashMap::new();
-    attrs.insert("_os".to_owned(), "linux".to_owned());
-    let caps = handshake::server_capabilities();
-    let response = HandshakeResponse::new(
-        Some(&[1u8; 20][..]),
-        (8, 0, 36),
-        Some(&b"root"[..]),
-        Some(&b"db"[..]),
-        Some(AuthPlugin::CachingSha2Password),
-        caps,
-        Some(attrs),
-        1 << 24,
-    );
-    let mut payload = Vec::new();
-    response.serialize(&mut payload);
-    for m in mutations(&mut rng, &payload) {
-        let _ = handshake::parse_response(&m);
-    }
-    for _ in 0..5_000 {
-        let _ = handshake::parse_response(&rng.bytes(80));
+    for seed in seeds(11) {
+        let mut rng = Rng(seed);
+        let mut attrs = HashMap::new();
+        attrs.insert("_os".to_owned(), "linux".to_owned());
+        let caps = handshake::server_capabilities();
+        let response = HandshakeResponse::new(
+            Some(&[1u8; 20][..]),
+            (8, 0, 36),
+            Some(&b"root"[..]),
+            Some(&b"db"[..]),
+            Some(AuthPlugin::CachingSha2Password),
+            caps,
+            Some(attrs),
+            1 << 24,
+        );
+        let mut payload = Vec::new();
+        response.serialize(&mut payload);
+        for m in mutations(&mut rng, &payload) {
+            let _ = handshake::parse_response(&m);
+        }
+        for _ in 0..5_000 {
+            let _ = handshake::parse_response(&rng.bytes(80));
+        }
     }
 }
 
 #[tokio::test]
 async fn random_streams_never_panic() {
-    let mut rng = Rng(13);
-    for _ in 0..300 {
-        let mut bytes = rng.bytes(64);
-        // Now and then a plausible header, so that payloads get read too.
-        if rng.below(2) == 0 && bytes.len() >= 4 {
-            bytes[0] = rng.below(bytes.len()) as u8;
-            bytes[1] = 0;
-            bytes[2] = 0;
+    for seed in seeds(13) {
+        let mut rng = Rng(seed);
+        for _ in 0..300 {
+            let mut bytes = rng.bytes(64);
+            // Now and then a plausible header, so that payloads get read too.
+            if rng.below(2) == 0 && bytes.len() >= 4 {
+                bytes[0] = rng.below(bytes.len()) as u8;
+                bytes[1] = 0;
+                bytes[2] = 0;
+            }
+            let (mut client, server) = duplex(256);
+            client.write_all(&bytes).await.unwrap();
+            drop(client);
+            let mut io = PacketIo::with_max_payload(server, 32);
+            while let Ok(Some(_)) = io.read_packet().await {}
         }
-        let (mut client, server) = duplex(256);
-        client.write_all(&bytes).await.unwrap();
-        drop(client);
-        let mut io = PacketIo::with_max_payload(server, 32);
-        while let Ok(Some(_)) = io.read_packet().await {}
     }
 }
 
@@ -176,36 +185,38 @@ fn random_value(rng: &mut Rng) -> Value {
 
 #[tokio::test]
 async fn any_value_in_any_column_type_encodes() {
-    let mut rng = Rng(17);
-    let types: Vec<ColumnType> = (0..=255u8)
-        .filter_map(|b| ColumnType::try_from(b).ok())
-        .collect();
-    let (_client, server) = duplex(64);
-    let mut io = PacketIo::new(server);
-    for _ in 0..500 {
-        let columns: Vec<ResultColumn> = (0..rng.below(6))
-            .map(|i| {
-                let mut c = ResultColumn::from_type_name(&format!("c{i}"), "?", None);
-                c.column_type = types[rng.below(types.len())];
-                c.flags =
-                    mysql_common::constants::ColumnFlags::from_bits_truncate(rng.next() as u16);
-                c
-            })
+    for seed in seeds(17) {
+        let mut rng = Rng(seed);
+        let types: Vec<ColumnType> = (0..=255u8)
+            .filter_map(|b| ColumnType::try_from(b).ok())
             .collect();
-        let rows: Vec<Vec<Value>> = (0..3)
-            .map(|_| (0..rng.below(8)).map(|_| random_value(&mut rng)).collect())
-            .collect();
-        let caps = CapabilityFlags::from_bits_truncate(rng.next() as u32);
-        for binary in [false, true] {
-            response::write_result_set(
-                &mut io,
-                caps,
-                &columns,
-                &rows,
-                binary,
-                StatusFlags::empty(),
-            );
+        let (_client, server) = duplex(64);
+        let mut io = PacketIo::new(server);
+        for _ in 0..500 {
+            let columns: Vec<ResultColumn> = (0..rng.below(6))
+                .map(|i| {
+                    let mut c = ResultColumn::from_type_name(&format!("c{i}"), "?", None);
+                    c.column_type = types[rng.below(types.len())];
+                    c.flags =
+                        mysql_common::constants::ColumnFlags::from_bits_truncate(rng.next() as u16);
+                    c
+                })
+                .collect();
+            let rows: Vec<Vec<Value>> = (0..3)
+                .map(|_| (0..rng.below(8)).map(|_| random_value(&mut rng)).collect())
+                .collect();
+            let caps = CapabilityFlags::from_bits_truncate(rng.next() as u32);
+            for binary in [false, true] {
+                response::write_result_set(
+                    &mut io,
+                    caps,
+                    &columns,
+                    &rows,
+                    binary,
+                    StatusFlags::empty(),
+                );
+            }
+            response::write_prepare_ok(&mut io, caps, 1, rng.below(4), &columns);
         }
-        response::write_prepare_ok(&mut io, caps, 1, rng.below(4), &columns);
     }
 }
