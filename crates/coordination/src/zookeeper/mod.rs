@@ -27,6 +27,7 @@ use zookeeper_client as zk;
 
 use crate::{Claim, ComputeNode, CoordinationError, Instance, Repository, WORKER_IDS};
 
+mod decisions;
 mod nodes;
 mod session;
 
@@ -145,10 +146,6 @@ impl ZooKeeperRepository {
 
     fn service_time_path(&self, service: &str) -> String {
         format!("{}/keyshard/service_time/{service}", self.root)
-    }
-
-    fn decision_path(&self, gtrid: &str) -> String {
-        format!("{}/keyshard/xa_decision/{gtrid}", self.root)
     }
 
     /// Creates `path`, creating missing parents as persistent nodes first.
@@ -563,43 +560,6 @@ impl ZooKeeperRepository {
             Ok(stored.map_or(millis, |stored| stored.max(millis)))
         })
         .await?;
-        Ok(())
-    }
-
-    /// The node's creation is the arbiter: whoever creates it first decides.
-    async fn decide_outcome(&self, gtrid: &str, commit: bool) -> Result<bool, CoordinationError> {
-        check_name("transaction id", gtrid)?;
-        let client = self.live_client().await?;
-        let path = self.decision_path(gtrid);
-        let data: &[u8] = if commit { b"commit" } else { b"abort" };
-        match self
-            .create(&client, &path, data, zk::CreateMode::Persistent)
-            .await?
-        {
-            Ok(_) => return Ok(commit),
-            Err(zk::Error::NodeExists) => {}
-            Err(err) => return Err(zk_error(&path, err)),
-        }
-        match self.call(client.get_data(&path)).await? {
-            Ok((data, _)) => match data.as_slice() {
-                b"commit" => Ok(true),
-                b"abort" => Ok(false),
-                _ => Err(CoordinationError::Corrupt(format!("{path} holds {data:?}"))),
-            },
-            Err(err) => Err(zk_error(&path, err)),
-        }
-    }
-
-    async fn forget_decisions(&self, gtrids: &[String]) -> Result<(), CoordinationError> {
-        let client = self.live_client().await?;
-        for gtrid in gtrids {
-            check_name("transaction id", gtrid)?;
-            let path = self.decision_path(gtrid);
-            match self.call(client.delete(&path, None)).await? {
-                Ok(()) | Err(zk::Error::NoNode) => {}
-                Err(err) => return Err(zk_error(&path, err)),
-            }
-        }
         Ok(())
     }
 }
