@@ -28,10 +28,10 @@ pub use error::{ConfigError, Problem};
 pub use mode::{Mode, ModeType, Repository, Timing};
 pub use model::{
     Algorithm, Config, DataNode, KeyGenerateStrategy, Props, Server, ShardingRule, Strategy,
-    TableRule, TransactionType, User,
+    TableRule, Tls, TransactionType, User,
 };
 
-/// Reads and validates the configuration file at `path`. Relative SQLite paths are resolved
+/// Reads and validates the configuration file at `path`. Relative SQLite and TLS paths are resolved
 /// against the file's directory, made absolute so a later change of working directory cannot
 /// move the data.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use keyshard_keygen::{KeyGenerator, Registry};
@@ -67,6 +68,20 @@ pub struct Server {
     pub mysql: Option<SocketAddr>,
     /// The PostgreSQL protocol frontend.
     pub postgres: Option<SocketAddr>,
+    /// TLS offered on both frontends; `None`: plain connections only.
+    pub tls: Option<Tls>,
+}
+
+/// `server.tls`: the certificate both frontends present to clients that ask for TLS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tls {
+    /// PEM file holding the certificate chain, the server's own certificate first.
+    pub certificate: PathBuf,
+    /// PEM file holding its private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+    /// Refuse clients that do not ask for TLS (MySQL's `require_secure_transport`,
+    /// PostgreSQL's `hostssl`).
+    pub required: bool,
 }
 
 impl Default for Server {
@@ -75,6 +90,7 @@ impl Default for Server {
         Self {
             mysql: Some(SocketAddr::from(([127, 0, 0, 1], 3307))),
             postgres: None,
+            tls: None,
         }
     }
 }

@@ -30,6 +30,16 @@ pub(crate) struct RawConfig {
 pub(crate) struct RawServer {
     pub mysql: Option<RawListener>,
     pub postgres: Option<RawListener>,
+    pub tls: Option<RawTls>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTls {
+    pub certificate: String,
+    pub key: String,
+    #[serde(default)]
+    pub required: bool,
 }
 
 #[derive(Debug, Deserialize)]

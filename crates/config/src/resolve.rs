@@ -9,7 +9,7 @@ use keyshard_keygen::Registry;
 use crate::datasource::{DataSource, DataSourceError, PoolSettings, normalize_url};
 use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem};
-use crate::model::{Config, Props, Server, ShardingRule, TransactionType, User};
+use crate::model::{Config, Props, Server, ShardingRule, Tls, TransactionType, User};
 use crate::raw::{RawAuthority, RawConfig, RawDataSource, RawListener, RawRule, RawServer};
 use crate::{mode, sharding};
 
@@ -71,7 +71,7 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
     check_broadcast(&raw.rules, &broadcast_tables, &sharding)?;
     Ok(Config {
         mode: mode::resolve(raw.mode.as_ref(), &data_sources, base_dir)?,
-        server: server(raw.server.as_ref())?,
+        server: server(raw.server.as_ref(), base_dir)?,
         users: users(raw.authority.as_ref())?,
         props: Props {
             sql_show: raw.props.sql_show,
@@ -118,7 +118,7 @@ fn check_broadcast(
     Ok(())
 }
 
-fn server(raw: Option<&RawServer>) -> Result<Server, ConfigError> {
+fn server(raw: Option<&RawServer>, base_dir: &Path) -> Result<Server, ConfigError> {
     let Some(raw) = raw else {
         return Ok(Server::default());
     };
@@ -128,6 +128,11 @@ fn server(raw: Option<&RawServer>) -> Result<Server, ConfigError> {
     let server = Server {
         mysql: listen(raw.mysql.as_ref(), "server.mysql.listen")?,
         postgres: listen(raw.postgres.as_ref(), "server.postgres.listen")?,
+        tls: raw.tls.as_ref().map(|tls| Tls {
+            certificate: base_dir.join(&tls.certificate),
+            key: base_dir.join(&tls.key),
+            required: tls.required,
+        }),
     };
     if server.mysql.is_none() && server.postgres.is_none() {
         return Err(ConfigError::at("server", Problem::NoFrontend));

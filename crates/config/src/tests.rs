@@ -205,6 +205,28 @@ fn minimal_config_uses_defaults() {
 }
 
 #[test]
+fn tls_paths_are_relative_to_the_file_and_plain_by_default() {
+    let base = "databaseName: db\ndataSources:\n  ds:\n    url: \"sqlite::memory:\"\n";
+    assert_eq!(load(base).unwrap().server.tls, None);
+    let tls = "server:\n  mysql:\n    listen: 127.0.0.1:0\n  tls:\n    certificate: tls/cert.pem\n    \
+               key: /etc/keyshard/key.pem\n";
+    let config = load(&format!("{tls}{base}")).unwrap();
+    let tls = config.server.tls.unwrap();
+    assert_eq!(tls.certificate, Path::new("/srv/keyshard/tls/cert.pem"));
+    assert_eq!(tls.key, Path::new("/etc/keyshard/key.pem"));
+    assert!(!tls.required);
+    let error = load(&format!(
+        "server:\n  mysql:\n    listen: 127.0.0.1:0\n  tls:\n    certificate: c.pem\n{base}"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains("server.tls") && error.contains("key"),
+        "{error}"
+    );
+}
+
+#[test]
 fn table_without_strategies_or_nodes_is_on_every_data_source_unsharded() {
     let text = "databaseName: db\ndataSources:\n  a:\n    url: \"sqlite::memory:\"\n  b:\n    url: \"sqlite::memory:\"\nrules:\n- !SHARDING\n  tables:\n    t: {}\n";
     let config = load(text).unwrap();

@@ -20,6 +20,7 @@ mod server;
 mod session;
 mod shapes;
 mod throttle;
+pub mod tls;
 mod words;
 mod xa;
 

@@ -14,6 +14,7 @@ use tokio::task::JoinSet;
 use keyshard_coordination::{Keeper, WorkerIdStatus};
 
 use crate::engine::Engine;
+use crate::tls::Tls;
 use crate::{coordination, mysql, postgres};
 
 /// Why the server could not start.
@@ -48,6 +49,9 @@ pub enum ServerError {
         /// Why.
         source: std::io::Error,
     },
+    /// `server.tls` could not be used.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
     /// The data sources could not be set up.
     #[error(transparent)]
     Backend(#[from] keyshard_backend::BackendError),
@@ -61,6 +65,7 @@ pub enum ServerError {
 #[derive(Debug)]
 pub struct Server {
     engine: Arc<Engine>,
+    tls: Option<Arc<Tls>>,
     mysql: Option<TcpListener>,
     postgres: Option<(TcpListener, Arc<postgres::Frontend>)>,
     keeper: Option<Keeper>,
@@ -74,6 +79,13 @@ impl Server {
             return Err(ServerError::NoFrontend);
         }
         check_dialects(&config)?;
+        let tls = config
+            .server
+            .tls
+            .as_ref()
+            .map(Tls::load)
+            .transpose()?
+            .map(Arc::new);
         let mysql = match config.server.mysql {
             Some(address) => Some(listen(address).await?),
             None => None,
@@ -106,11 +118,12 @@ impl Server {
         let postgres = postgres_listener.map(|listener| {
             (
                 listener,
-                Arc::new(postgres::Frontend::new(Arc::clone(&engine))),
+                Arc::new(postgres::Frontend::new(Arc::clone(&engine), tls.clone())),
             )
         });
         Ok(Self {
             engine,
+            tls,
             mysql,
             postgres,
             keeper,
@@ -147,7 +160,12 @@ impl Server {
             tokio::select! {
                 accepted = accept(self.mysql.as_ref()) => {
                     if let Some(stream) = accepted.await {
-                        connections.spawn(mysql::serve(stream, Arc::clone(&self.engine), stopping.clone()));
+                        connections.spawn(mysql::serve(
+                            stream,
+                            Arc::clone(&self.engine),
+                            self.tls.clone(),
+                            stopping.clone(),
+                        ));
                     }
                 }
                 accepted = accept(self.postgres.as_ref().map(|(l, _)| l)) => {

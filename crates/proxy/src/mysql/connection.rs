@@ -22,6 +22,7 @@ use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::{Session, Statement};
 use crate::throttle;
+use crate::tls::{Stream, Tls};
 
 /// How long a client may take to log in (PostgreSQL's frontend allows the same).
 const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -29,8 +30,13 @@ const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
 /// client library sends fits many times over.
 const LOGIN_MAX_PAYLOAD: usize = 64 * 1024;
 
-/// Serves one client until it leaves.
-pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::Receiver<bool>) {
+/// Serves one client until it leaves; `tls` is offered to it when configured.
+pub async fn serve(
+    stream: TcpStream,
+    engine: Arc<Engine>,
+    tls: Option<Arc<Tls>>,
+    mut shutdown: watch::Receiver<bool>,
+) {
     // Small request/response packets: Nagle's algorithm would hold them back.
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!("TCP_NODELAY not set: {e}");
@@ -41,7 +47,7 @@ pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::
         .unwrap_or_default();
     // Before login only a handshake response can arrive, a few hundred bytes: a stranger gets
     // neither the 64 MiB statement limit nor unlimited time.
-    let mut io = PacketIo::with_max_payload(stream, LOGIN_MAX_PAYLOAD);
+    let mut io = PacketIo::with_max_payload(Stream::Plain(stream), LOGIN_MAX_PAYLOAD);
     let connection_id = engine.connection_id();
     let greeting = Greeting {
         connection_id,
@@ -50,6 +56,7 @@ pub async fn serve(stream: TcpStream, engine: Arc<Engine>, mut shutdown: watch::
     let login = handshake::accept(
         &mut io,
         &greeting,
+        tls.as_deref(),
         &peer,
         |user| match engine.logins().wait(user, &peer) {
             Some(wait) => Err(throttle::refusal(user, &peer, wait)),
@@ -183,7 +190,7 @@ const MAX_PREPARED_STATEMENTS: usize = 16_382;
 
 impl Connection {
     /// Handles one command; `false` when the connection should close.
-    async fn command(&mut self, io: &mut PacketIo<TcpStream>, payload: &[u8]) -> bool {
+    async fn command(&mut self, io: &mut PacketIo<Stream>, payload: &[u8]) -> bool {
         let command = match decode_command(payload) {
             Ok(command) => command,
             Err(e) => {
@@ -337,7 +344,7 @@ impl Connection {
         status
     }
 
-    fn send_reply(&self, io: &mut PacketIo<TcpStream>, reply: Result<Reply, Error>, binary: bool) {
+    fn send_reply(&self, io: &mut PacketIo<Stream>, reply: Result<Reply, Error>, binary: bool) {
         match reply {
             Ok(Reply::Ok {
                 affected_rows,
@@ -371,7 +378,7 @@ impl Connection {
         }
     }
 
-    fn send_error(&self, io: &mut PacketIo<TcpStream>, error: &Error) {
+    fn send_error(&self, io: &mut PacketIo<Stream>, error: &Error) {
         let (code, sqlstate) = error.mysql_code();
         io.write_packet(&response::err(code, sqlstate, &error.message));
     }

@@ -21,6 +21,7 @@ use pgwire::messages::startup::{
 use super::wire::{Opening, Wire, WireError, check_sasl_initial};
 use crate::engine::Engine;
 use crate::throttle;
+use crate::tls::Tls;
 
 /// The iteration count of SCRAM's key derivation, PostgreSQL's default.
 const SCRAM_ITERATIONS: usize = 4096;
@@ -98,10 +99,11 @@ pub async fn accept(
     wire: &mut Wire,
     engine: &Engine,
     credentials: &Credentials,
+    tls: Option<&Tls>,
     connection_id: u32,
     peer: &str,
 ) -> Result<Client, StartupError> {
-    let parameters = match wire.read_opening().await? {
+    let parameters = match wire.read_opening(tls).await? {
         Some(Opening::Startup(parameters)) => parameters,
         Some(Opening::UnsupportedVersion(version)) => {
             return Err(refuse(
@@ -130,6 +132,13 @@ pub async fn accept(
         .filter(|d| !d.is_empty())
         .cloned()
         .unwrap_or_else(|| user.clone());
+    if tls.is_some_and(|tls| tls.required) && !wire.is_tls() {
+        let message = format!(
+            "no pg_hba.conf entry for host \"{peer}\", user \"{user}\", database \"{database}\", \
+             no encryption"
+        );
+        return Err(refuse(wire, "28000", &message).await);
+    }
     // Options the client asked for that protocol 3.0 does not have are declined by name.
     let unsupported: Vec<String> = parameters
         .keys()

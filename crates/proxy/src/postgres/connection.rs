@@ -37,6 +37,7 @@ use super::wire::{Wire, WireError};
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
+use crate::tls::Stream;
 
 /// How long a client may take to authenticate, PostgreSQL's `authentication_timeout`.
 const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -55,7 +56,7 @@ pub async fn serve(
         .peer_addr()
         .map(|a| a.ip().to_string())
         .unwrap_or_default();
-    let mut wire = Wire::new(stream);
+    let mut wire = Wire::new(Stream::Plain(stream));
     let connection_id = frontend.engine.connection_id();
     // A client that never finishes startup must not hold a connection (or shutdown) forever.
     let startup = tokio::time::timeout(
@@ -64,6 +65,7 @@ pub async fn serve(
             &mut wire,
             &frontend.engine,
             &frontend.credentials,
+            frontend.tls.as_deref(),
             connection_id,
             &peer,
         ),

@@ -14,6 +14,7 @@ mod wire;
 use std::sync::Arc;
 
 use crate::engine::Engine;
+use crate::tls::Tls;
 
 pub use connection::serve;
 
@@ -23,12 +24,14 @@ pub struct Frontend {
     engine: Arc<Engine>,
     catalog: describe::Catalog,
     credentials: auth::Credentials,
+    tls: Option<Arc<Tls>>,
 }
 
 impl Frontend {
-    /// The frontend over `engine`.
-    pub fn new(engine: Arc<Engine>) -> Self {
+    /// The frontend over `engine`, offering `tls` when set.
+    pub fn new(engine: Arc<Engine>, tls: Option<Arc<Tls>>) -> Self {
         Self {
+            tls,
             catalog: describe::Catalog::new(Arc::clone(&engine)),
             engine,
             credentials: auth::Credentials::default(),

@@ -11,7 +11,8 @@ use std::panic::AssertUnwindSafe;
 use bytes::{Buf, BytesMut};
 use pgwire::messages::{DecodeContext, PgWireBackendMessage, PgWireFrontendMessage};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+
+use crate::tls::{Stream, Tls, Upgrade};
 
 /// The largest message a client may send (PostgreSQL's own limit is 1 GB; a proxy need not
 /// buffer that much for one statement).
@@ -65,7 +66,7 @@ pub enum Opening {
 
 /// A connection's socket with its read and write buffers.
 pub struct Wire {
-    stream: TcpStream,
+    stream: Stream,
     read: BytesMut,
     write: BytesMut,
     context: DecodeContext,
@@ -75,7 +76,7 @@ pub struct Wire {
 
 impl Wire {
     /// Wraps an accepted socket.
-    pub fn new(stream: TcpStream) -> Self {
+    pub fn new(stream: Stream) -> Self {
         let mut context = DecodeContext::default();
         context.awaiting_frontend_ssl = false;
         context.awaiting_frontend_startup = false;
@@ -88,15 +89,21 @@ impl Wire {
         }
     }
 
+    /// Whether the client is served over TLS.
+    pub fn is_tls(&self) -> bool {
+        self.stream.is_tls()
+    }
+
     /// Lifts the message limit to what statements may need, once the client is logged in.
     pub fn logged_in(&mut self) {
         self.max_message = MAX_MESSAGE;
     }
 
-    /// Reads the opening packet, refusing SSL and GSS encryption requests on the way (the
-    /// client then goes on in plain text or gives up, as it is configured to). `None` when the
-    /// client closed the connection.
-    pub async fn read_opening(&mut self) -> Result<Option<Opening>, WireError> {
+    /// Reads the opening packet, turning the connection to TLS at an SSLRequest when `tls` is
+    /// set and refusing SSL and GSS encryption requests otherwise (the client then goes on in
+    /// plain text or gives up, as it is configured to). `None` when the client closed the
+    /// connection.
+    pub async fn read_opening(&mut self, tls: Option<&Tls>) -> Result<Option<Opening>, WireError> {
         loop {
             if !self.fill(4).await? {
                 return Ok(None);
@@ -115,7 +122,14 @@ impl Wire {
             let code = packet.get_u32();
             match code {
                 SSL_REQUEST | GSSENC_REQUEST => {
-                    self.stream.write_all(b"N").await?;
+                    match tls.filter(|_| code == SSL_REQUEST && !self.stream.is_tls()) {
+                        Some(tls) => {
+                            self.stream.write_all(b"S").await?;
+                            let early = self.read.split().to_vec();
+                            self.stream.start_tls(tls, early).await?;
+                        }
+                        None => self.stream.write_all(b"N").await?,
+                    }
                 }
                 CANCEL_REQUEST => return Ok(Some(Opening::Cancel)),
                 code if code >> 16 == 3 || code == PROTOCOL_3 => {

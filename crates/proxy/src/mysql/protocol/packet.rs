@@ -1,9 +1,12 @@
 //! Packet framing: the 4-byte header (3-byte length, sequence id) and the splitting of
 //! payloads of 16 MiB − 1 bytes and more into continuation packets.
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use std::pin::Pin;
+
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
 use super::error::ProtocolError;
+use crate::tls::{Tls, Upgrade};
 
 /// The largest payload one physical packet carries; a packet this long is continued by the next.
 pub const MAX_CHUNK: usize = 0xFF_FFFF;
@@ -148,6 +151,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PacketIo<S> {
     /// Gives the stream back; bytes read ahead and unflushed writes are dropped.
     pub fn into_inner(self) -> S {
         self.stream.into_inner()
+    }
+}
+
+impl<S: Upgrade> PacketIo<S> {
+    /// Turns the connection to TLS after the client's SSLRequest; the packets that follow
+    /// go on numbering from it.
+    pub async fn start_tls(&mut self, tls: &Tls) -> Result<(), ProtocolError> {
+        let buffered = self.stream.buffer().to_vec();
+        Pin::new(&mut self.stream).consume(buffered.len());
+        self.stream.get_mut().start_tls(tls, buffered).await?;
+        Ok(())
     }
 }
 

@@ -28,6 +28,7 @@ async fn serve(mut io: PacketIo<DuplexStream>) -> Result<(), ProtocolError> {
     let client = accept(
         &mut io,
         &greeting,
+        None,
         "localhost",
         |u| Ok((u == "app").then(|| "pw".to_owned())),
         |_| true,

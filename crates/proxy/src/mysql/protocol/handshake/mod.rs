@@ -11,6 +11,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::error::ProtocolError;
 use super::packet::PacketIo;
 use super::response;
+use crate::tls::{Tls, Upgrade};
 
 use scramble::SCRAMBLE_LEN;
 
@@ -37,8 +38,8 @@ pub struct Client {
     pub collation: u8,
 }
 
-/// The capabilities this server offers. No CLIENT_SSL and no compression: the proxy speaks
-/// plain packets only, so a client that insists on TLS fails at once instead of hanging.
+/// The capabilities this server offers, but CLIENT_SSL, which it offers only with a
+/// certificate. No compression.
 pub fn server_capabilities() -> CapabilityFlags {
     CapabilityFlags::CLIENT_LONG_PASSWORD
         | CapabilityFlags::CLIENT_LONG_FLAG
@@ -57,12 +58,16 @@ pub fn server_capabilities() -> CapabilityFlags {
 /// utf8mb4_general_ci: a utf8mb4 collation that every client library knows, unlike 255.
 const DEFAULT_COLLATION: u8 = 45;
 const NATIVE_PASSWORD: &[u8] = b"mysql_native_password";
+const CACHING_SHA2_PASSWORD: &[u8] = b"caching_sha2_password";
 const ER_HANDSHAKE_ERROR: u16 = 1043;
 const ER_ACCESS_DENIED_ERROR: u16 = 1045;
 /// MySQL's answer once `max_connect_errors` is reached.
 const ER_HOST_IS_BLOCKED: u16 = 1129;
 const ER_BAD_DB_ERROR: u16 = 1049;
 const ER_NOT_SUPPORTED_AUTH_MODE: u16 = 1251;
+const ER_SECURE_TRANSPORT_REQUIRED: u16 = 3159;
+/// caching_sha2_password's "perform full authentication": the client sends its password.
+const FULL_AUTHENTICATION: [u8; 2] = [0x01, 0x04];
 
 /// Runs the connection phase on a fresh connection.
 ///
@@ -70,7 +75,12 @@ const ER_NOT_SUPPORTED_AUTH_MODE: u16 = 1251;
 /// the HandshakeResponse41 and checks the answer against `check(user)`, the user's configured
 /// password (`None` for an unknown user). A client that answered for another plugin — MySQL 8
 /// clients default to `caching_sha2_password` — is sent an AuthSwitchRequest back to
-/// `mysql_native_password` with the same scramble. On success the OK packet is sent.
+/// `mysql_native_password` with the same scramble, unless the connection is TLS: there it
+/// is asked for caching_sha2_password's full authentication, its password in the clear, as
+/// MySQL asks when its cache misses. On success the OK packet is sent.
+///
+/// With `tls`, the greeting offers CLIENT_SSL and a client's SSLRequest turns the connection
+/// to TLS; when `tls` requires it, a client that does not ask gets ERR 3159.
 ///
 /// Failures that the client can be told about (bad credentials, SSL, pre-4.1 protocol, an
 /// unparsable response) are answered with an ERR packet before the error is returned; a bad
@@ -82,20 +92,39 @@ const ER_NOT_SUPPORTED_AUTH_MODE: u16 = 1251;
 pub async fn accept<S>(
     io: &mut PacketIo<S>,
     greeting: &Greeting,
+    tls: Option<&Tls>,
     peer_host: &str,
     check: impl Fn(&str) -> Result<Option<String>, String>,
     database_known: impl Fn(&str) -> bool,
 ) -> Result<Client, ProtocolError>
 where
-    S: AsyncRead + AsyncWrite + Unpin,
+    S: Upgrade,
 {
     let scramble = scramble::new_scramble()?;
     io.reset_sequence();
-    io.write_packet(&greeting_payload(greeting, &scramble));
+    io.write_packet(&greeting_payload(greeting, &scramble, tls.is_some()));
     io.flush().await?;
 
-    let payload = read_required(io).await?;
-    let response = match parse_response(&payload) {
+    let mut payload = read_required(io).await?;
+    let mut secure = false;
+    if let Some(tls) = tls {
+        if is_ssl_request(&payload) {
+            io.start_tls(tls).await?;
+            secure = true;
+            payload = read_required(io).await?;
+        } else if tls.required {
+            let message = "Connections using insecure transport are prohibited while \
+                           --require_secure_transport=ON.";
+            io.write_packet(&response::err(
+                ER_SECURE_TRANSPORT_REQUIRED,
+                "HY000",
+                message,
+            ));
+            io.flush().await?;
+            return Err(ProtocolError::Unsupported("a plain connection".into()));
+        }
+    }
+    let response = match parse_response(&payload, secure) {
         Ok(response) => response,
         Err((code, state, message, error)) => {
             io.write_packet(&response::err(code, state, &message));
@@ -107,18 +136,20 @@ where
     let user = String::from_utf8_lossy(response.user()).into_owned();
 
     let mut auth_response = response.scramble_buf().to_vec();
-    let wants_other_plugin = response
-        .auth_plugin()
-        .is_some_and(|plugin| *plugin != AuthPlugin::MysqlNativePassword);
-    if wants_other_plugin && capabilities.contains(CapabilityFlags::CLIENT_PLUGIN_AUTH) {
-        // MySQL sends the scramble NUL-terminated here too; clients strip the NUL.
-        let mut data = scramble.to_vec();
-        data.push(0);
-        let mut switch = Vec::new();
-        AuthSwitchRequest::new(NATIVE_PASSWORD, data).serialize(&mut switch);
-        io.write_packet(&switch);
+    let plugin = response.auth_plugin();
+    let full_authentication = secure && plugin == Some(&AuthPlugin::CachingSha2Password);
+    let wants_other_plugin =
+        plugin.is_some_and(|plugin| *plugin != AuthPlugin::MysqlNativePassword);
+    if full_authentication {
+        // A client that chose the plugin itself waits for the plugin's nonce before it answers.
+        if auth_response.is_empty() {
+            switch_plugin(io, CACHING_SHA2_PASSWORD, &scramble).await?;
+        }
+        io.write_packet(&FULL_AUTHENTICATION);
         io.flush().await?;
         auth_response = read_required(io).await?;
+    } else if wants_other_plugin && capabilities.contains(CapabilityFlags::CLIENT_PLUGIN_AUTH) {
+        auth_response = switch_plugin(io, NATIVE_PASSWORD, &scramble).await?;
     }
 
     let password = match check(&user) {
@@ -129,8 +160,13 @@ where
             return Err(ProtocolError::Throttled { user });
         }
     };
-    let authenticated = password
-        .is_some_and(|password| scramble::verify_native(&scramble, &password, &auth_response));
+    let authenticated = password.is_some_and(|password| {
+        if full_authentication {
+            scramble::verify_clear(&password, &auth_response)
+        } else {
+            scramble::verify_native(&scramble, &password, &auth_response)
+        }
+    });
     if !authenticated {
         let using = if auth_response.is_empty() {
             "NO"
@@ -166,7 +202,7 @@ where
     })
 }
 
-fn greeting_payload(greeting: &Greeting, scramble: &[u8; SCRAMBLE_LEN]) -> Vec<u8> {
+fn greeting_payload(greeting: &Greeting, scramble: &[u8; SCRAMBLE_LEN], tls: bool) -> Vec<u8> {
     let (head, tail) = scramble.split_at(8);
     let mut scramble_1 = [0u8; 8];
     scramble_1.copy_from_slice(head);
@@ -179,7 +215,11 @@ fn greeting_payload(greeting: &Greeting, scramble: &[u8; SCRAMBLE_LEN]) -> Vec<u
         greeting.connection_id,
         scramble_1,
         Some(scramble_2),
-        server_capabilities(),
+        if tls {
+            server_capabilities() | CapabilityFlags::CLIENT_SSL
+        } else {
+            server_capabilities()
+        },
         DEFAULT_COLLATION,
         StatusFlags::SERVER_STATUS_AUTOCOMMIT,
         Some(NATIVE_PASSWORD),
@@ -187,6 +227,25 @@ fn greeting_payload(greeting: &Greeting, scramble: &[u8; SCRAMBLE_LEN]) -> Vec<u
     let mut payload = Vec::new();
     packet.serialize(&mut payload);
     payload
+}
+
+/// Sends an AuthSwitchRequest to `plugin` with `scramble` and reads the client's answer.
+async fn switch_plugin<S>(
+    io: &mut PacketIo<S>,
+    plugin: &[u8],
+    scramble: &[u8],
+) -> Result<Vec<u8>, ProtocolError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    // MySQL sends the scramble NUL-terminated here too; clients strip the NUL.
+    let mut data = scramble.to_vec();
+    data.push(0);
+    let mut switch = Vec::new();
+    AuthSwitchRequest::new(plugin, data).serialize(&mut switch);
+    io.write_packet(&switch);
+    io.flush().await?;
+    read_required(io).await
 }
 
 async fn read_required<S>(io: &mut PacketIo<S>) -> Result<Vec<u8>, ProtocolError>
@@ -201,13 +260,27 @@ where
 /// The ERR packet to send (code, SQLSTATE, message) and the error to return.
 type Rejection = (u16, &'static str, String, ProtocolError);
 
-/// Decodes a HandshakeResponse41, refusing what this server cannot serve.
-pub(crate) fn parse_response(payload: &[u8]) -> Result<HandshakeResponse<'_>, Rejection> {
-    let flags = payload
+/// The capability flags a handshake response starts with.
+fn flags(payload: &[u8]) -> CapabilityFlags {
+    payload
         .get(..4)
         .and_then(|b| b.try_into().ok())
         .map(|b: [u8; 4]| CapabilityFlags::from_bits_truncate(u32::from_le_bytes(b)))
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// An SSLRequest: the first 32 bytes of a handshake response, with CLIENT_SSL.
+fn is_ssl_request(payload: &[u8]) -> bool {
+    payload.len() == 32 && flags(payload).contains(CapabilityFlags::CLIENT_SSL)
+}
+
+/// Decodes a HandshakeResponse41, refusing what this server cannot serve; `secure`: it came
+/// over TLS.
+pub(crate) fn parse_response(
+    payload: &[u8],
+    secure: bool,
+) -> Result<HandshakeResponse<'_>, Rejection> {
+    let flags = flags(payload);
     if !flags.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
         let message = "Client does not support authentication protocol requested by server; \
                        consider upgrading MySQL client";
@@ -218,7 +291,7 @@ pub(crate) fn parse_response(payload: &[u8]) -> Result<HandshakeResponse<'_>, Re
             ProtocolError::Unsupported("client without CLIENT_PROTOCOL_41".into()),
         ));
     }
-    if flags.contains(CapabilityFlags::CLIENT_SSL) {
+    if flags.contains(CapabilityFlags::CLIENT_SSL) && !secure {
         return Err((
             ER_HANDSHAKE_ERROR,
             "08S01",

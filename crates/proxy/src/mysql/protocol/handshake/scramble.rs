@@ -34,6 +34,13 @@ pub(crate) fn verify_native(scramble: &[u8], password: &str, response: &[u8]) ->
     }
 }
 
+/// Checks a password sent in the clear, NUL-terminated (caching_sha2_password's full
+/// authentication, only ever asked for over TLS).
+pub(crate) fn verify_clear(password: &str, response: &[u8]) -> bool {
+    let sent = response.strip_suffix(&[0]).unwrap_or(response);
+    constant_time_eq(password.as_bytes(), sent)
+}
+
 /// Compares without an early exit, so timing does not reveal how many leading bytes matched.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
@@ -65,6 +72,14 @@ mod tests {
         assert!(!verify_native(&scramble, "secret", b""));
         let other = new_scramble().unwrap();
         assert!(!verify_native(&other, "secret", &answer));
+    }
+
+    #[test]
+    fn clear_password_is_compared_without_its_nul() {
+        assert!(verify_clear("secret", b"secret\0"));
+        assert!(verify_clear("", b"\0"));
+        assert!(!verify_clear("secret", b"secre\0"));
+        assert!(!verify_clear("secret", b"secret\0\0"));
     }
 
     #[test]
