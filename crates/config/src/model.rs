@@ -117,7 +117,7 @@ impl fmt::Debug for User {
 }
 
 /// Global `props`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Props {
     /// `sql-show`: log the SQL sent to each shard.
     pub sql_show: bool,
@@ -129,6 +129,24 @@ pub struct Props {
     /// shutdown lets statements that started finish (and extended-protocol batches reach their
     /// Sync) before it closes the connections anyway.
     pub shutdown_drain_timeout: std::time::Duration,
+    /// `statement-memory-bytes` (Keyshard's own; default 256 MiB): a statement estimated to
+    /// take more of the proxy's memory is refused before it is parsed.
+    pub statement_memory: usize,
+    /// `memory-budget-bytes` (Keyshard's own; default 1 GiB): what all statements in flight
+    /// may take together; a statement that does not fit waits.
+    pub memory_budget: usize,
+}
+
+impl Default for Props {
+    fn default() -> Self {
+        Self {
+            sql_show: false,
+            idle_in_transaction_timeout: None,
+            shutdown_drain_timeout: std::time::Duration::from_secs(30),
+            statement_memory: 256 << 20,
+            memory_budget: 1 << 30,
+        }
+    }
 }
 
 /// The sharding rule: which logic tables are split across which data nodes, and how.

@@ -97,6 +97,12 @@ pub(crate) struct RawProps {
     /// Keyshard's own: how long shutdown waits for running statements (default 30 s).
     #[serde(rename = "shutdown-drain-timeout-milliseconds")]
     pub shutdown_drain_timeout_ms: Option<u64>,
+    /// Keyshard's own: the most memory one statement may take (default 256 MiB).
+    #[serde(rename = "statement-memory-bytes")]
+    pub statement_memory_bytes: Option<u64>,
+    /// Keyshard's own: the memory all statements in flight may take (default 1 GiB).
+    #[serde(rename = "memory-budget-bytes")]
+    pub memory_budget_bytes: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

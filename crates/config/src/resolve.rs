@@ -69,6 +69,7 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
     };
     let broadcast_tables = broadcast.unwrap_or_default();
     check_broadcast(&raw.rules, &broadcast_tables, &sharding)?;
+    let defaults = Props::default();
     Ok(Config {
         mode: mode::resolve(raw.mode.as_ref(), &data_sources, base_dir)?,
         server: server(raw.server.as_ref(), base_dir)?,
@@ -78,9 +79,12 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
             idle_in_transaction_timeout: (raw.props.idle_in_transaction_timeout_ms > 0).then(
                 || std::time::Duration::from_millis(raw.props.idle_in_transaction_timeout_ms),
             ),
-            shutdown_drain_timeout: std::time::Duration::from_millis(
-                raw.props.shutdown_drain_timeout_ms.unwrap_or(30_000),
+            shutdown_drain_timeout: raw.props.shutdown_drain_timeout_ms.map_or(
+                defaults.shutdown_drain_timeout,
+                std::time::Duration::from_millis,
             ),
+            statement_memory: bytes(raw.props.statement_memory_bytes, defaults.statement_memory),
+            memory_budget: bytes(raw.props.memory_budget_bytes, defaults.memory_budget),
         },
         database_name: raw.database_name,
         data_sources,
@@ -116,6 +120,11 @@ fn check_broadcast(
         }
     }
     Ok(())
+}
+
+/// A byte count from the YAML, `default` when absent; beyond the address space, all of it.
+fn bytes(raw: Option<u64>, default: usize) -> usize {
+    raw.map_or(default, |b| usize::try_from(b).unwrap_or(usize::MAX))
 }
 
 fn server(raw: Option<&RawServer>, base_dir: &Path) -> Result<Server, ConfigError> {

@@ -18,6 +18,7 @@ use crate::catalog;
 use crate::control::{self, Control};
 use crate::distsql::{self, DistSql};
 use crate::error::{Error, ErrorKind};
+use crate::memory::MemoryBudget;
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes, typed};
@@ -34,6 +35,7 @@ pub struct Engine {
     next_connection_id: AtomicU32,
     coordination: Option<Arc<dyn Repository>>,
     logins: LoginThrottle,
+    memory: MemoryBudget,
 }
 
 impl Engine {
@@ -55,6 +57,7 @@ impl Engine {
                 config.broadcast_tables.clone(),
             )
         };
+        let memory = MemoryBudget::new(config.props.statement_memory, config.props.memory_budget);
         Ok(Self {
             mysql: router(Dialect::MySql),
             postgres: router(Dialect::Postgres),
@@ -64,6 +67,7 @@ impl Engine {
             next_connection_id: AtomicU32::new(1),
             coordination,
             logins: LoginThrottle::default(),
+            memory,
         })
     }
 
@@ -144,8 +148,13 @@ impl Engine {
         session.transaction_type = None;
     }
 
-    /// Answers one statement sent as text.
+    /// Answers one statement sent as text, within the memory budget.
     pub async fn query(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
+        let _held = self.memory.reserve(sql, 0).await?;
+        self.query_text(session, sql).await
+    }
+
+    async fn query_text(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
         if let Some(control) = control::parse(sql) {
             return self.control(session, control).await;
         }
@@ -173,7 +182,7 @@ impl Engine {
             return self.insert_by_shape(session, sql, &shape).await;
         }
         let statement = self.statement(sql, session.dialect).await?;
-        self.execute(session, &statement, &[]).await
+        self.execute_statement(session, &statement, &[]).await
     }
 
     /// An INSERT sent as text: bound through its shape when that is known to plan it as
@@ -217,12 +226,13 @@ impl Engine {
                 |insert| typed::slots(insert, &self.backend),
             );
         }
-        self.execute(session, &statement, &[]).await
+        self.execute_statement(session, &statement, &[]).await
     }
 
     /// Prepares a statement: parsed and planned once, bound at each execution. A statement the
     /// router does not plan runs as text at each execution.
     pub async fn prepare(&self, sql: &str, dialect: Dialect) -> Result<Statement, Error> {
+        let _held = self.memory.reserve(sql, 0).await?;
         if self.answers_itself(sql, dialect) {
             return Ok(text(sql));
         }
@@ -244,8 +254,25 @@ impl Engine {
         }
     }
 
-    /// Executes a prepared statement with `params`.
+    /// Executes a prepared statement with `params`, within the memory budget.
     pub async fn execute(
+        &self,
+        session: &mut Session,
+        statement: &Statement,
+        params: &[Value],
+    ) -> Result<Reply, Error> {
+        let text = match &statement.kind {
+            StatementKind::Text(sql) => sql.as_str(),
+            _ => "",
+        };
+        let _held = self
+            .memory
+            .reserve(text, params.iter().map(size_of_value).sum())
+            .await?;
+        self.execute_statement(session, statement, params).await
+    }
+
+    async fn execute_statement(
         &self,
         session: &mut Session,
         statement: &Statement,
@@ -254,7 +281,7 @@ impl Engine {
         let (plan, reads) = match &statement.kind {
             StatementKind::Text(sql) => {
                 let sql = sql.clone();
-                return Box::pin(self.query(session, &sql)).await;
+                return Box::pin(self.query_text(session, &sql)).await;
             }
             StatementKind::Insert(insert) => {
                 (self.bind_insert(|| insert.bind(params)).await?, false)
@@ -498,4 +525,14 @@ fn strip_keyword<'a>(sql: &'a str, keyword: &str) -> Option<&'a str> {
     let rest = &sql[keyword.len()..];
     (head.eq_ignore_ascii_case(keyword) && rest.starts_with(char::is_whitespace))
         .then(|| rest.trim())
+}
+
+/// About what a bound parameter takes in memory.
+fn size_of_value(value: &Value) -> usize {
+    let heap = match value {
+        Value::Text(s) => s.len(),
+        Value::Bytes(b) => b.len(),
+        _ => 0,
+    };
+    heap + std::mem::size_of::<Value>()
 }

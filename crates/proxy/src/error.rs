@@ -37,6 +37,8 @@ pub enum ErrorKind {
     Transaction,
     /// More data than the configured bound (a long parameter, a packet).
     TooLarge,
+    /// A statement that would take more of the proxy's memory than allowed.
+    OutOfMemory,
     /// More prepared statements on one connection than allowed.
     TooManyStatements,
     /// The client was idle in a transaction for longer than allowed.
@@ -96,6 +98,7 @@ impl Error {
             ErrorKind::Malformed => (1047, "08S01"),
             ErrorKind::Transaction => (1568, "25001"),
             ErrorKind::TooLarge => (1153, "08S01"),
+            ErrorKind::OutOfMemory => (1037, "HY001"),
             ErrorKind::TooManyStatements => (1461, "42000"),
             ErrorKind::IdleInTransaction => (4031, "HY000"),
             // Keyshard's own codes, in ShardingSphere's vendor range: no MySQL error means
@@ -137,6 +140,7 @@ impl Error {
             ErrorKind::Malformed => "08P01",
             ErrorKind::Transaction => "25P02",
             ErrorKind::TooLarge => "54000",
+            ErrorKind::OutOfMemory => "53200",
             ErrorKind::TooManyStatements => "53000",
             ErrorKind::IdleInTransaction => "25P03",
             ErrorKind::PartialCommit => "XAKS1",

@@ -13,6 +13,7 @@ mod engine;
 mod error;
 #[cfg(test)]
 mod fuzzing;
+mod memory;
 pub mod mysql;
 pub mod postgres;
 mod reply;

@@ -121,7 +121,7 @@ pub async fn serve(
                 break;
             }
         };
-        let keep_going = connection.command(&mut io, &payload).await;
+        let keep_going = connection.command(&mut io, payload).await;
         if io.flush().await.is_err() || !keep_going {
             break;
         }
@@ -190,7 +190,7 @@ const MAX_PREPARED_STATEMENTS: usize = 16_382;
 
 impl Connection {
     /// Handles one command; `false` when the connection should close.
-    async fn command(&mut self, io: &mut PacketIo<Stream>, payload: &[u8]) -> bool {
+    async fn command(&mut self, io: &mut PacketIo<Stream>, payload: Vec<u8>) -> bool {
         let command = match decode_command(payload) {
             Ok(command) => command,
             Err(e) => {

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 
 use bytes::{Buf, BytesMut};
+use pgwire::messages::simplequery::Query;
 use pgwire::messages::{DecodeContext, PgWireBackendMessage, PgWireFrontendMessage};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -22,6 +23,8 @@ const MAX_AUTH_MESSAGE: usize = 65_535;
 /// How much buffer one read may add: a message is buffered as its bytes arrive, not as its
 /// header announces.
 const READ_CHUNK: usize = 64 << 10;
+/// A simple Query longer than this is read into its own string (see `read_large_query`).
+const LARGE_QUERY: usize = 1 << 20;
 /// Startup packets are small; PostgreSQL refuses ones over 10 000 bytes.
 const MAX_STARTUP: usize = 10_000;
 /// Output is written out once this much has accumulated, even before the protocol's flush
@@ -153,11 +156,50 @@ impl Wire {
                 char::from(self.read[0]).escape_default()
             )));
         }
+        if self.read[0] == b'Q' && len > LARGE_QUERY {
+            return self.read_large_query(len).await.map(Some);
+        }
         if !self.fill(1 + len).await? {
             return Ok(None);
         }
         let message = self.read.split_to(1 + len);
         decode_message(message, &self.context).map(Some)
+    }
+
+    /// A large simple Query (a multi-row INSERT of megabytes), read straight into its own
+    /// string: through the shared buffer it would take that buffer's doubling and a copy more.
+    /// Not cancel safe, unlike the path for other messages: the connection closes whenever a
+    /// read is cancelled.
+    async fn read_large_query(&mut self, len: usize) -> Result<PgWireFrontendMessage, WireError> {
+        let body_len = len - 4;
+        let buffered = self.read.len().min(1 + len);
+        let mut body = Vec::with_capacity(body_len);
+        body.extend_from_slice(&self.read[5..buffered]);
+        self.read.advance(buffered);
+        let missing = (body_len - body.len()) as u64;
+        (&mut self.stream)
+            .take(missing)
+            .read_to_end(&mut body)
+            .await?;
+        if body.len() < body_len {
+            return Err(WireError::Malformed("connection closed mid-message".into()));
+        }
+        if body.iter().position(|&b| b == 0) != Some(body_len - 1) {
+            return Err(WireError::Malformed(
+                "message 'Q': the query is not one NUL-terminated string".into(),
+            ));
+        }
+        body.pop();
+        match String::from_utf8(body) {
+            Ok(query) => Ok(PgWireFrontendMessage::Query(Query::new(query))),
+            Err(e) => {
+                let byte = e.as_bytes().get(e.utf8_error().valid_up_to());
+                Err(WireError::NotUtf8 {
+                    byte: byte.copied().unwrap_or_default(),
+                    extended: false,
+                })
+            }
+        }
     }
 
     /// Queues a message; writes the buffer out when it has grown large.

@@ -60,7 +60,7 @@ fn mutations(rng: &mut Rng, payload: &[u8]) -> Vec<Vec<u8>> {
 }
 
 fn exercise_command(rng: &mut Rng, payload: &[u8]) {
-    let Ok(Command::StmtExecute(req)) = decode_command(payload) else {
+    let Ok(Command::StmtExecute(req)) = decode_command(payload.to_vec()) else {
         return;
     };
     for param_count in [0, 1, 2, 3, 8, 9, 17, rng.below(64)] {

@@ -43,7 +43,7 @@ async fn serve(mut io: PacketIo<DuplexStream>) -> Result<(), ProtocolError> {
         let Some(payload) = io.read_packet().await? else {
             return Ok(());
         };
-        match decode_command(&payload)? {
+        match decode_command(payload)? {
             Command::Query(sql) => {
                 assert_eq!(sql, "SELECT id, name FROM t_order");
                 let columns = [ResultColumn::int("id"), ResultColumn::text("name")];

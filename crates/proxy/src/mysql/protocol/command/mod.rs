@@ -52,18 +52,29 @@ pub enum Command {
 }
 
 /// Decodes a command packet's payload.
-pub fn decode_command(payload: &[u8]) -> Result<Command, ProtocolError> {
-    let Some((&code, body)) = payload.split_first() else {
+pub fn decode_command(payload: Vec<u8>) -> Result<Command, ProtocolError> {
+    let Some(&code) = payload.first() else {
         return Err(ProtocolError::malformed("empty command packet"));
     };
+    // A statement is taken out of its packet without a copy: it may be 64 MiB.
+    let statement = |mut text: Vec<u8>, what: &str| {
+        text.remove(0);
+        String::from_utf8(text)
+            .map_err(|_| ProtocolError::malformed(format!("{what} is not valid UTF-8")))
+    };
+    if code == Code::COM_QUERY as u8 {
+        return Ok(Command::Query(statement(payload, "query")?));
+    }
+    if code == Code::COM_STMT_PREPARE as u8 {
+        return Ok(Command::StmtPrepare(statement(payload, "statement")?));
+    }
+    let body = &payload[1..];
     let command = match code {
-        c if c == Code::COM_QUERY as u8 => Command::Query(utf8(body, "query")?),
         c if c == Code::COM_INIT_DB as u8 => Command::InitDb(utf8(body, "database name")?),
         c if c == Code::COM_PING as u8 => Command::Ping,
         c if c == Code::COM_QUIT as u8 => Command::Quit,
         c if c == Code::COM_STATISTICS as u8 => Command::Statistics,
         c if c == Code::COM_RESET_CONNECTION as u8 => Command::ResetConnection,
-        c if c == Code::COM_STMT_PREPARE as u8 => Command::StmtPrepare(utf8(body, "statement")?),
         c if c == Code::COM_STMT_EXECUTE as u8 => {
             Command::StmtExecute(ExecuteRequest::decode(body)?)
         }

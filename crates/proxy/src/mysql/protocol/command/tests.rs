@@ -13,39 +13,45 @@ use super::*;
 #[test]
 fn decodes_simple_commands() {
     assert_eq!(
-        decode_command(b"\x03SELECT 1").unwrap(),
+        decode_command(b"\x03SELECT 1".to_vec()).unwrap(),
         Command::Query("SELECT 1".into())
     );
     assert_eq!(
-        decode_command(b"\x02shop").unwrap(),
+        decode_command(b"\x02shop".to_vec()).unwrap(),
         Command::InitDb("shop".into())
     );
-    assert_eq!(decode_command(b"\x0e").unwrap(), Command::Ping);
-    assert_eq!(decode_command(b"\x01").unwrap(), Command::Quit);
-    assert_eq!(decode_command(b"\x09").unwrap(), Command::Statistics);
-    assert_eq!(decode_command(b"\x1f").unwrap(), Command::ResetConnection);
+    assert_eq!(decode_command(b"\x0e".to_vec()).unwrap(), Command::Ping);
+    assert_eq!(decode_command(b"\x01".to_vec()).unwrap(), Command::Quit);
     assert_eq!(
-        decode_command(b"\x16INSERT INTO t VALUES (?)").unwrap(),
+        decode_command(b"\x09".to_vec()).unwrap(),
+        Command::Statistics
+    );
+    assert_eq!(
+        decode_command(b"\x1f".to_vec()).unwrap(),
+        Command::ResetConnection
+    );
+    assert_eq!(
+        decode_command(b"\x16INSERT INTO t VALUES (?)".to_vec()).unwrap(),
         Command::StmtPrepare("INSERT INTO t VALUES (?)".into())
     );
     assert_eq!(
-        decode_command(b"\x19\x07\0\0\0").unwrap(),
+        decode_command(b"\x19\x07\0\0\0".to_vec()).unwrap(),
         Command::StmtClose(7)
     );
     assert_eq!(
-        decode_command(b"\x1a\x07\0\0\0").unwrap(),
+        decode_command(b"\x1a\x07\0\0\0".to_vec()).unwrap(),
         Command::StmtReset(7)
     );
     assert_eq!(
-        decode_command(b"\x1b\x01\x00").unwrap(),
+        decode_command(b"\x1b\x01\x00".to_vec()).unwrap(),
         Command::SetOption(1)
     );
     assert_eq!(
-        decode_command(b"\x04t_order\0%").unwrap(),
+        decode_command(b"\x04t_order\0%".to_vec()).unwrap(),
         Command::FieldList("t_order".into())
     );
     assert_eq!(
-        decode_command(b"\x11whatever").unwrap(),
+        decode_command(b"\x11whatever".to_vec()).unwrap(),
         Command::Unknown(0x11)
     );
 }
@@ -53,7 +59,7 @@ fn decodes_simple_commands() {
 #[test]
 fn decodes_long_data() {
     assert_eq!(
-        decode_command(b"\x18\x02\0\0\0\x01\0chunk").unwrap(),
+        decode_command(b"\x18\x02\0\0\0\x01\0chunk".to_vec()).unwrap(),
         Command::StmtSendLongData {
             stmt_id: 2,
             param: 1,
@@ -64,15 +70,15 @@ fn decodes_long_data() {
 
 #[test]
 fn rejects_bad_payloads() {
-    assert!(decode_command(b"").is_err());
-    assert!(decode_command(b"\x03\xff\xfe").is_err());
-    assert!(decode_command(b"\x19\x07\0").is_err());
-    assert!(decode_command(b"\x18\x02\0\0\0\x01").is_err());
-    assert!(decode_command(b"\x17\x01\0\0\0\0\x01\0\0").is_err());
+    assert!(decode_command(b"".to_vec()).is_err());
+    assert!(decode_command(b"\x03\xff\xfe".to_vec()).is_err());
+    assert!(decode_command(b"\x19\x07\0".to_vec()).is_err());
+    assert!(decode_command(b"\x18\x02\0\0\0\x01".to_vec()).is_err());
+    assert!(decode_command(b"\x17\x01\0\0\0\0\x01\0\0".to_vec()).is_err());
 }
 
 fn execute(payload: &[u8]) -> ExecuteRequest {
-    match decode_command(payload).unwrap() {
+    match decode_command(payload.to_vec()).unwrap() {
         Command::StmtExecute(req) => req,
         other => panic!("not an execute: {other:?}"),
     }
@@ -298,7 +304,7 @@ fn long_data_replaces_the_parameter() {
     for chunk in [&b"hello "[..], b"world"] {
         let mut payload = Vec::new();
         ComStmtSendLongData::new(3, 1, chunk).serialize(&mut payload);
-        match decode_command(&payload).unwrap() {
+        match decode_command(payload).unwrap() {
             Command::StmtSendLongData {
                 stmt_id: 3,
                 param: 1,

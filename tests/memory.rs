@@ -1,0 +1,146 @@
+//! A statement too big for the proxy's memory is refused before it is parsed, on both
+//! frontends, and the process stays small: `keyshard serve` runs as its own process here so
+//! that its peak resident memory (VmHWM) is its alone.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Serving, TempDir, free_port, serve};
+use sqlx::Connection;
+use sqlx::mysql::MySqlConnection;
+use sqlx::postgres::PgConnection;
+
+const CREATE: &str =
+    "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
+
+/// The shipped configuration on SQLite files in `dir`, with both frontends.
+fn start(dir: &TempDir) -> (Serving, u16, u16) {
+    let (mysql, postgres) = (free_port(), free_port());
+    let yaml = keyshard_config::embedded_default()
+        .replace("sqlite://../data/", &format!("sqlite://{}/", dir.0.display()))
+        .replace(
+            "  mysql:\n    listen: 127.0.0.1:3307",
+            &format!(
+                "  mysql:\n    listen: 127.0.0.1:{mysql}\n  postgres:\n    listen: 127.0.0.1:{postgres}"
+            ),
+        );
+    let path = dir.0.join("keyshard.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    (serve(&path), mysql, postgres)
+}
+
+async fn retry<C, F: Future<Output = Result<C, sqlx::Error>>>(connect: impl Fn() -> F) -> C {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match connect().await {
+            Ok(conn) => return conn,
+            Err(e) if Instant::now() > deadline => panic!("{e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+/// The peak resident memory of process `pid`, in MiB.
+fn peak_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib / 1024
+}
+
+const INSERT: &str = "INSERT INTO t_order (user_id, status) VALUES ";
+
+/// A multi-row INSERT of about `mib` MiB.
+fn insert_of(mib: usize) -> String {
+    let mut sql = String::from(INSERT);
+    let mut i = 0;
+    while sql.len() < mib << 20 {
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push_str(&format!("({},'s{}')", i % 1000, i % 7));
+        i += 1;
+    }
+    sql
+}
+
+/// A connection to either frontend.
+enum Client {
+    MySql(MySqlConnection),
+    Postgres(PgConnection),
+}
+
+impl Client {
+    async fn connect(frontend: &str, mysql_port: u16, pg_port: u16) -> Self {
+        if frontend == "mysql" {
+            let url = format!("mysql://root:root@127.0.0.1:{mysql_port}/sharding_db");
+            Client::MySql(retry(|| MySqlConnection::connect(&url)).await)
+        } else {
+            let url = format!("postgres://root:root@127.0.0.1:{pg_port}/sharding_db");
+            Client::Postgres(retry(|| PgConnection::connect(&url)).await)
+        }
+    }
+
+    /// Runs `sql` as text; the rows it changed.
+    async fn run(&mut self, sql: &str) -> Result<u64, sqlx::Error> {
+        Ok(match self {
+            Client::MySql(c) => sqlx::raw_sql(sql).execute(c).await?.rows_affected(),
+            Client::Postgres(c) => sqlx::raw_sql(sql).execute(c).await?.rows_affected(),
+        })
+    }
+
+    async fn count(&mut self) -> i64 {
+        let sql = "SELECT COUNT(*) FROM t_order";
+        match self {
+            Client::MySql(c) => sqlx::query_scalar(sql).fetch_one(c).await.unwrap(),
+            Client::Postgres(c) => sqlx::query_scalar(sql).fetch_one(c).await.unwrap(),
+        }
+    }
+}
+
+/// Sends a 63 MiB INSERT to a fresh proxy on `frontend`, which must refuse it with `code`
+/// and stay under 200 MiB, then a 4,000-row INSERT on the same connection, which works.
+async fn refused_in_little_memory(frontend: &str, code: &str) {
+    let dir = TempDir::new(&format!("memory_{frontend}"));
+    let (server, mysql_port, pg_port) = start(&dir);
+    let pid = server.id();
+    let mut client = Client::connect(frontend, mysql_port, pg_port).await;
+    client.run(CREATE).await.unwrap();
+
+    // Just under the 64 MiB packet limit.
+    let error = client.run(&insert_of(63)).await.unwrap_err();
+    let error = error.as_database_error().unwrap();
+    let got = match error.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>() {
+        Some(mysql) => mysql.number().to_string(),
+        None => error.code().unwrap_or_default().into_owned(),
+    };
+    assert_eq!(got, code, "{error}");
+    assert!(
+        error.message().contains("statement-memory-bytes"),
+        "{error}"
+    );
+    assert!(
+        peak_mib(pid) < 200,
+        "peak resident memory {} MiB",
+        peak_mib(pid)
+    );
+
+    // The connection goes on, and a bulk INSERT within the limit works.
+    let bulk = format!("{INSERT}{}", vec!["(1,'a')"; 4000].join(","));
+    assert_eq!(client.run(&bulk).await.unwrap(), 4000);
+    assert_eq!(client.count().await, 4000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_too_big_for_memory_is_refused_on_the_mysql_frontend() {
+    refused_in_little_memory("mysql", "1037").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_too_big_for_memory_is_refused_on_the_postgresql_frontend() {
+    refused_in_little_memory("postgres", "53200").await;
+}
