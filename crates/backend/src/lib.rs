@@ -34,7 +34,7 @@ pub use outcome::{Column, Outcome};
 pub use pool::Pool;
 pub use recovery::Recovered;
 pub use reuse::Connections;
-pub use transaction::Transaction;
+pub use transaction::{SavepointCommand, Transaction};
 pub use xa::XaCoordinator;
 
 /// Every configured data source, with the metadata of the logic tables on them.

@@ -35,6 +35,27 @@ pub struct Transaction {
     xa: Option<XaTransaction>,
     /// Never two-phase, whatever the backend's transaction type.
     local: bool,
+    /// The client's savepoints, oldest first. A branch that begins later sets them all at
+    /// once, so that rolling back to one undoes that branch's work too.
+    savepoints: Vec<Savepoint>,
+}
+
+/// A client's savepoint.
+#[derive(Debug, Clone)]
+struct Savepoint {
+    /// As the client wrote it (quoted or not), to send on.
+    sql: String,
+    /// As names compare.
+    key: String,
+}
+
+/// What a savepoint command does to the savepoints after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SavepointCommand {
+    /// `ROLLBACK TO SAVEPOINT`: undo what followed it, keep it.
+    RollbackTo,
+    /// `RELEASE SAVEPOINT`: forget it and those after it, keep the work.
+    Release,
 }
 
 impl Default for Transaction {
@@ -51,6 +72,7 @@ impl Transaction {
             branches: Vec::new(),
             xa: None,
             local: false,
+            savepoints: Vec::new(),
         }
     }
 
@@ -66,6 +88,11 @@ impl Transaction {
     /// The data sources it holds a connection on.
     pub fn data_sources(&self) -> impl Iterator<Item = &str> {
         self.branches.iter().map(Branch::data_source)
+    }
+
+    /// Whether the client set a savepoint of this name (`key`, as names compare).
+    pub fn has_savepoint(&self, key: &str) -> bool {
+        self.savepoints.iter().any(|s| s.key == key)
     }
 
     fn branch(&mut self, data_source: &str) -> Option<&mut Branch> {
@@ -110,6 +137,17 @@ impl Backend {
                 .begin()
                 .await
                 .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+            if !transaction.savepoints.is_empty() {
+                let set: Vec<String> = transaction
+                    .savepoints
+                    .iter()
+                    .map(|s| format!("SAVEPOINT {}", s.sql))
+                    .collect();
+                branch
+                    .command(&set.join("; "))
+                    .await
+                    .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+            }
             transaction.branches.push(branch);
         }
         // One unit is one statement on one database, atomic by itself; several units (shards
@@ -144,6 +182,48 @@ impl Backend {
             Some(error) => Err(error),
             None => Outcome::of(plan, results),
         }
+    }
+
+    /// Sets savepoint `sql` (compared as `key`) on every branch, and on those that begin
+    /// later. An older savepoint of the same name is forgotten when `replaces` (MySQL) and
+    /// shadowed otherwise (PostgreSQL).
+    pub async fn savepoint(
+        &self,
+        transaction: &mut Transaction,
+        sql: &str,
+        key: &str,
+        replaces: bool,
+    ) -> Result<(), BackendError> {
+        on_every_branch(transaction, &format!("SAVEPOINT {sql}")).await?;
+        if replaces {
+            transaction.savepoints.retain(|s| s.key != key);
+        }
+        transaction.savepoints.push(Savepoint {
+            sql: sql.to_owned(),
+            key: key.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// Rolls back to or releases the latest savepoint named `key` on every branch; `false`
+    /// when there is none.
+    pub async fn end_savepoint(
+        &self,
+        transaction: &mut Transaction,
+        key: &str,
+        command: SavepointCommand,
+    ) -> Result<bool, BackendError> {
+        let Some(at) = transaction.savepoints.iter().rposition(|s| s.key == key) else {
+            return Ok(false);
+        };
+        let sql = &transaction.savepoints[at].sql;
+        let (statement, keep) = match command {
+            SavepointCommand::RollbackTo => (format!("ROLLBACK TO SAVEPOINT {sql}"), at + 1),
+            SavepointCommand::Release => (format!("RELEASE SAVEPOINT {sql}"), at),
+        };
+        on_every_branch(transaction, &statement).await?;
+        transaction.savepoints.truncate(keep);
+        Ok(true)
     }
 
     /// Commits every data source's branch: in one phase when there is one, else as the
@@ -355,6 +435,15 @@ impl Backend {
             Err(e) => Decision::Unknown(format!("data source '{data_source}': {e}")),
         }
     }
+}
+
+/// Sends `sql` on every branch of `transaction`.
+async fn on_every_branch(transaction: &mut Transaction, sql: &str) -> Result<(), BackendError> {
+    for branch in &mut transaction.branches {
+        let done = branch.command(sql).await;
+        done.map_err(|e| BackendError::from_sqlx(branch.data_source(), e))?;
+    }
+    Ok(())
 }
 
 async fn on_each(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use keyshard_backend::{Backend, Outcome, Transaction};
+use keyshard_backend::{Backend, Outcome, SavepointCommand, Transaction};
 use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
@@ -15,7 +15,7 @@ use keyshard_router::{
 
 use crate::admin;
 use crate::catalog;
-use crate::control::{self, Control};
+use crate::control::{self, Control, SavepointName};
 use crate::distsql::{self, DistSql};
 use crate::error::{Error, ErrorKind};
 use crate::memory::MemoryBudget;
@@ -133,6 +133,7 @@ impl Engine {
     /// Ends what `session` holds open when its client leaves: an open transaction is rolled
     /// back on every shard.
     pub async fn close_session(&self, session: &mut Session) {
+        session.failed = false;
         if let Some(transaction) = session.transaction.take()
             && let Err(e) = self.backend.rollback(transaction).await
         {
@@ -150,8 +151,13 @@ impl Engine {
 
     /// Answers one statement sent as text, within the memory budget.
     pub async fn query(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
+        session.refuse_when_failed(Some(sql))?;
         let _held = self.memory.reserve(sql, 0).await?;
-        self.query_text(session, sql).await
+        let reply = self.query_text(session, sql).await;
+        if reply.is_err() {
+            session.statement_failed();
+        }
+        reply
     }
 
     async fn query_text(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
@@ -262,14 +268,20 @@ impl Engine {
         params: &[Value],
     ) -> Result<Reply, Error> {
         let text = match &statement.kind {
-            StatementKind::Text(sql) => sql.as_str(),
-            _ => "",
+            StatementKind::Text(sql) => Some(sql.as_str()),
+            _ => None,
         };
+        session.refuse_when_failed(text)?;
+        let params_size = params.iter().map(size_of_value).sum();
         let _held = self
             .memory
-            .reserve(text, params.iter().map(size_of_value).sum())
+            .reserve(text.unwrap_or_default(), params_size)
             .await?;
-        self.execute_statement(session, statement, params).await
+        let reply = self.execute_statement(session, statement, params).await;
+        if reply.is_err() {
+            session.statement_failed();
+        }
+        reply
     }
 
     async fn execute_statement(
@@ -395,24 +407,111 @@ impl Engine {
     }
 
     /// BEGIN, COMMIT, ROLLBACK and `SET autocommit`, with MySQL's rules: BEGIN inside a
-    /// transaction commits it first, and turning autocommit back on commits.
+    /// transaction commits it first, and turning autocommit back on commits. COMMIT of a
+    /// failed PostgreSQL transaction rolls it back, as PostgreSQL does.
     async fn control(&self, session: &mut Session, control: Control) -> Result<Reply, Error> {
+        let chain = match &control {
+            Control::Savepoint(name) => return self.savepoint(session, name).await,
+            Control::RollbackTo(name) => {
+                return self
+                    .end_savepoint(session, name, SavepointCommand::RollbackTo)
+                    .await;
+            }
+            Control::Release(name) => {
+                return self
+                    .end_savepoint(session, name, SavepointCommand::Release)
+                    .await;
+            }
+            Control::Commit { chain } | Control::Rollback { chain } => *chain,
+            Control::Begin | Control::Autocommit(_) => false,
+        };
         let open = session.transaction.take();
-        let ended = match (control, open) {
-            (Control::Rollback, Some(transaction)) => self.backend.rollback(transaction).await,
+        let failed = std::mem::take(&mut session.failed);
+        let ended = match (&control, open) {
             (Control::Autocommit(false), open) => {
                 session.transaction = open;
                 Ok(())
             }
+            (Control::Rollback { .. }, Some(transaction)) => {
+                self.backend.rollback(transaction).await
+            }
+            (_, Some(transaction)) if failed => self.backend.rollback(transaction).await,
             (_, Some(transaction)) => self.backend.commit(transaction).await,
             (_, None) => Ok(()),
         };
         match control {
             Control::Begin => session.transaction = Some(self.new_transaction(session)),
             Control::Autocommit(on) => session.autocommit = on,
-            Control::Commit | Control::Rollback => {}
+            _ if chain => session.transaction = Some(self.new_transaction(session)),
+            _ => {}
         }
         ended?;
+        Ok(Reply::done())
+    }
+
+    /// `SAVEPOINT name`: on every data source the transaction holds, and on those it reaches
+    /// later. MySQL takes it outside a transaction too (it lasts until the statement ends).
+    async fn savepoint(&self, session: &mut Session, name: &SavepointName) -> Result<Reply, Error> {
+        let mysql = session.dialect == Dialect::MySql;
+        if session.transaction.is_none() {
+            if !mysql {
+                return Err(Error::new(
+                    ErrorKind::NoTransactionBlock,
+                    "SAVEPOINT can only be used in transaction blocks",
+                ));
+            }
+            if session.autocommit {
+                return Ok(Reply::done());
+            }
+            session.transaction = Some(self.new_transaction(session));
+        }
+        if let Some(transaction) = &mut session.transaction {
+            self.backend
+                .savepoint(transaction, &name.sql, &name.key, mysql)
+                .await?;
+        }
+        Ok(Reply::done())
+    }
+
+    /// `ROLLBACK TO SAVEPOINT name` or `RELEASE SAVEPOINT name` on every data source the
+    /// transaction holds. Rolling back to a savepoint ends PostgreSQL's failed state.
+    async fn end_savepoint(
+        &self,
+        session: &mut Session,
+        name: &SavepointName,
+        command: SavepointCommand,
+    ) -> Result<Reply, Error> {
+        let missing = |dialect| {
+            let message = match dialect {
+                Dialect::MySql => format!("SAVEPOINT {} does not exist", name.sql),
+                Dialect::Postgres => format!("savepoint \"{}\" does not exist", name.key),
+            };
+            Error::new(ErrorKind::NoSuchSavepoint, message)
+        };
+        let dialect = session.dialect;
+        let Some(transaction) = &mut session.transaction else {
+            if dialect == Dialect::MySql {
+                return Err(missing(dialect));
+            }
+            let what = match command {
+                SavepointCommand::RollbackTo => "ROLLBACK TO SAVEPOINT",
+                SavepointCommand::Release => "RELEASE SAVEPOINT",
+            };
+            return Err(Error::new(
+                ErrorKind::NoTransactionBlock,
+                format!("{what} can only be used in transaction blocks"),
+            ));
+        };
+        if !self
+            .backend
+            .end_savepoint(transaction, &name.key, command)
+            .await?
+        {
+            return Err(missing(dialect));
+        }
+        if command == SavepointCommand::RollbackTo {
+            session.failed = false;
+        }
         Ok(Reply::done())
     }
 

@@ -35,6 +35,12 @@ pub enum ErrorKind {
     Malformed,
     /// A statement that cannot run in the session's transaction state.
     Transaction,
+    /// PostgreSQL: the transaction block failed; only ROLLBACK is accepted.
+    TransactionAborted,
+    /// PostgreSQL: a savepoint command outside a transaction block.
+    NoTransactionBlock,
+    /// ROLLBACK TO or RELEASE of a savepoint that is not there.
+    NoSuchSavepoint,
     /// More data than the configured bound (a long parameter, a packet).
     TooLarge,
     /// A statement that would take more of the proxy's memory than allowed.
@@ -96,7 +102,10 @@ impl Error {
             ErrorKind::UnknownDatabase => (1049, "42000"),
             ErrorKind::UnknownStatement => (1243, "HY000"),
             ErrorKind::Malformed => (1047, "08S01"),
-            ErrorKind::Transaction => (1568, "25001"),
+            ErrorKind::Transaction
+            | ErrorKind::TransactionAborted
+            | ErrorKind::NoTransactionBlock => (1568, "25001"),
+            ErrorKind::NoSuchSavepoint => (1305, "42000"),
             ErrorKind::TooLarge => (1153, "08S01"),
             ErrorKind::OutOfMemory => (1037, "HY001"),
             ErrorKind::TooManyStatements => (1461, "42000"),
@@ -138,7 +147,10 @@ impl Error {
             ErrorKind::UnknownDatabase => "3D000",
             ErrorKind::UnknownStatement => "26000",
             ErrorKind::Malformed => "08P01",
-            ErrorKind::Transaction => "25P02",
+            ErrorKind::Transaction => "25001",
+            ErrorKind::TransactionAborted => "25P02",
+            ErrorKind::NoTransactionBlock => "25P01",
+            ErrorKind::NoSuchSavepoint => "3B001",
             ErrorKind::TooLarge => "54000",
             ErrorKind::OutOfMemory => "53200",
             ErrorKind::TooManyStatements => "53000",

@@ -4,6 +4,9 @@ use keyshard_backend::Transaction;
 use keyshard_config::TransactionType;
 use keyshard_router::{DdlPlan, Dialect, Direct, PreparedInsert, PreparedQuery};
 
+use crate::control::{self, Control};
+use crate::error::{Error, ErrorKind};
+
 /// A client connection's state, owned by its task.
 #[derive(Debug)]
 pub struct Session {
@@ -25,6 +28,9 @@ pub struct Session {
     /// How its statements and transactions that write to several data sources commit, once
     /// chosen with `SET DIST VARIABLE transaction_type`; `None`: the configured default.
     pub transaction_type: Option<TransactionType>,
+    /// PostgreSQL: a statement failed inside the transaction block, which then accepts only
+    /// ROLLBACK (or ROLLBACK TO a savepoint) until it ends.
+    pub failed: bool,
 }
 
 impl Session {
@@ -44,12 +50,43 @@ impl Session {
             autocommit: true,
             transaction: None,
             transaction_type: None,
+            failed: false,
         }
     }
 
     /// Whether a transaction is open.
     pub fn in_transaction(&self) -> bool {
         self.transaction.is_some()
+    }
+
+    /// PostgreSQL refuses everything but ROLLBACK (or ROLLBACK TO a savepoint, or COMMIT,
+    /// which then rolls back) in a failed transaction block; `sql` is `None` for a planned
+    /// statement.
+    pub fn refuse_when_failed(&self, sql: Option<&str>) -> Result<(), Error> {
+        if !self.failed {
+            return Ok(());
+        }
+        let ends_failure = sql.and_then(control::parse).is_some_and(|c| {
+            matches!(
+                c,
+                Control::Commit { .. } | Control::Rollback { .. } | Control::RollbackTo(_)
+            )
+        });
+        if ends_failure {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorKind::TransactionAborted,
+            "current transaction is aborted, commands ignored until end of transaction block",
+        ))
+    }
+
+    /// Records that a statement failed: in PostgreSQL that aborts the transaction block, in
+    /// MySQL only the statement is undone.
+    pub fn statement_failed(&mut self) {
+        if self.dialect == Dialect::Postgres && self.transaction.is_some() {
+            self.failed = true;
+        }
     }
 }
 

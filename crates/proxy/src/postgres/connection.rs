@@ -34,7 +34,6 @@ use super::formats::{check_format_codes, data_row, format_of, row_description};
 use super::pg_error::{PgError, unknown_portal, unknown_statement, wire_failed};
 use super::types;
 use super::wire::{Wire, WireError};
-use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
 use crate::tls::Stream;
@@ -109,7 +108,6 @@ pub async fn serve(
         portals: HashMap::new(),
         skipping: false,
         mid_batch: false,
-        transaction: TransactionStatus::Idle,
     };
     loop {
         // Shutdown closes the connection only between batches: a client must not lose the
@@ -176,7 +174,6 @@ struct Connection {
     portals: HashMap<String, Portal>,
     /// After an error in the extended protocol: skip messages until Sync.
     skipping: bool,
-    transaction: TransactionStatus,
 }
 
 /// A parsed statement (Parse), prepared once through the engine.
@@ -230,7 +227,7 @@ impl Connection {
             In::Close(close) => self.close(wire, close).await,
             In::Sync(_) => {
                 self.skipping = false;
-                if self.transaction == TransactionStatus::Idle {
+                if !self.session.in_transaction() {
                     self.portals.clear();
                 }
                 self.ready(wire).await?;
@@ -263,7 +260,14 @@ impl Connection {
     }
 
     async fn ready(&mut self, wire: &mut Wire) -> Result<(), WireError> {
-        wire.send(Out::ReadyForQuery(ReadyForQuery::new(self.transaction)))
+        let status = if self.session.failed {
+            TransactionStatus::Error
+        } else if self.session.in_transaction() {
+            TransactionStatus::Transaction
+        } else {
+            TransactionStatus::Idle
+        };
+        wire.send(Out::ReadyForQuery(ReadyForQuery::new(status)))
             .await?;
         wire.flush().await
     }
@@ -293,9 +297,7 @@ impl Connection {
     }
 
     async fn send_error(&mut self, wire: &mut Wire, error: &PgError) -> Result<(), WireError> {
-        if self.transaction == TransactionStatus::Transaction {
-            self.transaction = TransactionStatus::Error;
-        }
+        self.session.statement_failed();
         wire.send(Out::ErrorResponse(ErrorResponse::new(vec![
             (b'S', "ERROR".to_owned()),
             (b'V', "ERROR".to_owned()),
@@ -381,8 +383,10 @@ impl Connection {
         {
             self.frontend.engine.reset_session(&mut self.session).await;
             self.statements.clear();
-            self.transaction = TransactionStatus::Idle;
         }
+        self.session.refuse_when_failed(Some(sql))?;
+        // COMMIT of a failed transaction block rolls it back, and says so.
+        let rolls_back = self.session.failed;
         // DistSQL's `SET DIST VARIABLE` is the engine's, not a PostgreSQL setting.
         if crate::distsql::parse(sql).is_none()
             && let Some(answer) = admin::answer(sql, &mut self.settings)
@@ -390,32 +394,16 @@ impl Connection {
             return answer.map_err(PgError::from);
         }
         let engine = &self.frontend.engine;
-        let result = match statement {
+        let reply = match statement {
             Some(statement) => engine.execute(&mut self.session, statement, params).await,
             None => engine.query(&mut self.session, sql).await,
-        };
-        let ends_transaction = matches!(first.as_str(), "COMMIT" | "END" | "ROLLBACK" | "ABORT");
-        let reply = match result {
-            Ok(reply) => reply,
-            // Nothing is open when the engine has no transactions: ending none is a no-op,
-            // as PostgreSQL answers COMMIT outside a transaction with a warning only.
-            Err(Error {
-                kind: ErrorKind::Unsupported,
-                ..
-            }) if ends_transaction => Reply::done(),
-            Err(e) => {
-                if ends_transaction {
-                    self.transaction = TransactionStatus::Idle;
-                }
-                return Err(e.into());
-            }
-        };
-        match first.as_str() {
-            "BEGIN" | "START" => self.transaction = TransactionStatus::Transaction,
-            _ if ends_transaction => self.transaction = TransactionStatus::Idle,
+        }?;
+        if matches!(first.as_str(), "CREATE" | "DROP" | "ALTER" | "TRUNCATE") {
             // The tables' columns may have changed: describe them afresh.
-            "CREATE" | "DROP" | "ALTER" | "TRUNCATE" => self.frontend.catalog.invalidate(),
-            _ => {}
+            self.frontend.catalog.invalidate();
+        }
+        if rolls_back {
+            return Ok((reply, "ROLLBACK".to_owned()));
         }
         let tag = tag(sql, &reply);
         Ok((reply, tag))

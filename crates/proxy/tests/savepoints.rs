@@ -1,0 +1,204 @@
+//! Savepoints, PostgreSQL's failed transaction block and `AND CHAIN`, compared with the real
+//! database: one script runs through the proxy (two shards, rows on both) and against one plain
+//! database, and every statement must answer alike, down to what is stored in the end.
+
+mod common;
+
+use common::postgres::{PgProxy, PgShards, connect, yaml};
+use common::{Proxy, Shards};
+use sqlx::{Connection, Row};
+use tokio_postgres::SimpleQueryMessage;
+
+const CREATE: &str =
+    "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
+const SELECT: &str = "SELECT order_id FROM t_order ORDER BY order_id";
+
+/// What a statement gave: the first column of its rows, or its error code.
+type Answer = Result<Vec<String>, String>;
+
+/// Rows go to ds_{user_id % 2}.t_order_{order_id % 2}; the comments say where.
+const PG_SCRIPT: &[&str] = &[
+    "BEGIN",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (1, 0, 'a')", // ds_0
+    "SAVEPOINT s1",
+    // ds_1 is first touched after s1: rolling back to s1 must undo its work too.
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (2, 1, 'b')",
+    "SAVEPOINT s2",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (3, 0, 'c')",
+    "ROLLBACK TO SAVEPOINT s1",
+    SELECT,
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (4, 1, 'd')",
+    "SAVEPOINT s3",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (1, 0, 'dup')",
+    // The block failed: everything but ROLLBACK is refused.
+    SELECT,
+    "SAVEPOINT s4",
+    "ROLLBACK TO s3",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (5, 0, 'e')",
+    "RELEASE SAVEPOINT s1",
+    "ROLLBACK TO s3",
+    // COMMIT of a failed block rolls it back.
+    "COMMIT",
+    SELECT,
+    "BEGIN",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (6, 1, 'f')",
+    "SAVEPOINT \"Mixed Case\"",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (7, 0, 'g')",
+    "ROLLBACK TO \"Mixed Case\"",
+    "COMMIT AND CHAIN",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (8, 0, 'h')",
+    "ROLLBACK",
+    "SAVEPOINT outside",
+    "ROLLBACK TO SAVEPOINT outside",
+    "RELEASE outside",
+    SELECT,
+];
+
+const MYSQL_SCRIPT: &[&str] = &[
+    "BEGIN",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (1, 0, 'a')",
+    "SAVEPOINT s1",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (2, 1, 'b')",
+    "SAVEPOINT s2",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (3, 0, 'c')",
+    // MySQL moves a savepoint set again: s1 now comes after s2.
+    "SAVEPOINT s1",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (4, 1, 'd')",
+    "ROLLBACK TO SAVEPOINT s2",
+    SELECT,
+    "ROLLBACK TO SAVEPOINT s1",
+    // A failed statement leaves the transaction as it was.
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (1, 0, 'dup')",
+    "RELEASE SAVEPOINT s2",
+    "ROLLBACK TO s2",
+    "COMMIT",
+    SELECT,
+    "SAVEPOINT outside",
+    "ROLLBACK TO SAVEPOINT outside",
+    "SET autocommit = 0",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (5, 1, 'e')",
+    "SAVEPOINT y",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (6, 0, 'f')",
+    "ROLLBACK WORK TO y",
+    "COMMIT AND CHAIN",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (7, 0, 'g')",
+    "ROLLBACK",
+    "SET autocommit = 1",
+    SELECT,
+];
+
+async fn pg_answer(client: &tokio_postgres::Client, sql: &str, extended: bool) -> Answer {
+    let code = |e: tokio_postgres::Error| match e.code() {
+        Some(code) => code.code().to_owned(),
+        None => e.to_string(),
+    };
+    if extended {
+        let rows = client.query(sql, &[]).await.map_err(code)?;
+        Ok(rows
+            .iter()
+            .map(|r| r.get::<_, i64>(0).to_string())
+            .collect())
+    } else {
+        let messages = client.simple_query(sql).await.map_err(code)?;
+        Ok(messages
+            .iter()
+            .filter_map(|m| match m {
+                SimpleQueryMessage::Row(row) => row.get(0).map(str::to_owned),
+                _ => None,
+            })
+            .collect())
+    }
+}
+
+async fn mysql_answer(conn: &mut sqlx::MySqlConnection, sql: &str) -> Answer {
+    match sqlx::raw_sql(sql).fetch_all(conn).await {
+        Ok(rows) => Ok(rows
+            .iter()
+            .map(|r| r.get::<i64, _>(0).to_string())
+            .collect()),
+        Err(e) => Err(e
+            .as_database_error()
+            .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+            .map_or_else(|| e.to_string(), |d| d.number().to_string())),
+    }
+}
+
+/// Each statement with its answer, for a readable failure.
+fn transcript(script: &[&str], answers: &[Answer]) -> Vec<String> {
+    script
+        .iter()
+        .zip(answers)
+        .map(|(sql, answer)| format!("{sql} -> {answer:?}"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn postgresql_savepoints_and_failed_blocks_answer_as_postgresql() {
+    for extended in [false, true] {
+        let shards = PgShards::postgres().await;
+        let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
+        let through = proxy.client().await;
+        through.batch_execute(CREATE).await.unwrap();
+        // The plain database: another fresh one on the same server.
+        let plain_shards = PgShards::postgres().await;
+        let plain = connect(&plain_shards.url(0).parse().unwrap())
+            .await
+            .unwrap();
+        plain.batch_execute(CREATE).await.unwrap();
+
+        let mut expected = Vec::new();
+        let mut got = Vec::new();
+        for sql in PG_SCRIPT {
+            expected.push(pg_answer(&plain, sql, extended).await);
+            got.push(pg_answer(&through, sql, extended).await);
+        }
+        assert_eq!(
+            transcript(PG_SCRIPT, &got),
+            transcript(PG_SCRIPT, &expected),
+            "extended protocol: {extended}"
+        );
+        assert_eq!(shards.all_ids().await, [6]);
+        proxy.stop().await;
+        shards.cleanup().await;
+        plain_shards.cleanup().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn mysql_savepoints_answer_as_mariadb() {
+    let shards = Shards::mariadb().await;
+    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let mut through = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    sqlx::raw_sql(CREATE).execute(&mut through).await.unwrap();
+    let plain_shards = Shards::mariadb().await;
+    let mut plain = sqlx::MySqlConnection::connect(&plain_shards.url(0))
+        .await
+        .unwrap();
+    sqlx::raw_sql(CREATE).execute(&mut plain).await.unwrap();
+
+    let mut expected = Vec::new();
+    let mut got = Vec::new();
+    for sql in MYSQL_SCRIPT {
+        expected.push(mysql_answer(&mut plain, sql).await);
+        got.push(mysql_answer(&mut through, sql).await);
+    }
+    assert_eq!(
+        transcript(MYSQL_SCRIPT, &got),
+        transcript(MYSQL_SCRIPT, &expected)
+    );
+    let mut stored = Vec::new();
+    for (ds, table) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+        stored.extend(shards.ids(ds, table).await);
+    }
+    stored.sort_unstable();
+    assert_eq!(stored, [1, 2, 5]);
+    through.close().await.unwrap();
+    plain.close().await.unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+    plain_shards.cleanup().await;
+}
