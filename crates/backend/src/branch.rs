@@ -11,6 +11,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Executor, MySql, Postgres, Sqlite};
 
 use crate::Pool;
+use crate::characteristics::Characteristics;
 use crate::execute::run_statement;
 use crate::outcome::UnitResult;
 
@@ -66,11 +67,27 @@ impl Branch {
         })
     }
 
-    /// Opens the transaction: `XA START` on MySQL when it is an XA branch, else `BEGIN`
-    /// (PostgreSQL prepares an ordinary transaction).
-    pub(crate) async fn begin(&mut self) -> Result<(), sqlx::Error> {
+    /// Opens the transaction with `characteristics`: `XA START` on MySQL when it is an XA
+    /// branch, else `BEGIN` (PostgreSQL prepares an ordinary transaction). SQLite is always
+    /// serializable and has no read-only transactions.
+    pub(crate) async fn begin(
+        &mut self,
+        characteristics: Characteristics,
+    ) -> Result<(), sqlx::Error> {
+        let set = characteristics.sql();
         let begin = match (&self.conn, &self.xid) {
-            (Some(Conn::MySql(_)), Some(xid)) => format!("XA START {xid}"),
+            (Some(Conn::MySql(_)), xid) => {
+                let start = match xid {
+                    Some(xid) => format!("XA START {xid}"),
+                    None => "START TRANSACTION".to_owned(),
+                };
+                match set.is_empty() {
+                    true => start,
+                    // MySQL takes them for the next transaction only, before it starts.
+                    false => format!("SET TRANSACTION {set}; {start}"),
+                }
+            }
+            (Some(Conn::Postgres(_)), _) => format!("BEGIN {set}"),
             _ => "BEGIN".to_owned(),
         };
         self.command(&begin).await

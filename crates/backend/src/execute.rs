@@ -8,6 +8,7 @@ use sqlx::{Column as _, Either, Executor, IntoArguments, Row};
 use tokio::sync::oneshot;
 
 use crate::branch::Branch;
+use crate::characteristics::Characteristics;
 use crate::driver::Driver;
 use crate::outcome::{Column, UnitResult};
 use crate::transaction::in_plan_order;
@@ -223,7 +224,10 @@ async fn run_group(
     }
     let mut branch = acquired.map_err(|e| (None, e))?;
     // A branch that failed to begin is dropped, which closes its connection.
-    branch.begin().await.map_err(|e| (None, at(e)))?;
+    branch
+        .begin(Characteristics::default())
+        .await
+        .map_err(|e| (None, at(e)))?;
     let mut results = Vec::with_capacity(group.units.len());
     for unit in &group.units {
         match branch.run(unit).await {

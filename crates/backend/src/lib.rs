@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 mod branch;
+mod characteristics;
 mod describe;
 mod driver;
 mod error;
@@ -28,6 +29,7 @@ use keyshard_config::{Config, ShardingRule, TableRule};
 use keyshard_router::merge::Aggregate;
 use keyshard_router::{ExecutionUnit, Plan};
 
+pub use characteristics::{Characteristics, Isolation};
 pub use error::BackendError;
 pub use metadata::MetadataStore;
 pub use outcome::{Column, Outcome};

@@ -19,6 +19,7 @@ use keyshard_coordination::commit_decision_sql;
 use keyshard_router::Plan;
 
 use crate::branch::Branch;
+use crate::characteristics::Characteristics;
 use crate::outcome::UnitResult;
 use crate::xa::XaTransaction;
 use crate::{Backend, BackendError, Outcome, failpoint};
@@ -35,6 +36,8 @@ pub struct Transaction {
     xa: Option<XaTransaction>,
     /// Never two-phase, whatever the backend's transaction type.
     local: bool,
+    /// The isolation level and access mode each branch begins with.
+    characteristics: Characteristics,
     /// The client's savepoints, oldest first. A branch that begins later sets them all at
     /// once, so that rolling back to one undoes that branch's work too.
     savepoints: Vec<Savepoint>,
@@ -72,6 +75,7 @@ impl Transaction {
             branches: Vec::new(),
             xa: None,
             local: false,
+            characteristics: Characteristics::default(),
             savepoints: Vec::new(),
         }
     }
@@ -83,6 +87,27 @@ impl Transaction {
             local: true,
             ..Self::new()
         }
+    }
+
+    /// Begins every branch with `characteristics`.
+    pub fn with(mut self, characteristics: Characteristics) -> Self {
+        self.characteristics = characteristics;
+        self
+    }
+
+    /// Changes the characteristics its branches begin with; `false`, changing nothing, once a
+    /// branch has begun.
+    pub fn set_characteristics(&mut self, characteristics: Characteristics) -> bool {
+        if !self.branches.is_empty() {
+            return false;
+        }
+        self.characteristics = characteristics.or(self.characteristics);
+        true
+    }
+
+    /// Its isolation level and access mode, as asked for.
+    pub fn characteristics(&self) -> Characteristics {
+        self.characteristics
     }
 
     /// The data sources it holds a connection on.
@@ -134,7 +159,7 @@ impl Backend {
                 .await
                 .map_err(|e| BackendError::from_sqlx(data_source, e))?;
             branch
-                .begin()
+                .begin(transaction.characteristics)
                 .await
                 .map_err(|e| BackendError::from_sqlx(data_source, e))?;
             if !transaction.savepoints.is_empty() {

@@ -206,8 +206,19 @@ fn session_value(expr: &str, session: &Session) -> Option<Value> {
             .strip_prefix("session.")
             .or_else(|| name.strip_prefix("global."))
             .unwrap_or(name);
-        if name == "autocommit" {
-            return Some(Value::Int(session.autocommit.into()));
+        let characteristics = session.characteristics;
+        match name {
+            "autocommit" => return Some(Value::Int(session.autocommit.into())),
+            "transaction_isolation" | "tx_isolation" => {
+                if let Some(level) = characteristics.isolation {
+                    return Some(Value::Text(level.sql().replace(' ', "-")));
+                }
+            }
+            "transaction_read_only" | "tx_read_only" => {
+                let read_only = characteristics.read_only.unwrap_or(false);
+                return Some(Value::Int(read_only.into()));
+            }
+            _ => {}
         }
         return Some(variable(name).map_or(Value::Null, typed));
     }

@@ -1,12 +1,17 @@
 //! Statements that start and end transactions, recognised from their text in either dialect.
 
+use keyshard_backend::{Characteristics, Isolation};
+
 use crate::words::starts_with_any;
 
 /// What a transaction-control statement asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Control {
-    /// BEGIN, START TRANSACTION.
-    Begin,
+    /// BEGIN, START TRANSACTION, with an isolation level or access mode.
+    Begin(Characteristics),
+    /// `SET [SESSION] TRANSACTION …`, `SET SESSION CHARACTERISTICS AS TRANSACTION …` or
+    /// `SET transaction_isolation = …`.
+    SetTransaction(Scope, Characteristics),
     /// COMMIT, END; `chain`: `AND CHAIN`, a new transaction begins at once.
     Commit {
         /// `AND CHAIN`.
@@ -25,6 +30,19 @@ pub enum Control {
     RollbackTo(SavepointName),
     /// `RELEASE [SAVEPOINT] name`.
     Release(SavepointName),
+}
+
+/// What a `SET … TRANSACTION` applies to, as written; the dialect decides what it means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// `SET TRANSACTION`: MySQL's next transaction, PostgreSQL's current one.
+    Transaction,
+    /// `SET SESSION TRANSACTION`, `SET SESSION CHARACTERISTICS AS TRANSACTION`,
+    /// `default_transaction_isolation`: every later transaction.
+    Session,
+    /// `SET transaction_isolation = …` and the like: the session's in MySQL, the current
+    /// transaction's in PostgreSQL.
+    Variable,
 }
 
 /// A savepoint's name.
@@ -86,10 +104,26 @@ pub fn parse(sql: &str) -> Option<Control> {
     let lower = text.to_ascii_lowercase();
     let words: Vec<&str> = lower.split_whitespace().collect();
     Some(match words.as_slice() {
-        ["begin"] | ["begin", "work" | "transaction"] => Control::Begin,
-        // Isolation levels and access modes are the shards' defaults.
-        ["begin", "transaction" | "work" | "isolation" | "read", ..]
-        | ["start", "transaction", ..] => Control::Begin,
+        ["begin", rest @ ..] => {
+            let rest = match rest {
+                ["work" | "transaction", rest @ ..] => rest,
+                rest => rest,
+            };
+            Control::Begin(characteristics(rest)?)
+        }
+        ["start", "transaction", rest @ ..] => Control::Begin(characteristics(rest)?),
+        ["set", "transaction", rest @ ..] => {
+            Control::SetTransaction(Scope::Transaction, characteristics(rest)?)
+        }
+        ["set", "session", "transaction", rest @ ..]
+        | [
+            "set",
+            "session",
+            "characteristics",
+            "as",
+            "transaction",
+            rest @ ..,
+        ] => Control::SetTransaction(Scope::Session, characteristics(rest)?),
         ["commit" | "end", rest @ ..] => Control::Commit {
             chain: chain(rest)?,
         },
@@ -106,24 +140,96 @@ pub fn parse(sql: &str) -> Option<Control> {
         }
         ["release", "savepoint", _, ..] => Control::Release(name_after(text, 2)?),
         ["release", _, ..] => Control::Release(name_after(text, 1)?),
-        ["set", ..] => {
-            let compact: String = lower[3..].chars().filter(|c| !c.is_whitespace()).collect();
-            let setting = compact
-                .strip_prefix("session")
-                .or_else(|| compact.strip_prefix("@@session."))
-                .or_else(|| compact.strip_prefix("@@"))
-                .unwrap_or(&compact);
-            match setting
-                .strip_prefix("autocommit")?
-                .trim_start_matches(['=', ' '])
-            {
-                "0" | "off" | "false" => Control::Autocommit(false),
-                "1" | "on" | "true" => Control::Autocommit(true),
-                _ => return None,
-            }
-        }
+        ["set", ..] => set_variable(&lower[3..])?,
         _ => return None,
     })
+}
+
+/// `SET [SESSION] name = value` for autocommit and the transaction characteristics.
+fn set_variable(assignment: &str) -> Option<Control> {
+    let assignment = assignment.replacen(" to ", " = ", 1);
+    let compact: String = assignment.chars().filter(|c| !c.is_whitespace()).collect();
+    let session = compact
+        .strip_prefix("session")
+        .or_else(|| compact.strip_prefix("@@session."));
+    let bare = compact.strip_prefix("@@");
+    let setting = session.or(bare).unwrap_or(&compact);
+    let (name, value) = setting.split_once('=')?;
+    let value = value.trim_matches(['\'', '"']);
+    let flag = || match value {
+        "0" | "off" | "false" => Some(false),
+        "1" | "on" | "true" => Some(true),
+        _ => None,
+    };
+    // `SET @@transaction_isolation` (no scope) is MySQL's next transaction only.
+    let scope = match bare {
+        Some(_) => Scope::Transaction,
+        None => Scope::Variable,
+    };
+    let read_only = |scope, read_only| {
+        Control::SetTransaction(
+            scope,
+            Characteristics {
+                isolation: None,
+                read_only: Some(read_only),
+            },
+        )
+    };
+    let isolation = |scope| {
+        Some(Control::SetTransaction(
+            scope,
+            Characteristics {
+                isolation: Some(Isolation::from_name(value)?),
+                read_only: None,
+            },
+        ))
+    };
+    Some(match name {
+        "autocommit" => Control::Autocommit(flag()?),
+        "transaction_isolation" | "tx_isolation" => isolation(scope)?,
+        "default_transaction_isolation" => isolation(Scope::Session)?,
+        "transaction_read_only" | "tx_read_only" => read_only(scope, flag()?),
+        "default_transaction_read_only" => read_only(Scope::Session, flag()?),
+        _ => return None,
+    })
+}
+
+/// Transaction characteristics, in either dialect: `ISOLATION LEVEL …`, `READ ONLY`,
+/// `READ WRITE`, commas between them or not. PostgreSQL's `[NOT] DEFERRABLE` and MySQL's `WITH
+/// CONSISTENT SNAPSHOT` are taken and have no effect.
+fn characteristics(words: &[&str]) -> Option<Characteristics> {
+    let words: Vec<&str> = words
+        .iter()
+        .flat_map(|w| w.split(','))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut characteristics = Characteristics::default();
+    let mut rest = words.as_slice();
+    while !rest.is_empty() {
+        let (level, taken) = match rest {
+            ["isolation", "level", "read", "uncommitted", ..] => (Isolation::ReadUncommitted, 4),
+            ["isolation", "level", "read", "committed", ..] => (Isolation::ReadCommitted, 4),
+            ["isolation", "level", "repeatable", "read", ..] => (Isolation::RepeatableRead, 4),
+            ["isolation", "level", "serializable", ..] => (Isolation::Serializable, 3),
+            ["read", mode @ ("only" | "write"), ..] => {
+                characteristics.read_only = Some(*mode == "only");
+                rest = &rest[2..];
+                continue;
+            }
+            ["not", "deferrable", ..] | ["with", "consistent", "snapshot", ..] => {
+                rest = &rest[2 + usize::from(rest[0] == "with")..];
+                continue;
+            }
+            ["deferrable", ..] => {
+                rest = &rest[1..];
+                continue;
+            }
+            _ => return None,
+        };
+        characteristics.isolation = Some(level);
+        rest = &rest[taken..];
+    }
+    Some(characteristics)
 }
 
 /// The savepoint name that follows the first `words` words of `text`.
@@ -156,15 +262,64 @@ mod tests {
 
     #[test]
     fn both_dialects_statements() {
+        let none = Characteristics::default();
+        let serializable = Characteristics {
+            isolation: Some(Isolation::Serializable),
+            read_only: None,
+        };
+        let read_only = Characteristics {
+            isolation: None,
+            read_only: Some(true),
+        };
+        let read_write = Characteristics {
+            isolation: None,
+            read_only: Some(false),
+        };
+        let serializable_read_only = serializable.or(read_only);
         let name = |sql: &str, key: &str| SavepointName {
             sql: sql.to_owned(),
             key: key.to_owned(),
         };
         for (sql, control) in [
-            ("BEGIN", Control::Begin),
-            ("begin work;", Control::Begin),
-            ("START TRANSACTION READ WRITE", Control::Begin),
-            ("BEGIN ISOLATION LEVEL SERIALIZABLE", Control::Begin),
+            ("BEGIN", Control::Begin(none)),
+            ("begin work;", Control::Begin(none)),
+            ("START TRANSACTION READ WRITE", Control::Begin(read_write)),
+            (
+                "BEGIN ISOLATION LEVEL SERIALIZABLE",
+                Control::Begin(serializable),
+            ),
+            (
+                "begin transaction isolation level serializable, read only deferrable",
+                Control::Begin(serializable_read_only),
+            ),
+            (
+                "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+                Control::Begin(read_only),
+            ),
+            (
+                "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+                Control::SetTransaction(Scope::Transaction, serializable),
+            ),
+            (
+                "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE READ ONLY",
+                Control::SetTransaction(Scope::Session, serializable_read_only),
+            ),
+            (
+                "SET SESSION TRANSACTION READ ONLY",
+                Control::SetTransaction(Scope::Session, read_only),
+            ),
+            (
+                "set session transaction_isolation = 'SERIALIZABLE'",
+                Control::SetTransaction(Scope::Variable, serializable),
+            ),
+            (
+                "SET @@transaction_isolation='serializable'",
+                Control::SetTransaction(Scope::Transaction, serializable),
+            ),
+            (
+                "SET default_transaction_isolation TO 'serializable'",
+                Control::SetTransaction(Scope::Session, serializable),
+            ),
             ("commit", Control::Commit { chain: false }),
             ("END", Control::Commit { chain: false }),
             ("COMMIT WORK AND CHAIN", Control::Commit { chain: true }),
@@ -199,6 +354,9 @@ mod tests {
         for sql in [
             "SET NAMES utf8",
             "SET autocommit_x = 1",
+            "BEGIN ISOLATION LEVEL SNAPSHOT",
+            "SET TRANSACTION ISOLATION LEVEL",
+            "SET transaction_isolation = 'nonsense'",
             "begin_x",
             "SELECT 1",
             "COMMIT AND CHAIN RELEASE",

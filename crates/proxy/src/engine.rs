@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use keyshard_backend::{Backend, Outcome, SavepointCommand, Transaction};
+use keyshard_backend::{Backend, Characteristics, Outcome, SavepointCommand, Transaction};
 use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
@@ -15,7 +15,7 @@ use keyshard_router::{
 
 use crate::admin;
 use crate::catalog;
-use crate::control::{self, Control, SavepointName};
+use crate::control::{self, Control, SavepointName, Scope};
 use crate::distsql::{self, DistSql};
 use crate::error::{Error, ErrorKind};
 use crate::memory::MemoryBudget;
@@ -147,6 +147,8 @@ impl Engine {
         session.autocommit = true;
         session.last_insert_id = 0;
         session.transaction_type = None;
+        session.characteristics = Characteristics::default();
+        session.next_characteristics = Characteristics::default();
     }
 
     /// Answers one statement sent as text, within the memory budget.
@@ -385,18 +387,23 @@ impl Engine {
             && self.config.transaction_type == TransactionType::Xa
     }
 
-    fn new_transaction(&self, session: &Session) -> Transaction {
-        if self.local(session) {
+    /// A transaction beginning with `asked`, else what `SET TRANSACTION` asked for the next
+    /// one, else the session's characteristics.
+    fn new_transaction(&self, session: &mut Session, asked: Characteristics) -> Transaction {
+        let next = std::mem::take(&mut session.next_characteristics);
+        let characteristics = asked.or(next).or(session.characteristics);
+        let transaction = if self.local(session) {
             Transaction::local()
         } else {
             Transaction::new()
-        }
+        };
+        transaction.with(characteristics)
     }
 
     /// Runs `plan` in the session's transaction, opening one when autocommit is off.
     async fn run(&self, session: &mut Session, plan: &Plan) -> Result<Outcome, Error> {
         if session.transaction.is_none() && !session.autocommit {
-            session.transaction = Some(self.new_transaction(session));
+            session.transaction = Some(self.new_transaction(session, Characteristics::default()));
         }
         let local = self.local(session);
         Ok(match &mut session.transaction {
@@ -407,9 +414,11 @@ impl Engine {
     }
 
     /// BEGIN, COMMIT, ROLLBACK and `SET autocommit`, with MySQL's rules: BEGIN inside a
-    /// transaction commits it first, and turning autocommit back on commits. COMMIT of a
-    /// failed PostgreSQL transaction rolls it back, as PostgreSQL does.
+    /// transaction commits it first, and turning autocommit back on commits. PostgreSQL's
+    /// rules on its frontend: BEGIN inside a transaction changes nothing, and COMMIT of a
+    /// failed transaction rolls it back.
     async fn control(&self, session: &mut Session, control: Control) -> Result<Reply, Error> {
+        let postgres = session.dialect == Dialect::Postgres;
         let chain = match &control {
             Control::Savepoint(name) => return self.savepoint(session, name).await,
             Control::RollbackTo(name) => {
@@ -422,10 +431,22 @@ impl Engine {
                     .end_savepoint(session, name, SavepointCommand::Release)
                     .await;
             }
+            Control::SetTransaction(scope, asked) => {
+                return set_transaction(session, *scope, *asked).map(|()| Reply::done());
+            }
+            // PostgreSQL only warns that a transaction is already in progress.
+            Control::Begin(_) if postgres && session.in_transaction() => {
+                return Ok(Reply::done());
+            }
             Control::Commit { chain } | Control::Rollback { chain } => *chain,
-            Control::Begin | Control::Autocommit(_) => false,
+            Control::Begin(_) | Control::Autocommit(_) => false,
         };
         let open = session.transaction.take();
+        // A chained transaction keeps the characteristics of the one it follows.
+        let ending = open
+            .as_ref()
+            .map(Transaction::characteristics)
+            .unwrap_or_default();
         let failed = std::mem::take(&mut session.failed);
         let ended = match (&control, open) {
             (Control::Autocommit(false), open) => {
@@ -440,9 +461,11 @@ impl Engine {
             (_, None) => Ok(()),
         };
         match control {
-            Control::Begin => session.transaction = Some(self.new_transaction(session)),
+            Control::Begin(asked) => {
+                session.transaction = Some(self.new_transaction(session, asked));
+            }
             Control::Autocommit(on) => session.autocommit = on,
-            _ if chain => session.transaction = Some(self.new_transaction(session)),
+            _ if chain => session.transaction = Some(self.new_transaction(session, ending)),
             _ => {}
         }
         ended?;
@@ -463,7 +486,7 @@ impl Engine {
             if session.autocommit {
                 return Ok(Reply::done());
             }
-            session.transaction = Some(self.new_transaction(session));
+            session.transaction = Some(self.new_transaction(session, Characteristics::default()));
         }
         if let Some(transaction) = &mut session.transaction {
             self.backend
@@ -634,4 +657,40 @@ fn size_of_value(value: &Value) -> usize {
         _ => 0,
     };
     heap + std::mem::size_of::<Value>()
+}
+
+/// `SET [SESSION] TRANSACTION …` and its variables, as each database takes them.
+fn set_transaction(
+    session: &mut Session,
+    scope: Scope,
+    asked: Characteristics,
+) -> Result<(), Error> {
+    let mysql = session.dialect == Dialect::MySql;
+    match (scope, &mut session.transaction) {
+        (Scope::Session, _) => session.characteristics = asked.or(session.characteristics),
+        (Scope::Variable, _) if mysql => {
+            session.characteristics = asked.or(session.characteristics);
+        }
+        (_, Some(_)) if mysql => {
+            return Err(Error::new(
+                ErrorKind::Transaction,
+                "Transaction characteristics can't be changed while a transaction is in progress",
+            ));
+        }
+        (_, None) if mysql => {
+            session.next_characteristics = asked.or(session.next_characteristics);
+        }
+        // PostgreSQL: the current transaction's, before its first query; outside a
+        // transaction it only warns.
+        (_, Some(transaction)) => {
+            if !transaction.set_characteristics(asked) {
+                return Err(Error::new(
+                    ErrorKind::Transaction,
+                    "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                ));
+            }
+        }
+        (_, None) => {}
+    }
+    Ok(())
 }

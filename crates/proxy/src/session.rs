@@ -1,6 +1,6 @@
 //! Per-connection state, whichever protocol the connection speaks.
 
-use keyshard_backend::Transaction;
+use keyshard_backend::{Characteristics, Transaction};
 use keyshard_config::TransactionType;
 use keyshard_router::{DdlPlan, Dialect, Direct, PreparedInsert, PreparedQuery};
 
@@ -31,6 +31,11 @@ pub struct Session {
     /// PostgreSQL: a statement failed inside the transaction block, which then accepts only
     /// ROLLBACK (or ROLLBACK TO a savepoint) until it ends.
     pub failed: bool,
+    /// The isolation level and access mode of the session's transactions
+    /// (`SET SESSION TRANSACTION …`).
+    pub characteristics: Characteristics,
+    /// MySQL's `SET TRANSACTION …`: for the next transaction only.
+    pub next_characteristics: Characteristics,
 }
 
 impl Session {
@@ -51,6 +56,8 @@ impl Session {
             transaction: None,
             transaction_type: None,
             failed: false,
+            characteristics: Characteristics::default(),
+            next_characteristics: Characteristics::default(),
         }
     }
 

@@ -4,17 +4,14 @@
 
 mod common;
 
+use common::compare::{mysql_answer, pg_answer, transcript};
 use common::postgres::{PgProxy, PgShards, connect, yaml};
 use common::{Proxy, Shards};
-use sqlx::{Connection, Row};
-use tokio_postgres::SimpleQueryMessage;
+use sqlx::Connection;
 
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
 const SELECT: &str = "SELECT order_id FROM t_order ORDER BY order_id";
-
-/// What a statement gave: the first column of its rows, or its error code.
-type Answer = Result<Vec<String>, String>;
 
 /// Rows go to ds_{user_id % 2}.t_order_{order_id % 2}; the comments say where.
 const PG_SCRIPT: &[&str] = &[
@@ -86,51 +83,6 @@ const MYSQL_SCRIPT: &[&str] = &[
     "SET autocommit = 1",
     SELECT,
 ];
-
-async fn pg_answer(client: &tokio_postgres::Client, sql: &str, extended: bool) -> Answer {
-    let code = |e: tokio_postgres::Error| match e.code() {
-        Some(code) => code.code().to_owned(),
-        None => e.to_string(),
-    };
-    if extended {
-        let rows = client.query(sql, &[]).await.map_err(code)?;
-        Ok(rows
-            .iter()
-            .map(|r| r.get::<_, i64>(0).to_string())
-            .collect())
-    } else {
-        let messages = client.simple_query(sql).await.map_err(code)?;
-        Ok(messages
-            .iter()
-            .filter_map(|m| match m {
-                SimpleQueryMessage::Row(row) => row.get(0).map(str::to_owned),
-                _ => None,
-            })
-            .collect())
-    }
-}
-
-async fn mysql_answer(conn: &mut sqlx::MySqlConnection, sql: &str) -> Answer {
-    match sqlx::raw_sql(sql).fetch_all(conn).await {
-        Ok(rows) => Ok(rows
-            .iter()
-            .map(|r| r.get::<i64, _>(0).to_string())
-            .collect()),
-        Err(e) => Err(e
-            .as_database_error()
-            .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
-            .map_or_else(|| e.to_string(), |d| d.number().to_string())),
-    }
-}
-
-/// Each statement with its answer, for a readable failure.
-fn transcript(script: &[&str], answers: &[Answer]) -> Vec<String> {
-    script
-        .iter()
-        .zip(answers)
-        .map(|(sql, answer)| format!("{sql} -> {answer:?}"))
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]

@@ -5,12 +5,13 @@
 
 use std::collections::BTreeMap;
 
-use keyshard_backend::Column;
+use keyshard_backend::{Characteristics, Column, Isolation};
 use keyshard_router::Value;
 
 use super::auth::SERVER_VERSION;
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
+use crate::session::Session;
 use crate::words::starts_with_any;
 
 /// The settings a session starts with, beside the client's startup parameters. Names are
@@ -77,6 +78,37 @@ impl Settings {
         }
     }
 
+    /// Takes the transaction settings from `session`, which owns them (`SHOW
+    /// transaction_isolation` inside a transaction shows that transaction's).
+    pub fn follow(&mut self, session: &Session) {
+        let default = session.characteristics;
+        let current = session
+            .transaction
+            .as_ref()
+            .map_or(default, |t| t.characteristics().or(default));
+        let level = |c: Characteristics| match c.isolation {
+            None | Some(Isolation::ReadCommitted) => "read committed",
+            Some(Isolation::ReadUncommitted) => "read uncommitted",
+            Some(Isolation::RepeatableRead) => "repeatable read",
+            Some(Isolation::Serializable) => "serializable",
+        };
+        let flag = |c: Characteristics| match c.read_only {
+            Some(true) => "on",
+            _ => "off",
+        };
+        // Written only when changed: this runs before every statement.
+        for (name, value) in [
+            ("transaction_isolation", level(current)),
+            ("transaction_read_only", flag(current)),
+            ("default_transaction_isolation", level(default)),
+            ("default_transaction_read_only", flag(default)),
+        ] {
+            if self.values.get(name).map(String::as_str) != Some(value) {
+                self.values.insert(name.to_owned(), value.to_owned());
+            }
+        }
+    }
+
     fn get(&self, name: &str) -> Option<&str> {
         self.values
             .get(&name.to_ascii_lowercase())
@@ -98,7 +130,6 @@ pub fn answer(sql: &str, settings: &mut Settings) -> Option<Result<(Reply, Strin
     let words: Vec<&str> = lower.split_whitespace().collect();
     let done = |tag: &str| Some(Ok((Reply::done(), tag.to_owned())));
     match words.as_slice() {
-        ["set", "transaction", ..] | ["set", "session", "characteristics", ..] => done("SET"),
         ["set", ..] => Some(set(text, settings).map(|()| (Reply::done(), "SET".to_owned()))),
         ["reset", "all"] => {
             let fresh = Settings::new(

@@ -387,8 +387,11 @@ impl Connection {
         self.session.refuse_when_failed(Some(sql))?;
         // COMMIT of a failed transaction block rolls it back, and says so.
         let rolls_back = self.session.failed;
-        // DistSQL's `SET DIST VARIABLE` is the engine's, not a PostgreSQL setting.
+        // DistSQL's `SET DIST VARIABLE` and transaction control are the engine's, not
+        // PostgreSQL settings.
+        self.settings.follow(&self.session);
         if crate::distsql::parse(sql).is_none()
+            && crate::control::parse(sql).is_none()
             && let Some(answer) = admin::answer(sql, &mut self.settings)
         {
             return answer.map_err(PgError::from);

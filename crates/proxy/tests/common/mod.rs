@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod compare;
 pub mod postgres;
 pub mod relay;
 
