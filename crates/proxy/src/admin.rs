@@ -222,6 +222,15 @@ fn session_value(expr: &str, session: &Session) -> Option<Value> {
         }
         return Some(variable(name).map_or(Value::Null, typed));
     }
+    if let Some(name) = lower.strip_prefix('@') {
+        let plain = name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.'));
+        if name.is_empty() || !plain {
+            return None;
+        }
+        return Some(session.variables.get(name).cloned().unwrap_or(Value::Null));
+    }
     Some(match lower.replace(' ', "").as_str() {
         "last_insert_id()" => Value::UInt(session.last_insert_id),
         "database()" | "schema()" => session.database.clone().map_or(Value::Null, Value::Text),

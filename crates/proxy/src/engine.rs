@@ -10,7 +10,7 @@ use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{
-    Dialect, Other, Plan, Prepared, RouteError, Router, Shape, Value, substitute_last_insert_id,
+    Dialect, Other, Plan, Prepared, RouteError, Router, Shape, Value, substitute_session_values,
 };
 
 use crate::admin;
@@ -23,6 +23,7 @@ use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes, typed};
 use crate::throttle::LoginThrottle;
+use crate::user_variables;
 
 /// The proxy's shared state.
 #[derive(Debug)]
@@ -149,6 +150,7 @@ impl Engine {
         session.transaction_type = None;
         session.characteristics = Characteristics::default();
         session.next_characteristics = Characteristics::default();
+        session.variables.clear();
     }
 
     /// Answers one statement sent as text, within the memory budget.
@@ -171,12 +173,25 @@ impl Engine {
             return self.distsql(session, statement).await;
         }
         if session.dialect == Dialect::MySql
+            && let Some(assignments) = user_variables::parse_set(sql)
+        {
+            return self.set_user_variables(session, &assignments).await;
+        }
+        if session.dialect == Dialect::MySql
             && let Some(reply) = admin::answer(sql, session, &self.config.database_name)
         {
             return reply;
         }
         let substituted = match session.dialect {
-            Dialect::MySql => substitute_last_insert_id(sql, session.last_insert_id),
+            Dialect::MySql => {
+                let variables = &session.variables;
+                substitute_session_values(sql, session.last_insert_id, &|name| {
+                    variables
+                        .get(name)
+                        .unwrap_or(&Value::Null)
+                        .to_literal(Dialect::MySql)
+                })?
+            }
             Dialect::Postgres => None,
         };
         let sql = substituted.as_deref().unwrap_or(sql);
@@ -245,10 +260,12 @@ impl Engine {
             return Ok(text(sql));
         }
         // Its value is the session's at each execution, which a plan made once cannot carry.
-        if dialect == Dialect::MySql && substitute_last_insert_id(sql, 0).is_some() {
+        if dialect == Dialect::MySql
+            && substitute_session_values(sql, 0, &|_| String::new())?.is_some()
+        {
             return Err(Error::unsupported(
-                "LAST_INSERT_ID() inside a prepared statement (send the statement as text, or \
-                 bind the key as a parameter)",
+                "LAST_INSERT_ID() or a user variable inside a prepared statement (send the \
+                 statement as text, or bind the value as a parameter)",
             ));
         }
         match self.statement(sql, dialect).await {
@@ -534,6 +551,44 @@ impl Engine {
         }
         if command == SavepointCommand::RollbackTo {
             session.failed = false;
+        }
+        Ok(Reply::done())
+    }
+
+    /// `SET @a = expr, …`: the expressions are evaluated together by `SELECT expr, …`
+    /// through the proxy, so they may read sharded tables, other variables and
+    /// `LAST_INSERT_ID()`; the values are kept in the session.
+    async fn set_user_variables(
+        &self,
+        session: &mut Session,
+        assignments: &[(String, &str)],
+    ) -> Result<Reply, Error> {
+        let exprs: Vec<&str> = assignments.iter().map(|(_, expr)| *expr).collect();
+        let select = format!("SELECT {}", exprs.join(", "));
+        let values = match Box::pin(self.query_text(session, &select)).await? {
+            Reply::Rows { mut rows, .. } if rows.len() == 1 => rows.swap_remove(0),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    "SET @variable: its value is not one row",
+                ));
+            }
+        };
+        let new = assignments
+            .iter()
+            .filter(|(name, _)| !session.variables.contains_key(name))
+            .count();
+        if session.variables.len() + new > user_variables::MAX_VARIABLES {
+            return Err(Error::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "a session keeps at most {} user variables",
+                    user_variables::MAX_VARIABLES
+                ),
+            ));
+        }
+        for ((name, _), value) in assignments.iter().zip(values) {
+            session.variables.insert(name.clone(), value);
         }
         Ok(Reply::done())
     }

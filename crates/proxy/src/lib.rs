@@ -22,6 +22,7 @@ mod session;
 mod shapes;
 mod throttle;
 pub mod tls;
+mod user_variables;
 mod words;
 mod xa;
 

@@ -1,8 +1,10 @@
 //! Per-connection state, whichever protocol the connection speaks.
 
+use std::collections::HashMap;
+
 use keyshard_backend::{Characteristics, Transaction};
 use keyshard_config::TransactionType;
-use keyshard_router::{DdlPlan, Dialect, Direct, PreparedInsert, PreparedQuery};
+use keyshard_router::{DdlPlan, Dialect, Direct, PreparedInsert, PreparedQuery, Value};
 
 use crate::control::{self, Control};
 use crate::error::{Error, ErrorKind};
@@ -36,6 +38,8 @@ pub struct Session {
     pub characteristics: Characteristics,
     /// MySQL's `SET TRANSACTION …`: for the next transaction only.
     pub next_characteristics: Characteristics,
+    /// MySQL user variables (`SET @x = …`), by lower-cased name.
+    pub variables: HashMap<String, Value>,
 }
 
 impl Session {
@@ -58,6 +62,7 @@ impl Session {
             failed: false,
             characteristics: Characteristics::default(),
             next_characteristics: Characteristics::default(),
+            variables: HashMap::new(),
         }
     }
 

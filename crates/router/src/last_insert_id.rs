@@ -1,54 +1,84 @@
-//! `LAST_INSERT_ID()` inside a statement for the shards: the shards know nothing of the keys
-//! the proxy generated, so there the call answers 0 and `INSERT INTO child (parent_id) VALUES
-//! (LAST_INSERT_ID())` would store 0. The call is replaced by the session's value first.
+//! The session's values inside a statement for the shards: the shards know nothing of the
+//! keys the proxy generated nor of the client's user variables, so there `LAST_INSERT_ID()`
+//! answers 0 and `@x` NULL, and `INSERT INTO child (parent_id) VALUES (LAST_INSERT_ID())` would
+//! store 0. Both are replaced by the session's values first.
 
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
+use crate::RouteError;
 use crate::locate::Locator;
 
-/// `sql` with every `LAST_INSERT_ID()` (no argument) replaced by `value`; `None` when it has
-/// none, which a plain byte search decides for almost every statement.
-pub fn substitute_last_insert_id(sql: &str, value: u64) -> Option<String> {
-    if !mentions_the_function(sql.as_bytes()) {
-        return None;
+/// `sql` with every `LAST_INSERT_ID()` (no argument) replaced by `last_insert_id` and every
+/// user variable `@name` by the SQL literal `variable` gives for its lower-cased name; `None`
+/// when it has neither, which a byte search decides for almost every statement. An assignment
+/// (`@x := …`) inside a statement is refused: its value would stay on the shard.
+pub fn substitute_session_values(
+    sql: &str,
+    last_insert_id: u64,
+    variable: &dyn Fn(&str) -> String,
+) -> Result<Option<String>, RouteError> {
+    if !mentions_the_function(sql.as_bytes()) && !sql.contains('@') {
+        return Ok(None);
     }
-    let tokens = Tokenizer::new(&MySqlDialect {}, sql)
-        .tokenize_with_location()
-        .ok()?;
+    let Ok(tokens) = Tokenizer::new(&MySqlDialect {}, sql).tokenize_with_location() else {
+        // The parser reports it.
+        return Ok(None);
+    };
     let significant: Vec<_> = tokens
         .iter()
         .filter(|t| !matches!(t.token, Token::Whitespace(_)))
         .collect();
     let mut locator = Locator::new(sql);
-    let mut calls = Vec::new();
-    for window in significant.windows(3) {
-        let [name, open, close] = window else {
+    let mut edits = Vec::new();
+    for (i, token) in significant.iter().enumerate() {
+        let Token::Word(word) = &token.token else {
+            if token.token == Token::Assignment {
+                return Err(RouteError::Unsupported(
+                    "assigning a user variable inside a statement (`@x := …`); use SET @x = …"
+                        .into(),
+                ));
+            }
             continue;
         };
-        if let Token::Word(word) = &name.token
-            && word.quote_style.is_none()
-            && word.value.eq_ignore_ascii_case("last_insert_id")
-            && open.token == Token::LParen
-            && close.token == Token::RParen
-        {
-            let start = locator.offset(name.span.start).ok()?;
-            let end = locator.offset(close.span.end).ok()?;
-            calls.push(start..end);
+        if word.quote_style.is_some() {
+            continue;
         }
+        let call = || {
+            let open = significant.get(i + 1)?;
+            let close = significant.get(i + 2)?;
+            (word.value.eq_ignore_ascii_case("last_insert_id")
+                && open.token == Token::LParen
+                && close.token == Token::RParen)
+                .then_some(close)
+        };
+        let (end, value) = if let Some(name) = word
+            .value
+            .strip_prefix('@')
+            .filter(|n| !n.is_empty() && !n.starts_with('@'))
+        {
+            (*token, variable(&name.to_lowercase()))
+        } else if let Some(close) = call() {
+            (*close, last_insert_id.to_string())
+        } else {
+            continue;
+        };
+        let start = locator.offset(token.span.start)?;
+        let end = locator.offset(end.span.end)?;
+        edits.push((start..end, value));
     }
-    if calls.is_empty() {
-        return None;
+    if edits.is_empty() {
+        return Ok(None);
     }
     let mut out = String::with_capacity(sql.len());
     let mut copied = 0;
-    for call in calls {
-        out.push_str(&sql[copied..call.start]);
-        out.push_str(&value.to_string());
-        copied = call.end;
+    for (range, value) in edits {
+        out.push_str(&sql[copied..range.start]);
+        out.push_str(&value);
+        copied = range.end;
     }
     out.push_str(&sql[copied..]);
-    Some(out)
+    Ok(Some(out))
 }
 
 /// Whether `sql` contains `last_insert_id` in any case. Runs on every MySQL text statement, so
@@ -68,6 +98,21 @@ fn mentions_the_function(sql: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn substitute_last_insert_id(sql: &str, id: u64) -> Option<String> {
+        substitute_session_values(sql, id, &|name| format!("<{name}>")).unwrap()
+    }
+
+    #[test]
+    fn user_variables_become_their_values() {
+        assert_eq!(
+            substitute_last_insert_id("SELECT @x, @@version, @Y + 1, '@z' FROM t", 0).as_deref(),
+            Some("SELECT <x>, @@version, <y> + 1, '@z' FROM t")
+        );
+        assert_eq!(substitute_last_insert_id("SELECT a@b", 0), None);
+        let assigns = substitute_session_values("SELECT @x := 1", 0, &|_| String::new());
+        assert!(matches!(assigns, Err(RouteError::Unsupported(_))));
+    }
 
     #[test]
     fn the_name_is_found_wherever_it_stands() {

@@ -323,8 +323,8 @@ pub(crate) fn push_identifier(out: &mut String, name: &str, quote: Option<char>)
     }
 }
 
-/// Writes a generated key as an SQL literal.
-fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
+/// Writes a value as an SQL literal of `dialect`.
+pub(crate) fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
     match value {
         Value::Null => out.push_str("NULL"),
         Value::Int(v) => {

@@ -35,6 +35,13 @@ impl From<&Key> for Value {
 }
 
 impl Value {
+    /// The value as an SQL literal of `dialect` (`'it''s'`, `NULL`, `X'0a'`).
+    pub fn to_literal(&self, dialect: crate::Dialect) -> String {
+        let mut out = String::new();
+        crate::template::push_literal(&mut out, self, dialect);
+        out
+    }
+
     /// Whether a key column holding this value counts as absent, so a key is generated:
     /// NULL always, and 0 in MySQL, as MySQL's own AUTO_INCREMENT does (Java entities with a
     /// primitive `long id` send 0).

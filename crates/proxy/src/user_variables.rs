@@ -1,0 +1,88 @@
+//! MySQL user variables: `SET @x = expr` keeps the value in the session (evaluated by `SELECT
+//! expr`, through the proxy), and every later `@x` in a statement is replaced by it before the
+//! statement goes to a shard, where `@x` would be NULL.
+
+use crate::words::starts_with_any;
+
+/// The most user variables one session keeps.
+pub(crate) const MAX_VARIABLES: usize = 1024;
+
+/// The assignments of `SET @a = expr [, @b := expr …]`, names lower-cased; `None` when `sql`
+/// is not such a statement (or mixes in other settings, left to the session statements).
+pub(crate) fn parse_set(sql: &str) -> Option<Vec<(String, &str)>> {
+    if !starts_with_any(sql, &["set"]) {
+        return None;
+    }
+    let text = sql.trim().trim_end_matches(';').trim_end();
+    let body = text.get(3..)?.trim_start();
+    let mut assignments = Vec::new();
+    for item in split_top_level(body) {
+        let item = item.trim();
+        let name_end = item
+            .char_indices()
+            .skip(1)
+            .find(|(_, c)| !(c.is_alphanumeric() || matches!(c, '_' | '$' | '.')))
+            .map_or(item.len(), |(i, _)| i);
+        let name = item.strip_prefix('@')?.get(..name_end - 1)?;
+        if name.is_empty() || name.starts_with('@') {
+            return None;
+        }
+        let rest = item[name_end..].trim_start();
+        let expr = rest
+            .strip_prefix(":=")
+            .or_else(|| rest.strip_prefix('='))?
+            .trim();
+        if expr.is_empty() {
+            return None;
+        }
+        assignments.push((name.to_lowercase(), expr));
+    }
+    (!assignments.is_empty()).then_some(assignments)
+}
+
+/// Splits at commas outside parentheses and quotes.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut quote, mut start) = (0i32, None, 0);
+    for (i, c) in text.char_indices() {
+        match (c, quote) {
+            ('\'' | '"' | '`', None) => quote = Some(c),
+            (c, Some(q)) if c == q => quote = None,
+            ('(', None) => depth += 1,
+            (')', None) => depth -= 1,
+            (',', None) if depth == 0 => {
+                items.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&text[start..]);
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assignments_are_read_and_everything_else_is_not() {
+        assert_eq!(
+            parse_set("SET @X = 5, @y := CONCAT('a,b', (SELECT 1, 2));"),
+            Some(vec![
+                ("x".to_owned(), "5"),
+                ("y".to_owned(), "CONCAT('a,b', (SELECT 1, 2))")
+            ])
+        );
+        for sql in [
+            "SET NAMES utf8",
+            "SET @@session.sql_mode = ''",
+            "SET @x = 1, NAMES utf8",
+            "SET @x",
+            "SET @ = 1",
+            "SELECT @x = 1",
+        ] {
+            assert_eq!(parse_set(sql), None, "{sql}");
+        }
+    }
+}
