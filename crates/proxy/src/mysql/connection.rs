@@ -15,6 +15,7 @@ use super::protocol::error::ProtocolError;
 use super::protocol::handshake::{self, Greeting};
 use super::protocol::packet::{DEFAULT_MAX_PAYLOAD, PacketIo};
 use super::protocol::response::{self, ResultColumn};
+use super::statements;
 use crate::admin::SERVER_VERSION;
 use crate::distsql;
 use crate::engine::Engine;
@@ -91,6 +92,9 @@ pub async fn serve(
     io.set_max_payload(DEFAULT_MAX_PAYLOAD);
     let mut connection = Connection {
         caps: client.capabilities,
+        multi_statements: client
+            .capabilities
+            .contains(CapabilityFlags::CLIENT_MULTI_STATEMENTS),
         session: Session::new(connection_id, client.user, client.database, Dialect::MySql),
         statements: HashMap::new(),
         next_statement_id: 1,
@@ -135,6 +139,9 @@ pub async fn serve(
 
 struct Connection {
     caps: CapabilityFlags,
+    /// Whether a COM_QUERY may hold several statements (CLIENT_MULTI_STATEMENTS, or
+    /// COM_SET_OPTION).
+    multi_statements: bool,
     session: Session,
     statements: HashMap<u32, PreparedStatement>,
     next_statement_id: u32,
@@ -203,8 +210,25 @@ impl Connection {
         };
         match command {
             Command::Query(sql) => {
-                let reply = self.engine.query(&mut self.session, &sql).await;
-                self.send_reply(io, reply, false);
+                let statements = match self.multi_statements {
+                    true => statements::split(&sql),
+                    false => Vec::new(),
+                };
+                if statements.len() < 2 {
+                    let reply = self.engine.query(&mut self.session, &sql).await;
+                    self.send_reply(io, reply, false);
+                    return true;
+                }
+                // One result per statement, each but the last flagged as followed by more;
+                // the first error ends them, as in MySQL.
+                for (i, statement) in statements.iter().enumerate() {
+                    let reply = self.engine.query(&mut self.session, statement).await;
+                    let failed = reply.is_err();
+                    self.send_result(io, reply, false, i + 1 < statements.len());
+                    if failed {
+                        break;
+                    }
+                }
             }
             Command::InitDb(database) => {
                 let reply = if self.engine.is_database(&database) {
@@ -271,8 +295,11 @@ impl Connection {
                 self.send_reply(io, reply, false);
             }
             // Multi-statements are not supported either way; the protocol answers with EOF.
-            Command::SetOption(_) => io.write_packet(&response::eof(self.caps, self.status())),
-            Command::FieldList(_) => io.write_packet(&response::eof(self.caps, self.status())),
+            Command::SetOption(option) => {
+                self.multi_statements = option == 0;
+                io.write_packet(&response::eof(self.caps, self.status(false)));
+            }
+            Command::FieldList(_) => io.write_packet(&response::eof(self.caps, self.status(false))),
             Command::Statistics => io.write_packet(b"Keyshard: statistics are not collected"),
             Command::Unknown(code) => {
                 self.send_error(
@@ -333,8 +360,12 @@ impl Connection {
 
     /// What the OK and EOF packets tell the client of its session: connectors read these
     /// flags to know whether a transaction is open.
-    fn status(&self) -> StatusFlags {
+    /// `more`: another result of the same COM_QUERY follows.
+    fn status(&self, more: bool) -> StatusFlags {
         let mut status = StatusFlags::empty();
+        if more {
+            status |= StatusFlags::SERVER_MORE_RESULTS_EXISTS;
+        }
         if self.session.autocommit {
             status |= StatusFlags::SERVER_STATUS_AUTOCOMMIT;
         }
@@ -345,6 +376,17 @@ impl Connection {
     }
 
     fn send_reply(&self, io: &mut PacketIo<Stream>, reply: Result<Reply, Error>, binary: bool) {
+        self.send_result(io, reply, binary, false);
+    }
+
+    /// One result of a COM_QUERY; `more`: another follows.
+    fn send_result(
+        &self,
+        io: &mut PacketIo<Stream>,
+        reply: Result<Reply, Error>,
+        binary: bool,
+        more: bool,
+    ) {
         match reply {
             Ok(Reply::Ok {
                 affected_rows,
@@ -354,7 +396,7 @@ impl Connection {
                     self.caps,
                     affected_rows,
                     last_insert_id,
-                    self.status(),
+                    self.status(more),
                     0,
                     "",
                 ));
@@ -372,7 +414,14 @@ impl Connection {
                         ResultColumn::from_type_name(&c.name, &c.type_name, sample)
                     })
                     .collect();
-                response::write_result_set(io, self.caps, &columns, &rows, binary, self.status());
+                response::write_result_set(
+                    io,
+                    self.caps,
+                    &columns,
+                    &rows,
+                    binary,
+                    self.status(more),
+                );
             }
             Err(e) => self.send_error(io, &e),
         }

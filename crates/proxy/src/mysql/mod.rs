@@ -2,5 +2,6 @@
 
 mod connection;
 pub mod protocol;
+mod statements;
 
 pub use connection::serve;

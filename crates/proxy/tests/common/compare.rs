@@ -37,6 +37,7 @@ pub async fn mysql_answer(conn: &mut sqlx::MySqlConnection, sql: &str) -> Answer
             .map(|r| {
                 r.try_get::<i64, _>(0)
                     .map(|v| v.to_string())
+                    .or_else(|_| r.try_get::<u64, _>(0).map(|v| v.to_string()))
                     .or_else(|_| r.try_get::<String, _>(0))
                     .unwrap_or_else(|e| e.to_string())
             })

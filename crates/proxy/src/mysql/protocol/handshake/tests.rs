@@ -152,7 +152,7 @@ async fn native_password_is_accepted() {
     let expected = server_capabilities() & sent;
     assert_eq!(client.capabilities, expected);
     assert!(client.capabilities.contains(Caps::CLIENT_DEPRECATE_EOF));
-    assert!(!client.capabilities.contains(Caps::CLIENT_MULTI_STATEMENTS));
+    assert!(client.capabilities.contains(Caps::CLIENT_MULTI_STATEMENTS));
     assert!(client.capabilities.contains(Caps::CLIENT_CONNECT_WITH_DB));
 }
 
