@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The client libraries of the compatibility tests (crates/proxy/tests/compat.rs), pinned, in a
+# cache outside the checkout so that later runs find them: a Python venv and node_modules.
+# Idempotent: nothing is downloaded when the pinned versions are already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CACHE="${KEYSHARD_COMPAT_DIR:-$HOME/.cache/keyshard-compat}"
+mkdir -p "$CACHE"
+
+requirements=crates/proxy/tests/compat/requirements.txt
+if ! cmp -s "$requirements" "$CACHE/requirements.txt"; then
+  rm -rf "$CACHE/venv"
+  python3 -m venv "$CACHE/venv"
+  "$CACHE/venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
+  cp "$requirements" "$CACHE/requirements.txt"
+fi
+
+package=crates/proxy/tests/compat/package.json
+if ! cmp -s "$package" "$CACHE/node/package.json"; then
+  rm -rf "$CACHE/node"
+  mkdir -p "$CACHE/node"
+  cp "$package" "$CACHE/node/package.json"
+  npm install --silent --no-audit --no-fund --prefix "$CACHE/node" >/dev/null
+fi

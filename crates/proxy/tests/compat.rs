@@ -1,0 +1,178 @@
+//! Real client libraries through the proxy, each checked by the keys it reports against the
+//! rows stored in the shards: PyMySQL, SQLAlchemy (on PyMySQL and on psycopg), psycopg 3,
+//! asyncpg, node mysql2 and node pg. The scripts are in `tests/compat/`; `.ci/compat.sh`
+//! installs their pinned libraries under `~/.cache/keyshard-compat` (or
+//! `$KEYSHARD_COMPAT_DIR`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::postgres::{PgProxy, PgShards, yaml};
+use common::{Proxy, Shards};
+use sqlx::Connection;
+
+const CREATE: &str =
+    "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
+
+fn compat_dir() -> PathBuf {
+    std::env::var_os("KEYSHARD_COMPAT_DIR").map_or_else(
+        || {
+            let home = std::env::var_os("HOME").expect("HOME is set");
+            Path::new(&home).join(".cache/keyshard-compat")
+        },
+        PathBuf::from,
+    )
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/compat")
+        .join(name)
+}
+
+/// Runs a client script against `address` and returns the keys it printed.
+fn keys_from(program: &str, script_name: &str, port: u16, extra: &[&str]) -> Vec<i64> {
+    let dir = compat_dir();
+    let mut command = match program {
+        "python" => Command::new(dir.join("venv/bin/python")),
+        _ => {
+            let mut node = Command::new("node");
+            node.env("NODE_PATH", dir.join("node/node_modules"));
+            node
+        }
+    };
+    let output = command
+        .arg(script(script_name))
+        .args(["127.0.0.1", &port.to_string()])
+        .args(extra)
+        .output()
+        .unwrap_or_else(|e| panic!("{script_name}: {e} (run .ci/compat.sh first)"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{script_name} failed: {stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let line = stdout.lines().last().unwrap_or_default();
+    let printed: serde_like::Keys = serde_like::parse(line)
+        .unwrap_or_else(|| panic!("{script_name} printed no keys: {stdout}"));
+    let mut keys: Vec<i64> = printed
+        .iter()
+        .map(|k| {
+            k.parse()
+                .unwrap_or_else(|_| panic!("{script_name}: key {k}"))
+        })
+        .collect();
+    keys.sort_unstable();
+    keys
+}
+
+/// The `{"keys": ["1", …]}` line the scripts print, read without a JSON library.
+mod serde_like {
+    pub type Keys = Vec<String>;
+
+    pub fn parse(line: &str) -> Option<Keys> {
+        let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+        let list = compact.strip_prefix("{\"keys\":[")?.strip_suffix("]}")?;
+        Some(
+            list.split(',')
+                .map(|k| k.trim().trim_matches('"').to_owned())
+                .filter(|k| !k.is_empty())
+                .collect(),
+        )
+    }
+}
+
+/// [`keys_from`] off the runtime's threads: the proxy under test runs on them.
+async fn run(program: &str, script_name: &str, port: u16, extra: &[&str]) -> Vec<i64> {
+    let (program, script_name) = (program.to_owned(), script_name.to_owned());
+    let extra: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        keys_from(&program, &script_name, port, &extra)
+    })
+    .await
+    .unwrap()
+}
+
+async fn mysql_client(script_name: &str, program: &str, extra: &[&str]) {
+    let shards = Shards::mariadb().await;
+    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let mut conn = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    sqlx::raw_sql(CREATE).execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+    let port = proxy.address.port();
+    let keys = run(program, script_name, port, extra).await;
+    let mut stored = Vec::new();
+    for (ds, table) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+        stored.extend(shards.ids(ds, table).await);
+    }
+    stored.sort_unstable();
+    assert_eq!(
+        stored, keys,
+        "{script_name}: stored rows against reported keys"
+    );
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+async fn postgres_client(script_name: &str, program: &str, extra: &[&str]) {
+    let shards = PgShards::postgres().await;
+    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
+    proxy.client().await.batch_execute(CREATE).await.unwrap();
+    let port = proxy.address.port();
+    let keys = run(program, script_name, port, extra).await;
+    assert_eq!(
+        shards.all_ids().await,
+        keys,
+        "{script_name}: stored rows against reported keys"
+    );
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn pymysql() {
+    mysql_client("pymysql_keys.py", "python", &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn sqlalchemy_on_pymysql() {
+    mysql_client("sqlalchemy_keys.py", "python", &["mysql+pymysql"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn node_mysql2() {
+    mysql_client("mysql2_keys.js", "node", &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL and .ci/compat.sh"]
+async fn psycopg() {
+    postgres_client("psycopg_keys.py", "python", &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL and .ci/compat.sh"]
+async fn sqlalchemy_on_psycopg() {
+    postgres_client("sqlalchemy_keys.py", "python", &["postgresql+psycopg"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL and .ci/compat.sh"]
+async fn asyncpg() {
+    postgres_client("asyncpg_keys.py", "python", &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL and .ci/compat.sh"]
+async fn node_pg() {
+    postgres_client("pg_keys.js", "node", &[]).await;
+}

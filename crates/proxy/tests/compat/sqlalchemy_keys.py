@@ -1,0 +1,50 @@
+"""SQLAlchemy 2 ORM through Keyshard: objects added one by one get their generated keys, and
+a nested transaction (savepoint) is rolled back. argv: host port url-scheme
+(mysql+pymysql or postgresql+psycopg). Prints the keys as JSON."""
+import json
+import sys
+
+from sqlalchemy import BigInteger, Integer, String, create_engine, select
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Order(Base):
+    __tablename__ = "t_order"
+    order_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    user_id: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(32))
+
+
+host, port, scheme = sys.argv[1], sys.argv[2], sys.argv[3]
+engine = create_engine(f"{scheme}://root:root@{host}:{port}/sharding_db")
+keys = []
+with Session(engine) as session:
+    for user in (1, 2):
+        order = Order(user_id=user, status="orm")
+        session.add(order)
+        session.flush()
+        keys.append(order.order_id)
+    session.commit()
+
+    kept = Order(user_id=3, status="kept")
+    session.add(kept)
+    session.flush()
+    keys.append(kept.order_id)
+    nested = session.begin_nested()
+    session.add(Order(user_id=4, status="undone"))
+    session.flush()
+    nested.rollback()
+    session.commit()
+
+    # save() of an existing row writes every column, sharding columns included.
+    again = session.get(Order, keys[0])
+    assert again is not None and again.user_id == 1, "the row by its key"
+    again.status = "edited"
+    session.commit()
+    edited = session.scalars(select(Order.status).where(Order.order_id == keys[0])).one()
+    assert edited == "edited", edited
+print(json.dumps({"keys": [str(k) for k in keys]}))
