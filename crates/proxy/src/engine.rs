@@ -362,6 +362,11 @@ impl Engine {
 
     /// Runs `plan` and answers with its rows, or with the rows it changed and its first key.
     async fn reply(&self, session: &mut Session, plan: Plan, reads: bool) -> Result<Reply, Error> {
+        if let Some(guard) = &plan.guard
+            && !self.run(session, &guard.reads).await?.rows.is_empty()
+        {
+            return Err(guard.refusal().into());
+        }
         let mut outcome = self.run(session, &plan).await?;
         if reads && outcome.columns.is_empty() {
             // No rows, so no columns came with them; the client still needs the result's shape.

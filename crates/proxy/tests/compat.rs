@@ -1,6 +1,6 @@
 //! Real client libraries through the proxy, each checked by the keys it reports against the
-//! rows stored in the shards: PyMySQL, SQLAlchemy (on PyMySQL and on psycopg), psycopg 3,
-//! asyncpg, node mysql2 and node pg. The scripts are in `tests/compat/`; `.ci/compat.sh`
+//! rows stored in the shards: PyMySQL, SQLAlchemy (on PyMySQL and on psycopg), Django (on
+//! PyMySQL and on psycopg), psycopg 3, asyncpg, node mysql2 and node pg. The scripts are in `tests/compat/`; `.ci/compat.sh`
 //! installs their pinned libraries under `~/.cache/keyshard-compat` (or
 //! `$KEYSHARD_COMPAT_DIR`).
 
@@ -149,6 +149,12 @@ async fn sqlalchemy_on_pymysql() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn django_on_mysql() {
+    mysql_client("django_keys.py", "python", &["mysql"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
 async fn node_mysql2() {
     mysql_client("mysql2_keys.js", "node", &[]).await;
 }
@@ -163,6 +169,12 @@ async fn psycopg() {
 #[ignore = "needs PostgreSQL and .ci/compat.sh"]
 async fn sqlalchemy_on_psycopg() {
     postgres_client("sqlalchemy_keys.py", "python", &["postgresql+psycopg"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL and .ci/compat.sh"]
+async fn django_on_postgresql() {
+    postgres_client("django_keys.py", "python", &["postgresql"]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -363,9 +363,14 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     compare(&mut conn, reference, QUERIES[0]).await;
     compare(&mut conn, reference, QUERIES[1]).await;
 
-    // Unsupported statements say so and leave the connection usable.
+    // Unsupported statements say so and leave the connection usable; moving a row to the
+    // other data source is one.
+    let moving = format!(
+        "UPDATE t_order SET user_id = {} WHERE order_id = {key}",
+        user + 1
+    );
     for sql in [
-        "UPDATE t_order SET user_id = 9 WHERE order_id = 1",
+        moving.as_str(),
         "SELECT DISTINCT status FROM t_order",
         "SELECT * FROM t_order o JOIN t_user u ON o.user_id = u.id",
     ] {

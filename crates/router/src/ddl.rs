@@ -136,6 +136,7 @@ pub(crate) fn plan(
             row_units: Vec::new(),
             merge: None,
             replicated: false,
+            guard: None,
         },
     }))
 }

@@ -45,6 +45,7 @@ impl Direct {
             row_units: Vec::new(),
             merge: None,
             replicated: self.replicated,
+            guard: None,
         }
     }
 }

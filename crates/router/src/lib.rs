@@ -43,7 +43,7 @@ pub use direct::Direct;
 pub use error::RouteError;
 pub use last_insert_id::substitute_session_values;
 pub use metadata::{Metadata, NoMetadata};
-pub use plan::{ExecutionUnit, Plan, PreparedInsert};
+pub use plan::{ExecutionUnit, MoveGuard, Plan, PreparedInsert};
 pub use query::PreparedQuery;
 pub use shape::Shape;
 pub use value::Value;
@@ -188,7 +188,14 @@ impl Router {
                     )));
                 }
                 self.check_bound(&tables.rules)?;
-                query::prepare(sql, self.dialect, &parser, &statement, tables).map(Prepared::Query)
+                let mut query = query::prepare(sql, self.dialect, &parser, &statement, tables)?;
+                if let Some(guard_sql) = query.guard_sql() {
+                    match self.prepare(guard_sql, metadata) {
+                        Ok(Prepared::Query(guard)) => query.set_guard(guard),
+                        _ => return Err(query.moves()),
+                    }
+                }
+                Ok(Prepared::Query(query))
             }
             _ => match ddl::plan(sql, &statement, |t| self.table(t).cloned())? {
                 Some(ddl) => Ok(Prepared::Ddl(ddl)),

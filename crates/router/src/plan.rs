@@ -80,6 +80,26 @@ pub struct Plan {
     /// Every unit writes the same rows to its own copy of a broadcast table: the statement
     /// changed as many rows as one unit did.
     pub replicated: bool,
+    /// An UPDATE that sets a sharding column the WHERE clause does not pin: runs first, and
+    /// the UPDATE is refused when it finds a row.
+    pub guard: Option<Box<MoveGuard>>,
+}
+
+/// The rows an UPDATE would have to move to another data node: those its WHERE clause matches
+/// on the nodes its new sharding values do not route to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MoveGuard {
+    /// A read of at most one such row, on those nodes only.
+    pub reads: Plan,
+    /// The sharding column the UPDATE sets.
+    pub column: String,
+}
+
+impl MoveGuard {
+    /// The error when `reads` found a row: ShardingSphere's refusal to move one.
+    pub fn refusal(&self) -> RouteError {
+        crate::unchanged::moves(&self.column)
+    }
 }
 
 /// One statement for one data node.
@@ -271,6 +291,7 @@ impl PreparedInsert {
             row_units,
             merge: None,
             replicated: false,
+            guard: None,
         })
     }
 

@@ -22,11 +22,12 @@ use sqlparser::tokenizer::{Span, Token};
 use crate::insert::literal_value;
 use crate::locate::Locator;
 use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
+use crate::plan::MoveGuard;
 use crate::plan::{ExecutionUnit, Plan};
 use crate::route::{describe, is_sharding_column, nodes_with};
 use crate::template::{Edit, Piece, Renderer, RowKey, Template, push_identifier};
 use crate::tokens::{self, Tokens};
-use crate::unchanged::{Unchanged, moves, sharding_assignments};
+use crate::unchanged::{Moving, Unchanged, moves, sharding_assignments};
 use crate::value::Value;
 use crate::{Dialect, RouteError};
 
@@ -50,6 +51,8 @@ pub struct PreparedQuery {
     /// An UPDATE's sharding-column assignments, each with the value the WHERE clause pins the
     /// column to: allowed only when the two are equal, so the row stays on its node.
     unchanged: Vec<Unchanged>,
+    /// An UPDATE's sharding column set where the WHERE clause does not pin it.
+    moving: Option<Moving>,
 }
 
 #[derive(Debug, Clone)]
@@ -189,13 +192,27 @@ pub(crate) fn prepare(
         Some(expr) => context.condition(expr, &mut tables.locator)?,
         None => Condition::Any,
     };
-    let unchanged = assigned
-        .into_iter()
-        .map(|(column, value)| match condition.pinned(&column) {
-            Some(pinned) => Ok(Unchanged::new(column, value, pinned)),
-            None => Err(moves(&column)),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut unchanged = Vec::new();
+    let mut moving = None;
+    for (column, value) in assigned {
+        if let Some(pinned) = condition.pinned(&column) {
+            unchanged.push(Unchanged::new(column, value, pinned));
+            continue;
+        }
+        // One sharding column set where the WHERE clause does not pin it can be guarded.
+        let guarded = match (statement, &moving) {
+            (Statement::Update(update), None) => Moving::new(
+                sql,
+                update,
+                (column.clone(), value),
+                &tokens,
+                &mut tables.locator,
+                dialect,
+            )?,
+            _ => None,
+        };
+        moving = Some(guarded.ok_or_else(|| moves(&column))?);
+    }
     let mut plain_edits = placeholder_edits(&tokens, &[]);
     plain_edits.extend(edits.iter().cloned());
     Ok(PreparedQuery {
@@ -207,6 +224,7 @@ pub(crate) fn prepare(
         kind,
         param_count: tokens.param_count,
         unchanged,
+        moving,
     })
 }
 
@@ -459,6 +477,71 @@ impl PreparedQuery {
         self.param_count
     }
 
+    /// The read that must find no row before an UPDATE that sets a sharding column the WHERE
+    /// clause does not pin; `None` when the statement has none or it is prepared.
+    pub(crate) fn guard_sql(&self) -> Option<&str> {
+        self.moving
+            .as_ref()
+            .filter(|m| m.guard.is_none())
+            .map(|m| m.guard_sql.as_str())
+    }
+
+    /// The refusal of an UPDATE whose guard could not be prepared.
+    pub(crate) fn moves(&self) -> RouteError {
+        moves(self.moving.as_ref().map_or("", |m| m.column.as_str()))
+    }
+
+    /// Keeps the prepared guard.
+    pub(crate) fn set_guard(&mut self, guard: PreparedQuery) {
+        if let Some(moving) = &mut self.moving {
+            moving.guard = Some(Box::new(guard));
+        }
+    }
+
+    /// Narrows `nodes` (the WHERE clause's) to those the new sharding value routes to, and
+    /// plans the read of the others: a row found there would have to move.
+    fn guard(
+        &self,
+        moving: &Moving,
+        params: &[Value],
+        nodes: &mut [bool],
+        scratch: &mut String,
+    ) -> Result<Option<Box<MoveGuard>>, RouteError> {
+        let guard = moving
+            .guard
+            .as_ref()
+            .ok_or(RouteError::Internal("an UPDATE's guard was not prepared"))?;
+        let target = Condition::And(vec![
+            self.condition.clone(),
+            Condition::Equals {
+                table: None,
+                column: moving.column.clone(),
+                values: vec![moving.value.clone()],
+            },
+        ])
+        .nodes(&self.tables, params, scratch)?;
+        let data_nodes = self
+            .tables
+            .first()
+            .map(|r| &r.data_nodes[..])
+            .unwrap_or_default();
+        let mut reads = guard.bind(params.get(moving.skip..).unwrap_or_default())?;
+        reads.units.retain(|unit| {
+            !data_nodes.iter().zip(&target).any(|(node, &stays)| {
+                stays && node.data_source == unit.data_source && node.table == unit.table
+            })
+        });
+        for (node, stays) in nodes.iter_mut().zip(&target) {
+            *node &= *stays;
+        }
+        Ok((!reads.units.is_empty()).then(|| {
+            Box::new(MoveGuard {
+                reads,
+                column: moving.column.clone(),
+            })
+        }))
+    }
+
     /// Whether the statement only reads.
     pub fn is_read(&self) -> bool {
         matches!(self.kind, Kind::Read(_))
@@ -470,7 +553,11 @@ impl PreparedQuery {
             unchanged.check(params)?;
         }
         let mut scratch = String::new();
-        let nodes = self.condition.nodes(&self.tables, params, &mut scratch)?;
+        let mut nodes = self.condition.nodes(&self.tables, params, &mut scratch)?;
+        let guard = match &self.moving {
+            Some(moving) => self.guard(moving, params, &mut nodes, &mut scratch)?,
+            None => None,
+        };
         let mut chosen: Vec<usize> = (0..nodes.len()).filter(|&n| nodes[n]).collect();
         if chosen.is_empty() {
             // No node can hold a matching row; one node still answers with the right shape
@@ -479,7 +566,9 @@ impl PreparedQuery {
         }
         if chosen.len() == 1 {
             let unit = self.render(&self.plain, chosen[0], params, (0, 0))?;
-            return Ok(plan(vec![unit], None));
+            let mut plan = plan(vec![unit], None);
+            plan.guard = guard;
+            return Ok(plan);
         }
         match &self.kind {
             Kind::Write {
@@ -492,7 +581,9 @@ impl PreparedQuery {
                     .iter()
                     .map(|&n| self.render(&self.plain, n, params, (0, 0)))
                     .collect::<Result<_, _>>()?;
-                Ok(plan(units, None))
+                let mut plan = plan(units, None);
+                plan.guard = guard;
+                Ok(plan)
             }
             Kind::Read(Err(why)) => Err(RouteError::Unsupported(format!(
                 "{why} when the rows are on several shards"
@@ -560,6 +651,7 @@ fn plan(units: Vec<ExecutionUnit>, merge: Option<MergeSpec>) -> Plan {
         row_units: Vec::new(),
         merge,
         replicated: false,
+        guard: None,
     }
 }
 
