@@ -36,6 +36,7 @@ pub use outcome::{Column, Outcome};
 pub use pool::Pool;
 pub use recovery::Recovered;
 pub use reuse::Connections;
+pub use reuse::PoolStats;
 pub use transaction::{SavepointCommand, Transaction};
 pub use xa::XaCoordinator;
 
@@ -78,6 +79,14 @@ impl Backend {
         self.pools
             .get(name)
             .ok_or_else(|| BackendError::UnknownDataSource(name.to_owned()))
+    }
+
+    /// Each data source's pool, as it is now.
+    pub fn pool_stats(&self) -> Vec<(String, PoolStats)> {
+        self.pools
+            .iter()
+            .map(|(name, pool)| (name.clone(), pool.stats()))
+            .collect()
     }
 
     /// The data source names, in order.

@@ -10,7 +10,7 @@ use sqlx::postgres::{PgConnectOptions, Postgres};
 use sqlx::sqlite::{Sqlite, SqliteConnectOptions};
 
 use crate::BackendError;
-use crate::reuse::Connections;
+use crate::reuse::{Connections, PoolStats};
 
 /// ShardingSphere's (HikariCP's) defaults where the configuration says nothing.
 const DEFAULT_MAX_SIZE: u32 = 50;
@@ -33,6 +33,15 @@ pub enum Pool {
 }
 
 impl Pool {
+    /// Its connections and waiting statements now.
+    pub fn stats(&self) -> PoolStats {
+        match self {
+            Pool::MySql(c) => c.stats(),
+            Pool::Postgres(c) => c.stats(),
+            Pool::Sqlite(c) => c.stats(),
+        }
+    }
+
     /// A pool for `source` that connects on first use, so a database that is down at start
     /// fails the statements that need it rather than the whole proxy.
     pub fn connect_lazy(source: &DataSource) -> Result<Self, BackendError> {

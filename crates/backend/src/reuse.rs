@@ -20,6 +20,17 @@ use sqlx::Database;
 use sqlx::pool::PoolConnection;
 use tokio::sync::oneshot;
 
+/// A pool's state at one moment, for the metrics endpoint.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Connections open, busy or idle.
+    pub open: usize,
+    /// Connections open and idle.
+    pub idle: usize,
+    /// Statements waiting for a connection.
+    pub waiting: usize,
+}
+
 /// A sqlx pool and the connections kept out of it between statements.
 #[derive(Debug)]
 pub struct Connections<DB: Database> {
@@ -127,6 +138,16 @@ impl<DB: Database> Connections<DB> {
             }
         }
         lock(&self.idle).push((conn, Instant::now()));
+    }
+
+    /// How many connections are open, how many of them idle, and how many statements wait.
+    pub fn stats(&self) -> PoolStats {
+        let idle = self.pool.num_idle() + lock(&self.idle).len();
+        PoolStats {
+            open: self.pool.size() as usize,
+            idle,
+            waiting: lock(&self.waiters).len(),
+        }
     }
 
     /// Gives every kept connection back and closes the pool.

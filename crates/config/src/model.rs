@@ -70,6 +70,8 @@ pub struct Server {
     pub postgres: Option<SocketAddr>,
     /// TLS offered on both frontends; `None`: plain connections only.
     pub tls: Option<Tls>,
+    /// Where the Prometheus metrics are served (`GET /metrics`); `None`: nowhere.
+    pub metrics: Option<SocketAddr>,
 }
 
 /// `server.tls`: the certificate both frontends present to clients that ask for TLS.
@@ -91,6 +93,7 @@ impl Default for Server {
             mysql: Some(SocketAddr::from(([127, 0, 0, 1], 3307))),
             postgres: None,
             tls: None,
+            metrics: None,
         }
     }
 }

@@ -31,6 +31,7 @@ pub(crate) struct RawServer {
     pub mysql: Option<RawListener>,
     pub postgres: Option<RawListener>,
     pub tls: Option<RawTls>,
+    pub metrics: Option<RawListener>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -137,6 +137,7 @@ fn server(raw: Option<&RawServer>, base_dir: &Path) -> Result<Server, ConfigErro
     let server = Server {
         mysql: listen(raw.mysql.as_ref(), "server.mysql.listen")?,
         postgres: listen(raw.postgres.as_ref(), "server.postgres.listen")?,
+        metrics: listen(raw.metrics.as_ref(), "server.metrics.listen")?,
         tls: raw.tls.as_ref().map(|tls| Tls {
             certificate: base_dir.join(&tls.certificate),
             key: base_dir.join(&tls.key),

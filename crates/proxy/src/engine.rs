@@ -10,7 +10,8 @@ use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{
-    Dialect, Other, Plan, Prepared, RouteError, Router, Shape, Value, substitute_session_values,
+    Dialect, Other, Plan, Prepared, PreparedInsert, RouteError, Router, Shape, Value,
+    substitute_session_values,
 };
 
 use crate::admin;
@@ -19,6 +20,7 @@ use crate::control::{self, Control, SavepointName, Scope};
 use crate::distsql::{self, DistSql};
 use crate::error::{Error, ErrorKind};
 use crate::memory::MemoryBudget;
+use crate::metrics::Metrics;
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes, typed};
@@ -37,6 +39,7 @@ pub struct Engine {
     coordination: Option<Arc<dyn Repository>>,
     logins: LoginThrottle,
     memory: MemoryBudget,
+    metrics: Metrics,
 }
 
 impl Engine {
@@ -69,6 +72,7 @@ impl Engine {
             coordination,
             logins: LoginThrottle::default(),
             memory,
+            metrics: Metrics::default(),
         })
     }
 
@@ -155,13 +159,47 @@ impl Engine {
 
     /// Answers one statement sent as text, within the memory budget.
     pub async fn query(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
-        session.refuse_when_failed(Some(sql))?;
-        let _held = self.memory.reserve(sql, 0).await?;
-        let reply = self.query_text(session, sql).await;
-        if reply.is_err() {
-            session.statement_failed();
+        let started = Instant::now();
+        let reply = async {
+            session.refuse_when_failed(Some(sql))?;
+            let _held = self.memory.reserve(sql, 0).await?;
+            self.query_text(session, sql).await
         }
+        .await;
+        self.finished(session, sql, started, &reply);
         reply
+    }
+
+    /// After a statement from a client: a failure may fail its transaction, and both count.
+    fn finished(
+        &self,
+        session: &mut Session,
+        head: &str,
+        started: Instant,
+        reply: &Result<Reply, Error>,
+    ) {
+        let code = match reply {
+            Ok(_) => None,
+            Err(e) => {
+                session.statement_failed();
+                Some(match session.dialect {
+                    Dialect::MySql => e.mysql_code().1,
+                    Dialect::Postgres => e.pg_sqlstate(),
+                })
+            }
+        };
+        self.metrics
+            .statement(session.dialect, head, started.elapsed(), code);
+    }
+
+    /// What the proxy has counted.
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The metrics in Prometheus' text format, with the pools as they are now.
+    pub(crate) fn render_metrics(&self) -> String {
+        self.metrics.render(&self.backend.pool_stats())
     }
 
     async fn query_text(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
@@ -225,7 +263,7 @@ impl Engine {
                 .as_deref()
                 .and_then(|slots| typed::bind(shape.values(), slots));
             let plan = self
-                .bind_insert(|| match &params {
+                .bind_insert(&shaped.insert, || match &params {
                     Some(params) => shaped.insert.bind(params),
                     None => shaped.insert.bind_shape(sql, shape),
                 })
@@ -286,20 +324,29 @@ impl Engine {
         statement: &Statement,
         params: &[Value],
     ) -> Result<Reply, Error> {
+        let started = Instant::now();
         let text = match &statement.kind {
             StatementKind::Text(sql) => Some(sql.as_str()),
             _ => None,
         };
-        session.refuse_when_failed(text)?;
-        let params_size = params.iter().map(size_of_value).sum();
-        let _held = self
-            .memory
-            .reserve(text.unwrap_or_default(), params_size)
-            .await?;
-        let reply = self.execute_statement(session, statement, params).await;
-        if reply.is_err() {
-            session.statement_failed();
+        let reply = async {
+            session.refuse_when_failed(text)?;
+            let params_size = params.iter().map(size_of_value).sum();
+            let _held = self
+                .memory
+                .reserve(text.unwrap_or_default(), params_size)
+                .await?;
+            self.execute_statement(session, statement, params).await
         }
+        .await;
+        let head = match &statement.kind {
+            StatementKind::Text(sql) => sql.as_str(),
+            StatementKind::Insert(_) => "insert",
+            StatementKind::Query(query) => query.sql(),
+            StatementKind::Direct(direct) => direct.sql(),
+            StatementKind::Ddl(_) => "ddl",
+        };
+        self.finished(session, head, started, &reply);
         reply
     }
 
@@ -314,9 +361,10 @@ impl Engine {
                 let sql = sql.clone();
                 return Box::pin(self.query_text(session, &sql)).await;
             }
-            StatementKind::Insert(insert) => {
-                (self.bind_insert(|| insert.bind(params)).await?, false)
-            }
+            StatementKind::Insert(insert) => (
+                self.bind_insert(insert, || insert.bind(params)).await?,
+                false,
+            ),
             StatementKind::Query(query) => (query.bind(params)?, query.is_read()),
             StatementKind::Direct(direct) => (direct.bind(params), direct.is_read()),
             StatementKind::Ddl(ddl) => {
@@ -341,9 +389,11 @@ impl Engine {
 
     /// Binds an INSERT. A LEAF_SEGMENT generator outrun by a burst has its next segment on the
     /// way: the statement waits for it (asynchronously, up to the repository's operation
-    /// timeout) instead of failing; in steady state the segment is already there.
+    /// timeout) instead of failing; in steady state the segment is already there. The keys
+    /// it generated are counted.
     async fn bind_insert(
         &self,
+        insert: &PreparedInsert,
         bind: impl Fn() -> Result<Plan, RouteError>,
     ) -> Result<Plan, Error> {
         let patience = self.config.mode.timing.operation_timeout;
@@ -355,7 +405,16 @@ impl Engine {
                 {
                     tokio::time::sleep(Duration::from_millis(1)).await;
                 }
-                other => return other.map_err(Error::from),
+                Ok(plan) => {
+                    if let Some(strategy) = &insert.table_rule().key_generate
+                        && !plan.generated_keys.is_empty()
+                    {
+                        self.metrics
+                            .keys(&strategy.generator_name, plan.generated_keys.len());
+                    }
+                    return Ok(plan);
+                }
+                Err(e) => return Err(e.into()),
             }
         }
     }

@@ -14,9 +14,11 @@ mod error;
 #[cfg(test)]
 mod fuzzing;
 mod memory;
+mod metrics;
 pub mod mysql;
 pub mod postgres;
 mod reply;
+mod scrape;
 mod server;
 mod session;
 mod shapes;

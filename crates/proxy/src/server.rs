@@ -68,6 +68,7 @@ pub struct Server {
     tls: Option<Arc<Tls>>,
     mysql: Option<TcpListener>,
     postgres: Option<(TcpListener, Arc<postgres::Frontend>)>,
+    metrics: Option<TcpListener>,
     keeper: Option<Keeper>,
 }
 
@@ -92,6 +93,10 @@ impl Server {
         };
         let postgres_address = config.server.postgres;
         let postgres_listener = match postgres_address {
+            Some(address) => Some(listen(address).await?),
+            None => None,
+        };
+        let metrics = match config.server.metrics {
             Some(address) => Some(listen(address).await?),
             None => None,
         };
@@ -126,6 +131,7 @@ impl Server {
             tls,
             mysql,
             postgres,
+            metrics,
             keeper,
         })
     }
@@ -146,6 +152,11 @@ impl Server {
         self.postgres.as_ref()?.0.local_addr().ok()
     }
 
+    /// The address the metrics endpoint listens on.
+    pub fn metrics_address(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref()?.local_addr().ok()
+    }
+
     /// Serves until `shutdown` completes, then drains connections and closes the pools.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let (stop, stopping) = watch::channel(false);
@@ -155,6 +166,13 @@ impl Server {
             let stopping = stopping.clone();
             tokio::spawn(async move { engine.keep_recovering(stopping).await })
         };
+        if let Some(listener) = self.metrics {
+            tokio::spawn(crate::scrape::serve(
+                listener,
+                Arc::clone(&self.engine),
+                stopping.clone(),
+            ));
+        }
         tokio::pin!(shutdown);
         loop {
             tokio::select! {

@@ -26,6 +26,11 @@ impl Direct {
         self.is_read
     }
 
+    /// The statement as written.
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+
     /// One unit per data source, the text and parameters as they are.
     pub fn bind(&self, params: &[Value]) -> Plan {
         let units = self

@@ -542,6 +542,11 @@ impl PreparedQuery {
         }))
     }
 
+    /// The statement as written.
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+
     /// Whether the statement only reads.
     pub fn is_read(&self) -> bool {
         matches!(self.kind, Kind::Read(_))

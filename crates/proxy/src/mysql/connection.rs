@@ -90,6 +90,8 @@ pub async fn serve(
         }
     };
     io.set_max_payload(DEFAULT_MAX_PAYLOAD);
+    let counted = Arc::clone(&engine);
+    let _connected = counted.metrics().connected(Dialect::MySql);
     let mut connection = Connection {
         caps: client.capabilities,
         multi_statements: client

@@ -89,6 +89,8 @@ pub async fn serve(
             return;
         }
     };
+    let counted = Arc::clone(&frontend);
+    let _connected = counted.engine.metrics().connected(Dialect::Postgres);
     let settings = Settings::new(
         &client.user,
         &client.database,
