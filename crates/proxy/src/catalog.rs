@@ -17,6 +17,10 @@ pub(crate) enum Request {
     Tables { full: bool },
     /// `SHOW [FULL] COLUMNS FROM t`, `SHOW FIELDS FROM t`, `DESCRIBE t`, `DESC t`.
     Columns { table: String, full: bool },
+    /// `SHOW CREATE TABLE t`.
+    CreateTable { table: String },
+    /// `SHOW INDEX FROM t`, `SHOW INDEXES FROM t`, `SHOW KEYS FROM t`.
+    Indexes { table: String },
 }
 
 /// The catalog statement `sql` is, if it is one.
@@ -48,6 +52,10 @@ pub(crate) fn request(sql: &str) -> Option<Request> {
             table: name(1)?,
             full: false,
         }),
+        ["show", "create", "table", _] => Some(Request::CreateTable { table: name(3)? }),
+        ["show", "index" | "indexes" | "keys", "from" | "in", _] => {
+            Some(Request::Indexes { table: name(3)? })
+        }
         _ => None,
     }
 }
@@ -61,6 +69,8 @@ pub(crate) async fn answer(
     match request {
         Request::Tables { full } => tables(engine, full, database_name).await,
         Request::Columns { table, full } => columns(engine, &table, full, database_name).await,
+        Request::CreateTable { table } => create_table(engine, &table, database_name).await,
+        Request::Indexes { table } => indexes(engine, &table, database_name).await,
     }
 }
 
@@ -123,12 +133,13 @@ async fn tables(engine: &Engine, full: bool, database_name: &str) -> Result<Repl
     })
 }
 
-async fn columns(
+/// Where a logic table's definition is read: its first actual table, or the table itself on
+/// the default data source when no rule shards it.
+fn first_actual(
     engine: &Engine,
     table: &str,
-    full: bool,
     database_name: &str,
-) -> Result<Reply, Error> {
+) -> Result<(String, String), Error> {
     let (data_source, actual) = match engine.config().sharding.table(table) {
         Some(rule) => match rule.data_nodes.first() {
             Some(node) => (node.data_source.clone(), node.table.clone()),
@@ -139,9 +150,88 @@ async fn columns(
             None => return Err(no_such_table(database_name, table)),
         },
     };
+    // Spliced into SQL below: a name that needs quoting is not one Keyshard serves.
     if actual.contains(['\'', '`', '"', '\\']) {
         return Err(no_such_table(database_name, table));
     }
+    Ok((data_source, actual))
+}
+
+/// `SHOW CREATE TABLE`: the first actual table's definition, under the logic table's name.
+async fn create_table(engine: &Engine, table: &str, database_name: &str) -> Result<Reply, Error> {
+    let (data_source, actual) = first_actual(engine, table, database_name)?;
+    let sql = match kind_of(engine, &data_source) {
+        DatabaseKind::MySql => format!("SHOW CREATE TABLE `{actual}`"),
+        DatabaseKind::Sqlite => format!(
+            "SELECT name AS \"Table\", sql AS \"Create Table\" FROM sqlite_master \
+             WHERE type = 'table' AND name = '{actual}'"
+        ),
+        DatabaseKind::Postgres => {
+            return Err(Error::unsupported(
+                "SHOW CREATE TABLE on PostgreSQL data sources",
+            ));
+        }
+    };
+    let outcome = engine.run_on(&data_source, &sql).await?;
+    let Some(row) = outcome.rows.into_iter().next() else {
+        return Err(no_such_table(database_name, table));
+    };
+    let definition = match row.get(1) {
+        Some(Value::Text(text)) => rename_definition(text, &actual, table),
+        _ => return Err(no_such_table(database_name, table)),
+    };
+    Ok(Reply::text_rows(
+        &["Table", "Create Table"],
+        vec![vec![Value::Text(table.to_owned()), Value::Text(definition)]],
+    ))
+}
+
+/// `CREATE TABLE <actual> (…)` as `CREATE TABLE <logic> (…)`: only the name after CREATE
+/// TABLE, quoted as it was.
+fn rename_definition(definition: &str, actual: &str, logic: &str) -> String {
+    let head_end = definition.find('(').unwrap_or(definition.len());
+    let (head, rest) = definition.split_at(head_end);
+    match head.rfind(actual) {
+        Some(at) => format!("{}{logic}{}{rest}", &head[..at], &head[at + actual.len()..]),
+        None => definition.to_owned(),
+    }
+}
+
+/// `SHOW INDEX FROM`: the first actual table's indexes, under the logic table's name.
+async fn indexes(engine: &Engine, table: &str, database_name: &str) -> Result<Reply, Error> {
+    let (data_source, actual) = first_actual(engine, table, database_name)?;
+    let sql = match kind_of(engine, &data_source) {
+        DatabaseKind::MySql => format!("SHOW INDEX FROM `{actual}`"),
+        DatabaseKind::Sqlite => format!(
+            "SELECT '{actual}' AS \"Table\", 1 - l.\"unique\" AS \"Non_unique\", \
+             CASE l.origin WHEN 'pk' THEN 'PRIMARY' ELSE l.name END AS \"Key_name\", \
+             i.seqno + 1 AS \"Seq_in_index\", i.name AS \"Column_name\" \
+             FROM pragma_index_list('{actual}') l, pragma_index_info(l.name) i \
+             ORDER BY l.name, i.seqno"
+        ),
+        DatabaseKind::Postgres => {
+            return Err(Error::unsupported("SHOW INDEX on PostgreSQL data sources"));
+        }
+    };
+    let mut outcome = engine.run_on(&data_source, &sql).await?;
+    for row in &mut outcome.rows {
+        if let Some(first) = row.first_mut() {
+            *first = Value::Text(table.to_owned());
+        }
+    }
+    Ok(Reply::Rows {
+        columns: outcome.columns,
+        rows: outcome.rows,
+    })
+}
+
+async fn columns(
+    engine: &Engine,
+    table: &str,
+    full: bool,
+    database_name: &str,
+) -> Result<Reply, Error> {
+    let (data_source, actual) = first_actual(engine, table, database_name)?;
     let sql = match kind_of(engine, &data_source) {
         DatabaseKind::MySql if full => format!("SHOW FULL COLUMNS FROM `{actual}`"),
         DatabaseKind::MySql => format!("SHOW COLUMNS FROM `{actual}`"),
@@ -228,6 +318,26 @@ mod tests {
                 table: "T_Order".into(),
                 full: true
             })
+        );
+        assert_eq!(
+            request("SHOW CREATE TABLE `t_order`"),
+            Some(Request::CreateTable {
+                table: "t_order".into()
+            })
+        );
+        assert_eq!(
+            request("show keys in t_order"),
+            Some(Request::Indexes {
+                table: "t_order".into()
+            })
+        );
+        assert_eq!(
+            rename_definition(
+                "CREATE TABLE `t_order_0` (\n  `t_order_0x` int)",
+                "t_order_0",
+                "t_order"
+            ),
+            "CREATE TABLE `t_order` (\n  `t_order_0x` int)"
         );
         assert_eq!(request("SHOW VARIABLES"), None);
         assert_eq!(request("SELECT 1"), None);
