@@ -62,6 +62,7 @@ impl Engine {
             )
         };
         let memory = MemoryBudget::new(config.props.statement_memory, config.props.memory_budget);
+        let metrics = Metrics::new(config.key_generators.names());
         Ok(Self {
             mysql: router(Dialect::MySql),
             postgres: router(Dialect::Postgres),
@@ -72,7 +73,7 @@ impl Engine {
             coordination,
             logins: LoginThrottle::default(),
             memory,
-            metrics: Metrics::default(),
+            metrics,
         })
     }
 

@@ -21,9 +21,10 @@ const KINDS: [&str; 6] = [
     "transaction",
     "other",
 ];
-/// Latency buckets' upper bounds, in seconds.
-const BUCKETS: [f64; 14] = [
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+/// Latency buckets' upper bounds, in microseconds (written in seconds).
+const BUCKETS: [u64; 14] = [
+    500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000,
+    2_500_000, 5_000_000, 10_000_000,
 ];
 /// Distinct SQLSTATEs counted; shards can report any, so the map is bounded.
 const MAX_ERROR_CODES: usize = 256;
@@ -40,12 +41,13 @@ struct Frontend {
 }
 
 /// Everything counted since start.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Metrics {
     mysql: Frontend,
     postgres: Frontend,
     errors: Mutex<BTreeMap<(&'static str, String), u64>>,
-    keys: Mutex<BTreeMap<String, u64>>,
+    /// By generator name, all of them known from the start: no lock on the insert path.
+    keys: Vec<(String, AtomicU64)>,
 }
 
 /// An open client connection, counted until dropped.
@@ -59,6 +61,19 @@ impl Drop for Connected<'_> {
 }
 
 impl Metrics {
+    /// Counters for the generators configured as `generators`.
+    pub(crate) fn new<'a>(generators: impl IntoIterator<Item = &'a str>) -> Self {
+        Self {
+            mysql: Frontend::default(),
+            postgres: Frontend::default(),
+            errors: Mutex::default(),
+            keys: generators
+                .into_iter()
+                .map(|name| (name.to_owned(), AtomicU64::new(0)))
+                .collect(),
+        }
+    }
+
     fn frontend(&self, dialect: Dialect) -> &Frontend {
         match dialect {
             Dialect::MySql => &self.mysql,
@@ -84,13 +99,12 @@ impl Metrics {
     ) {
         let frontend = self.frontend(dialect);
         frontend.statements[kind(sql)].fetch_add(1, Ordering::Relaxed);
-        let seconds = took.as_secs_f64();
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
         let bucket = BUCKETS
             .iter()
-            .position(|&bound| seconds <= bound)
+            .position(|&bound| micros <= bound)
             .unwrap_or(BUCKETS.len());
         frontend.buckets[bucket].fetch_add(1, Ordering::Relaxed);
-        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
         frontend.latency_micros.fetch_add(micros, Ordering::Relaxed);
         if let Some(code) = error {
             let mut errors = self.errors.lock().unwrap_or_else(PoisonError::into_inner);
@@ -107,12 +121,8 @@ impl Metrics {
 
     /// Counts `count` keys drawn from the generator configured as `generator`.
     pub(crate) fn keys(&self, generator: &str, count: usize) {
-        let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-        match keys.get_mut(generator) {
-            Some(total) => *total += count as u64,
-            None => {
-                keys.insert(generator.to_owned(), count as u64);
-            }
+        if let Some((_, total)) = self.keys.iter().find(|(name, _)| name == generator) {
+            total.fetch_add(count as u64, Ordering::Relaxed);
         }
     }
 
@@ -145,7 +155,9 @@ impl Metrics {
             let mut cumulative = 0;
             for (i, count) in frontend.buckets.iter().enumerate() {
                 cumulative += count.load(Ordering::Relaxed);
-                let bound = BUCKETS.get(i).map_or("+Inf".to_owned(), f64::to_string);
+                let bound = BUCKETS.get(i).map_or("+Inf".to_owned(), |&micros| {
+                    (micros as f64 / 1e6).to_string()
+                });
                 let _ = writeln!(
                     out,
                     "keyshard_statement_duration_seconds_bucket{{frontend=\"{name}\",le=\"{bound}\"}} {cumulative}"
@@ -178,15 +190,14 @@ impl Metrics {
             "counter",
             "Keys generated",
         );
-        let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-        for (generator, count) in keys.iter() {
+        for (generator, count) in &self.keys {
+            let count = count.load(Ordering::Relaxed);
             let _ = writeln!(
                 out,
                 "keyshard_keys_generated_total{{generator=\"{}\"}} {count}",
                 escape(generator)
             );
         }
-        drop(keys);
         header(
             &mut out,
             "keyshard_client_connections",
@@ -296,7 +307,7 @@ mod tests {
 
     #[test]
     fn counts_render_as_prometheus_text() {
-        let metrics = Metrics::default();
+        let metrics = Metrics::new(["snowflake"]);
         let connected = metrics.connected(Dialect::MySql);
         metrics.statement(
             Dialect::MySql,

@@ -10,7 +10,7 @@ pub(crate) const MAX_VARIABLES: usize = 1024;
 /// The assignments of `SET @a = expr [, @b := expr …]`, names lower-cased; `None` when `sql`
 /// is not such a statement (or mixes in other settings, left to the session statements).
 pub(crate) fn parse_set(sql: &str) -> Option<Vec<(String, &str)>> {
-    if !starts_with_any(sql, &["set"]) {
+    if !starts_with_any(sql, &["set"]) || !sql.contains('@') {
         return None;
     }
     let text = sql.trim().trim_end_matches(';').trim_end();

@@ -18,7 +18,7 @@ pub fn substitute_session_values(
     last_insert_id: u64,
     variable: &dyn Fn(&str) -> String,
 ) -> Result<Option<String>, RouteError> {
-    if !mentions_the_function(sql.as_bytes()) && !sql.contains('@') {
+    if !mentions_a_session_value(sql.as_bytes()) {
         return Ok(None);
     }
     let Ok(tokens) = Tokenizer::new(&MySqlDialect {}, sql).tokenize_with_location() else {
@@ -81,17 +81,19 @@ pub fn substitute_session_values(
     Ok(Some(out))
 }
 
-/// Whether `sql` contains `last_insert_id` in any case. Runs on every MySQL text statement, so
-/// only the rare underscores are looked at: the name is checked around its first one.
-fn mentions_the_function(sql: &[u8]) -> bool {
+/// Whether `sql` contains `@` or `last_insert_id` in any case. Runs on every MySQL text
+/// statement, in one pass: only the rare `@` and underscores are looked at, the name around
+/// its first underscore.
+fn mentions_a_session_value(sql: &[u8]) -> bool {
     const NAME: &[u8] = b"last_insert_id";
     const FIRST_UNDERSCORE: usize = 4;
     sql.iter().enumerate().any(|(i, b)| {
-        *b == b'_'
-            && i >= FIRST_UNDERSCORE
-            && sql
-                .get(i - FIRST_UNDERSCORE..i - FIRST_UNDERSCORE + NAME.len())
-                .is_some_and(|w| w.eq_ignore_ascii_case(NAME))
+        *b == b'@'
+            || *b == b'_'
+                && i >= FIRST_UNDERSCORE
+                && sql
+                    .get(i - FIRST_UNDERSCORE..i - FIRST_UNDERSCORE + NAME.len())
+                    .is_some_and(|w| w.eq_ignore_ascii_case(NAME))
     })
 }
 
@@ -116,11 +118,11 @@ mod tests {
 
     #[test]
     fn the_name_is_found_wherever_it_stands() {
-        assert!(mentions_the_function(b"last_insert_id()"));
-        assert!(mentions_the_function(b"SELECT x, LAST_INSERT_ID"));
-        assert!(!mentions_the_function(b"last_insert_i"));
-        assert!(!mentions_the_function(b"_insert_id() last_insert"));
-        assert!(!mentions_the_function(
+        assert!(mentions_a_session_value(b"last_insert_id()"));
+        assert!(mentions_a_session_value(b"SELECT x, LAST_INSERT_ID"));
+        assert!(!mentions_a_session_value(b"last_insert_i"));
+        assert!(!mentions_a_session_value(b"_insert_id() last_insert"));
+        assert!(!mentions_a_session_value(
             b"INSERT INTO t_order (user_id) VALUES (1)"
         ));
     }
