@@ -11,7 +11,7 @@ use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{
     Dialect, Other, Plan, Prepared, PreparedInsert, RouteError, Router, Shape, Value,
-    substitute_session_values,
+    bind_placeholders, substitute_session_values,
 };
 
 use crate::admin;
@@ -24,6 +24,7 @@ use crate::metrics::Metrics;
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes, typed};
+use crate::sql_prepare;
 use crate::throttle::LoginThrottle;
 use crate::user_variables;
 
@@ -156,6 +157,7 @@ impl Engine {
         session.characteristics = Characteristics::default();
         session.next_characteristics = Characteristics::default();
         session.variables.clear();
+        session.sql_statements.clear();
     }
 
     /// Answers one statement sent as text, within the memory budget.
@@ -210,6 +212,9 @@ impl Engine {
         // Before MySQL's session statements, which would take `SET DIST VARIABLE` for theirs.
         if let Some(statement) = distsql::parse(sql) {
             return self.distsql(session, statement).await;
+        }
+        if let Some(command) = sql_prepare::parse(sql, session.dialect) {
+            return self.sql_prepare(session, command).await;
         }
         if session.dialect == Dialect::MySql
             && let Some(assignments) = user_variables::parse_set(sql)
@@ -618,6 +623,96 @@ impl Engine {
             session.failed = false;
         }
         Ok(Reply::done())
+    }
+
+    /// PREPARE, EXECUTE and DEALLOCATE sent as SQL: the text is kept in the session, checked
+    /// when it runs; an execution binds its arguments (MySQL: user variables' values;
+    /// PostgreSQL: the expressions written) into it and runs it as text.
+    async fn sql_prepare(
+        &self,
+        session: &mut Session,
+        command: sql_prepare::Command<'_>,
+    ) -> Result<Reply, Error> {
+        let dialect = session.dialect;
+        let unknown = |name: &str, verb: &str| {
+            let message = match dialect {
+                Dialect::MySql => {
+                    format!("Unknown prepared statement handler ({name}) given to {verb}")
+                }
+                Dialect::Postgres => format!("prepared statement \"{name}\" does not exist"),
+            };
+            Error::new(ErrorKind::UnknownStatement, message)
+        };
+        match command {
+            sql_prepare::Command::Prepare { name, text } => {
+                let text = match text {
+                    sql_prepare::Text::Sql(text) => text,
+                    sql_prepare::Text::Variable(variable) => {
+                        match session.variables.get(&variable.to_lowercase()) {
+                            Some(Value::Text(text)) => text.clone(),
+                            _ => {
+                                return Err(Error::new(
+                                    ErrorKind::Syntax,
+                                    format!("PREPARE {name} FROM @{variable}: it holds no text"),
+                                ));
+                            }
+                        }
+                    }
+                };
+                let statements = &mut session.sql_statements;
+                if !statements.contains_key(&name)
+                    && statements.len() >= sql_prepare::MAX_STATEMENTS
+                {
+                    return Err(Error::new(
+                        ErrorKind::TooManyStatements,
+                        format!(
+                            "Can't create more than max_prepared_stmt_count statements (current \
+                             value: {})",
+                            sql_prepare::MAX_STATEMENTS
+                        ),
+                    ));
+                }
+                statements.insert(name, text);
+                Ok(Reply::done())
+            }
+            sql_prepare::Command::Execute { name, args } => {
+                let Some(text) = session.sql_statements.get(&name).cloned() else {
+                    return Err(unknown(&name, "EXECUTE"));
+                };
+                let values: Vec<String> = match dialect {
+                    Dialect::MySql => args
+                        .iter()
+                        .map(|variable| {
+                            let value = session.variables.get(&variable.to_lowercase());
+                            value.unwrap_or(&Value::Null).to_literal(dialect)
+                        })
+                        .collect(),
+                    Dialect::Postgres => args.iter().map(|arg| (*arg).to_owned()).collect(),
+                };
+                let Some(bound) = bind_placeholders(&text, dialect, &values) else {
+                    return Err(match dialect {
+                        Dialect::MySql => {
+                            Error::new(ErrorKind::BadArguments, "Incorrect arguments to EXECUTE")
+                        }
+                        Dialect::Postgres => Error::new(
+                            ErrorKind::Syntax,
+                            format!("wrong number of parameters for prepared statement \"{name}\""),
+                        ),
+                    });
+                };
+                Box::pin(self.query_text(session, &bound)).await
+            }
+            sql_prepare::Command::Deallocate { name: Some(name) } => {
+                match session.sql_statements.remove(&name) {
+                    Some(_) => Ok(Reply::done()),
+                    None => Err(unknown(&name, "DEALLOCATE PREPARE")),
+                }
+            }
+            sql_prepare::Command::Deallocate { name: None } => {
+                session.sql_statements.clear();
+                Ok(Reply::done())
+            }
+        }
     }
 
     /// `SET @a = expr, …`: the expressions are evaluated together by `SELECT expr, …`

@@ -22,6 +22,7 @@ mod scrape;
 mod server;
 mod session;
 mod shapes;
+mod sql_prepare;
 mod throttle;
 pub mod tls;
 mod user_variables;

@@ -40,6 +40,8 @@ pub struct Session {
     pub next_characteristics: Characteristics,
     /// MySQL user variables (`SET @x = …`), by lower-cased name.
     pub variables: HashMap<String, Value>,
+    /// Statements prepared with SQL (`PREPARE s FROM …`), by name.
+    pub sql_statements: HashMap<String, String>,
 }
 
 impl Session {
@@ -63,6 +65,7 @@ impl Session {
             characteristics: Characteristics::default(),
             next_characteristics: Characteristics::default(),
             variables: HashMap::new(),
+            sql_statements: HashMap::new(),
         }
     }
 

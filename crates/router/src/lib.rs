@@ -41,7 +41,7 @@ pub use budget::{MAX_OPERATOR_CHAIN, tokenize};
 pub use ddl::DdlPlan;
 pub use direct::Direct;
 pub use error::RouteError;
-pub use last_insert_id::substitute_session_values;
+pub use last_insert_id::{bind_placeholders, substitute_session_values};
 pub use metadata::{Metadata, NoMetadata};
 pub use plan::{ExecutionUnit, MoveGuard, Plan, PreparedInsert};
 pub use query::PreparedQuery;

@@ -366,12 +366,25 @@ impl Connection {
     ) -> Result<(Reply, String), PgError> {
         let first = first_word(sql);
         if first == "DEALLOCATE" {
+            // Protocol-level statements and SQL-level ones (PREPARE … AS) alike.
             let name = sql.split_whitespace().last().unwrap_or_default();
+            let name = name.trim_end_matches(';').trim_matches('"');
             if name.eq_ignore_ascii_case("all") {
                 self.statements.clear();
+                self.session.sql_statements.clear();
             } else {
-                self.statements
-                    .remove(name.trim_end_matches(';').trim_matches('"'));
+                let protocol = self.statements.remove(name).is_some();
+                let sql_level = self
+                    .session
+                    .sql_statements
+                    .remove(&name.to_lowercase())
+                    .is_some();
+                if !protocol && !sql_level {
+                    return Err(PgError::new(
+                        "26000",
+                        format!("prepared statement \"{name}\" does not exist"),
+                    ));
+                }
             }
             return Ok((Reply::done(), "DEALLOCATE".to_owned()));
         }
@@ -410,7 +423,17 @@ impl Connection {
         if rolls_back {
             return Ok((reply, "ROLLBACK".to_owned()));
         }
-        let tag = tag(sql, &reply);
+        // EXECUTE of a statement prepared with SQL is tagged as that statement.
+        let prepared = match first.as_str() {
+            "EXECUTE" => match crate::sql_prepare::parse(sql, Dialect::Postgres) {
+                Some(crate::sql_prepare::Command::Execute { name, .. }) => {
+                    self.session.sql_statements.get(&name).cloned()
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let tag = tag(prepared.as_deref().unwrap_or(sql), &reply);
         Ok((reply, tag))
     }
 
