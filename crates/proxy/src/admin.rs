@@ -8,7 +8,7 @@ use keyshard_router::Value;
 use crate::error::Error;
 use crate::reply::Reply;
 use crate::session::Session;
-use crate::words::starts_with_any;
+use crate::words::{split_top_level, starts_with_any};
 
 /// The server version clients see; `-Keyshard` tells a human what they are talking to.
 pub const SERVER_VERSION: &str = "8.0.36-Keyshard";
@@ -242,27 +242,6 @@ fn session_value(expr: &str, session: &Session) -> Option<Value> {
         // `SELECT 1`, the connection check of many pools.
         number => Value::Int(number.parse().ok()?),
     })
-}
-
-/// Splits a projection list at commas outside parentheses and quotes.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut items = Vec::new();
-    let (mut depth, mut quote, mut start) = (0i32, None, 0);
-    for (i, c) in text.char_indices() {
-        match (c, quote) {
-            ('\'' | '"' | '`', None) => quote = Some(c),
-            (c, Some(q)) if c == q => quote = None,
-            ('(', None) => depth += 1,
-            (')', None) => depth -= 1,
-            (',', None) if depth == 0 => {
-                items.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    items.push(&text[start..]);
-    items
 }
 
 /// `expr AS alias`, `expr alias` or `expr`; `None` when what follows the expression is not one

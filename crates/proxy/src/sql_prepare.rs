@@ -5,7 +5,7 @@
 
 use keyshard_router::Dialect;
 
-use crate::words::starts_with_any;
+use crate::words::{split_top_level, starts_with_any};
 
 /// The most SQL-level prepared statements one session keeps (MySQL's
 /// `max_prepared_stmt_count`).
@@ -83,7 +83,7 @@ pub(crate) fn parse(sql: &str, dialect: Dialect) -> Option<Command<'_>> {
                 Vec::new()
             } else {
                 let list = rest.strip_prefix('(')?.strip_suffix(')')?;
-                split_top_level(list)
+                split_top_level(list).into_iter().map(str::trim).collect()
             };
             Some(Command::Execute { name, args })
         }
@@ -161,27 +161,6 @@ fn unquote(literal: &str) -> Option<String> {
         }
     }
     Some(out)
-}
-
-/// Splits at commas outside parentheses and quotes.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut items = Vec::new();
-    let (mut depth, mut quote, mut start) = (0i32, None, 0);
-    for (i, c) in text.char_indices() {
-        match (c, quote) {
-            ('\'' | '"', None) => quote = Some(c),
-            (c, Some(q)) if c == q => quote = None,
-            ('(', None) => depth += 1,
-            (')', None) => depth -= 1,
-            (',', None) if depth == 0 => {
-                items.push(text[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    items.push(text[start..].trim());
-    items
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! expr`, through the proxy), and every later `@x` in a statement is replaced by it before the
 //! statement goes to a shard, where `@x` would be NULL.
 
-use crate::words::starts_with_any;
+use crate::words::{split_top_level, starts_with_any};
 
 /// The most user variables one session keeps.
 pub(crate) const MAX_VARIABLES: usize = 1024;
@@ -38,27 +38,6 @@ pub(crate) fn parse_set(sql: &str) -> Option<Vec<(String, &str)>> {
         assignments.push((name.to_lowercase(), expr));
     }
     (!assignments.is_empty()).then_some(assignments)
-}
-
-/// Splits at commas outside parentheses and quotes.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut items = Vec::new();
-    let (mut depth, mut quote, mut start) = (0i32, None, 0);
-    for (i, c) in text.char_indices() {
-        match (c, quote) {
-            ('\'' | '"' | '`', None) => quote = Some(c),
-            (c, Some(q)) if c == q => quote = None,
-            ('(', None) => depth += 1,
-            (')', None) => depth -= 1,
-            (',', None) if depth == 0 => {
-                items.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    items.push(&text[start..]);
-    items
 }
 
 #[cfg(test)]

@@ -17,6 +17,28 @@ pub(crate) fn starts_with_any(sql: &str, words: &[&str]) -> bool {
     words.iter().any(|w| w.eq_ignore_ascii_case(first))
 }
 
+/// Splits a list (a projection, `SET` assignments, arguments) at the commas outside
+/// parentheses and quotes.
+pub(crate) fn split_top_level(text: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut quote, mut start) = (0i32, None, 0);
+    for (i, c) in text.char_indices() {
+        match (c, quote) {
+            ('\'' | '"' | '`', None) => quote = Some(c),
+            (c, Some(q)) if c == q => quote = None,
+            ('(', None) => depth += 1,
+            (')', None) => depth -= 1,
+            (',', None) if depth == 0 => {
+                items.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&text[start..]);
+    items
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -28,6 +50,10 @@ mod tests {
         assert_eq!(first_word("(SELECT 1)"), "");
         assert_eq!(first_word(""), "");
         assert!(starts_with_any("show tables", &["set", "SHOW"]));
+        assert_eq!(
+            split_top_level("a, f(b, c), 'd,e'"),
+            ["a", " f(b, c)", " 'd,e'"]
+        );
         assert!(!starts_with_any(
             "INSERT INTO t VALUES (1)",
             &["set", "show"]

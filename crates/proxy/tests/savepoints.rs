@@ -4,10 +4,7 @@
 
 mod common;
 
-use common::compare::{mysql_answer, pg_answer, transcript};
-use common::postgres::{PgProxy, PgShards, connect, yaml};
-use common::{Proxy, Shards};
-use sqlx::Connection;
+use common::compare::{MariaDbAlike, PostgresAlike};
 
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
@@ -88,69 +85,23 @@ const MYSQL_SCRIPT: &[&str] = &[
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
 async fn postgresql_savepoints_and_failed_blocks_answer_as_postgresql() {
     for extended in [false, true] {
-        let shards = PgShards::postgres().await;
-        let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
-        let through = proxy.client().await;
-        through.batch_execute(CREATE).await.unwrap();
-        // The plain database: another fresh one on the same server.
-        let plain_shards = PgShards::postgres().await;
-        let plain = connect(&plain_shards.url(0).parse().unwrap())
-            .await
-            .unwrap();
-        plain.batch_execute(CREATE).await.unwrap();
-
-        let mut expected = Vec::new();
-        let mut got = Vec::new();
-        for sql in PG_SCRIPT {
-            expected.push(pg_answer(&plain, sql, extended).await);
-            got.push(pg_answer(&through, sql, extended).await);
-        }
-        assert_eq!(
-            transcript(PG_SCRIPT, &got),
-            transcript(PG_SCRIPT, &expected),
-            "extended protocol: {extended}"
-        );
-        assert_eq!(shards.all_ids().await, [6]);
-        proxy.stop().await;
-        shards.cleanup().await;
-        plain_shards.cleanup().await;
+        let both = PostgresAlike::start(CREATE).await;
+        both.compare(PG_SCRIPT, extended).await;
+        assert_eq!(both.shards.all_ids().await, [6]);
+        both.finish().await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
 async fn mysql_savepoints_answer_as_mariadb() {
-    let shards = Shards::mariadb().await;
-    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
-    let mut through = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
-        .await
-        .unwrap();
-    sqlx::raw_sql(CREATE).execute(&mut through).await.unwrap();
-    let plain_shards = Shards::mariadb().await;
-    let mut plain = sqlx::MySqlConnection::connect(&plain_shards.url(0))
-        .await
-        .unwrap();
-    sqlx::raw_sql(CREATE).execute(&mut plain).await.unwrap();
-
-    let mut expected = Vec::new();
-    let mut got = Vec::new();
-    for sql in MYSQL_SCRIPT {
-        expected.push(mysql_answer(&mut plain, sql).await);
-        got.push(mysql_answer(&mut through, sql).await);
-    }
-    assert_eq!(
-        transcript(MYSQL_SCRIPT, &got),
-        transcript(MYSQL_SCRIPT, &expected)
-    );
+    let mut both = MariaDbAlike::start(CREATE).await;
+    both.compare(MYSQL_SCRIPT).await;
     let mut stored = Vec::new();
     for (ds, table) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
-        stored.extend(shards.ids(ds, table).await);
+        stored.extend(both.shards.ids(ds, table).await);
     }
     stored.sort_unstable();
     assert_eq!(stored, [1, 2, 5]);
-    through.close().await.unwrap();
-    plain.close().await.unwrap();
-    proxy.stop().await;
-    shards.cleanup().await;
-    plain_shards.cleanup().await;
+    both.finish().await;
 }

@@ -3,10 +3,7 @@
 
 mod common;
 
-use common::compare::{Answer, mysql_answer, pg_answer, transcript};
-use common::postgres::{PgProxy, PgShards, connect, yaml};
-use common::{Proxy, Shards};
-use sqlx::Connection;
+use common::compare::{MariaDbAlike, PostgresAlike};
 
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
@@ -47,57 +44,15 @@ const PG_SCRIPT: &[&str] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
 async fn mysql_sql_prepared_statements_answer_as_mariadb() {
-    let shards = Shards::mariadb().await;
-    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
-    let mut through = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
-        .await
-        .unwrap();
-    sqlx::raw_sql(CREATE).execute(&mut through).await.unwrap();
-    let plain_shards = Shards::mariadb().await;
-    let mut plain = sqlx::MySqlConnection::connect(&plain_shards.url(0))
-        .await
-        .unwrap();
-    sqlx::raw_sql(CREATE).execute(&mut plain).await.unwrap();
-
-    let (mut expected, mut got): (Vec<Answer>, Vec<Answer>) = (Vec::new(), Vec::new());
-    for sql in MYSQL_SCRIPT {
-        expected.push(mysql_answer(&mut plain, sql).await);
-        got.push(mysql_answer(&mut through, sql).await);
-    }
-    assert_eq!(
-        transcript(MYSQL_SCRIPT, &got),
-        transcript(MYSQL_SCRIPT, &expected)
-    );
-    through.close().await.unwrap();
-    plain.close().await.unwrap();
-    proxy.stop().await;
-    shards.cleanup().await;
-    plain_shards.cleanup().await;
+    let mut both = MariaDbAlike::start(CREATE).await;
+    both.compare(MYSQL_SCRIPT).await;
+    both.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
 async fn postgresql_sql_prepared_statements_answer_as_postgresql() {
-    let shards = PgShards::postgres().await;
-    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
-    let through = proxy.client().await;
-    through.batch_execute(CREATE).await.unwrap();
-    let plain_shards = PgShards::postgres().await;
-    let plain = connect(&plain_shards.url(0).parse().unwrap())
-        .await
-        .unwrap();
-    plain.batch_execute(CREATE).await.unwrap();
-
-    let (mut expected, mut got): (Vec<Answer>, Vec<Answer>) = (Vec::new(), Vec::new());
-    for sql in PG_SCRIPT {
-        expected.push(pg_answer(&plain, sql, false).await);
-        got.push(pg_answer(&through, sql, false).await);
-    }
-    assert_eq!(
-        transcript(PG_SCRIPT, &got),
-        transcript(PG_SCRIPT, &expected)
-    );
-    proxy.stop().await;
-    shards.cleanup().await;
-    plain_shards.cleanup().await;
+    let both = PostgresAlike::start(CREATE).await;
+    both.compare(PG_SCRIPT, false).await;
+    both.finish().await;
 }

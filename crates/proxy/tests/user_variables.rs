@@ -3,9 +3,7 @@
 
 mod common;
 
-use common::compare::{Answer, mysql_answer, transcript};
-use common::{Proxy, Shards};
-use sqlx::Connection;
+use common::compare::{MariaDbAlike, mysql_answer};
 
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
@@ -32,51 +30,31 @@ const SCRIPT: &[&str] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
 async fn user_variables_answer_as_mariadb() {
-    let shards = Shards::mariadb().await;
-    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
-    let mut through = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
-        .await
-        .unwrap();
-    sqlx::raw_sql(CREATE).execute(&mut through).await.unwrap();
-    let plain_shards = Shards::mariadb().await;
-    let mut plain = sqlx::MySqlConnection::connect(&plain_shards.url(0))
-        .await
-        .unwrap();
-    sqlx::raw_sql(CREATE).execute(&mut plain).await.unwrap();
-
-    let (mut expected, mut got): (Vec<Answer>, Vec<Answer>) = (Vec::new(), Vec::new());
-    for sql in SCRIPT {
-        expected.push(mysql_answer(&mut plain, sql).await);
-        got.push(mysql_answer(&mut through, sql).await);
-    }
-    assert_eq!(transcript(SCRIPT, &got), transcript(SCRIPT, &expected));
+    let mut both = MariaDbAlike::start(CREATE).await;
+    both.compare(SCRIPT).await;
 
     // A generated key kept in a variable finds its row on whichever shard it went to.
+    let through = &mut both.through;
     for sql in [
         "INSERT INTO t_order (user_id, status) VALUES (3, 'generated')",
         "SET @key = LAST_INSERT_ID()",
     ] {
-        mysql_answer(&mut through, sql).await.unwrap();
+        mysql_answer(through, sql).await.unwrap();
     }
     let found = mysql_answer(
-        &mut through,
+        through,
         "SELECT status FROM t_order WHERE order_id = @key AND user_id = 3",
     )
     .await;
     assert_eq!(found, Ok(vec!["generated".to_owned()]));
     // An assignment inside a statement would stay on a shard: refused, clearly.
-    let refused = mysql_answer(&mut through, "SELECT @y := 1").await;
+    let refused = mysql_answer(through, "SELECT @y := 1").await;
     assert_eq!(refused, Err("1235".to_owned()));
     // A prepared statement cannot carry a session value either.
     let prepared = sqlx::query("SELECT * FROM t_order WHERE order_id = @x")
-        .fetch_all(&mut through)
+        .fetch_all(&mut *through)
         .await
         .unwrap_err();
     assert!(prepared.to_string().contains("user variable"), "{prepared}");
-
-    through.close().await.unwrap();
-    plain.close().await.unwrap();
-    proxy.stop().await;
-    shards.cleanup().await;
-    plain_shards.cleanup().await;
+    both.finish().await;
 }

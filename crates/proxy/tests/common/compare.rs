@@ -57,3 +57,115 @@ pub fn transcript(script: &[&str], answers: &[Answer]) -> Vec<String> {
         .map(|(sql, answer)| format!("{sql} -> {answer:?}"))
         .collect()
 }
+
+/// A proxy on two fresh MariaDB shards and one plain MariaDB database beside it, each with
+/// one connection, to run the same statements on both.
+pub struct MariaDbAlike {
+    pub shards: super::Shards,
+    pub proxy: super::Proxy,
+    pub through: sqlx::MySqlConnection,
+    plain_shards: super::Shards,
+    pub plain: sqlx::MySqlConnection,
+}
+
+impl MariaDbAlike {
+    /// Both sides, with `setup` (a CREATE TABLE) run on each.
+    pub async fn start(setup: &str) -> Self {
+        use sqlx::Connection;
+        let shards = super::Shards::mariadb().await;
+        let proxy = super::Proxy::start(&super::yaml(&shards.url(0), &shards.url(1))).await;
+        let mut through = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
+            .await
+            .unwrap();
+        let plain_shards = super::Shards::mariadb().await;
+        let mut plain = sqlx::MySqlConnection::connect(&plain_shards.url(0))
+            .await
+            .unwrap();
+        for conn in [&mut through, &mut plain] {
+            sqlx::raw_sql(setup).execute(conn).await.unwrap();
+        }
+        Self {
+            shards,
+            proxy,
+            through,
+            plain_shards,
+            plain,
+        }
+    }
+
+    /// Runs every statement of `script` on both sides and asserts they answered alike.
+    pub async fn compare(&mut self, script: &[&str]) {
+        let (mut expected, mut got) = (Vec::new(), Vec::new());
+        for sql in script {
+            expected.push(mysql_answer(&mut self.plain, sql).await);
+            got.push(mysql_answer(&mut self.through, sql).await);
+        }
+        assert_eq!(transcript(script, &got), transcript(script, &expected));
+    }
+
+    /// Closes both sides and drops their databases.
+    pub async fn finish(self) {
+        use sqlx::Connection;
+        self.through.close().await.unwrap();
+        self.plain.close().await.unwrap();
+        self.proxy.stop().await;
+        self.shards.cleanup().await;
+        self.plain_shards.cleanup().await;
+    }
+}
+
+/// A proxy on two fresh PostgreSQL shards and one plain PostgreSQL database beside it, each
+/// with one client, to run the same statements on both.
+pub struct PostgresAlike {
+    pub shards: super::postgres::PgShards,
+    pub proxy: super::postgres::PgProxy,
+    pub through: tokio_postgres::Client,
+    plain_shards: super::postgres::PgShards,
+    plain: tokio_postgres::Client,
+}
+
+impl PostgresAlike {
+    /// Both sides, with `setup` (a CREATE TABLE) run on each.
+    pub async fn start(setup: &str) -> Self {
+        use super::postgres::{PgProxy, PgShards, connect, yaml};
+        let shards = PgShards::postgres().await;
+        let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
+        let through = proxy.client().await;
+        let plain_shards = PgShards::postgres().await;
+        let plain = connect(&plain_shards.url(0).parse().unwrap())
+            .await
+            .unwrap();
+        for client in [&through, &plain] {
+            client.batch_execute(setup).await.unwrap();
+        }
+        Self {
+            shards,
+            proxy,
+            through,
+            plain_shards,
+            plain,
+        }
+    }
+
+    /// Runs every statement of `script` on both sides (in the extended protocol when
+    /// `extended`) and asserts they answered alike.
+    pub async fn compare(&self, script: &[&str], extended: bool) {
+        let (mut expected, mut got) = (Vec::new(), Vec::new());
+        for sql in script {
+            expected.push(pg_answer(&self.plain, sql, extended).await);
+            got.push(pg_answer(&self.through, sql, extended).await);
+        }
+        assert_eq!(
+            transcript(script, &got),
+            transcript(script, &expected),
+            "extended protocol: {extended}"
+        );
+    }
+
+    /// Stops the proxy and drops both sides' databases.
+    pub async fn finish(self) {
+        self.proxy.stop().await;
+        self.shards.cleanup().await;
+        self.plain_shards.cleanup().await;
+    }
+}
