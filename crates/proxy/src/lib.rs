@@ -23,6 +23,7 @@ mod server;
 mod session;
 mod shapes;
 mod sql_prepare;
+mod statements;
 mod throttle;
 pub mod tls;
 mod user_variables;

@@ -15,7 +15,6 @@ use super::protocol::error::ProtocolError;
 use super::protocol::handshake::{self, Greeting};
 use super::protocol::packet::{DEFAULT_MAX_PAYLOAD, PacketIo};
 use super::protocol::response::{self, ResultColumn};
-use super::statements;
 use crate::admin::SERVER_VERSION;
 use crate::distsql;
 use crate::engine::Engine;
@@ -213,7 +212,7 @@ impl Connection {
         match command {
             Command::Query(sql) => {
                 let statements = match self.multi_statements {
-                    true => statements::split(&sql),
+                    true => crate::statements::split(&sql, Dialect::MySql),
                     false => Vec::new(),
                 };
                 if statements.len() < 2 {

@@ -2,6 +2,5 @@
 
 mod connection;
 pub mod protocol;
-mod statements;
 
 pub use connection::serve;

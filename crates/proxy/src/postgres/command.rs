@@ -1,83 +1,6 @@
-//! Statement text as PostgreSQL's simple protocol sees it: several statements in one Query
-//! message, and the command tag that completes each.
+//! The command tag that completes each statement of PostgreSQL's protocol.
 
 use crate::reply::Reply;
-
-/// Splits a Query message's text at the semicolons that end statements: not those inside
-/// quotes, quoted identifiers, dollar quotes or comments. Empty statements are dropped.
-pub fn split_statements(sql: &str) -> Vec<&str> {
-    let bytes = sql.as_bytes();
-    let mut statements = Vec::new();
-    let (mut start, mut i) = (0, 0);
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\'' | b'"' => {
-                let quote = bytes[i];
-                i += 1;
-                while i < bytes.len() && bytes[i] != quote {
-                    i += 1;
-                }
-            }
-            b'-' if bytes.get(i + 1) == Some(&b'-') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i + 1 < bytes.len() && !(bytes[i] == b'*' && bytes[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 1;
-            }
-            b'$' => {
-                // $tag$ … $tag$, where tag is empty or an identifier.
-                let tag_end = bytes[i + 1..]
-                    .iter()
-                    .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
-                    .map(|p| i + 1 + p);
-                if let Some(end) = tag_end
-                    && bytes[end] == b'$'
-                    && !bytes[i + 1..end].first().is_some_and(u8::is_ascii_digit)
-                {
-                    let tag = &sql[i..=end];
-                    match sql[end + 1..].find(tag) {
-                        Some(close) => i = end + 1 + close + tag.len() - 1,
-                        None => i = bytes.len(),
-                    }
-                }
-            }
-            b';' => {
-                statements.push(&sql[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    statements.push(&sql[start.min(sql.len())..]);
-    statements.into_iter().filter(|s| !is_blank(s)).collect()
-}
-
-/// Whether `sql` holds nothing but white space and comments.
-pub fn is_blank(sql: &str) -> bool {
-    let mut rest = sql.trim_start();
-    loop {
-        if let Some(comment) = rest.strip_prefix("--") {
-            rest = comment
-                .find('\n')
-                .map_or("", |n| &comment[n + 1..])
-                .trim_start();
-        } else if let Some(comment) = rest.strip_prefix("/*") {
-            rest = comment
-                .find("*/")
-                .map_or("", |n| &comment[n + 2..])
-                .trim_start();
-        } else {
-            return rest.is_empty();
-        }
-    }
-}
 
 /// The words of a statement, comments before the first skipped.
 fn words(sql: &str) -> impl Iterator<Item = &str> {
@@ -151,24 +74,6 @@ pub fn tag(sql: &str, reply: &Reply) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splits_at_statement_ends_only() {
-        assert_eq!(
-            split_statements("SELECT 1; INSERT INTO t VALUES ('a;b', \"c;\") ; -- x;\n"),
-            ["SELECT 1", " INSERT INTO t VALUES ('a;b', \"c;\") "]
-        );
-        assert_eq!(
-            split_statements("SELECT $$a;b$$; SELECT $1"),
-            ["SELECT $$a;b$$", " SELECT $1"]
-        );
-        assert_eq!(split_statements("/* ; */ SELECT 1"), ["/* ; */ SELECT 1"]);
-        assert!(split_statements(" ; ;").is_empty());
-        assert_eq!(
-            split_statements("SELECT 'unterminated"),
-            ["SELECT 'unterminated"]
-        );
-    }
 
     #[test]
     fn tags_follow_postgresql() {

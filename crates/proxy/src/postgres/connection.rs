@@ -26,7 +26,7 @@ use tokio::sync::watch;
 use super::Frontend;
 use super::admin::{self, Settings};
 use super::auth::{self, StartupError};
-use super::command::{is_blank, split_statements, tag};
+use super::command::tag;
 use super::describe::{
     Description, Field, Fields, MAX_PARAMETERS, describe, highest_placeholder, reply_fields,
 };
@@ -311,7 +311,7 @@ impl Connection {
 
     /// Query: each statement in turn, stopping at the first error; then ReadyForQuery.
     async fn simple_query(&mut self, wire: &mut Wire, sql: &str) -> Result<(), WireError> {
-        let statements = split_statements(sql);
+        let statements = crate::statements::split(sql, Dialect::Postgres);
         if statements.is_empty() {
             wire.send(Out::EmptyQueryResponse(EmptyQueryResponse::new()))
                 .await?;
@@ -458,7 +458,7 @@ impl Connection {
                 ),
             ));
         }
-        let statement = if is_blank(&sql) {
+        let statement = if crate::statements::is_blank(&sql) {
             None
         } else {
             Some(
