@@ -115,9 +115,9 @@ impl Transaction {
         self.branches.iter().map(Branch::data_source)
     }
 
-    /// Whether the client set a savepoint of this name (`key`, as names compare).
-    pub fn has_savepoint(&self, key: &str) -> bool {
-        self.savepoints.iter().any(|s| s.key == key)
+    /// How many savepoints the client holds.
+    pub fn savepoint_count(&self) -> usize {
+        self.savepoints.len()
     }
 
     fn branch(&mut self, data_source: &str) -> Option<&mut Branch> {

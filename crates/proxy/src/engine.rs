@@ -576,6 +576,13 @@ impl Engine {
             session.transaction = Some(self.new_transaction(session, Characteristics::default()));
         }
         if let Some(transaction) = &mut session.transaction {
+            // Each is kept (and set again on data sources reached later): bounded.
+            if transaction.savepoint_count() >= MAX_SAVEPOINTS {
+                return Err(Error::new(
+                    ErrorKind::TooLarge,
+                    format!("a transaction holds at most {MAX_SAVEPOINTS} savepoints"),
+                ));
+            }
             self.backend
                 .savepoint(transaction, &name.sql, &name.key, mysql)
                 .await?;
@@ -863,6 +870,9 @@ fn strip_keyword<'a>(sql: &'a str, keyword: &str) -> Option<&'a str> {
     (head.eq_ignore_ascii_case(keyword) && rest.starts_with(char::is_whitespace))
         .then(|| rest.trim())
 }
+
+/// The most savepoints one transaction holds.
+const MAX_SAVEPOINTS: usize = 1024;
 
 /// About what a bound parameter takes in memory.
 fn size_of_value(value: &Value) -> usize {

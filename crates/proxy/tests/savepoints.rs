@@ -105,3 +105,27 @@ async fn mysql_savepoints_answer_as_mariadb() {
     assert_eq!(stored, [1, 2, 5]);
     both.finish().await;
 }
+
+/// Every savepoint is kept for the data sources a transaction reaches later: a client cannot
+/// make the list grow without bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn savepoints_per_transaction_are_bounded() {
+    let (shards, proxy) = common::postgres::on_sqlite(false).await;
+    let client = proxy.client().await;
+    client.batch_execute("BEGIN").await.unwrap();
+    for _ in 0..1024 {
+        client.batch_execute("SAVEPOINT a").await.unwrap();
+    }
+    let error = client.batch_execute("SAVEPOINT a").await.unwrap_err();
+    assert!(
+        format!("{error:?}").contains("at most 1024 savepoints"),
+        "{error:?}"
+    );
+    client.batch_execute("ROLLBACK").await.unwrap();
+    client
+        .batch_execute("BEGIN; SAVEPOINT b; COMMIT")
+        .await
+        .unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}
