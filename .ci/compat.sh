@@ -7,6 +7,12 @@ cd "$(dirname "$0")/.."
 CACHE="${KEYSHARD_COMPAT_DIR:-$HOME/.cache/keyshard-compat}"
 mkdir -p "$CACHE"
 
+# mysqlclient builds against libmariadb.
+if ! pkg-config --exists libmariadb 2>/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libmariadb-dev pkg-config >/dev/null
+fi
+
 requirements=crates/proxy/tests/compat/requirements.txt
 if ! cmp -s "$requirements" "$CACHE/requirements.txt"; then
   rm -rf "$CACHE/venv"

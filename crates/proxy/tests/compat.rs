@@ -1,6 +1,7 @@
 //! Real client libraries through the proxy, each checked by the keys it reports against the
-//! rows stored in the shards: PyMySQL, SQLAlchemy (on PyMySQL and on psycopg), Django (on
-//! PyMySQL and on psycopg), psycopg 3, asyncpg, node mysql2 and node pg. The scripts are in `tests/compat/`; `.ci/compat.sh`
+//! rows stored in the shards: PyMySQL, mysql-connector-python, mysqlclient, SQLAlchemy (on
+//! PyMySQL and on psycopg), Django (on PyMySQL and on psycopg), psycopg 3, asyncpg, node mysql2
+//! and node pg. The scripts are in `tests/compat/`; `.ci/compat.sh`
 //! installs their pinned libraries under `~/.cache/keyshard-compat` (or
 //! `$KEYSHARD_COMPAT_DIR`).
 
@@ -139,6 +140,18 @@ async fn postgres_client(script_name: &str, program: &str, extra: &[&str]) {
 #[ignore = "needs MariaDB and .ci/compat.sh"]
 async fn pymysql() {
     mysql_client("pymysql_keys.py", "python", &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn mysql_connector_python() {
+    mysql_client("connector_keys.py", "python", &["connector"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn mysqlclient() {
+    mysql_client("connector_keys.py", "python", &["mysqlclient"]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
