@@ -5,18 +5,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use keyshard_backend::{Backend, Characteristics, Outcome, SavepointCommand, Transaction};
+use keyshard_backend::{Backend, Characteristics, Outcome};
 use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{
     Dialect, Other, Plan, Prepared, PreparedInsert, RouteError, Router, Shape, Value,
-    bind_placeholders, substitute_session_values,
+    substitute_session_values,
 };
 
 use crate::admin;
 use crate::catalog;
-use crate::control::{self, Control, SavepointName, Scope};
+use crate::control;
 use crate::distsql::{self, DistSql};
 use crate::error::{Error, ErrorKind};
 use crate::memory::MemoryBudget;
@@ -27,6 +27,9 @@ use crate::shapes::{Known, Shapes, typed};
 use crate::sql_prepare;
 use crate::throttle::LoginThrottle;
 use crate::user_variables;
+
+mod session_sql;
+mod transactions;
 
 /// The proxy's shared state.
 #[derive(Debug)]
@@ -474,19 +477,6 @@ impl Engine {
             && self.config.transaction_type == TransactionType::Xa
     }
 
-    /// A transaction beginning with `asked`, else what `SET TRANSACTION` asked for the next
-    /// one, else the session's characteristics.
-    fn new_transaction(&self, session: &mut Session, asked: Characteristics) -> Transaction {
-        let next = std::mem::take(&mut session.next_characteristics);
-        let characteristics = asked.or(next).or(session.characteristics);
-        let transaction = if self.local(session) {
-            Transaction::local()
-        } else {
-            Transaction::new()
-        };
-        transaction.with(characteristics)
-    }
-
     /// Runs `plan` in the session's transaction, opening one when autocommit is off.
     async fn run(&self, session: &mut Session, plan: &Plan) -> Result<Outcome, Error> {
         if session.transaction.is_none() && !session.autocommit {
@@ -498,266 +488,6 @@ impl Engine {
             None if local => self.backend.execute_local(plan).await?,
             None => self.backend.execute(plan).await?,
         })
-    }
-
-    /// BEGIN, COMMIT, ROLLBACK and `SET autocommit`, with MySQL's rules: BEGIN inside a
-    /// transaction commits it first, and turning autocommit back on commits. PostgreSQL's
-    /// rules on its frontend: BEGIN inside a transaction changes nothing, and COMMIT of a
-    /// failed transaction rolls it back.
-    async fn control(&self, session: &mut Session, control: Control) -> Result<Reply, Error> {
-        let postgres = session.dialect == Dialect::Postgres;
-        let chain = match &control {
-            Control::Savepoint(name) => return self.savepoint(session, name).await,
-            Control::RollbackTo(name) => {
-                return self
-                    .end_savepoint(session, name, SavepointCommand::RollbackTo)
-                    .await;
-            }
-            Control::Release(name) => {
-                return self
-                    .end_savepoint(session, name, SavepointCommand::Release)
-                    .await;
-            }
-            Control::SetTransaction(scope, asked) => {
-                return set_transaction(session, *scope, *asked).map(|()| Reply::done());
-            }
-            // PostgreSQL only warns that a transaction is already in progress.
-            Control::Begin(_) if postgres && session.in_transaction() => {
-                return Ok(Reply::done());
-            }
-            Control::Commit { chain } | Control::Rollback { chain } => *chain,
-            Control::Begin(_) | Control::Autocommit(_) => false,
-        };
-        let open = session.transaction.take();
-        // A chained transaction keeps the characteristics of the one it follows.
-        let ending = open
-            .as_ref()
-            .map(Transaction::characteristics)
-            .unwrap_or_default();
-        let failed = std::mem::take(&mut session.failed);
-        let ended = match (&control, open) {
-            (Control::Autocommit(false), open) => {
-                session.transaction = open;
-                Ok(())
-            }
-            (Control::Rollback { .. }, Some(transaction)) => {
-                self.backend.rollback(transaction).await
-            }
-            (_, Some(transaction)) if failed => self.backend.rollback(transaction).await,
-            (_, Some(transaction)) => self.backend.commit(transaction).await,
-            (_, None) => Ok(()),
-        };
-        match control {
-            Control::Begin(asked) => {
-                session.transaction = Some(self.new_transaction(session, asked));
-            }
-            Control::Autocommit(on) => session.autocommit = on,
-            _ if chain => session.transaction = Some(self.new_transaction(session, ending)),
-            _ => {}
-        }
-        ended?;
-        Ok(Reply::done())
-    }
-
-    /// `SAVEPOINT name`: on every data source the transaction holds, and on those it reaches
-    /// later. MySQL takes it outside a transaction too (it lasts until the statement ends).
-    async fn savepoint(&self, session: &mut Session, name: &SavepointName) -> Result<Reply, Error> {
-        let mysql = session.dialect == Dialect::MySql;
-        if session.transaction.is_none() {
-            if !mysql {
-                return Err(Error::new(
-                    ErrorKind::NoTransactionBlock,
-                    "SAVEPOINT can only be used in transaction blocks",
-                ));
-            }
-            if session.autocommit {
-                return Ok(Reply::done());
-            }
-            session.transaction = Some(self.new_transaction(session, Characteristics::default()));
-        }
-        if let Some(transaction) = &mut session.transaction {
-            // Each is kept (and set again on data sources reached later): bounded.
-            if transaction.savepoint_count() >= MAX_SAVEPOINTS {
-                return Err(Error::new(
-                    ErrorKind::TooLarge,
-                    format!("a transaction holds at most {MAX_SAVEPOINTS} savepoints"),
-                ));
-            }
-            self.backend
-                .savepoint(transaction, &name.sql, &name.key, mysql)
-                .await?;
-        }
-        Ok(Reply::done())
-    }
-
-    /// `ROLLBACK TO SAVEPOINT name` or `RELEASE SAVEPOINT name` on every data source the
-    /// transaction holds. Rolling back to a savepoint ends PostgreSQL's failed state.
-    async fn end_savepoint(
-        &self,
-        session: &mut Session,
-        name: &SavepointName,
-        command: SavepointCommand,
-    ) -> Result<Reply, Error> {
-        let missing = |dialect| {
-            let message = match dialect {
-                Dialect::MySql => format!("SAVEPOINT {} does not exist", name.sql),
-                Dialect::Postgres => format!("savepoint \"{}\" does not exist", name.key),
-            };
-            Error::new(ErrorKind::NoSuchSavepoint, message)
-        };
-        let dialect = session.dialect;
-        let Some(transaction) = &mut session.transaction else {
-            if dialect == Dialect::MySql {
-                return Err(missing(dialect));
-            }
-            let what = match command {
-                SavepointCommand::RollbackTo => "ROLLBACK TO SAVEPOINT",
-                SavepointCommand::Release => "RELEASE SAVEPOINT",
-            };
-            return Err(Error::new(
-                ErrorKind::NoTransactionBlock,
-                format!("{what} can only be used in transaction blocks"),
-            ));
-        };
-        if !self
-            .backend
-            .end_savepoint(transaction, &name.key, command)
-            .await?
-        {
-            return Err(missing(dialect));
-        }
-        if command == SavepointCommand::RollbackTo {
-            session.failed = false;
-        }
-        Ok(Reply::done())
-    }
-
-    /// PREPARE, EXECUTE and DEALLOCATE sent as SQL: the text is kept in the session, checked
-    /// when it runs; an execution binds its arguments (MySQL: user variables' values;
-    /// PostgreSQL: the expressions written) into it and runs it as text.
-    async fn sql_prepare(
-        &self,
-        session: &mut Session,
-        command: sql_prepare::Command<'_>,
-    ) -> Result<Reply, Error> {
-        let dialect = session.dialect;
-        let unknown = |name: &str, verb: &str| {
-            let message = match dialect {
-                Dialect::MySql => {
-                    format!("Unknown prepared statement handler ({name}) given to {verb}")
-                }
-                Dialect::Postgres => format!("prepared statement \"{name}\" does not exist"),
-            };
-            Error::new(ErrorKind::UnknownStatement, message)
-        };
-        match command {
-            sql_prepare::Command::Prepare { name, text } => {
-                let text = match text {
-                    sql_prepare::Text::Sql(text) => text,
-                    sql_prepare::Text::Variable(variable) => {
-                        match session.variables.get(&variable.to_lowercase()) {
-                            Some(Value::Text(text)) => text.clone(),
-                            _ => {
-                                return Err(Error::new(
-                                    ErrorKind::Syntax,
-                                    format!("PREPARE {name} FROM @{variable}: it holds no text"),
-                                ));
-                            }
-                        }
-                    }
-                };
-                let statements = &mut session.sql_statements;
-                if !statements.contains_key(&name)
-                    && statements.len() >= sql_prepare::MAX_STATEMENTS
-                {
-                    return Err(Error::new(
-                        ErrorKind::TooManyStatements,
-                        format!(
-                            "Can't create more than max_prepared_stmt_count statements (current \
-                             value: {})",
-                            sql_prepare::MAX_STATEMENTS
-                        ),
-                    ));
-                }
-                statements.insert(name, text);
-                Ok(Reply::done())
-            }
-            sql_prepare::Command::Execute { name, args } => {
-                let Some(text) = session.sql_statements.get(&name).cloned() else {
-                    return Err(unknown(&name, "EXECUTE"));
-                };
-                let values: Vec<String> = match dialect {
-                    Dialect::MySql => args
-                        .iter()
-                        .map(|variable| {
-                            let value = session.variables.get(&variable.to_lowercase());
-                            value.unwrap_or(&Value::Null).to_literal(dialect)
-                        })
-                        .collect(),
-                    Dialect::Postgres => args.iter().map(|arg| (*arg).to_owned()).collect(),
-                };
-                let Some(bound) = bind_placeholders(&text, dialect, &values) else {
-                    return Err(match dialect {
-                        Dialect::MySql => {
-                            Error::new(ErrorKind::BadArguments, "Incorrect arguments to EXECUTE")
-                        }
-                        Dialect::Postgres => Error::new(
-                            ErrorKind::Syntax,
-                            format!("wrong number of parameters for prepared statement \"{name}\""),
-                        ),
-                    });
-                };
-                Box::pin(self.query_text(session, &bound)).await
-            }
-            sql_prepare::Command::Deallocate { name: Some(name) } => {
-                match session.sql_statements.remove(&name) {
-                    Some(_) => Ok(Reply::done()),
-                    None => Err(unknown(&name, "DEALLOCATE PREPARE")),
-                }
-            }
-            sql_prepare::Command::Deallocate { name: None } => {
-                session.sql_statements.clear();
-                Ok(Reply::done())
-            }
-        }
-    }
-
-    /// `SET @a = expr, …`: the expressions are evaluated together by `SELECT expr, …`
-    /// through the proxy, so they may read sharded tables, other variables and
-    /// `LAST_INSERT_ID()`; the values are kept in the session.
-    async fn set_user_variables(
-        &self,
-        session: &mut Session,
-        assignments: &[(String, &str)],
-    ) -> Result<Reply, Error> {
-        let exprs: Vec<&str> = assignments.iter().map(|(_, expr)| *expr).collect();
-        let select = format!("SELECT {}", exprs.join(", "));
-        let values = match Box::pin(self.query_text(session, &select)).await? {
-            Reply::Rows { mut rows, .. } if rows.len() == 1 => rows.swap_remove(0),
-            _ => {
-                return Err(Error::new(
-                    ErrorKind::Internal,
-                    "SET @variable: its value is not one row",
-                ));
-            }
-        };
-        let new = assignments
-            .iter()
-            .filter(|(name, _)| !session.variables.contains_key(name))
-            .count();
-        if session.variables.len() + new > user_variables::MAX_VARIABLES {
-            return Err(Error::new(
-                ErrorKind::TooLarge,
-                format!(
-                    "a session keeps at most {} user variables",
-                    user_variables::MAX_VARIABLES
-                ),
-            ));
-        }
-        for ((name, _), value) in assignments.iter().zip(values) {
-            session.variables.insert(name.clone(), value);
-        }
-        Ok(Reply::done())
     }
 
     /// Parses and plans `sql`, loading a table's columns first when a column-less INSERT needs
@@ -871,9 +601,6 @@ fn strip_keyword<'a>(sql: &'a str, keyword: &str) -> Option<&'a str> {
         .then(|| rest.trim())
 }
 
-/// The most savepoints one transaction holds.
-const MAX_SAVEPOINTS: usize = 1024;
-
 /// About what a bound parameter takes in memory.
 fn size_of_value(value: &Value) -> usize {
     let heap = match value {
@@ -882,40 +609,4 @@ fn size_of_value(value: &Value) -> usize {
         _ => 0,
     };
     heap + std::mem::size_of::<Value>()
-}
-
-/// `SET [SESSION] TRANSACTION …` and its variables, as each database takes them.
-fn set_transaction(
-    session: &mut Session,
-    scope: Scope,
-    asked: Characteristics,
-) -> Result<(), Error> {
-    let mysql = session.dialect == Dialect::MySql;
-    match (scope, &mut session.transaction) {
-        (Scope::Session, _) => session.characteristics = asked.or(session.characteristics),
-        (Scope::Variable, _) if mysql => {
-            session.characteristics = asked.or(session.characteristics);
-        }
-        (_, Some(_)) if mysql => {
-            return Err(Error::new(
-                ErrorKind::Transaction,
-                "Transaction characteristics can't be changed while a transaction is in progress",
-            ));
-        }
-        (_, None) if mysql => {
-            session.next_characteristics = asked.or(session.next_characteristics);
-        }
-        // PostgreSQL: the current transaction's, before its first query; outside a
-        // transaction it only warns.
-        (_, Some(transaction)) => {
-            if !transaction.set_characteristics(asked) {
-                return Err(Error::new(
-                    ErrorKind::Transaction,
-                    "SET TRANSACTION ISOLATION LEVEL must be called before any query",
-                ));
-            }
-        }
-        (_, None) => {}
-    }
-    Ok(())
 }

@@ -22,7 +22,6 @@ use sqlparser::tokenizer::{Span, Token};
 use crate::insert::literal_value;
 use crate::locate::Locator;
 use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
-use crate::plan::MoveGuard;
 use crate::plan::{ExecutionUnit, Plan};
 use crate::route::{describe, is_sharding_column, nodes_with};
 use crate::template::{Edit, Piece, Renderer, RowKey, Template, push_identifier};
@@ -30,6 +29,8 @@ use crate::tokens::{self, Tokens};
 use crate::unchanged::{Moving, Unchanged, moves, sharding_assignments};
 use crate::value::Value;
 use crate::{Dialect, RouteError};
+
+mod guard;
 
 /// A per-node LIMIT that limits nothing, in range for MySQL, PostgreSQL and SQLite alike.
 const NO_LIMIT: u64 = i64::MAX as u64;
@@ -475,71 +476,6 @@ impl PreparedQuery {
     /// Parameters the statement takes.
     pub fn param_count(&self) -> usize {
         self.param_count
-    }
-
-    /// The read that must find no row before an UPDATE that sets a sharding column the WHERE
-    /// clause does not pin; `None` when the statement has none or it is prepared.
-    pub(crate) fn guard_sql(&self) -> Option<&str> {
-        self.moving
-            .as_ref()
-            .filter(|m| m.guard.is_none())
-            .map(|m| m.guard_sql.as_str())
-    }
-
-    /// The refusal of an UPDATE whose guard could not be prepared.
-    pub(crate) fn moves(&self) -> RouteError {
-        moves(self.moving.as_ref().map_or("", |m| m.column.as_str()))
-    }
-
-    /// Keeps the prepared guard.
-    pub(crate) fn set_guard(&mut self, guard: PreparedQuery) {
-        if let Some(moving) = &mut self.moving {
-            moving.guard = Some(Box::new(guard));
-        }
-    }
-
-    /// Narrows `nodes` (the WHERE clause's) to those the new sharding value routes to, and
-    /// plans the read of the others: a row found there would have to move.
-    fn guard(
-        &self,
-        moving: &Moving,
-        params: &[Value],
-        nodes: &mut [bool],
-        scratch: &mut String,
-    ) -> Result<Option<Box<MoveGuard>>, RouteError> {
-        let guard = moving
-            .guard
-            .as_ref()
-            .ok_or(RouteError::Internal("an UPDATE's guard was not prepared"))?;
-        let target = Condition::And(vec![
-            self.condition.clone(),
-            Condition::Equals {
-                table: None,
-                column: moving.column.clone(),
-                values: vec![moving.value.clone()],
-            },
-        ])
-        .nodes(&self.tables, params, scratch)?;
-        let data_nodes = self
-            .tables
-            .first()
-            .map(|r| &r.data_nodes[..])
-            .unwrap_or_default();
-        let mut reads = guard.bind(params.get(moving.skip..).unwrap_or_default())?;
-        reads.units.retain(|unit| {
-            !data_nodes.iter().zip(&target).any(|(node, &stays)| {
-                stays && node.data_source == unit.data_source && node.table == unit.table
-            })
-        });
-        for (node, stays) in nodes.iter_mut().zip(&target) {
-            *node &= *stays;
-        }
-        Ok((!reads.units.is_empty()).then(|| {
-            Box::new(MoveGuard {
-                reads,
-                column: moving.column.clone(),
-            })
-        }))
     }
 
     /// The statement as written.

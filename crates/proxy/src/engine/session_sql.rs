@@ -1,0 +1,140 @@
+//! Session statements in SQL that the engine answers from the session: `SET @x = …` (MySQL
+//! user variables) and PREPARE / EXECUTE / DEALLOCATE.
+
+use keyshard_router::{Dialect, Value, bind_placeholders};
+
+use super::Engine;
+use crate::error::{Error, ErrorKind};
+use crate::reply::Reply;
+use crate::session::Session;
+use crate::{sql_prepare, user_variables};
+
+impl Engine {
+    /// PREPARE, EXECUTE and DEALLOCATE sent as SQL: the text is kept in the session, checked
+    /// when it runs; an execution binds its arguments (MySQL: user variables' values;
+    /// PostgreSQL: the expressions written) into it and runs it as text.
+    pub(super) async fn sql_prepare(
+        &self,
+        session: &mut Session,
+        command: sql_prepare::Command<'_>,
+    ) -> Result<Reply, Error> {
+        let dialect = session.dialect;
+        let unknown = |name: &str, verb: &str| {
+            let message = match dialect {
+                Dialect::MySql => {
+                    format!("Unknown prepared statement handler ({name}) given to {verb}")
+                }
+                Dialect::Postgres => format!("prepared statement \"{name}\" does not exist"),
+            };
+            Error::new(ErrorKind::UnknownStatement, message)
+        };
+        match command {
+            sql_prepare::Command::Prepare { name, text } => {
+                let text = match text {
+                    sql_prepare::Text::Sql(text) => text,
+                    sql_prepare::Text::Variable(variable) => {
+                        match session.variables.get(&variable.to_lowercase()) {
+                            Some(Value::Text(text)) => text.clone(),
+                            _ => {
+                                return Err(Error::new(
+                                    ErrorKind::Syntax,
+                                    format!("PREPARE {name} FROM @{variable}: it holds no text"),
+                                ));
+                            }
+                        }
+                    }
+                };
+                let statements = &mut session.sql_statements;
+                if !statements.contains_key(&name)
+                    && statements.len() >= sql_prepare::MAX_STATEMENTS
+                {
+                    return Err(Error::new(
+                        ErrorKind::TooManyStatements,
+                        format!(
+                            "Can't create more than max_prepared_stmt_count statements (current \
+                             value: {})",
+                            sql_prepare::MAX_STATEMENTS
+                        ),
+                    ));
+                }
+                statements.insert(name, text);
+                Ok(Reply::done())
+            }
+            sql_prepare::Command::Execute { name, args } => {
+                let Some(text) = session.sql_statements.get(&name).cloned() else {
+                    return Err(unknown(&name, "EXECUTE"));
+                };
+                let values: Vec<String> = match dialect {
+                    Dialect::MySql => args
+                        .iter()
+                        .map(|variable| {
+                            let value = session.variables.get(&variable.to_lowercase());
+                            value.unwrap_or(&Value::Null).to_literal(dialect)
+                        })
+                        .collect(),
+                    Dialect::Postgres => args.iter().map(|arg| (*arg).to_owned()).collect(),
+                };
+                let Some(bound) = bind_placeholders(&text, dialect, &values) else {
+                    return Err(match dialect {
+                        Dialect::MySql => {
+                            Error::new(ErrorKind::BadArguments, "Incorrect arguments to EXECUTE")
+                        }
+                        Dialect::Postgres => Error::new(
+                            ErrorKind::Syntax,
+                            format!("wrong number of parameters for prepared statement \"{name}\""),
+                        ),
+                    });
+                };
+                Box::pin(self.query_text(session, &bound)).await
+            }
+            sql_prepare::Command::Deallocate { name: Some(name) } => {
+                match session.sql_statements.remove(&name) {
+                    Some(_) => Ok(Reply::done()),
+                    None => Err(unknown(&name, "DEALLOCATE PREPARE")),
+                }
+            }
+            sql_prepare::Command::Deallocate { name: None } => {
+                session.sql_statements.clear();
+                Ok(Reply::done())
+            }
+        }
+    }
+
+    /// `SET @a = expr, …`: the expressions are evaluated together by `SELECT expr, …`
+    /// through the proxy, so they may read sharded tables, other variables and
+    /// `LAST_INSERT_ID()`; the values are kept in the session.
+    pub(super) async fn set_user_variables(
+        &self,
+        session: &mut Session,
+        assignments: &[(String, &str)],
+    ) -> Result<Reply, Error> {
+        let exprs: Vec<&str> = assignments.iter().map(|(_, expr)| *expr).collect();
+        let select = format!("SELECT {}", exprs.join(", "));
+        let values = match Box::pin(self.query_text(session, &select)).await? {
+            Reply::Rows { mut rows, .. } if rows.len() == 1 => rows.swap_remove(0),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    "SET @variable: its value is not one row",
+                ));
+            }
+        };
+        let new = assignments
+            .iter()
+            .filter(|(name, _)| !session.variables.contains_key(name))
+            .count();
+        if session.variables.len() + new > user_variables::MAX_VARIABLES {
+            return Err(Error::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "a session keeps at most {} user variables",
+                    user_variables::MAX_VARIABLES
+                ),
+            ));
+        }
+        for ((name, _), value) in assignments.iter().zip(values) {
+            session.variables.insert(name.clone(), value);
+        }
+        Ok(Reply::done())
+    }
+}
