@@ -14,19 +14,16 @@ use keyshard_router::{
     substitute_session_values,
 };
 
-use crate::admin;
 use crate::catalog;
-use crate::control;
 use crate::distsql::{self, DistSql};
 use crate::error::{Error, ErrorKind};
+use crate::intent::Intent;
 use crate::memory::MemoryBudget;
 use crate::metrics::Metrics;
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes, typed};
-use crate::sql_prepare;
 use crate::throttle::LoginThrottle;
-use crate::user_variables;
 
 mod session_sql;
 mod transactions;
@@ -100,11 +97,6 @@ impl Engine {
         &self.logins
     }
 
-    /// The coordination repository, when a generator uses one.
-    pub fn coordination(&self) -> Option<&Arc<dyn Repository>> {
-        self.coordination.as_ref()
-    }
-
     /// The backend (pools and metadata).
     pub fn backend(&self) -> &Backend {
         &self.backend
@@ -161,6 +153,7 @@ impl Engine {
         session.next_characteristics = Characteristics::default();
         session.variables.clear();
         session.sql_statements.clear();
+        session.prepared.clear();
     }
 
     /// Answers one statement sent as text, within the memory budget.
@@ -209,30 +202,29 @@ impl Engine {
     }
 
     async fn query_text(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
-        if let Some(control) = control::parse(sql) {
-            return self.control(session, control).await;
-        }
-        // Before MySQL's session statements, which would take `SET DIST VARIABLE` for theirs.
-        if let Some(statement) = distsql::parse(sql) {
-            return self.distsql(session, statement).await;
-        }
-        if let Some(command) = sql_prepare::parse(sql, session.dialect) {
-            return self.sql_prepare(session, command).await;
-        }
-        if session.dialect == Dialect::MySql
-            && let Some(assignments) = user_variables::parse_set(sql)
-        {
-            return self.set_user_variables(session, &assignments).await;
-        }
-        if session.dialect == Dialect::MySql
-            && let Some(reply) = admin::answer(sql, session, &self.config.database_name)
-        {
-            return reply;
-        }
+        let routed = match Intent::of(sql, session.dialect) {
+            Intent::Control(control) => return self.control(session, control).await,
+            Intent::DistSql(statement) => return self.distsql(session, statement).await,
+            Intent::SqlPrepare(command) => return self.sql_prepare(session, command).await,
+            Intent::SetUserVariables(assignments) => {
+                return self.set_user_variables(session, &assignments).await;
+            }
+            Intent::Session(statement) => {
+                if statement.resets_session() {
+                    self.reset_session(session).await;
+                }
+                return statement.answer(session, &self.config.database_name);
+            }
+            Intent::Catalog(request) => {
+                return catalog::answer(self, request, &self.config.database_name).await;
+            }
+            Intent::Preview(statement) => Some(statement),
+            Intent::Routed => None,
+        };
         let substituted = match session.dialect {
             Dialect::MySql => {
                 let variables = &session.variables;
-                substitute_session_values(sql, session.last_insert_id, &|name| {
+                substitute_session_values(routed.unwrap_or(sql), session.last_insert_id, &|name| {
                     variables
                         .get(name)
                         .unwrap_or(&Value::Null)
@@ -241,12 +233,9 @@ impl Engine {
             }
             Dialect::Postgres => None,
         };
-        let sql = substituted.as_deref().unwrap_or(sql);
-        if let Some(statement) = strip_keyword(sql, "preview") {
-            return self.preview(statement, session.dialect).await;
-        }
-        if let Some(request) = catalog::request(sql) {
-            return catalog::answer(self, request, &self.config.database_name).await;
+        let sql = substituted.as_deref().unwrap_or(routed.unwrap_or(sql));
+        if routed.is_some() {
+            return self.preview(sql, session.dialect).await;
         }
         if let Some(shape) = Shape::of(sql, session.dialect) {
             return self.insert_by_shape(session, sql, &shape).await;
@@ -303,7 +292,8 @@ impl Engine {
     /// router does not plan runs as text at each execution.
     pub async fn prepare(&self, sql: &str, dialect: Dialect) -> Result<Statement, Error> {
         let _held = self.memory.reserve(sql, 0).await?;
-        if self.answers_itself(sql, dialect) {
+        // Answered from the session at each execution: nothing to plan.
+        if !matches!(Intent::of(sql, dialect), Intent::Routed) {
             return Ok(text(sql));
         }
         // Its value is the session's at each execution, which a plan made once cannot carry.
@@ -457,20 +447,6 @@ impl Engine {
         })
     }
 
-    /// Whether [`Engine::query`] answers `sql` without routing it (session, transaction and
-    /// catalog statements, PREVIEW, DistSQL): prepared, such a statement runs as text.
-    fn answers_itself(&self, sql: &str, dialect: Dialect) -> bool {
-        let session_statement = || {
-            let mut scratch = Session::new(0, String::new(), None, dialect);
-            admin::answer(sql, &mut scratch, &self.config.database_name).is_some()
-        };
-        control::parse(sql).is_some()
-            || strip_keyword(sql, "preview").is_some()
-            || distsql::parse(sql).is_some()
-            || catalog::request(sql).is_some()
-            || (dialect == Dialect::MySql && session_statement())
-    }
-
     /// Whether `session` chose LOCAL where the configuration commits in two phases.
     fn local(&self, session: &Session) -> bool {
         session.transaction_type == Some(TransactionType::Local)
@@ -590,15 +566,6 @@ fn not_supported(other: Other) -> Error {
             "the table '{table}' without a sharding rule: no data source is configured for it"
         )),
     }
-}
-
-/// `rest` when `sql` starts with `keyword` and white space, case-insensitively.
-fn strip_keyword<'a>(sql: &'a str, keyword: &str) -> Option<&'a str> {
-    let sql = sql.trim_start();
-    let head = sql.get(..keyword.len())?;
-    let rest = &sql[keyword.len()..];
-    (head.eq_ignore_ascii_case(keyword) && rest.starts_with(char::is_whitespace))
-        .then(|| rest.trim())
 }
 
 /// About what a bound parameter takes in memory.

@@ -220,6 +220,18 @@ impl Server {
     }
 }
 
+/// Sets up a client's socket for small request/response messages, which Nagle's algorithm
+/// would hold back; returns the client's address, for logs and the login throttle.
+pub(crate) fn accepted(stream: &TcpStream) -> String {
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!("TCP_NODELAY not set: {e}");
+    }
+    stream
+        .peer_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_default()
+}
+
 async fn listen(address: SocketAddr) -> Result<TcpListener, ServerError> {
     TcpListener::bind(address)
         .await

@@ -1,13 +1,16 @@
 //! Per-connection state, whichever protocol the connection speaks.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use keyshard_backend::{Characteristics, Transaction};
 use keyshard_config::TransactionType;
 use keyshard_router::{DdlPlan, Dialect, Direct, PreparedInsert, PreparedQuery, Value};
 
 use crate::control::{self, Control};
+use crate::dialect::{self, postgres::Parameters};
 use crate::error::{Error, ErrorKind};
+use crate::postgres::Prepared;
 
 /// A client connection's state, owned by its task.
 #[derive(Debug)]
@@ -42,6 +45,11 @@ pub struct Session {
     pub variables: HashMap<String, Value>,
     /// Statements prepared with SQL (`PREPARE s FROM …`), by name.
     pub sql_statements: HashMap<String, String>,
+    /// PostgreSQL: statements prepared with the protocol (Parse), by name; SQL's `DEALLOCATE`
+    /// and `DISCARD ALL` reach them too. (MySQL's, by id, are the protocol's alone.)
+    pub prepared: HashMap<String, Arc<Prepared>>,
+    /// PostgreSQL: the run-time parameters the client set.
+    pub parameters: Parameters,
 }
 
 impl Session {
@@ -66,6 +74,8 @@ impl Session {
             next_characteristics: Characteristics::default(),
             variables: HashMap::new(),
             sql_statements: HashMap::new(),
+            prepared: HashMap::new(),
+            parameters: Parameters::default(),
         }
     }
 
@@ -74,9 +84,19 @@ impl Session {
         self.transaction.is_some()
     }
 
-    /// PostgreSQL refuses everything but ROLLBACK (or ROLLBACK TO a savepoint, or COMMIT,
-    /// which then rolls back) in a failed transaction block; `sql` is `None` for a planned
-    /// statement.
+    /// The transaction status PostgreSQL's ReadyForQuery reports.
+    pub fn status(&self) -> TransactionStatus {
+        if self.failed {
+            TransactionStatus::Failed
+        } else if self.transaction.is_some() {
+            TransactionStatus::InTransaction
+        } else {
+            TransactionStatus::Idle
+        }
+    }
+
+    /// A failed transaction block refuses everything but ROLLBACK (or ROLLBACK TO a
+    /// savepoint, or COMMIT, which then rolls back); `sql` is `None` for a planned statement.
     pub fn refuse_when_failed(&self, sql: Option<&str>) -> Result<(), Error> {
         if !self.failed {
             return Ok(());
@@ -96,13 +116,21 @@ impl Session {
         ))
     }
 
-    /// Records that a statement failed: in PostgreSQL that aborts the transaction block, in
-    /// MySQL only the statement is undone.
+    /// Records that a statement failed, which may abort the transaction block (PostgreSQL).
     pub fn statement_failed(&mut self) {
-        if self.dialect == Dialect::Postgres && self.transaction.is_some() {
+        if dialect::failure_aborts_transaction(self.dialect) && self.transaction.is_some() {
             self.failed = true;
         }
     }
+}
+
+/// Where a session stands with its transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionStatus {
+    Idle,
+    InTransaction,
+    /// A statement failed inside the transaction block, which now only ends.
+    Failed,
 }
 
 /// A prepared statement: parsed and planned once, executed with parameters many times.

@@ -87,14 +87,19 @@ impl Engine {
                 };
                 Box::pin(self.query_text(session, &bound)).await
             }
+            // PostgreSQL's DEALLOCATE reaches statements prepared with the protocol too.
             sql_prepare::Command::Deallocate { name: Some(name) } => {
-                match session.sql_statements.remove(&name) {
-                    Some(_) => Ok(Reply::done()),
-                    None => Err(unknown(&name, "DEALLOCATE PREPARE")),
+                let sql_level = session.sql_statements.remove(&name).is_some();
+                let protocol = session.prepared.remove(&name).is_some();
+                if sql_level || protocol {
+                    Ok(Reply::done())
+                } else {
+                    Err(unknown(&name, "DEALLOCATE PREPARE"))
                 }
             }
             sql_prepare::Command::Deallocate { name: None } => {
                 session.sql_statements.clear();
+                session.prepared.clear();
                 Ok(Reply::done())
             }
         }

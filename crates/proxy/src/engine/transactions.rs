@@ -6,6 +6,7 @@ use keyshard_router::Dialect;
 
 use super::Engine;
 use crate::control::{Control, SavepointName, Scope};
+use crate::dialect;
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::Session;
@@ -40,7 +41,6 @@ impl Engine {
         session: &mut Session,
         control: Control,
     ) -> Result<Reply, Error> {
-        let postgres = session.dialect == Dialect::Postgres;
         let chain = match &control {
             Control::Savepoint(name) => return self.savepoint(session, name).await,
             Control::RollbackTo(name) => {
@@ -57,7 +57,10 @@ impl Engine {
                 return set_transaction(session, *scope, *asked).map(|()| Reply::done());
             }
             // PostgreSQL only warns that a transaction is already in progress.
-            Control::Begin(_) if postgres && session.in_transaction() => {
+            Control::Begin(_)
+                if session.in_transaction()
+                    && !dialect::begin_commits_open_transaction(session.dialect) =>
+            {
                 return Ok(Reply::done());
             }
             Control::Commit { chain } | Control::Rollback { chain } => *chain,

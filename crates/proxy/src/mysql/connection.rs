@@ -15,7 +15,7 @@ use super::protocol::error::ProtocolError;
 use super::protocol::handshake::{self, Greeting};
 use super::protocol::packet::{DEFAULT_MAX_PAYLOAD, PacketIo};
 use super::protocol::response::{self, ResultColumn};
-use crate::admin::SERVER_VERSION;
+use crate::dialect::mysql::SERVER_VERSION;
 use crate::distsql;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorKind};
@@ -37,14 +37,7 @@ pub async fn serve(
     tls: Option<Arc<Tls>>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    // Small request/response packets: Nagle's algorithm would hold them back.
-    if let Err(e) = stream.set_nodelay(true) {
-        tracing::debug!("TCP_NODELAY not set: {e}");
-    }
-    let peer = stream
-        .peer_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_default();
+    let peer = crate::server::accepted(&stream);
     // Before login only a handshake response can arrive, a few hundred bytes: a stranger gets
     // neither the 64 MiB statement limit nor unlimited time.
     let mut io = PacketIo::with_max_payload(Stream::Plain(stream), LOGIN_MAX_PAYLOAD);

@@ -22,7 +22,6 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-use super::admin::{self, Settings};
 use super::types::{oid, oid_for_values, oid_of};
 use crate::distsql;
 use crate::engine::Engine;
@@ -132,12 +131,11 @@ pub async fn describe(
     parameters: usize,
     declared: &[u32],
     catalog: &Catalog,
-    settings: &Settings,
 ) -> Description {
     let count = parameters.min(MAX_PARAMETERS).max(declared.len());
     let mut inferred = vec![oid::TEXT; count];
     let mut syntax_error = None;
-    let fields = match distsql_fields(sql).or_else(|| session_fields(sql, settings)) {
+    let fields = match distsql_fields(sql).or_else(|| session_fields(sql)) {
         Some(fields) => fields,
         None => match parse(sql) {
             Ok(statements) if statements.len() == 1 => {
@@ -165,13 +163,13 @@ pub async fn describe(
     }
 }
 
-/// The columns of a session statement, seen by answering it on a copy of the settings.
-fn session_fields(sql: &str, settings: &Settings) -> Option<Fields> {
-    let mut scratch = settings.clone();
-    Some(match admin::answer(sql, &mut scratch)? {
-        Ok((reply, _)) => reply_fields(&reply),
-        Err(_) => Fields::None,
-    })
+/// The columns of a session statement, known from its text.
+fn session_fields(sql: &str) -> Option<Fields> {
+    let columns = crate::dialect::postgres::recognise(sql)?.columns();
+    Some(reply_fields(&Reply::Rows {
+        columns,
+        rows: Vec::new(),
+    }))
 }
 
 /// The columns of a DistSQL statement the proxy answers (`SHOW COMPUTE NODES`): known without

@@ -1,7 +1,6 @@
-//! The PostgreSQL frontend: the wire protocol (with `pgwire`'s message types and SCRAM), the
-//! session statements PostgreSQL clients send, and statement description.
+//! The PostgreSQL frontend: the wire protocol (with `pgwire`'s message types and SCRAM) and
+//! statement description.
 
-mod admin;
 mod auth;
 mod command;
 mod connection;
@@ -16,7 +15,17 @@ use std::sync::Arc;
 use crate::engine::Engine;
 use crate::tls::Tls;
 
+pub(crate) use auth::SERVER_VERSION;
 pub use connection::serve;
+
+/// A statement prepared with the protocol (Parse), prepared once through the engine.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    sql: String,
+    /// `None` for an empty query string.
+    statement: Option<crate::session::Statement>,
+    description: describe::Description,
+}
 
 /// What every PostgreSQL connection shares.
 #[derive(Debug)]

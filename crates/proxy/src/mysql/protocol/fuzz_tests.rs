@@ -9,7 +9,10 @@ use mysql_common::packets::{AuthPlugin, ComStmtExecuteRequestBuilder, HandshakeR
 use mysql_common::proto::MySerialize;
 use tokio::io::{AsyncWriteExt, duplex};
 
-use super::*;
+use super::command::*;
+use super::packet::*;
+use super::response::*;
+use super::{handshake, response};
 use crate::fuzzing::seeds;
 
 /// xorshift64*: deterministic, so a failure reproduces.

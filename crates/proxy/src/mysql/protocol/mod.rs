@@ -3,21 +3,15 @@
 //! prepared statements, parameter types and long data, and passes them in.
 //!
 //! Decoders never panic on client bytes: everything a client sends goes through checked
-//! readers and ends in [`ProtocolError`] at worst.
+//! readers and ends in [`error::ProtocolError`] at worst.
 
-pub mod command;
-pub mod error;
-pub mod handshake;
-pub mod packet;
-pub mod response;
+pub(crate) mod command;
+pub(crate) mod error;
+pub(crate) mod handshake;
+pub(crate) mod packet;
+pub(crate) mod response;
 mod temporal;
 mod wire;
-
-pub use command::{Command, ExecuteRequest, decode_command, decode_params};
-pub use error::ProtocolError;
-pub use handshake::{Client, Greeting, accept, server_capabilities};
-pub use packet::PacketIo;
-pub use response::{ResultColumn, eof, err, ok, write_prepare_ok, write_result_set};
 
 #[cfg(test)]
 mod fuzz_tests;

@@ -28,6 +28,7 @@ pub struct PacketIo<S> {
 
 impl<S: AsyncRead + AsyncWrite + Unpin> PacketIo<S> {
     /// Wraps a connected stream; the first packet written (the server greeting) has sequence id 0.
+    #[cfg(test)]
     pub fn new(stream: S) -> Self {
         Self::with_max_payload(stream, DEFAULT_MAX_PAYLOAD)
     }
@@ -145,18 +146,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PacketIo<S> {
     }
 
     /// The sequence id the next packet written will carry.
+    #[cfg(test)]
     pub fn sequence(&self) -> u8 {
         self.sequence
-    }
-
-    /// The underlying stream (e.g. for its peer address).
-    pub fn get_ref(&self) -> &S {
-        self.stream.get_ref()
-    }
-
-    /// Gives the stream back; bytes read ahead and unflushed writes are dropped.
-    pub fn into_inner(self) -> S {
-        self.stream.into_inner()
     }
 }
 

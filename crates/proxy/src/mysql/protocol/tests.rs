@@ -17,7 +17,11 @@ use mysql_common::row::RowDeserializer;
 use mysql_common::value::ServerSide;
 use tokio::io::{DuplexStream, duplex};
 
-use super::*;
+use super::command::*;
+use super::error::*;
+use super::handshake::*;
+use super::packet::*;
+use super::response::*;
 
 /// The server half: what the frontend's session loop does, reduced to these commands.
 async fn serve(mut io: PacketIo<DuplexStream>) -> Result<(), ProtocolError> {

@@ -5,13 +5,13 @@
 
 use keyshard_router::Value;
 
+use super::select_list;
 use crate::error::Error;
 use crate::reply::Reply;
 use crate::session::Session;
-use crate::words::{split_top_level, starts_with_any};
 
 /// The server version clients see; `-Keyshard` tells a human what they are talking to.
-pub const SERVER_VERSION: &str = "8.0.36-Keyshard";
+pub(crate) const SERVER_VERSION: &str = "8.0.36-Keyshard";
 
 /// Session variables a client may ask for, with the values the proxy stands by. Keys are
 /// consecutive within a block and generators hand them out one apart, hence
@@ -50,7 +50,7 @@ const VARIABLES: &[(&str, &str)] = &[
     ("wait_timeout", "28800"),
 ];
 
-/// The first words of the statements [`answer`] handles.
+/// The first words of the statements [`recognise`] takes.
 const SESSION_WORDS: &[&str] = &["set", "use", "show", "select"];
 
 fn variable(name: &str) -> Option<&'static str> {
@@ -68,50 +68,87 @@ fn typed(value: &str) -> Value {
     }
 }
 
-/// The answer to `sql` when it is a session statement; `None` for everything else.
-pub fn answer(
-    sql: &str,
-    session: &mut Session,
-    database_name: &str,
-) -> Option<Result<Reply, Error>> {
-    if !starts_with_any(sql, SESSION_WORDS) {
-        return None;
-    }
-    let text = sql.trim().trim_end_matches(';').trim_end();
-    let lower = text.to_ascii_lowercase();
+/// A MySQL session statement, recognised from its text.
+#[derive(Debug)]
+pub(crate) enum Statement<'a> {
+    /// `SET NAMES …`, `SET sql_mode = …`: acknowledged, the proxy's settings are fixed.
+    /// (`SET autocommit` and `SET @x` are recognised before.)
+    Set,
+    Use(&'a str),
+    ShowDatabases,
+    ShowWarnings,
+    ShowVariables(&'a str),
+    /// `SELECT` of session values only: each with its column name.
+    Select(Vec<(&'a str, SessionValue)>),
+}
+
+/// A value the session knows.
+#[derive(Debug)]
+pub(crate) enum SessionValue {
+    /// `@@name`, lower case, without `session.` or `global.`.
+    System(String),
+    /// `@name`, lower case.
+    User(String),
+    LastInsertId,
+    Database,
+    Version,
+    ConnectionId,
+    CurrentUser,
+    /// `SELECT 1`, the connection check of many pools.
+    Number(i64),
+}
+
+/// `sql` as a session statement; `None` for everything else.
+pub(crate) fn recognise(sql: &str) -> Option<Statement<'_>> {
+    let (text, lower) = super::words_of(sql, SESSION_WORDS)?;
     let words: Vec<&str> = lower.split_whitespace().collect();
-    match words.as_slice() {
-        ["set", ..] => Some(set(&lower)),
-        ["use", db] => Some(use_database(strip_quotes(db), session, database_name)),
-        ["show", "databases"] | ["show", "schemas"] => Some(Ok(Reply::text_rows(
-            &["Database"],
-            vec![vec![Value::Text(database_name.to_owned())]],
-        ))),
-        ["show", "warnings", ..] | ["show", "errors", ..] => Some(Ok(Reply::text_rows(
-            &["Level", "Code", "Message"],
-            Vec::new(),
-        ))),
+    Some(match words.as_slice() {
+        ["set", ..] => Statement::Set,
+        ["use", _] => Statement::Use(strip_quotes(text.split_whitespace().nth(1)?)),
+        ["show", "databases"] | ["show", "schemas"] => Statement::ShowDatabases,
+        ["show", "warnings", ..] | ["show", "errors", ..] => Statement::ShowWarnings,
         ["show", "variables", ..]
         | ["show", "session", "variables", ..]
-        | ["show", "global", "variables", ..] => Some(Ok(show_variables(text))),
-        ["select", ..] => select(text, session),
-        _ => None,
-    }
+        | ["show", "global", "variables", ..] => Statement::ShowVariables(text),
+        ["select", ..] => Statement::Select(
+            select_list::items(text)?
+                .into_iter()
+                .map(|item| Some((item.alias.unwrap_or(item.expr), session_value(item.expr)?)))
+                .collect::<Option<_>>()?,
+        ),
+        _ => return None,
+    })
 }
 
-/// Session settings clients send when they connect (`SET NAMES`, `SET sql_mode`, …): the
-/// proxy's own are fixed, so they are acknowledged. `SET autocommit` never reaches here.
-fn set(_lower: &str) -> Result<Reply, Error> {
-    Ok(Reply::done())
-}
-
-fn use_database(name: &str, session: &mut Session, database_name: &str) -> Result<Reply, Error> {
-    if name.eq_ignore_ascii_case(database_name) {
-        session.database = Some(database_name.to_owned());
-        Ok(Reply::done())
-    } else {
-        Err(Error::unknown_database(name))
-    }
+/// Answers a session statement from `session`.
+pub(crate) fn answer(
+    statement: Statement,
+    session: &mut Session,
+    database_name: &str,
+) -> Result<Reply, Error> {
+    Ok(match statement {
+        Statement::Set => Reply::done(),
+        Statement::Use(name) => {
+            if !name.eq_ignore_ascii_case(database_name) {
+                return Err(Error::unknown_database(name));
+            }
+            session.database = Some(database_name.to_owned());
+            Reply::done()
+        }
+        Statement::ShowDatabases => Reply::text_rows(
+            &["Database"],
+            vec![vec![Value::Text(database_name.to_owned())]],
+        ),
+        Statement::ShowWarnings => Reply::text_rows(&["Level", "Code", "Message"], Vec::new()),
+        Statement::ShowVariables(text) => show_variables(text),
+        Statement::Select(items) => {
+            let (names, values): (Vec<String>, Vec<Value>) = items
+                .into_iter()
+                .map(|(name, value)| (name.to_owned(), value_of(&value, session)))
+                .unzip();
+            Reply::one_row(names, values)
+        }
+    })
 }
 
 fn strip_quotes(name: &str) -> &str {
@@ -170,30 +207,7 @@ fn like(text: &str, pattern: &str) -> bool {
     p[pi..].iter().all(|&c| c == b'%')
 }
 
-/// `SELECT` of session functions and `@@variables` only, with optional aliases and a trailing
-/// `LIMIT 1`; anything else is not a session statement.
-fn select(text: &str, session: &Session) -> Option<Result<Reply, Error>> {
-    let body = text.get(6..)?.trim();
-    let body = match body.to_ascii_lowercase().rfind(" limit ") {
-        Some(i) if body[i + 7..].trim() == "1" => &body[..i],
-        _ => body,
-    };
-    let mut names = Vec::new();
-    let mut values = Vec::new();
-    for item in split_top_level(body) {
-        // Anything but `expr [AS] alias` (a FROM, a WHERE, an operator) is a real query.
-        let (expr, alias) = split_alias(item.trim())?;
-        let value = session_value(expr, session)?;
-        names.push(alias.unwrap_or(expr).to_owned());
-        values.push(value);
-    }
-    if values.is_empty() {
-        return None;
-    }
-    Some(Ok(Reply::one_row(names, values)))
-}
-
-fn session_value(expr: &str, session: &Session) -> Option<Value> {
+fn session_value(expr: &str) -> Option<SessionValue> {
     let lower = expr.to_ascii_lowercase();
     if let Some(name) = lower.strip_prefix("@@") {
         if !name
@@ -206,21 +220,7 @@ fn session_value(expr: &str, session: &Session) -> Option<Value> {
             .strip_prefix("session.")
             .or_else(|| name.strip_prefix("global."))
             .unwrap_or(name);
-        let characteristics = session.characteristics;
-        match name {
-            "autocommit" => return Some(Value::Int(session.autocommit.into())),
-            "transaction_isolation" | "tx_isolation" => {
-                if let Some(level) = characteristics.isolation {
-                    return Some(Value::Text(level.sql().replace(' ', "-")));
-                }
-            }
-            "transaction_read_only" | "tx_read_only" => {
-                let read_only = characteristics.read_only.unwrap_or(false);
-                return Some(Value::Int(read_only.into()));
-            }
-            _ => {}
-        }
-        return Some(variable(name).map_or(Value::Null, typed));
+        return Some(SessionValue::System(name.to_owned()));
     }
     if let Some(name) = lower.strip_prefix('@') {
         let plain = name
@@ -229,51 +229,41 @@ fn session_value(expr: &str, session: &Session) -> Option<Value> {
         if name.is_empty() || !plain {
             return None;
         }
-        return Some(session.variables.get(name).cloned().unwrap_or(Value::Null));
+        return Some(SessionValue::User(name.to_owned()));
     }
     Some(match lower.replace(' ', "").as_str() {
-        "last_insert_id()" => Value::UInt(session.last_insert_id),
-        "database()" | "schema()" => session.database.clone().map_or(Value::Null, Value::Text),
-        "version()" => Value::Text(SERVER_VERSION.to_owned()),
-        "connection_id()" => Value::UInt(session.connection_id.into()),
+        "last_insert_id()" => SessionValue::LastInsertId,
+        "database()" | "schema()" => SessionValue::Database,
+        "version()" => SessionValue::Version,
+        "connection_id()" => SessionValue::ConnectionId,
         "user()" | "current_user()" | "current_user" | "session_user()" | "system_user()" => {
-            Value::Text(format!("{}@%", session.user))
+            SessionValue::CurrentUser
         }
-        // `SELECT 1`, the connection check of many pools.
-        number => Value::Int(number.parse().ok()?),
+        number => SessionValue::Number(number.parse().ok()?),
     })
 }
 
-/// `expr AS alias`, `expr alias` or `expr`; `None` when what follows the expression is not one
-/// alias (`1 AS a FROM t_order WHERE …` is a query, not a constant).
-fn split_alias(item: &str) -> Option<(&str, Option<&str>)> {
-    let lower = item.to_ascii_lowercase();
-    if let Some(i) = lower.find(" as ") {
-        return Some((item[..i].trim(), Some(alias(item[i + 4..].trim())?)));
-    }
-    match item.rsplit_once(char::is_whitespace) {
-        Some((expr, raw)) if !expr.trim().is_empty() && !raw.contains(')') => {
-            Some((expr.trim(), Some(alias(raw)?)))
-        }
-        _ => Some((item, None)),
-    }
-}
-
-/// A single identifier, bare or quoted, without its quotes.
-fn alias(raw: &str) -> Option<&str> {
-    let quoted = ['`', '"', '\'']
-        .into_iter()
-        .find(|q| raw.len() >= 2 && raw.starts_with(*q) && raw.ends_with(*q));
-    match quoted {
-        Some(q) => {
-            let inner = &raw[1..raw.len() - 1];
-            (!inner.contains(q)).then_some(inner)
-        }
-        None => (!raw.is_empty()
-            && raw
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '_' || c == '$'))
-        .then_some(raw),
+fn value_of(value: &SessionValue, session: &Session) -> Value {
+    let characteristics = session.characteristics;
+    match value {
+        SessionValue::System(name) => match name.as_str() {
+            "autocommit" => Value::Int(session.autocommit.into()),
+            "transaction_isolation" | "tx_isolation" => match characteristics.isolation {
+                Some(level) => Value::Text(level.sql().replace(' ', "-")),
+                None => variable(name).map_or(Value::Null, typed),
+            },
+            "transaction_read_only" | "tx_read_only" => {
+                Value::Int(characteristics.read_only.unwrap_or(false).into())
+            }
+            name => variable(name).map_or(Value::Null, typed),
+        },
+        SessionValue::User(name) => session.variables.get(name).cloned().unwrap_or(Value::Null),
+        SessionValue::LastInsertId => Value::UInt(session.last_insert_id),
+        SessionValue::Database => session.database.clone().map_or(Value::Null, Value::Text),
+        SessionValue::Version => Value::Text(SERVER_VERSION.to_owned()),
+        SessionValue::ConnectionId => Value::UInt(session.connection_id.into()),
+        SessionValue::CurrentUser => Value::Text(format!("{}@%", session.user)),
+        SessionValue::Number(n) => Value::Int(*n),
     }
 }
 
@@ -293,7 +283,8 @@ mod tests {
     }
 
     fn ask(sql: &str, session: &mut Session) -> Result<Reply, Error> {
-        answer(sql, session, "sharding_db").unwrap_or_else(|| panic!("{sql} not answered"))
+        let statement = recognise(sql).unwrap_or_else(|| panic!("{sql} not answered"));
+        answer(statement, session, "sharding_db")
     }
 
     #[test]
@@ -356,7 +347,6 @@ mod tests {
 
     #[test]
     fn other_statements_are_not_answered() {
-        let mut s = session();
         for sql in [
             "SELECT * FROM t_order",
             "INSERT INTO t_order VALUES (1)",
@@ -370,7 +360,7 @@ mod tests {
             "SELECT @@version AS v FROM t_order",
             "SELECT 1 + 1 AS two",
         ] {
-            assert!(answer(sql, &mut s, "sharding_db").is_none(), "{sql}");
+            assert!(recognise(sql).is_none(), "{sql}");
         }
     }
 

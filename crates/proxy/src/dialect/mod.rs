@@ -1,0 +1,70 @@
+//! What differs between MySQL and PostgreSQL above the wire: the session statements each
+//! answers itself (settings, session functions), and what a statement does to the transaction
+//! around it.
+
+pub(crate) mod mysql;
+pub(crate) mod postgres;
+mod select_list;
+
+use keyshard_router::Dialect;
+
+use crate::error::Error;
+use crate::reply::Reply;
+use crate::session::Session;
+
+/// A session statement of either dialect.
+#[derive(Debug)]
+pub(crate) enum SessionStatement<'a> {
+    MySql(mysql::Statement<'a>),
+    Postgres(postgres::Statement<'a>),
+}
+
+impl SessionStatement<'_> {
+    /// `sql` as a session statement of `dialect`; `None` for everything else.
+    pub(crate) fn recognise(sql: &str, dialect: Dialect) -> Option<SessionStatement<'_>> {
+        match dialect {
+            Dialect::MySql => mysql::recognise(sql).map(SessionStatement::MySql),
+            Dialect::Postgres => postgres::recognise(sql).map(SessionStatement::Postgres),
+        }
+    }
+
+    /// Whether it ends the session as it is, as a pooler's `DISCARD ALL` does.
+    pub(crate) fn resets_session(&self) -> bool {
+        matches!(
+            self,
+            SessionStatement::Postgres(postgres::Statement::DiscardAll)
+        )
+    }
+
+    /// Answers it from `session`.
+    pub(crate) fn answer(self, session: &mut Session, database_name: &str) -> Result<Reply, Error> {
+        match self {
+            SessionStatement::MySql(s) => mysql::answer(s, session, database_name),
+            SessionStatement::Postgres(s) => postgres::answer(s, session),
+        }
+    }
+}
+
+/// A session statement's text without its trailing `;`, and its words in lower case, when its
+/// first word is one of `words`: most statements are INSERTs, turned away before anything is
+/// allocated.
+fn words_of<'a>(sql: &'a str, words: &[&str]) -> Option<(&'a str, String)> {
+    if !crate::words::starts_with_any(sql, words) {
+        return None;
+    }
+    let text = sql.trim().trim_end_matches(';').trim_end();
+    Some((text, text.to_ascii_lowercase()))
+}
+
+/// Whether a failed statement aborts the transaction around it: in PostgreSQL the whole block
+/// then accepts only ROLLBACK (or ROLLBACK TO a savepoint); in MySQL only the statement is
+/// undone.
+pub(crate) fn failure_aborts_transaction(dialect: Dialect) -> bool {
+    dialect == Dialect::Postgres
+}
+
+/// Whether BEGIN inside a transaction commits it and starts another (MySQL), or only warns
+/// (PostgreSQL).
+pub(crate) fn begin_commits_open_transaction(dialect: Dialect) -> bool {
+    dialect == Dialect::MySql
+}

@@ -1,0 +1,476 @@
+//! The statements PostgreSQL clients send to set up and inspect a session (`SET
+//! extra_float_digits = 3`, `SET application_name`, `SHOW TRANSACTION ISOLATION LEVEL`, `SELECT
+//! version()`, `select current_schema()`, `DISCARD ALL`, …), answered by the proxy from the
+//! session's settings: shards never see them, and they must work before anything else does.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use keyshard_backend::{Characteristics, Column, Isolation};
+use keyshard_router::Value;
+
+use super::select_list;
+use crate::error::{Error, ErrorKind};
+use crate::postgres::SERVER_VERSION;
+use crate::reply::Reply;
+use crate::session::Session;
+
+/// The settings a session starts with, beside the client's startup parameters. Names are
+/// lower case; `SHOW` answers them.
+const DEFAULTS: &[(&str, &str)] = &[
+    ("application_name", ""),
+    ("client_encoding", "UTF8"),
+    ("datestyle", "ISO, MDY"),
+    ("default_transaction_isolation", "read committed"),
+    ("default_transaction_read_only", "off"),
+    ("extra_float_digits", "1"),
+    ("integer_datetimes", "on"),
+    ("intervalstyle", "postgres"),
+    ("is_superuser", "off"),
+    ("lc_collate", "C.UTF-8"),
+    ("lc_ctype", "C.UTF-8"),
+    ("lc_messages", "C.UTF-8"),
+    ("max_identifier_length", "63"),
+    ("search_path", "\"$user\", public"),
+    ("server_encoding", "UTF8"),
+    ("server_version", SERVER_VERSION),
+    ("server_version_num", "160000"),
+    ("standard_conforming_strings", "on"),
+    ("statement_timeout", "0"),
+    ("timezone", "UTC"),
+    ("transaction_isolation", "read committed"),
+    ("transaction_read_only", "off"),
+];
+
+/// The run-time parameters a client set: in its startup message, then with `SET`. The rest are
+/// [`DEFAULTS`], and the transaction settings are the session's (`SHOW transaction_isolation`
+/// inside a transaction shows that transaction's).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Parameters {
+    startup: BTreeMap<String, String>,
+    set: BTreeMap<String, String>,
+}
+
+impl Parameters {
+    /// The client's startup parameters, but those that name who and where it is.
+    pub(crate) fn from_startup(startup: &BTreeMap<String, String>) -> Self {
+        let startup = startup
+            .iter()
+            .filter(|(name, _)| {
+                !matches!(
+                    name.as_str(),
+                    "user" | "database" | "options" | "replication"
+                )
+            })
+            .map(|(name, value)| (name.to_ascii_lowercase(), value.clone()))
+            .collect();
+        Self {
+            startup,
+            set: BTreeMap::new(),
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.set
+            .get(name)
+            .or_else(|| self.startup.get(name))
+            .map(String::as_str)
+            .or_else(|| default(name))
+    }
+}
+
+fn default(name: &str) -> Option<&'static str> {
+    DEFAULTS.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+}
+
+/// A parameter's value in `session`; `name` is lower case.
+fn setting(name: &str, session: &Session) -> Option<String> {
+    let default = session.characteristics;
+    let current = session
+        .transaction
+        .as_ref()
+        .map_or(default, |t| t.characteristics().or(default));
+    let level = |c: Characteristics| match c.isolation {
+        None | Some(Isolation::ReadCommitted) => "read committed",
+        Some(Isolation::ReadUncommitted) => "read uncommitted",
+        Some(Isolation::RepeatableRead) => "repeatable read",
+        Some(Isolation::Serializable) => "serializable",
+    };
+    let flag = |c: Characteristics| match c.read_only {
+        Some(true) => "on",
+        _ => "off",
+    };
+    let value = match name {
+        "transaction_isolation" => level(current),
+        "transaction_read_only" => flag(current),
+        "default_transaction_isolation" => level(default),
+        "default_transaction_read_only" => flag(default),
+        _ => session.parameters.get(name)?,
+    };
+    Some(value.to_owned())
+}
+
+/// The first words of the statements [`recognise`] takes.
+const WORDS: &[&str] = &["set", "reset", "show", "select", "discard"];
+
+/// A PostgreSQL session statement, recognised from its text.
+#[derive(Debug)]
+pub(crate) enum Statement<'a> {
+    /// `SET [SESSION | LOCAL] name { TO | = } value` and `SET TIME ZONE value`.
+    Set(&'a str),
+    ResetAll,
+    Reset(String),
+    /// `DISCARD ALL`, what poolers send between clients.
+    DiscardAll,
+    ShowAll,
+    /// `SHOW name`, lower case.
+    Show(String),
+    /// `SELECT` of session functions and constants: each with its column name.
+    Select(Vec<(String, SessionValue)>),
+}
+
+impl Statement<'_> {
+    /// The columns of its answer, known before it runs (Describe).
+    pub(crate) fn columns(&self) -> Vec<Column> {
+        let text = |name: &str| Column {
+            name: name.to_owned(),
+            type_name: "TEXT".to_owned(),
+        };
+        match self {
+            Statement::Set(_) | Statement::ResetAll | Statement::Reset(_) => Vec::new(),
+            Statement::DiscardAll => Vec::new(),
+            Statement::ShowAll => vec![text("name"), text("setting")],
+            Statement::Show(name) => vec![text(name)],
+            Statement::Select(items) => items
+                .iter()
+                .map(|(name, value)| Column {
+                    name: name.clone(),
+                    type_name: value.type_name().to_owned(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A value the session knows.
+#[derive(Debug)]
+pub(crate) enum SessionValue {
+    Version,
+    CurrentSchema,
+    CurrentDatabase,
+    CurrentUser,
+    BackendPid,
+    IsInRecovery,
+    CurrentSetting(String),
+    Int(i32),
+    Text(String),
+}
+
+/// `sql` as a session statement; `None` for everything else.
+pub(crate) fn recognise(sql: &str) -> Option<Statement<'_>> {
+    let (text, lower) = super::words_of(sql, WORDS)?;
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    Some(match words.as_slice() {
+        ["set", ..] => Statement::Set(text),
+        ["reset", "all"] => Statement::ResetAll,
+        ["reset", name] => Statement::Reset(unquote(name).to_owned()),
+        ["discard", "all"] => Statement::DiscardAll,
+        ["show", "transaction", "isolation", "level"] => {
+            Statement::Show("transaction_isolation".to_owned())
+        }
+        ["show", "all"] => Statement::ShowAll,
+        ["show", name] => Statement::Show(unquote(name).to_owned()),
+        ["select", ..] => Statement::Select(
+            select_list::items(text)?
+                .into_iter()
+                .map(|item| {
+                    let (name, value) = session_value(item.expr)?;
+                    Some((item.alias.map_or(name, str::to_owned), value))
+                })
+                .collect::<Option<_>>()?,
+        ),
+        _ => return None,
+    })
+}
+
+/// Answers a session statement from `session`. `DISCARD ALL` is the engine's: it resets the
+/// whole session first.
+pub(crate) fn answer(statement: Statement, session: &mut Session) -> Result<Reply, Error> {
+    let columns = statement.columns();
+    let rows = match statement {
+        Statement::Set(text) => {
+            let (name, value) = set(text)?;
+            session.parameters.set.insert(name, value);
+            return Ok(Reply::done());
+        }
+        Statement::ResetAll | Statement::DiscardAll => {
+            session.parameters.set.clear();
+            return Ok(Reply::done());
+        }
+        Statement::Reset(name) => {
+            session.parameters.set.remove(&name);
+            return Ok(Reply::done());
+        }
+        Statement::ShowAll => {
+            let names = DEFAULTS
+                .iter()
+                .map(|(n, _)| *n)
+                .chain(session.parameters.startup.keys().map(String::as_str))
+                .chain(session.parameters.set.keys().map(String::as_str))
+                .collect::<BTreeSet<_>>();
+            names
+                .into_iter()
+                .filter_map(|n| Some(vec![text(n), Value::Text(setting(n, session)?)]))
+                .collect()
+        }
+        Statement::Show(name) => {
+            let value = setting(&name, session).ok_or_else(|| unrecognized(&name))?;
+            vec![vec![Value::Text(value)]]
+        }
+        Statement::Select(items) => vec![
+            items
+                .into_iter()
+                .map(|(_, value)| value_of(value, session))
+                .collect::<Result<_, _>>()?,
+        ],
+    };
+    Ok(Reply::Rows { columns, rows })
+}
+
+/// The parameter `SET` names (lower case) and the value it gives it.
+fn set(text: &str) -> Result<(String, String), Error> {
+    let rest = text["set".len()..].trim_start();
+    let rest = strip_word(rest, "session")
+        .or_else(|| strip_word(rest, "local"))
+        .unwrap_or(rest);
+    let (name, value) =
+        if let Some(value) = strip_word(rest, "time").and_then(|r| strip_word(r, "zone")) {
+            ("timezone".to_owned(), value.trim())
+        } else {
+            let split = rest
+                .find(|c: char| c == '=' || c.is_whitespace())
+                .ok_or_else(|| syntax(text))?;
+            let (name, value) = rest.split_at(split);
+            let value = value.trim_start();
+            let value = value
+                .strip_prefix('=')
+                .or_else(|| strip_word(value, "to"))
+                .ok_or_else(|| syntax(text))?;
+            (unquote(name.trim()).to_ascii_lowercase(), value.trim())
+        };
+    let value = if value.eq_ignore_ascii_case("default") {
+        default(&name).unwrap_or_default().to_owned()
+    } else {
+        value
+            .split(',')
+            .map(|v| unquote(v.trim()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if name == "client_encoding"
+        && !matches!(
+            value.to_ascii_uppercase().as_str(),
+            "UTF8" | "UTF-8" | "UNICODE"
+        )
+    {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            format!("Keyshard speaks only UTF8, not client_encoding {value}"),
+        ));
+    }
+    Ok((name, value))
+}
+
+/// `version()`, `current_schema()`, `current_database()`, `current_user`, `pg_backend_pid()`,
+/// `current_setting('x')`, integer and string constants; with PostgreSQL's column name.
+fn session_value(expr: &str) -> Option<(String, SessionValue)> {
+    let compact: String = expr
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let (name, value) = match compact.as_str() {
+        "version()" => ("version", SessionValue::Version),
+        "current_schema()" | "current_schema" => ("current_schema", SessionValue::CurrentSchema),
+        "current_database()" => ("current_database", SessionValue::CurrentDatabase),
+        "current_user" | "session_user" | "user" | "current_role" => {
+            (compact.as_str(), SessionValue::CurrentUser)
+        }
+        "pg_backend_pid()" => ("pg_backend_pid", SessionValue::BackendPid),
+        "pg_is_in_recovery()" => ("pg_is_in_recovery", SessionValue::IsInRecovery),
+        _ => {
+            let value = if let Some(setting) = compact
+                .strip_prefix("current_setting('")
+                .and_then(|s| s.strip_suffix("')"))
+            {
+                return Some((
+                    "current_setting".to_owned(),
+                    SessionValue::CurrentSetting(setting.to_owned()),
+                ));
+            } else if let Ok(n) = compact.parse::<i32>() {
+                SessionValue::Int(n)
+            } else {
+                let s = expr.strip_prefix('\'')?.strip_suffix('\'')?;
+                if s.contains('\'') {
+                    return None;
+                }
+                SessionValue::Text(s.to_owned())
+            };
+            ("?column?", value)
+        }
+    };
+    Some((name.to_owned(), value))
+}
+
+impl SessionValue {
+    fn type_name(&self) -> &'static str {
+        match self {
+            SessionValue::Version | SessionValue::CurrentSetting(_) | SessionValue::Text(_) => {
+                "TEXT"
+            }
+            SessionValue::CurrentSchema
+            | SessionValue::CurrentDatabase
+            | SessionValue::CurrentUser => "NAME",
+            SessionValue::BackendPid | SessionValue::Int(_) => "INT4",
+            SessionValue::IsInRecovery => "BOOL",
+        }
+    }
+}
+
+fn value_of(value: SessionValue, session: &Session) -> Result<Value, Error> {
+    Ok(match value {
+        SessionValue::Version => Value::Text(format!(
+            "PostgreSQL {SERVER_VERSION} on x86_64-pc-linux-gnu, Keyshard sharding proxy"
+        )),
+        SessionValue::CurrentSchema => Value::Text("public".into()),
+        SessionValue::CurrentDatabase => Value::Text(session.database.clone().unwrap_or_default()),
+        SessionValue::CurrentUser => Value::Text(session.user.clone()),
+        SessionValue::BackendPid => Value::Int(session.connection_id.into()),
+        SessionValue::IsInRecovery => Value::Int(0),
+        SessionValue::CurrentSetting(name) => {
+            Value::Text(setting(&name, session).ok_or_else(|| unrecognized(&name))?)
+        }
+        SessionValue::Int(n) => Value::Int(n.into()),
+        SessionValue::Text(s) => Value::Text(s),
+    })
+}
+
+fn unrecognized(name: &str) -> Error {
+    Error::new(
+        ErrorKind::Unsupported,
+        format!("unrecognized configuration parameter \"{name}\""),
+    )
+}
+
+fn text(s: &str) -> Value {
+    Value::Text(s.to_owned())
+}
+
+fn strip_word<'a>(text: &'a str, word: &str) -> Option<&'a str> {
+    let head = text.get(..word.len())?;
+    let rest = &text[word.len()..];
+    (head.eq_ignore_ascii_case(word) && rest.starts_with(char::is_whitespace))
+        .then_some(rest.trim_start())
+}
+
+fn unquote(s: &str) -> &str {
+    s.trim_matches(|c| c == '\'' || c == '"')
+}
+
+fn syntax(text: &str) -> Error {
+    Error::new(ErrorKind::Syntax, format!("syntax error in \"{text}\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use keyshard_router::Dialect;
+
+    use super::*;
+
+    fn session() -> Session {
+        let mut startup = BTreeMap::new();
+        startup.insert("application_name".into(), "psql".into());
+        let mut session = Session::new(
+            7,
+            "root".into(),
+            Some("sharding_db".into()),
+            Dialect::Postgres,
+        );
+        session.parameters = Parameters::from_startup(&startup);
+        session
+    }
+
+    fn ask(sql: &str, session: &mut Session) -> Result<Reply, Error> {
+        let statement = recognise(sql).unwrap_or_else(|| panic!("{sql} not recognised"));
+        answer(statement, session)
+    }
+
+    fn single(reply: Reply) -> (String, Value) {
+        match reply {
+            Reply::Rows { columns, mut rows } => {
+                (columns[0].name.clone(), rows.remove(0).remove(0))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn set_then_show() {
+        let mut s = session();
+        assert_eq!(
+            ask("SET extra_float_digits = 3", &mut s).unwrap(),
+            Reply::done()
+        );
+        ask("set application_name to 'PostgreSQL JDBC Driver'", &mut s).unwrap();
+        let reply = ask("SHOW application_name", &mut s).unwrap();
+        assert_eq!(
+            single(reply).1,
+            Value::Text("PostgreSQL JDBC Driver".into())
+        );
+        let reply = ask("SHOW extra_float_digits;", &mut s).unwrap();
+        assert_eq!(single(reply).1, Value::Text("3".into()));
+        let reply = ask("SHOW TRANSACTION ISOLATION LEVEL", &mut s).unwrap();
+        assert_eq!(
+            single(reply),
+            (
+                "transaction_isolation".into(),
+                Value::Text("read committed".into())
+            )
+        );
+        assert!(ask("SHOW no_such_thing", &mut s).is_err());
+        assert!(ask("SET client_encoding = 'LATIN1'", &mut s).is_err());
+        // RESET goes back to what the client started with.
+        ask("RESET application_name", &mut s).unwrap();
+        let reply = ask("SHOW application_name", &mut s).unwrap();
+        assert_eq!(single(reply).1, Value::Text("psql".into()));
+    }
+
+    #[test]
+    fn session_functions() {
+        let mut s = session();
+        let reply = ask("select current_schema()", &mut s).unwrap();
+        assert_eq!(
+            single(reply),
+            ("current_schema".into(), Value::Text("public".into()))
+        );
+        let reply = ask("SELECT version()", &mut s).unwrap();
+        assert!(matches!(single(reply).1, Value::Text(v) if v.starts_with("PostgreSQL 16.0")));
+        let reply = ask("SELECT 1", &mut s).unwrap();
+        assert_eq!(single(reply), ("?column?".into(), Value::Int(1)));
+        let reply = ask(
+            "SELECT 'a' AS x, current_setting('application_name')",
+            &mut s,
+        )
+        .unwrap();
+        assert_eq!(single(reply), ("x".into(), Value::Text("a".into())));
+        for sql in [
+            "SELECT * FROM t_order",
+            "INSERT INTO t VALUES (1)",
+            // A query, not the constant 1 with a long column name.
+            "select 1 as a\nfrom t_order where order_id = 1",
+            "SELECT 1 AS a FROM t_order",
+            "SELECT now()",
+        ] {
+            assert!(recognise(sql).is_none(), "{sql}");
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! What a statement sent as text asks of the proxy, decided once from its text: transaction
+//! control, a DistSQL or SQL-level PREPARE command, a session statement, a catalog question,
+//! a PREVIEW, or a statement to route to the shards. Both frontends' statements go through
+//! here, whether sent as text or prepared.
+
+use keyshard_router::Dialect;
+
+use crate::catalog::{self, Request};
+use crate::control::{self, Control};
+use crate::dialect::SessionStatement;
+use crate::distsql::{self, DistSql};
+use crate::sql_prepare::{self, Command};
+use crate::user_variables;
+
+/// What a statement asks.
+#[derive(Debug)]
+pub(crate) enum Intent<'a> {
+    /// BEGIN, COMMIT, ROLLBACK, savepoints, autocommit, transaction characteristics.
+    Control(Control),
+    /// ShardingSphere's DistSQL the proxy answers (`SET DIST VARIABLE`, `SHOW COMPUTE NODES`).
+    DistSql(DistSql),
+    /// `PREPARE` / `EXECUTE` / `DEALLOCATE` in SQL.
+    SqlPrepare(Command<'a>),
+    /// MySQL's `SET @a = expr, …`: names lower-cased, expressions as written.
+    SetUserVariables(Vec<(String, &'a str)>),
+    /// Settings and session functions, answered from the session.
+    Session(SessionStatement<'a>),
+    /// `SHOW TABLES`, `SHOW COLUMNS`, `SHOW CREATE TABLE`, `SHOW INDEX`: for logic tables.
+    Catalog(Request),
+    /// `PREVIEW statement`: where it would go, without running it.
+    Preview(&'a str),
+    /// Anything else: planned by the router and run on the shards.
+    Routed,
+}
+
+impl Intent<'_> {
+    /// What `sql`, in `dialect`, asks. The order matters where texts overlap: transaction
+    /// control and DistSQL's `SET DIST VARIABLE` before the session's `SET`s.
+    pub(crate) fn of(sql: &str, dialect: Dialect) -> Intent<'_> {
+        if let Some(control) = control::parse(sql) {
+            return Intent::Control(control);
+        }
+        if let Some(statement) = distsql::parse(sql) {
+            return Intent::DistSql(statement);
+        }
+        if let Some(command) = sql_prepare::parse(sql, dialect) {
+            return Intent::SqlPrepare(command);
+        }
+        if dialect == Dialect::MySql
+            && let Some(assignments) = user_variables::parse_set(sql)
+        {
+            return Intent::SetUserVariables(assignments);
+        }
+        if let Some(statement) = SessionStatement::recognise(sql, dialect) {
+            return Intent::Session(statement);
+        }
+        if let Some(request) = catalog::request(sql) {
+            return Intent::Catalog(request);
+        }
+        if let Some(statement) = strip_keyword(sql, "preview") {
+            return Intent::Preview(statement);
+        }
+        Intent::Routed
+    }
+}
+
+/// `rest` when `sql` starts with `keyword` and white space, case-insensitively.
+fn strip_keyword<'a>(sql: &'a str, keyword: &str) -> Option<&'a str> {
+    let sql = sql.trim_start();
+    let head = sql.get(..keyword.len())?;
+    let rest = &sql[keyword.len()..];
+    (head.eq_ignore_ascii_case(keyword) && rest.starts_with(char::is_whitespace))
+        .then(|| rest.trim())
+}

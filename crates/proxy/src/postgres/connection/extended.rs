@@ -1,0 +1,365 @@
+//! The extended query protocol: Parse, Bind, Describe, Execute and Close, with the portals
+//! they make.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use keyshard_router::{Dialect, Value};
+use pgwire::messages::PgWireBackendMessage as Out;
+use pgwire::messages::data::{NoData, ParameterDescription};
+use pgwire::messages::extendedquery::{
+    Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete,
+    PortalSuspended,
+};
+use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
+
+use super::Connection;
+use crate::postgres::Prepared;
+use crate::postgres::describe::{
+    Field, Fields, MAX_PARAMETERS, describe, highest_placeholder, reply_fields,
+};
+use crate::postgres::formats::{check_format_codes, data_row, format_of, row_description};
+use crate::postgres::pg_error::{PgError, unknown_portal, unknown_statement, wire_failed};
+use crate::postgres::types;
+use crate::postgres::wire::Wire;
+use crate::reply::Reply;
+use crate::session::{Statement, StatementKind};
+
+/// A bound statement (Bind) waiting to be executed.
+pub(super) struct Portal {
+    prepared: Arc<Prepared>,
+    params: Vec<Value>,
+    formats: Vec<i16>,
+    /// The columns Describe reported, which the rows must then match.
+    described: Option<Vec<Field>>,
+    state: PortalState,
+}
+
+enum PortalState {
+    Ready,
+    /// Ran (at Describe, or an Execute that hit its row limit): rows not yet sent.
+    Pending {
+        fields: Vec<Field>,
+        rows: VecDeque<Vec<Value>>,
+        tag: String,
+    },
+    Done(String),
+}
+
+impl Connection {
+    pub(super) async fn parse(&mut self, wire: &mut Wire, parse: Parse) -> Result<(), PgError> {
+        let name = parse.name.unwrap_or_default();
+        if !name.is_empty() && self.session.prepared.contains_key(&name) {
+            return Err(PgError::new(
+                "42P05",
+                format!("prepared statement \"{name}\" already exists"),
+            ));
+        }
+        let sql = parse.query;
+        // Refused before anything is sized by it: `$99999999999` would otherwise ask for a
+        // parameter list of that length.
+        let highest = highest_placeholder(&sql);
+        if highest > MAX_PARAMETERS {
+            return Err(PgError::new(
+                "42P02",
+                format!(
+                    "there is no parameter ${highest}: a statement takes at most {MAX_PARAMETERS} \
+                     parameters"
+                ),
+            ));
+        }
+        let statement = if crate::statements::is_blank(&sql) {
+            None
+        } else {
+            Some(
+                self.frontend
+                    .engine
+                    .prepare(&sql, Dialect::Postgres)
+                    .await?,
+            )
+        };
+        let mut description =
+            describe(&sql, highest, &parse.type_oids, &self.frontend.catalog).await;
+        // As PostgreSQL does, refuse at Parse what will not parse: the client would otherwise
+        // bind parameters typed by a guess.
+        if let Some(e) = description.syntax_error.take() {
+            return Err(PgError::new("42601", format!("syntax error: {e}")));
+        }
+        // Columns the statement's text does not tell: ask a shard to describe its SQL.
+        if description.fields == Fields::Unknown
+            && let Some(statement) = &statement
+            && let Some(fields) = self.shard_fields(statement).await
+        {
+            description.fields = Fields::Known(fields);
+        }
+        if let Some(statement) = &statement
+            && statement.param_count > description.params.len()
+        {
+            description
+                .params
+                .resize(statement.param_count, types::oid::TEXT);
+        }
+        self.session.prepared.insert(
+            name,
+            Arc::new(Prepared {
+                sql,
+                statement,
+                description,
+            }),
+        );
+        wire.send(Out::ParseComplete(ParseComplete::new()))
+            .await
+            .map_err(wire_failed)
+    }
+
+    /// The result columns of a read, as the first shard it goes to describes its SQL (bound
+    /// with NULL parameters only to pick that shard); `None` when there is nothing to ask.
+    async fn shard_fields(&self, statement: &Statement) -> Option<Vec<Field>> {
+        let nulls = vec![Value::Null; statement.param_count];
+        let plan = match &statement.kind {
+            StatementKind::Query(query) => query.bind(&nulls).ok()?,
+            StatementKind::Direct(direct) => direct.bind(&nulls),
+            _ => return None,
+        };
+        let columns = self
+            .frontend
+            .engine
+            .backend()
+            .result_columns(&plan)
+            .await
+            .ok()?;
+        (!columns.is_empty()).then(|| {
+            columns
+                .iter()
+                .map(|c| Field {
+                    name: c.name.clone(),
+                    oid: types::oid_of(&c.type_name),
+                })
+                .collect()
+        })
+    }
+
+    pub(super) async fn bind(&mut self, wire: &mut Wire, bind: Bind) -> Result<(), PgError> {
+        let statement_name = bind.statement_name.unwrap_or_default();
+        let prepared = self
+            .session
+            .prepared
+            .get(&statement_name)
+            .cloned()
+            .ok_or_else(|| unknown_statement(&statement_name))?;
+        let portal_name = bind.portal_name.unwrap_or_default();
+        if !portal_name.is_empty() && self.portals.contains_key(&portal_name) {
+            return Err(PgError::new(
+                "42P03",
+                format!("portal \"{portal_name}\" already exists"),
+            ));
+        }
+        let types = &prepared.description.params;
+        if bind.parameters.len() != types.len() {
+            return Err(PgError::new(
+                "08P01",
+                format!(
+                    "bind message supplies {} parameters, but prepared statement \"{statement_name}\" requires {}",
+                    bind.parameters.len(),
+                    types.len()
+                ),
+            ));
+        }
+        let formats = &bind.parameter_format_codes;
+        if formats.len() > 1 && formats.len() != types.len() {
+            return Err(PgError::new(
+                "08P01",
+                format!(
+                    "bind message has {} parameter formats but {} parameters",
+                    formats.len(),
+                    types.len()
+                ),
+            ));
+        }
+        check_format_codes(formats)?;
+        check_format_codes(&bind.result_column_format_codes)?;
+        let params = bind
+            .parameters
+            .iter()
+            .enumerate()
+            .map(|(i, bytes)| {
+                let binary = format_of(formats, i) == 1;
+                types::decode(bytes.as_deref(), types[i], binary)
+                    .map_err(|e| PgError::from(e).with_context(&format!("parameter ${}", i + 1)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.portals.insert(
+            portal_name,
+            Portal {
+                prepared,
+                params,
+                formats: bind.result_column_format_codes,
+                described: None,
+                state: PortalState::Ready,
+            },
+        );
+        wire.send(Out::BindComplete(BindComplete::new()))
+            .await
+            .map_err(wire_failed)
+    }
+
+    pub(super) async fn describe(
+        &mut self,
+        wire: &mut Wire,
+        describe: Describe,
+    ) -> Result<(), PgError> {
+        let name = describe.name.unwrap_or_default();
+        if describe.target_type == b'S' {
+            let prepared = self
+                .session
+                .prepared
+                .get(&name)
+                .ok_or_else(|| unknown_statement(&name))?;
+            let description = &prepared.description;
+            let mut out = vec![Out::ParameterDescription(ParameterDescription::new(
+                description.params.clone(),
+            ))];
+            out.push(match &description.fields {
+                Fields::Known(fields) => row_description(fields, &[]),
+                Fields::None | Fields::Unknown => Out::NoData(NoData::new()),
+            });
+            for message in out {
+                wire.send(message).await.map_err(wire_failed)?;
+            }
+            return Ok(());
+        }
+        let Some(portal) = self.portals.get(&name) else {
+            return Err(unknown_portal(&name));
+        };
+        let fields = match (&portal.prepared.description.fields, &portal.state) {
+            (_, PortalState::Pending { fields, .. }) => Some(fields.clone()),
+            (Fields::Known(fields), _) => Some(fields.clone()),
+            (Fields::None, _) => None,
+            // Only running it tells its columns: run it now and keep the rows for Execute.
+            (Fields::Unknown, _) => {
+                let prepared = Arc::clone(&portal.prepared);
+                let params = portal.params.clone();
+                let (reply, tag) = self
+                    .run(&prepared.sql, prepared.statement.as_ref(), &params)
+                    .await?;
+                let fields = match reply_fields(&reply) {
+                    Fields::Known(fields) => fields,
+                    _ => Vec::new(),
+                };
+                let rows = match reply {
+                    Reply::Rows { rows, .. } => rows.into(),
+                    Reply::Ok { .. } => VecDeque::new(),
+                };
+                let has_rows = !fields.is_empty();
+                if let Some(portal) = self.portals.get_mut(&name) {
+                    portal.state = PortalState::Pending {
+                        fields: fields.clone(),
+                        rows,
+                        tag,
+                    };
+                }
+                has_rows.then_some(fields)
+            }
+        };
+        let Some(portal) = self.portals.get_mut(&name) else {
+            return Err(unknown_portal(&name));
+        };
+        let message = match &fields {
+            Some(fields) => row_description(fields, &portal.formats),
+            None => Out::NoData(NoData::new()),
+        };
+        portal.described = fields;
+        wire.send(message).await.map_err(wire_failed)
+    }
+
+    pub(super) async fn execute(
+        &mut self,
+        wire: &mut Wire,
+        execute: Execute,
+    ) -> Result<(), PgError> {
+        let name = execute.name.unwrap_or_default();
+        let Some(portal) = self.portals.get_mut(&name) else {
+            return Err(unknown_portal(&name));
+        };
+        if portal.prepared.statement.is_none() {
+            return wire
+                .send(Out::EmptyQueryResponse(EmptyQueryResponse::new()))
+                .await
+                .map_err(wire_failed);
+        }
+        let state = std::mem::replace(&mut portal.state, PortalState::Ready);
+        let (fields, mut rows, tag) = match state {
+            PortalState::Pending { fields, rows, tag } => (fields, rows, tag),
+            PortalState::Done(tag) => {
+                portal.state = PortalState::Done(tag.clone());
+                return wire
+                    .send(Out::CommandComplete(CommandComplete::new(tag)))
+                    .await
+                    .map_err(wire_failed);
+            }
+            PortalState::Ready => {
+                let prepared = Arc::clone(&portal.prepared);
+                let params = std::mem::take(&mut portal.params);
+                let described = portal.described.clone();
+                let (reply, tag) = self
+                    .run(&prepared.sql, prepared.statement.as_ref(), &params)
+                    .await?;
+                let derived = match reply_fields(&reply) {
+                    Fields::Known(fields) => fields,
+                    _ => Vec::new(),
+                };
+                // Rows go out as the client was told they would, when it was told.
+                let known = described.or(match &prepared.description.fields {
+                    Fields::Known(fields) => Some(fields.clone()),
+                    _ => None,
+                });
+                let fields = match known {
+                    Some(known) if known.len() == derived.len() => known,
+                    _ => derived,
+                };
+                let rows = match reply {
+                    Reply::Rows { rows, .. } => rows.into(),
+                    Reply::Ok { .. } => VecDeque::new(),
+                };
+                (fields, rows, tag)
+            }
+        };
+        let Some(portal) = self.portals.get_mut(&name) else {
+            return Err(unknown_portal(&name));
+        };
+        let limit = usize::try_from(execute.max_rows)
+            .ok()
+            .filter(|n| *n > 0)
+            .unwrap_or(usize::MAX);
+        let mut sent = 0;
+        while sent < limit {
+            let Some(row) = rows.pop_front() else { break };
+            let row = data_row(&row, &fields, &portal.formats)?;
+            wire.send(row).await.map_err(wire_failed)?;
+            sent += 1;
+        }
+        if rows.is_empty() {
+            portal.state = PortalState::Done(tag.clone());
+            wire.send(Out::CommandComplete(CommandComplete::new(tag)))
+                .await
+                .map_err(wire_failed)
+        } else {
+            portal.state = PortalState::Pending { fields, rows, tag };
+            wire.send(Out::PortalSuspended(PortalSuspended::new()))
+                .await
+                .map_err(wire_failed)
+        }
+    }
+
+    pub(super) async fn close(&mut self, wire: &mut Wire, close: Close) -> Result<(), PgError> {
+        let name = close.name.unwrap_or_default();
+        if close.target_type == b'S' {
+            self.session.prepared.remove(&name);
+        } else {
+            self.portals.remove(&name);
+        }
+        wire.send(Out::CloseComplete(CloseComplete::new()))
+            .await
+            .map_err(wire_failed)
+    }
+}
