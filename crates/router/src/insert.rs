@@ -7,15 +7,17 @@ use std::sync::Arc;
 
 use keyshard_config::TableRule;
 use sqlparser::ast::{
-    Assignment, AssignmentTarget, Expr, Insert, ObjectName, ObjectNamePart, SetExpr, Spanned,
-    UnaryOperator, Value as SqlValue,
+    Assignment, AssignmentTarget, Expr, Insert, ObjectName, SetExpr, Spanned, UnaryOperator,
+    Value as SqlValue,
 };
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Location;
 
+use crate::literal::{literal_of, literal_value};
 use crate::locate::Locator;
+use crate::names::{last_ident, push_identifier, quote_for, quote_of};
 use crate::plan::{KeySpec, PreparedInsert, RowSpec, Source};
-use crate::template::{Edit, Piece, Template, push_identifier};
+use crate::template::{Edit, Piece, Template};
 use crate::tokens::{self, Tokens};
 use crate::value::Value;
 use crate::{Dialect, Metadata, RouteError};
@@ -465,33 +467,6 @@ fn column_list_edit(
     }))
 }
 
-fn last_ident(name: &ObjectName) -> &str {
-    match name.0.last() {
-        Some(ObjectNamePart::Identifier(ident)) => &ident.value,
-        _ => "",
-    }
-}
-
-fn quote_of(name: &ObjectName) -> Option<char> {
-    match name.0.last() {
-        Some(ObjectNamePart::Identifier(ident)) => ident.quote_style,
-        _ => None,
-    }
-}
-
-/// Column names from metadata are quoted only when they need it.
-fn quote_for(name: &str, dialect: Dialect) -> Option<char> {
-    let plain = name
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-        && !name.starts_with(|c: char| c.is_ascii_digit());
-    match (plain, dialect) {
-        (true, _) => None,
-        (false, Dialect::MySql) => Some('`'),
-        (false, Dialect::Postgres) => Some('"'),
-    }
-}
-
 /// What a value expression means to the router.
 enum Classified {
     /// A placeholder for parameter `index`, starting at byte `at`.
@@ -564,42 +539,4 @@ fn classify(
         },
         _ => Classified::Expr,
     })
-}
-
-/// The literal value of a plain literal expression.
-fn literal_of(expr: &Expr) -> Option<Value> {
-    match expr {
-        Expr::Value(v) if v.value == SqlValue::Null => Some(Value::Null),
-        Expr::Value(v) => literal_value(&v.value, false),
-        Expr::Nested(inner) | Expr::Cast { expr: inner, .. } => literal_of(inner),
-        _ => None,
-    }
-}
-
-/// The value of a number literal's digits, negated for `-`.
-pub(crate) fn number_value(text: &str, negative: bool) -> Option<Value> {
-    if let Ok(v) = text.parse::<i64>() {
-        return Some(Value::Int(if negative { v.checked_neg()? } else { v }));
-    }
-    if !negative && let Ok(v) = text.parse::<u64>() {
-        return Some(Value::UInt(v));
-    }
-    let v = text.parse::<f64>().ok()?;
-    Some(Value::Double(if negative { -v } else { v }))
-}
-
-pub(crate) fn literal_value(value: &SqlValue, negative: bool) -> Option<Value> {
-    match value {
-        SqlValue::Number(text, _) => number_value(text, negative),
-        SqlValue::SingleQuotedString(s)
-        | SqlValue::DoubleQuotedString(s)
-        | SqlValue::EscapedStringLiteral(s)
-        | SqlValue::NationalStringLiteral(s)
-            if !negative =>
-        {
-            Some(Value::Text(s.clone()))
-        }
-        SqlValue::Boolean(b) if !negative => Some(Value::Int(i64::from(*b))),
-        _ => None,
-    }
 }

@@ -16,9 +16,11 @@ mod direct;
 mod error;
 mod insert;
 mod last_insert_id;
+mod literal;
 mod locate;
 pub mod merge;
 mod metadata;
+pub mod names;
 mod plan;
 mod query;
 mod route;
@@ -204,7 +206,7 @@ impl Router {
                         let names: Vec<String> = names
                             .tables
                             .iter()
-                            .map(|n| query::last_ident(n).to_owned())
+                            .map(|n| names::last_ident(n).to_owned())
                             .collect();
                         self.direct(sql, &parser, &names, false)
                     }

@@ -19,12 +19,14 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Span, Token};
 
-use crate::insert::literal_value;
+use crate::literal::literal_value;
 use crate::locate::Locator;
 use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
+use crate::names::last_ident;
+use crate::names::push_identifier;
 use crate::plan::{ExecutionUnit, Plan};
 use crate::route::{describe, is_sharding_column, nodes_with};
-use crate::template::{Edit, Piece, Renderer, RowKey, Template, push_identifier};
+use crate::template::{Edit, Piece, Renderer, RowKey, Template};
 use crate::tokens::{self, Tokens};
 use crate::unchanged::{Moving, Unchanged, moves, sharding_assignments};
 use crate::value::Value;
@@ -260,13 +262,6 @@ fn write_limits(limited: bool, repeated: bool) -> Option<&'static str> {
         Some("that also reads the table it changes")
     } else {
         None
-    }
-}
-
-pub(crate) fn last_ident(name: &ObjectName) -> &str {
-    match name.0.last() {
-        Some(ObjectNamePart::Identifier(ident)) => &ident.value,
-        _ => "",
     }
 }
 
