@@ -131,13 +131,6 @@ pub(crate) fn plan(
     }
     Ok(Some(DdlPlan {
         logic_table: rule.logic_table.clone(),
-        plan: Plan {
-            units,
-            generated_keys: Vec::new(),
-            row_units: Vec::new(),
-            merge: None,
-            replicated: false,
-            guard: None,
-        },
+        plan: Plan::of_units(units),
     }))
 }

@@ -502,7 +502,7 @@ impl PreparedQuery {
         }
         if chosen.len() == 1 {
             let unit = self.render(&self.plain, chosen[0], params, (0, 0))?;
-            let mut plan = plan(vec![unit], None);
+            let mut plan = Plan::of_units(vec![unit]);
             plan.guard = guard;
             return Ok(plan);
         }
@@ -517,7 +517,7 @@ impl PreparedQuery {
                     .iter()
                     .map(|&n| self.render(&self.plain, n, params, (0, 0)))
                     .collect::<Result<_, _>>()?;
-                let mut plan = plan(units, None);
+                let mut plan = Plan::of_units(units);
                 plan.guard = guard;
                 Ok(plan)
             }
@@ -545,7 +545,10 @@ impl PreparedQuery {
                     .iter()
                     .map(|&n| self.render(&read.template, n, params, (0, per_node)))
                     .collect::<Result<_, _>>()?;
-                Ok(plan(units, Some(spec)))
+                Ok(Plan {
+                    merge: Some(spec),
+                    ..Plan::of_units(units)
+                })
             }
         }
     }
@@ -577,17 +580,6 @@ impl PreparedQuery {
             params: renderer.out_params,
             rows: Vec::new(),
         })
-    }
-}
-
-fn plan(units: Vec<ExecutionUnit>, merge: Option<MergeSpec>) -> Plan {
-    Plan {
-        units,
-        generated_keys: Vec::new(),
-        row_units: Vec::new(),
-        merge,
-        replicated: false,
-        guard: None,
     }
 }
 
