@@ -20,7 +20,7 @@ pub(crate) use prepare::prepare;
 
 /// Where a row's sharding value comes from.
 #[derive(Debug, Clone)]
-pub(crate) enum Source {
+enum Source {
     /// A literal in the statement.
     Value(Value),
     /// A bound parameter (0-based).
@@ -33,7 +33,7 @@ pub(crate) enum Source {
 
 /// How a row gets its key.
 #[derive(Debug, Clone)]
-pub(crate) enum KeySpec {
+enum KeySpec {
     /// The table generates no keys.
     None,
     /// The statement gives the key.
@@ -45,28 +45,28 @@ pub(crate) enum KeySpec {
 }
 
 #[derive(Debug, Clone)]
-pub(crate) struct RowSpec {
-    pub(crate) key: KeySpec,
+struct RowSpec {
+    key: KeySpec,
     /// The database strategy's value for this row; `None` when the column is not inserted.
-    pub(crate) database: Option<Source>,
+    database: Option<Source>,
     /// The table strategy's value for this row; `None` when the column is not inserted.
-    pub(crate) table: Option<Source>,
+    table: Option<Source>,
     /// A generated key goes in as a placeholder when the row has parameters, else as a literal.
-    pub(crate) has_params: bool,
+    has_params: bool,
 }
 
 /// An INSERT into a sharded table, parsed once; [`PreparedInsert::bind`] plans one execution.
 #[derive(Debug, Clone)]
 pub struct PreparedInsert {
-    pub(crate) sql: Box<str>,
-    pub(crate) dialect: Dialect,
-    pub(crate) rule: Arc<TableRule>,
-    pub(crate) template: Template,
-    pub(crate) rows: Vec<RowSpec>,
-    pub(crate) generator: Option<Arc<dyn KeyGenerator>>,
-    pub(crate) param_count: usize,
+    sql: Box<str>,
+    dialect: Dialect,
+    rule: Arc<TableRule>,
+    template: Template,
+    rows: Vec<RowSpec>,
+    generator: Option<Arc<dyn KeyGenerator>>,
+    param_count: usize,
     /// The column each parameter is the whole value of, when every parameter is one.
-    pub(crate) value_columns: Option<Box<[Box<str>]>>,
+    value_columns: Option<Box<[Box<str>]>>,
 }
 
 impl PreparedInsert {
