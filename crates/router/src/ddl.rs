@@ -4,12 +4,12 @@
 use std::sync::Arc;
 
 use keyshard_config::TableRule;
-use sqlparser::ast::{ObjectName, ObjectNamePart, ObjectType, Spanned, Statement};
+use sqlparser::ast::{ObjectName, ObjectType, Spanned, Statement};
 
 use crate::RouteError;
 use crate::locate::Locator;
+use crate::names::{last_ident, push_identifier, quote_of};
 use crate::plan::{ExecutionUnit, Plan};
-use crate::template::push_identifier;
 
 /// A DDL statement on one logic table, as one unit per actual table.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,7 +72,8 @@ pub(crate) fn plan(
     let Some(names) = names(statement) else {
         return Ok(None);
     };
-    let rules: Vec<Option<Arc<TableRule>>> = names.tables.iter().map(|n| table(last(n))).collect();
+    let rules: Vec<Option<Arc<TableRule>>> =
+        names.tables.iter().map(|n| table(last_ident(n))).collect();
     let rule = match rules.as_slice() {
         [Some(rule)] => Arc::clone(rule),
         _ if rules.iter().all(Option::is_none) => return Ok(None),
@@ -95,12 +96,12 @@ pub(crate) fn plan(
         let span = name.span();
         edits.push((
             locator.offset(span.start)?..locator.offset(span.end)?,
-            quote(name),
+            quote_of(name),
             is_index,
         ));
     }
     edits.sort_by_key(|(range, _, _)| range.start);
-    let index_name = names.index.map(last).unwrap_or_default();
+    let index_name = names.index.map(last_ident).unwrap_or_default();
 
     let mut units = Vec::with_capacity(rule.data_nodes.len());
     // The configuration refuses duplicate data nodes, so each gets exactly one statement.
@@ -130,27 +131,6 @@ pub(crate) fn plan(
     }
     Ok(Some(DdlPlan {
         logic_table: rule.logic_table.clone(),
-        plan: Plan {
-            units,
-            generated_keys: Vec::new(),
-            row_units: Vec::new(),
-            merge: None,
-            replicated: false,
-            guard: None,
-        },
+        plan: Plan::of_units(units),
     }))
-}
-
-fn last(name: &ObjectName) -> &str {
-    match name.0.last() {
-        Some(ObjectNamePart::Identifier(ident)) => &ident.value,
-        _ => "",
-    }
-}
-
-fn quote(name: &ObjectName) -> Option<char> {
-    match name.0.last() {
-        Some(ObjectNamePart::Identifier(ident)) => ident.quote_style,
-        _ => None,
-    }
 }

@@ -45,12 +45,8 @@ impl Direct {
             })
             .collect();
         Plan {
-            units,
-            generated_keys: Vec::new(),
-            row_units: Vec::new(),
-            merge: None,
             replicated: self.replicated,
-            guard: None,
+            ..Plan::of_units(units)
         }
     }
 }

@@ -16,9 +16,11 @@ mod direct;
 mod error;
 mod insert;
 mod last_insert_id;
+mod literal;
 mod locate;
 pub mod merge;
 mod metadata;
+pub mod names;
 mod plan;
 mod query;
 mod route;
@@ -41,9 +43,10 @@ pub use budget::{MAX_OPERATOR_CHAIN, tokenize};
 pub use ddl::DdlPlan;
 pub use direct::Direct;
 pub use error::RouteError;
+pub use insert::PreparedInsert;
 pub use last_insert_id::{bind_placeholders, substitute_session_values};
 pub use metadata::{Metadata, NoMetadata};
-pub use plan::{ExecutionUnit, MoveGuard, Plan, PreparedInsert};
+pub use plan::{ExecutionUnit, MoveGuard, Plan};
 pub use query::PreparedQuery;
 pub use shape::Shape;
 pub use value::Value;
@@ -204,7 +207,7 @@ impl Router {
                         let names: Vec<String> = names
                             .tables
                             .iter()
-                            .map(|n| query::last_ident(n).to_owned())
+                            .map(|n| names::last_ident(n).to_owned())
                             .collect();
                         self.direct(sql, &parser, &names, false)
                     }

@@ -106,6 +106,16 @@ pub(crate) enum Level {
     Table,
 }
 
+impl Level {
+    /// `rule`'s strategy at this level, if it shards at this level.
+    pub(crate) fn strategy(self, rule: &TableRule) -> Option<&Strategy> {
+        match self {
+            Level::Database => rule.database_strategy.as_ref(),
+            Level::Table => rule.table_strategy.as_ref(),
+        }
+    }
+}
+
 /// The one name among `targets` that `value` maps to.
 fn target<'t>(
     strategy: &Strategy,

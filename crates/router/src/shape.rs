@@ -17,7 +17,7 @@ use std::ops::Range;
 use std::fmt::Write as _;
 
 use crate::Dialect;
-use crate::insert::number_value;
+use crate::literal::number_value;
 use crate::value::Value;
 
 /// An INSERT statement's shape and its literals.

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 
+use crate::names::push_identifier;
 use crate::value::Value;
 use crate::{Dialect, RouteError};
 
@@ -302,23 +303,6 @@ impl Renderer<'_> {
             Dialect::Postgres => {
                 let _ = write!(self.out, "${}", self.out_params.len());
             }
-        }
-    }
-}
-
-pub(crate) fn push_identifier(out: &mut String, name: &str, quote: Option<char>) {
-    match quote {
-        None => out.push_str(name),
-        Some(open) => {
-            let close = if open == '[' { ']' } else { open };
-            out.push(open);
-            for c in name.chars() {
-                if c == close {
-                    out.push(c);
-                }
-                out.push(c);
-            }
-            out.push(close);
         }
     }
 }

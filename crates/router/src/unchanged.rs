@@ -13,7 +13,8 @@ use sqlparser::ast::{AssignmentTarget, Spanned, Update};
 use sqlparser::tokenizer::Span;
 
 use crate::locate::Locator;
-use crate::query::{Operand, PreparedQuery, last_ident, operand};
+use crate::names::last_ident;
+use crate::query::{Operand, PreparedQuery, operand};
 use crate::route::is_sharding_column;
 use crate::tokens::Tokens;
 use crate::value::Value;

@@ -7,15 +7,18 @@ use std::sync::Arc;
 
 use keyshard_config::TableRule;
 use sqlparser::ast::{
-    Assignment, AssignmentTarget, Expr, Insert, ObjectName, ObjectNamePart, SetExpr, Spanned,
-    UnaryOperator, Value as SqlValue,
+    Assignment, AssignmentTarget, Expr, Insert, ObjectName, SetExpr, Spanned, Value as SqlValue,
 };
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Location;
 
+use super::classify::{Classified, classify};
+use super::{KeySpec, PreparedInsert, RowSpec, Source};
+use crate::literal::literal_of;
 use crate::locate::Locator;
-use crate::plan::{KeySpec, PreparedInsert, RowSpec, Source};
-use crate::template::{Edit, Piece, Template, push_identifier};
+use crate::names::{last_ident, push_identifier, quote_for, quote_of};
+use crate::route::Level;
+use crate::template::{Edit, Piece, Template};
 use crate::tokens::{self, Tokens};
 use crate::value::Value;
 use crate::{Dialect, Metadata, RouteError};
@@ -178,18 +181,12 @@ pub(crate) fn prepare(
                 },
             ))
         };
-        let database = rule
-            .database_strategy
-            .as_ref()
-            .map(|s| source(&s.column))
-            .transpose()?
-            .flatten();
-        let table = rule
-            .table_strategy
-            .as_ref()
-            .map(|s| source(&s.column))
-            .transpose()?
-            .flatten();
+        let mut strategy_source = |level: Level| match level.strategy(rule) {
+            Some(strategy) => source(&strategy.column),
+            None => Ok(None),
+        };
+        let database = strategy_source(Level::Database)?;
+        let table = strategy_source(Level::Table)?;
         specs.push(RowSpec {
             key,
             database,
@@ -463,143 +460,4 @@ fn column_list_edit(
         range: end..end,
         piece: Piece::Text(text.into()),
     }))
-}
-
-fn last_ident(name: &ObjectName) -> &str {
-    match name.0.last() {
-        Some(ObjectNamePart::Identifier(ident)) => &ident.value,
-        _ => "",
-    }
-}
-
-fn quote_of(name: &ObjectName) -> Option<char> {
-    match name.0.last() {
-        Some(ObjectNamePart::Identifier(ident)) => ident.quote_style,
-        _ => None,
-    }
-}
-
-/// Column names from metadata are quoted only when they need it.
-fn quote_for(name: &str, dialect: Dialect) -> Option<char> {
-    let plain = name
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-        && !name.starts_with(|c: char| c.is_ascii_digit());
-    match (plain, dialect) {
-        (true, _) => None,
-        (false, Dialect::MySql) => Some('`'),
-        (false, Dialect::Postgres) => Some('"'),
-    }
-}
-
-/// What a value expression means to the router.
-enum Classified {
-    /// A placeholder for parameter `index`, starting at byte `at`.
-    Param { index: usize, at: usize },
-    /// A literal that, in the key column, asks for a generated key: `NULL`, or `0` in MySQL.
-    /// The range is what the key replaces.
-    Generate(Range<usize>),
-    /// `DEFAULT`: in the key column it asks for a key too; elsewhere it is not a value the
-    /// router knows.
-    Default(Range<usize>),
-    /// Any other literal.
-    Value(Value),
-    /// Anything else: a function call, arithmetic, a subquery.
-    Expr,
-}
-
-fn classify(
-    expr: &Expr,
-    tokens: &Tokens,
-    locator: &mut Locator<'_>,
-    dialect: Dialect,
-) -> Result<Classified, RouteError> {
-    let range = |locator: &mut Locator<'_>,
-                 span: sqlparser::tokenizer::Span|
-     -> Result<Range<usize>, RouteError> {
-        Ok(locator.offset(span.start)?..locator.offset(span.end)?)
-    };
-    Ok(match expr {
-        Expr::Value(v) => match &v.value {
-            SqlValue::Placeholder(_) => {
-                let at = locator.offset(v.span.start)?;
-                Classified::Param {
-                    index: tokens.placeholder_at(at)?,
-                    at,
-                }
-            }
-            SqlValue::Null => Classified::Generate(range(locator, v.span)?),
-            other => match literal_value(other, false) {
-                // MySQL's AUTO_INCREMENT rule, which ORMs with primitive ids rely on.
-                Some(Value::Int(0)) if dialect == Dialect::MySql => {
-                    Classified::Generate(range(locator, v.span)?)
-                }
-                Some(value) => Classified::Value(value),
-                None => Classified::Expr,
-            },
-        },
-        Expr::Identifier(ident)
-            if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("DEFAULT") =>
-        {
-            Classified::Default(range(locator, ident.span)?)
-        }
-        // `-0` stays an expression: its span leaves out the sign, so it cannot be replaced.
-        Expr::UnaryOp {
-            op: UnaryOperator::Minus,
-            expr,
-        } => match &**expr {
-            Expr::Value(v) => match literal_value(&v.value, true) {
-                Some(Value::Int(0)) | None => Classified::Expr,
-                Some(value) => Classified::Value(value),
-            },
-            _ => Classified::Expr,
-        },
-        Expr::Nested(inner) => classify(inner, tokens, locator, dialect)?,
-        // `$1::bigint`: the parameter is still the value (a cast literal is left alone, since
-        // routing by the uncast text could pick another shard than the cast value).
-        Expr::Cast { expr, .. } => match classify(expr, tokens, locator, dialect)? {
-            param @ Classified::Param { .. } => param,
-            Classified::Generate(range) => Classified::Generate(range),
-            Classified::Default(_) | Classified::Value(_) | Classified::Expr => Classified::Expr,
-        },
-        _ => Classified::Expr,
-    })
-}
-
-/// The literal value of a plain literal expression.
-fn literal_of(expr: &Expr) -> Option<Value> {
-    match expr {
-        Expr::Value(v) if v.value == SqlValue::Null => Some(Value::Null),
-        Expr::Value(v) => literal_value(&v.value, false),
-        Expr::Nested(inner) | Expr::Cast { expr: inner, .. } => literal_of(inner),
-        _ => None,
-    }
-}
-
-/// The value of a number literal's digits, negated for `-`.
-pub(crate) fn number_value(text: &str, negative: bool) -> Option<Value> {
-    if let Ok(v) = text.parse::<i64>() {
-        return Some(Value::Int(if negative { v.checked_neg()? } else { v }));
-    }
-    if !negative && let Ok(v) = text.parse::<u64>() {
-        return Some(Value::UInt(v));
-    }
-    let v = text.parse::<f64>().ok()?;
-    Some(Value::Double(if negative { -v } else { v }))
-}
-
-pub(crate) fn literal_value(value: &SqlValue, negative: bool) -> Option<Value> {
-    match value {
-        SqlValue::Number(text, _) => number_value(text, negative),
-        SqlValue::SingleQuotedString(s)
-        | SqlValue::DoubleQuotedString(s)
-        | SqlValue::EscapedStringLiteral(s)
-        | SqlValue::NationalStringLiteral(s)
-            if !negative =>
-        {
-            Some(Value::Text(s.clone()))
-        }
-        SqlValue::Boolean(b) if !negative => Some(Value::Int(i64::from(*b))),
-        _ => None,
-    }
 }

@@ -1,0 +1,290 @@
+//! Execute a prepared INSERT: bind parameters, generate the missing keys in one block, route
+//! each row and render one statement per data node.
+
+use std::sync::Arc;
+
+use keyshard_config::TableRule;
+
+use super::{KeySpec, PreparedInsert, RowSpec, Source};
+use crate::plan::{ExecutionUnit, Plan};
+use crate::route::{Level, Nodes, route};
+use crate::shape::Shape;
+use crate::template::{Literals, Renderer, RowKey};
+use crate::value::Value;
+use crate::{Dialect, RouteError};
+
+impl PreparedInsert {
+    /// Binds `params`, generates the keys the rows lack, routes every row and renders the
+    /// statement for each data node.
+    pub fn bind(&self, params: &[Value]) -> Result<Plan, RouteError> {
+        self.bind_with(params, None)
+    }
+
+    /// Plans `sql`, a statement of `shape`, with this statement prepared from the shape's text
+    /// (and checked with [`PreparedInsert::stands_for`]): its literals are bound as the
+    /// parameters and written back as they were.
+    pub fn bind_shape(&self, sql: &str, shape: &Shape) -> Result<Plan, RouteError> {
+        let literals = Literals {
+            sql,
+            ranges: &shape.ranges,
+        };
+        self.bind_with(&shape.values, Some(literals))
+    }
+
+    /// Whether this statement, prepared from `shape`'s text, plans every statement of that
+    /// shape as `original`, prepared from one of them, plans it. Each literal that became a
+    /// parameter must have been a plain value to the parser (not, say, a cast's operand, which
+    /// is an expression), so that binding it routes exactly as the literal does; that depends
+    /// on the statement's form, not its values, so one check answers for the shape.
+    ///
+    /// `None`: this statement cannot tell. In MySQL a routed 0 is read as "generate the key"
+    /// both bare and inside a cast, where any other number would make the cast an expression;
+    /// another statement of the shape must decide.
+    pub fn stands_for(&self, original: &PreparedInsert, shape: &Shape) -> Option<bool> {
+        let values = &shape.values;
+        let zero_means_generate = self.dialect == Dialect::MySql;
+        let routed_params = self.rows.iter().flat_map(|row| {
+            let key = match row.key {
+                KeySpec::ParamOrGenerate(i) => Some(i),
+                _ => None,
+            };
+            let param = |source: &Option<Source>| match source {
+                Some(Source::Param(i)) => Some(*i),
+                _ => None,
+            };
+            [key, param(&row.database), param(&row.table)]
+        });
+        if routed_params.flatten().any(|i| {
+            values
+                .get(i)
+                .is_some_and(|v| v.means_generate(zero_means_generate))
+        }) {
+            return None;
+        }
+        let source = |mine: &Option<Source>, theirs: &Option<Source>| match (mine, theirs) {
+            (None, None) => true,
+            (Some(mine), Some(theirs)) => same_source(mine, theirs, values),
+            _ => false,
+        };
+        let key = |mine: &KeySpec, theirs: &KeySpec| match (mine, theirs) {
+            (KeySpec::None, KeySpec::None) | (KeySpec::Generate, KeySpec::Generate) => true,
+            (KeySpec::ParamOrGenerate(i), KeySpec::Given(Source::Value(v))) => {
+                values.get(*i) == Some(v)
+            }
+            (KeySpec::Given(mine), KeySpec::Given(theirs)) => same_source(mine, theirs, values),
+            _ => false,
+        };
+        Some(
+            self.param_count == values.len()
+                && Arc::ptr_eq(&self.rule, &original.rule)
+                && self.rows.len() == original.rows.len()
+                && self.rows.iter().zip(&original.rows).all(|(mine, theirs)| {
+                    key(&mine.key, &theirs.key)
+                        && source(&mine.database, &theirs.database)
+                        && source(&mine.table, &theirs.table)
+                }),
+        )
+    }
+
+    fn bind_with(
+        &self,
+        params: &[Value],
+        literals: Option<Literals<'_>>,
+    ) -> Result<Plan, RouteError> {
+        if params.len() < self.param_count {
+            return Err(RouteError::MissingParameter {
+                needed: self.param_count,
+                given: params.len(),
+            });
+        }
+        let zero_means_generate = self.dialect == Dialect::MySql;
+        let generates = |spec: &RowSpec| match spec.key {
+            KeySpec::Generate => true,
+            KeySpec::ParamOrGenerate(i) => params
+                .get(i)
+                .is_some_and(|p| p.means_generate(zero_means_generate)),
+            KeySpec::None | KeySpec::Given(_) => false,
+        };
+        let wanted = self.rows.iter().filter(|r| generates(r)).count();
+        let mut generated_keys = Vec::with_capacity(wanted);
+        if wanted > 0 {
+            let generator = self.generator.as_ref().ok_or(RouteError::Internal(
+                "a key to generate without a generator",
+            ))?;
+            generator.next_keys(wanted, &mut generated_keys)?;
+        }
+
+        // Each row's generated key (if any) and data node.
+        let mut next_generated = generated_keys.iter();
+        let mut row_keys: Vec<Option<Value>> = Vec::with_capacity(self.rows.len());
+        let mut row_nodes = Vec::with_capacity(self.rows.len());
+        let mut scratch = String::new();
+        for (row, spec) in self.rows.iter().enumerate() {
+            let generated = if generates(spec) {
+                let key = next_generated
+                    .next()
+                    .ok_or(RouteError::Internal("too few keys generated"))?;
+                Some(Value::from(key))
+            } else {
+                None
+            };
+            let key = match (&generated, &spec.key) {
+                (Some(key), _) => Some(key),
+                (None, KeySpec::Given(source)) => resolve(source, None, params),
+                (None, KeySpec::ParamOrGenerate(i)) => params.get(*i),
+                (None, _) => None,
+            };
+            row_nodes.push(self.route_row(row, spec, key, params, &mut scratch)?);
+            row_keys.push(generated);
+        }
+
+        // Units in data node order, each with its rows in the client's order.
+        let mut node_units = vec![usize::MAX; self.rule.data_nodes.len()];
+        let mut used: Vec<usize> = row_nodes.clone();
+        used.sort_unstable();
+        used.dedup();
+        for (unit, node) in used.iter().enumerate() {
+            node_units[*node] = unit;
+        }
+        let row_units: Vec<usize> = row_nodes.iter().map(|n| node_units[*n]).collect();
+        let mut units = Vec::with_capacity(used.len());
+        for (unit, node) in used.iter().enumerate() {
+            let rows: Vec<usize> = (0..self.rows.len())
+                .filter(|r| row_units[*r] == unit)
+                .collect();
+            units.push(self.render(*node, rows, &row_keys, params, literals)?);
+        }
+        Ok(Plan {
+            generated_keys,
+            row_units,
+            ..Plan::of_units(units)
+        })
+    }
+
+    fn route_row(
+        &self,
+        row: usize,
+        spec: &RowSpec,
+        key: Option<&Value>,
+        params: &[Value],
+        scratch: &mut String,
+    ) -> Result<usize, RouteError> {
+        let rule = &*self.rule;
+        let no_route = |level: Level, reason: String| RouteError::NoRoute {
+            row: row + 1,
+            column: column(rule, level).to_owned(),
+            reason,
+        };
+        let expression = |level: Level| {
+            no_route(
+                level,
+                "its value is an expression; only literals and parameters can be routed".into(),
+            )
+        };
+        let database = match &spec.database {
+            None => None,
+            Some(source) => {
+                Some(resolve(source, key, params).ok_or_else(|| expression(Level::Database))?)
+            }
+        };
+        let table = match &spec.table {
+            None => None,
+            Some(source) => {
+                Some(resolve(source, key, params).ok_or_else(|| expression(Level::Table))?)
+            }
+        };
+        match route(rule, database, table, scratch)
+            .map_err(|(level, reason)| no_route(level, reason))?
+        {
+            Nodes::One(node) => Ok(node),
+            Nodes::Zero => Err(no_route(
+                Level::Table,
+                "no data node has both the chosen data source and table".into(),
+            )),
+            Nodes::Many(nodes) => {
+                let missing: Vec<&str> = [
+                    (Level::Database, &spec.database),
+                    (Level::Table, &spec.table),
+                ]
+                .into_iter()
+                .filter(|(_, source)| source.is_none())
+                .map(|(level, _)| column(rule, level))
+                .filter(|c| !c.is_empty())
+                .collect();
+                let hint = if missing.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (the statement does not set {})", missing.join(", "))
+                };
+                Err(RouteError::AmbiguousRoute {
+                    row: row + 1,
+                    nodes,
+                    hint,
+                })
+            }
+        }
+    }
+
+    fn render(
+        &self,
+        node: usize,
+        rows: Vec<usize>,
+        row_keys: &[Option<Value>],
+        params: &[Value],
+        literals: Option<Literals<'_>>,
+    ) -> Result<ExecutionUnit, RouteError> {
+        let data_node = &self.rule.data_nodes[node];
+        let template = &self.template;
+        let tables = [data_node.table.as_str()];
+        let mut renderer = Renderer::new(&self.sql, self.dialect, &tables, params);
+        renderer.literals = literals;
+        renderer.render(template.head(), RowKey::NONE)?;
+        for (n, row) in rows.iter().enumerate() {
+            if n > 0 {
+                renderer.out.push_str(template.row_separator);
+            }
+            let key = RowKey {
+                key: row_keys[*row].as_ref(),
+                as_placeholder: self.rows[*row].has_params && literals.is_none(),
+            };
+            renderer.render(template.row(*row), key)?;
+        }
+        renderer.render(template.tail(), RowKey::NONE)?;
+        Ok(ExecutionUnit {
+            data_source: data_node.data_source.clone(),
+            table: data_node.table.clone(),
+            sql: renderer.out,
+            params: renderer.out_params,
+            rows,
+        })
+    }
+}
+
+/// The value `source` stands for in a row whose key is `key`.
+fn resolve<'a>(
+    source: &'a Source,
+    key: Option<&'a Value>,
+    params: &'a [Value],
+) -> Option<&'a Value> {
+    match source {
+        Source::Value(v) => Some(v),
+        Source::Param(i) => params.get(*i),
+        Source::Key => key,
+        Source::Expr => None,
+    }
+}
+
+/// Whether `mine`, of a statement prepared from a shape, reads a row's value as `theirs`, of
+/// the statement the shape was cut from: a parameter where that had a literal.
+fn same_source(mine: &Source, theirs: &Source, values: &[Value]) -> bool {
+    match (mine, theirs) {
+        (Source::Param(i), Source::Value(v)) => values.get(*i) == Some(v),
+        (Source::Value(a), Source::Value(b)) => a == b,
+        (Source::Key, Source::Key) | (Source::Expr, Source::Expr) => true,
+        _ => false,
+    }
+}
+
+fn column(rule: &TableRule, level: Level) -> &str {
+    level.strategy(rule).map_or("", |s| s.column.as_str())
+}

@@ -1,0 +1,78 @@
+//! LIMIT and OFFSET of a read over several nodes: where their values are written, so that each
+//! node can be sent its own, and the values bound.
+
+use std::ops::Range;
+
+use sqlparser::ast::{Expr, LimitClause, Query, Spanned, Value as SqlValue};
+
+use super::{Operand, operand};
+use crate::RouteError;
+use crate::locate::Locator;
+use crate::route::describe;
+use crate::tokens::Tokens;
+use crate::value::Value;
+
+/// A per-node LIMIT that limits nothing, in range for MySQL, PostgreSQL and SQLite alike.
+pub(super) const NO_LIMIT: u64 = i64::MAX as u64;
+
+type LimitParts = (Option<Operand>, Option<Operand>, Vec<(Range<usize>, bool)>);
+
+/// The statement's OFFSET and LIMIT, and where their values are written.
+pub(super) fn limit_clause(
+    query: &Query,
+    tokens: &Tokens,
+    locator: &mut Locator<'_>,
+) -> Result<LimitParts, String> {
+    let (offset, limit) = match &query.limit_clause {
+        None => return Ok((None, None, Vec::new())),
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) => {
+            if !limit_by.is_empty() {
+                return Err("LIMIT BY".into());
+            }
+            (offset.as_ref().map(|o| &o.value), limit.as_ref())
+        }
+        Some(LimitClause::OffsetCommaLimit { offset, limit }) => (Some(offset), Some(limit)),
+    };
+    let mut ranges = Vec::new();
+    let mut read = |expr: Option<&Expr>, is_offset: bool| -> Result<Option<Operand>, String> {
+        let Some(expr) = expr else { return Ok(None) };
+        // `LIMIT ALL` (PostgreSQL) or `LIMIT NULL`: no limit.
+        if let Expr::Value(v) = expr
+            && v.value == SqlValue::Null
+        {
+            return Ok(None);
+        }
+        let value = operand(expr, tokens, locator)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| "a LIMIT or OFFSET that is not a number or a parameter".to_owned())?;
+        let span = expr.span();
+        let range = locator
+            .offset(span.start)
+            .and_then(|s| Ok(s..locator.offset(span.end)?))
+            .map_err(|e| e.to_string())?;
+        ranges.push((range, is_offset));
+        Ok(Some(value))
+    };
+    let offset = read(offset, true)?;
+    let limit = read(limit, false)?;
+    Ok((offset, limit, ranges))
+}
+
+pub(super) fn limit_number(value: &Value) -> Result<u64, RouteError> {
+    match value {
+        Value::Int(v) => u64::try_from(*v).ok(),
+        Value::UInt(v) => Some(*v),
+        Value::Text(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        RouteError::Unsupported(format!(
+            "LIMIT or OFFSET value {}: it must be a non-negative integer",
+            describe(value)
+        ))
+    })
+}

@@ -1,0 +1,291 @@
+//! SELECT, UPDATE and DELETE on sharded tables: which data nodes can hold the rows a statement
+//! touches, and the statement each of them runs. Conditions on sharding columns (`=`, `IN`,
+//! `AND`, `OR`; literals and parameters) narrow the nodes; anything else leaves them all. Every
+//! reference to a logic table is spliced as INSERT does. A read over several nodes is rewritten
+//! (`AVG` as `SUM` and `COUNT`, `LIMIT offset + count`, sort keys it must see) and says how the
+//! rows merge.
+//!
+//! Here: prepare and bind. Each job they call on has its file: `tables` (which tables, where
+//! written), `conditions` (the WHERE clause → nodes), `rewrite` with `limit` and `select_list`
+//! (a read over several nodes), `guard` (an UPDATE that would move rows).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use keyshard_config::TableRule;
+use sqlparser::ast::{Query, Select, SetExpr, Statement};
+use sqlparser::parser::Parser;
+
+use crate::plan::{ExecutionUnit, Plan};
+use crate::template::{Edit, Piece, Renderer, RowKey, Template};
+use crate::tokens::Tokens;
+use crate::unchanged::{Moving, Unchanged, moves, sharding_assignments};
+use crate::value::Value;
+use crate::{Dialect, RouteError};
+
+mod conditions;
+mod guard;
+mod limit;
+mod rewrite;
+mod select_list;
+mod tables;
+
+use conditions::Condition;
+pub(crate) use conditions::{Operand, operand};
+use rewrite::{MultiRead, multi_read};
+pub(crate) use tables::{Tables, tables};
+
+/// A SELECT, UPDATE or DELETE on sharded tables, parsed once; [`PreparedQuery::bind`] plans an
+/// execution.
+#[derive(Debug, Clone)]
+pub struct PreparedQuery {
+    sql: Box<str>,
+    dialect: Dialect,
+    /// The sharded tables, numbered as the template's table pieces; bound alike, so data node
+    /// `i` of one goes with data node `i` of the others.
+    tables: Vec<Arc<TableRule>>,
+    condition: Condition,
+    /// Logic tables renamed, every placeholder renumbered: what a single node runs.
+    plain: Template,
+    kind: Kind,
+    param_count: usize,
+    /// An UPDATE's sharding-column assignments, each with the value the WHERE clause pins the
+    /// column to: allowed only when the two are equal, so the row stays on its node.
+    unchanged: Vec<Unchanged>,
+    /// An UPDATE's sharding column set where the WHERE clause does not pin it.
+    moving: Option<Moving>,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    /// A read; how several nodes answer it, or why they cannot.
+    Read(Result<Box<MultiRead>, String>),
+    /// UPDATE or DELETE, and why it cannot be split over nodes, if it cannot: with ORDER BY or
+    /// LIMIT each node would apply its own, and a sharded table it also reads (a subquery on
+    /// itself) would be read one node at a time.
+    Write { unsplittable: Option<&'static str> },
+}
+
+pub(crate) fn prepare(
+    sql: &str,
+    dialect: Dialect,
+    parser: &Parser<'_>,
+    statement: &Statement,
+    mut tables: Tables<'_>,
+) -> Result<PreparedQuery, RouteError> {
+    let logic_names: Vec<&str> = tables
+        .rules
+        .iter()
+        .map(|r| r.logic_table.as_str())
+        .collect();
+    let locator = &mut tables.locator;
+    let tokens = Tokens::scan(parser, locator, dialect, &logic_names)?;
+    let mut edits: Vec<Edit> = Vec::new();
+    for (range, table, quote) in &tables.names {
+        edits.push(Edit {
+            range: range.clone(),
+            piece: Piece::Table(*table, *quote),
+        });
+    }
+    for (range, quote, table) in &tokens.qualifiers {
+        if !tables
+            .names
+            .iter()
+            .any(|(name, _, _)| name.start <= range.start && range.end <= name.end)
+        {
+            edits.push(Edit {
+                range: range.clone(),
+                piece: Piece::Table(*table, *quote),
+            });
+        }
+    }
+    let mut assigned = Vec::new();
+    let (selection, kind) = match statement {
+        Statement::Query(query) => {
+            let read =
+                multi_read(sql, dialect, parser, query, &tables, &tokens, &edits).map(Box::new);
+            (
+                select_of(query).and_then(|s| s.selection.as_ref()),
+                Kind::Read(read),
+            )
+        }
+        Statement::Update(update) => {
+            assigned = sharding_assignments(update, &tables.rules, &tokens, &mut tables.locator)?;
+            let limited = update.limit.is_some() || !update.order_by.is_empty();
+            let unsplittable = write_limits(limited, tables.repeated);
+            (update.selection.as_ref(), Kind::Write { unsplittable })
+        }
+        Statement::Delete(delete) => {
+            let limited = delete.limit.is_some() || !delete.order_by.is_empty();
+            let unsplittable = write_limits(limited, tables.repeated);
+            (delete.selection.as_ref(), Kind::Write { unsplittable })
+        }
+        _ => return Err(RouteError::Internal("a query that is not one")),
+    };
+    let condition = Condition::of_where(
+        selection,
+        &tables.rules,
+        &tables.aliases,
+        &tokens,
+        &mut tables.locator,
+    )?;
+    let mut unchanged = Vec::new();
+    let mut moving = None;
+    for (column, value) in assigned {
+        if let Some(pinned) = condition.pinned(&column) {
+            unchanged.push(Unchanged::new(column, value, pinned));
+            continue;
+        }
+        // One sharding column set where the WHERE clause does not pin it can be guarded.
+        let guarded = match (statement, &moving) {
+            (Statement::Update(update), None) => Moving::new(
+                sql,
+                update,
+                (column.clone(), value),
+                &tokens,
+                &mut tables.locator,
+                dialect,
+            )?,
+            _ => None,
+        };
+        moving = Some(guarded.ok_or_else(|| moves(&column))?);
+    }
+    let mut plain_edits = placeholder_edits(&tokens, &[]);
+    plain_edits.extend(edits.iter().cloned());
+    Ok(PreparedQuery {
+        plain: Template::whole(sql.len(), plain_edits)?,
+        sql: sql.into(),
+        dialect,
+        tables: tables.rules,
+        condition,
+        kind,
+        param_count: tokens.param_count,
+        unchanged,
+        moving,
+    })
+}
+
+/// Every placeholder outside `skip`, rendered (and for PostgreSQL renumbered) per unit.
+fn placeholder_edits(tokens: &Tokens, skip: &[Range<usize>]) -> Vec<Edit> {
+    tokens
+        .placeholders
+        .iter()
+        .filter(|p| {
+            !skip
+                .iter()
+                .any(|s| s.start <= p.range.start && p.range.end <= s.end)
+        })
+        .map(|p| Edit {
+            range: p.range.clone(),
+            piece: Piece::Param(p.index),
+        })
+        .collect()
+}
+
+fn select_of(query: &Query) -> Option<&Select> {
+    match &*query.body {
+        SetExpr::Select(select) => Some(select),
+        _ => None,
+    }
+}
+
+fn write_limits(limited: bool, repeated: bool) -> Option<&'static str> {
+    if limited {
+        Some("with ORDER BY or LIMIT")
+    } else if repeated {
+        Some("that also reads the table it changes")
+    } else {
+        None
+    }
+}
+
+impl PreparedQuery {
+    /// Parameters the statement takes.
+    pub fn param_count(&self) -> usize {
+        self.param_count
+    }
+
+    /// The statement as written.
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    /// Whether the statement only reads.
+    pub fn is_read(&self) -> bool {
+        matches!(self.kind, Kind::Read(_))
+    }
+
+    /// Plans one execution with `params`.
+    pub fn bind(&self, params: &[Value]) -> Result<Plan, RouteError> {
+        for unchanged in &self.unchanged {
+            unchanged.check(params)?;
+        }
+        let mut scratch = String::new();
+        let mut nodes = self.condition.nodes(&self.tables, params, &mut scratch)?;
+        let guard = match &self.moving {
+            Some(moving) => self.guard(moving, params, &mut nodes, &mut scratch)?,
+            None => None,
+        };
+        let mut chosen: Vec<usize> = (0..nodes.len()).filter(|&n| nodes[n]).collect();
+        if chosen.is_empty() {
+            // No node can hold a matching row; one node still answers with the right shape
+            // (an empty result, no row changed), since it evaluates the same condition.
+            chosen.push(0);
+        }
+        if chosen.len() == 1 {
+            let unit = self.render(&self.plain, chosen[0], params, (0, 0))?;
+            let mut plan = Plan::of_units(vec![unit]);
+            plan.guard = guard;
+            return Ok(plan);
+        }
+        match &self.kind {
+            Kind::Write {
+                unsplittable: Some(why),
+            } => Err(RouteError::Unsupported(format!(
+                "UPDATE or DELETE {why} on several shards"
+            ))),
+            Kind::Write { unsplittable: None } => {
+                let units = chosen
+                    .iter()
+                    .map(|&n| self.render(&self.plain, n, params, (0, 0)))
+                    .collect::<Result<_, _>>()?;
+                let mut plan = Plan::of_units(units);
+                plan.guard = guard;
+                Ok(plan)
+            }
+            Kind::Read(Err(why)) => Err(RouteError::Unsupported(format!(
+                "{why} when the rows are on several shards"
+            ))),
+            Kind::Read(Ok(read)) => self.bind_read(read, &chosen, params),
+        }
+    }
+
+    fn render(
+        &self,
+        template: &Template,
+        node: usize,
+        params: &[Value],
+        limit: (u64, u64),
+    ) -> Result<ExecutionUnit, RouteError> {
+        let nodes: Vec<&keyshard_config::DataNode> = self
+            .tables
+            .iter()
+            .map(|r| r.data_nodes.get(node))
+            .collect::<Option<_>>()
+            .ok_or(RouteError::Internal("bound tables with different nodes"))?;
+        let first = nodes
+            .first()
+            .ok_or(RouteError::Internal("a query without tables"))?;
+        let tables: Vec<&str> = nodes.iter().map(|n| n.table.as_str()).collect();
+        let mut renderer = Renderer::new(&self.sql, self.dialect, &tables, params);
+        renderer.limit = limit;
+        renderer.render(template.head(), RowKey::NONE)?;
+        Ok(ExecutionUnit {
+            data_source: first.data_source.clone(),
+            table: first.table.clone(),
+            sql: renderer.out,
+            params: renderer.out_params,
+            rows: Vec::new(),
+        })
+    }
+}

@@ -1,0 +1,345 @@
+//! A SELECT over several nodes: rewritten so that each node returns what the merge needs
+//! (`AVG` as `SUM` and `COUNT`, sort and group keys it must see as hidden columns, `LIMIT
+//! offset + count`), and the merge that turns their rows into one result.
+
+use std::ops::{ControlFlow, Range};
+
+use sqlparser::ast::{
+    Expr, Function, FunctionArgumentList, FunctionArguments, GroupByExpr, OrderByKind, OrderBySort,
+    Query, Select, SelectItem, Spanned, Value as SqlValue, Visit, Visitor, visit_expressions,
+};
+use sqlparser::parser::Parser;
+
+use super::limit::{NO_LIMIT, limit_clause, limit_number};
+use super::select_list::{arguments_text, projection_ranges};
+use super::{Operand, PreparedQuery, Tables, placeholder_edits, select_of};
+use crate::locate::Locator;
+use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
+use crate::names::{last_ident, push_identifier};
+use crate::plan::Plan;
+use crate::template::{Edit, Piece, Template};
+use crate::tokens::Tokens;
+use crate::value::Value;
+use crate::{Dialect, RouteError};
+
+/// A read as several nodes run it, and how their rows merge.
+#[derive(Debug, Clone)]
+pub(super) struct MultiRead {
+    template: Template,
+    /// The merge, its offset and limit still to be bound.
+    spec: MergeSpec,
+    offset: Option<Operand>,
+    limit: Option<Operand>,
+    /// Grouped results cannot be cut per node: a group may span nodes.
+    grouped: bool,
+}
+
+impl PreparedQuery {
+    /// Plans a read whose rows are on the nodes `chosen` (more than one).
+    pub(super) fn bind_read(
+        &self,
+        read: &MultiRead,
+        chosen: &[usize],
+        params: &[Value],
+    ) -> Result<Plan, RouteError> {
+        let number = |o: &Option<Operand>| -> Result<Option<u64>, RouteError> {
+            o.as_ref()
+                .map(|o| limit_number(o.resolve(params)?))
+                .transpose()
+        };
+        let offset = number(&read.offset)?.unwrap_or(0);
+        let limit = number(&read.limit)?;
+        // Each node returns what could be among the first offset + count rows.
+        let per_node = match (read.grouped, limit) {
+            // Capped where every database's LIMIT still takes it (SQLite's is signed).
+            (false, Some(count)) => offset.saturating_add(count).min(NO_LIMIT),
+            _ => NO_LIMIT,
+        };
+        let mut spec = read.spec.clone();
+        spec.offset = offset;
+        spec.limit = limit;
+        let units = chosen
+            .iter()
+            .map(|&n| self.render(&read.template, n, params, (0, per_node)))
+            .collect::<Result<_, _>>()?;
+        Ok(Plan {
+            merge: Some(spec),
+            ..Plan::of_units(units)
+        })
+    }
+}
+
+/// The aggregate functions merged across shards.
+fn aggregate_of(function: &Function) -> Option<Aggregate> {
+    let name = last_ident(&function.name);
+    let aggregate = [
+        ("count", Aggregate::Count),
+        ("sum", Aggregate::Sum),
+        ("min", Aggregate::Min),
+        ("max", Aggregate::Max),
+        ("avg", Aggregate::Avg { count_index: 0 }),
+    ]
+    .into_iter()
+    .find(|(n, _)| name.eq_ignore_ascii_case(n))?
+    .1;
+    Some(aggregate)
+}
+
+fn contains_aggregate(expr: &Expr) -> bool {
+    visit_expressions(expr, |e| match e {
+        Expr::Function(f) if aggregate_of(f).is_some() || f.over.is_some() => {
+            ControlFlow::Break(())
+        }
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
+}
+
+/// Counts the queries in a statement: more than one means subqueries, which per-node
+/// execution would answer per node.
+struct QueryCount(usize);
+
+impl Visitor for QueryCount {
+    type Break = ();
+    fn pre_visit_query(&mut self, _query: &Query) -> ControlFlow<()> {
+        self.0 += 1;
+        ControlFlow::Continue(())
+    }
+}
+
+/// The rewrite and merge of a SELECT over several nodes; `Err` says why it cannot be merged.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn multi_read(
+    sql: &str,
+    dialect: Dialect,
+    parser: &Parser<'_>,
+    query: &Query,
+    tables: &Tables<'_>,
+    tokens: &Tokens,
+    table_edits: &[Edit],
+) -> Result<MultiRead, String> {
+    let unsupported = |what: &str| Err(what.to_owned());
+    // Node `i` of a table meets only node `i` of itself: rows on other nodes never pair.
+    if tables.repeated {
+        return unsupported("a sharded table used twice in one statement");
+    }
+    let mut counter = QueryCount(0);
+    let _ = query.visit(&mut counter);
+    if counter.0 > 1 {
+        return unsupported("subqueries");
+    }
+    if query.with.is_some() || query.fetch.is_some() {
+        return unsupported("WITH or FETCH");
+    }
+    let Some(select) = select_of(query) else {
+        return unsupported("UNION, INTERSECT and EXCEPT");
+    };
+    if select.distinct.is_some() || select.having.is_some() || select.top.is_some() {
+        return unsupported("DISTINCT, HAVING or TOP");
+    }
+    let group_by = match &select.group_by {
+        GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs,
+        _ => return unsupported("GROUP BY ALL, ROLLUP, CUBE or GROUPING SETS"),
+    };
+    let mut locator = Locator::new(sql);
+    let items = projection_ranges(parser, &mut locator)
+        .map_err(|e| e.to_string())?
+        .filter(|r| r.len() == select.projection.len())
+        .ok_or_else(|| "this select list".to_owned())?;
+    let wildcard = select.projection.iter().any(|i| {
+        matches!(
+            i,
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+        )
+    });
+
+    let mut edits = table_edits.to_vec();
+    let mut hidden: Vec<String> = Vec::new();
+    let mut aggregates = Vec::new();
+    for (index, (item, range)) in select.projection.iter().zip(&items).enumerate() {
+        let (expr, alias) = match item {
+            SelectItem::UnnamedExpr(expr) => (expr, None),
+            SelectItem::ExprWithAlias { expr, alias } => (expr, Some(alias)),
+            _ => continue,
+        };
+        let function = match expr {
+            Expr::Function(f) => f,
+            other if contains_aggregate(other) => {
+                return unsupported("an aggregate or window function inside an expression");
+            }
+            _ => continue,
+        };
+        let Some(mut aggregate) = aggregate_of(function) else {
+            if contains_aggregate(expr) {
+                return unsupported("an aggregate or window function inside an expression");
+            }
+            continue;
+        };
+        let FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            clauses,
+            ..
+        }) = &function.args
+        else {
+            return unsupported("DISTINCT in an aggregate");
+        };
+        if function.over.is_some() || function.filter.is_some() || !clauses.is_empty() {
+            return unsupported("window functions, FILTER or ordered aggregates");
+        }
+        if let Aggregate::Avg { count_index } = &mut aggregate {
+            let name = locator
+                .offset(function.name.span().start)
+                .and_then(|s| Ok(s..locator.offset(function.name.span().end)?))
+                .map_err(|e| e.to_string())?;
+            let arguments =
+                arguments_text(sql, range, name.end).ok_or_else(|| "this AVG".to_owned())?;
+            if tokens.has_placeholder_in(&arguments) {
+                return unsupported("a parameter inside AVG");
+            }
+            edits.push(Edit {
+                range: name,
+                piece: Piece::Text("SUM".into()),
+            });
+            if alias.is_none() {
+                // The name the client would see: MySQL's is the expression as written.
+                let mut label = " AS ".to_owned();
+                match dialect {
+                    Dialect::MySql => push_identifier(&mut label, &sql[range.clone()], Some('`')),
+                    Dialect::Postgres => label.push_str("avg"),
+                }
+                edits.push(Edit {
+                    range: range.end..range.end,
+                    piece: Piece::Text(label.into()),
+                });
+            }
+            *count_index = select.projection.len() + hidden.len();
+            hidden.push(format!("COUNT({})", &sql[arguments]));
+        }
+        aggregates.push(AggregateColumn {
+            index,
+            function: aggregate,
+        });
+    }
+    if wildcard && !aggregates.is_empty() {
+        return unsupported("* beside aggregates");
+    }
+
+    // A column the merge needs: where the select list has it, else appended and hidden.
+    let column_for = |expr: &Expr, hidden: &mut Vec<String>| -> Result<ColumnRef, String> {
+        if let Some(index) = find_item(expr, select) {
+            return Ok(ColumnRef::Index(index));
+        }
+        let name = match expr {
+            Expr::Identifier(ident) => ident.value.clone(),
+            Expr::CompoundIdentifier(parts) => match parts.as_slice() {
+                [qualifier, column]
+                    if !tables
+                        .rules
+                        .iter()
+                        .any(|r| r.logic_table.eq_ignore_ascii_case(&qualifier.value)) =>
+                {
+                    format!("{}.{}", qualifier, column)
+                }
+                // `t_order.status` would need its qualifier renamed per node.
+                [.., column] if wildcard => column.value.clone(),
+                _ => return Err("ORDER BY or GROUP BY on a column qualified by its table name that is not selected".into()),
+            },
+            _ => return Err("ORDER BY or GROUP BY on an expression that is not selected".into()),
+        };
+        if wildcard {
+            // Under `*` only the result knows positions; a plain column is in it by name.
+            if let Expr::Identifier(ident) = expr {
+                return Ok(ColumnRef::Name(ident.value.clone()));
+            }
+        }
+        let label = format!("ks_hidden_{}", hidden.len());
+        hidden.push(format!("{name} AS {label}"));
+        Ok(if wildcard {
+            ColumnRef::Name(label)
+        } else {
+            ColumnRef::Index(select.projection.len() + hidden.len() - 1)
+        })
+    };
+    let mut spec_group = Vec::new();
+    for expr in group_by {
+        spec_group.push(column_for(expr, &mut hidden)?);
+    }
+    let mut order_by = Vec::new();
+    if let Some(order) = &query.order_by {
+        let OrderByKind::Expressions(exprs) = &order.kind else {
+            return unsupported("ORDER BY ALL");
+        };
+        for item in exprs {
+            order_by.push(SortKey {
+                column: column_for(&item.expr, &mut hidden)?,
+                descending: matches!(item.options.sort, Some(OrderBySort::Desc)),
+                nulls_first: item.options.nulls_first,
+            });
+        }
+    }
+    if let Some(last) = items.last()
+        && !hidden.is_empty()
+    {
+        let mut text = String::new();
+        for column in &hidden {
+            text.push_str(", ");
+            text.push_str(column);
+        }
+        edits.push(Edit {
+            range: last.end..last.end,
+            piece: Piece::Text(text.into()),
+        });
+    }
+
+    let (offset, limit, limit_ranges) = limit_clause(query, tokens, &mut locator)?;
+    for (range, is_offset) in &limit_ranges {
+        edits.push(Edit {
+            range: range.clone(),
+            piece: Piece::Limit { offset: *is_offset },
+        });
+    }
+    let skip: Vec<Range<usize>> = limit_ranges.iter().map(|(r, _)| r.clone()).collect();
+    edits.extend(placeholder_edits(tokens, &skip));
+    let grouped = !spec_group.is_empty() || !aggregates.is_empty();
+    Ok(MultiRead {
+        template: Template::whole(sql.len(), edits).map_err(|e| e.to_string())?,
+        spec: MergeSpec {
+            group_by: spec_group,
+            aggregates,
+            order_by,
+            offset: 0,
+            limit: None,
+            hidden_columns: hidden.len(),
+            dialect,
+        },
+        offset,
+        limit,
+        grouped,
+    })
+}
+
+/// The select list item whose value `expr` is: by position (`ORDER BY 2`), by alias, or by the
+/// same expression (a column matched by name, however qualified).
+fn find_item(expr: &Expr, select: &Select) -> Option<usize> {
+    if let Expr::Value(v) = expr
+        && let SqlValue::Number(n, _) = &v.value
+    {
+        return n.parse::<usize>().ok()?.checked_sub(1);
+    }
+    let column_name = |e: &Expr| -> Option<String> {
+        match e {
+            Expr::Identifier(i) => Some(i.value.to_ascii_lowercase()),
+            Expr::CompoundIdentifier(parts) => parts.last().map(|i| i.value.to_ascii_lowercase()),
+            _ => None,
+        }
+    };
+    let wanted = column_name(expr);
+    select.projection.iter().position(|item| match item {
+        SelectItem::ExprWithAlias { expr: e, alias } => {
+            e == expr
+                || matches!(expr, Expr::Identifier(i) if i.value.eq_ignore_ascii_case(&alias.value))
+        }
+        SelectItem::UnnamedExpr(e) => e == expr || (wanted.is_some() && column_name(e) == wanted),
+        _ => false,
+    })
+}

@@ -1,0 +1,79 @@
+//! Where the items of a SELECT's top-level select list are written, read from the tokens: the
+//! rewrite of a read over several nodes appends hidden columns after the last item and
+//! rewrites `AVG(…)` in place.
+
+use std::ops::Range;
+
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Token;
+
+use crate::RouteError;
+use crate::locate::Locator;
+use crate::tokens;
+
+/// The byte ranges of the top-level select list's items, from the tokens (sqlparser's spans of
+/// some expressions stop short of their closing parenthesis).
+pub(super) fn projection_ranges(
+    parser: &Parser<'_>,
+    locator: &mut Locator<'_>,
+) -> Result<Option<Vec<Range<usize>>>, RouteError> {
+    let mut items = Vec::new();
+    let mut depth = 0i32;
+    let mut started = false;
+    let mut current: Option<Range<usize>> = None;
+    for token in tokens::significant(parser) {
+        if !started {
+            if let Token::Word(w) = &token.token
+                && w.keyword == Keyword::SELECT
+            {
+                started = true;
+            }
+            continue;
+        }
+        let range = locator.offset(token.span.start)?..locator.offset(token.span.end)?;
+        match &token.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Comma if depth == 0 => {
+                items.extend(current.take());
+                continue;
+            }
+            Token::Word(w)
+                if depth == 0
+                    && w.quote_style.is_none()
+                    && matches!(
+                        w.keyword,
+                        Keyword::FROM
+                            | Keyword::WHERE
+                            | Keyword::GROUP
+                            | Keyword::ORDER
+                            | Keyword::LIMIT
+                            | Keyword::INTO
+                    ) =>
+            {
+                break;
+            }
+            Token::SemiColon if depth == 0 => break,
+            _ => {}
+        }
+        current = Some(match current {
+            Some(c) => c.start..range.end,
+            None => range,
+        });
+    }
+    items.extend(current);
+    Ok(started.then_some(items))
+}
+
+/// The text between the parentheses of the call whose name ends at `name_end`, within `item`.
+pub(super) fn arguments_text(
+    sql: &str,
+    item: &Range<usize>,
+    name_end: usize,
+) -> Option<Range<usize>> {
+    let text = sql.get(name_end..item.end)?;
+    let open = name_end + text.find('(')? + 1;
+    let close = name_end + text.rfind(')')?;
+    (open <= close).then_some(open..close)
+}
