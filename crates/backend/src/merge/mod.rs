@@ -27,7 +27,7 @@ use plan::Resolved;
 /// Why the shards' results could not be merged. Every variant is a plan that does not fit the
 /// results (a router bug) or a value the merge cannot combine, never a shard's fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum MergeError {
+pub enum MergeError {
     /// An ORDER BY / GROUP BY column name that no result column has.
     #[error("merge: no result column named '{0}'")]
     UnknownColumn(String),
