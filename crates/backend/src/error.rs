@@ -1,3 +1,5 @@
+use crate::MergeError;
+
 /// Why the backend could not connect, load metadata or execute.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
@@ -40,8 +42,10 @@ pub enum BackendError {
         type_name: String,
     },
     /// The shards' results could not be merged into one.
-    #[error("{0}")]
-    Merge(String),
+    // Transparent: the merge's own message is the one clients have always seen, and a source
+    // besides it would print it twice in an error chain.
+    #[error(transparent)]
+    Merge(#[from] MergeError),
     /// LOCAL: some data sources committed, then one failed to: the transaction is half
     /// committed.
     #[error(

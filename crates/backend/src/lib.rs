@@ -31,6 +31,7 @@ use keyshard_router::{ExecutionUnit, Plan};
 
 pub use characteristics::{Characteristics, Isolation};
 pub use error::BackendError;
+pub use merge::MergeError;
 pub use metadata::MetadataStore;
 pub use outcome::{Column, Outcome};
 pub use pool::Pool;

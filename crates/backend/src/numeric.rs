@@ -417,4 +417,28 @@ mod tests {
         assert!(text_to_binary("1e5").is_none());
         assert!(text_to_binary("").is_none());
     }
+
+    #[test]
+    fn decimals_parse_format_and_compare() {
+        let d = |s: &str| Decimal::parse(s).expect("a decimal");
+        assert_eq!(d("007.50").to_string(), "7.50");
+        assert_eq!(d("-.5").to_string(), "-0.5");
+        assert_eq!(d("-0.00").to_string(), "0.00");
+        assert_eq!(d("+3").to_string(), "3");
+        for bad in ["", "-", ".", "1e5", " 1", "1.2.3", "0x10", "١"] {
+            assert_eq!(Decimal::parse(bad), None, "{bad:?}");
+        }
+        assert_eq!(d("1.50").cmp(&d("1.5")), Ordering::Equal);
+        assert_eq!(d("-2").cmp(&d("-10")), Ordering::Greater);
+        assert_eq!(d("0.1").cmp(&d("-0.1")), Ordering::Greater);
+        assert_eq!(d("0.999").div_round(0, 4), None);
+        assert_eq!(
+            d("5").div_round(2, 0).map(|q| q.to_string()),
+            Some("3".into())
+        );
+        assert_eq!(
+            d("-5").div_round(2, 0).map(|q| q.to_string()),
+            Some("-3".into())
+        );
+    }
 }

@@ -40,7 +40,7 @@ impl Outcome {
     /// merge spec, a broadcast write counted once.
     pub(crate) fn of(plan: &Plan, results: Vec<UnitResult>) -> Result<Self, BackendError> {
         if let Some(spec) = &plan.merge {
-            let merged = merge(spec, results).map_err(|e| BackendError::Merge(e.to_string()))?;
+            let merged = merge(spec, results)?;
             return Ok(Outcome {
                 affected_rows: merged.affected_rows,
                 columns: merged.columns,

@@ -4,10 +4,46 @@ use std::time::Duration;
 
 use zookeeper_client as zk;
 
+use super::ZooKeeperRepository;
+use super::store::CAS_ATTEMPTS;
 use crate::{CoordinationError, WORKER_IDS};
+
+// The layout the module docs describe, kept in one place so that it reads as one map.
+impl ZooKeeperRepository {
+    pub(super) fn reservation_dir(&self) -> String {
+        format!("{}/reservation/worker_id", self.root)
+    }
+
+    pub(super) fn reservation_path(&self, worker_id: u16) -> String {
+        format!("{}/{worker_id}", self.reservation_dir())
+    }
+
+    pub(super) fn compute_node_path(&self, instance_id: &str) -> String {
+        format!("{}/nodes/compute_nodes/worker_id/{instance_id}", self.root)
+    }
+
+    pub(super) fn high_water_path(&self, worker_id: u16) -> String {
+        format!("{}/keyshard/worker_id_hwm/{worker_id}", self.root)
+    }
+
+    pub(super) fn segment_path(&self, key: &str) -> String {
+        format!("{}/keyshard/segment/{key}", self.root)
+    }
+
+    pub(super) fn service_time_path(&self, service: &str) -> String {
+        format!("{}/keyshard/service_time/{service}", self.root)
+    }
+}
 
 pub(super) fn zk_error(path: &str, err: zk::Error) -> CoordinationError {
     CoordinationError::ZooKeeper(format!("{path}: {err}"))
+}
+
+/// A compare-and-set on `path` that kept losing races.
+pub(super) fn contended(path: &str) -> CoordinationError {
+    CoordinationError::ZooKeeper(format!(
+        "{path}: still contended after {CAS_ATTEMPTS} attempts"
+    ))
 }
 
 pub(super) fn millis(duration: Duration) -> u64 {

@@ -1,0 +1,400 @@
+//! Aggregate functions combined over the shards' partial values: COUNT and SUM are summed
+//! exactly, MIN and MAX compared as the database compares, AVG recomputed from the summed SUM
+//! and COUNT the router asked the shards for.
+
+use std::cmp::Ordering;
+
+use keyshard_router::Dialect;
+use keyshard_router::Value;
+use keyshard_router::merge::Aggregate;
+
+use super::MergeError;
+use super::compare::compare;
+use super::exact::Exact;
+use super::plan::Resolved;
+use crate::numeric::Decimal;
+
+/// MariaDB's `div_precision_increment` default: the digits AVG adds to its argument's scale.
+const AVG_EXTRA_SCALE: usize = 4;
+
+impl Resolved {
+    /// One group's row: its first row, with every aggregate combined over all its rows.
+    pub(super) fn combine(
+        &self,
+        rows: &[Vec<Value>],
+        avg_decimal: &mut [Option<bool>],
+    ) -> Result<Vec<Value>, MergeError> {
+        let Some(first) = rows.first() else {
+            return Ok(Vec::new());
+        };
+        let mut out = first.clone();
+        for (&(index, function), decimal) in self.aggregates.iter().zip(avg_decimal) {
+            let column = || {
+                rows.iter()
+                    .map(move |row| row.get(index).unwrap_or(&Value::Null))
+            };
+            let value = match function {
+                Aggregate::Count => match Sum::of(column(), index)?.into_value() {
+                    Value::Null => Value::Int(0),
+                    count => count,
+                },
+                Aggregate::Sum => Sum::of(column(), index)?.into_value(),
+                Aggregate::Min => self.extreme(column(), index, Ordering::Less),
+                Aggregate::Max => self.extreme(column(), index, Ordering::Greater),
+                Aggregate::Avg { count_index } => {
+                    let counts = rows
+                        .iter()
+                        .map(|row| row.get(count_index).unwrap_or(&Value::Null));
+                    let count = Sum::of(counts, count_index)?;
+                    let sum = Sum::of(column(), index)?;
+                    if let Some(slot) = out.get_mut(count_index) {
+                        // The count column may be a visible COUNT(x) the router reused.
+                        *slot = count.clone().into_value();
+                    }
+                    let (avg, is_decimal) = average(sum, count, count_index, self.dialect)?;
+                    if decimal.is_none() {
+                        *decimal = is_decimal;
+                    }
+                    avg
+                }
+            };
+            if let Some(slot) = out.get_mut(index) {
+                *slot = value;
+            }
+        }
+        Ok(out)
+    }
+
+    /// MIN (`wanted` = Less) or MAX (Greater) over the non-NULL values; ties keep the first.
+    fn extreme<'v>(
+        &self,
+        values: impl Iterator<Item = &'v Value>,
+        index: usize,
+        wanted: Ordering,
+    ) -> Value {
+        let numeric_text = self.numeric_text.get(index).copied().unwrap_or(false);
+        values
+            .filter(|v| !matches!(v, Value::Null))
+            .fold(None::<&Value>, |best, v| match best {
+                Some(b) if compare(v, b, self.dialect, numeric_text) != wanted => Some(b),
+                _ => Some(v),
+            })
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+}
+
+/// A running SUM over partial values: exact while only integers and decimals are seen.
+#[derive(Debug, Clone, Default)]
+struct Sum {
+    exact: Option<Exact>,
+    double: Option<f64>,
+}
+
+impl Sum {
+    fn of<'v>(values: impl Iterator<Item = &'v Value>, column: usize) -> Result<Sum, MergeError> {
+        let mut sum = Sum::default();
+        for value in values {
+            sum.add(value, column)?;
+        }
+        Ok(sum)
+    }
+
+    fn add(&mut self, value: &Value, column: usize) -> Result<(), MergeError> {
+        let exact = match value {
+            Value::Null => return Ok(()),
+            Value::Int(v) => Exact::Int(i128::from(*v)),
+            Value::UInt(v) => Exact::Int(i128::from(*v)),
+            Value::Double(v) => {
+                self.double = Some(self.double.unwrap_or(0.0) + v);
+                return Ok(());
+            }
+            Value::Text(s) => {
+                Exact::Dec(Decimal::parse(s).ok_or_else(|| MergeError::NotNumeric {
+                    column,
+                    value: format!("{value:?}"),
+                })?)
+            }
+            Value::Bytes(_) => {
+                return Err(MergeError::NotNumeric {
+                    column,
+                    value: format!("{value:?}"),
+                });
+            }
+        };
+        self.exact = Some(match self.exact.take() {
+            Some(acc) => acc.add(exact),
+            None => exact,
+        });
+        Ok(())
+    }
+
+    fn is_null(&self) -> bool {
+        self.exact.is_none() && self.double.is_none()
+    }
+
+    fn to_f64(&self) -> f64 {
+        self.double.unwrap_or(0.0) + self.exact.as_ref().map_or(0.0, Exact::to_f64)
+    }
+
+    fn into_value(self) -> Value {
+        match (self.double, self.exact) {
+            (None, None) => Value::Null,
+            (None, Some(exact)) => exact.into_value(),
+            (Some(d), exact) => Value::Double(d + exact.as_ref().map_or(0.0, Exact::to_f64)),
+        }
+    }
+
+    /// The sum as a row count.
+    fn into_count(self, column: usize) -> Result<u64, MergeError> {
+        let bad = |value: String| MergeError::BadCount { column, value };
+        if self.double.is_some() {
+            let v = self.to_f64();
+            return if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
+                Ok(v as u64)
+            } else {
+                Err(bad(v.to_string()))
+            };
+        }
+        match self.exact {
+            None => Ok(0),
+            Some(exact) => {
+                let decimal = exact.into_decimal();
+                decimal.to_u64().ok_or_else(|| bad(decimal.to_string()))
+            }
+        }
+    }
+}
+
+/// AVG from the summed SUMs and COUNTs; also whether it came out as a decimal (`None`: NULL,
+/// undecided).
+fn average(
+    sum: Sum,
+    count: Sum,
+    count_index: usize,
+    dialect: Dialect,
+) -> Result<(Value, Option<bool>), MergeError> {
+    let count = count.into_count(count_index)?;
+    if count == 0 || sum.is_null() {
+        return Ok((Value::Null, None));
+    }
+    match (sum.double, sum.exact.clone()) {
+        (None, Some(exact)) => {
+            let sum = exact.into_decimal();
+            let extra = match dialect {
+                Dialect::MySql => AVG_EXTRA_SCALE,
+                Dialect::Postgres => sum.pg_division_scale(count).saturating_sub(sum.scale()),
+            };
+            let avg = sum
+                .div_round(count, extra)
+                .map_or(Value::Null, |d| Value::Text(d.to_string()));
+            Ok((avg, Some(true)))
+        }
+        _ => Ok((Value::Double(sum.to_f64() / count as f64), Some(false))),
+    }
+}
+
+/// The type name of an exact average: MySQL's DECIMAL or PostgreSQL's NUMERIC.
+pub(crate) fn exact_average_type(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::MySql => "DECIMAL",
+        Dialect::Postgres => "NUMERIC",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::merge;
+    use super::super::test_support::*;
+    use super::*;
+    use crate::outcome::UnitResult;
+    use keyshard_router::merge::{AggregateColumn, ColumnRef};
+
+    use Value::{Double, Int, Null, UInt};
+
+    const AGG: &[(&str, &str)] = &[
+        ("cnt", "BIGINT"),
+        ("total", "BIGINT"),
+        ("lo", "VARCHAR"),
+        ("hi", "BIGINT"),
+    ];
+
+    fn aggregates() -> Vec<AggregateColumn> {
+        vec![
+            agg(0, Aggregate::Count),
+            agg(1, Aggregate::Sum),
+            agg(2, Aggregate::Min),
+            agg(3, Aggregate::Max),
+        ]
+    }
+
+    #[test]
+    fn aggregates_without_group_by_make_one_row() {
+        let mut s = spec(Dialect::MySql);
+        s.aggregates = aggregates();
+        let results = vec![
+            shard(AGG, vec![vec![Int(2), Int(10), text("b"), Int(7)]]),
+            shard(AGG, vec![vec![Int(0), Null, Null, Null]]),
+            shard(AGG, vec![vec![Int(3), Int(-4), text("A"), Int(9)]]),
+        ];
+        let merged = merge(&s, results).expect("merges");
+        assert_eq!(merged.rows, vec![vec![Int(5), Int(6), text("A"), Int(9)]]);
+
+        // Every shard empty-handed: still one row, of zeros and NULLs.
+        let results = vec![
+            shard(AGG, vec![vec![Int(0), Null, Null, Null]]),
+            shard(AGG, vec![vec![Int(0), Null, Null, Null]]),
+        ];
+        let merged = merge(&s, results).expect("merges");
+        assert_eq!(merged.rows, vec![vec![Int(0), Null, Null, Null]]);
+
+        // No rows at all: no rows.
+        let results = vec![shard(AGG, vec![]), UnitResult::default()];
+        assert!(merge(&s, results).expect("merges").rows.is_empty());
+    }
+
+    #[test]
+    fn sums_stay_exact() {
+        let sum = |values: Vec<Value>| {
+            let mut s = spec(Dialect::MySql);
+            s.aggregates = vec![agg(0, Aggregate::Sum)];
+            single_column(
+                Dialect::MySql,
+                &s,
+                values.into_iter().map(|v| vec![v]).collect(),
+            )
+        };
+        assert_eq!(
+            sum(vec![text("10.50"), Int(3), text("0.125")]),
+            vec![text("13.625")]
+        );
+        assert_eq!(sum(vec![text("1.5"), text("-2.25")]), vec![text("-0.75")]);
+        assert_eq!(sum(vec![text("1.50"), text("-1.5")]), vec![text("0.00")]);
+        assert_eq!(sum(vec![text("31"), Null]), vec![text("31")]);
+        assert_eq!(
+            sum(vec![
+                text("99999999999999999999999999999999999999999.9"),
+                text("0.1")
+            ]),
+            vec![text("100000000000000000000000000000000000000000.0")]
+        );
+        assert_eq!(sum(vec![Int(i64::MAX), Int(1)]), vec![UInt(1 << 63)]);
+        assert_eq!(
+            sum(vec![UInt(u64::MAX), UInt(1)]),
+            vec![text("18446744073709551616")]
+        );
+        assert_eq!(
+            sum(vec![Int(i64::MIN), Int(-1)]),
+            vec![text("-9223372036854775809")]
+        );
+        assert_eq!(sum(vec![Int(1), Double(0.5), text("2")]), vec![Double(3.5)]);
+        assert_eq!(sum(vec![Null, Null]), vec![Null]);
+    }
+
+    fn avg(dialect: Dialect, shards: Vec<(Value, Value)>) -> (Value, String) {
+        let mut s = spec(dialect);
+        s.aggregates = vec![agg(0, Aggregate::Avg { count_index: 1 })];
+        s.hidden_columns = 1;
+        let cols = &[("avg(x)", "DECIMAL"), ("count(x)", "BIGINT")];
+        let results = shards
+            .into_iter()
+            .map(|(sum, count)| shard(cols, vec![vec![sum, count]]))
+            .collect();
+        let merged = merge(&s, results).expect("merges");
+        assert_eq!(merged.columns.len(), 1);
+        let value = merged.rows.concat().into_iter().next().expect("one value");
+        (value, merged.columns[0].type_name.clone())
+    }
+
+    #[test]
+    fn avg_is_a_decimal_in_mysql_as_mariadb_computes_it() {
+        let (value, type_name) = avg(
+            Dialect::MySql,
+            vec![(text("20"), Int(1)), (text("11"), Int(1))],
+        );
+        assert_eq!((value, type_name.as_str()), (text("15.5000"), "DECIMAL"));
+        let (value, _) = avg(Dialect::MySql, vec![(Int(20), Int(1)), (Int(11), Int(1))]);
+        assert_eq!(value, text("15.5000"));
+        let (value, _) = avg(
+            Dialect::MySql,
+            vec![(text("10.50"), Int(3)), (Null, Int(0)), (text("0"), Int(1))],
+        );
+        assert_eq!(value, text("2.625000"));
+        // Rounded half away from zero: 2/3 and -2/3.
+        assert_eq!(
+            avg(Dialect::MySql, vec![(Int(2), Int(3))]).0,
+            text("0.6667")
+        );
+        assert_eq!(
+            avg(Dialect::MySql, vec![(Int(-2), Int(3))]).0,
+            text("-0.6667")
+        );
+        assert_eq!(
+            avg(Dialect::MySql, vec![(text("0.00005"), Int(2))]).0,
+            text("0.000025000")
+        );
+        // No rows anywhere: NULL.
+        assert_eq!(
+            avg(Dialect::MySql, vec![(Null, Int(0)), (Null, Int(0))]).0,
+            Null
+        );
+    }
+
+    #[test]
+    fn avg_is_a_double_over_doubles() {
+        let (value, type_name) = avg(
+            Dialect::MySql,
+            vec![(Double(3.0), Int(2)), (Int(1), Int(2))],
+        );
+        assert_eq!((value, type_name.as_str()), (Double(1.0), "DOUBLE"));
+        let (value, _) = avg(Dialect::Postgres, vec![(Double(3.0), Int(2))]);
+        assert_eq!(value, Double(1.5));
+    }
+
+    #[test]
+    fn avg_in_postgres_is_a_numeric_of_postgres_scale() {
+        // What `SELECT AVG(x)` prints on PostgreSQL 15 for the same sums and counts.
+        for (sum, count, expected) in [
+            (Int(31), 2, "15.5000000000000000"),
+            (Int(285), 8, "35.6250000000000000"),
+            (Int(2), 8, "0.25000000000000000000"),
+            (Int(59), 1, "59.0000000000000000"),
+            (Int(123_456), 7, "17636.571428571429"),
+            (text("10.50"), 4, "2.6250000000000000"),
+            (Int(-2), 3, "-0.66666666666666666667"),
+        ] {
+            let (value, type_name) = avg(Dialect::Postgres, vec![(sum, Int(count))]);
+            assert_eq!((value, type_name.as_str()), (text(expected), "NUMERIC"));
+        }
+    }
+
+    #[test]
+    fn avg_with_group_by_updates_the_count_column_too() {
+        let mut s = spec(Dialect::MySql);
+        s.group_by = vec![ColumnRef::Index(0)];
+        s.aggregates = vec![agg(1, Aggregate::Avg { count_index: 2 })];
+        let cols = &[
+            ("g", "BIGINT"),
+            ("avg(x)", "DECIMAL"),
+            ("count(x)", "BIGINT"),
+        ];
+        let results = vec![
+            shard(
+                cols,
+                vec![
+                    vec![Int(1), text("3"), Int(2)],
+                    vec![Int(2), text("1"), Int(1)],
+                ],
+            ),
+            shard(cols, vec![vec![Int(1), text("4"), Int(1)]]),
+        ];
+        let rows = merge(&s, results).expect("merges").rows;
+        assert_eq!(
+            rows,
+            vec![
+                vec![Int(1), text("2.3333"), Int(3)],
+                vec![Int(2), text("1.0000"), Int(1)]
+            ]
+        );
+    }
+}

@@ -1,0 +1,261 @@
+//! How the dialect's database orders values, and rows under a list of keys: the one ordering
+//! that sorting, the k-way merge, grouping and MIN/MAX all use.
+
+use std::cmp::Ordering;
+
+use keyshard_router::Dialect;
+use keyshard_router::Value;
+
+use super::exact::Exact;
+use super::plan::{Key, Resolved};
+use crate::numeric::Decimal;
+
+impl Resolved {
+    pub(super) fn compare_rows(&self, keys: &[Key], a: &[Value], b: &[Value]) -> Ordering {
+        keys.iter()
+            .map(|key| {
+                let numeric_text = self.numeric_text.get(key.index).copied().unwrap_or(false);
+                compare_key(
+                    a.get(key.index).unwrap_or(&Value::Null),
+                    b.get(key.index).unwrap_or(&Value::Null),
+                    key,
+                    self.dialect,
+                    numeric_text,
+                )
+            })
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    }
+}
+
+/// Orders two values under one ORDER BY key: NULLs where the key puts them, others by
+/// [`compare`], reversed for DESC.
+fn compare_key(a: &Value, b: &Value, key: &Key, dialect: Dialect, numeric_text: bool) -> Ordering {
+    let null_side = if key.nulls_first {
+        Ordering::Less
+    } else {
+        Ordering::Greater
+    };
+    match (a, b) {
+        (Value::Null, Value::Null) => Ordering::Equal,
+        (Value::Null, _) => null_side,
+        (_, Value::Null) => null_side.reverse(),
+        _ => {
+            let order = compare(a, b, dialect, numeric_text);
+            if key.descending {
+                order.reverse()
+            } else {
+                order
+            }
+        }
+    }
+}
+
+/// Orders two values as the dialect's database does; NULL sorts lowest here (callers place
+/// NULLs themselves). `numeric_text`: the column's text values are decimal numbers.
+///
+/// This must be a total order, or sorting may panic: numbers come before text, text before
+/// bytes, and whether a text is a number depends on its column only, never on the other
+/// value (otherwise "10" < "9" as text, "9" < "10" as numbers and "1a" between would cycle).
+pub(super) fn compare(a: &Value, b: &Value, dialect: Dialect, numeric_text: bool) -> Ordering {
+    use Value::{Bytes, Int, Text, UInt};
+    match (a, b) {
+        (Int(x), Int(y)) => x.cmp(y),
+        (Int(_) | UInt(_), Int(_) | UInt(_)) => integer(a).cmp(&integer(b)),
+        (Text(x), Text(y)) if !numeric_text => compare_text(x, y, dialect),
+        (Bytes(x), Bytes(y)) => x.cmp(y),
+        _ => compare_sort_values(
+            &SortValue::of(a, numeric_text),
+            &SortValue::of(b, numeric_text),
+            dialect,
+        ),
+    }
+}
+
+fn integer(value: &Value) -> i128 {
+    match value {
+        Value::Int(v) => i128::from(*v),
+        Value::UInt(v) => i128::from(*v),
+        _ => 0,
+    }
+}
+
+fn compare_text(a: &str, b: &str, dialect: Dialect) -> Ordering {
+    match dialect {
+        // utf8mb4_general_ci, approximately: ASCII letters fold; other bytes compare as they are.
+        Dialect::MySql => a
+            .bytes()
+            .map(|c| c.to_ascii_lowercase())
+            .cmp(b.bytes().map(|c| c.to_ascii_lowercase())),
+        Dialect::Postgres => a.as_bytes().cmp(b.as_bytes()),
+    }
+}
+
+/// A value's class and position within it, for comparisons across representations.
+enum SortValue<'v> {
+    Null,
+    Number(NumberKey),
+    Text(&'v str),
+    Bytes(&'v [u8]),
+}
+
+impl<'v> SortValue<'v> {
+    fn of(value: &'v Value, numeric_text: bool) -> Self {
+        match value {
+            Value::Null => Self::Null,
+            Value::Int(v) => Self::Number(NumberKey::exact(Exact::Int(i128::from(*v)))),
+            Value::UInt(v) => Self::Number(NumberKey::exact(Exact::Int(i128::from(*v)))),
+            Value::Double(v) => Self::Number(NumberKey::double(*v)),
+            Value::Text(s) => match Decimal::parse(s).filter(|_| numeric_text) {
+                Some(d) => Self::Number(NumberKey::exact(Exact::Dec(d))),
+                None => Self::Text(s),
+            },
+            Value::Bytes(b) => Self::Bytes(b),
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Self::Null => 0,
+            Self::Number(_) => 1,
+            Self::Text(_) => 2,
+            Self::Bytes(_) => 3,
+        }
+    }
+}
+
+fn compare_sort_values(a: &SortValue, b: &SortValue, dialect: Dialect) -> Ordering {
+    match (a, b) {
+        (SortValue::Number(x), SortValue::Number(y)) => x.cmp(y),
+        (SortValue::Text(x), SortValue::Text(y)) => compare_text(x, y, dialect),
+        (SortValue::Bytes(x), SortValue::Bytes(y)) => x.cmp(y),
+        _ => a.rank().cmp(&b.rank()),
+    }
+}
+
+/// A number as (nearest double, exact value when known), compared in that order. Exact
+/// integers and decimals order exactly among themselves; a fractional double against an exact
+/// value with the same nearest double sorts first. Lexicographic, hence a total order.
+struct NumberKey {
+    approx: f64,
+    exact: Option<Exact>,
+}
+
+impl NumberKey {
+    fn exact(exact: Exact) -> Self {
+        Self {
+            approx: normalize_zero(exact.to_f64()),
+            exact: Some(exact),
+        }
+    }
+
+    fn double(v: f64) -> Self {
+        // Integral doubles equal the integers they hold (SQLite mixes 2 and 2.0 freely).
+        let exact =
+            (v.is_finite() && v.fract() == 0.0 && v.abs() < 1e37).then_some(Exact::Int(v as i128));
+        Self {
+            approx: normalize_zero(v),
+            exact,
+        }
+    }
+
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.approx
+            .total_cmp(&other.approx)
+            .then_with(|| match (&self.exact, &other.exact) {
+                (Some(x), Some(y)) => x.cmp(y),
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Less,
+                (Some(_), None) => Ordering::Greater,
+            })
+    }
+}
+
+/// -0.0 and 0.0 are the same number; `total_cmp` would tell them apart.
+fn normalize_zero(v: f64) -> f64 {
+    if v == 0.0 { 0.0 } else { v }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::merge;
+    use super::super::test_support::*;
+    use super::*;
+
+    #[test]
+    fn mysql_compares_text_case_insensitively_postgres_bytewise() {
+        let mut s = spec(Dialect::MySql);
+        s.order_by = vec![asc(0)];
+        let merged = single_column(
+            Dialect::MySql,
+            &s,
+            vec![
+                vec![text("apple"), text("Cherry")],
+                vec![text("Banana"), text("date")],
+            ],
+        );
+        assert_eq!(
+            merged,
+            vec![text("apple"), text("Banana"), text("Cherry"), text("date")]
+        );
+
+        let mut s = spec(Dialect::Postgres);
+        s.order_by = vec![asc(0)];
+        let merged = single_column(
+            Dialect::Postgres,
+            &s,
+            vec![
+                vec![text("Banana"), text("apple")],
+                vec![text("Cherry"), text("date")],
+            ],
+        );
+        assert_eq!(
+            merged,
+            vec![text("Banana"), text("Cherry"), text("apple"), text("date")]
+        );
+    }
+
+    #[test]
+    fn digit_strings_in_text_columns_sort_as_text_decimals_as_numbers() {
+        let mut s = spec(Dialect::MySql);
+        s.order_by = vec![asc(0)];
+        let merged = single_column(
+            Dialect::MySql,
+            &s,
+            vec![vec![text("10"), text("9")], vec![text("100")]],
+        );
+        assert_eq!(merged, vec![text("10"), text("100"), text("9")]);
+
+        let cols = &[("price", "DECIMAL")];
+        let results = vec![
+            shard(cols, vec![vec![text("9.50")], vec![text("10.00")]]),
+            shard(cols, vec![vec![text("-1")], vec![text("9.6")]]),
+        ];
+        let rows = merge(&s, results).expect("merges").rows;
+        assert_eq!(
+            rows.concat(),
+            vec![text("-1"), text("9.50"), text("9.6"), text("10.00")]
+        );
+    }
+
+    #[test]
+    fn compare_is_a_total_order_on_mixed_values() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for dialect in [Dialect::MySql, Dialect::Postgres] {
+            for numeric_text in [false, true] {
+                let values: Vec<Value> = (0..40).map(|_| rng.value()).collect();
+                let cmp = |a: &Value, b: &Value| compare(a, b, dialect, numeric_text);
+                for a in &values {
+                    for b in &values {
+                        assert_eq!(cmp(a, b), cmp(b, a).reverse(), "{a:?} {b:?}");
+                        for c in &values {
+                            if cmp(a, b).is_le() && cmp(b, c).is_le() {
+                                assert!(cmp(a, c).is_le(), "{a:?} <= {b:?} <= {c:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

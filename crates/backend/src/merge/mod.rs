@@ -1,0 +1,264 @@
+//! Merging the shards' results of a read into the one result a single database holding all
+//! the rows would have returned, as the router's [`MergeSpec`] describes it.
+//!
+//! One merger per file, after ShardingSphere's: the entry point here picks the stream (plain
+//! concatenation, an ordered k-way merge, or grouping with aggregation) and applies the window.
+
+use keyshard_router::Value;
+use keyshard_router::merge::MergeSpec;
+
+use crate::outcome::{Column, UnitResult};
+
+mod aggregation;
+mod compare;
+mod exact;
+mod group_by;
+mod order_by;
+mod pagination;
+mod plan;
+#[cfg(test)]
+mod test_support;
+
+pub(crate) use aggregation::exact_average_type;
+use order_by::KWayMerge;
+use pagination::window;
+use plan::Resolved;
+
+/// Why the shards' results could not be merged. Every variant is a plan that does not fit the
+/// results (a router bug) or a value the merge cannot combine, never a shard's fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    /// An ORDER BY / GROUP BY column name that no result column has.
+    #[error("merge: no result column named '{0}'")]
+    UnknownColumn(String),
+    /// A column position beyond the result's columns.
+    #[error("merge: column {index} does not exist; the result has {width} columns")]
+    ColumnOutOfRange {
+        /// The position asked for.
+        index: usize,
+        /// How many columns the rows have.
+        width: usize,
+    },
+    /// Shards (or rows) disagree on how many columns a row has.
+    #[error("merge: a row has {found} columns, expected {expected}")]
+    RowWidth {
+        /// The result's column count.
+        expected: usize,
+        /// The offending row's.
+        found: usize,
+    },
+    /// More hidden columns than the result has.
+    #[error("merge: {hidden} hidden columns, but the result has only {width}")]
+    HiddenColumns {
+        /// `MergeSpec::hidden_columns`.
+        hidden: usize,
+        /// How many columns the rows have.
+        width: usize,
+    },
+    /// A SUM/COUNT/AVG partial value that is not a number.
+    #[error("merge: column {column} holds {value}, which cannot be added")]
+    NotNumeric {
+        /// Its position.
+        column: usize,
+        /// The value, as debug text.
+        value: String,
+    },
+    /// An AVG's count that is not a non-negative integer fitting in 64 bits.
+    #[error("merge: column {column} holds {value}, which is not a row count")]
+    BadCount {
+        /// Its position.
+        column: usize,
+        /// The count, as text.
+        value: String,
+    },
+}
+
+/// Merges the shards' results (in shard order) as `spec` says.
+pub(crate) fn merge(spec: &MergeSpec, results: Vec<UnitResult>) -> Result<UnitResult, MergeError> {
+    let affected_rows = results
+        .iter()
+        .fold(0u64, |sum, r| sum.saturating_add(r.affected_rows));
+    let mut columns = results
+        .iter()
+        .find(|r| !r.columns.is_empty())
+        .map(|r| r.columns.clone())
+        .unwrap_or_default();
+    let shards: Vec<Vec<Vec<Value>>> = results.into_iter().map(|r| r.rows).collect();
+    let width = match columns.len() {
+        0 => shards.iter().flatten().next().map_or(0, Vec::len),
+        n => n,
+    };
+    if width == 0 {
+        // No columns and no rows: nothing to merge, nothing to resolve names against.
+        return Ok(UnitResult {
+            affected_rows,
+            columns,
+            rows: Vec::new(),
+        });
+    }
+    check_widths(&shards, width)?;
+    let plan = Resolved::new(spec, &columns, width)?;
+
+    let grouping = !spec.aggregates.is_empty() || !spec.group_by.is_empty();
+    let mut rows = if grouping {
+        let (mut groups, avg_types) = plan.group(shards)?;
+        if !plan.order_by.is_empty() {
+            groups.sort_by(|a, b| plan.compare_rows(&plan.order_by, a, b));
+        }
+        set_avg_types(&mut columns, &avg_types);
+        window(spec, groups.into_iter())
+    } else if plan.order_by.is_empty() {
+        window(spec, shards.into_iter().flatten())
+    } else {
+        window(spec, KWayMerge::new(&plan, shards))
+    };
+
+    let visible = width
+        .checked_sub(spec.hidden_columns)
+        .ok_or(MergeError::HiddenColumns {
+            hidden: spec.hidden_columns,
+            width,
+        })?;
+    columns.truncate(visible);
+    for row in &mut rows {
+        row.truncate(visible);
+    }
+    Ok(UnitResult {
+        affected_rows,
+        columns,
+        rows,
+    })
+}
+
+fn check_widths(shards: &[Vec<Vec<Value>>], width: usize) -> Result<(), MergeError> {
+    match shards.iter().flatten().find(|row| row.len() != width) {
+        Some(row) => Err(MergeError::RowWidth {
+            expected: width,
+            found: row.len(),
+        }),
+        None => Ok(()),
+    }
+}
+
+fn set_avg_types(columns: &mut [Column], avg_types: &[(usize, &'static str)]) {
+    for &(index, type_name) in avg_types {
+        if let Some(column) = columns.get_mut(index) {
+            column.type_name = type_name.to_owned();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+    use keyshard_router::Dialect;
+    use keyshard_router::merge::Aggregate;
+
+    use Value::Int;
+
+    #[test]
+    fn without_order_rows_are_concatenated_in_shard_order() {
+        let results = vec![
+            shard(ID, vec![vec![Int(3)], vec![Int(1)]]),
+            UnitResult::default(),
+            shard(ID, vec![vec![Int(2)]]),
+        ];
+        let merged = merge(&spec(Dialect::MySql), results).expect("merges");
+        assert_eq!(merged.rows, vec![vec![Int(3)], vec![Int(1)], vec![Int(2)]]);
+        assert_eq!(merged.affected_rows, 3);
+        assert_eq!(merged.columns, columns(ID));
+    }
+
+    #[test]
+    fn columns_come_from_the_first_shard_that_has_them() {
+        let results = vec![UnitResult::default(), shard(ID, vec![vec![Int(1)]])];
+        let merged = merge(&spec(Dialect::Postgres), results).expect("merges");
+        assert_eq!(merged.columns, columns(ID));
+        assert_eq!(merged.rows, vec![vec![Int(1)]]);
+    }
+
+    #[test]
+    fn nothing_at_all_merges_to_nothing() {
+        let merged = merge(&spec(Dialect::MySql), Vec::new()).expect("merges");
+        assert!(merged.rows.is_empty() && merged.columns.is_empty());
+        let mut s = spec(Dialect::MySql);
+        s.aggregates = vec![agg(0, Aggregate::Count)];
+        s.hidden_columns = 3;
+        let results = vec![UnitResult::default(), UnitResult::default()];
+        let merged = merge(&s, results).expect("merges");
+        assert!(merged.rows.is_empty() && merged.columns.is_empty());
+    }
+
+    #[test]
+    fn hidden_columns_are_dropped_after_sorting_by_them() {
+        let mut s = spec(Dialect::MySql);
+        s.order_by = vec![asc(1)];
+        s.hidden_columns = 1;
+        let cols = &[("name", "VARCHAR"), ("created", "BIGINT")];
+        let results = vec![
+            shard(cols, vec![vec![text("a"), Int(1)], vec![text("c"), Int(3)]]),
+            shard(cols, vec![vec![text("b"), Int(2)]]),
+        ];
+        let merged = merge(&s, results).expect("merges");
+        assert_eq!(merged.columns, columns(&[("name", "VARCHAR")]));
+        assert_eq!(
+            merged.rows,
+            vec![vec![text("a")], vec![text("b")], vec![text("c")]]
+        );
+    }
+
+    #[test]
+    fn bad_specs_and_rows_are_errors_not_panics() {
+        let results = || vec![shard(ID, vec![vec![Int(1)]]), shard(ID, vec![vec![Int(2)]])];
+        let mut s = spec(Dialect::MySql);
+        s.order_by = vec![asc(1)];
+        assert_eq!(
+            merge(&s, results()).map(|_| ()),
+            Err(MergeError::ColumnOutOfRange { index: 1, width: 1 })
+        );
+        let mut s = spec(Dialect::MySql);
+        s.aggregates = vec![agg(0, Aggregate::Avg { count_index: 5 })];
+        assert!(matches!(
+            merge(&s, results()),
+            Err(MergeError::ColumnOutOfRange { index: 5, .. })
+        ));
+        let mut s = spec(Dialect::MySql);
+        s.hidden_columns = 2;
+        assert_eq!(
+            merge(&s, results()).map(|_| ()),
+            Err(MergeError::HiddenColumns {
+                hidden: 2,
+                width: 1
+            })
+        );
+        let ragged = vec![
+            shard(ID, vec![vec![Int(1)]]),
+            shard(ID, vec![vec![Int(2), Int(3)]]),
+        ];
+        assert_eq!(
+            merge(&spec(Dialect::MySql), ragged).map(|_| ()),
+            Err(MergeError::RowWidth {
+                expected: 1,
+                found: 2
+            })
+        );
+        let mut s = spec(Dialect::MySql);
+        s.aggregates = vec![agg(0, Aggregate::Sum)];
+        let words = vec![
+            shard(ID, vec![vec![text("12abc")]]),
+            shard(ID, vec![vec![Int(1)]]),
+        ];
+        assert!(matches!(
+            merge(&s, words),
+            Err(MergeError::NotNumeric { column: 0, .. })
+        ));
+        s.aggregates = vec![agg(0, Aggregate::Avg { count_index: 1 })];
+        let cols = &[("a", "DECIMAL"), ("c", "BIGINT")];
+        let negative = vec![shard(cols, vec![vec![Int(1), Int(-1)]])];
+        assert!(matches!(
+            merge(&s, negative),
+            Err(MergeError::BadCount { column: 1, .. })
+        ));
+    }
+}

@@ -1,0 +1,171 @@
+//! The spec resolved against the result's columns: every column reference a position, every
+//! NULL placement settled, and which text columns hold numbers.
+
+use keyshard_router::Dialect;
+use keyshard_router::merge::{Aggregate, ColumnRef, MergeSpec};
+
+use super::MergeError;
+use crate::outcome::Column;
+
+/// One ORDER BY key, with its column position and NULL placement settled.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Key {
+    pub(super) index: usize,
+    pub(super) descending: bool,
+    pub(super) nulls_first: bool,
+}
+
+/// The spec with every column reference resolved against the result's columns.
+pub(super) struct Resolved {
+    pub(super) dialect: Dialect,
+    pub(super) group_by: Vec<Key>,
+    pub(super) order_by: Vec<Key>,
+    pub(super) aggregates: Vec<(usize, Aggregate)>,
+    /// Per column: whether its text values are decimal numbers (MariaDB's DECIMAL arrives as
+    /// text) and must compare numerically rather than as strings.
+    pub(super) numeric_text: Vec<bool>,
+}
+
+impl Resolved {
+    pub(super) fn new(
+        spec: &MergeSpec,
+        columns: &[Column],
+        width: usize,
+    ) -> Result<Self, MergeError> {
+        let in_range = |index: usize| {
+            if index < width {
+                Ok(index)
+            } else {
+                Err(MergeError::ColumnOutOfRange { index, width })
+            }
+        };
+        let resolve = |column: &ColumnRef| match column {
+            ColumnRef::Index(index) => in_range(*index),
+            ColumnRef::Name(name) => {
+                find_column(columns, name).ok_or_else(|| MergeError::UnknownColumn(name.clone()))
+            }
+        };
+        let group_by = spec
+            .group_by
+            .iter()
+            .map(|column| {
+                let index = resolve(column)?;
+                Ok(Key {
+                    index,
+                    descending: false,
+                    nulls_first: default_nulls_first(spec.dialect, false),
+                })
+            })
+            .collect::<Result<_, MergeError>>()?;
+        let order_by = spec
+            .order_by
+            .iter()
+            .map(|key| {
+                Ok(Key {
+                    index: resolve(&key.column)?,
+                    descending: key.descending,
+                    nulls_first: key
+                        .nulls_first
+                        .unwrap_or_else(|| default_nulls_first(spec.dialect, key.descending)),
+                })
+            })
+            .collect::<Result<_, MergeError>>()?;
+        let aggregates = spec
+            .aggregates
+            .iter()
+            .map(|a| {
+                if let Aggregate::Avg { count_index } = a.function {
+                    in_range(count_index)?;
+                }
+                Ok((in_range(a.index)?, a.function))
+            })
+            .collect::<Result<Vec<_>, MergeError>>()?;
+        let mut numeric_text: Vec<bool> = (0..width)
+            .map(|i| columns.get(i).is_some_and(is_decimal_column))
+            .collect();
+        for &(index, function) in &aggregates {
+            if matches!(function, Aggregate::Sum | Aggregate::Avg { .. })
+                && let Some(flag) = numeric_text.get_mut(index)
+            {
+                *flag = true;
+            }
+        }
+        Ok(Self {
+            dialect: spec.dialect,
+            group_by,
+            order_by,
+            aggregates,
+            numeric_text,
+        })
+    }
+}
+
+/// Finds a column by name, case-insensitively; `o.status` also finds `status`.
+fn find_column(columns: &[Column], name: &str) -> Option<usize> {
+    let unquote = |s: &str| s.trim_matches(|c| c == '`' || c == '"').to_owned();
+    let full = unquote(name);
+    let last = name.rsplit('.').next().map(unquote).unwrap_or_default();
+    [full, last].iter().find_map(|wanted| {
+        columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(wanted))
+    })
+}
+
+fn is_decimal_column(column: &Column) -> bool {
+    let type_name = column.type_name.to_ascii_uppercase();
+    type_name.contains("DECIMAL") || type_name.contains("NUMERIC")
+}
+
+fn default_nulls_first(dialect: Dialect, descending: bool) -> bool {
+    match dialect {
+        Dialect::MySql => !descending,
+        Dialect::Postgres => descending,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::merge;
+    use super::super::test_support::*;
+    use super::*;
+    use keyshard_router::merge::SortKey;
+
+    use keyshard_router::Value::Int;
+
+    #[test]
+    fn order_by_name_is_case_insensitive_and_ignores_the_qualifier() {
+        let cols = &[("id", "BIGINT"), ("status", "VARCHAR")];
+        let results = || {
+            vec![
+                shard(cols, vec![vec![Int(1), text("b")], vec![Int(2), text("d")]]),
+                shard(cols, vec![vec![Int(3), text("a")], vec![Int(4), text("C")]]),
+            ]
+        };
+        for name in ["status", "STATUS", "o.status", "`o`.`Status`"] {
+            let mut s = spec(Dialect::MySql);
+            s.order_by = vec![SortKey {
+                column: ColumnRef::Name(name.into()),
+                descending: false,
+                nulls_first: None,
+            }];
+            let ids: Vec<_> = merge(&s, results())
+                .expect("merges")
+                .rows
+                .into_iter()
+                .map(|r| r[0].clone())
+                .collect();
+            assert_eq!(ids, vec![Int(3), Int(1), Int(4), Int(2)], "{name}");
+        }
+        let mut s = spec(Dialect::MySql);
+        s.order_by = vec![SortKey {
+            column: ColumnRef::Name("o.missing".into()),
+            descending: false,
+            nulls_first: None,
+        }];
+        assert_eq!(
+            merge(&s, results()).map(|_| ()),
+            Err(MergeError::UnknownColumn("o.missing".into()))
+        );
+    }
+}
