@@ -13,10 +13,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use keyshard_backend::Column;
+use keyshard_router::names::last_ident;
 use sqlparser::ast::{
     Assignment, AssignmentTarget, BinaryOperator, Expr, FromTable, FunctionArguments, InTarget,
-    Insert, ObjectName, ObjectNamePart, SelectItem, SetExpr, Statement, TableFactor, TableObject,
-    TableWithJoins, Value as SqlValue,
+    Insert, SelectItem, SetExpr, Statement, TableFactor, TableObject, TableWithJoins,
+    Value as SqlValue,
 };
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
@@ -520,13 +521,6 @@ async fn table_columns(from: &[TableWithJoins], catalog: &Catalog) -> Vec<Column
 
 fn find<'a>(columns: &'a [Column], name: &str) -> Option<&'a Column> {
     columns.iter().find(|c| c.name.eq_ignore_ascii_case(name))
-}
-
-fn last_ident(name: &ObjectName) -> &str {
-    match name.0.last() {
-        Some(ObjectNamePart::Identifier(ident)) => &ident.value,
-        _ => "",
-    }
 }
 
 #[cfg(test)]
