@@ -4,7 +4,7 @@
 
 use keyshard_config::TableRule;
 
-use crate::{Backend, BackendError, Column, Pool};
+use crate::{Backend, BackendError, Column, Pool, SqlType};
 
 impl Backend {
     /// The columns of `rule`'s first actual table with the types they were declared with
@@ -18,42 +18,43 @@ impl Backend {
             return Ok(None);
         };
         let table = node.table.as_str();
-        let columns: Result<Vec<(String, String)>, sqlx::Error> =
-            match self.pool(&node.data_source)? {
-                // MariaDB and MySQL mark invisible columns in EXTRA; they take no value in a
-                // column-less INSERT.
-                Pool::MySql(p) => {
-                    let query = sqlx::query_as(
-                        "SELECT CAST(COLUMN_NAME AS CHAR), CAST(DATA_TYPE AS CHAR) \
+        let pool = self.pool(&node.data_source)?;
+        let kind = pool.kind();
+        let columns: Result<Vec<(String, String)>, sqlx::Error> = match pool {
+            // MariaDB and MySQL mark invisible columns in EXTRA; they take no value in a
+            // column-less INSERT.
+            Pool::MySql(p) => {
+                let query = sqlx::query_as(
+                    "SELECT CAST(COLUMN_NAME AS CHAR), CAST(DATA_TYPE AS CHAR) \
                          FROM information_schema.COLUMNS \
                          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? \
                          AND UPPER(EXTRA) NOT LIKE '%INVISIBLE%' ORDER BY ORDINAL_POSITION",
-                    )
-                    .bind(table);
-                    p.with(async |conn| query.fetch_all(conn).await).await
-                }
-                // udt_name is the type's own name (int4, varchar), which maps to one OID.
-                Pool::Postgres(p) => {
-                    let query = sqlx::query_as(
-                        "SELECT column_name::text, udt_name::text FROM information_schema.columns \
+                )
+                .bind(table);
+                p.with(async |conn| query.fetch_all(conn).await).await
+            }
+            // udt_name is the type's own name (int4, varchar), which maps to one OID.
+            Pool::Postgres(p) => {
+                let query = sqlx::query_as(
+                    "SELECT column_name::text, udt_name::text FROM information_schema.columns \
                          WHERE table_schema = current_schema() AND table_name = $1 \
                          ORDER BY ordinal_position",
-                    )
-                    .bind(table);
-                    p.with(async |conn| query.fetch_all(conn).await).await
-                }
-                // table_info leaves out hidden (generated virtual) columns, in column order.
-                Pool::Sqlite(p) => {
-                    let query =
-                        sqlx::query_as("SELECT name, type FROM pragma_table_info(?1)").bind(table);
-                    p.with(async |conn| query.fetch_all(conn).await).await
-                }
-            };
+                )
+                .bind(table);
+                p.with(async |conn| query.fetch_all(conn).await).await
+            }
+            // table_info leaves out hidden (generated virtual) columns, in column order.
+            Pool::Sqlite(p) => {
+                let query =
+                    sqlx::query_as("SELECT name, type FROM pragma_table_info(?1)").bind(table);
+                p.with(async |conn| query.fetch_all(conn).await).await
+            }
+        };
         let columns = columns.map_err(|e| BackendError::from_sqlx(&node.data_source, e))?;
         Ok((!columns.is_empty()).then(|| {
             columns
                 .into_iter()
-                .map(|(name, type_name)| Column { name, type_name })
+                .map(|(name, type_name)| Column::new(name, SqlType::of(&type_name, kind)))
                 .collect()
         }))
     }

@@ -1,11 +1,14 @@
 //! What differs between the three databases: binding our values and reading result values.
 
+use keyshard_config::DatabaseKind;
 use keyshard_router::Value;
 use sqlx::mysql::{MySql, MySqlQueryResult, MySqlRow};
 use sqlx::postgres::{PgQueryResult, PgRow, PgTypeInfo, PgValueFormat, Postgres};
 use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteQueryResult, SqliteRow};
 use sqlx::{Database, Row, TypeInfo, ValueRef};
+
+use crate::{Column, SqlType};
 
 /// A value read from a result row, or why it could not be.
 pub(crate) type Decoded = Result<Value, sqlx::Error>;
@@ -22,6 +25,14 @@ pub(crate) trait Driver: Database {
 
     /// The affected-row count of a statement's result.
     fn rows_affected(result: &Self::QueryResult) -> u64;
+
+    /// The database whose type names this driver reports.
+    const KIND: DatabaseKind;
+
+    /// A result column named `name`, of the type `type_info` names.
+    fn column(name: &str, type_info: &Self::TypeInfo) -> Column {
+        Column::new(name, SqlType::of(&type_info.to_string(), Self::KIND))
+    }
 }
 
 /// Tries each Rust type the database can decode the column as, in order.
@@ -45,6 +56,8 @@ macro_rules! first_decodable {
 }
 
 impl Driver for MySql {
+    const KIND: DatabaseKind = DatabaseKind::MySql;
+
     fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
         match value {
             Value::Null => query.bind(None::<&str>),
@@ -97,6 +110,8 @@ impl sqlx::Encode<'_, Postgres> for UntypedNull {
 }
 
 impl Driver for Postgres {
+    const KIND: DatabaseKind = DatabaseKind::Postgres;
+
     fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
         match value {
             Value::Null => query.bind(UntypedNull),
@@ -148,6 +163,8 @@ impl Driver for Postgres {
 }
 
 impl Driver for Sqlite {
+    const KIND: DatabaseKind = DatabaseKind::Sqlite;
+
     fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
         match value {
             Value::Null => query.bind(None::<&str>),

@@ -43,10 +43,7 @@ where
                     result.columns = row
                         .columns()
                         .iter()
-                        .map(|c| Column {
-                            name: c.name().to_owned(),
-                            type_name: c.type_info().to_string(),
-                        })
+                        .map(|c| D::column(c.name(), c.type_info()))
                         .collect();
                 }
                 let values = (0..row.len())
@@ -72,10 +69,7 @@ pub(crate) async fn describe(pool: &Pool, sql: &str) -> Result<Vec<Column>, sqlx
         Ok(description
             .columns()
             .iter()
-            .map(|c| Column {
-                name: c.name().to_owned(),
-                type_name: c.type_info().to_string(),
-            })
+            .map(|c| D::column(c.name(), c.type_info()))
             .collect())
     }
     match pool {

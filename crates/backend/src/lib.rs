@@ -19,6 +19,7 @@ mod outcome;
 mod pool;
 mod recovery;
 mod reuse;
+mod sql_type;
 mod transaction;
 mod xa;
 
@@ -38,6 +39,7 @@ pub use pool::Pool;
 pub use recovery::Recovered;
 pub use reuse::Connections;
 pub use reuse::PoolStats;
+pub use sql_type::SqlType;
 pub use transaction::{SavepointCommand, Transaction};
 pub use xa::XaCoordinator;
 
@@ -244,16 +246,11 @@ impl Backend {
             if let (Aggregate::Avg { .. }, Some(column)) =
                 (aggregate.function, columns.get_mut(aggregate.index))
             {
-                let upper = column.type_name.to_ascii_uppercase();
-                let float = ["FLOAT", "DOUBLE", "REAL"]
-                    .iter()
-                    .any(|f| upper.contains(f));
-                column.type_name = if float {
-                    "DOUBLE"
+                column.ty = if column.ty.is_float() {
+                    SqlType::Double
                 } else {
-                    merge::exact_average_type(spec.dialect)
-                }
-                .to_owned();
+                    SqlType::Decimal { unsigned: false }
+                };
             }
         }
         Ok(columns)

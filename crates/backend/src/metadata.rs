@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use keyshard_router::Metadata;
 
-use crate::Column;
+use crate::{Column, SqlType};
 
 /// The visible columns of logic tables, shared by every connection; refreshed after DDL.
 #[derive(Debug, Default)]
@@ -34,17 +34,20 @@ impl MetadataStore {
         self.version.load(Ordering::Acquire)
     }
 
-    /// The type `column` of `logic_table` was declared with, as [`Backend::column_types`]
-    /// reads it (`int4`, `varchar`, … on PostgreSQL).
-    ///
-    /// [`Backend::column_types`]: crate::Backend::column_types
-    pub fn column_type(&self, logic_table: &str, column: &str) -> Option<String> {
+    /// The columns of `logic_table`, when they are known.
+    pub fn columns(&self, logic_table: &str) -> Option<Vec<Column>> {
+        let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
+        tables.get(&logic_table.to_ascii_lowercase()).cloned()
+    }
+
+    /// The type `column` of `logic_table` was declared with.
+    pub fn column_type(&self, logic_table: &str, column: &str) -> Option<SqlType> {
         let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
         tables
             .get(&logic_table.to_ascii_lowercase())?
             .iter()
             .find(|c| c.name.eq_ignore_ascii_case(column))
-            .map(|c| c.type_name.clone())
+            .map(|c| c.ty)
     }
 }
 

@@ -3,14 +3,25 @@ use keyshard_router::{Plan, Value};
 
 use crate::BackendError;
 use crate::merge::merge;
+use crate::sql_type::SqlType;
 
-/// A result column: its name and the database's type name for it.
+/// A result or table column: its name and type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Column {
     /// The column name (or alias).
     pub name: String,
-    /// The database's type name (`BIGINT`, `INT8`, `TEXT`, …).
-    pub type_name: String,
+    /// Its type, as the database that reported it means its type name.
+    pub ty: SqlType,
+}
+
+impl Column {
+    /// A column named `name` of type `ty`.
+    pub fn new(name: impl Into<String>, ty: SqlType) -> Self {
+        Self {
+            name: name.into(),
+            ty,
+        }
+    }
 }
 
 /// What executing a plan did.

@@ -33,6 +33,14 @@ pub enum Pool {
 }
 
 impl Pool {
+    /// The database behind it.
+    pub fn kind(&self) -> DatabaseKind {
+        match self {
+            Pool::MySql(_) => DatabaseKind::MySql,
+            Pool::Postgres(_) => DatabaseKind::Postgres,
+            Pool::Sqlite(_) => DatabaseKind::Sqlite,
+        }
+    }
     /// Its connections and waiting statements now.
     pub fn stats(&self) -> PoolStats {
         match self {

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use keyshard_backend::Column;
+use keyshard_backend::{Column, SqlType};
 use keyshard_config::TransactionType;
 use keyshard_coordination::{ComputeNode, Repository};
 use keyshard_keygen::{Props, Registry};
@@ -113,30 +113,33 @@ pub(crate) fn result_columns(sql: &str) -> Option<Vec<Column>> {
     parse(sql).map(columns)
 }
 
+const BIGINT: SqlType = SqlType::Int {
+    bytes: 8,
+    unsigned: false,
+};
+
 /// The result columns of `statement`, as its answer has them.
 fn columns(statement: DistSql) -> Vec<Column> {
-    let spec: &[(&str, &str)] = match statement {
+    let spec: &[(&str, SqlType)] = match statement {
         DistSql::ComputeNodes => &[
-            ("instance_id", "VARCHAR"),
-            ("worker_id", "BIGINT"),
-            ("epoch", "BIGINT"),
-            ("lease_expires_at", "VARCHAR"),
+            ("instance_id", SqlType::VarChar),
+            ("worker_id", BIGINT),
+            ("epoch", BIGINT),
+            ("lease_expires_at", SqlType::VarChar),
         ],
         DistSql::KeyGenerators => &[
-            ("name", "VARCHAR"),
-            ("type", "VARCHAR"),
-            ("props", "VARCHAR"),
+            ("name", SqlType::VarChar),
+            ("type", SqlType::VarChar),
+            ("props", SqlType::VarChar),
         ],
-        DistSql::ShowTransactionType => {
-            &[("variable_name", "VARCHAR"), ("variable_value", "VARCHAR")]
-        }
+        DistSql::ShowTransactionType => &[
+            ("variable_name", SqlType::VarChar),
+            ("variable_value", SqlType::VarChar),
+        ],
         DistSql::SetTransactionType(_) => &[],
     };
     spec.iter()
-        .map(|(name, type_name)| Column {
-            name: (*name).to_owned(),
-            type_name: (*type_name).to_owned(),
-        })
+        .map(|(name, ty)| Column::new(*name, *ty))
         .collect()
 }
 

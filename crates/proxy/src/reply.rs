@@ -1,6 +1,6 @@
 //! What a statement answers, before a frontend encodes it.
 
-use keyshard_backend::Column;
+use keyshard_backend::{Column, SqlType};
 use keyshard_router::Value;
 
 /// A statement's answer.
@@ -48,25 +48,25 @@ impl Reply {
     pub fn text_rows(names: &[&str], rows: Vec<Vec<Value>>) -> Self {
         let columns = names
             .iter()
-            .map(|n| Column {
-                name: (*n).to_owned(),
-                type_name: "VARCHAR".to_owned(),
-            })
+            .map(|n| Column::new(*n, SqlType::VarChar))
             .collect();
         Reply::Rows { columns, rows }
     }
 }
 
 fn column(name: String, value: &Value) -> Column {
-    let type_name = match value {
-        Value::Int(_) => "BIGINT",
-        Value::UInt(_) => "BIGINT UNSIGNED",
-        Value::Double(_) => "DOUBLE",
-        Value::Bytes(_) => "BLOB",
-        Value::Text(_) | Value::Null => "VARCHAR",
+    let ty = match value {
+        Value::Int(_) => SqlType::Int {
+            bytes: 8,
+            unsigned: false,
+        },
+        Value::UInt(_) => SqlType::Int {
+            bytes: 8,
+            unsigned: true,
+        },
+        Value::Double(_) => SqlType::Double,
+        Value::Bytes(_) => SqlType::Blob,
+        Value::Text(_) | Value::Null => SqlType::VarChar,
     };
-    Column {
-        name,
-        type_name: type_name.to_owned(),
-    }
+    Column::new(name, ty)
 }

@@ -194,20 +194,15 @@ fn average(
     }
 }
 
-/// The type name of an exact average: MySQL's DECIMAL or PostgreSQL's NUMERIC.
-pub(crate) fn exact_average_type(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::MySql => "DECIMAL",
-        Dialect::Postgres => "NUMERIC",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::merge;
     use super::super::test_support::*;
     use super::*;
+    use crate::SqlType;
     use crate::outcome::UnitResult;
+
+    const DECIMAL: SqlType = SqlType::Decimal { unsigned: false };
     use keyshard_router::merge::{AggregateColumn, ColumnRef};
 
     use Value::{Double, Int, Null, UInt};
@@ -291,7 +286,7 @@ mod tests {
         assert_eq!(sum(vec![Null, Null]), vec![Null]);
     }
 
-    fn avg(dialect: Dialect, shards: Vec<(Value, Value)>) -> (Value, String) {
+    fn avg(dialect: Dialect, shards: Vec<(Value, Value)>) -> (Value, SqlType) {
         let mut s = spec(dialect);
         s.aggregates = vec![agg(0, Aggregate::Avg { count_index: 1 })];
         s.hidden_columns = 1;
@@ -303,7 +298,7 @@ mod tests {
         let merged = merge(&s, results).expect("merges");
         assert_eq!(merged.columns.len(), 1);
         let value = merged.rows.concat().into_iter().next().expect("one value");
-        (value, merged.columns[0].type_name.clone())
+        (value, merged.columns[0].ty)
     }
 
     #[test]
@@ -312,7 +307,7 @@ mod tests {
             Dialect::MySql,
             vec![(text("20"), Int(1)), (text("11"), Int(1))],
         );
-        assert_eq!((value, type_name.as_str()), (text("15.5000"), "DECIMAL"));
+        assert_eq!((value, type_name), (text("15.5000"), DECIMAL));
         let (value, _) = avg(Dialect::MySql, vec![(Int(20), Int(1)), (Int(11), Int(1))]);
         assert_eq!(value, text("15.5000"));
         let (value, _) = avg(
@@ -346,7 +341,7 @@ mod tests {
             Dialect::MySql,
             vec![(Double(3.0), Int(2)), (Int(1), Int(2))],
         );
-        assert_eq!((value, type_name.as_str()), (Double(1.0), "DOUBLE"));
+        assert_eq!((value, type_name), (Double(1.0), SqlType::Double));
         let (value, _) = avg(Dialect::Postgres, vec![(Double(3.0), Int(2))]);
         assert_eq!(value, Double(1.5));
     }
@@ -364,7 +359,7 @@ mod tests {
             (Int(-2), 3, "-0.66666666666666666667"),
         ] {
             let (value, type_name) = avg(Dialect::Postgres, vec![(sum, Int(count))]);
-            assert_eq!((value, type_name.as_str()), (text(expected), "NUMERIC"));
+            assert_eq!((value, type_name), (text(expected), DECIMAL));
         }
     }
 

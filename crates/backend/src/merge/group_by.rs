@@ -6,8 +6,8 @@ use keyshard_router::Value;
 use keyshard_router::merge::Aggregate;
 
 use super::MergeError;
-use super::aggregation::exact_average_type;
 use super::plan::Resolved;
+use crate::sql_type::SqlType;
 
 impl Resolved {
     /// Groups all rows and combines each group's aggregates. Returns the groups, ordered by the
@@ -16,7 +16,7 @@ impl Resolved {
     pub(super) fn group(
         &self,
         shards: Vec<Vec<Vec<Value>>>,
-    ) -> Result<(Vec<Vec<Value>>, Vec<(usize, &'static str)>), MergeError> {
+    ) -> Result<(Vec<Vec<Value>>, Vec<(usize, SqlType)>), MergeError> {
         let mut rows: Vec<Vec<Value>> = shards.into_iter().flatten().collect();
         // Stable, so each group's rows stay in shard order and its "first row" is well defined.
         rows.sort_by(|a, b| self.compare_rows(&self.group_by, a, b));
@@ -40,8 +40,8 @@ impl Resolved {
             .filter(|((_, function), _)| matches!(function, Aggregate::Avg { .. }))
             .map(|(&(index, _), decimal)| {
                 let decimal = decimal.unwrap_or(self.dialect == Dialect::MySql);
-                let exact = exact_average_type(self.dialect);
-                (index, if decimal { exact } else { "DOUBLE" })
+                let exact = SqlType::Decimal { unsigned: false };
+                (index, if decimal { exact } else { SqlType::Double })
             })
             .collect();
         Ok((groups, avg_types))

@@ -7,6 +7,7 @@
 use keyshard_router::Value;
 use keyshard_router::merge::MergeSpec;
 
+use crate::SqlType;
 use crate::outcome::{Column, UnitResult};
 
 mod aggregation;
@@ -19,7 +20,6 @@ mod plan;
 #[cfg(test)]
 mod test_support;
 
-pub(crate) use aggregation::exact_average_type;
 use order_by::KWayMerge;
 use pagination::window;
 use plan::Resolved;
@@ -140,10 +140,10 @@ fn check_widths(shards: &[Vec<Vec<Value>>], width: usize) -> Result<(), MergeErr
     }
 }
 
-fn set_avg_types(columns: &mut [Column], avg_types: &[(usize, &'static str)]) {
-    for &(index, type_name) in avg_types {
+fn set_avg_types(columns: &mut [Column], avg_types: &[(usize, SqlType)]) {
+    for &(index, ty) in avg_types {
         if let Some(column) = columns.get_mut(index) {
-            column.type_name = type_name.to_owned();
+            column.ty = ty;
         }
     }
 }

@@ -113,8 +113,7 @@ fn find_column(columns: &[Column], name: &str) -> Option<usize> {
 }
 
 fn is_decimal_column(column: &Column) -> bool {
-    let type_name = column.type_name.to_ascii_uppercase();
-    type_name.contains("DECIMAL") || type_name.contains("NUMERIC")
+    column.ty.is_decimal()
 }
 
 fn default_nulls_first(dialect: Dialect, descending: bool) -> bool {

@@ -4,7 +4,9 @@ use keyshard_router::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, S
 use keyshard_router::{Dialect, Value};
 
 use super::merge;
+use crate::SqlType;
 use crate::outcome::{Column, UnitResult};
+use keyshard_config::DatabaseKind;
 
 use Value::{Double, Int, Null, Text, UInt};
 
@@ -23,10 +25,7 @@ pub(super) fn spec(dialect: Dialect) -> MergeSpec {
 pub(super) fn columns(names: &[(&str, &str)]) -> Vec<Column> {
     names
         .iter()
-        .map(|(name, type_name)| Column {
-            name: (*name).to_owned(),
-            type_name: (*type_name).to_owned(),
-        })
+        .map(|(name, type_name)| Column::new(*name, SqlType::of(type_name, DatabaseKind::MySql)))
         .collect()
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use keyshard_backend::{Characteristics, Column, Isolation};
+use keyshard_backend::{Characteristics, Column, Isolation, SqlType};
 use keyshard_router::Value;
 
 use super::select_list;
@@ -131,10 +131,7 @@ pub(crate) enum Statement<'a> {
 impl Statement<'_> {
     /// The columns of its answer, known before it runs (Describe).
     pub(crate) fn columns(&self) -> Vec<Column> {
-        let text = |name: &str| Column {
-            name: name.to_owned(),
-            type_name: "TEXT".to_owned(),
-        };
+        let text = |name: &str| Column::new(name, SqlType::Text);
         match self {
             Statement::Set(_) | Statement::ResetAll | Statement::Reset(_) => Vec::new(),
             Statement::DiscardAll => Vec::new(),
@@ -142,10 +139,7 @@ impl Statement<'_> {
             Statement::Show(name) => vec![text(name)],
             Statement::Select(items) => items
                 .iter()
-                .map(|(name, value)| Column {
-                    name: name.clone(),
-                    type_name: value.type_name().to_owned(),
-                })
+                .map(|(name, value)| Column::new(name.clone(), value.ty()))
                 .collect(),
         }
     }
@@ -322,16 +316,19 @@ fn session_value(expr: &str) -> Option<(String, SessionValue)> {
 }
 
 impl SessionValue {
-    fn type_name(&self) -> &'static str {
+    fn ty(&self) -> SqlType {
         match self {
             SessionValue::Version | SessionValue::CurrentSetting(_) | SessionValue::Text(_) => {
-                "TEXT"
+                SqlType::Text
             }
             SessionValue::CurrentSchema
             | SessionValue::CurrentDatabase
-            | SessionValue::CurrentUser => "NAME",
-            SessionValue::BackendPid | SessionValue::Int(_) => "INT4",
-            SessionValue::IsInRecovery => "BOOL",
+            | SessionValue::CurrentUser => SqlType::Name,
+            SessionValue::BackendPid | SessionValue::Int(_) => SqlType::Int {
+                bytes: 4,
+                unsigned: false,
+            },
+            SessionValue::IsInRecovery => SqlType::Bool,
         }
     }
 }

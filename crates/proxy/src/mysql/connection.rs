@@ -405,7 +405,7 @@ impl Connection {
                             .map(|r| r.get(i))
                             .find(|v| !matches!(v, None | Some(Value::Null)))
                             .flatten();
-                        ResultColumn::from_type_name(&c.name, &c.type_name, sample)
+                        ResultColumn::of(&c.name, c.ty, sample)
                     })
                     .collect();
                 response::write_result_set(
@@ -434,7 +434,7 @@ fn known_columns(sql: &str) -> Vec<ResultColumn> {
     distsql::result_columns(sql)
         .unwrap_or_default()
         .iter()
-        .map(|c| ResultColumn::from_type_name(&c.name, &c.type_name, None))
+        .map(|c| ResultColumn::of(&c.name, c.ty, None))
         .collect()
 }
 

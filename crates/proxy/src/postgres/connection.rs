@@ -322,10 +322,6 @@ impl Connection {
             Some(statement) => engine.execute(&mut self.session, statement, params).await,
             None => engine.query(&mut self.session, sql).await,
         }?;
-        if matches!(first.as_str(), "CREATE" | "DROP" | "ALTER" | "TRUNCATE") {
-            // The tables' columns may have changed: describe them afresh.
-            self.frontend.catalog.invalidate();
-        }
         if rolls_back {
             return Ok((reply, "ROLLBACK".to_owned()));
         }

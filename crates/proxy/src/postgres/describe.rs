@@ -9,10 +9,10 @@
 //! answered on a copy of the session to see their columns; the DistSQL statements the proxy
 //! answers have fixed columns.
 
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
-use keyshard_backend::Column;
+use keyshard_backend::{Column, SqlType};
+use keyshard_config::DatabaseKind;
 use keyshard_router::names::last_ident;
 use sqlparser::ast::{
     Assignment, AssignmentTarget, BinaryOperator, Expr, FromTable, FunctionArguments, InTarget,
@@ -59,57 +59,31 @@ pub struct Description {
     pub syntax_error: Option<String>,
 }
 
-/// The declared column types of the logic tables, read from their first actual table and kept
-/// until DDL through this frontend changes them.
+/// The declared columns of the logic tables, as the backend's metadata holds them (read from
+/// each first actual table, refreshed after DDL).
 #[derive(Debug)]
 pub struct Catalog {
     engine: Arc<Engine>,
-    tables: RwLock<HashMap<String, Vec<Column>>>,
 }
 
 impl Catalog {
-    /// A catalog reading through the engine's data sources.
+    /// A catalog reading through the engine's backend.
     pub fn new(engine: Arc<Engine>) -> Self {
-        Self {
-            engine,
-            tables: RwLock::new(HashMap::new()),
-        }
+        Self { engine }
     }
 
-    /// Forgets every table's columns (after DDL).
-    pub fn invalidate(&self) {
-        self.tables
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
-    }
-
-    /// The columns of logic table `name`, when it has a rule and exists.
+    /// The columns of logic table `name`, when it has a rule and exists; read from its first
+    /// actual table when the metadata does not have them yet (created after start).
     async fn columns(&self, name: &str) -> Option<Vec<Column>> {
-        let key = name.to_ascii_lowercase();
-        if let Some(columns) = self
-            .tables
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-        {
-            return Some(columns.clone());
+        let backend = self.engine.backend();
+        if let Some(columns) = backend.metadata().columns(name) {
+            return Some(columns);
         }
-        let rule = self.engine.config().sharding.table(&key)?;
-        match self.engine.backend().column_types(rule).await {
-            Ok(Some(columns)) => {
-                self.tables
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(key, columns.clone());
-                Some(columns)
-            }
-            Ok(None) => None,
-            Err(e) => {
-                tracing::debug!("columns of {name} not read: {e}");
-                None
-            }
+        let rule = self.engine.config().sharding.table(name)?;
+        if let Err(e) = backend.refresh_metadata(rule).await {
+            tracing::debug!("columns of {name} not read: {e}");
         }
+        backend.metadata().columns(name)
     }
 }
 
@@ -192,7 +166,7 @@ pub fn reply_fields(reply: &Reply) -> Fields {
                 .enumerate()
                 .map(|(i, c)| Field {
                     name: c.name.clone(),
-                    oid: oid_for_values(&c.type_name, rows.iter().filter_map(|r| r.get(i))),
+                    oid: oid_for_values(c.ty, rows.iter().filter_map(|r| r.get(i))),
                 })
                 .collect(),
         ),
@@ -333,7 +307,7 @@ async fn analyse_insert(insert: &Insert, catalog: &Catalog, params: &mut [u32]) 
     for row in rows {
         for (expr, column) in row.iter().zip(&targets) {
             if let Some(column) = column {
-                set_param(expr, oid_of(&column.type_name), params);
+                set_param(expr, oid_of(column.ty), params);
             }
         }
     }
@@ -365,7 +339,7 @@ fn projection(items: &[SelectItem], columns: &[Column]) -> Option<Vec<Field>> {
                 }
                 fields.extend(columns.iter().map(|c| Field {
                     name: c.name.clone(),
-                    oid: oid_of(&c.type_name),
+                    oid: oid_of(c.ty),
                 }));
             }
             SelectItem::UnnamedExpr(expr) => {
@@ -389,11 +363,11 @@ fn expr_field(expr: &Expr, columns: &[Column]) -> Option<(String, u32)> {
     match expr {
         Expr::Identifier(ident) => {
             let column = find(columns, &ident.value)?;
-            Some((column.name.clone(), oid_of(&column.type_name)))
+            Some((column.name.clone(), oid_of(column.ty)))
         }
         Expr::CompoundIdentifier(parts) => {
             let column = find(columns, &parts.last()?.value)?;
-            Some((column.name.clone(), oid_of(&column.type_name)))
+            Some((column.name.clone(), oid_of(column.ty)))
         }
         Expr::Function(f) => {
             let name = last_ident(&f.name).to_ascii_lowercase();
@@ -411,7 +385,10 @@ fn expr_field(expr: &Expr, columns: &[Column]) -> Option<(String, u32)> {
                 _ => None,
             }
         }
-        Expr::Cast { data_type, .. } => Some(("?column?".into(), oid_of(&data_type.to_string()))),
+        Expr::Cast { data_type, .. } => Some((
+            "?column?".into(),
+            oid_of(SqlType::of(&data_type.to_string(), DatabaseKind::Postgres)),
+        )),
         Expr::Nested(inner) => expr_field(inner, columns),
         _ => None,
     }
@@ -422,7 +399,7 @@ fn assign(assignment: &Assignment, columns: &[Column], params: &mut [u32]) {
     if let AssignmentTarget::ColumnName(name) = &assignment.target
         && let Some(column) = find(columns, last_ident(name))
     {
-        set_param(&assignment.value, oid_of(&column.type_name), params);
+        set_param(&assignment.value, oid_of(column.ty), params);
     }
     walk(&assignment.value, columns, params);
 }
@@ -430,11 +407,11 @@ fn assign(assignment: &Assignment, columns: &[Column], params: &mut [u32]) {
 /// Types placeholders compared with columns anywhere in `expr`.
 fn walk(expr: &Expr, columns: &[Column], params: &mut [u32]) {
     let column_oid = |e: &Expr| match e {
-        Expr::Identifier(i) => find(columns, &i.value).map(|c| oid_of(&c.type_name)),
+        Expr::Identifier(i) => find(columns, &i.value).map(|c| oid_of(c.ty)),
         Expr::CompoundIdentifier(parts) => parts
             .last()
             .and_then(|i| find(columns, &i.value))
-            .map(|c| oid_of(&c.type_name)),
+            .map(|c| oid_of(c.ty)),
         _ => None,
     };
     match expr {
@@ -487,7 +464,11 @@ fn set_param(expr: &Expr, oid: u32, params: &mut [u32]) {
         }
         Expr::Cast {
             expr, data_type, ..
-        } => set_param(expr, oid_of(&data_type.to_string()), params),
+        } => set_param(
+            expr,
+            oid_of(SqlType::of(&data_type.to_string(), DatabaseKind::Postgres)),
+            params,
+        ),
         Expr::Nested(inner) => set_param(inner, oid, params),
         _ => {}
     }
@@ -547,14 +528,14 @@ mod tests {
     #[test]
     fn columns_type_their_placeholders() {
         let columns = vec![
-            Column {
-                name: "order_id".into(),
-                type_name: "int8".into(),
-            },
-            Column {
-                name: "status".into(),
-                type_name: "varchar".into(),
-            },
+            Column::new(
+                "order_id",
+                SqlType::Int {
+                    bytes: 8,
+                    unsigned: false,
+                },
+            ),
+            Column::new("status", SqlType::VarChar),
         ];
         let sql = "SELECT * FROM t WHERE order_id IN ($1, $2) AND status = $3::text";
         let Statement::Query(query) = &Parser::parse_sql(&PostgreSqlDialect {}, sql).unwrap()[0]

@@ -1,7 +1,7 @@
 //! PostgreSQL types on the wire: which OID a column or parameter gets, and how a [`Value`] is
 //! written to, or read from, the text and binary formats.
 
-use keyshard_backend::numeric;
+use keyshard_backend::{SqlType, numeric};
 use keyshard_router::Value;
 
 /// Type OIDs from PostgreSQL's `pg_type`, the ones Keyshard speaks.
@@ -35,32 +35,22 @@ pub enum TypeError {
     },
 }
 
-/// The OID for a type name as databases and sqlx spell it (`INT8`, `BIGINT`, `varchar(32)`,
-/// `DOUBLE PRECISION`, `udt_name`s such as `int4`), with PostgreSQL's meaning of each name
-/// (`INTEGER` is 32 bits). Types Keyshard does not convert travel as text.
-pub fn oid_of(type_name: &str) -> u32 {
-    let base = type_name
-        .split('(')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_uppercase();
-    let base = base.trim_end_matches(" UNSIGNED").trim();
-    match base {
-        "BOOL" | "BOOLEAN" => oid::BOOL,
-        "BYTEA" | "BLOB" | "BINARY" | "VARBINARY" | "LONGBLOB" | "MEDIUMBLOB" | "TINYBLOB" => {
-            oid::BYTEA
-        }
-        "INT8" | "BIGINT" | "BIGSERIAL" | "SERIAL8" => oid::INT8,
-        "INT4" | "INT" | "INTEGER" | "SERIAL" | "SERIAL4" | "MEDIUMINT" => oid::INT4,
-        "INT2" | "SMALLINT" | "SMALLSERIAL" | "TINYINT" => oid::INT2,
-        "FLOAT4" | "REAL" => oid::FLOAT4,
-        "FLOAT8" | "FLOAT" | "DOUBLE" | "DOUBLE PRECISION" => oid::FLOAT8,
-        "NUMERIC" | "DECIMAL" => oid::NUMERIC,
-        "VARCHAR" | "CHARACTER VARYING" | "NVARCHAR" => oid::VARCHAR,
-        "BPCHAR" | "CHAR" | "CHARACTER" | "NCHAR" => oid::BPCHAR,
-        "NAME" => oid::NAME,
-        "OID" => oid::OID,
+/// The OID a column of type `ty` is described with. Types Keyshard does not convert travel as
+/// text.
+pub fn oid_of(ty: SqlType) -> u32 {
+    match ty {
+        SqlType::Bool => oid::BOOL,
+        SqlType::Blob | SqlType::Binary | SqlType::VarBinary => oid::BYTEA,
+        SqlType::Int { bytes: 8, .. } => oid::INT8,
+        SqlType::Int { bytes: 3 | 4, .. } => oid::INT4,
+        SqlType::Int { .. } => oid::INT2,
+        SqlType::Float => oid::FLOAT4,
+        SqlType::Double => oid::FLOAT8,
+        SqlType::Decimal { .. } => oid::NUMERIC,
+        SqlType::VarChar => oid::VARCHAR,
+        SqlType::Char => oid::BPCHAR,
+        SqlType::Name => oid::NAME,
+        SqlType::Oid => oid::OID,
         _ => oid::TEXT,
     }
 }
@@ -97,11 +87,11 @@ pub fn size_of(oid: u32) -> i16 {
     }
 }
 
-/// The OID for a result column of `type_name` that holds `values`: the named type, widened to
+/// The OID for a result column of type `ty` that holds `values`: the named type, widened to
 /// BIGINT when an integer does not fit the narrower type, or TEXT when a value is not a number
 /// at all (SQLite stores any value in any column).
-pub fn oid_for_values<'a>(type_name: &str, values: impl Iterator<Item = &'a Value>) -> u32 {
-    let mut oid = oid_of(type_name);
+pub fn oid_for_values<'a>(ty: SqlType, values: impl Iterator<Item = &'a Value>) -> u32 {
+    let mut oid = oid_of(ty);
     for value in values {
         oid = match (oid, value) {
             (_, Value::Null) => oid,
@@ -370,26 +360,43 @@ fn decode_hex(hex: &[u8]) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    use keyshard_config::DatabaseKind;
+
     use super::*;
 
+    fn pg(name: &str) -> SqlType {
+        SqlType::of(name, DatabaseKind::Postgres)
+    }
+
     #[test]
-    fn names_map_to_postgres_oids() {
-        assert_eq!(oid_of("INT8"), oid::INT8);
-        assert_eq!(oid_of("bigint"), oid::INT8);
-        assert_eq!(oid_of("VARCHAR(32)"), oid::VARCHAR);
-        assert_eq!(oid_of("int4"), oid::INT4);
-        assert_eq!(oid_of("DOUBLE PRECISION"), oid::FLOAT8);
-        assert_eq!(oid_of("BIGINT UNSIGNED"), oid::INT8);
-        assert_eq!(oid_of("timestamptz"), oid::TEXT);
+    fn types_map_to_postgres_oids() {
+        assert_eq!(oid_of(pg("INT8")), oid::INT8);
+        assert_eq!(oid_of(pg("bigint")), oid::INT8);
+        assert_eq!(oid_of(pg("VARCHAR(32)")), oid::VARCHAR);
+        assert_eq!(oid_of(pg("int4")), oid::INT4);
+        assert_eq!(oid_of(pg("real")), oid::FLOAT4);
+        assert_eq!(oid_of(pg("DOUBLE PRECISION")), oid::FLOAT8);
+        assert_eq!(
+            oid_of(SqlType::of("BIGINT UNSIGNED", DatabaseKind::MySql)),
+            oid::INT8
+        );
+        assert_eq!(oid_of(pg("timestamptz")), oid::TEXT);
+        assert_eq!(
+            oid_of(SqlType::of("INTEGER", DatabaseKind::Sqlite)),
+            oid::INT8
+        );
     }
 
     #[test]
     fn integers_widen_when_they_do_not_fit() {
         let big = [Value::Int(1 << 40)];
-        assert_eq!(oid_for_values("INTEGER", big.iter()), oid::INT8);
-        assert_eq!(oid_for_values("INTEGER", [Value::Int(7)].iter()), oid::INT4);
+        assert_eq!(oid_for_values(pg("INTEGER"), big.iter()), oid::INT8);
         assert_eq!(
-            oid_for_values("INTEGER", [Value::Text("x".into())].iter()),
+            oid_for_values(pg("INTEGER"), [Value::Int(7)].iter()),
+            oid::INT4
+        );
+        assert_eq!(
+            oid_for_values(pg("INTEGER"), [Value::Text("x".into())].iter()),
             oid::TEXT
         );
     }

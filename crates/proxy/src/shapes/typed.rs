@@ -12,7 +12,8 @@
 //! exactly (a date, a decimal fraction, a string into a number column that is not plainly an
 //! integer) keeps the statement in text, where the server reads it as it always did.
 
-use keyshard_backend::{Backend, Pool};
+use keyshard_backend::{Backend, SqlType};
+use keyshard_config::DatabaseKind;
 use keyshard_router::{PreparedInsert, Value};
 
 /// How a column takes a literal as a parameter.
@@ -26,30 +27,14 @@ pub(crate) enum Slot {
     Text,
 }
 
-/// The servers whose shards take literals as parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Server {
-    Postgres,
-    MySql,
-}
-
 impl Slot {
-    /// The slot of a column of the given type, as [`Backend::column_types`] reads it:
-    /// PostgreSQL's `udt_name` (`int4`, `varchar`), MySQL's `DATA_TYPE` (`int`, `varchar`).
-    fn of(server: Server, type_name: &str) -> Option<Slot> {
-        match (server, type_name.to_ascii_lowercase().as_str()) {
-            (Server::Postgres, "int2" | "int4" | "int8" | "numeric") => Some(Slot::Integer),
-            (Server::Postgres, "float8") => Some(Slot::Float),
-            (Server::Postgres, "text" | "varchar" | "bpchar") => Some(Slot::Text),
-            (
-                Server::MySql,
-                "tinyint" | "smallint" | "mediumint" | "int" | "bigint" | "decimal",
-            ) => Some(Slot::Integer),
-            (Server::MySql, "double") => Some(Slot::Float),
-            (
-                Server::MySql,
-                "char" | "varchar" | "tinytext" | "text" | "mediumtext" | "longtext",
-            ) => Some(Slot::Text),
+    /// The slot of a column of type `ty`. Single precision is left out: a literal rounds to it
+    /// differently than to a double.
+    fn of(ty: SqlType) -> Option<Slot> {
+        match ty {
+            SqlType::Int { .. } | SqlType::Decimal { .. } => Some(Slot::Integer),
+            SqlType::Double => Some(Slot::Float),
+            SqlType::Char | SqlType::VarChar | SqlType::Text => Some(Slot::Text),
             _ => None,
         }
     }
@@ -88,10 +73,10 @@ pub(crate) fn slots(insert: &PreparedInsert, backend: &Backend) -> Option<Box<[S
     if insert.row_count() != 1 {
         return None;
     }
-    let server_of = |data_source: &str| match backend.pool(data_source) {
-        Ok(Pool::Postgres(_)) => Some(Server::Postgres),
-        Ok(Pool::MySql(_)) => Some(Server::MySql),
-        _ => None,
+    // SQLite takes any value in any column: a literal stays text for it.
+    let server_of = |data_source: &str| {
+        let kind = backend.pool(data_source).ok()?.kind();
+        (kind != DatabaseKind::Sqlite).then_some(kind)
     };
     let server = server_of(&rule.data_nodes.first()?.data_source)?;
     if rule
@@ -102,7 +87,7 @@ pub(crate) fn slots(insert: &PreparedInsert, backend: &Backend) -> Option<Box<[S
         return None;
     }
     let metadata = backend.metadata();
-    let slot = |column: &str| Slot::of(server, &metadata.column_type(&rule.logic_table, column)?);
+    let slot = |column: &str| Slot::of(metadata.column_type(&rule.logic_table, column)?);
     // A generated key goes as a parameter too: an integer for a number, text for a UUID.
     if let Some(key) = &rule.key_generate {
         slot(&key.column)?;
@@ -132,6 +117,11 @@ mod tests {
     /// A backend over two data sources of `scheme` (never connected: pools connect lazily)
     /// whose `t_order` has the given columns, and a PostgreSQL router over it.
     fn over(scheme: &str, columns: &[(&str, &str)]) -> (Backend, Router) {
+        let kind = match scheme {
+            "postgres" => DatabaseKind::Postgres,
+            "mysql" => DatabaseKind::MySql,
+            _ => DatabaseKind::Sqlite,
+        };
         let url = |db: &str| match scheme {
             "postgres" => format!("postgres://postgres@127.0.0.1:1/{db}"),
             "mysql" => format!("mysql://root@127.0.0.1:1/{db}"),
@@ -174,10 +164,7 @@ rules:
         let backend = Backend::new(&config).unwrap_or_else(|e| panic!("{e}"));
         let columns = columns
             .iter()
-            .map(|(name, type_name)| Column {
-                name: (*name).to_owned(),
-                type_name: (*type_name).to_owned(),
-            })
+            .map(|(name, type_name)| Column::new(*name, SqlType::of(type_name, kind)))
             .collect();
         backend.metadata().set("t_order", Some(columns));
         let dialect = match scheme {
@@ -277,11 +264,13 @@ rules:
             ("datetime", Value::Text("2026-11-30".into()), None),
         ];
         for (data_type, literal, expected) in mysql_cases {
-            let got = Slot::of(Server::MySql, data_type).and_then(|slot| slot.bind(&literal));
+            let got = Slot::of(SqlType::of(data_type, DatabaseKind::MySql))
+                .and_then(|slot| slot.bind(&literal));
             assert_eq!(got, expected, "{literal:?} into MySQL {data_type}");
         }
         for (udt_name, literal, expected) in cases {
-            let got = Slot::of(Server::Postgres, udt_name).and_then(|slot| slot.bind(&literal));
+            let got = Slot::of(SqlType::of(udt_name, DatabaseKind::Postgres))
+                .and_then(|slot| slot.bind(&literal));
             assert_eq!(got, expected, "{literal:?} into {udt_name}");
         }
     }

@@ -198,7 +198,7 @@ async fn any_value_in_any_column_type_encodes() {
         for _ in 0..500 {
             let columns: Vec<ResultColumn> = (0..rng.below(6))
                 .map(|i| {
-                    let mut c = ResultColumn::from_type_name(&format!("c{i}"), "?", None);
+                    let mut c = ResultColumn::text(format!("c{i}"));
                     c.column_type = types[rng.below(types.len())];
                     c.flags =
                         mysql_common::constants::ColumnFlags::from_bits_truncate(rng.next() as u16);

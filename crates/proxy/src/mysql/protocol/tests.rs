@@ -61,10 +61,7 @@ async fn serve(mut io: PacketIo<DuplexStream>) -> Result<(), ProtocolError> {
             }
             Command::StmtExecute(req) => {
                 let params = decode_params(&req, 2, &mut types, &mut long_data)?;
-                let columns = [
-                    ResultColumn::from_type_name("a", "BIGINT", None),
-                    ResultColumn::from_type_name("b", "VARCHAR", None),
-                ];
+                let columns = [ResultColumn::int("a"), ResultColumn::text("b")];
                 write_result_set(&mut io, caps, &columns, &[params], true, status);
             }
             Command::Quit => return Ok(()),

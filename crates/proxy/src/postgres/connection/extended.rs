@@ -133,7 +133,7 @@ impl Connection {
                 .iter()
                 .map(|c| Field {
                     name: c.name.clone(),
-                    oid: types::oid_of(&c.type_name),
+                    oid: types::oid_of(c.ty),
                 })
                 .collect()
         })

@@ -1,5 +1,6 @@
 //! Result-set column metadata, and its mapping from the type names backends report.
 
+use keyshard_backend::SqlType;
 use keyshard_router::Value;
 use mysql_common::constants::{ColumnFlags, ColumnType};
 
@@ -61,26 +62,22 @@ impl ResultColumn {
         Self::new(name, ColumnType::MYSQL_TYPE_LONGLONG, 20)
     }
 
-    /// A column from the type name a backend reports through sqlx — MySQL (`BIGINT UNSIGNED`,
-    /// `VARCHAR`, `DATETIME` …), PostgreSQL (`INT8`, `TEXT`, `BOOL`, `BYTEA` …) or SQLite
-    /// (`INTEGER`, `REAL`, `BLOB` …) — and, for a name it does not know (SQLite reports `NULL`
-    /// for expressions), from the kind of `sample`, the column's first non-null value.
-    pub fn from_type_name(name: &str, type_name: &str, sample: Option<&Value>) -> Self {
-        let upper = type_name.trim().to_ascii_uppercase();
-        // "VARCHAR(255)", "DECIMAL(10,2)" and "INT(11) ZEROFILL" name the same types as their
-        // first words; only UNSIGNED matters here.
-        let unsigned = upper.contains("UNSIGNED");
-        let base = base_type_name(&upper);
-        let base = base.as_str();
-        let mut column = match type_from_name(base) {
+    /// A column of type `ty`; one of a type the model does not know (SQLite reports none for
+    /// expressions) is typed by `sample`, the column's first non-null value.
+    pub fn of(name: &str, ty: SqlType, sample: Option<&Value>) -> Self {
+        let mut column = match mysql_type(ty) {
             Some((column_type, length)) => Self::new(name, column_type, length),
             None => Self::from_sample(name, sample),
         };
-        if let Some(charset) = binary_string(base) {
-            column.charset = charset;
+        // String types that hold bytes rather than text get the binary character set.
+        if matches!(ty, SqlType::Binary | SqlType::VarBinary) {
+            column.charset = BINARY;
             column.flags |= ColumnFlags::BINARY_FLAG;
         }
-        if unsigned {
+        if matches!(
+            ty,
+            SqlType::Int { unsigned: true, .. } | SqlType::Decimal { unsigned: true }
+        ) {
             column.flags |= ColumnFlags::UNSIGNED_FLAG;
         }
         column
@@ -125,73 +122,58 @@ impl ResultColumn {
     }
 }
 
-/// The type name without arguments in parentheses and without sign or fill modifiers.
-fn base_type_name(upper: &str) -> String {
-    let mut depth = 0usize;
-    let bare: String = upper
-        .chars()
-        .filter(|&c| {
-            match c {
-                '(' => depth += 1,
-                ')' => depth = depth.saturating_sub(1),
-                _ => return depth == 0,
-            }
-            false
-        })
-        .collect();
-    bare.split_whitespace()
-        .filter(|w| !matches!(*w, "UNSIGNED" | "SIGNED" | "ZEROFILL"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The MySQL type and display length for a backend type name (upper case, no arguments).
-fn type_from_name(name: &str) -> Option<(ColumnType, u32)> {
+/// The MySQL type and display length of `ty`.
+fn mysql_type(ty: SqlType) -> Option<(ColumnType, u32)> {
     use ColumnType::*;
-    let mapped = match name {
-        "BOOL" | "BOOLEAN" => (MYSQL_TYPE_TINY, 1),
-        "TINYINT" => (MYSQL_TYPE_TINY, 4),
-        "SMALLINT" | "INT2" | "SMALLSERIAL" => (MYSQL_TYPE_SHORT, 6),
-        "MEDIUMINT" => (MYSQL_TYPE_INT24, 9),
-        "INT" | "INT4" | "SERIAL" => (MYSQL_TYPE_LONG, 11),
-        // SQLite's INTEGER is 64-bit, unlike MySQL's: only BIGINT is wide enough for it.
-        "BIGINT" | "INT8" | "INTEGER" | "BIGSERIAL" => (MYSQL_TYPE_LONGLONG, 20),
-        "FLOAT" | "FLOAT4" => (MYSQL_TYPE_FLOAT, 12),
-        "DOUBLE" | "DOUBLE PRECISION" | "REAL" | "FLOAT8" => (MYSQL_TYPE_DOUBLE, 22),
-        "DECIMAL" | "NUMERIC" | "DEC" => (MYSQL_TYPE_NEWDECIMAL, 65),
-        "YEAR" => (MYSQL_TYPE_YEAR, 4),
-        "DATE" => (MYSQL_TYPE_DATE, 10),
-        "DATETIME" => (MYSQL_TYPE_DATETIME, 26),
-        "TIMESTAMP" => (MYSQL_TYPE_TIMESTAMP, 26),
-        "TIME" => (MYSQL_TYPE_TIME, 17),
-        "CHAR" | "BPCHAR" | "ENUM" | "SET" | "BINARY" => (MYSQL_TYPE_STRING, 1020),
+    Some(match ty {
+        SqlType::Bool => (MYSQL_TYPE_TINY, 1),
+        SqlType::Int { bytes: 1, .. } => (MYSQL_TYPE_TINY, 4),
+        SqlType::Int { bytes: 2, .. } => (MYSQL_TYPE_SHORT, 6),
+        SqlType::Int { bytes: 3, .. } => (MYSQL_TYPE_INT24, 9),
+        SqlType::Int { bytes: 4, .. } | SqlType::Oid => (MYSQL_TYPE_LONG, 11),
+        SqlType::Int { .. } => (MYSQL_TYPE_LONGLONG, 20),
+        SqlType::Float => (MYSQL_TYPE_FLOAT, 12),
+        SqlType::Double => (MYSQL_TYPE_DOUBLE, 22),
+        SqlType::Decimal { .. } => (MYSQL_TYPE_NEWDECIMAL, 65),
+        SqlType::Year => (MYSQL_TYPE_YEAR, 4),
+        SqlType::Date => (MYSQL_TYPE_DATE, 10),
+        SqlType::DateTime => (MYSQL_TYPE_DATETIME, 26),
+        SqlType::Timestamp => (MYSQL_TYPE_TIMESTAMP, 26),
+        SqlType::Time => (MYSQL_TYPE_TIME, 17),
+        SqlType::Char | SqlType::Enum | SqlType::Binary => (MYSQL_TYPE_STRING, 1020),
         // PostgreSQL's zoned and interval types print in forms no MySQL temporal type holds.
-        "VARCHAR" | "CHARACTER VARYING" | "TEXT" | "TINYTEXT" | "MEDIUMTEXT" | "LONGTEXT"
-        | "NAME" | "UUID" | "TIMESTAMPTZ" | "TIMETZ" | "INTERVAL" | "VARBINARY" => {
-            (MYSQL_TYPE_VAR_STRING, 1020)
-        }
-        "BLOB" | "TINYBLOB" | "MEDIUMBLOB" | "LONGBLOB" | "BYTEA" => (MYSQL_TYPE_BLOB, 65_535),
-        "JSON" | "JSONB" => (MYSQL_TYPE_JSON, 4_294_967_295),
-        "BIT" => (MYSQL_TYPE_BIT, 1),
-        _ => return None,
-    };
-    Some(mapped)
-}
-
-/// String types that hold bytes rather than text: they get the binary character set.
-fn binary_string(name: &str) -> Option<u16> {
-    matches!(name, "BINARY" | "VARBINARY").then_some(BINARY)
+        SqlType::VarChar
+        | SqlType::Text
+        | SqlType::Name
+        | SqlType::Uuid
+        | SqlType::Zoned
+        | SqlType::VarBinary => (MYSQL_TYPE_VAR_STRING, 1020),
+        SqlType::Blob => (MYSQL_TYPE_BLOB, 65_535),
+        SqlType::Json => (MYSQL_TYPE_JSON, 4_294_967_295),
+        SqlType::Bit => (MYSQL_TYPE_BIT, 1),
+        SqlType::Unknown => return None,
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use ColumnType::*;
+    use keyshard_config::DatabaseKind;
+
+    use super::*;
+
+    fn ty_of(name: &str) -> SqlType {
+        SqlType::of(name, DatabaseKind::MySql)
+    }
     use mysql_common::packets::Column;
 
-    fn ty(type_name: &str) -> (ColumnType, bool) {
-        let c = ResultColumn::from_type_name("c", type_name, None);
+    fn typed(type_name: &str, kind: DatabaseKind) -> (ColumnType, bool) {
+        let c = ResultColumn::of("c", SqlType::of(type_name, kind), None);
         (c.column_type, c.flags.contains(ColumnFlags::UNSIGNED_FLAG))
+    }
+
+    fn ty(type_name: &str) -> (ColumnType, bool) {
+        typed(type_name, DatabaseKind::MySql)
     }
 
     #[test]
@@ -215,20 +197,24 @@ mod tests {
 
     #[test]
     fn maps_postgres_and_sqlite_type_names() {
-        assert_eq!(ty("INT8"), (MYSQL_TYPE_LONGLONG, false));
-        assert_eq!(ty("INT4"), (MYSQL_TYPE_LONG, false));
-        assert_eq!(ty("FLOAT8"), (MYSQL_TYPE_DOUBLE, false));
-        assert_eq!(ty("BOOL"), (MYSQL_TYPE_TINY, false));
-        assert_eq!(ty("BYTEA"), (MYSQL_TYPE_BLOB, false));
-        assert_eq!(ty("TIMESTAMPTZ"), (MYSQL_TYPE_VAR_STRING, false));
-        assert_eq!(ty("INTEGER"), (MYSQL_TYPE_LONGLONG, false));
-        assert_eq!(ty("REAL"), (MYSQL_TYPE_DOUBLE, false));
+        let pg = |name| typed(name, DatabaseKind::Postgres);
+        let sqlite = |name| typed(name, DatabaseKind::Sqlite);
+        assert_eq!(pg("INT8"), (MYSQL_TYPE_LONGLONG, false));
+        assert_eq!(pg("INT4"), (MYSQL_TYPE_LONG, false));
+        assert_eq!(pg("INTEGER"), (MYSQL_TYPE_LONG, false));
+        assert_eq!(pg("FLOAT8"), (MYSQL_TYPE_DOUBLE, false));
+        assert_eq!(pg("REAL"), (MYSQL_TYPE_FLOAT, false));
+        assert_eq!(pg("BOOL"), (MYSQL_TYPE_TINY, false));
+        assert_eq!(pg("BYTEA"), (MYSQL_TYPE_BLOB, false));
+        assert_eq!(pg("TIMESTAMPTZ"), (MYSQL_TYPE_VAR_STRING, false));
+        assert_eq!(sqlite("INTEGER"), (MYSQL_TYPE_LONGLONG, false));
+        assert_eq!(sqlite("REAL"), (MYSQL_TYPE_DOUBLE, false));
     }
 
     #[test]
     fn unknown_names_fall_back_to_the_sample() {
         let from =
-            |v: Option<Value>| ResultColumn::from_type_name("c", "NULL", v.as_ref()).column_type;
+            |v: Option<Value>| ResultColumn::of("c", SqlType::Unknown, v.as_ref()).column_type;
         assert_eq!(from(Some(Value::Int(1))), MYSQL_TYPE_LONGLONG);
         assert_eq!(from(Some(Value::Double(1.5))), MYSQL_TYPE_DOUBLE);
         assert_eq!(from(Some(Value::Bytes(vec![1]))), MYSQL_TYPE_BLOB);
@@ -241,18 +227,15 @@ mod tests {
         assert_eq!(ResultColumn::text("a").charset, UTF8MB4);
         assert_eq!(ResultColumn::int("a").charset, BINARY);
         assert_eq!(
-            ResultColumn::from_type_name("a", "VARBINARY", None).charset,
+            ResultColumn::of("a", SqlType::VarBinary, None).charset,
             BINARY
         );
-        assert_eq!(
-            ResultColumn::from_type_name("a", "BLOB", None).charset,
-            BINARY
-        );
+        assert_eq!(ResultColumn::of("a", SqlType::Blob, None).charset, BINARY);
     }
 
     #[test]
     fn definition_decodes_with_mysql_common() {
-        let def = ResultColumn::from_type_name("id", "BIGINT UNSIGNED", None).definition();
+        let def = ResultColumn::of("id", ty_of("BIGINT UNSIGNED"), None).definition();
         let column: Column = mysql_common::io::ParseBuf(&def).parse(()).unwrap();
         assert_eq!(column.name_str(), "id");
         assert_eq!(column.column_type(), MYSQL_TYPE_LONGLONG);

@@ -159,7 +159,7 @@ async fn text_result_set_decodes() {
 }
 
 fn column(name: &str, ty: ColumnType, unsigned: bool) -> ResultColumn {
-    let mut c = ResultColumn::from_type_name(name, "NULL", None);
+    let mut c = ResultColumn::text(name);
     c.column_type = ty;
     if unsigned {
         c.flags |= ColumnFlags::UNSIGNED_FLAG;
