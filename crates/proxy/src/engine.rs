@@ -25,6 +25,7 @@ use crate::session::{Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes, typed};
 use crate::throttle::LoginThrottle;
 
+mod insert_select;
 mod session_sql;
 mod transactions;
 
@@ -340,7 +341,7 @@ impl Engine {
         .await;
         let head = match &statement.kind {
             StatementKind::Text(sql) => sql.as_str(),
-            StatementKind::Insert(_) => "insert",
+            StatementKind::Insert(_) | StatementKind::InsertSelect(_) => "insert",
             StatementKind::Query(query) => query.sql(),
             StatementKind::Direct(direct) => direct.sql(),
             StatementKind::Ddl(_) => "ddl",
@@ -364,6 +365,9 @@ impl Engine {
                 self.bind_insert(insert, || insert.bind(params)).await?,
                 false,
             ),
+            StatementKind::InsertSelect(select) => {
+                return self.insert_select(session, select, params).await;
+            }
             StatementKind::Query(query) => (query.bind(params)?, query.is_read()),
             StatementKind::Direct(direct) => (direct.bind(params), direct.is_read()),
             StatementKind::Ddl(ddl) => {
@@ -492,6 +496,10 @@ impl Engine {
                 param_count: direct.param_count(),
                 kind: StatementKind::Direct(Box::new(direct)),
             },
+            Prepared::InsertSelect(select) => Statement {
+                param_count: select.param_count(),
+                kind: StatementKind::InsertSelect(Box::new(select)),
+            },
             Prepared::Ddl(ddl) => Statement {
                 param_count: 0,
                 kind: StatementKind::Ddl(Box::new(ddl)),
@@ -515,7 +523,9 @@ impl Engine {
             StatementKind::Query(query) => query.bind(&[])?,
             StatementKind::Direct(direct) => direct.bind(&[]),
             StatementKind::Ddl(ddl) => ddl.plan,
-            StatementKind::Text(_) => return Err(Error::unsupported("PREVIEW of this statement")),
+            StatementKind::Text(_) | StatementKind::InsertSelect(_) => {
+                return Err(Error::unsupported("PREVIEW of this statement"));
+            }
         };
         let rows = plan
             .units

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use keyshard_backend::{Characteristics, Transaction};
 use keyshard_config::TransactionType;
-use keyshard_router::{DdlPlan, Dialect, Direct, PreparedInsert, PreparedQuery, Value};
+use keyshard_router::{
+    DdlPlan, Dialect, Direct, InsertSelect, PreparedInsert, PreparedQuery, Value,
+};
 
 use crate::control::{self, Control};
 use crate::dialect::{self, postgres::Parameters};
@@ -147,6 +149,9 @@ pub struct Statement {
 pub enum StatementKind {
     /// An INSERT into a sharded table, parsed once: each execution binds it.
     Insert(Box<PreparedInsert>),
+    /// An INSERT whose rows its SELECT computes: each execution runs the SELECT, then inserts
+    /// its rows.
+    InsertSelect(Box<InsertSelect>),
     /// A SELECT, UPDATE or DELETE on sharded tables, parsed once.
     Query(Box<PreparedQuery>),
     /// A statement on unsharded or broadcast tables, sent as written.

@@ -555,6 +555,46 @@ async fn updates_that_keep_the_sharding_value_run(
     (proxy, shards)
 }
 
+/// INSERT … SELECT whose SELECT reads no sharded table: its rows get keys and go to their
+/// shards as a VALUES list would; copying rows out of a sharded table is still refused.
+async fn insert_select_of_constants_gets_keys(
+    proxy: Proxy,
+    mut conn: MySqlConnection,
+    shards: Shards,
+) -> (Proxy, Shards) {
+    let done = sqlx::raw_sql(
+        "INSERT INTO t_order (user_id, status) SELECT 1, 'a' UNION ALL SELECT 2, 'b' \
+         UNION ALL SELECT 3, 'c'",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(done.rows_affected(), 3);
+    let first = last_insert_id(&mut conn).await;
+    assert!(first > 0);
+    for (i, user_id) in (1..=3).enumerate() {
+        assert_stored(&shards, user_id, first + i as i64).await;
+    }
+    // Nothing selected, nothing inserted.
+    let done =
+        sqlx::raw_sql("INSERT INTO t_order (user_id, status) SELECT * FROM (SELECT 1 AS u, 'a' AS s) AS x WHERE u = 0")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(done.rows_affected(), 0);
+    let error =
+        sqlx::raw_sql("INSERT INTO t_order (user_id, status) SELECT user_id, status FROM t_order")
+            .execute(&mut conn)
+            .await
+            .unwrap_err();
+    assert!(
+        error.to_string().contains("absent generate key column"),
+        "{error}"
+    );
+    conn.close().await.unwrap();
+    (proxy, shards)
+}
+
 macro_rules! on_both {
     ($($name:ident),+) => {
         mod sqlite {
@@ -587,5 +627,6 @@ on_both!(
     a_failed_statement_in_a_transaction_leaves_nothing,
     last_insert_id_inside_statements_is_the_sessions,
     integral_doubles_and_integer_strings_route_as_integers,
-    updates_that_keep_the_sharding_value_run
+    updates_that_keep_the_sharding_value_run,
+    insert_select_of_constants_gets_keys
 );

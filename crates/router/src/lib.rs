@@ -44,6 +44,7 @@ pub use ddl::DdlPlan;
 pub use direct::Direct;
 pub use error::RouteError;
 pub use insert::PreparedInsert;
+pub use insert::select::InsertSelect;
 pub use last_insert_id::{bind_placeholders, substitute_session_values};
 pub use metadata::{Metadata, NoMetadata};
 pub use plan::{ExecutionUnit, MoveGuard, Plan};
@@ -65,6 +66,8 @@ pub enum Dialect {
 pub enum Prepared {
     /// An INSERT into a sharded table.
     Insert(PreparedInsert),
+    /// An INSERT into a sharded table whose rows a SELECT reading no sharded table computes.
+    InsertSelect(InsertSelect),
     /// DDL on a sharded table, one statement per actual table.
     Ddl(DdlPlan),
     /// SELECT, UPDATE or DELETE on sharded tables.
@@ -167,6 +170,9 @@ impl Router {
                     _ => return Err(RouteError::Unsupported(format!("table name {name}"))),
                 };
                 match self.table(table) {
+                    Some(rule) if insert::select::is_insert_select(insert) => {
+                        self.insert_select(sql, &parser, insert, rule)
+                    }
                     Some(rule) => {
                         insert::prepare(sql, self.dialect, &parser, insert, name, rule, metadata)
                             .map(Prepared::Insert)
@@ -248,6 +254,48 @@ impl Router {
         }))
     }
 
+    /// An INSERT … SELECT into `rule`'s table. A SELECT that reads no sharded table runs on one
+    /// data source: where the unsharded tables it reads live, else the table's first. Rows
+    /// copied from sharded tables are refused, as ShardingSphere refuses them.
+    fn insert_select(
+        &self,
+        sql: &str,
+        parser: &Parser<'_>,
+        insert: &sqlparser::ast::Insert,
+        rule: &TableRule,
+    ) -> Result<Prepared, RouteError> {
+        let query = insert::select::as_query(insert)
+            .ok_or(RouteError::Internal("INSERT … SELECT without its SELECT"))?;
+        let (tables, others) = query::tables(sql, &query, |t| self.table(t).cloned())?;
+        if !tables.rules.is_empty() {
+            let names_key = rule.key_generate.as_ref().is_none_or(|k| {
+                insert
+                    .columns
+                    .iter()
+                    .any(|c| names::last_ident(c).eq_ignore_ascii_case(&k.column))
+            });
+            return Err(if names_key {
+                RouteError::Unsupported("INSERT … SELECT from a sharded table".into())
+            } else {
+                RouteError::InsertSelectWithoutKey
+            });
+        }
+        let data_source = match (others.is_empty(), &self.default_data_source) {
+            (false, Some(default)) => default.clone(),
+            (false, None) => {
+                return Ok(Prepared::Other(Other::UnshardedTable(
+                    others.first().cloned().unwrap_or_default(),
+                )));
+            }
+            (true, _) => match rule.data_nodes.first() {
+                Some(node) => node.data_source.clone(),
+                None => return Err(RouteError::Internal("a table rule without data nodes")),
+            },
+        };
+        insert::select::prepare(sql, self.dialect, parser, insert, data_source)
+            .map(Prepared::InsertSelect)
+    }
+
     fn is_broadcast(&self, table: &str) -> bool {
         self.broadcast_tables
             .iter()
@@ -303,6 +351,10 @@ impl Router {
             Prepared::Query(query) => query.bind(params).map(Ok),
             Prepared::Direct(direct) => Ok(Ok(direct.bind(params))),
             Prepared::Other(other) => Ok(Err(other)),
+            // Its rows are the result of its SELECT, which someone must run first.
+            Prepared::InsertSelect(_) => Err(RouteError::Unsupported(
+                "INSERT … SELECT in one step (prepare it, run its SELECT, insert the rows)".into(),
+            )),
         }
     }
 

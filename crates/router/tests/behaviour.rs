@@ -475,14 +475,14 @@ fn clear_errors() {
             "Column count doesn't match value count at row 2",
         ),
         (
-            "INSERT INTO t_order (user_id) SELECT user_id FROM t_user",
+            "INSERT INTO t_order (user_id) SELECT user_id FROM t_order",
             &[],
             "INSERT INTO ... SELECT can not support applying key generator with absent generate key column",
         ),
         (
-            "INSERT INTO t_order (order_id, user_id) SELECT 1, 2",
+            "INSERT INTO t_order (order_id, user_id) SELECT order_id, user_id FROM t_order",
             &[],
-            "not supported: INSERT … SELECT",
+            "not supported: INSERT … SELECT from a sharded table",
         ),
         (
             "INSERT INTO t_order (user_id) VALUES (?)",
@@ -571,6 +571,62 @@ fn ddl_on_a_logic_table_goes_to_every_actual_table() {
     assert!(
         err.to_string()
             .starts_with("not supported: DDL naming several tables"),
+        "{err}"
+    );
+}
+
+/// SQLAlchemy's `add_all` and Django's `bulk_create` on PostgreSQL: the SELECT reads no sharded
+/// table, so it runs on one data source, and its rows become an ordinary multi-row INSERT.
+#[test]
+fn insert_select_from_values_or_unnest_runs_its_select_then_inserts_the_rows() {
+    let router = fixed(common::T_ORDER, Dialect::Postgres);
+    let sql = "INSERT INTO t_order (user_id, status) SELECT p0::INTEGER, p1::VARCHAR FROM \
+               (VALUES ($1, $2, 0), ($3, $4, 1)) AS imp_sen(p0, p1, sen_counter) \
+               ORDER BY sen_counter RETURNING t_order.order_id, t_order.order_id AS order_id__1";
+    let Ok(Prepared::InsertSelect(select)) = router.prepare(sql, &common::metadata()) else {
+        panic!("{sql}: not an INSERT … SELECT");
+    };
+    assert_eq!(select.param_count(), 4);
+    let params = [
+        Value::Int(1),
+        Value::Text("a".into()),
+        Value::Int(2),
+        Value::Text("b".into()),
+    ];
+    let source = select.source().bind(&params);
+    assert_eq!(source.units.len(), 1);
+    assert_eq!(
+        source.units[0].sql,
+        "SELECT p0::INTEGER, p1::VARCHAR FROM (VALUES ($1, $2, 0), ($3, $4, 1)) AS \
+         imp_sen(p0, p1, sen_counter) ORDER BY sen_counter"
+    );
+    assert_eq!(source.units[0].params, params);
+    let rows = [
+        vec![Value::Int(1), Value::Text("it's".into())],
+        vec![Value::Int(2), Value::Null],
+    ];
+    let values = select.with_rows(&rows).unwrap();
+    assert_eq!(
+        values,
+        "INSERT INTO t_order (user_id, status) VALUES (1, 'it''s'), (2, NULL) RETURNING \
+         t_order.order_id, t_order.order_id AS order_id__1"
+    );
+    assert!(select.with_rows(&[]).is_none());
+    let plan = plan(&router, &values, &[]);
+    assert_eq!(plan.generated_keys.len(), 2);
+
+    let unnest = "INSERT INTO t_order (user_id, status) SELECT * FROM \
+                  UNNEST('{3,4}'::integer[], '{c,d}'::varchar[]) RETURNING order_id";
+    let prepared = router.prepare(unnest, &common::metadata());
+    assert!(
+        matches!(prepared, Ok(Prepared::InsertSelect(_))),
+        "{prepared:?}"
+    );
+    let outside = "INSERT INTO t_order (user_id, status) SELECT 1, 'x' WHERE true \
+                   ON CONFLICT (order_id) DO UPDATE SET status = $1";
+    let err = router.prepare(outside, &common::metadata()).unwrap_err();
+    assert!(
+        err.to_string().contains("a parameter outside the SELECT"),
         "{err}"
     );
 }

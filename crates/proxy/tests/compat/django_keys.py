@@ -1,5 +1,6 @@
 """Django's ORM through Keyshard: save() of a new and of an existing row, .exists(), nested
-atomic() (a savepoint) rolled back, and bulk_create on MySQL. argv: host port engine (mysql or
+atomic() (a savepoint) rolled back, and bulk_create (on PostgreSQL an INSERT … SELECT from
+UNNEST that returns each row's key). argv: host port engine (mysql or
 postgresql). Prints the keys of the rows it expects stored, as JSON."""
 import json
 import sys
@@ -58,8 +59,13 @@ with transaction.atomic():
     except RuntimeError:
         pass
 
+bulk = Order.objects.bulk_create([Order(user_id=u, status="bulk") for u in (4, 5, 6)])
 if engine == "mysql":
     # One multi-row INSERT; MySQL returns no keys for it, so they are read back.
-    Order.objects.bulk_create([Order(user_id=u, status="bulk") for u in (4, 5, 6)])
     keys += list(Order.objects.filter(status="bulk").values_list("order_id", flat=True))
+else:
+    # PostgreSQL: INSERT … SELECT * FROM UNNEST(…) RETURNING, each object given its own key.
+    for created in bulk:
+        assert Order.objects.get(order_id=created.order_id).user_id == created.user_id
+    keys += [created.order_id for created in bulk]
 print(json.dumps({"keys": [str(k) for k in keys]}))

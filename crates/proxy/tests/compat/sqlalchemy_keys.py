@@ -1,5 +1,5 @@
-"""SQLAlchemy 2 ORM through Keyshard: objects added one by one get their generated keys, and
-a nested transaction (savepoint) is rolled back. argv: host port url-scheme
+"""SQLAlchemy 2 ORM through Keyshard: objects added one by one and in an add_all batch get
+their generated keys, and a nested transaction (savepoint) is rolled back. argv: host port url-scheme
 (mysql+pymysql or postgresql+psycopg). Prints the keys as JSON."""
 import json
 import sys
@@ -39,6 +39,15 @@ with Session(engine) as session:
     session.flush()
     nested.rollback()
     session.commit()
+
+    # add_all: one batch (on PostgreSQL an INSERT … SELECT from VALUES … RETURNING), each
+    # object given the key of its own row.
+    batch = [Order(user_id=u, status="batch") for u in (5, 6, 7)]
+    session.add_all(batch)
+    session.commit()
+    for order in batch:
+        assert session.get(Order, order.order_id).user_id == order.user_id
+    keys += [order.order_id for order in batch]
 
     # save() of an existing row writes every column, sharding columns included.
     again = session.get(Order, keys[0])

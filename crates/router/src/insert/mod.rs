@@ -15,6 +15,7 @@ use crate::value::Value;
 mod bind;
 mod classify;
 mod prepare;
+pub(crate) mod select;
 
 pub(crate) use prepare::prepare;
 
