@@ -1,3 +1,5 @@
+use keyshard_coordination::CoordinationError;
+
 use crate::MergeError;
 
 /// Why the backend could not connect, load metadata or execute.
@@ -83,9 +85,9 @@ pub enum BackendError {
          coordination repository is unreachable)"
     )]
     NoLease,
-    /// The coordination repository failed.
-    #[error("coordination repository: {0}")]
-    Coordination(String),
+    /// The coordination repository failed, or did not answer in time.
+    #[error(transparent)]
+    Coordination(#[from] CoordinationError),
     /// A data source that cannot take part in XA.
     #[error("data source '{data_source}' cannot take part in XA transactions: {message}")]
     XaUnsupported {

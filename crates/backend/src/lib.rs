@@ -7,7 +7,6 @@
 
 mod branch;
 mod characteristics;
-mod describe;
 mod driver;
 mod error;
 mod execute;
@@ -20,6 +19,7 @@ mod pool;
 mod recovery;
 mod reuse;
 mod sql_type;
+mod table_columns;
 mod transaction;
 mod xa;
 

@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use keyshard_coordination::CoordinationError;
 use keyshard_router::Value;
 
 use crate::xa::{BranchNaming, PREFIX, coordinator_of};
@@ -83,8 +84,7 @@ impl Backend {
         let live: HashSet<(u16, u64)> =
             tokio::time::timeout(xa.operation_timeout, xa.repository.compute_nodes())
                 .await
-                .map_err(|_| BackendError::Coordination("compute nodes: no answer".to_owned()))?
-                .map_err(|e| BackendError::Coordination(e.to_string()))?
+                .map_err(|_| CoordinationError::Timeout(xa.operation_timeout))??
                 .into_iter()
                 .map(|node| (node.worker_id, node.epoch))
                 .collect();

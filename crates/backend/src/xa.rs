@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use keyshard_config::{DataSource, DatabaseKind};
-use keyshard_coordination::Repository;
+use keyshard_coordination::{CoordinationError, Repository};
 use keyshard_keygen::WorkerLease;
 
 use crate::BackendError;
@@ -167,10 +167,8 @@ impl XaCoordinator {
             self.repository.decide(gtrid, commit),
         )
         .await
-        .map_err(|_| {
-            BackendError::Coordination(format!("no answer within {:?}", self.operation_timeout))
-        })?
-        .map_err(|e| BackendError::Coordination(e.to_string()))
+        .map_err(|_| CoordinationError::Timeout(self.operation_timeout))?
+        .map_err(BackendError::from)
     }
 
     /// Drops `gtrid`'s decision in the background: every branch is finished. Decisions

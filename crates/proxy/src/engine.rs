@@ -14,12 +14,12 @@ use keyshard_router::{
     substitute_session_values,
 };
 
-use crate::catalog;
 use crate::distsql::{self, DistSql};
 use crate::error::{Error, ErrorKind};
 use crate::intent::Intent;
 use crate::memory::MemoryBudget;
 use crate::metrics::Metrics;
+use crate::reflection;
 use crate::reply::Reply;
 use crate::session::{Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes, typed};
@@ -216,8 +216,12 @@ impl Engine {
                 }
                 return statement.answer(session, &self.config.database_name);
             }
-            Intent::Catalog(request) => {
-                return catalog::answer(self, request, &self.config.database_name).await;
+            Intent::Reflection(request) => {
+                let shards = reflection::Shards {
+                    backend: &self.backend,
+                    config: &self.config,
+                };
+                return reflection::answer(&shards, request, &self.config.database_name).await;
             }
             Intent::Preview(statement) => Some(statement),
             Intent::Routed => None,
@@ -483,29 +487,15 @@ impl Engine {
             }
             other => other?,
         };
-        Ok(match prepared {
-            Prepared::Insert(insert) => Statement {
-                param_count: insert.param_count(),
-                kind: StatementKind::Insert(Box::new(insert)),
-            },
-            Prepared::Query(query) => Statement {
-                param_count: query.param_count(),
-                kind: StatementKind::Query(Box::new(query)),
-            },
-            Prepared::Direct(direct) => Statement {
-                param_count: direct.param_count(),
-                kind: StatementKind::Direct(Box::new(direct)),
-            },
-            Prepared::InsertSelect(select) => Statement {
-                param_count: select.param_count(),
-                kind: StatementKind::InsertSelect(Box::new(select)),
-            },
-            Prepared::Ddl(ddl) => Statement {
-                param_count: 0,
-                kind: StatementKind::Ddl(Box::new(ddl)),
-            },
+        let kind = match prepared {
+            Prepared::Insert(insert) => StatementKind::Insert(Box::new(insert)),
+            Prepared::Query(query) => StatementKind::Query(Box::new(query)),
+            Prepared::Direct(direct) => StatementKind::Direct(Box::new(direct)),
+            Prepared::InsertSelect(select) => StatementKind::InsertSelect(Box::new(select)),
+            Prepared::Ddl(ddl) => StatementKind::Ddl(Box::new(ddl)),
             Prepared::Other(other) => return Err(not_supported(other)),
-        })
+        };
+        Ok(Statement::new(kind))
     }
 
     fn router(&self, dialect: Dialect) -> &Router {
@@ -548,18 +538,10 @@ impl Engine {
         )
         .await
     }
-
-    /// Runs `sql` as it is on `data_source`, outside any transaction.
-    pub(crate) async fn run_on(&self, data_source: &str, sql: &str) -> Result<Outcome, Error> {
-        Ok(self.backend.execute_on(data_source, sql).await?)
-    }
 }
 
 fn text(sql: &str) -> Statement {
-    Statement {
-        param_count: 0,
-        kind: StatementKind::Text(sql.to_owned()),
-    }
+    Statement::new(StatementKind::Text(sql.to_owned()))
 }
 
 fn first_key(plan: &Plan) -> Option<u64> {

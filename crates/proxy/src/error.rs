@@ -90,108 +90,17 @@ impl Error {
             format!("Unknown database '{name}'"),
         )
     }
-
-    /// MySQL's error number and SQLSTATE for this error.
-    pub fn mysql_code(&self) -> (u16, &str) {
-        match &self.kind {
-            ErrorKind::Syntax => (1064, "42000"),
-            ErrorKind::Unsupported => (1235, "42000"),
-            ErrorKind::ColumnCount => (1136, "21S01"),
-            ErrorKind::UnknownTable => (1146, "42S02"),
-            ErrorKind::BadArguments => (1210, "HY000"),
-            ErrorKind::UnknownDatabase => (1049, "42000"),
-            ErrorKind::UnknownStatement => (1243, "HY000"),
-            ErrorKind::Malformed => (1047, "08S01"),
-            ErrorKind::Transaction
-            | ErrorKind::TransactionAborted
-            | ErrorKind::NoTransactionBlock => (1568, "25001"),
-            ErrorKind::NoSuchSavepoint => (1305, "42000"),
-            ErrorKind::TooLarge => (1153, "08S01"),
-            ErrorKind::OutOfMemory => (1037, "HY001"),
-            ErrorKind::TooManyStatements => (1461, "42000"),
-            ErrorKind::IdleInTransaction => (4031, "HY000"),
-            // Keyshard's own codes, in ShardingSphere's vendor range: no MySQL error means
-            // "some shards committed".
-            ErrorKind::PartialCommit => (20_101, "XAKS1"),
-            ErrorKind::OutcomeUnknown => (20_102, "XAKS2"),
-            ErrorKind::XaRolledBack => (1402, "XA100"),
-            // A MySQL/MariaDB shard's own error goes through as it is.
-            ErrorKind::Shard {
-                mysql_errno: Some(code),
-                sqlstate,
-            } => (
-                *code,
-                sqlstate
-                    .as_deref()
-                    .filter(|s| s.len() == 5 && s.is_ascii())
-                    .unwrap_or("HY000"),
-            ),
-            ErrorKind::Shard { sqlstate, .. } => match common_error(sqlstate.as_deref()) {
-                Some(Common::UniqueViolation) => (1062, "23000"),
-                Some(Common::NotNullViolation) => (1048, "23000"),
-                Some(Common::UndefinedTable) => (1146, "42S02"),
-                None => (1105, "HY000"),
-            },
-            ErrorKind::Internal => (1105, "HY000"),
-        }
-    }
-
-    /// PostgreSQL's SQLSTATE for this error.
-    pub fn pg_sqlstate(&self) -> &str {
-        match &self.kind {
-            ErrorKind::Syntax => "42601",
-            ErrorKind::Unsupported => "0A000",
-            ErrorKind::ColumnCount => "42601",
-            ErrorKind::UnknownTable => "42P01",
-            ErrorKind::BadArguments => "08P01",
-            ErrorKind::UnknownDatabase => "3D000",
-            ErrorKind::UnknownStatement => "26000",
-            ErrorKind::Malformed => "08P01",
-            ErrorKind::Transaction => "25001",
-            ErrorKind::TransactionAborted => "25P02",
-            ErrorKind::NoTransactionBlock => "25P01",
-            ErrorKind::NoSuchSavepoint => "3B001",
-            ErrorKind::TooLarge => "54000",
-            ErrorKind::OutOfMemory => "53200",
-            ErrorKind::TooManyStatements => "53000",
-            ErrorKind::IdleInTransaction => "25P03",
-            ErrorKind::PartialCommit => "XAKS1",
-            ErrorKind::OutcomeUnknown => "XAKS2",
-            ErrorKind::XaRolledBack => "40000",
-            ErrorKind::Shard {
-                mysql_errno,
-                sqlstate,
-            } => {
-                let common = match mysql_errno {
-                    Some(1062) => Some(Common::UniqueViolation),
-                    Some(1048) => Some(Common::NotNullViolation),
-                    Some(1146) => Some(Common::UndefinedTable),
-                    Some(_) => None,
-                    None => common_error(sqlstate.as_deref()),
-                };
-                match (common, sqlstate.as_deref()) {
-                    (Some(Common::UniqueViolation), _) => "23505",
-                    (Some(Common::NotNullViolation), _) => "23502",
-                    (Some(Common::UndefinedTable), _) => "42P01",
-                    // A PostgreSQL shard's own code.
-                    (None, Some(s)) if mysql_errno.is_none() && is_sqlstate(s) => s,
-                    (None, _) => "XX000",
-                }
-            }
-            ErrorKind::Internal => "XX000",
-        }
-    }
 }
 
 /// The errors applications act on, whichever database reported them.
-enum Common {
+pub(crate) enum Common {
     UniqueViolation,
     NotNullViolation,
     UndefinedTable,
 }
 
 /// Reads PostgreSQL's SQLSTATE or SQLite's extended result code.
-fn common_error(code: Option<&str>) -> Option<Common> {
+pub(crate) fn common_error(code: Option<&str>) -> Option<Common> {
     Some(match code? {
         // unique_violation; SQLite UNIQUE and PRIMARY KEY constraints.
         "23505" | "2067" | "1555" => Common::UniqueViolation,
@@ -202,7 +111,7 @@ fn common_error(code: Option<&str>) -> Option<Common> {
     })
 }
 
-fn is_sqlstate(s: &str) -> bool {
+pub(crate) fn is_sqlstate(s: &str) -> bool {
     s.len() == 5
         && s.bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())

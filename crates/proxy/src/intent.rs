@@ -1,14 +1,14 @@
 //! What a statement sent as text asks of the proxy, decided once from its text: transaction
-//! control, a DistSQL or SQL-level PREPARE command, a session statement, a catalog question,
+//! control, a DistSQL or SQL-level PREPARE command, a session statement, a reflection question,
 //! a PREVIEW, or a statement to route to the shards. Both frontends' statements go through
 //! here, whether sent as text or prepared.
 
 use keyshard_router::Dialect;
 
-use crate::catalog::{self, Request};
 use crate::control::{self, Control};
 use crate::dialect::SessionStatement;
 use crate::distsql::{self, DistSql};
+use crate::reflection::{self, Request};
 use crate::sql_prepare::{self, Command};
 use crate::user_variables;
 
@@ -26,7 +26,7 @@ pub(crate) enum Intent<'a> {
     /// Settings and session functions, answered from the session.
     Session(SessionStatement<'a>),
     /// `SHOW TABLES`, `SHOW COLUMNS`, `SHOW CREATE TABLE`, `SHOW INDEX`: for logic tables.
-    Catalog(Request),
+    Reflection(Request),
     /// `PREVIEW statement`: where it would go, without running it.
     Preview(&'a str),
     /// Anything else: planned by the router and run on the shards.
@@ -54,8 +54,8 @@ impl Intent<'_> {
         if let Some(statement) = SessionStatement::recognise(sql, dialect) {
             return Intent::Session(statement);
         }
-        if let Some(request) = catalog::request(sql) {
-            return Intent::Catalog(request);
+        if let Some(request) = reflection::request(sql) {
+            return Intent::Reflection(request);
         }
         if let Some(statement) = strip_keyword(sql, "preview") {
             return Intent::Preview(statement);

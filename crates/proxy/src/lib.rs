@@ -4,7 +4,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod catalog;
 mod control;
 mod coordination;
 mod dialect;
@@ -18,6 +17,7 @@ mod memory;
 mod metrics;
 mod mysql;
 mod postgres;
+mod reflection;
 mod reply;
 mod scrape;
 mod server;

@@ -144,6 +144,20 @@ pub struct Statement {
     pub param_count: usize,
 }
 
+impl Statement {
+    /// A statement that runs `kind`.
+    pub fn new(kind: StatementKind) -> Self {
+        let param_count = match &kind {
+            StatementKind::Insert(insert) => insert.param_count(),
+            StatementKind::InsertSelect(select) => select.param_count(),
+            StatementKind::Query(query) => query.param_count(),
+            StatementKind::Direct(direct) => direct.param_count(),
+            StatementKind::Ddl(_) | StatementKind::Text(_) => 0,
+        };
+        Self { kind, param_count }
+    }
+}
+
 /// What a prepared statement runs.
 #[derive(Debug)]
 pub enum StatementKind {

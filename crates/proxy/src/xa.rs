@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use keyshard_backend::{Backend, BackendError, XaCoordinator};
 use keyshard_config::{Config, Repository as RepositoryConfig, TransactionType};
-use keyshard_coordination::Repository;
+use keyshard_coordination::{CoordinationError, Repository};
 use tokio::sync::watch;
 
 /// Recovery never waits longer than this between passes.
@@ -23,7 +23,9 @@ pub(crate) async fn enable(
         return Ok(());
     }
     let repository = repository.ok_or_else(|| {
-        BackendError::Coordination("XA needs the coordination repository".to_owned())
+        BackendError::Coordination(CoordinationError::Config(
+            "XA needs the coordination repository".to_owned(),
+        ))
     })?;
     // A JDBC repository in a data source's own database can take decisions in that data
     // source's commits.

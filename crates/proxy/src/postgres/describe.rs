@@ -62,12 +62,12 @@ pub struct Description {
 /// The declared columns of the logic tables, as the backend's metadata holds them (read from
 /// each first actual table, refreshed after DDL).
 #[derive(Debug)]
-pub struct Catalog {
+pub struct TableColumns {
     engine: Arc<Engine>,
 }
 
-impl Catalog {
-    /// A catalog reading through the engine's backend.
+impl TableColumns {
+    /// Table columns read through the engine's backend.
     pub fn new(engine: Arc<Engine>) -> Self {
         Self { engine }
     }
@@ -105,7 +105,7 @@ pub async fn describe(
     sql: &str,
     parameters: usize,
     declared: &[u32],
-    catalog: &Catalog,
+    known: &TableColumns,
 ) -> Description {
     let count = parameters.min(MAX_PARAMETERS).max(declared.len());
     let mut inferred = vec![oid::TEXT; count];
@@ -114,7 +114,7 @@ pub async fn describe(
         Some(fields) => fields,
         None => match parse(sql) {
             Ok(statements) if statements.len() == 1 => {
-                analyse(&statements[0], catalog, &mut inferred).await
+                analyse(&statements[0], known, &mut inferred).await
             }
             Ok(_) => guess_fields(sql),
             Err(e) => {
@@ -223,11 +223,11 @@ fn placeholder_number(text: &str) -> Option<usize> {
     Some(digits.parse().unwrap_or(usize::MAX))
 }
 
-async fn analyse(statement: &Statement, catalog: &Catalog, params: &mut [u32]) -> Fields {
+async fn analyse(statement: &Statement, known: &TableColumns, params: &mut [u32]) -> Fields {
     match statement {
-        Statement::Insert(insert) => analyse_insert(insert, catalog, params).await,
+        Statement::Insert(insert) => analyse_insert(insert, known, params).await,
         Statement::Update(update) => {
-            let columns = table_columns(std::slice::from_ref(&update.table), catalog).await;
+            let columns = table_columns(std::slice::from_ref(&update.table), known).await;
             for assignment in &update.assignments {
                 assign(assignment, &columns, params);
             }
@@ -240,7 +240,7 @@ async fn analyse(statement: &Statement, catalog: &Catalog, params: &mut [u32]) -
             let tables = match &delete.from {
                 FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
             };
-            let columns = table_columns(tables, catalog).await;
+            let columns = table_columns(tables, known).await;
             if let Some(selection) = &delete.selection {
                 walk(selection, &columns, params);
             }
@@ -248,7 +248,7 @@ async fn analyse(statement: &Statement, catalog: &Catalog, params: &mut [u32]) -
         }
         Statement::Query(query) => match &*query.body {
             SetExpr::Select(select) => {
-                let columns = table_columns(&select.from, catalog).await;
+                let columns = table_columns(&select.from, known).await;
                 if let Some(selection) = &select.selection {
                     walk(selection, &columns, params);
                 }
@@ -267,11 +267,11 @@ async fn analyse(statement: &Statement, catalog: &Catalog, params: &mut [u32]) -
     }
 }
 
-async fn analyse_insert(insert: &Insert, catalog: &Catalog, params: &mut [u32]) -> Fields {
+async fn analyse_insert(insert: &Insert, known: &TableColumns, params: &mut [u32]) -> Fields {
     let TableObject::TableName(name) = &insert.table else {
         return returning(insert.returning.as_deref(), &[]);
     };
-    let table = catalog.columns(last_ident(name)).await.unwrap_or_default();
+    let table = known.columns(last_ident(name)).await.unwrap_or_default();
     let rows: Vec<&[Expr]> = match insert.source.as_deref().map(|q| &*q.body) {
         Some(SetExpr::Values(values)) => values.rows.iter().map(|r| r.content.as_slice()).collect(),
         _ => Vec::new(),
@@ -280,7 +280,7 @@ async fn analyse_insert(insert: &Insert, catalog: &Catalog, params: &mut [u32]) 
     // The columns the values are for: named, or the table's, or (one value short) the table's
     // without the generated key, ShardingSphere's rule for a column-less INSERT.
     let targets: Vec<Option<&Column>> = if insert.columns.is_empty() {
-        let key = catalog
+        let key = known
             .engine
             .config()
             .sharding
@@ -484,14 +484,14 @@ fn mark_integers(text: &str, params: &mut [u32]) {
 }
 
 /// The columns of every sharded table in a FROM list (joins included).
-async fn table_columns(from: &[TableWithJoins], catalog: &Catalog) -> Vec<Column> {
+async fn table_columns(from: &[TableWithJoins], known: &TableColumns) -> Vec<Column> {
     let mut columns = Vec::new();
     for table in from {
         let factors =
             std::iter::once(&table.relation).chain(table.joins.iter().map(|j| &j.relation));
         for factor in factors {
             if let TableFactor::Table { name, .. } = factor
-                && let Some(found) = catalog.columns(last_ident(name)).await
+                && let Some(found) = known.columns(last_ident(name)).await
             {
                 columns.extend(found);
             }

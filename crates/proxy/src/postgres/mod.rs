@@ -31,7 +31,7 @@ pub(crate) struct Prepared {
 #[derive(Debug)]
 pub struct Frontend {
     engine: Arc<Engine>,
-    catalog: describe::Catalog,
+    known: describe::TableColumns,
     credentials: auth::Credentials,
     tls: Option<Arc<Tls>>,
 }
@@ -41,7 +41,7 @@ impl Frontend {
     pub fn new(engine: Arc<Engine>, tls: Option<Arc<Tls>>) -> Self {
         Self {
             tls,
-            catalog: describe::Catalog::new(Arc::clone(&engine)),
+            known: describe::TableColumns::new(Arc::clone(&engine)),
             engine,
             credentials: auth::Credentials::default(),
         }

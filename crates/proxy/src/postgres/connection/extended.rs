@@ -78,8 +78,7 @@ impl Connection {
                     .await?,
             )
         };
-        let mut description =
-            describe(&sql, highest, &parse.type_oids, &self.frontend.catalog).await;
+        let mut description = describe(&sql, highest, &parse.type_oids, &self.frontend.known).await;
         // As PostgreSQL does, refuse at Parse what will not parse: the client would otherwise
         // bind parameters typed by a guess.
         if let Some(e) = description.syntax_error.take() {
@@ -239,17 +238,7 @@ impl Connection {
             (Fields::Unknown, _) => {
                 let prepared = Arc::clone(&portal.prepared);
                 let params = portal.params.clone();
-                let (reply, tag) = self
-                    .run(&prepared.sql, prepared.statement.as_ref(), &params)
-                    .await?;
-                let fields = match reply_fields(&reply) {
-                    Fields::Known(fields) => fields,
-                    _ => Vec::new(),
-                };
-                let rows = match reply {
-                    Reply::Rows { rows, .. } => rows.into(),
-                    Reply::Ok { .. } => VecDeque::new(),
-                };
+                let (fields, rows, tag) = self.run_prepared(&prepared, &params).await?;
                 let has_rows = !fields.is_empty();
                 if let Some(portal) = self.portals.get_mut(&name) {
                     portal.state = PortalState::Pending {
@@ -270,6 +259,26 @@ impl Connection {
         };
         portal.described = fields;
         wire.send(message).await.map_err(wire_failed)
+    }
+
+    /// Runs a portal's statement: the columns its rows came with, the rows, and its tag.
+    async fn run_prepared(
+        &mut self,
+        prepared: &Prepared,
+        params: &[Value],
+    ) -> Result<(Vec<Field>, VecDeque<Vec<Value>>, String), PgError> {
+        let (reply, tag) = self
+            .run(&prepared.sql, prepared.statement.as_ref(), params)
+            .await?;
+        let fields = match reply_fields(&reply) {
+            Fields::Known(fields) => fields,
+            _ => Vec::new(),
+        };
+        let rows = match reply {
+            Reply::Rows { rows, .. } => rows.into(),
+            Reply::Ok { .. } => VecDeque::new(),
+        };
+        Ok((fields, rows, tag))
     }
 
     pub(super) async fn execute(
@@ -301,13 +310,7 @@ impl Connection {
                 let prepared = Arc::clone(&portal.prepared);
                 let params = std::mem::take(&mut portal.params);
                 let described = portal.described.clone();
-                let (reply, tag) = self
-                    .run(&prepared.sql, prepared.statement.as_ref(), &params)
-                    .await?;
-                let derived = match reply_fields(&reply) {
-                    Fields::Known(fields) => fields,
-                    _ => Vec::new(),
-                };
+                let (derived, rows, tag) = self.run_prepared(&prepared, &params).await?;
                 // Rows go out as the client was told they would, when it was told.
                 let known = described.or(match &prepared.description.fields {
                     Fields::Known(fields) => Some(fields.clone()),
@@ -316,10 +319,6 @@ impl Connection {
                 let fields = match known {
                     Some(known) if known.len() == derived.len() => known,
                     _ => derived,
-                };
-                let rows = match reply {
-                    Reply::Rows { rows, .. } => rows.into(),
-                    Reply::Ok { .. } => VecDeque::new(),
                 };
                 (fields, rows, tag)
             }

@@ -26,27 +26,7 @@ pub fn ok(
     warnings: u16,
     info: &str,
 ) -> Vec<u8> {
-    ok_with_header(
-        0x00,
-        capabilities,
-        affected_rows,
-        last_insert_id,
-        status,
-        warnings,
-        info,
-    )
-}
-
-fn ok_with_header(
-    header: u8,
-    capabilities: CapabilityFlags,
-    affected_rows: u64,
-    last_insert_id: u64,
-    status: StatusFlags,
-    warnings: u16,
-    info: &str,
-) -> Vec<u8> {
-    let mut buf = vec![header];
+    let mut buf = vec![0x00];
     put_lenenc_int(&mut buf, affected_rows);
     put_lenenc_int(&mut buf, last_insert_id);
     if capabilities.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
@@ -75,7 +55,10 @@ pub fn err(code: u16, sqlstate: &str, message: &str) -> Vec<u8> {
 /// with the 0xFE header, otherwise a classic EOF packet.
 pub fn eof(capabilities: CapabilityFlags, status: StatusFlags) -> Vec<u8> {
     if capabilities.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
-        ok_with_header(0xFE, capabilities, 0, 0, status, 0, "")
+        // The OK packet's body under EOF's header.
+        let mut buf = ok(capabilities, 0, 0, status, 0, "");
+        buf[0] = 0xFE;
+        buf
     } else {
         let mut buf = vec![0xFE, 0, 0];
         buf.extend_from_slice(&status.bits().to_le_bytes());

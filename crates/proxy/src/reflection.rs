@@ -5,10 +5,11 @@
 use keyshard_config::DatabaseKind;
 use keyshard_router::Value;
 
-use crate::engine::Engine;
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::words::starts_with_any;
+use keyshard_backend::{Backend, Outcome};
+use keyshard_config::Config;
 
 /// What a catalog statement asks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,22 +61,35 @@ pub(crate) fn request(sql: &str) -> Option<Request> {
     }
 }
 
+/// What answering needs: the configuration, and the shards to read actual tables from.
+pub(crate) struct Shards<'a> {
+    pub(crate) backend: &'a Backend,
+    pub(crate) config: &'a Config,
+}
+
+impl Shards<'_> {
+    /// Runs `sql` as it is on `data_source`, outside any transaction.
+    async fn run_on(&self, data_source: &str, sql: &str) -> Result<Outcome, Error> {
+        Ok(self.backend.execute_on(data_source, sql).await?)
+    }
+}
+
 /// Answers `request` from the configuration and the shards.
 pub(crate) async fn answer(
-    engine: &Engine,
+    shards: &Shards<'_>,
     request: Request,
     database_name: &str,
 ) -> Result<Reply, Error> {
     match request {
-        Request::Tables { full } => tables(engine, full, database_name).await,
-        Request::Columns { table, full } => columns(engine, &table, full, database_name).await,
-        Request::CreateTable { table } => create_table(engine, &table, database_name).await,
-        Request::Indexes { table } => indexes(engine, &table, database_name).await,
+        Request::Tables { full } => tables(shards, full, database_name).await,
+        Request::Columns { table, full } => columns(shards, &table, full, database_name).await,
+        Request::CreateTable { table } => create_table(shards, &table, database_name).await,
+        Request::Indexes { table } => indexes(shards, &table, database_name).await,
     }
 }
 
-async fn tables(engine: &Engine, full: bool, database_name: &str) -> Result<Reply, Error> {
-    let config = engine.config();
+async fn tables(shards: &Shards<'_>, full: bool, database_name: &str) -> Result<Reply, Error> {
+    let config = shards.config;
     let sharding = &config.sharding;
     let mut names: Vec<String> = sharding
         .tables
@@ -84,7 +98,7 @@ async fn tables(engine: &Engine, full: bool, database_name: &str) -> Result<Repl
         .collect();
     names.extend(config.broadcast_tables.iter().cloned());
     // Unsharded tables are those on the default data source that no rule places there.
-    if let Some(default) = default_data_source(engine) {
+    if let Some(default) = default_data_source(shards) {
         let is_actual = |name: &str| {
             // Keyshard's own coordination tables are not the application's.
             keyshard_coordination::TABLES
@@ -96,7 +110,7 @@ async fn tables(engine: &Engine, full: bool, database_name: &str) -> Result<Repl
                         .any(|n| n.table.eq_ignore_ascii_case(name))
                 })
         };
-        let list = match kind_of(engine, &default) {
+        let list = match kind_of(shards, &default) {
             DatabaseKind::MySql => "SHOW TABLES",
             DatabaseKind::Postgres => {
                 "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema()"
@@ -105,7 +119,7 @@ async fn tables(engine: &Engine, full: bool, database_name: &str) -> Result<Repl
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
             }
         };
-        for row in engine.run_on(&default, list).await?.rows {
+        for row in shards.run_on(&default, list).await?.rows {
             if let Some(Value::Text(name)) = row.into_iter().next()
                 && !is_actual(&name)
             {
@@ -136,16 +150,16 @@ async fn tables(engine: &Engine, full: bool, database_name: &str) -> Result<Repl
 /// Where a logic table's definition is read: its first actual table, or the table itself on
 /// the default data source when no rule shards it.
 fn first_actual(
-    engine: &Engine,
+    shards: &Shards<'_>,
     table: &str,
     database_name: &str,
 ) -> Result<(String, String), Error> {
-    let (data_source, actual) = match engine.config().sharding.table(table) {
+    let (data_source, actual) = match shards.config.sharding.table(table) {
         Some(rule) => match rule.data_nodes.first() {
             Some(node) => (node.data_source.clone(), node.table.clone()),
             None => return Err(no_such_table(database_name, table)),
         },
-        None => match default_data_source(engine) {
+        None => match default_data_source(shards) {
             Some(default) => (default, table.to_owned()),
             None => return Err(no_such_table(database_name, table)),
         },
@@ -158,9 +172,13 @@ fn first_actual(
 }
 
 /// `SHOW CREATE TABLE`: the first actual table's definition, under the logic table's name.
-async fn create_table(engine: &Engine, table: &str, database_name: &str) -> Result<Reply, Error> {
-    let (data_source, actual) = first_actual(engine, table, database_name)?;
-    let sql = match kind_of(engine, &data_source) {
+async fn create_table(
+    shards: &Shards<'_>,
+    table: &str,
+    database_name: &str,
+) -> Result<Reply, Error> {
+    let (data_source, actual) = first_actual(shards, table, database_name)?;
+    let sql = match kind_of(shards, &data_source) {
         DatabaseKind::MySql => format!("SHOW CREATE TABLE `{actual}`"),
         DatabaseKind::Sqlite => format!(
             "SELECT name AS \"Table\", sql AS \"Create Table\" FROM sqlite_master \
@@ -172,7 +190,7 @@ async fn create_table(engine: &Engine, table: &str, database_name: &str) -> Resu
             ));
         }
     };
-    let outcome = engine.run_on(&data_source, &sql).await?;
+    let outcome = shards.run_on(&data_source, &sql).await?;
     let Some(row) = outcome.rows.into_iter().next() else {
         return Err(no_such_table(database_name, table));
     };
@@ -198,9 +216,9 @@ fn rename_definition(definition: &str, actual: &str, logic: &str) -> String {
 }
 
 /// `SHOW INDEX FROM`: the first actual table's indexes, under the logic table's name.
-async fn indexes(engine: &Engine, table: &str, database_name: &str) -> Result<Reply, Error> {
-    let (data_source, actual) = first_actual(engine, table, database_name)?;
-    let sql = match kind_of(engine, &data_source) {
+async fn indexes(shards: &Shards<'_>, table: &str, database_name: &str) -> Result<Reply, Error> {
+    let (data_source, actual) = first_actual(shards, table, database_name)?;
+    let sql = match kind_of(shards, &data_source) {
         DatabaseKind::MySql => format!("SHOW INDEX FROM `{actual}`"),
         DatabaseKind::Sqlite => format!(
             "SELECT '{actual}' AS \"Table\", 1 - l.\"unique\" AS \"Non_unique\", \
@@ -213,7 +231,7 @@ async fn indexes(engine: &Engine, table: &str, database_name: &str) -> Result<Re
             return Err(Error::unsupported("SHOW INDEX on PostgreSQL data sources"));
         }
     };
-    let mut outcome = engine.run_on(&data_source, &sql).await?;
+    let mut outcome = shards.run_on(&data_source, &sql).await?;
     for row in &mut outcome.rows {
         if let Some(first) = row.first_mut() {
             *first = Value::Text(table.to_owned());
@@ -226,13 +244,13 @@ async fn indexes(engine: &Engine, table: &str, database_name: &str) -> Result<Re
 }
 
 async fn columns(
-    engine: &Engine,
+    shards: &Shards<'_>,
     table: &str,
     full: bool,
     database_name: &str,
 ) -> Result<Reply, Error> {
-    let (data_source, actual) = first_actual(engine, table, database_name)?;
-    let sql = match kind_of(engine, &data_source) {
+    let (data_source, actual) = first_actual(shards, table, database_name)?;
+    let sql = match kind_of(shards, &data_source) {
         DatabaseKind::MySql if full => format!("SHOW FULL COLUMNS FROM `{actual}`"),
         DatabaseKind::MySql => format!("SHOW COLUMNS FROM `{actual}`"),
         DatabaseKind::Sqlite => format!(
@@ -250,7 +268,7 @@ async fn columns(
              ORDER BY ordinal_position"
         ),
     };
-    let outcome = engine.run_on(&data_source, &sql).await?;
+    let outcome = shards.run_on(&data_source, &sql).await?;
     if outcome.rows.is_empty() {
         return Err(no_such_table(database_name, table));
     }
@@ -260,8 +278,8 @@ async fn columns(
     })
 }
 
-fn default_data_source(engine: &Engine) -> Option<String> {
-    let config = engine.config();
+fn default_data_source(shards: &Shards<'_>) -> Option<String> {
+    let config = shards.config;
     config
         .sharding
         .default_data_source
@@ -269,9 +287,9 @@ fn default_data_source(engine: &Engine) -> Option<String> {
         .or_else(|| config.data_sources.keys().next().cloned())
 }
 
-fn kind_of(engine: &Engine, data_source: &str) -> DatabaseKind {
-    engine
-        .config()
+fn kind_of(shards: &Shards<'_>, data_source: &str) -> DatabaseKind {
+    shards
+        .config
         .data_sources
         .get(data_source)
         .map_or(DatabaseKind::MySql, |d| d.kind)

@@ -3,6 +3,8 @@
 //! version()`, `select current_schema()`, `DISCARD ALL`, …), answered by the proxy from the
 //! session's settings: shards never see them, and they must work before anything else does.
 
+mod codes;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use keyshard_backend::{Characteristics, Column, Isolation, SqlType};

@@ -3,6 +3,8 @@
 //! proxy itself. They are recognised from their text: several of them are MySQL syntax that a
 //! general SQL parser does not take, and they must work before anything else does.
 
+mod codes;
+
 use keyshard_router::Value;
 
 use super::select_list;
