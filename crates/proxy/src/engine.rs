@@ -25,6 +25,7 @@ use crate::session::{Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes, typed};
 use crate::throttle::LoginThrottle;
 
+mod copy_in;
 mod insert_select;
 mod session_sql;
 mod transactions;
@@ -222,6 +223,11 @@ impl Engine {
                     config: &self.config,
                 };
                 return reflection::answer(&shards, request, &self.config.database_name).await;
+            }
+            // The frontend streams the data in, then calls `copy_in`.
+            Intent::CopyIn(copy) => {
+                session.copy_in = Some(copy?);
+                return Ok(Reply::done());
             }
             Intent::Preview(statement) => Some(statement),
             Intent::Routed => None,

@@ -27,6 +27,8 @@ pub enum ErrorKind {
     UnknownTable,
     /// Parameters missing or of the wrong kind.
     BadArguments,
+    /// Text that is not UTF-8.
+    InvalidEncoding,
     /// The database named does not exist.
     UnknownDatabase,
     /// A prepared statement id or name that is not there.

@@ -6,8 +6,10 @@
 use keyshard_router::Dialect;
 
 use crate::control::{self, Control};
+use crate::copy::{self, CopyIn};
 use crate::dialect::SessionStatement;
 use crate::distsql::{self, DistSql};
+use crate::error::Error;
 use crate::reflection::{self, Request};
 use crate::sql_prepare::{self, Command};
 use crate::user_variables;
@@ -27,6 +29,8 @@ pub(crate) enum Intent<'a> {
     Session(SessionStatement<'a>),
     /// `SHOW TABLES`, `SHOW COLUMNS`, `SHOW CREATE TABLE`, `SHOW INDEX`: for logic tables.
     Reflection(Request),
+    /// PostgreSQL's `COPY … FROM STDIN`, or why the COPY is refused.
+    CopyIn(Result<CopyIn, Error>),
     /// `PREVIEW statement`: where it would go, without running it.
     Preview(&'a str),
     /// Anything else: planned by the router and run on the shards.
@@ -56,6 +60,11 @@ impl Intent<'_> {
         }
         if let Some(request) = reflection::request(sql) {
             return Intent::Reflection(request);
+        }
+        if dialect == Dialect::Postgres
+            && let Some(copy) = copy::parse(sql)
+        {
+            return Intent::CopyIn(copy);
         }
         if let Some(statement) = strip_keyword(sql, "preview") {
             return Intent::Preview(statement);

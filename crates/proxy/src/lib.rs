@@ -6,6 +6,7 @@
 
 mod control;
 mod coordination;
+mod copy;
 mod dialect;
 mod distsql;
 mod engine;

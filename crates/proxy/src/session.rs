@@ -10,6 +10,7 @@ use keyshard_router::{
 };
 
 use crate::control::{self, Control};
+use crate::copy::CopyIn;
 use crate::dialect::{self, postgres::Parameters};
 use crate::error::{Error, ErrorKind};
 use crate::postgres::Prepared;
@@ -52,6 +53,8 @@ pub struct Session {
     pub prepared: HashMap<String, Arc<Prepared>>,
     /// PostgreSQL: the run-time parameters the client set.
     pub parameters: Parameters,
+    /// PostgreSQL: a `COPY … FROM STDIN` the client is now to stream its data for.
+    pub copy_in: Option<CopyIn>,
 }
 
 impl Session {
@@ -78,6 +81,7 @@ impl Session {
             sql_statements: HashMap::new(),
             prepared: HashMap::new(),
             parameters: Parameters::default(),
+            copy_in: None,
         }
     }
 

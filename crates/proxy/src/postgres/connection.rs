@@ -30,6 +30,7 @@ use crate::reply::Reply;
 use crate::session::{self, Session, Statement};
 use crate::tls::Stream;
 
+mod copy;
 mod extended;
 
 use extended::Portal;
@@ -268,6 +269,21 @@ impl Connection {
         }
         for statement in statements {
             match self.run(statement, None, &[]).await {
+                Ok(_) if self.session.copy_in.is_some() => {
+                    let Some(copy) = self.session.copy_in.take() else {
+                        continue;
+                    };
+                    match self.copy_from_stdin(wire, &copy).await? {
+                        Ok(tag) => {
+                            wire.send(Out::CommandComplete(CommandComplete::new(tag)))
+                                .await?;
+                        }
+                        Err(e) => {
+                            self.send_error(wire, &e).await?;
+                            break;
+                        }
+                    }
+                }
                 Ok((reply, tag)) => {
                     let fields = match reply_fields(&reply) {
                         Fields::Known(fields) => Some(fields),

@@ -1,5 +1,5 @@
 """psycopg 3 through Keyshard's PostgreSQL frontend: RETURNING keys of single INSERTs and of
-executemany (pipelined), and nested transactions (savepoints). Prints the keys as JSON."""
+executemany (pipelined), nested transactions (savepoints), and COPY FROM STDIN. Prints the keys as JSON."""
 import json
 import sys
 
@@ -26,6 +26,18 @@ with conn.transaction():
             raise RuntimeError("undo the inner block")
     except RuntimeError:
         pass
+
+# COPY FROM STDIN (text format, as psycopg writes rows): each row gets a key on its shard.
+with conn.cursor() as cur:
+    with cur.copy("COPY t_order (user_id, status) FROM STDIN") as copy:
+        for user in (6, 7, 8):
+            copy.write_row((user, "copied\ttab"))
+    assert cur.rowcount == 3, cur.rowcount
+copied = conn.execute("SELECT order_id, user_id, status FROM t_order WHERE user_id IN (6, 7, 8)")
+rows = copied.fetchall()
+assert sorted(r[1] for r in rows) == [6, 7, 8], rows
+assert all(r[2] == "copied\ttab" for r in rows), rows
+keys += [r[0] for r in rows]
 
 found = conn.execute("SELECT 1 AS a FROM t_order WHERE order_id = %s LIMIT 1", (keys[0],))
 assert found.fetchone() == (1,), "exists() of a stored row"

@@ -11,6 +11,7 @@ impl Error {
             ErrorKind::ColumnCount => "42601",
             ErrorKind::UnknownTable => "42P01",
             ErrorKind::BadArguments => "08P01",
+            ErrorKind::InvalidEncoding => "22021",
             ErrorKind::UnknownDatabase => "3D000",
             ErrorKind::UnknownStatement => "26000",
             ErrorKind::Malformed => "08P01",

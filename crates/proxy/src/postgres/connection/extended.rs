@@ -239,6 +239,10 @@ impl Connection {
                 let prepared = Arc::clone(&portal.prepared);
                 let params = portal.params.clone();
                 let (fields, rows, tag) = self.run_prepared(&prepared, &params).await?;
+                // Only Execute streams a COPY's data.
+                if self.session.copy_in.take().is_some() {
+                    return Err(PgError::new("0A000", "Describe of a COPY portal"));
+                }
                 let has_rows = !fields.is_empty();
                 if let Some(portal) = self.portals.get_mut(&name) {
                     portal.state = PortalState::Pending {
@@ -270,6 +274,7 @@ impl Connection {
         let (reply, tag) = self
             .run(&prepared.sql, prepared.statement.as_ref(), params)
             .await?;
+
         let fields = match reply_fields(&reply) {
             Fields::Known(fields) => fields,
             _ => Vec::new(),
@@ -311,6 +316,20 @@ impl Connection {
                 let params = std::mem::take(&mut portal.params);
                 let described = portal.described.clone();
                 let (derived, rows, tag) = self.run_prepared(&prepared, &params).await?;
+                // COPY FROM STDIN: its data comes now, before the Sync.
+                if let Some(copy) = self.session.copy_in.take() {
+                    let tag = self
+                        .copy_from_stdin(wire, &copy)
+                        .await
+                        .map_err(wire_failed)??;
+                    if let Some(portal) = self.portals.get_mut(&name) {
+                        portal.state = PortalState::Done(tag.clone());
+                    }
+                    return wire
+                        .send(Out::CommandComplete(CommandComplete::new(tag)))
+                        .await
+                        .map_err(wire_failed);
+                }
                 // Rows go out as the client was told they would, when it was told.
                 let known = described.or(match &prepared.description.fields {
                     Fields::Known(fields) => Some(fields.clone()),

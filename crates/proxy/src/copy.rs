@@ -1,0 +1,556 @@
+//! PostgreSQL's `COPY table [(columns)] FROM STDIN` in the text and CSV formats: the rows the
+//! client streams become one multi-row INSERT, so that each row gets its key and goes to its
+//! shard, and the load is as atomic as any INSERT (all rows or none). The whole load is held
+//! once, as the SQL of that INSERT, so its size is bound as a statement's
+//! (`props.statement-memory-bytes`).
+
+use keyshard_router::{Dialect, Value};
+
+use crate::error::{Error, ErrorKind};
+use crate::words::starts_with_any;
+
+/// A `COPY … FROM STDIN` the proxy takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CopyIn {
+    /// The table and column list, as written (`t_order (user_id, status)`).
+    target: String,
+    /// How many columns each row has; `None`: the table's, unknown here.
+    columns: Option<usize>,
+    format: Format,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Format {
+    Text {
+        delimiter: char,
+        null: String,
+    },
+    Csv {
+        delimiter: char,
+        null: String,
+        quote: char,
+        escape: char,
+        header: bool,
+    },
+}
+
+/// `sql` as a COPY statement: `Some(Ok)` for `COPY … FROM STDIN` in a format the proxy reads,
+/// `Some(Err)` for other COPYs (to a file, to the client, binary), `None` for other statements.
+pub(crate) fn parse(sql: &str) -> Option<Result<CopyIn, Error>> {
+    if !starts_with_any(sql, &["copy"]) {
+        return None;
+    }
+    let text = sql.trim().trim_end_matches(';').trim_end();
+    let lower = text.to_ascii_lowercase();
+    let from = find_word(&lower, "from")?;
+    let target = text["copy".len()..from].trim();
+    let source = lower[from + "from".len()..].trim_start();
+    let Some(options) = source.strip_prefix("stdin") else {
+        return Some(Err(Error::unsupported(
+            "COPY other than FROM STDIN (files are the shards' business; TO STDOUT is not \
+             offered)",
+        )));
+    };
+    let original = &text[text.len() - options.len()..];
+    Some(options_of(original).map(|format| CopyIn {
+        target: target.to_owned(),
+        columns: column_count(target),
+        format,
+    }))
+}
+
+/// The position of `word` standing alone in `lower`, outside parentheses and quotes.
+fn find_word(lower: &str, word: &str) -> Option<usize> {
+    let (mut depth, mut quote) = (0i32, None);
+    for (i, c) in lower.char_indices() {
+        match (c, quote) {
+            ('"' | '\'', None) => quote = Some(c),
+            (c, Some(q)) if c == q => quote = None,
+            ('(', None) => depth += 1,
+            (')', None) => depth -= 1,
+            _ if quote.is_none() && depth == 0 && lower[i..].starts_with(word) => {
+                let before = lower[..i].chars().next_back();
+                let after = lower[i + word.len()..].chars().next();
+                let alone = |c: Option<char>| c.is_none_or(|c| c.is_whitespace() || c == '(');
+                if before.is_some_and(|c| c.is_whitespace() || c == ')') && alone(after) {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn column_count(target: &str) -> Option<usize> {
+    let list = target.split_once('(')?.1.rsplit_once(')')?.0;
+    Some(crate::words::split_top_level(list).len())
+}
+
+/// `WITH (FORMAT csv, HEADER, DELIMITER ';', NULL '')`, or the old `CSV HEADER DELIMITER ';'`.
+fn options_of(options: &str) -> Result<Format, Error> {
+    let options = options.trim();
+    let options = options
+        .strip_prefix("with")
+        .or_else(|| options.strip_prefix("WITH"))
+        .unwrap_or(options)
+        .trim();
+    let list = options
+        .strip_prefix('(')
+        .and_then(|o| o.strip_suffix(')'))
+        .unwrap_or(options);
+    let mut words = Vec::new();
+    for item in crate::words::split_top_level(list) {
+        words.extend(tokens(item));
+    }
+    let (mut csv, mut header, mut delimiter, mut null, mut quote, mut escape) =
+        (false, false, None, None, '"', None);
+    let mut words = words.into_iter().peekable();
+    while let Some(word) = words.next() {
+        let mut value = || {
+            words
+                .next()
+                .ok_or_else(|| bad(&format!("{word} without a value")))
+        };
+        match word.to_ascii_lowercase().as_str() {
+            "format" => match value()?.to_ascii_lowercase().as_str() {
+                "csv" => csv = true,
+                "text" => csv = false,
+                other => {
+                    return Err(Error::unsupported(format!(
+                        "COPY in the {other} format (text and csv are read)"
+                    )));
+                }
+            },
+            "csv" => csv = true,
+            "binary" => {
+                return Err(Error::unsupported(
+                    "COPY in the binary format (text and csv are read)",
+                ));
+            }
+            "header" => {
+                header = !matches!(
+                    words.peek().map(|w| w.to_ascii_lowercase()).as_deref(),
+                    Some("false" | "off" | "0")
+                );
+                if matches!(
+                    words.peek().map(|w| w.to_ascii_lowercase()).as_deref(),
+                    Some("true" | "on" | "1" | "false" | "off" | "0")
+                ) {
+                    words.next();
+                }
+            }
+            "delimiter" => delimiter = Some(single(&value()?)?),
+            "null" => null = Some(value()?),
+            "quote" => quote = single(&value()?)?,
+            "escape" => escape = Some(single(&value()?)?),
+            "encoding" => {
+                let encoding = value()?;
+                if !matches!(encoding.to_ascii_uppercase().as_str(), "UTF8" | "UTF-8") {
+                    return Err(Error::unsupported(format!("COPY in {encoding}")));
+                }
+            }
+            other => return Err(bad(&format!("unknown option {other}"))),
+        }
+    }
+    Ok(if csv {
+        Format::Csv {
+            delimiter: delimiter.unwrap_or(','),
+            null: null.unwrap_or_default(),
+            quote,
+            escape: escape.unwrap_or(quote),
+            header,
+        }
+    } else {
+        Format::Text {
+            delimiter: delimiter.unwrap_or('\t'),
+            null: null.unwrap_or_else(|| "\\N".to_owned()),
+        }
+    })
+}
+
+/// An option list's words, quoted strings unquoted.
+fn tokens(item: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = item.trim().chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '\'' || c == '"' {
+            chars.next();
+            let mut word = String::new();
+            while let Some(c2) = chars.next() {
+                if c2 == c {
+                    if chars.peek() == Some(&c) {
+                        word.push(c);
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                } else {
+                    word.push(c2);
+                }
+            }
+            out.push(word);
+        } else {
+            let mut word = String::new();
+            while let Some(&c2) = chars.peek() {
+                if c2.is_whitespace() {
+                    break;
+                }
+                word.push(c2);
+                chars.next();
+            }
+            out.push(word);
+        }
+    }
+    out
+}
+
+fn single(value: &str) -> Result<char, Error> {
+    let mut chars = value.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => Ok(c),
+        _ => Err(bad(
+            "a COPY delimiter, quote or escape must be one character",
+        )),
+    }
+}
+
+fn bad(what: &str) -> Error {
+    Error::new(ErrorKind::Syntax, format!("COPY: {what}"))
+}
+
+impl CopyIn {
+    /// How many columns each row has, when the statement names them.
+    pub(crate) fn columns(&self) -> Option<usize> {
+        self.columns
+    }
+
+    /// The rows of `data`, the whole stream the client sent; each row's values are text or
+    /// NULL, which the shards convert to the columns' types as they would for COPY.
+    pub(crate) fn rows(&self, data: &str) -> Result<Vec<Vec<Value>>, Error> {
+        let rows = match &self.format {
+            Format::Text { delimiter, null } => text_rows(data, *delimiter, null)?,
+            Format::Csv {
+                delimiter,
+                null,
+                quote,
+                escape,
+                header,
+            } => {
+                let mut rows = csv_rows(data, *delimiter, null, *quote, *escape)?;
+                if *header && !rows.is_empty() {
+                    rows.remove(0);
+                }
+                rows
+            }
+        };
+        if let Some(width) = self.columns
+            && let Some((line, row)) = rows.iter().enumerate().find(|(_, r)| r.len() != width)
+        {
+            let what = if row.len() < width {
+                "missing data for a column"
+            } else {
+                "extra data after last expected column"
+            };
+            return Err(Error::new(
+                ErrorKind::ColumnCount,
+                format!("COPY row {}: {what}", line + 1),
+            ));
+        }
+        Ok(rows)
+    }
+
+    /// The INSERT of `rows` into the COPY's table.
+    pub(crate) fn insert(&self, rows: &[Vec<Value>]) -> String {
+        let mut sql = format!("INSERT INTO {} VALUES ", self.target);
+        for (i, row) in rows.iter().enumerate() {
+            sql.push_str(if i == 0 { "(" } else { ", (" });
+            for (j, value) in row.iter().enumerate() {
+                if j > 0 {
+                    sql.push_str(", ");
+                }
+                sql.push_str(&value.to_literal(Dialect::Postgres));
+            }
+            sql.push(')');
+        }
+        sql
+    }
+}
+
+/// The text format: one row per line, `\N` for NULL, backslash escapes.
+fn text_rows(data: &str, delimiter: char, null: &str) -> Result<Vec<Vec<Value>>, Error> {
+    let mut rows = Vec::new();
+    for line in data.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        // `\.` ends the data in the old protocol; an empty last line is the final newline.
+        if line == "\\." {
+            break;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let mut row = Vec::new();
+        for raw in split_unescaped(line, delimiter) {
+            row.push(if raw == null {
+                Value::Null
+            } else {
+                Value::Text(unescape(raw)?)
+            });
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// `line` split at each `delimiter` that no backslash escapes.
+fn split_unescaped(line: &str, delimiter: char) -> Vec<&str> {
+    let mut fields = Vec::new();
+    let (mut start, mut escaped) = (0, false);
+    for (i, c) in line.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == delimiter {
+            fields.push(&line[start..i]);
+            start = i + c.len_utf8();
+        }
+    }
+    fields.push(&line[start..]);
+    fields
+}
+
+fn unescape(raw: &str) -> Result<String, Error> {
+    if !raw.contains('\\') {
+        return Ok(raw.to_owned());
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            return Err(bad("a backslash at the end of a value"));
+        };
+        match e {
+            'b' => out.push('\u{8}'),
+            'f' => out.push('\u{c}'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\u{b}'),
+            '0'..='7' => {
+                let mut code = e.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match chars.peek().and_then(|d| d.to_digit(8)) {
+                        Some(d) => {
+                            code = code * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(byte_char(code)?);
+            }
+            'x' => {
+                let mut code = 0;
+                let mut digits = 0;
+                while digits < 2 {
+                    match chars.peek().and_then(|d| d.to_digit(16)) {
+                        Some(d) => {
+                            code = code * 16 + d;
+                            chars.next();
+                            digits += 1;
+                        }
+                        None => break,
+                    }
+                }
+                if digits == 0 {
+                    out.push('x');
+                } else {
+                    out.push(byte_char(code)?);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    Ok(out)
+}
+
+/// An escaped byte: only ASCII stands for itself in UTF-8 text.
+fn byte_char(code: u32) -> Result<char, Error> {
+    match char::from_u32(code) {
+        Some(c) if c.is_ascii() && c != '\0' => Ok(c),
+        _ => Err(Error::new(
+            ErrorKind::InvalidEncoding,
+            format!("COPY: the escaped byte 0x{code:02x} is not a character"),
+        )),
+    }
+}
+
+/// The CSV format: quoted fields may hold delimiters, quotes (doubled or escaped) and
+/// newlines; an unquoted field equal to `null` is NULL (a quoted one is the text).
+fn csv_rows(
+    data: &str,
+    delimiter: char,
+    null: &str,
+    quote: char,
+    escape: char,
+) -> Result<Vec<Vec<Value>>, Error> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut field = String::new();
+    let (mut quoted, mut was_quoted, mut at_start) = (false, false, true);
+    let mut chars = data.chars().peekable();
+    let end_field = |field: &mut String, was_quoted: bool, row: &mut Vec<Value>| {
+        let value = if !was_quoted && field == null {
+            Value::Null
+        } else {
+            Value::Text(std::mem::take(field))
+        };
+        field.clear();
+        row.push(value);
+    };
+    while let Some(c) = chars.next() {
+        if quoted {
+            if c == escape && chars.peek() == Some(&quote) {
+                // A doubled quote (or the escape, then a quote) inside quotes is one quote.
+                chars.next();
+                field.push(quote);
+            } else if c == escape && escape != quote && chars.peek() == Some(&escape) {
+                chars.next();
+                field.push(escape);
+            } else if c == quote {
+                quoted = false;
+            } else {
+                field.push(c);
+            }
+            continue;
+        }
+        match c {
+            c if c == quote => {
+                quoted = true;
+                was_quoted = true;
+                at_start = false;
+            }
+            c if c == delimiter => {
+                end_field(&mut field, was_quoted, &mut row);
+                was_quoted = false;
+                at_start = false;
+            }
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' => {
+                // `\.` alone on a line ends the data in the old protocol.
+                if row.is_empty() && !was_quoted && field == "\\." {
+                    return Ok(rows);
+                }
+                if !at_start {
+                    end_field(&mut field, was_quoted, &mut row);
+                    rows.push(std::mem::take(&mut row));
+                }
+                was_quoted = false;
+                at_start = true;
+            }
+            c => {
+                field.push(c);
+                at_start = false;
+            }
+        }
+    }
+    if quoted {
+        return Err(bad("unterminated CSV quoted field"));
+    }
+    let end_marker = row.is_empty() && !was_quoted && field == "\\.";
+    if !at_start && !end_marker {
+        end_field(&mut field, was_quoted, &mut row);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(s: &str) -> Value {
+        Value::Text(s.to_owned())
+    }
+
+    #[test]
+    fn statements() {
+        let copy = parse("COPY t_order (user_id, status) FROM STDIN")
+            .unwrap()
+            .unwrap();
+        assert_eq!(copy.columns(), Some(2));
+        assert_eq!(copy.target, "t_order (user_id, status)");
+        let csv = parse("copy t_order (user_id, status) from stdin with (format csv, header true)")
+            .unwrap()
+            .unwrap();
+        assert!(matches!(csv.format, Format::Csv { header: true, .. }));
+        let old = parse("COPY t_order FROM STDIN CSV HEADER DELIMITER ';'")
+            .unwrap()
+            .unwrap();
+        assert!(matches!(
+            old.format,
+            Format::Csv {
+                delimiter: ';',
+                header: true,
+                ..
+            }
+        ));
+        assert_eq!(old.columns(), None);
+        assert!(parse("COPY t_order TO STDOUT").is_none_or(|r| r.is_err()));
+        assert!(parse("COPY t_order FROM '/etc/passwd'").unwrap().is_err());
+        assert!(
+            parse("COPY t_order FROM STDIN (FORMAT binary)")
+                .unwrap()
+                .is_err()
+        );
+        assert!(parse("SELECT 1").is_none());
+    }
+
+    #[test]
+    fn text_format() {
+        let copy = parse("COPY t (a, b) FROM STDIN").unwrap().unwrap();
+        let rows = copy
+            .rows("1\ta\\tb\n2\t\\N\n3\tx\\\\y\\101\n\\.\n")
+            .unwrap();
+        assert_eq!(
+            rows,
+            [
+                vec![text("1"), text("a\tb")],
+                vec![text("2"), Value::Null],
+                vec![text("3"), text("x\\yA")],
+            ]
+        );
+        assert!(copy.rows("1\n").is_err(), "a missing column");
+        assert_eq!(
+            copy.insert(&rows[..2]),
+            "INSERT INTO t (a, b) VALUES ('1', 'a\tb'), ('2', NULL)"
+        );
+    }
+
+    #[test]
+    fn csv_format() {
+        let copy = parse("COPY t (a, b) FROM STDIN WITH (FORMAT csv, HEADER)")
+            .unwrap()
+            .unwrap();
+        let rows = copy
+            .rows("a,b\n1,\"x, \"\"y\"\"\"\n2,\n3,\"\"\n4,\"line\nbreak\"\r\n")
+            .unwrap();
+        assert_eq!(
+            rows,
+            [
+                vec![text("1"), text("x, \"y\"")],
+                vec![text("2"), Value::Null],
+                vec![text("3"), text("")],
+                vec![text("4"), text("line\nbreak")],
+            ]
+        );
+        assert!(copy.rows("a,b\n1,\"open\n").is_err());
+    }
+}
