@@ -5,6 +5,17 @@ use mysql_common::io::ParseBuf;
 
 use super::error::ProtocolError;
 
+/// One checked little-endian read per fixed-width type.
+macro_rules! reads {
+    ($($ty:ident => $eat:ident),+ $(,)?) => {
+        $(
+            pub(crate) fn $ty(&mut self) -> Result<$ty, ProtocolError> {
+                self.buf.$eat().ok_or_else(|| self.truncated())
+            }
+        )+
+    };
+}
+
 /// A cursor over a payload whose every read is bounds-checked.
 pub(crate) struct Reader<'a> {
     buf: ParseBuf<'a>,
@@ -28,34 +39,12 @@ impl<'a> Reader<'a> {
         self.buf.checked_eat_u8().ok_or_else(|| self.truncated())
     }
 
-    pub(crate) fn u16(&mut self) -> Result<u16, ProtocolError> {
-        self.buf
-            .checked_eat_u16_le()
-            .ok_or_else(|| self.truncated())
-    }
-
-    pub(crate) fn u32(&mut self) -> Result<u32, ProtocolError> {
-        self.buf
-            .checked_eat_u32_le()
-            .ok_or_else(|| self.truncated())
-    }
-
-    pub(crate) fn u64(&mut self) -> Result<u64, ProtocolError> {
-        self.buf
-            .checked_eat_u64_le()
-            .ok_or_else(|| self.truncated())
-    }
-
-    pub(crate) fn f32(&mut self) -> Result<f32, ProtocolError> {
-        self.buf
-            .checked_eat_f32_le()
-            .ok_or_else(|| self.truncated())
-    }
-
-    pub(crate) fn f64(&mut self) -> Result<f64, ProtocolError> {
-        self.buf
-            .checked_eat_f64_le()
-            .ok_or_else(|| self.truncated())
+    reads! {
+        u16 => checked_eat_u16_le,
+        u32 => checked_eat_u32_le,
+        u64 => checked_eat_u64_le,
+        f32 => checked_eat_f32_le,
+        f64 => checked_eat_f64_le,
     }
 
     pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8], ProtocolError> {

@@ -16,28 +16,25 @@ pub(super) fn decode_value(
     use ColumnType::*;
     let value = match ty {
         MYSQL_TYPE_NULL => Value::Null,
+        // The client sends the bits; the column's sign flag says how to read them.
         MYSQL_TYPE_TINY => {
             let b = r.u8()?;
-            Value::Int(if unsigned {
-                i64::from(b)
-            } else {
-                i64::from(b as i8)
-            })
+            Value::Int(if unsigned { b.into() } else { (b as i8).into() })
         }
         MYSQL_TYPE_SHORT | MYSQL_TYPE_YEAR => {
             let v = r.u16()?;
             Value::Int(if unsigned {
-                i64::from(v)
+                v.into()
             } else {
-                i64::from(v as i16)
+                (v as i16).into()
             })
         }
         MYSQL_TYPE_LONG | MYSQL_TYPE_INT24 => {
             let v = r.u32()?;
             Value::Int(if unsigned {
-                i64::from(v)
+                v.into()
             } else {
-                i64::from(v as i32)
+                (v as i32).into()
             })
         }
         MYSQL_TYPE_LONGLONG => {
