@@ -1,5 +1,6 @@
-//! PostgreSQL's `COPY table [(columns)] FROM STDIN` in the text and CSV formats: the rows the
-//! client streams become one multi-row INSERT, so that each row gets its key and goes to its
+//! Bulk loads the client streams: PostgreSQL's `COPY table [(columns)] FROM STDIN` in the text
+//! and CSV formats, and MySQL's `LOAD DATA LOCAL INFILE` (read in `load_data.rs`). The rows
+//! become one multi-row INSERT, so that each row gets its key and goes to its
 //! shard, and the load is as atomic as any INSERT (all rows or none). The whole load is held
 //! once, as the SQL of that INSERT, so its size is bound as a statement's
 //! (`props.statement-memory-bytes`).
@@ -9,22 +10,34 @@ use keyshard_router::{Dialect, Value};
 use crate::error::{Error, ErrorKind};
 use crate::words::starts_with_any;
 
-/// A `COPY … FROM STDIN` the proxy takes.
+/// A bulk load the proxy takes: where the rows go and how their text is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CopyIn {
+    /// `INSERT INTO`, or MySQL's `INSERT IGNORE INTO` / `REPLACE INTO`.
+    pub(crate) verb: &'static str,
     /// The table and column list, as written (`t_order (user_id, status)`).
-    target: String,
+    pub(crate) target: String,
     /// How many columns each row has; `None`: the table's, unknown here.
-    columns: Option<usize>,
-    format: Format,
+    pub(crate) columns: Option<usize>,
+    pub(crate) format: Format,
+    /// Leading lines to skip (MySQL's `IGNORE n LINES`).
+    pub(crate) skip: usize,
+    pub(crate) dialect: Dialect,
+    /// MySQL: the file the client is asked for.
+    pub(crate) file: String,
 }
 
+/// How rows are written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Format {
+pub(crate) enum Format {
+    /// One row per line, fields split by `delimiter`, backslash escapes (PostgreSQL's octal
+    /// and hex ones too unless `mysql`), `null` for NULL.
     Text {
         delimiter: char,
         null: String,
+        mysql: bool,
     },
+    /// Fields may be quoted.
     Csv {
         delimiter: char,
         null: String,
@@ -53,9 +66,13 @@ pub(crate) fn parse(sql: &str) -> Option<Result<CopyIn, Error>> {
     };
     let original = &text[text.len() - options.len()..];
     Some(options_of(original).map(|format| CopyIn {
+        verb: "INSERT INTO",
         target: target.to_owned(),
         columns: column_count(target),
         format,
+        skip: 0,
+        dialect: Dialect::Postgres,
+        file: String::new(),
     }))
 }
 
@@ -82,7 +99,7 @@ fn find_word(lower: &str, word: &str) -> Option<usize> {
     None
 }
 
-fn column_count(target: &str) -> Option<usize> {
+pub(crate) fn column_count(target: &str) -> Option<usize> {
     let list = target.split_once('(')?.1.rsplit_once(')')?.0;
     Some(crate::words::split_top_level(list).len())
 }
@@ -165,6 +182,7 @@ fn options_of(options: &str) -> Result<Format, Error> {
         Format::Text {
             delimiter: delimiter.unwrap_or('\t'),
             null: null.unwrap_or_else(|| "\\N".to_owned()),
+            mysql: false,
         }
     })
 }
@@ -231,7 +249,11 @@ impl CopyIn {
     /// NULL, which the shards convert to the columns' types as they would for COPY.
     pub(crate) fn rows(&self, data: &str) -> Result<Vec<Vec<Value>>, Error> {
         let rows = match &self.format {
-            Format::Text { delimiter, null } => text_rows(data, *delimiter, null)?,
+            Format::Text {
+                delimiter,
+                null,
+                mysql,
+            } => text_rows(data, *delimiter, null, *mysql)?,
             Format::Csv {
                 delimiter,
                 null,
@@ -246,6 +268,7 @@ impl CopyIn {
                 rows
             }
         };
+        let rows: Vec<_> = rows.into_iter().skip(self.skip).collect();
         if let Some(width) = self.columns
             && let Some((line, row)) = rows.iter().enumerate().find(|(_, r)| r.len() != width)
         {
@@ -264,14 +287,14 @@ impl CopyIn {
 
     /// The INSERT of `rows` into the COPY's table.
     pub(crate) fn insert(&self, rows: &[Vec<Value>]) -> String {
-        let mut sql = format!("INSERT INTO {} VALUES ", self.target);
+        let mut sql = format!("{} {} VALUES ", self.verb, self.target);
         for (i, row) in rows.iter().enumerate() {
             sql.push_str(if i == 0 { "(" } else { ", (" });
             for (j, value) in row.iter().enumerate() {
                 if j > 0 {
                     sql.push_str(", ");
                 }
-                sql.push_str(&value.to_literal(Dialect::Postgres));
+                sql.push_str(&value.to_literal(self.dialect));
             }
             sql.push(')');
         }
@@ -280,7 +303,12 @@ impl CopyIn {
 }
 
 /// The text format: one row per line, `\N` for NULL, backslash escapes.
-fn text_rows(data: &str, delimiter: char, null: &str) -> Result<Vec<Vec<Value>>, Error> {
+fn text_rows(
+    data: &str,
+    delimiter: char,
+    null: &str,
+    mysql: bool,
+) -> Result<Vec<Vec<Value>>, Error> {
     let mut rows = Vec::new();
     for line in data.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
@@ -296,7 +324,7 @@ fn text_rows(data: &str, delimiter: char, null: &str) -> Result<Vec<Vec<Value>>,
             row.push(if raw == null {
                 Value::Null
             } else {
-                Value::Text(unescape(raw)?)
+                Value::Text(unescape(raw, mysql)?)
             });
         }
         rows.push(row);
@@ -322,7 +350,7 @@ fn split_unescaped(line: &str, delimiter: char) -> Vec<&str> {
     fields
 }
 
-fn unescape(raw: &str) -> Result<String, Error> {
+fn unescape(raw: &str, mysql: bool) -> Result<String, Error> {
     if !raw.contains('\\') {
         return Ok(raw.to_owned());
     }
@@ -342,8 +370,10 @@ fn unescape(raw: &str) -> Result<String, Error> {
             'n' => out.push('\n'),
             'r' => out.push('\r'),
             't' => out.push('\t'),
-            'v' => out.push('\u{b}'),
-            '0'..='7' => {
+            'v' if !mysql => out.push('\u{b}'),
+            'Z' if mysql => out.push('\u{1a}'),
+            '0' if mysql => out.push(byte_char(0)?),
+            '0'..='7' if !mysql => {
                 let mut code = e.to_digit(8).unwrap_or(0);
                 for _ in 0..2 {
                     match chars.peek().and_then(|d| d.to_digit(8)) {
@@ -356,7 +386,7 @@ fn unescape(raw: &str) -> Result<String, Error> {
                 }
                 out.push(byte_char(code)?);
             }
-            'x' => {
+            'x' if !mysql => {
                 let mut code = 0;
                 let mut digits = 0;
                 while digits < 2 {

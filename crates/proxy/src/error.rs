@@ -29,6 +29,8 @@ pub enum ErrorKind {
     BadArguments,
     /// Text that is not UTF-8.
     InvalidEncoding,
+    /// MySQL: LOAD DATA LOCAL from a client that does not send files.
+    LocalFilesDisabled,
     /// The database named does not exist.
     UnknownDatabase,
     /// A prepared statement id or name that is not there.

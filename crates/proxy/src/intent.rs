@@ -12,7 +12,7 @@ use crate::distsql::{self, DistSql};
 use crate::error::Error;
 use crate::reflection::{self, Request};
 use crate::sql_prepare::{self, Command};
-use crate::user_variables;
+use crate::{load_data, user_variables};
 
 /// What a statement asks.
 #[derive(Debug)]
@@ -29,7 +29,8 @@ pub(crate) enum Intent<'a> {
     Session(SessionStatement<'a>),
     /// `SHOW TABLES`, `SHOW COLUMNS`, `SHOW CREATE TABLE`, `SHOW INDEX`: for logic tables.
     Reflection(Request),
-    /// PostgreSQL's `COPY … FROM STDIN`, or why the COPY is refused.
+    /// PostgreSQL's `COPY … FROM STDIN`, MySQL's `LOAD DATA LOCAL INFILE`, or why the load is
+    /// refused.
     CopyIn(Result<CopyIn, Error>),
     /// `PREVIEW statement`: where it would go, without running it.
     Preview(&'a str),
@@ -61,10 +62,12 @@ impl Intent<'_> {
         if let Some(request) = reflection::request(sql) {
             return Intent::Reflection(request);
         }
-        if dialect == Dialect::Postgres
-            && let Some(copy) = copy::parse(sql)
-        {
-            return Intent::CopyIn(copy);
+        let load = match dialect {
+            Dialect::Postgres => copy::parse(sql),
+            Dialect::MySql => load_data::parse(sql),
+        };
+        if let Some(load) = load {
+            return Intent::CopyIn(load);
         }
         if let Some(statement) = strip_keyword(sql, "preview") {
             return Intent::Preview(statement);

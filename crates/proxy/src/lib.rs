@@ -14,6 +14,7 @@ mod error;
 #[cfg(test)]
 mod fuzzing;
 mod intent;
+mod load_data;
 mod memory;
 mod metrics;
 mod mysql;

@@ -53,7 +53,8 @@ pub struct Session {
     pub prepared: HashMap<String, Arc<Prepared>>,
     /// PostgreSQL: the run-time parameters the client set.
     pub parameters: Parameters,
-    /// PostgreSQL: a `COPY … FROM STDIN` the client is now to stream its data for.
+    /// A `COPY … FROM STDIN` or `LOAD DATA LOCAL INFILE` the client is now to send its data
+    /// for.
     pub copy_in: Option<CopyIn>,
 }
 

@@ -595,6 +595,61 @@ async fn insert_select_of_constants_gets_keys(
     (proxy, shards)
 }
 
+/// `LOAD DATA LOCAL INFILE` from the mariadb command-line client: the file's rows get keys on
+/// their shards; a client that does not send files gets MySQL's error.
+async fn load_data_local_infile_gets_keys(
+    proxy: Proxy,
+    mut conn: MySqlConnection,
+    shards: Shards,
+) -> (Proxy, Shards) {
+    let file = std::env::temp_dir().join(common::unique("keyshard_load"));
+    std::fs::write(&file, "1\tloaded\n2\tloaded\n3\t\\N\n").unwrap();
+    let load = format!(
+        "LOAD DATA LOCAL INFILE '{}' INTO TABLE t_order (user_id, status)",
+        file.display()
+    );
+    let port = proxy.address.port().to_string();
+    let mariadb = move |local: &str| {
+        std::process::Command::new("mariadb")
+            .args(["--protocol=tcp", "-h", "127.0.0.1", "-P", &port])
+            .args(["-uroot", "-proot", local, "sharding_db", "-e", &load])
+            .output()
+            .expect("the mariadb client")
+    };
+    let (loaded, refused) = tokio::task::spawn_blocking(move || {
+        (mariadb("--local-infile=1"), mariadb("--local-infile=0"))
+    })
+    .await
+    .unwrap();
+    std::fs::remove_file(&file).ok();
+    assert!(
+        loaded.status.success(),
+        "{}",
+        String::from_utf8_lossy(&loaded.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && stderr.contains("3948"),
+        "{stderr}"
+    );
+    let rows = sqlx::raw_sql("SELECT order_id, user_id, status FROM t_order ORDER BY user_id")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    let rows: Vec<(i64, i64, Option<String>)> = rows
+        .iter()
+        .map(|r| (r.get(0), i64::from(r.get::<i32, _>(1)), r.get(2)))
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for (key, user_id, _) in &rows {
+        assert_stored(&shards, *user_id, *key).await;
+    }
+    assert_eq!(rows[0].2.as_deref(), Some("loaded"));
+    assert_eq!(rows[2].2, None);
+    conn.close().await.unwrap();
+    (proxy, shards)
+}
+
 macro_rules! on_both {
     ($($name:ident),+) => {
         mod sqlite {
@@ -628,5 +683,6 @@ on_both!(
     last_insert_id_inside_statements_is_the_sessions,
     integral_doubles_and_integer_strings_route_as_integers,
     updates_that_keep_the_sharding_value_run,
-    insert_select_of_constants_gets_keys
+    insert_select_of_constants_gets_keys,
+    load_data_local_infile_gets_keys
 );

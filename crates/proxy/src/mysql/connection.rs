@@ -1,6 +1,8 @@
 //! One MySQL client connection: handshake, then commands until the client quits, the
 //! connection breaks, or the server shuts down between two commands.
 
+mod load_data;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -209,14 +211,18 @@ impl Connection {
                     false => Vec::new(),
                 };
                 if statements.len() < 2 {
-                    let reply = self.engine.query(&mut self.session, &sql).await;
+                    let Some(reply) = self.query(io, &sql).await else {
+                        return false;
+                    };
                     self.send_reply(io, reply, false);
                     return true;
                 }
                 // One result per statement, each but the last flagged as followed by more;
                 // the first error ends them, as in MySQL.
                 for (i, statement) in statements.iter().enumerate() {
-                    let reply = self.engine.query(&mut self.session, statement).await;
+                    let Some(reply) = self.query(io, statement).await else {
+                        return false;
+                    };
                     let failed = reply.is_err();
                     self.send_result(io, reply, false, i + 1 < statements.len());
                     if failed {
@@ -371,6 +377,20 @@ impl Connection {
 
     fn send_reply(&self, io: &mut PacketIo<Stream>, reply: Result<Reply, Error>, binary: bool) {
         self.send_result(io, reply, binary, false);
+    }
+
+    /// One statement sent as text, and the file a LOAD DATA LOCAL INFILE asks for; `None` when
+    /// the connection broke.
+    async fn query(
+        &mut self,
+        io: &mut PacketIo<Stream>,
+        sql: &str,
+    ) -> Option<Result<Reply, Error>> {
+        let reply = self.engine.query(&mut self.session, sql).await;
+        match self.session.copy_in.take() {
+            Some(copy) if reply.is_ok() => self.load_local_file(io, &copy).await,
+            _ => Some(reply),
+        }
     }
 
     /// One result of a COM_QUERY; `more`: another follows.

@@ -12,6 +12,7 @@ impl Error {
             ErrorKind::UnknownTable => (1146, "42S02"),
             ErrorKind::BadArguments => (1210, "HY000"),
             ErrorKind::InvalidEncoding => (1300, "HY000"),
+            ErrorKind::LocalFilesDisabled => (3948, "42000"),
             ErrorKind::UnknownDatabase => (1049, "42000"),
             ErrorKind::UnknownStatement => (1243, "HY000"),
             ErrorKind::Malformed => (1047, "08S01"),

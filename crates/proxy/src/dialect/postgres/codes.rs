@@ -12,6 +12,7 @@ impl Error {
             ErrorKind::UnknownTable => "42P01",
             ErrorKind::BadArguments => "08P01",
             ErrorKind::InvalidEncoding => "22021",
+            ErrorKind::LocalFilesDisabled => "0A000",
             ErrorKind::UnknownDatabase => "3D000",
             ErrorKind::UnknownStatement => "26000",
             ErrorKind::Malformed => "08P01",
