@@ -156,6 +156,7 @@ impl Engine {
         session.variables.clear();
         session.sql_statements.clear();
         session.prepared.clear();
+        session.mysql_prepared.clear();
     }
 
     /// Answers one statement sent as text, within the memory budget.

@@ -196,56 +196,47 @@ impl Tokens {
         token
     }
 
+    /// What `read` makes of the next token, which is then taken; `None` leaves it.
+    fn take<T>(&mut self, read: impl Fn(&Token) -> Option<T>) -> Option<T> {
+        let taken = read(self.tokens.get(self.at)?)?;
+        self.at += 1;
+        Some(taken)
+    }
+
     fn peek_word(&self, word: &str) -> bool {
         matches!(self.tokens.get(self.at), Some(Token::Word(w)) if w.eq_ignore_ascii_case(word))
     }
 
     /// Takes `word` when it comes next.
     fn word(&mut self, word: &str) -> bool {
-        let found = self.peek_word(word);
-        if found {
-            self.at += 1;
-        }
-        found
+        self.take(|t| matches!(t, Token::Word(w) if w.eq_ignore_ascii_case(word)).then_some(()))
+            .is_some()
     }
 
     fn punct(&mut self, c: char) -> bool {
-        let found = self.tokens.get(self.at) == Some(&Token::Punct(c));
-        if found {
-            self.at += 1;
-        }
-        found
+        self.take(|t| (*t == Token::Punct(c)).then_some(()))
+            .is_some()
     }
 
     fn string(&mut self) -> Option<String> {
-        match self.tokens.get(self.at)? {
-            Token::Str(s) => {
-                let s = s.clone();
-                self.at += 1;
-                Some(s)
-            }
+        self.take(|t| match t {
+            Token::Str(s) => Some(s.clone()),
             _ => None,
-        }
+        })
     }
 
     fn name(&mut self) -> Option<String> {
-        match self.tokens.get(self.at)? {
-            Token::Word(w) => {
-                let w = w.clone();
-                self.at += 1;
-                Some(w)
-            }
+        self.take(|t| match t {
+            Token::Word(w) => Some(w.clone()),
             _ => None,
-        }
+        })
     }
 
     fn number(&mut self) -> Option<usize> {
-        let n = match self.tokens.get(self.at)? {
-            Token::Word(w) => w.parse().ok()?,
-            _ => return None,
-        };
-        self.at += 1;
-        Some(n)
+        self.take(|t| match t {
+            Token::Word(w) => w.parse().ok(),
+            _ => None,
+        })
     }
 }
 

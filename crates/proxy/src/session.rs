@@ -13,6 +13,7 @@ use crate::control::{self, Control};
 use crate::copy::CopyIn;
 use crate::dialect::{self, postgres::Parameters};
 use crate::error::{Error, ErrorKind};
+use crate::mysql::PreparedStatement;
 use crate::postgres::Prepared;
 
 /// A client connection's state, owned by its task.
@@ -51,6 +52,11 @@ pub struct Session {
     /// PostgreSQL: statements prepared with the protocol (Parse), by name; SQL's `DEALLOCATE`
     /// and `DISCARD ALL` reach them too. (MySQL's, by id, are the protocol's alone.)
     pub prepared: HashMap<String, Arc<Prepared>>,
+    /// MySQL: statements prepared with the protocol (COM_STMT_PREPARE), by id; SQL's
+    /// PREPARE names are another namespace there.
+    pub mysql_prepared: HashMap<u32, PreparedStatement>,
+    /// MySQL: the id the next COM_STMT_PREPARE gets.
+    pub next_statement_id: u32,
     /// PostgreSQL: the run-time parameters the client set.
     pub parameters: Parameters,
     /// A `COPY … FROM STDIN` or `LOAD DATA LOCAL INFILE` the client is now to send its data
@@ -81,6 +87,8 @@ impl Session {
             variables: HashMap::new(),
             sql_statements: HashMap::new(),
             prepared: HashMap::new(),
+            mysql_prepared: HashMap::new(),
+            next_statement_id: 1,
             parameters: Parameters::default(),
             copy_in: None,
         }

@@ -92,8 +92,6 @@ pub async fn serve(
             .capabilities
             .contains(CapabilityFlags::CLIENT_MULTI_STATEMENTS),
         session: Session::new(connection_id, client.user, client.database, Dialect::MySql),
-        statements: HashMap::new(),
-        next_statement_id: 1,
         engine,
     };
     loop {
@@ -139,14 +137,13 @@ struct Connection {
     /// COM_SET_OPTION).
     multi_statements: bool,
     session: Session,
-    statements: HashMap<u32, PreparedStatement>,
-    next_statement_id: u32,
     engine: Arc<Engine>,
 }
 
 /// A prepared statement and what the binary protocol keeps beside it.
-struct PreparedStatement {
-    statement: Statement,
+#[derive(Debug)]
+pub(crate) struct PreparedStatement {
+    statement: Arc<Statement>,
     /// Parameter types sent with an earlier execution, reused when a client does not resend them.
     param_types: Vec<(ColumnType, bool)>,
     /// `COM_STMT_SEND_LONG_DATA` chunks by parameter, until the next execution.
@@ -242,11 +239,12 @@ impl Connection {
             Command::Ping => self.send_reply(io, Ok(Reply::done()), false),
             Command::ResetConnection => {
                 self.engine.reset_session(&mut self.session).await;
-                self.statements.clear();
                 self.send_reply(io, Ok(Reply::done()), false);
             }
             Command::Quit => return false,
-            Command::StmtPrepare(_) if self.statements.len() >= MAX_PREPARED_STATEMENTS => {
+            Command::StmtPrepare(_)
+                if self.session.mysql_prepared.len() >= MAX_PREPARED_STATEMENTS =>
+            {
                 self.send_error(
                     io,
                     &Error::new(
@@ -272,19 +270,19 @@ impl Connection {
             }
             // No response, by the protocol.
             Command::StmtClose(id) => {
-                self.statements.remove(&id);
+                self.session.mysql_prepared.remove(&id);
             }
             Command::StmtSendLongData {
                 stmt_id,
                 param,
                 data,
             } => {
-                if let Some(statement) = self.statements.get_mut(&stmt_id) {
+                if let Some(statement) = self.session.mysql_prepared.get_mut(&stmt_id) {
                     statement.add_long_data(param, &data);
                 }
             }
             Command::StmtReset(id) => {
-                let reply = match self.statements.get_mut(&id) {
+                let reply = match self.session.mysql_prepared.get_mut(&id) {
                     Some(statement) => {
                         statement.long_data.clear();
                         statement.long_data_refused = None;
@@ -317,7 +315,8 @@ impl Connection {
         request: &super::protocol::command::ExecuteRequest,
     ) -> Result<Reply, Error> {
         let prepared = self
-            .statements
+            .session
+            .mysql_prepared
             .get_mut(&request.stmt_id)
             .ok_or_else(|| unknown_statement(request.stmt_id))?;
         if let Some(refused) = prepared.long_data_refused.take() {
@@ -337,19 +336,21 @@ impl Connection {
             )
         })?;
         prepared.long_data.clear();
+        // The session runs it, and holds it: a reference of its own.
+        let statement = Arc::clone(&prepared.statement);
         self.engine
-            .execute(&mut self.session, &prepared.statement, &params)
+            .execute(&mut self.session, &statement, &params)
             .await
     }
 
     /// Stores a prepared statement and returns its id.
     fn add_statement(&mut self, statement: Statement) -> u32 {
-        let id = self.next_statement_id;
-        self.next_statement_id = self.next_statement_id.wrapping_add(1).max(1);
-        self.statements.insert(
+        let id = self.session.next_statement_id;
+        self.session.next_statement_id = id.wrapping_add(1).max(1);
+        self.session.mysql_prepared.insert(
             id,
             PreparedStatement {
-                statement,
+                statement: Arc::new(statement),
                 param_types: Vec::new(),
                 long_data: HashMap::new(),
                 long_data_refused: None,
@@ -472,10 +473,10 @@ mod tests {
 
     fn prepared(param_count: usize) -> PreparedStatement {
         PreparedStatement {
-            statement: Statement {
+            statement: Arc::new(Statement {
                 kind: StatementKind::Text("SELECT ?".into()),
                 param_count,
-            },
+            }),
             param_types: Vec::new(),
             long_data: HashMap::new(),
             long_data_refused: None,

@@ -3,4 +3,5 @@
 mod connection;
 pub mod protocol;
 
+pub(crate) use connection::PreparedStatement;
 pub use connection::serve;
