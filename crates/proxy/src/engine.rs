@@ -162,6 +162,8 @@ impl Engine {
     /// Answers one statement sent as text, within the memory budget.
     pub async fn query(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
         let started = Instant::now();
+        // A load waits for its data only until the statement that named it is answered.
+        session.copy_in = None;
         let reply = async {
             session.refuse_when_failed(Some(sql))?;
             let _held = self.memory.reserve(sql, 0).await?;
@@ -304,9 +306,12 @@ impl Engine {
     /// router does not plan runs as text at each execution.
     pub async fn prepare(&self, sql: &str, dialect: Dialect) -> Result<Statement, Error> {
         let _held = self.memory.reserve(sql, 0).await?;
-        // Answered from the session at each execution: nothing to plan.
-        if !matches!(Intent::of(sql, dialect), Intent::Routed) {
-            return Ok(text(sql));
+        match Intent::of(sql, dialect) {
+            Intent::Routed => {}
+            // MySQL asks for the file only for a LOAD DATA sent as text.
+            Intent::CopyIn(_) if dialect == Dialect::MySql => return Err(load_prepared()),
+            // Answered from the session at each execution: nothing to plan.
+            _ => return Ok(text(sql)),
         }
         // Its value is the session's at each execution, which a plan made once cannot carry.
         if dialect == Dialect::MySql
@@ -336,6 +341,7 @@ impl Engine {
         params: &[Value],
     ) -> Result<Reply, Error> {
         let started = Instant::now();
+        session.copy_in = None;
         let text = match &statement.kind {
             StatementKind::Text(sql) => Some(sql.as_str()),
             _ => None,
@@ -545,6 +551,11 @@ impl Engine {
         )
         .await
     }
+}
+
+/// MySQL's refusal of LOAD DATA in a prepared statement.
+fn load_prepared() -> Error {
+    Error::unsupported("LOAD DATA in a prepared statement (send it as text)")
 }
 
 fn text(sql: &str) -> Statement {

@@ -646,6 +646,17 @@ async fn load_data_local_infile_gets_keys(
     }
     assert_eq!(rows[0].2.as_deref(), Some("loaded"));
     assert_eq!(rows[2].2, None);
+    // Prepared, as MySQL has it: refused, and the next statement is not taken for a load.
+    let error = sqlx::query("LOAD DATA LOCAL INFILE '/tmp/x' INTO TABLE t_order (user_id)")
+        .execute(&mut conn)
+        .await
+        .unwrap_err();
+    assert_eq!(error_number(&error), Some(1235), "{error}");
+    let count = sqlx::raw_sql("SELECT COUNT(*) FROM t_order")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(count.get::<i64, _>(0), 3);
     conn.close().await.unwrap();
     (proxy, shards)
 }

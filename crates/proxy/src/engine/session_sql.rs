@@ -3,8 +3,9 @@
 
 use keyshard_router::{Dialect, Value, bind_placeholders};
 
-use super::Engine;
+use super::{Engine, load_prepared};
 use crate::error::{Error, ErrorKind};
+use crate::intent::Intent;
 use crate::reply::Reply;
 use crate::session::Session;
 use crate::{sql_prepare, user_variables};
@@ -44,6 +45,10 @@ impl Engine {
                         }
                     }
                 };
+                // The load's data comes with the statement that names it, never later.
+                if matches!(Intent::of(&text, dialect), Intent::CopyIn(_)) {
+                    return Err(load_prepared());
+                }
                 let statements = &mut session.sql_statements;
                 if !statements.contains_key(&name)
                     && statements.len() >= sql_prepare::MAX_STATEMENTS
