@@ -5,7 +5,7 @@
 //! once, as the SQL of that INSERT, so its size is bound as a statement's
 //! (`props.statement-memory-bytes`).
 
-use keyshard_router::{Dialect, Value};
+use keyshard_router::{Dialect, Value, push_rows};
 
 use crate::error::{Error, ErrorKind};
 use crate::words::starts_with_any;
@@ -226,12 +226,15 @@ fn tokens(item: &str) -> Vec<String> {
 }
 
 fn single(value: &str) -> Result<char, Error> {
+    one_char(value).ok_or_else(|| bad("a COPY delimiter, quote or escape must be one character"))
+}
+
+/// The character `value` is, when it is exactly one.
+pub(crate) fn one_char(value: &str) -> Option<char> {
     let mut chars = value.chars();
     match (chars.next(), chars.next()) {
-        (Some(c), None) => Ok(c),
-        _ => Err(bad(
-            "a COPY delimiter, quote or escape must be one character",
-        )),
+        (Some(c), None) => Some(c),
+        _ => None,
     }
 }
 
@@ -288,16 +291,7 @@ impl CopyIn {
     /// The INSERT of `rows` into the COPY's table.
     pub(crate) fn insert(&self, rows: &[Vec<Value>]) -> String {
         let mut sql = format!("{} {} VALUES ", self.verb, self.target);
-        for (i, row) in rows.iter().enumerate() {
-            sql.push_str(if i == 0 { "(" } else { ", (" });
-            for (j, value) in row.iter().enumerate() {
-                if j > 0 {
-                    sql.push_str(", ");
-                }
-                sql.push_str(&value.to_literal(self.dialect));
-            }
-            sql.push(')');
-        }
+        push_rows(&mut sql, rows, self.dialect);
         sql
     }
 }

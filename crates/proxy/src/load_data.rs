@@ -7,7 +7,7 @@
 
 use keyshard_router::Dialect;
 
-use crate::copy::{CopyIn, Format, column_count};
+use crate::copy::{CopyIn, Format, column_count, one_char};
 use crate::error::{Error, ErrorKind};
 use crate::words::starts_with_any;
 
@@ -161,13 +161,11 @@ fn statement(t: &mut Tokens) -> Result<CopyIn, Error> {
 }
 
 fn one(s: &str) -> Result<char, Error> {
-    let mut chars = s.chars();
-    match (chars.next(), chars.next()) {
-        (Some(c), None) => Ok(c),
-        _ => Err(Error::unsupported(format!(
+    one_char(s).ok_or_else(|| {
+        Error::unsupported(format!(
             "LOAD DATA with the separator '{s}' (one character is taken)"
-        ))),
-    }
+        ))
+    })
 }
 
 fn syntax(what: &str) -> Error {

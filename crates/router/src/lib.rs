@@ -50,6 +50,7 @@ pub use metadata::{Metadata, NoMetadata};
 pub use plan::{ExecutionUnit, MoveGuard, Plan};
 pub use query::PreparedQuery;
 pub use shape::Shape;
+pub use template::push_rows;
 pub use value::Value;
 
 /// The SQL dialect of the client, which decides parsing, placeholders and MySQL's `0` rule.

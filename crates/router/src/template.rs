@@ -307,6 +307,21 @@ impl Renderer<'_> {
     }
 }
 
+/// Writes `rows` as the rows of a VALUES list, `(a, b), (c, d)`, in literals of `dialect`:
+/// how rows computed by the proxy (a SELECT's result, a bulk load) become an INSERT.
+pub fn push_rows(out: &mut String, rows: &[Vec<Value>], dialect: Dialect) {
+    for (i, row) in rows.iter().enumerate() {
+        out.push_str(if i == 0 { "(" } else { ", (" });
+        for (j, value) in row.iter().enumerate() {
+            if j > 0 {
+                out.push_str(", ");
+            }
+            push_literal(out, value, dialect);
+        }
+        out.push(')');
+    }
+}
+
 /// Writes a value as an SQL literal of `dialect`.
 pub(crate) fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
     match value {

@@ -38,9 +38,7 @@ impl Engine {
             }
             let sql = copy.insert(&rows);
             drop(rows);
-            let _held = self.memory.reserve(&sql, 0).await?;
-            let statement = self.statement(&sql, session.dialect).await?;
-            self.execute_statement(session, &statement, &[]).await
+            self.insert_rows(session, &sql).await
         }
         .await;
         self.finished(session, "copy", started, &reply);

@@ -16,16 +16,23 @@ impl Engine {
         params: &[Value],
     ) -> Result<Reply, Error> {
         let rows = self.run(session, &select.source().bind(params)).await?.rows;
-        let Some(sql) = select.with_rows(&rows) else {
-            return Ok(Reply::Ok {
-                affected_rows: 0,
-                last_insert_id: 0,
-            });
-        };
-        // The rows become SQL text the size of their values: it takes memory as a statement
+        match select.with_rows(&rows) {
+            Some(sql) => self.insert_rows(session, &sql).await,
+            None => Ok(Reply::done()),
+        }
+    }
+
+    /// Runs an INSERT of rows the proxy computed (a SELECT's result, a bulk load) as one
+    /// statement: keys generated and rows routed as for any other, all or none.
+    pub(super) async fn insert_rows(
+        &self,
+        session: &mut Session,
+        sql: &str,
+    ) -> Result<Reply, Error> {
+        // The rows became SQL text the size of their values: it takes memory as a statement
         // the client sent would.
-        let _held = self.memory.reserve(&sql, 0).await?;
-        let statement = self.statement(&sql, session.dialect).await?;
+        let _held = self.memory.reserve(sql, 0).await?;
+        let statement = self.statement(sql, session.dialect).await?;
         Box::pin(self.execute_statement(session, &statement, &[])).await
     }
 }

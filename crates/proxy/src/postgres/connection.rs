@@ -269,22 +269,21 @@ impl Connection {
         }
         for statement in statements {
             match self.run(statement, None, &[]).await {
-                Ok(_) if self.session.copy_in.is_some() => {
-                    let Some(copy) = self.session.copy_in.take() else {
-                        continue;
-                    };
-                    match self.copy_from_stdin(wire, &copy).await? {
-                        Ok(tag) => {
-                            wire.send(Out::CommandComplete(CommandComplete::new(tag)))
-                                .await?;
-                        }
-                        Err(e) => {
-                            self.send_error(wire, &e).await?;
-                            break;
+                Ok((reply, tag)) => {
+                    // COPY FROM STDIN: its data comes now; the COPY's own answer is its tag.
+                    if let Some(copy) = self.session.copy_in.take() {
+                        match self.copy_from_stdin(wire, &copy).await? {
+                            Ok(tag) => {
+                                wire.send(Out::CommandComplete(CommandComplete::new(tag)))
+                                    .await?;
+                                continue;
+                            }
+                            Err(e) => {
+                                self.send_error(wire, &e).await?;
+                                break;
+                            }
                         }
                     }
-                }
-                Ok((reply, tag)) => {
                     let fields = match reply_fields(&reply) {
                         Fields::Known(fields) => Some(fields),
                         _ => None,

@@ -47,16 +47,7 @@ impl InsertSelect {
         let mut sql = String::with_capacity(self.head.len() + self.tail.len() + 16 * rows.len());
         sql.push_str(&self.head);
         sql.push_str(" VALUES ");
-        for (i, row) in rows.iter().enumerate() {
-            sql.push_str(if i == 0 { "(" } else { ", (" });
-            for (j, value) in row.iter().enumerate() {
-                if j > 0 {
-                    sql.push_str(", ");
-                }
-                crate::template::push_literal(&mut sql, value, self.dialect);
-            }
-            sql.push(')');
-        }
+        crate::template::push_rows(&mut sql, rows, self.dialect);
         if !self.tail.is_empty() {
             sql.push(' ');
             sql.push_str(&self.tail);
