@@ -8,21 +8,13 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{Proxy, Shards};
-use sqlx::Connection;
 
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
 const CONNECTOR_J: &str = "/usr/share/java/mariadb-java-client.jar";
 
 async fn start() -> (Shards, Proxy) {
-    let shards = Shards::mariadb().await;
-    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
-    let mut conn = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
-        .await
-        .unwrap();
-    sqlx::raw_sql(CREATE).execute(&mut conn).await.unwrap();
-    conn.close().await.unwrap();
-    (shards, proxy)
+    common::on_mariadb(CREATE).await
 }
 
 async fn assert_stored(shards: &Shards, user_id: i64, key: i64) {

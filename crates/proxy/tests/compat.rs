@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::postgres::{PgProxy, PgShards, yaml};
-use common::{Proxy, Shards};
-use sqlx::Connection;
 
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
@@ -99,13 +97,7 @@ async fn run(program: &str, script_name: &str, port: u16, extra: &[&str]) -> Vec
 }
 
 async fn mysql_client(script_name: &str, program: &str, extra: &[&str]) {
-    let shards = Shards::mariadb().await;
-    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
-    let mut conn = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
-        .await
-        .unwrap();
-    sqlx::raw_sql(CREATE).execute(&mut conn).await.unwrap();
-    conn.close().await.unwrap();
+    let (shards, proxy) = common::on_mariadb(CREATE).await;
     let port = proxy.address.port();
     let keys = run(program, script_name, port, extra).await;
     let mut stored = Vec::new();

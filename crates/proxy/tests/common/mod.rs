@@ -37,6 +37,18 @@ pub fn yaml(url_0: &str, url_1: &str) -> String {
         .replace("listen: 127.0.0.1:3307", "listen: 127.0.0.1:0")
 }
 
+/// A proxy over two fresh MariaDB shards, with `create` (the logic table's DDL) run through it.
+pub async fn on_mariadb(create: &str) -> (Shards, Proxy) {
+    let shards = Shards::mariadb().await;
+    let proxy = Proxy::start(&yaml(&shards.url(0), &shards.url(1))).await;
+    let mut conn = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    sqlx::raw_sql(create).execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+    (shards, proxy)
+}
+
 /// A running proxy; dropping it does not stop it, `stop` does.
 pub struct Proxy {
     pub address: SocketAddr,
