@@ -134,9 +134,18 @@ impl Engine {
         crate::xa::keep_recovering(&self.backend, &self.config, stop).await;
     }
 
-    /// Ends what `session` holds open when its client leaves: an open transaction is rolled
-    /// back on every shard.
+    /// Ends what `session` holds open when its client leaves.
     pub async fn close_session(&self, session: &mut Session) {
+        self.roll_back_open(session).await;
+        tracing::debug!(
+            "{:?} connection {} closed",
+            session.dialect,
+            session.connection_id
+        );
+    }
+
+    /// Rolls back an open transaction on every shard it touched.
+    async fn roll_back_open(&self, session: &mut Session) {
         session.failed = false;
         if let Some(transaction) = session.transaction.take()
             && let Err(e) = self.backend.rollback(transaction).await
@@ -147,7 +156,7 @@ impl Engine {
 
     /// Returns the session to its state at connect (COM_RESET_CONNECTION, `DISCARD ALL`).
     pub async fn reset_session(&self, session: &mut Session) {
-        self.close_session(session).await;
+        self.roll_back_open(session).await;
         session.autocommit = true;
         session.last_insert_id = 0;
         session.transaction_type = None;

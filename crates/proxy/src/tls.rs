@@ -134,17 +134,28 @@ fn upgrading() -> io::Error {
     io::Error::new(io::ErrorKind::NotConnected, "TLS handshake failed")
 }
 
+/// What a [`Stream`] reads and writes through, whichever it is now.
+trait Io: AsyncRead + AsyncWrite + Unpin {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> Io for T {}
+
+impl Stream {
+    fn io(self: Pin<&mut Self>) -> io::Result<Pin<&mut dyn Io>> {
+        match self.get_mut() {
+            Self::Plain(s) => Ok(Pin::new(s)),
+            Self::Tls(s) => Ok(Pin::new(s.as_mut())),
+            Self::Upgrading => Err(upgrading()),
+        }
+    }
+}
+
 impl AsyncRead for Stream {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Self::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Self::Tls(s) => Pin::new(s).poll_read(cx, buf),
-            Self::Upgrading => Poll::Ready(Err(upgrading())),
-        }
+        self.io()?.poll_read(cx, buf)
     }
 }
 
@@ -154,26 +165,18 @@ impl AsyncWrite for Stream {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Self::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Self::Tls(s) => Pin::new(s).poll_write(cx, buf),
-            Self::Upgrading => Poll::Ready(Err(upgrading())),
-        }
+        self.io()?.poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Self::Plain(s) => Pin::new(s).poll_flush(cx),
-            Self::Tls(s) => Pin::new(s).poll_flush(cx),
-            Self::Upgrading => Poll::Ready(Err(upgrading())),
-        }
+        self.io()?.poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Self::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Self::Tls(s) => Pin::new(s).poll_shutdown(cx),
-            Self::Upgrading => Poll::Ready(Ok(())),
+        match self.io() {
+            Ok(io) => io.poll_shutdown(cx),
+            // Nothing is open to shut down.
+            Err(_) => Poll::Ready(Ok(())),
         }
     }
 }

@@ -128,7 +128,6 @@ pub async fn serve(
         .engine
         .close_session(&mut connection.session)
         .await;
-    tracing::debug!("connection {connection_id} closed");
 }
 
 struct Connection {

@@ -237,12 +237,7 @@ async fn scram(
     user: &str,
     password: &str,
 ) -> Result<bool, StartupError> {
-    wire.send(PgWireBackendMessage::Authentication(Authentication::SASL(
-        vec![SCRAM.to_owned()],
-    )))
-    .await?;
-    wire.flush().await?;
-    let initial = match password_message(wire).await? {
+    let initial = match challenge(wire, Authentication::SASL(vec![SCRAM.to_owned()])).await? {
         PasswordMessageFamily::Raw(body) => {
             check_sasl_initial(&body).map_err(|e| protocol(e.to_owned()))?;
             PasswordMessageFamily::Raw(body).into_sasl_initial_response()
@@ -262,15 +257,13 @@ async fn scram(
     let (server_first, waiting) = server
         .on_client_first_message(&first, Password::new(Some(salt), salted))
         .map_err(|e| protocol(e.to_string()))?;
-    wire.send(PgWireBackendMessage::Authentication(
+    let response = challenge(
+        wire,
         Authentication::SASLContinue(Bytes::from(server_first)),
-    ))
-    .await?;
-    wire.flush().await?;
-    let response = password_message(wire)
-        .await?
-        .into_sasl_response()
-        .map_err(|e| protocol(e.to_string()))?;
+    )
+    .await?
+    .into_sasl_response()
+    .map_err(|e| protocol(e.to_string()))?;
     match waiting.on_client_final_message(&response.data) {
         Ok(server_final) => {
             wire.send(PgWireBackendMessage::Authentication(
@@ -288,12 +281,7 @@ async fn scram(
 /// checked against the configured hash md5(password + user).
 async fn md5(wire: &mut Wire, stored: &str) -> Result<bool, StartupError> {
     let salt = random_bytes::<4>()?;
-    wire.send(PgWireBackendMessage::Authentication(
-        Authentication::MD5Password(salt.to_vec()),
-    ))
-    .await?;
-    wire.flush().await?;
-    let answer = password_message(wire)
+    let answer = challenge(wire, Authentication::MD5Password(salt.to_vec()))
         .await?
         .into_password()
         .map_err(|e| protocol(e.to_string()))?;
@@ -309,7 +297,14 @@ fn md5_hash(password: &str) -> Option<&str> {
     (hash.len() == 32 && hash.bytes().all(|b| b.is_ascii_hexdigit())).then_some(hash)
 }
 
-async fn password_message(wire: &mut Wire) -> Result<PasswordMessageFamily, StartupError> {
+/// Sends an authentication request and reads the client's answer to it.
+async fn challenge(
+    wire: &mut Wire,
+    request: Authentication,
+) -> Result<PasswordMessageFamily, StartupError> {
+    wire.send(PgWireBackendMessage::Authentication(request))
+        .await?;
+    wire.flush().await?;
     match wire.read_message().await? {
         Some(PgWireFrontendMessage::PasswordMessageFamily(message)) => Ok(message),
         Some(PgWireFrontendMessage::Terminate(_)) | None => Err(StartupError::Gone),

@@ -147,7 +147,6 @@ pub async fn serve(
         .engine
         .close_session(&mut connection.session)
         .await;
-    tracing::debug!("postgres connection {connection_id} closed");
 }
 
 struct Connection {
@@ -177,8 +176,18 @@ impl Connection {
             }
             In::Parse(parse) => self.parse(wire, parse).await,
             In::Bind(bind) => self.bind(wire, bind).await,
-            In::Describe(describe) => self.describe(wire, describe).await,
-            In::Execute(execute) => self.execute(wire, execute).await,
+            In::Describe(describe) => {
+                let name = describe.name.unwrap_or_default();
+                if describe.target_type == b'S' {
+                    self.describe_statement(wire, &name).await
+                } else {
+                    self.describe_portal(wire, name).await
+                }
+            }
+            In::Execute(execute) => {
+                let name = execute.name.unwrap_or_default();
+                self.execute(wire, name, execute.max_rows).await
+            }
             In::Close(close) => self.close(wire, close).await,
             In::Sync(_) => {
                 self.skipping = false;

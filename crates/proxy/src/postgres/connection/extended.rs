@@ -8,8 +8,7 @@ use keyshard_router::{Dialect, Value};
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{
-    Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete,
-    PortalSuspended,
+    Bind, BindComplete, Close, CloseComplete, Parse, ParseComplete, PortalSuspended,
 };
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
 
@@ -202,31 +201,35 @@ impl Connection {
             .map_err(wire_failed)
     }
 
-    pub(super) async fn describe(
+    /// Describe of a prepared statement: its parameter types and result columns.
+    pub(super) async fn describe_statement(
+        &self,
+        wire: &mut Wire,
+        name: &str,
+    ) -> Result<(), PgError> {
+        let prepared = self
+            .session
+            .prepared
+            .get(name)
+            .ok_or_else(|| unknown_statement(name))?;
+        let description = &prepared.description;
+        let params = ParameterDescription::new(description.params.clone());
+        wire.send(Out::ParameterDescription(params))
+            .await
+            .map_err(wire_failed)?;
+        let columns = match &description.fields {
+            Fields::Known(fields) => row_description(fields, &[]),
+            Fields::None | Fields::Unknown => Out::NoData(NoData::new()),
+        };
+        wire.send(columns).await.map_err(wire_failed)
+    }
+
+    /// Describe of a portal: its result columns in the formats Bind asked for.
+    pub(super) async fn describe_portal(
         &mut self,
         wire: &mut Wire,
-        describe: Describe,
+        name: String,
     ) -> Result<(), PgError> {
-        let name = describe.name.unwrap_or_default();
-        if describe.target_type == b'S' {
-            let prepared = self
-                .session
-                .prepared
-                .get(&name)
-                .ok_or_else(|| unknown_statement(&name))?;
-            let description = &prepared.description;
-            let mut out = vec![Out::ParameterDescription(ParameterDescription::new(
-                description.params.clone(),
-            ))];
-            out.push(match &description.fields {
-                Fields::Known(fields) => row_description(fields, &[]),
-                Fields::None | Fields::Unknown => Out::NoData(NoData::new()),
-            });
-            for message in out {
-                wire.send(message).await.map_err(wire_failed)?;
-            }
-            return Ok(());
-        }
         let Some(portal) = self.portals.get(&name) else {
             return Err(unknown_portal(&name));
         };
@@ -286,12 +289,13 @@ impl Connection {
         Ok((fields, rows, tag))
     }
 
+    /// Execute: the portal's next rows, at most `max_rows` of them (0: all).
     pub(super) async fn execute(
         &mut self,
         wire: &mut Wire,
-        execute: Execute,
+        name: String,
+        max_rows: i32,
     ) -> Result<(), PgError> {
-        let name = execute.name.unwrap_or_default();
         let Some(portal) = self.portals.get_mut(&name) else {
             return Err(unknown_portal(&name));
         };
@@ -345,7 +349,7 @@ impl Connection {
         let Some(portal) = self.portals.get_mut(&name) else {
             return Err(unknown_portal(&name));
         };
-        let limit = usize::try_from(execute.max_rows)
+        let limit = usize::try_from(max_rows)
             .ok()
             .filter(|n| *n > 0)
             .unwrap_or(usize::MAX);

@@ -16,27 +16,9 @@ pub(super) fn decode_value(
     use ColumnType::*;
     let value = match ty {
         MYSQL_TYPE_NULL => Value::Null,
-        // The client sends the bits; the column's sign flag says how to read them.
-        MYSQL_TYPE_TINY => {
-            let b = r.u8()?;
-            Value::Int(if unsigned { b.into() } else { (b as i8).into() })
-        }
-        MYSQL_TYPE_SHORT | MYSQL_TYPE_YEAR => {
-            let v = r.u16()?;
-            Value::Int(if unsigned {
-                v.into()
-            } else {
-                (v as i16).into()
-            })
-        }
-        MYSQL_TYPE_LONG | MYSQL_TYPE_INT24 => {
-            let v = r.u32()?;
-            Value::Int(if unsigned {
-                v.into()
-            } else {
-                (v as i32).into()
-            })
-        }
+        MYSQL_TYPE_TINY => small_int(r.u8()?.into(), 8, unsigned),
+        MYSQL_TYPE_SHORT | MYSQL_TYPE_YEAR => small_int(r.u16()?.into(), 16, unsigned),
+        MYSQL_TYPE_LONG | MYSQL_TYPE_INT24 => small_int(r.u32()?.into(), 32, unsigned),
         MYSQL_TYPE_LONGLONG => {
             let v = r.u64()?;
             match (unsigned, i64::try_from(v)) {
@@ -58,6 +40,17 @@ pub(super) fn decode_value(
         other => from_bytes(other, r.lenenc_bytes()?)?,
     };
     Ok(value)
+}
+
+/// An integer of `width` bits, which the client sends as bits: the column's sign flag says
+/// whether the top bit is a sign.
+fn small_int(bits: u64, width: u32, unsigned: bool) -> Value {
+    let shift = 64 - width;
+    Value::Int(if unsigned {
+        bits as i64
+    } else {
+        ((bits << shift) as i64) >> shift
+    })
 }
 
 /// A value that arrives as bytes: a length-encoded field, or COM_STMT_SEND_LONG_DATA chunks.

@@ -1,0 +1,79 @@
+use super::*;
+
+fn text(s: &str) -> Value {
+    Value::Text(s.to_owned())
+}
+
+#[test]
+fn statements() {
+    let copy = parse("COPY t_order (user_id, status) FROM STDIN")
+        .unwrap()
+        .unwrap();
+    assert_eq!(copy.columns(), Some(2));
+    assert_eq!(copy.target, "t_order (user_id, status)");
+    let csv = parse("copy t_order (user_id, status) from stdin with (format csv, header true)")
+        .unwrap()
+        .unwrap();
+    assert!(matches!(csv.format, Format::Csv { header: true, .. }));
+    let old = parse("COPY t_order FROM STDIN CSV HEADER DELIMITER ';'")
+        .unwrap()
+        .unwrap();
+    assert!(matches!(
+        old.format,
+        Format::Csv {
+            delimiter: ';',
+            header: true,
+            ..
+        }
+    ));
+    assert_eq!(old.columns(), None);
+    assert!(parse("COPY t_order TO STDOUT").is_none_or(|r| r.is_err()));
+    assert!(parse("COPY t_order FROM '/etc/passwd'").unwrap().is_err());
+    assert!(
+        parse("COPY t_order FROM STDIN (FORMAT binary)")
+            .unwrap()
+            .is_err()
+    );
+    assert!(parse("SELECT 1").is_none());
+}
+
+#[test]
+fn text_format() {
+    let copy = parse("COPY t (a, b) FROM STDIN").unwrap().unwrap();
+    let rows = copy
+        .rows("1\ta\\tb\n2\t\\N\n3\tx\\\\y\\101\n\\.\n")
+        .unwrap();
+    assert_eq!(
+        rows,
+        [
+            vec![text("1"), text("a\tb")],
+            vec![text("2"), Value::Null],
+            vec![text("3"), text("x\\yA")],
+        ]
+    );
+    assert!(copy.rows("1\n").is_err(), "a missing column");
+    assert_eq!(
+        copy.insert(&rows[..2]),
+        "INSERT INTO t (a, b) VALUES ('1', 'a\tb'), ('2', NULL)"
+    );
+}
+
+#[test]
+fn csv_format() {
+    let copy = parse("COPY t (a, b) FROM STDIN WITH (FORMAT csv, HEADER)")
+        .unwrap()
+        .unwrap();
+    let rows = copy
+        .rows("a,b\n1,\"x, \"\"y\"\"\"\n2,\n3,\"\"\n4,\"line\nbreak\"\r\n")
+        .unwrap();
+    assert_eq!(
+        rows,
+        [
+            vec![text("1"), text("x, \"y\"")],
+            vec![text("2"), Value::Null],
+            vec![text("3"), text("")],
+            vec![text("4"), text("line\nbreak")],
+        ]
+    );
+    assert!(copy.rows("a,b\n1,\"open\n").is_err());
+}

@@ -1,0 +1,102 @@
+use keyshard_router::NoMetadata;
+
+use super::*;
+
+const YAML: &str = r#"
+databaseName: sharding_db
+dataSources:
+  ds_0:
+    url: "sqlite::memory:"
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: ds_0.t_order_${0..1}
+      tableStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: t_mod
+      keyGenerateStrategy:
+        column: order_id
+        keyGeneratorName: snowflake
+  shardingAlgorithms:
+    t_mod:
+      type: MOD
+      props:
+        sharding-count: 2
+  keyGenerators:
+    snowflake:
+      type: SNOWFLAKE
+"#;
+
+fn router() -> Router {
+    let config = keyshard_config::from_yaml_str(YAML, std::path::Path::new("."))
+        .unwrap_or_else(|e| panic!("{e}"));
+    Router::new(&config.sharding, Dialect::MySql)
+}
+
+/// Learns the shape of `sql` and tells what is then known of it.
+fn learn(shapes: &Shapes, router: &Router, sql: &str) -> Option<Known> {
+    let shape = Shape::of(sql, Dialect::MySql).unwrap();
+    let original = match router.prepare(sql, &NoMetadata) {
+        Ok(Prepared::Insert(insert)) => Some(insert),
+        _ => None,
+    };
+    shapes.learn(router, &shape, original.as_ref(), &NoMetadata, 7, |_| None);
+    shapes.get(Dialect::MySql, &shape, 7)
+}
+
+#[test]
+fn kept_shapes_stay_within_bounds() {
+    let (shapes, router) = (Shapes::default(), router());
+    let sql = "INSERT INTO t_order (status) VALUES ('a')";
+    assert!(matches!(
+        learn(&shapes, &router, sql),
+        Some(Known::Insert(_))
+    ));
+    let shape = Shape::of(sql, Dialect::MySql).unwrap();
+    assert!(
+        shapes.get(Dialect::MySql, &shape, 8).is_none(),
+        "other metadata"
+    );
+    assert!(
+        shapes.get(Dialect::Postgres, &shape, 7).is_none(),
+        "other dialect"
+    );
+
+    // Distinct shapes (the row count differs) start the map over when it is full.
+    for rows in 1..=CAPACITY + 10 {
+        let values = vec!["('a')"; rows].join(",");
+        learn(
+            &shapes,
+            &router,
+            &format!("INSERT INTO t_order (status) VALUES {values}"),
+        );
+        let kept = shapes.kept(Dialect::MySql);
+        assert!(kept.entries.len() <= CAPACITY && kept.bytes <= CAPACITY_BYTES);
+    }
+
+    let values = vec!["('a')"; LONGEST / 4].join(",");
+    let long = format!("INSERT INTO t_order (status) VALUES {values}");
+    assert!(learn(&shapes, &router, &long).is_none(), "too long to keep");
+}
+
+#[test]
+fn statements_the_shape_cannot_stand_for_are_parsed() {
+    let (shapes, router) = (Shapes::default(), router());
+    let cast = "INSERT INTO t_order (order_id, status) VALUES (CAST(5 AS SIGNED), 'a')";
+    assert!(matches!(learn(&shapes, &router, cast), Some(Known::Parse)));
+    let unsharded = "INSERT INTO t_other (status) VALUES ('a')";
+    assert!(matches!(
+        learn(&shapes, &router, unsharded),
+        Some(Known::Parse)
+    ));
+    // A MySQL 0 key cannot decide; a later statement of the shape does.
+    let zero = "INSERT INTO t_order (order_id, status) VALUES (0, 'a')";
+    assert!(learn(&shapes, &router, zero).is_none());
+    let given = "INSERT INTO t_order (order_id, status) VALUES (9, 'a')";
+    assert!(matches!(
+        learn(&shapes, &router, given),
+        Some(Known::Insert(_))
+    ));
+}
