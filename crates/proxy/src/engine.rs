@@ -21,7 +21,7 @@ use crate::memory::MemoryBudget;
 use crate::metrics::Metrics;
 use crate::reflection;
 use crate::reply::Reply;
-use crate::session::{Session, Statement, StatementKind};
+use crate::session::{Planned, Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes, typed};
 use crate::throttle::LoginThrottle;
 
@@ -263,8 +263,8 @@ impl Engine {
         if let Some(shape) = Shape::of(sql, session.dialect) {
             return self.insert_by_shape(session, sql, &shape).await;
         }
-        let statement = self.statement(sql, session.dialect).await?;
-        self.execute_statement(session, &statement, &[]).await
+        let planned = self.plan(sql, session.dialect).await?;
+        self.execute_planned(session, &planned, &[]).await
     }
 
     /// An INSERT sent as text: bound through its shape when that is known to plan it as
@@ -291,10 +291,10 @@ impl Engine {
                 .await?;
             return self.reply(session, plan, false).await;
         }
-        let statement = self.statement(sql, dialect).await?;
+        let planned = self.plan(sql, dialect).await?;
         if known.is_none() {
-            let original = match &statement.kind {
-                StatementKind::Insert(insert) => Some(&**insert),
+            let original = match &planned {
+                Planned::Insert(insert) => Some(&**insert),
                 _ => None,
             };
             let metadata = self.backend.metadata();
@@ -308,7 +308,7 @@ impl Engine {
                 |insert| typed::slots(insert, &self.backend),
             );
         }
-        self.execute_statement(session, &statement, &[]).await
+        self.execute_planned(session, &planned, &[]).await
     }
 
     /// Prepares a statement: parsed and planned once, bound at each execution. A statement the
@@ -331,14 +331,15 @@ impl Engine {
                  statement as text, or bind the value as a parameter)",
             ));
         }
-        match self.statement(sql, dialect).await {
+        match self.plan(sql, dialect).await {
+            Ok(planned) => Ok(Statement::new(StatementKind::Planned(planned))),
             // A statement the parser refuses may still be a session statement, answered from
             // its text at execution; a real syntax error is reported then.
             Err(Error {
                 kind: ErrorKind::Syntax | ErrorKind::Unsupported,
                 ..
             }) => Ok(text(sql)),
-            other => other,
+            Err(e) => Err(e),
         }
     }
 
@@ -362,41 +363,42 @@ impl Engine {
                 .memory
                 .reserve(text.unwrap_or_default(), params_size)
                 .await?;
-            self.execute_statement(session, statement, params).await
+            match &statement.kind {
+                StatementKind::Text(sql) => self.query_text(session, sql).await,
+                StatementKind::Planned(planned) => {
+                    self.execute_planned(session, planned, params).await
+                }
+            }
         }
         .await;
         let head = match &statement.kind {
             StatementKind::Text(sql) => sql.as_str(),
-            StatementKind::Insert(_) | StatementKind::InsertSelect(_) => "insert",
-            StatementKind::Query(query) => query.sql(),
-            StatementKind::Direct(direct) => direct.sql(),
-            StatementKind::Ddl(_) => "ddl",
+            StatementKind::Planned(Planned::Insert(_) | Planned::InsertSelect(_)) => "insert",
+            StatementKind::Planned(Planned::Query(query)) => query.sql(),
+            StatementKind::Planned(Planned::Direct(direct)) => direct.sql(),
+            StatementKind::Planned(Planned::Ddl(_)) => "ddl",
         };
         self.finished(session, head, started, &reply);
         reply
     }
 
-    async fn execute_statement(
+    async fn execute_planned(
         &self,
         session: &mut Session,
-        statement: &Statement,
+        planned: &Planned,
         params: &[Value],
     ) -> Result<Reply, Error> {
-        let (plan, reads) = match &statement.kind {
-            StatementKind::Text(sql) => {
-                let sql = sql.clone();
-                return Box::pin(self.query_text(session, &sql)).await;
-            }
-            StatementKind::Insert(insert) => (
+        let (plan, reads) = match planned {
+            Planned::Insert(insert) => (
                 self.bind_insert(insert, || insert.bind(params)).await?,
                 false,
             ),
-            StatementKind::InsertSelect(select) => {
+            Planned::InsertSelect(select) => {
                 return self.insert_select(session, select, params).await;
             }
-            StatementKind::Query(query) => (query.bind(params)?, query.is_read()),
-            StatementKind::Direct(direct) => (direct.bind(params), direct.is_read()),
-            StatementKind::Ddl(ddl) => {
+            Planned::Query(query) => (query.bind(params)?, query.is_read()),
+            Planned::Direct(direct) => (direct.bind(params), direct.is_read()),
+            Planned::Ddl(ddl) => {
                 let outcome = match session.transaction {
                     Some(_) => self.run(session, &ddl.plan).await?,
                     None => self.backend.execute_local(&ddl.plan).await?,
@@ -498,7 +500,7 @@ impl Engine {
 
     /// Parses and plans `sql`, loading a table's columns first when a column-less INSERT needs
     /// them.
-    async fn statement(&self, sql: &str, dialect: Dialect) -> Result<Statement, Error> {
+    async fn plan(&self, sql: &str, dialect: Dialect) -> Result<Planned, Error> {
         let router = self.router(dialect);
         let prepared = match router.prepare(sql, self.backend.metadata()) {
             Err(RouteError::UnknownColumns { table }) => {
@@ -509,15 +511,14 @@ impl Engine {
             }
             other => other?,
         };
-        let kind = match prepared {
-            Prepared::Insert(insert) => StatementKind::Insert(Box::new(insert)),
-            Prepared::Query(query) => StatementKind::Query(Box::new(query)),
-            Prepared::Direct(direct) => StatementKind::Direct(Box::new(direct)),
-            Prepared::InsertSelect(select) => StatementKind::InsertSelect(Box::new(select)),
-            Prepared::Ddl(ddl) => StatementKind::Ddl(Box::new(ddl)),
+        Ok(match prepared {
+            Prepared::Insert(insert) => Planned::Insert(Box::new(insert)),
+            Prepared::Query(query) => Planned::Query(Box::new(query)),
+            Prepared::Direct(direct) => Planned::Direct(Box::new(direct)),
+            Prepared::InsertSelect(select) => Planned::InsertSelect(Box::new(select)),
+            Prepared::Ddl(ddl) => Planned::Ddl(Box::new(ddl)),
             Prepared::Other(other) => return Err(not_supported(other)),
-        };
-        Ok(Statement::new(kind))
+        })
     }
 
     fn router(&self, dialect: Dialect) -> &Router {
@@ -529,13 +530,12 @@ impl Engine {
 
     /// ShardingSphere's `PREVIEW`: where a statement would go and as what, without running it.
     async fn preview(&self, sql: &str, dialect: Dialect) -> Result<Reply, Error> {
-        let statement = self.statement(sql, dialect).await?;
-        let plan = match statement.kind {
-            StatementKind::Insert(insert) => insert.bind(&[])?,
-            StatementKind::Query(query) => query.bind(&[])?,
-            StatementKind::Direct(direct) => direct.bind(&[]),
-            StatementKind::Ddl(ddl) => ddl.plan,
-            StatementKind::Text(_) | StatementKind::InsertSelect(_) => {
+        let plan = match self.plan(sql, dialect).await? {
+            Planned::Insert(insert) => insert.bind(&[])?,
+            Planned::Query(query) => query.bind(&[])?,
+            Planned::Direct(direct) => direct.bind(&[]),
+            Planned::Ddl(ddl) => ddl.plan,
+            Planned::InsertSelect(_) => {
                 return Err(Error::unsupported("PREVIEW of this statement"));
             }
         };

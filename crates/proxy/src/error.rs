@@ -35,6 +35,8 @@ pub enum ErrorKind {
     UnknownDatabase,
     /// A prepared statement id or name that is not there.
     UnknownStatement,
+    /// A statement that may not itself be prepared (PREPARE, EXECUTE, DEALLOCATE).
+    NotPreparable,
     /// A command the protocol does not know or cannot decode.
     Malformed,
     /// A statement that cannot run in the session's transaction state.

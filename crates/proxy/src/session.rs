@@ -161,11 +161,11 @@ impl Statement {
     /// A statement that runs `kind`.
     pub fn new(kind: StatementKind) -> Self {
         let param_count = match &kind {
-            StatementKind::Insert(insert) => insert.param_count(),
-            StatementKind::InsertSelect(select) => select.param_count(),
-            StatementKind::Query(query) => query.param_count(),
-            StatementKind::Direct(direct) => direct.param_count(),
-            StatementKind::Ddl(_) | StatementKind::Text(_) => 0,
+            StatementKind::Planned(Planned::Insert(insert)) => insert.param_count(),
+            StatementKind::Planned(Planned::InsertSelect(select)) => select.param_count(),
+            StatementKind::Planned(Planned::Query(query)) => query.param_count(),
+            StatementKind::Planned(Planned::Direct(direct)) => direct.param_count(),
+            StatementKind::Planned(Planned::Ddl(_)) | StatementKind::Text(_) => 0,
         };
         Self { kind, param_count }
     }
@@ -174,17 +174,24 @@ impl Statement {
 /// What a prepared statement runs.
 #[derive(Debug)]
 pub enum StatementKind {
-    /// An INSERT into a sharded table, parsed once: each execution binds it.
+    /// Parsed and planned once: each execution binds it.
+    Planned(Planned),
+    /// Anything else, answered from its text at each execution (session statements, say).
+    Text(String),
+}
+
+/// A statement the router planned.
+#[derive(Debug)]
+pub enum Planned {
+    /// An INSERT into a sharded table.
     Insert(Box<PreparedInsert>),
     /// An INSERT whose rows its SELECT computes: each execution runs the SELECT, then inserts
     /// its rows.
     InsertSelect(Box<InsertSelect>),
-    /// A SELECT, UPDATE or DELETE on sharded tables, parsed once.
+    /// A SELECT, UPDATE or DELETE on sharded tables.
     Query(Box<PreparedQuery>),
     /// A statement on unsharded or broadcast tables, sent as written.
     Direct(Box<Direct>),
     /// DDL on a sharded table, one statement per actual table.
     Ddl(Box<DdlPlan>),
-    /// Anything else, run as text at each execution (session statements, DDL).
-    Text(String),
 }

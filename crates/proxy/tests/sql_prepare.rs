@@ -23,6 +23,11 @@ const MYSQL_SCRIPT: &[&str] = &[
     "EXECUTE sel USING @id, @u",
     "DROP PREPARE ins",
     "DEALLOCATE PREPARE ins",
+    "PREPARE again FROM 'EXECUTE again'",
+    "SET @q = 'PREPARE x FROM ''SELECT 1'''",
+    "PREPARE again FROM @q",
+    "PREPARE again FROM 'DEALLOCATE PREPARE ins'",
+    "EXECUTE again",
 ];
 
 const PG_SCRIPT: &[&str] = &[
@@ -39,6 +44,9 @@ const PG_SCRIPT: &[&str] = &[
     "SELECT status FROM t_order WHERE order_id = 2",
     "DEALLOCATE ALL",
     "EXECUTE ins(3, 0, 'c')",
+    "PREPARE again AS EXECUTE again",
+    "PREPARE again AS DEALLOCATE ALL",
+    "EXECUTE again",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,9 +4,9 @@
 use keyshard_router::{InsertSelect, Value};
 
 use super::Engine;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
-use crate::session::Session;
+use crate::session::{Planned, Session};
 
 impl Engine {
     pub(super) async fn insert_select(
@@ -32,7 +32,13 @@ impl Engine {
         // The rows became SQL text the size of their values: it takes memory as a statement
         // the client sent would.
         let _held = self.memory.reserve(sql, 0).await?;
-        let statement = self.statement(sql, session.dialect).await?;
-        Box::pin(self.execute_statement(session, &statement, &[])).await
+        let Planned::Insert(insert) = self.plan(sql, session.dialect).await? else {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "rows computed for an INSERT did not plan as one",
+            ));
+        };
+        let plan = self.bind_insert(&insert, || insert.bind(&[])).await?;
+        self.reply(session, plan, false).await
     }
 }

@@ -8,6 +8,7 @@ use crate::error::{Error, ErrorKind};
 use crate::intent::Intent;
 use crate::reply::Reply;
 use crate::session::Session;
+use crate::words::first_word;
 use crate::{sql_prepare, user_variables};
 
 impl Engine {
@@ -45,9 +46,13 @@ impl Engine {
                         }
                     }
                 };
-                // The load's data comes with the statement that names it, never later.
-                if matches!(Intent::of(&text, dialect), Intent::CopyIn(_)) {
-                    return Err(load_prepared());
+                match Intent::of(&text, dialect) {
+                    // The load's data comes with the statement that names it, never later.
+                    Intent::CopyIn(_) => return Err(load_prepared()),
+                    // Both databases refuse it; `PREPARE s FROM 'EXECUTE s'` would otherwise
+                    // run itself for ever.
+                    Intent::SqlPrepare(_) => return Err(not_preparable(&text, dialect)),
+                    _ => {}
                 }
                 let statements = &mut session.sql_statements;
                 if !statements.contains_key(&name)
@@ -147,4 +152,15 @@ impl Engine {
         }
         Ok(Reply::done())
     }
+}
+
+/// The refusal of PREPARE, EXECUTE or DEALLOCATE as the text of a PREPARE.
+fn not_preparable(text: &str, dialect: Dialect) -> Error {
+    let message = match dialect {
+        Dialect::MySql => {
+            "This command is not supported in the prepared statement protocol yet".to_owned()
+        }
+        Dialect::Postgres => format!("syntax error at or near \"{}\"", first_word(text)),
+    };
+    Error::new(ErrorKind::NotPreparable, message)
 }

@@ -15,6 +15,8 @@ impl Error {
             ErrorKind::LocalFilesDisabled => "0A000",
             ErrorKind::UnknownDatabase => "3D000",
             ErrorKind::UnknownStatement => "26000",
+            // PostgreSQL's grammar has no PREPARE of these.
+            ErrorKind::NotPreparable => "42601",
             ErrorKind::Malformed => "08P01",
             ErrorKind::Transaction => "25001",
             ErrorKind::TransactionAborted => "25P02",

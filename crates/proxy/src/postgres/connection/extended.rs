@@ -22,7 +22,7 @@ use crate::postgres::pg_error::{PgError, unknown_portal, unknown_statement, wire
 use crate::postgres::types;
 use crate::postgres::wire::Wire;
 use crate::reply::Reply;
-use crate::session::{Statement, StatementKind};
+use crate::session::{Planned, Statement, StatementKind};
 
 /// A bound statement (Bind) waiting to be executed.
 pub(super) struct Portal {
@@ -115,8 +115,8 @@ impl Connection {
     async fn shard_fields(&self, statement: &Statement) -> Option<Vec<Field>> {
         let nulls = vec![Value::Null; statement.param_count];
         let plan = match &statement.kind {
-            StatementKind::Query(query) => query.bind(&nulls).ok()?,
-            StatementKind::Direct(direct) => direct.bind(&nulls),
+            StatementKind::Planned(Planned::Query(query)) => query.bind(&nulls).ok()?,
+            StatementKind::Planned(Planned::Direct(direct)) => direct.bind(&nulls),
             _ => return None,
         };
         let columns = self
