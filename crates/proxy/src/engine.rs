@@ -13,6 +13,7 @@ use keyshard_router::{
     Dialect, Other, Plan, Prepared, PreparedInsert, RouteError, Router, Shape, Value,
     substitute_session_values,
 };
+use sqlparser::ast;
 
 use crate::distsql::{self, DistSql};
 use crate::error::{Error, ErrorKind};
@@ -312,15 +313,20 @@ impl Engine {
     }
 
     /// Prepares a statement: parsed and planned once, bound at each execution. A statement the
-    /// router does not plan runs as text at each execution.
-    pub async fn prepare(&self, sql: &str, dialect: Dialect) -> Result<Statement, Error> {
+    /// router does not plan runs as text at each execution. The syntax tree of a planned one
+    /// comes back too, for describing it without parsing it again.
+    pub async fn prepare(
+        &self,
+        sql: &str,
+        dialect: Dialect,
+    ) -> Result<(Statement, Option<ast::Statement>), Error> {
         let _held = self.memory.reserve(sql, 0).await?;
         match Intent::of(sql, dialect) {
             Intent::Routed => {}
             // MySQL asks for the file only for a LOAD DATA sent as text.
             Intent::CopyIn(_) if dialect == Dialect::MySql => return Err(load_prepared()),
             // Answered from the session at each execution: nothing to plan.
-            _ => return Ok(text(sql)),
+            _ => return Ok((text(sql), None)),
         }
         // Its value is the session's at each execution, which a plan made once cannot carry.
         if dialect == Dialect::MySql
@@ -331,14 +337,16 @@ impl Engine {
                  statement as text, or bind the value as a parameter)",
             ));
         }
-        match self.plan(sql, dialect).await {
-            Ok(planned) => Ok(Statement::new(StatementKind::Planned(planned))),
+        match self.plan_with_tree(sql, dialect).await {
+            Ok((planned, tree)) => {
+                Ok((Statement::new(StatementKind::Planned(planned)), Some(tree)))
+            }
             // A statement the parser refuses may still be a session statement, answered from
             // its text at execution; a real syntax error is reported then.
             Err(Error {
                 kind: ErrorKind::Syntax | ErrorKind::Unsupported,
                 ..
-            }) => Ok(text(sql)),
+            }) => Ok((text(sql), None)),
             Err(e) => Err(e),
         }
     }
@@ -498,27 +506,42 @@ impl Engine {
         })
     }
 
-    /// Parses and plans `sql`, loading a table's columns first when a column-less INSERT needs
-    /// them.
     async fn plan(&self, sql: &str, dialect: Dialect) -> Result<Planned, Error> {
+        Ok(self.plan_with_tree(sql, dialect).await?.0)
+    }
+
+    /// Parses and plans `sql`, loading a table's columns first when a column-less INSERT needs
+    /// them; its syntax tree comes back beside the plan.
+    async fn plan_with_tree(
+        &self,
+        sql: &str,
+        dialect: Dialect,
+    ) -> Result<(Planned, ast::Statement), Error> {
         let router = self.router(dialect);
-        let prepared = match router.prepare(sql, self.backend.metadata()) {
+        // Parsed only once, unless the columns must be read first (a table's first statement).
+        let plan_once = || {
+            let parsed = router.parse(sql)?;
+            let prepared = router.prepare_parsed(&parsed, self.backend.metadata())?;
+            Ok::<_, RouteError>((prepared, parsed.into_statement()))
+        };
+        let (prepared, tree) = match plan_once() {
             Err(RouteError::UnknownColumns { table }) => {
                 if let Some(rule) = self.config.sharding.table(&table) {
                     self.backend.refresh_metadata(rule).await?;
                 }
-                router.prepare(sql, self.backend.metadata())?
+                plan_once()?
             }
             other => other?,
         };
-        Ok(match prepared {
+        let planned = match prepared {
             Prepared::Insert(insert) => Planned::Insert(Box::new(insert)),
             Prepared::Query(query) => Planned::Query(Box::new(query)),
             Prepared::Direct(direct) => Planned::Direct(Box::new(direct)),
             Prepared::InsertSelect(select) => Planned::InsertSelect(Box::new(select)),
             Prepared::Ddl(ddl) => Planned::Ddl(Box::new(ddl)),
             Prepared::Other(other) => return Err(not_supported(other)),
-        })
+        };
+        Ok((planned, tree))
     }
 
     fn router(&self, dialect: Dialect) -> &Router {

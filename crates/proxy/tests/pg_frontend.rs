@@ -755,3 +755,50 @@ async fn sql_that_is_not_utf8_is_refused_and_the_session_goes_on() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// Describe of a portal tells its columns without running it: an UPDATE … RETURNING whose
+/// shard only its parameter picks is described by that shard, so a client that describes and
+/// then closes the portal has changed nothing (PostgreSQL runs nothing before Execute).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_of_a_portal_runs_nothing() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let shards = PgShards::sqlite();
+    let yaml = with_legacy_user(&yaml(&shards.url(0), &shards.url(1), false));
+    let proxy = PgProxy::start(&yaml).await;
+    let client = proxy.client().await;
+    client.batch_execute(CREATE).await.unwrap();
+    client
+        .batch_execute("INSERT INTO t_order (user_id, status) VALUES (5, 'before')")
+        .await
+        .unwrap();
+    let mut raw = raw_session(&proxy).await;
+    let mut batch = message(
+        b'P',
+        b"\0UPDATE t_order SET user_id = $1, status = 'after' WHERE user_id = $1 RETURNING order_id, upper(status) AS loud\0\0\0",
+    );
+    // Bind: unnamed portal and statement, no format codes, one text parameter "5", no
+    // result format codes.
+    batch.extend(message(b'B', b"\0\0\0\0\0\x01\0\0\0\x015\0\0"));
+    batch.extend(message(b'D', b"P\0"));
+    batch.extend(message(b'C', b"P\0"));
+    batch.extend(message(b'S', b""));
+    raw.write_all(&batch).await.unwrap();
+    let mut seen = Vec::new();
+    while !seen.ends_with(&[b'Z', 0, 0, 0, 5, b'I']) {
+        let mut byte = [0u8; 1];
+        raw.read_exact(&mut byte).await.unwrap();
+        seen.push(byte[0]);
+    }
+    let text = String::from_utf8_lossy(&seen);
+    // RowDescription ('T') naming both columns, and no CommandComplete ('C' … "UPDATE").
+    assert!(text.contains("order_id") && text.contains("loud"), "{text:?}");
+    assert!(!text.contains("UPDATE"), "{text:?}");
+    let status: String = client
+        .query_one("SELECT status FROM t_order WHERE user_id = 5", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(status, "before");
+    proxy.stop().await;
+    shards.cleanup().await;
+}

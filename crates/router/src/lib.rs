@@ -89,6 +89,22 @@ pub enum Other {
     UnshardedTable(String),
 }
 
+/// One statement parsed: its syntax tree, and the tokens the planner reads beside it (where
+/// each placeholder and qualifier stands in the text).
+pub struct Parsed<'a> {
+    sql: &'a str,
+    parser: Parser<'static>,
+    statement: Statement,
+}
+
+impl Parsed<'_> {
+    /// The syntax tree, for a caller that inspects the statement further without parsing it
+    /// again.
+    pub fn into_statement(self) -> Statement {
+        self.statement
+    }
+}
+
 /// Plans statements for one sharding rule and one client dialect.
 #[derive(Debug, Clone)]
 pub struct Router {
@@ -145,13 +161,18 @@ impl Router {
         self.dialect
     }
 
-    /// Parses `sql` (one statement) and, for an INSERT into a sharded table, prepares it.
+    /// Parses and plans `sql` (one statement).
     pub fn prepare(&self, sql: &str, metadata: &dyn Metadata) -> Result<Prepared, RouteError> {
-        let mysql = MySqlDialect {};
-        let postgres = PostgreSqlDialect {};
-        let dialect: &dyn sqlparser::dialect::Dialect = match self.dialect {
-            Dialect::MySql => &mysql,
-            Dialect::Postgres => &postgres,
+        self.prepare_parsed(&self.parse(sql)?, metadata)
+    }
+
+    /// Parses `sql`, which must be one statement.
+    pub fn parse<'a>(&self, sql: &'a str) -> Result<Parsed<'a>, RouteError> {
+        static MYSQL: MySqlDialect = MySqlDialect {};
+        static POSTGRES: PostgreSqlDialect = PostgreSqlDialect {};
+        let dialect: &'static dyn sqlparser::dialect::Dialect = match self.dialect {
+            Dialect::MySql => &MYSQL,
+            Dialect::Postgres => &POSTGRES,
         };
         let mut parser = Parser::new(dialect).with_tokens_with_locations(tokenize(sql, dialect)?);
         let mut statements = parser
@@ -161,7 +182,26 @@ impl Router {
             return Err(RouteError::StatementCount(statements.len()));
         }
         let statement = statements.pop().ok_or(RouteError::StatementCount(0))?;
-        match &statement {
+        Ok(Parsed {
+            sql,
+            parser,
+            statement,
+        })
+    }
+
+    /// Plans a parsed statement; an INSERT into a sharded table is prepared for binding.
+    pub fn prepare_parsed(
+        &self,
+        parsed: &Parsed<'_>,
+        metadata: &dyn Metadata,
+    ) -> Result<Prepared, RouteError> {
+        let Parsed {
+            sql,
+            parser,
+            statement,
+        } = parsed;
+        let sql = *sql;
+        match statement {
             Statement::Insert(insert) => {
                 let TableObject::TableName(name) = &insert.table else {
                     return Err(RouteError::Unsupported("INSERT INTO TABLE FUNCTION".into()));
@@ -172,25 +212,25 @@ impl Router {
                 };
                 match self.table(table) {
                     Some(rule) if insert::select::is_insert_select(insert) => {
-                        self.insert_select(sql, &parser, insert, rule)
+                        self.insert_select(sql, parser, insert, rule)
                     }
                     Some(rule) => {
-                        insert::prepare(sql, self.dialect, &parser, insert, name, rule, metadata)
+                        insert::prepare(sql, self.dialect, parser, insert, name, rule, metadata)
                             .map(Prepared::Insert)
                     }
-                    None => self.direct(sql, &parser, &[table.to_owned()], false),
+                    None => self.direct(sql, parser, &[table.to_owned()], false),
                 }
             }
             Statement::Query(_) | Statement::Update(_) | Statement::Delete(_) => {
-                if let Statement::Delete(Delete { tables, .. }) = &statement
+                if let Statement::Delete(Delete { tables, .. }) = statement
                     && !tables.is_empty()
                 {
                     return Err(RouteError::Unsupported("multi-table DELETE".into()));
                 }
                 let is_read = matches!(statement, Statement::Query(_));
-                let (tables, others) = query::tables(sql, &statement, |t| self.table(t).cloned())?;
+                let (tables, others) = query::tables(sql, statement, |t| self.table(t).cloned())?;
                 if tables.rules.is_empty() {
-                    return self.direct(sql, &parser, &others, is_read);
+                    return self.direct(sql, parser, &others, is_read);
                 }
                 if let Some(other) = others.iter().find(|t| !self.is_broadcast(t)) {
                     return Err(RouteError::Unsupported(format!(
@@ -198,7 +238,7 @@ impl Router {
                     )));
                 }
                 self.check_bound(&tables.rules)?;
-                let mut query = query::prepare(sql, self.dialect, &parser, &statement, tables)?;
+                let mut query = query::prepare(sql, self.dialect, parser, statement, tables)?;
                 if let Some(guard_sql) = query.guard_sql() {
                     match self.prepare(guard_sql, metadata) {
                         Ok(Prepared::Query(guard)) => query.set_guard(guard),
@@ -207,16 +247,16 @@ impl Router {
                 }
                 Ok(Prepared::Query(query))
             }
-            _ => match ddl::plan(sql, &statement, |t| self.table(t).cloned())? {
+            _ => match ddl::plan(sql, statement, |t| self.table(t).cloned())? {
                 Some(ddl) => Ok(Prepared::Ddl(ddl)),
-                None => match ddl::names(&statement) {
+                None => match ddl::names(statement) {
                     Some(names) => {
                         let names: Vec<String> = names
                             .tables
                             .iter()
                             .map(|n| names::last_ident(n).to_owned())
                             .collect();
-                        self.direct(sql, &parser, &names, false)
+                        self.direct(sql, parser, &names, false)
                     }
                     None => Ok(Prepared::Other(Other::NotRouted)),
                 },

@@ -256,7 +256,7 @@ impl Connection {
                 );
             }
             Command::StmtPrepare(sql) => match self.engine.prepare(&sql, Dialect::MySql).await {
-                Ok(statement) => {
+                Ok((statement, _)) => {
                     let params = statement.param_count;
                     let id = self.add_statement(statement);
                     response::write_prepare_ok(io, self.caps, id, params, &known_columns(&sql));

@@ -100,9 +100,10 @@ fn parse(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, String> {
 
 /// Describes `sql`, whose highest placeholder is `$parameters` (see [`highest_placeholder`],
 /// at most [`MAX_PARAMETERS`]): `declared` are the client's parameter OIDs (0 = let the server
-/// decide).
+/// decide). `tree` is its syntax tree when it was parsed already.
 pub async fn describe(
     sql: &str,
+    tree: Option<Statement>,
     parameters: usize,
     declared: &[u32],
     known: &TableColumns,
@@ -112,7 +113,7 @@ pub async fn describe(
     let mut syntax_error = None;
     let fields = match distsql_fields(sql).or_else(|| session_fields(sql)) {
         Some(fields) => fields,
-        None => match parse(sql) {
+        None => match tree.map_or_else(|| parse(sql), |tree| Ok(vec![tree])) {
             Ok(statements) if statements.len() == 1 => {
                 analyse(&statements[0], known, &mut inferred).await
             }

@@ -67,26 +67,30 @@ impl Connection {
                 ),
             ));
         }
-        let statement = if crate::statements::is_blank(&sql) {
-            None
+        let (statement, tree) = if crate::statements::is_blank(&sql) {
+            (None, None)
         } else {
-            Some(
-                self.frontend
-                    .engine
-                    .prepare(&sql, Dialect::Postgres)
-                    .await?,
-            )
+            let (statement, tree) = self
+                .frontend
+                .engine
+                .prepare(&sql, Dialect::Postgres)
+                .await?;
+            (Some(statement), tree)
         };
-        let mut description = describe(&sql, highest, &parse.type_oids, &self.frontend.known).await;
+        let known = &self.frontend.known;
+        let mut description = describe(&sql, tree, highest, &parse.type_oids, known).await;
         // As PostgreSQL does, refuse at Parse what will not parse: the client would otherwise
         // bind parameters typed by a guess.
         if let Some(e) = description.syntax_error.take() {
             return Err(PgError::new("42601", format!("syntax error: {e}")));
         }
-        // Columns the statement's text does not tell: ask a shard to describe its SQL.
+        // Columns the statement's text does not tell: ask a shard to describe its SQL, bound
+        // with NULL parameters only to pick the shard.
         if description.fields == Fields::Unknown
             && let Some(statement) = &statement
-            && let Some(fields) = self.shard_fields(statement).await
+            && let Some(fields) = self
+                .shard_fields(statement, &vec![Value::Null; statement.param_count])
+                .await
         {
             description.fields = Fields::Known(fields);
         }
@@ -110,13 +114,12 @@ impl Connection {
             .map_err(wire_failed)
     }
 
-    /// The result columns of a read, as the first shard it goes to describes its SQL (bound
-    /// with NULL parameters only to pick that shard); `None` when there is nothing to ask.
-    async fn shard_fields(&self, statement: &Statement) -> Option<Vec<Field>> {
-        let nulls = vec![Value::Null; statement.param_count];
+    /// The result columns of a read bound with `params`, as the first shard it goes to
+    /// describes its SQL, without running it; `None` when there is nothing to ask.
+    async fn shard_fields(&self, statement: &Statement, params: &[Value]) -> Option<Vec<Field>> {
         let plan = match &statement.kind {
-            StatementKind::Planned(Planned::Query(query)) => query.bind(&nulls).ok()?,
-            StatementKind::Planned(Planned::Direct(direct)) => direct.bind(&nulls),
+            StatementKind::Planned(Planned::Query(query)) => query.bind(params).ok()?,
+            StatementKind::Planned(Planned::Direct(direct)) => direct.bind(params),
             _ => return None,
         };
         let columns = self
@@ -237,10 +240,19 @@ impl Connection {
             (_, PortalState::Pending { fields, .. }) => Some(fields.clone()),
             (Fields::Known(fields), _) => Some(fields.clone()),
             (Fields::None, _) => None,
-            // Only running it tells its columns: run it now and keep the rows for Execute.
             (Fields::Unknown, _) => {
                 let prepared = Arc::clone(&portal.prepared);
                 let params = portal.params.clone();
+                // A read: the shard its parameters pick describes it, without running it.
+                if let Some(statement) = &prepared.statement
+                    && let Some(fields) = self.shard_fields(statement, &params).await
+                {
+                    return self
+                        .send_portal_description(wire, &name, Some(fields))
+                        .await;
+                }
+                // Only running it tells its columns (RETURNING of expressions, EXPLAIN, a
+                // statement answered from its text): run it now and keep the rows for Execute.
                 let (fields, rows, tag) = self.run_prepared(&prepared, &params).await?;
                 // Only Execute streams a COPY's data.
                 if self.session.copy_in.take().is_some() {
@@ -257,8 +269,18 @@ impl Connection {
                 has_rows.then_some(fields)
             }
         };
-        let Some(portal) = self.portals.get_mut(&name) else {
-            return Err(unknown_portal(&name));
+        self.send_portal_description(wire, &name, fields).await
+    }
+
+    /// RowDescription of a portal's columns in the formats Bind asked for, or NoData.
+    async fn send_portal_description(
+        &mut self,
+        wire: &mut Wire,
+        name: &str,
+        fields: Option<Vec<Field>>,
+    ) -> Result<(), PgError> {
+        let Some(portal) = self.portals.get_mut(name) else {
+            return Err(unknown_portal(name));
         };
         let message = match &fields {
             Some(fields) => row_description(fields, &portal.formats),
