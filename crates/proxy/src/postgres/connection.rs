@@ -94,6 +94,7 @@ pub async fn serve(
         portals: HashMap::new(),
         skipping: false,
         mid_batch: false,
+        last_unnamed: None,
     };
     loop {
         // Shutdown closes the connection only between batches: a client must not lose the
@@ -158,6 +159,8 @@ struct Connection {
     portals: HashMap<String, Portal>,
     /// After an error in the extended protocol: skip messages until Sync.
     skipping: bool,
+    /// The last unnamed INSERT parsed, to be reused by the next Parse of the same text.
+    last_unnamed: Option<extended::Unnamed>,
 }
 
 impl Connection {
