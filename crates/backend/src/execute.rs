@@ -4,7 +4,7 @@
 use futures_util::TryStreamExt;
 use futures_util::future::join_all;
 use keyshard_router::{ExecutionUnit, Value};
-use sqlx::{Column as _, Either, Executor, IntoArguments, Row};
+use sqlx::{Column as _, Either, Executor, IntoArguments, Row, Statement as _};
 use tokio::sync::oneshot;
 
 use crate::branch::Branch;
@@ -77,9 +77,19 @@ pub(crate) async fn describe(pool: &Pool, sql: &str) -> Result<Vec<Column>, sqlx
             c.with(async |conn| columns::<sqlx::MySql>(conn, sql).await)
                 .await
         }
+        // sqlx's describe on PostgreSQL adds an EXPLAIN (VERBOSE, FORMAT JSON) round trip for
+        // the columns' nullability, which is not used: the prepared statement's columns are
+        // what is needed (each read that finds no row asks for them).
         Pool::Postgres(c) => {
-            c.with(async |conn| columns::<sqlx::Postgres>(conn, sql).await)
-                .await
+            c.with(async |conn| {
+                let statement = conn.prepare(sql).await?;
+                Ok(statement
+                    .columns()
+                    .iter()
+                    .map(|c| <sqlx::Postgres as Driver>::column(c.name(), c.type_info()))
+                    .collect())
+            })
+            .await
         }
         Pool::Sqlite(c) => {
             c.with(async |conn| columns::<sqlx::Sqlite>(conn, sql).await)

@@ -103,6 +103,23 @@ fn router(c: &mut Criterion) {
         })
     });
     shaped.finish();
+
+    // The PostgreSQL frontend's path for the same statement (bench/callgrind.sh's pg-simple):
+    // shape scan, bind, key, route, render with `$n`-free literals.
+    let pg_router = Router::new(&rule, Dialect::Postgres);
+    let pg_shape = Shape::of(text, Dialect::Postgres).unwrap();
+    let Prepared::Insert(pg_insert) = pg_router.prepare(pg_shape.text(), &metadata).unwrap() else {
+        panic!("the shape is an INSERT into a sharded table");
+    };
+    let mut path = c.benchmark_group("per-statement path");
+    path.throughput(Throughput::Elements(1));
+    path.bench_function("postgres one-row by shape", |b| {
+        b.iter(|| {
+            let shape = Shape::of(black_box(text), Dialect::Postgres).unwrap();
+            pg_insert.bind_shape(text, &shape).unwrap()
+        })
+    });
+    path.finish();
 }
 
 criterion_group!(benches, router);

@@ -254,7 +254,7 @@ impl Renderer<'_> {
                 }
                 Piece::Limit { offset } => {
                     let value = if *offset { self.limit.0 } else { self.limit.1 };
-                    let _ = write!(self.out, "{value}");
+                    self.out.push_str(itoa::Buffer::new().format(value));
                 }
                 Piece::Param(i) => self.param(*i)?,
                 Piece::KeyParam(i) => match (row.key, self.literals) {
@@ -301,7 +301,9 @@ impl Renderer<'_> {
             Dialect::MySql => self.out.push('?'),
             // PostgreSQL parameters are numbered; each unit numbers its own from $1.
             Dialect::Postgres => {
-                let _ = write!(self.out, "${}", self.out_params.len());
+                self.out.push('$');
+                self.out
+                    .push_str(itoa::Buffer::new().format(self.out_params.len()));
             }
         }
     }
@@ -326,12 +328,9 @@ pub fn push_rows(out: &mut String, rows: &[Vec<Value>], dialect: Dialect) {
 pub(crate) fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
     match value {
         Value::Null => out.push_str("NULL"),
-        Value::Int(v) => {
-            let _ = write!(out, "{v}");
-        }
-        Value::UInt(v) => {
-            let _ = write!(out, "{v}");
-        }
+        // Keys and values are written per row: itoa skips fmt's machinery.
+        Value::Int(v) => out.push_str(itoa::Buffer::new().format(*v)),
+        Value::UInt(v) => out.push_str(itoa::Buffer::new().format(*v)),
         Value::Double(v) => {
             let _ = write!(out, "{v}");
         }

@@ -117,10 +117,8 @@ impl InlineExpr {
                     group: Group::Expr(expr),
                     ..
                 } => match eval(expr, lookup)? {
-                    // Writing to a String cannot fail.
-                    Val::Int(v) => {
-                        let _ = write!(out, "{v}");
-                    }
+                    // Per routed row: itoa skips fmt's machinery (a fifth of routing's cost).
+                    Val::Int(v) => out.push_str(itoa::Buffer::new().format(v)),
                     Val::Str(s) => out.push_str(&s),
                 },
                 // `parse` admits only expression groups.

@@ -24,6 +24,13 @@ pub fn tag(sql: &str, reply: &Reply) -> String {
         Reply::Ok { affected_rows, .. } => (*affected_rows, None),
         Reply::Rows { rows, .. } => (rows.len() as u64, Some(rows.len() as u64)),
     };
+    // The tag of nearly every statement, made without upper-casing or formatting.
+    if crate::words::first_word(sql).eq_ignore_ascii_case("insert") {
+        let mut tag = String::with_capacity(32);
+        tag.push_str("INSERT 0 ");
+        tag.push_str(itoa::Buffer::new().format(affected));
+        return tag;
+    }
     let mut words = words(sql);
     // Upper-cased one word at a time: this runs for every statement, mostly INSERTs.
     let first = words.next().unwrap_or_default().to_ascii_uppercase();

@@ -94,6 +94,7 @@ pub async fn serve(
         portals: HashMap::new(),
         skipping: false,
         mid_batch: false,
+        last_unnamed: None,
     };
     loop {
         // Shutdown closes the connection only between batches: a client must not lose the
@@ -157,6 +158,8 @@ struct Connection {
     portals: HashMap<String, Portal>,
     /// After an error in the extended protocol: skip messages until Sync.
     skipping: bool,
+    /// The last unnamed INSERT parsed, to be reused by the next Parse of the same text.
+    last_unnamed: Option<extended::Unnamed>,
 }
 
 impl Connection {
@@ -338,7 +341,8 @@ impl Connection {
         statement: Option<&Statement>,
         params: &[Value],
     ) -> Result<(Reply, String), PgError> {
-        let first = first_word(sql);
+        // Compared in place: an upper-cased copy would be an allocation per statement.
+        let execute = crate::words::first_word(sql).eq_ignore_ascii_case("execute");
         // COMMIT of a failed transaction block rolls it back, and says so.
         let rolls_back = self.session.failed;
         let engine = &self.frontend.engine;
@@ -350,20 +354,16 @@ impl Connection {
             return Ok((reply, "ROLLBACK".to_owned()));
         }
         // EXECUTE of a statement prepared with SQL is tagged as that statement.
-        let prepared = match first.as_str() {
-            "EXECUTE" => match crate::sql_prepare::parse(sql, Dialect::Postgres) {
+        let prepared = match execute {
+            true => match crate::sql_prepare::parse(sql, Dialect::Postgres) {
                 Some(crate::sql_prepare::Command::Execute { name, .. }) => {
                     self.session.sql_statements.get(&name).cloned()
                 }
                 _ => None,
             },
-            _ => None,
+            false => None,
         };
         let tag = tag(prepared.as_deref().unwrap_or(sql), &reply);
         Ok((reply, tag))
     }
-}
-
-fn first_word(sql: &str) -> String {
-    crate::words::first_word(sql).to_ascii_uppercase()
 }

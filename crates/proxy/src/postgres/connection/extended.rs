@@ -45,9 +45,33 @@ enum PortalState {
     Done(String),
 }
 
+/// An unnamed INSERT as parsed, with what its parsing depended on. Drivers that do not name
+/// their statements (pgbench -M extended, psycopg, JDBC before its prepareThreshold, sqlx's
+/// unnamed queries) send Parse with the same text before every execution; parsing it again
+/// would cost three times what the rest of the statement costs.
+pub(super) struct Unnamed {
+    type_oids: Vec<u32>,
+    metadata_version: u64,
+    prepared: Arc<Prepared>,
+}
+
 impl Connection {
     pub(super) async fn parse(&mut self, wire: &mut Wire, parse: Parse) -> Result<(), PgError> {
         let name = parse.name.unwrap_or_default();
+        let metadata_version = self.frontend.engine.backend().metadata().version();
+        if name.is_empty()
+            && let Some(unnamed) = &self.last_unnamed
+            && unnamed.prepared.sql == parse.query
+            && unnamed.type_oids == parse.type_oids
+            && unnamed.metadata_version == metadata_version
+        {
+            let prepared = Arc::clone(&unnamed.prepared);
+            self.session.prepared.insert(name, prepared);
+            return wire
+                .send(Out::ParseComplete(ParseComplete::new()))
+                .await
+                .map_err(wire_failed);
+        }
         if !name.is_empty() && self.session.prepared.contains_key(&name) {
             return Err(PgError::new(
                 "42P05",
@@ -101,14 +125,23 @@ impl Connection {
                 .params
                 .resize(statement.param_count, types::oid::TEXT);
         }
-        self.session.prepared.insert(
-            name,
-            Arc::new(Prepared {
-                sql,
-                statement,
-                description,
-            }),
+        let prepared = Arc::new(Prepared {
+            sql,
+            statement,
+            description,
+        });
+        // Only INSERTs are kept: their plan and description depend on the text and the
+        // metadata alone, both checked at reuse.
+        let insert = matches!(
+            prepared.statement.as_ref().map(|s| &s.kind),
+            Some(StatementKind::Insert(_))
         );
+        self.last_unnamed = (name.is_empty() && insert).then(|| Unnamed {
+            type_oids: parse.type_oids,
+            metadata_version,
+            prepared: Arc::clone(&prepared),
+        });
+        self.session.prepared.insert(name, prepared);
         wire.send(Out::ParseComplete(ParseComplete::new()))
             .await
             .map_err(wire_failed)

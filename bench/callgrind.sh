@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Instructions Keyshard executes per statement, counted by callgrind: deterministic where wall
+# time and even CPU ticks are not (a shared machine), so each optimisation can be weighed.
+#
+#   bash bench/callgrind.sh [statements] [case…]     (default 2000; all cases)
+#   cases: pg-simple pg-extended pg-prepared mysql-text mysql-prepared
+#
+# Keyshard runs under callgrind with two shards; one client sends a warm-up (pools filled,
+# shapes learnt), the counters are zeroed, the client sends `statements` single-row INSERTs
+# without the key column, and the counters are dumped: the total divided by the statements
+# is the whole process's cost per statement (wire decoding, session, router, keygen, sqlx,
+# reply encoding, the runtime, system call wrappers). The dumps stay in
+# ${CALLGRIND_OUT:-/tmp/keyshard-callgrind} for callgrind_annotate.
+# Needs valgrind, pgbench and sysbench (Debian packages), PostgreSQL and MariaDB as for
+# bench/cpu.sh. Not part of CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-2000}
+shift || true
+CASES=${*:-pg-simple pg-extended pg-prepared mysql-text mysql-prepared}
+OUT=${CALLGRIND_OUT:-/tmp/keyshard-callgrind}
+mkdir -p "$OUT"
+WORK=$(mktemp -d)
+KS=
+cleanup() {
+  [ -n "$KS" ] && kill "$KS" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# KEYSHARD_BIN=path measures that binary (an earlier build, say) instead of building this tree.
+if [ -z "${KEYSHARD_BIN:-}" ]; then
+  cargo build --release --quiet --bin keyshard
+  KEYSHARD_BIN=${CARGO_TARGET_DIR:-target}/release/keyshard
+fi
+
+psql -X -q -h 127.0.0.1 -p 5432 -U postgres -d postgres -c "SET client_min_messages = warning" \
+  -c "DROP DATABASE IF EXISTS ks_cg_0 WITH (FORCE)" -c "CREATE DATABASE ks_cg_0" \
+  -c "DROP DATABASE IF EXISTS ks_cg_1 WITH (FORCE)" -c "CREATE DATABASE ks_cg_1"
+mariadb --protocol=tcp -h127.0.0.1 -uroot -e "DROP DATABASE IF EXISTS ks_cg_0; CREATE DATABASE ks_cg_0;
+  DROP DATABASE IF EXISTS ks_cg_1; CREATE DATABASE ks_cg_1;"
+sed -e 's/127.0.0.1:6433/127.0.0.1:6633/' -e 's/keyshard_bench_/ks_cg_/g' bench/keyshard-postgres.yaml > "$WORK/pg.yaml"
+sed -e 's/127.0.0.1:3310/127.0.0.1:3510/' -e 's/keyshard_bench_/ks_cg_/g' bench/keyshard-mariadb.yaml > "$WORK/my.yaml"
+cat > "$WORK/prepared.lua" <<'LUA'
+function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+  stmt = con:prepare("INSERT INTO t_order (user_id, status) VALUES (?, 'new')")
+  param = stmt:bind_create(sysbench.sql.type.INT)
+  stmt:bind_param(param)
+end
+function event()
+  param:set(sysbench.rand.default(1, 1000000))
+  stmt:execute()
+end
+LUA
+
+# start CONFIG NAME: Keyshard under callgrind, counting nothing until told.
+start() {
+  valgrind --tool=callgrind --callgrind-out-file="$OUT/$2.%p" --dump-instr=no --compress-strings=no --compress-pos=no \
+    "$KEYSHARD_BIN" serve --config "$1" > "$WORK/$2.log" 2>&1 &
+  KS=$!
+}
+# count NAME COMMAND…: warm-up with COMMAND 300, zero, COMMAND N, dump; prints Ir / statement.
+count() {
+  local name=$1
+  shift
+  "$@" 300 >/dev/null
+  callgrind_control -z "$KS" >/dev/null 2>&1
+  "$@" "$N" >/dev/null
+  callgrind_control -d "$name" "$KS" >/dev/null 2>&1
+  local dump total
+  # Dumps are named after the process: <start name>.<pid>.<dump number>.
+  dump=$(ls -t "$OUT"/*."$KS".* | head -n 1)
+  total=$(awk '/^(summary|totals):/ {print $2; exit}' "$dump")
+  printf '%-16s %10d instructions per statement (%s)\n' "$name" "$((total / N))" "$dump"
+}
+stop() { kill "$KS"; wait "$KS" 2>/dev/null || true; KS=; }
+
+pg_up() {
+  for _ in $(seq 1 300); do
+    PGPASSWORD=root psql -X -h 127.0.0.1 -p 6633 -U root -d sharding_db -c "SELECT 1" >/dev/null 2>&1 && return
+    sleep 0.2
+  done
+}
+my_up() {
+  for _ in $(seq 1 300); do
+    mariadb --protocol=tcp -h127.0.0.1 -P3510 -uroot -proot -e "SELECT 1" sharding_db >/dev/null 2>&1 && return
+    sleep 0.2
+  done
+}
+pgb() { PGPASSWORD=root pgbench -n -f bench/insert.sql -M "$1" -c 1 -t "$2" -h 127.0.0.1 -p 6633 -U root sharding_db; }
+sb() {
+  sysbench "$1" --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=3510 --mysql-user=root \
+    --mysql-password=root --mysql-db=sharding_db --threads=1 --time=0 --events="$2" run
+}
+CREATE="CREATE TABLE IF NOT EXISTS t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))"
+
+if [[ " $CASES " == *" pg-"* ]]; then
+  rm -f "$OUT"/pg.*
+  start "$WORK/pg.yaml" pg
+  pg_up
+  PGPASSWORD=root psql -X -q -h 127.0.0.1 -p 6633 -U root -d sharding_db -c "$CREATE"
+  for mode in simple extended prepared; do
+    [[ " $CASES " == *" pg-$mode "* ]] && count "pg-$mode" pgb $mode
+  done
+  stop
+fi
+if [[ " $CASES " == *" mysql-"* ]]; then
+  rm -f "$OUT"/mysql.*
+  start "$WORK/my.yaml" mysql
+  my_up
+  mariadb --protocol=tcp -h127.0.0.1 -P3510 -uroot -proot sharding_db -e "$CREATE"
+  [[ " $CASES " == *" mysql-text "* ]] && count mysql-text sb bench/insert.lua
+  [[ " $CASES " == *" mysql-prepared "* ]] && count mysql-prepared sb "$WORK/prepared.lua"
+  stop
+fi

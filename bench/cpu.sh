@@ -1,0 +1,325 @@
+#!/usr/bin/env bash
+# Proxy CPU per statement: Keyshard next to the proxies people put in front of one database.
+#
+#   bash bench/cpu.sh [statements per side and round] [clients] [rounds]   (default 12000 4 3)
+#
+# Each case sends the same fixed number of statements through Keyshard (two shards, keys
+# generated) and through a reference proxy to one plain table, alternating sides for `rounds`
+# rounds (a slow moment of a shared machine then does not land on one side only). What is
+# compared is the proxy process's CPU (user + system ticks from /proc/PID/stat over the run)
+# divided by the statements sent, not wall time: on a small machine throughput is capped by
+# the extra loopback hop either way, while CPU tells how many cores a fleet needs.
+#
+#   PostgreSQL, against pgbouncer (transaction pooling):  pgbench -M simple and -M extended
+#     INSERT without the key column, and a point SELECT by both sharding columns.
+#     pgbench -M prepared (named statements) against pgbouncer in session pooling, since
+#     pgbouncer before 1.21 cannot keep prepared statements under transaction pooling.
+#   MySQL, against HAProxy (TCP relay, nbthread 1): sysbench INSERT as text (COM_QUERY) and as
+#     server-side prepared statements (COM_STMT_EXECUTE), and a point SELECT.
+#   Bulk: a 1,000-row INSERT through Keyshard against the same statement straight to the
+#     database (rows/s, wall time here since it is throughput that is asked of it), with
+#     Keyshard's CPU per row and its peak resident memory.
+#
+# Needs PostgreSQL on 127.0.0.1:5432 (user postgres, trust) and MariaDB on 127.0.0.1:3306
+# (root, no password). Installs pgbouncer, haproxy and sysbench (Debian packages) when it runs
+# as root and they are missing; a side whose tools are missing is skipped with a message.
+# Ports 6533/3410 (Keyshard), 6532 (pgbouncer), 3420 (HAProxy) and databases ks_cpu_* are its
+# own, so it can run beside bench/run.sh and bench/pg-run.sh. Not part of CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-12000}
+CLIENTS=${2:-4}
+ROUNDS=${3:-3}
+BULK_ROWS=1000
+BULK_STATEMENTS=${BULK_STATEMENTS:-30}
+HZ=$(getconf CLK_TCK)
+WORK=$(mktemp -d)
+chmod 755 "$WORK"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# --- tools -------------------------------------------------------------------------------
+need=()
+command -v pgbench >/dev/null || need+=(postgresql-contrib)
+command -v pgbouncer >/dev/null || need+=(pgbouncer)
+command -v haproxy >/dev/null || need+=(haproxy)
+command -v sysbench >/dev/null || need+=(sysbench)
+if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
+  echo "installing ${need[*]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; } \
+    || echo "could not install ${need[*]}" >&2
+fi
+PG=1 MY=1
+for tool in pgbench pgbouncer psql; do
+  command -v $tool >/dev/null || { echo "skipping PostgreSQL: $tool is missing" >&2; PG=0; }
+done
+for tool in sysbench haproxy mariadb; do
+  command -v $tool >/dev/null || { echo "skipping MySQL: $tool is missing" >&2; MY=0; }
+done
+pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null || { [ $PG = 0 ] || echo "skipping PostgreSQL: no server on 5432" >&2; PG=0; }
+mariadb-admin --protocol=tcp -h127.0.0.1 -uroot ping >/dev/null 2>&1 \
+  || { [ $MY = 0 ] || echo "skipping MySQL: no server on 3306" >&2; MY=0; }
+
+# KEYSHARD_BIN=path measures that binary (an earlier build, say) instead of building this tree.
+if [ -z "${KEYSHARD_BIN:-}" ]; then
+  cargo build --release --quiet --bin keyshard
+  KEYSHARD_BIN=${CARGO_TARGET_DIR:-target}/release/keyshard
+fi
+
+# --- measuring ---------------------------------------------------------------------------
+# User + system ticks of a process (fields 14 and 15 of /proc/PID/stat, after its name).
+ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
+# measure PID COMMAND…: runs the command, prints "<proxy ticks> <statements per second>"; the
+# command prints its own rate on its last line.
+measure() {
+  local pid=$1 before after rate
+  shift
+  before=$(ticks "$pid")
+  rate=$("$@" | tail -n 1)
+  after=$(ticks "$pid")
+  echo "$((after - before)) $rate"
+}
+pgbench_rate() { # pgbench arguments…: statements per second (one statement per transaction)
+  pgbench -n "$@" 2>&1 | awk '/^tps/ {printf "%.0f\n", $3; found = 1} END {if (!found) print "FAILED"}'
+}
+sysbench_rate() { # sysbench script, arguments…: statements per second
+  local script=$1
+  shift
+  sysbench "$script" --db-driver=mysql --mysql-host=127.0.0.1 --time=0 --report-interval=0 "$@" run 2>&1 \
+    | awk '/queries:/ {gsub(/\(/, "", $3); printf "%.0f\n", $3; found = 1} END {if (!found) print "FAILED"}'
+}
+
+RESULTS=$WORK/results
+# compare NAME STATEMENTS KS_PID REF_PID REF_NAME -- KS_COMMAND… -- REF_COMMAND…
+compare() {
+  local name=$1 statements=$2 ks_pid=$3 ref_pid=$4 ref_name=$5
+  shift 6
+  local ks=() ref=()
+  while [ "$1" != -- ]; do ks+=("$1"); shift; done
+  shift
+  ref=("$@")
+  "${ks[@]}" >/dev/null # warm-up: pools filled, shapes learnt
+  "${ref[@]}" >/dev/null
+  local ks_ticks=0 ref_ticks=0
+  printf '%-28s %5s %14s %14s %7s %12s %12s\n' "$name" round "Keyshard µs" "$ref_name µs" ratio "KS stmt/s" "ref stmt/s"
+  for round in $(seq 1 "$ROUNDS"); do
+    local a b
+    if [ $((round % 2)) = 1 ]; then
+      read -r a ka < <(measure "$ks_pid" "${ks[@]}")
+      read -r b kb < <(measure "$ref_pid" "${ref[@]}")
+    else
+      read -r b kb < <(measure "$ref_pid" "${ref[@]}")
+      read -r a ka < <(measure "$ks_pid" "${ks[@]}")
+    fi
+    ks_ticks=$((ks_ticks + a))
+    ref_ticks=$((ref_ticks + b))
+    awk -v n="$name" -v r="$round" -v a="$a" -v b="$b" -v s="$statements" -v hz="$HZ" -v ka="$ka" -v kb="$kb" \
+      'BEGIN { ua = a * 1e6 / hz / s; ub = b * 1e6 / hz / s;
+               printf "%-28s %5s %14.1f %14.1f %7s %12s %12s\n", "", r, ua, ub, (ub > 0 ? sprintf("%.2f", ua / ub) : "-"), ka, kb }'
+  done
+  awk -v n="$name" -v a="$ks_ticks" -v b="$ref_ticks" -v s="$((statements * ROUNDS))" -v hz="$HZ" -v ref="$ref_name" \
+    'BEGIN { ua = a * 1e6 / hz / s; ub = b * 1e6 / hz / s; ratio = (ub > 0 ? sprintf("%.2f", ua / ub) : "-");
+             printf "%-28s %5s %14.1f %14.1f %7s\n\n", "", "all", ua, ub, ratio;
+             printf "%s|%.1f|%s %.1f|%s\n", n, ua, ref, ub, ratio >> "'"$RESULTS"'" }'
+}
+
+# Keyshard over two shards from one of the bench configurations, on this script's own ports
+# and databases.
+start_keyshard() { # yaml, from-port, to-port, log; prints the pid
+  sed -e "s/127.0.0.1:$2/127.0.0.1:$3/" -e 's/keyshard_bench_/ks_cpu_/g' "$1" > "$WORK/$(basename "$1")"
+  "$KEYSHARD_BIN" serve --config "$WORK/$(basename "$1")" > "$4" 2>&1 &
+  echo $!
+}
+
+bulk_values() { # rows: "(1, 'new'), (2, 'new'), …"
+  seq 1 "$1" | awk '{printf "%s(%d, '"'"'new'"'"')", (NR > 1 ? ", " : ""), $1}'
+}
+peak_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
+
+# --- PostgreSQL ----------------------------------------------------------------------------
+if [ $PG = 1 ]; then
+  PSQL="psql -X -q -h 127.0.0.1 -p 5432 -U postgres"
+  for db in ks_cpu_direct ks_cpu_0 ks_cpu_1; do
+    $PSQL -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+  done
+  $PSQL -d ks_cpu_direct -c "CREATE TABLE t_order (order_id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))"
+  KS_PG=$(start_keyshard bench/keyshard-postgres.yaml 6433 6533 "$WORK/keyshard-pg.log")
+  PIDS+=("$KS_PG")
+  cat > "$WORK/pgbouncer.ini" <<INI
+[databases]
+ks_cpu_direct = host=127.0.0.1 port=5432 dbname=ks_cpu_direct user=postgres
+ks_cpu_session = host=127.0.0.1 port=5432 dbname=ks_cpu_direct user=postgres pool_mode=session
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = 6532
+unix_socket_dir =
+auth_type = trust
+auth_file = $WORK/users.txt
+pool_mode = transaction
+default_pool_size = $CLIENTS
+max_client_conn = 100
+logfile = $WORK/pgbouncer.log
+pidfile = $WORK/pgbouncer.pid
+INI
+  echo '"postgres" ""' > "$WORK/users.txt"
+  # pgbouncer refuses to run as root.
+  if [ "$(id -u)" = 0 ]; then
+    chown -R postgres "$WORK"
+    runuser -u postgres -- pgbouncer -d "$WORK/pgbouncer.ini"
+  else
+    pgbouncer -d "$WORK/pgbouncer.ini"
+  fi
+  for _ in $(seq 1 50); do [ -s "$WORK/pgbouncer.pid" ] && break; sleep 0.1; done
+  BOUNCER=$(cat "$WORK/pgbouncer.pid")
+  PIDS+=("$BOUNCER")
+  for _ in $(seq 1 100); do
+    PGPASSWORD=root psql -X -h 127.0.0.1 -p 6533 -U root -d sharding_db -c "SELECT 1" >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  PGPASSWORD=root psql -X -q -h 127.0.0.1 -p 6533 -U root -d sharding_db \
+    -c "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))"
+
+  cat > "$WORK/select.sql" <<'SQL'
+\set user_id random(1, 1000000)
+\set order_id random(1, 1000000)
+SELECT order_id, user_id, status FROM t_order WHERE user_id = :user_id AND order_id = :order_id;
+SQL
+  echo "INSERT INTO t_order (user_id, status) VALUES $(bulk_values $BULK_ROWS);" > "$WORK/bulk.sql"
+  chmod 644 "$WORK"/*.sql
+  per_client=$((N / CLIENTS))
+  ks_pg() { PGPASSWORD=root pgbench_rate -h 127.0.0.1 -p 6533 -U root "$@" sharding_db; }
+  bouncer() { pgbench_rate -h 127.0.0.1 -p 6532 -U postgres "$@"; }
+  for mode in simple extended; do
+    compare "PG INSERT -M $mode" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" pgbouncer -- \
+      ks_pg -f bench/insert.sql -M $mode -c "$CLIENTS" -j 2 -t $per_client -- \
+      bouncer -f bench/insert.sql -M $mode -c "$CLIENTS" -j 2 -t $per_client ks_cpu_direct
+  done
+  compare "PG INSERT -M prepared" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" "pgb(session)" -- \
+    ks_pg -f bench/insert.sql -M prepared -c "$CLIENTS" -j 2 -t $per_client -- \
+    bouncer -f bench/insert.sql -M prepared -c "$CLIENTS" -j 2 -t $per_client ks_cpu_session
+  compare "PG point SELECT -M simple" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" pgbouncer -- \
+    ks_pg -f "$WORK/select.sql" -M simple -c "$CLIENTS" -j 2 -t $per_client -- \
+    bouncer -f "$WORK/select.sql" -M simple -c "$CLIENTS" -j 2 -t $per_client ks_cpu_direct
+
+  # Bulk: one client, the same 1,000-row statement straight to PostgreSQL and through Keyshard.
+  direct=$(pgbench_rate -h 127.0.0.1 -p 5432 -U postgres -f "$WORK/bulk.sql" -t "$BULK_STATEMENTS" ks_cpu_direct)
+  read -r ks_t ks_rate < <(measure "$KS_PG" ks_pg -f "$WORK/bulk.sql" -t "$BULK_STATEMENTS")
+  awk -v d="$direct" -v k="$ks_rate" -v t="$ks_t" -v hz="$HZ" -v s="$BULK_STATEMENTS" -v rows=$BULK_ROWS \
+    -v peak="$(peak_kib "$KS_PG")" 'BEGIN {
+      printf "PG 1,000-row INSERT: direct %.0f rows/s, Keyshard %.0f rows/s (%.2f×), Keyshard %.2f µs CPU/row, peak RSS %d KiB\n\n",
+        d * rows, k * rows, k / d, t * 1e6 / hz / s / rows, peak;
+      printf "PG 1,000-row INSERT rows/s|%.0f|direct %.0f|%.2f\n", k * rows, d * rows, k / d >> "'"$RESULTS"'" }'
+fi
+
+# --- MySQL ---------------------------------------------------------------------------------
+if [ $MY = 1 ]; then
+  MYSQL="mariadb --protocol=tcp -h127.0.0.1 -P3306 -uroot"
+  $MYSQL -e "DROP DATABASE IF EXISTS ks_cpu_direct; CREATE DATABASE ks_cpu_direct;
+    CREATE TABLE ks_cpu_direct.t_order (order_id BIGINT AUTO_INCREMENT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32));
+    DROP DATABASE IF EXISTS ks_cpu_0; CREATE DATABASE ks_cpu_0;
+    DROP DATABASE IF EXISTS ks_cpu_1; CREATE DATABASE ks_cpu_1;"
+  KS_MY=$(start_keyshard bench/keyshard-mariadb.yaml 3310 3410 "$WORK/keyshard-my.log")
+  PIDS+=("$KS_MY")
+  cat > "$WORK/haproxy.cfg" <<CFG
+global
+    nbthread 1
+defaults
+    mode tcp
+    timeout connect 5s
+    timeout client 1h
+    timeout server 1h
+listen mariadb
+    bind 127.0.0.1:3420
+    server direct 127.0.0.1:3306
+CFG
+  haproxy -f "$WORK/haproxy.cfg" -D -p "$WORK/haproxy.pid"
+  for _ in $(seq 1 50); do [ -s "$WORK/haproxy.pid" ] && break; sleep 0.1; done
+  HAPROXY=$(head -n 1 "$WORK/haproxy.pid")
+  PIDS+=("$HAPROXY")
+  for _ in $(seq 1 100); do
+    mariadb --protocol=tcp -h127.0.0.1 -P3410 -uroot -proot -e "SELECT 1" sharding_db >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  mariadb --protocol=tcp -h127.0.0.1 -P3410 -uroot -proot sharding_db \
+    -e "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))"
+
+  cat > "$WORK/prepared.lua" <<'LUA'
+-- One INSERT without the key column per event, as a server-side prepared statement.
+function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+  stmt = con:prepare("INSERT INTO t_order (user_id, status) VALUES (?, 'new')")
+  param = stmt:bind_create(sysbench.sql.type.INT)
+  stmt:bind_param(param)
+end
+function event()
+  param:set(sysbench.rand.default(1, 1000000))
+  stmt:execute()
+end
+function thread_done()
+  stmt:close()
+  con:disconnect()
+end
+LUA
+  cat > "$WORK/select.lua" <<'LUA'
+-- A point SELECT by both sharding columns per event, as text.
+function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+end
+function event()
+  con:query(string.format(
+    "SELECT order_id, user_id, status FROM t_order WHERE user_id = %d AND order_id = %d",
+    sysbench.rand.default(1, 1000000), sysbench.rand.default(1, 1000000)))
+end
+function thread_done()
+  con:disconnect()
+end
+LUA
+  cat > "$WORK/bulk.lua" <<LUA
+-- The same $BULK_ROWS-row INSERT per event.
+function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+  sql = "INSERT INTO t_order (user_id, status) VALUES $(bulk_values $BULK_ROWS)"
+end
+function event()
+  con:query(sql)
+end
+function thread_done()
+  con:disconnect()
+end
+LUA
+  ks_my() { sysbench_rate "$1" --mysql-port=3410 --mysql-user=root --mysql-password=root --mysql-db=sharding_db "${@:2}"; }
+  relay() { sysbench_rate "$1" --mysql-port=3420 --mysql-user=root --mysql-db=ks_cpu_direct "${@:2}"; }
+  statements=$(((N / CLIENTS) * CLIENTS))
+  compare "MySQL INSERT text" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
+    ks_my bench/insert.lua --threads="$CLIENTS" --events="$statements" -- \
+    relay bench/insert.lua --threads="$CLIENTS" --events="$statements"
+  compare "MySQL INSERT prepared" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
+    ks_my "$WORK/prepared.lua" --threads="$CLIENTS" --events="$statements" -- \
+    relay "$WORK/prepared.lua" --threads="$CLIENTS" --events="$statements"
+  compare "MySQL point SELECT text" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
+    ks_my "$WORK/select.lua" --threads="$CLIENTS" --events="$statements" -- \
+    relay "$WORK/select.lua" --threads="$CLIENTS" --events="$statements"
+
+  direct=$(sysbench_rate "$WORK/bulk.lua" --mysql-port=3306 --mysql-user=root --mysql-db=ks_cpu_direct --threads=1 --events="$BULK_STATEMENTS")
+  read -r ks_t ks_rate < <(measure "$KS_MY" ks_my "$WORK/bulk.lua" --threads=1 --events="$BULK_STATEMENTS")
+  awk -v d="$direct" -v k="$ks_rate" -v t="$ks_t" -v hz="$HZ" -v s="$BULK_STATEMENTS" -v rows=$BULK_ROWS \
+    -v peak="$(peak_kib "$KS_MY")" 'BEGIN {
+      printf "MySQL 1,000-row INSERT: direct %.0f rows/s, Keyshard %.0f rows/s (%.2f×), Keyshard %.2f µs CPU/row, peak RSS %d KiB\n\n",
+        d * rows, k * rows, k / d, t * 1e6 / hz / s / rows, peak;
+      printf "MySQL 1,000-row INSERT rows/s|%.0f|direct %.0f|%.2f\n", k * rows, d * rows, k / d >> "'"$RESULTS"'" }'
+fi
+
+if [ -s "$RESULTS" ]; then
+  echo "summary ($(date -u +%F), $N statements × $ROUNDS rounds per side, $CLIENTS clients)"
+  echo "| case | Keyshard µs CPU/stmt | reference µs CPU/stmt | ratio |"
+  echo "|---|---|---|---|"
+  awk -F'|' '{printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4}' "$RESULTS"
+fi
