@@ -16,7 +16,7 @@ pub(crate) type Decoded = Result<Value, sqlx::Error>;
 pub(crate) type BoundQuery<'q, DB> = Query<'q, DB, <DB as Database>::Arguments<'q>>;
 
 /// The per-database half of execution.
-pub(crate) trait Driver: Database {
+pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
     /// Binds one parameter.
     fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self>;
 

@@ -108,9 +108,28 @@ where
 {
     let mut results = Vec::with_capacity(units.len());
     for unit in units {
-        results.push(run_statement::<D>(conn, &unit.sql, &unit.params).await?);
+        let result = match run_statement::<D>(conn, &unit.sql, &unit.params).await {
+            // The table's columns changed since this connection prepared the statement
+            // (DDL through the proxy or beside it); PostgreSQL refused it before it ran, so in
+            // autocommit it runs again, prepared anew.
+            Err(e) if is_stale_plan(&e) => {
+                sqlx::Connection::clear_cached_statements(&mut *conn).await?;
+                run_statement::<D>(conn, &unit.sql, &unit.params).await?
+            }
+            other => other?,
+        };
+        results.push(result);
     }
     Ok(results)
+}
+
+/// PostgreSQL's refusal of a cached statement whose result columns changed.
+fn is_stale_plan(e: &sqlx::Error) -> bool {
+    e.as_database_error().is_some_and(|e| {
+        e.code().as_deref() == Some("0A000")
+            && e.message()
+                .starts_with("cached plan must not change result type")
+    })
 }
 
 /// Runs `units` (all on `pool`) on one connection in autocommit mode.

@@ -81,7 +81,11 @@ impl Pool {
                             .connection_timeout_ms
                             .unwrap_or(DEFAULT_CONNECTION_TIMEOUT_MS),
                     ))
-                    .statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+                    // No statement cache: sqlx keeps a cached statement's column count, and a
+                    // column added since (ALTER TABLE … ADD COLUMN, then `RETURNING *` or
+                    // `SELECT *` with the same text) panics its worker thread and loses the
+                    // rows. SQLite prepares cheaply; the shards that take load are servers.
+                    .statement_cache_capacity(0);
                 if let Some(dir) = options.get_filename().parent()
                     && !dir.as_os_str().is_empty()
                 {

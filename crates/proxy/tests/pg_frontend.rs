@@ -791,7 +791,10 @@ async fn describe_of_a_portal_runs_nothing() {
     }
     let text = String::from_utf8_lossy(&seen);
     // RowDescription ('T') naming both columns, and no CommandComplete ('C' … "UPDATE").
-    assert!(text.contains("order_id") && text.contains("loud"), "{text:?}");
+    assert!(
+        text.contains("order_id") && text.contains("loud"),
+        "{text:?}"
+    );
     assert!(!text.contains("UPDATE"), "{text:?}");
     let status: String = client
         .query_one("SELECT status FROM t_order WHERE user_id = 5", &[])
@@ -799,6 +802,47 @@ async fn describe_of_a_portal_runs_nothing() {
         .unwrap()
         .get(0);
     assert_eq!(status, "before");
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+/// Unnamed statements (`query_typed`, as psycopg and pgbench send them) re-sent with the same
+/// text reuse their parse until the table changes: after an ALTER the same text describes the
+/// new columns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unnamed_statements_are_parsed_again_after_ddl() {
+    unnamed_statements_after_ddl(PgShards::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn unnamed_statements_are_parsed_again_after_ddl_on_postgres() {
+    unnamed_statements_after_ddl(PgShards::postgres().await).await;
+}
+
+async fn unnamed_statements_after_ddl(shards: PgShards) {
+    use tokio_postgres::types::Type;
+    let (proxy, client) = start(&shards).await;
+    let sql = "INSERT INTO t_order (user_id, status) VALUES ($1, 'x') RETURNING *";
+    for user in [1i32, 2] {
+        let rows = client
+            .query_typed(sql, &[(&user, Type::INT4)])
+            .await
+            .unwrap();
+        assert_eq!(rows[0].columns().len(), 3);
+        assert_eq!(rows[0].get::<_, i32>("user_id"), user);
+    }
+    client
+        .batch_execute("ALTER TABLE t_order ADD COLUMN note VARCHAR(8) DEFAULT 'n'")
+        .await
+        .unwrap();
+    let rows = client
+        .query_typed(sql, &[(&3i32, Type::INT4)])
+        .await
+        .unwrap();
+    assert_eq!(rows[0].columns().len(), 4);
+    assert_eq!(rows[0].get::<_, String>("note"), "n");
+    assert_eq!(shards.all_ids().await.len(), 3);
     proxy.stop().await;
     shards.cleanup().await;
 }

@@ -134,7 +134,7 @@ impl Connection {
         // metadata alone, both checked at reuse.
         let insert = matches!(
             prepared.statement.as_ref().map(|s| &s.kind),
-            Some(StatementKind::Insert(_))
+            Some(StatementKind::Planned(Planned::Insert(_)))
         );
         self.last_unnamed = (name.is_empty() && insert).then(|| Unnamed {
             type_oids: parse.type_oids,
