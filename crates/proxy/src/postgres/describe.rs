@@ -4,13 +4,15 @@
 //!
 //! Types come from the client's declared parameter OIDs first, then from the logic tables'
 //! declared column types: a placeholder in an INSERT's row takes its column's type, one
-//! compared with a column (`order_id = $1`, `IN ($1, $2)`, `SET status = $2`) that column's,
+//! compared with a column (`order_id = $1`, `IN ($1, $2)`, `SET status = $2`) that column's
+//! (`order_id = ANY($1)`: an array of it),
 //! and `RETURNING`/select lists name columns whose types are known. Session statements are
 //! answered on a copy of the session to see their columns; the DistSQL statements the proxy
 //! answers have fixed columns.
 
 use std::sync::Arc;
 
+use keyshard_backend::pg_array::array_oid_of;
 use keyshard_backend::{Column, SqlType};
 use keyshard_config::DatabaseKind;
 use keyshard_router::names::last_ident;
@@ -437,6 +439,20 @@ fn walk(expr: &Expr, columns: &[Column], params: &mut [u32]) {
             if let Some(oid) = column_oid(expr) {
                 for item in list {
                     set_param(item, oid, params);
+                }
+            }
+        }
+        // `order_id = ANY($1)`: the placeholder is an array of the column's type, so drivers
+        // (asyncpg) send their list as one; `ANY(ARRAY[$1, $2])` types each element.
+        Expr::AnyOp { left, right, .. } | Expr::AllOp { left, right, .. } => {
+            if let Some(oid) = column_oid(left) {
+                match &**right {
+                    Expr::Array(array) => {
+                        for element in &array.elem {
+                            set_param(element, oid, params);
+                        }
+                    }
+                    other => set_param(other, array_oid_of(oid).unwrap_or(oid::TEXT_ARRAY), params),
                 }
             }
         }
