@@ -162,6 +162,10 @@ impl Driver for Postgres {
         first_decodable!(row, index,
             i64 => Value::Int,
             i32 => |v: i32| Value::Int(v.into()),
+            // Catalog types (asyncpg reads them to learn array types): `oid` a number,
+            // `"char"` the one character it holds.
+            sqlx::postgres::types::Oid => |v: sqlx::postgres::types::Oid| Value::Int(v.0.into()),
+            i8 => |v: i8| Value::Text(char::from(v as u8).to_string()),
             i16 => |v: i16| Value::Int(v.into()),
             f64 => Value::Double,
             f32 => |v: f32| Value::Double(v.into()),

@@ -164,7 +164,9 @@ mod tests {
             ("timestamp with time zone", Postgres, SqlType::Zoned),
             ("BYTEA", Postgres, SqlType::Blob),
             ("NULL", Sqlite, SqlType::Unknown),
-            ("_int4", Postgres, SqlType::Unknown),
+            ("_int4", Postgres, SqlType::Array { element: 23 }),
+            ("TEXT[]", Postgres, SqlType::Array { element: 25 }),
+            ("_my_enum", Postgres, SqlType::Array { element: 0 }),
         ] {
             assert_eq!(SqlType::of(name, kind), expected, "{name} in {kind:?}");
         }

@@ -116,6 +116,7 @@ pub async fn describe(
         Some(fields) => fields,
         None => match parse(sql) {
             Ok(statements) if statements.len() == 1 => {
+                cast_placeholders(&statements[0], &mut inferred);
                 analyse(&statements[0], known, &mut inferred).await
             }
             Ok(_) => guess_fields(sql),
@@ -466,6 +467,20 @@ fn walk(expr: &Expr, columns: &[Column], params: &mut [u32]) {
         }
         _ => {}
     }
+}
+
+/// Types every `$n::type` anywhere in the statement (CTEs and subqueries included) as its
+/// cast, as PostgreSQL does: asyncpg's type introspection sends its OID list as `$1::oid[]`
+/// inside a recursive CTE and encodes the list only when told it is an array.
+fn cast_placeholders(statement: &Statement, params: &mut [u32]) {
+    let _ = sqlparser::ast::visit_expressions(statement, |expr| {
+        if let Expr::Cast { expr: inner, .. } = expr
+            && matches!(&**inner, Expr::Value(v) if matches!(v.value, SqlValue::Placeholder(_)))
+        {
+            set_param(expr, oid::TEXT, params);
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
 }
 
 /// Types `expr` as `oid` when it is a bare placeholder; a cast placeholder takes its cast.
