@@ -8,7 +8,14 @@ use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteQueryResult, SqliteRow};
 use sqlx::{Database, Row, TypeInfo, ValueRef};
 
+use crate::pg_array::{ArrayParam, decode_array};
 use crate::{Column, SqlType};
+
+/// An array for a database without arrays: PostgreSQL's text form, the string a client would
+/// see for it.
+fn array_text(array: &keyshard_router::Array) -> String {
+    keyshard_router::array::write_text(array, keyshard_router::array::plain_element_text)
+}
 
 /// A value read from a result row, or why it could not be.
 pub(crate) type Decoded = Result<Value, sqlx::Error>;
@@ -66,6 +73,7 @@ impl Driver for MySql {
             Value::Double(v) => query.bind(*v),
             Value::Text(s) => query.bind(s.as_str()),
             Value::Bytes(b) => query.bind(b.as_slice()),
+            Value::Array(a) => query.bind(array_text(a)),
         }
     }
 
@@ -125,11 +133,17 @@ impl Driver for Postgres {
             Value::Double(v) => query.bind(*v),
             Value::Text(s) => query.bind(s.as_str()),
             Value::Bytes(b) => query.bind(b.as_slice()),
+            Value::Array(a) => query.bind(ArrayParam(a)),
         }
     }
 
     fn decode(row: &PgRow, index: usize) -> Decoded {
         let raw = row.try_get_raw(index)?;
+        if !raw.is_null()
+            && let Some(array) = decode_array(raw.clone(), index)
+        {
+            return array;
+        }
         if !raw.is_null() && raw.type_info().name() == "NUMERIC" {
             // NUMERIC (SUM and AVG of integers) as its exact decimal text.
             let text = match raw.format() {
@@ -148,6 +162,10 @@ impl Driver for Postgres {
         first_decodable!(row, index,
             i64 => Value::Int,
             i32 => |v: i32| Value::Int(v.into()),
+            // Catalog types (asyncpg reads them to learn array types): `oid` a number,
+            // `"char"` the one character it holds.
+            sqlx::postgres::types::Oid => |v: sqlx::postgres::types::Oid| Value::Int(v.0.into()),
+            i8 => |v: i8| Value::Text(char::from(v as u8).to_string()),
             i16 => |v: i16| Value::Int(v.into()),
             f64 => Value::Double,
             f32 => |v: f32| Value::Double(v.into()),
@@ -177,6 +195,7 @@ impl Driver for Sqlite {
             Value::Double(v) => query.bind(*v),
             Value::Text(s) => query.bind(s.as_str()),
             Value::Bytes(b) => query.bind(b.as_slice()),
+            Value::Array(a) => query.bind(array_text(a)),
         }
     }
 

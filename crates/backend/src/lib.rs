@@ -15,6 +15,7 @@ mod merge;
 mod metadata;
 pub mod numeric;
 mod outcome;
+pub mod pg_array;
 mod pool;
 mod recovery;
 mod reuse;

@@ -51,6 +51,11 @@ pub enum SqlType {
     Bit,
     /// PostgreSQL's `oid`.
     Oid,
+    /// A PostgreSQL array (`INT4[]`, `_text`) of the element type with this OID (0: a type
+    /// Keyshard does not know).
+    Array {
+        element: u32,
+    },
     /// A name this model does not know, or none (SQLite's `NULL` for an expression): the
     /// frontends type such a column by its values.
     #[default]
@@ -61,6 +66,11 @@ impl SqlType {
     /// The type `type_name` names in a database of `kind`: `BIGINT UNSIGNED`, `varchar(32)`,
     /// `INT8`, `DOUBLE PRECISION`, PostgreSQL's `udt_name`s (`int4`) alike.
     pub fn of(type_name: &str, kind: DatabaseKind) -> SqlType {
+        if kind == DatabaseKind::Postgres
+            && let Some(element) = crate::pg_array::element_of_type_name(type_name)
+        {
+            return SqlType::Array { element };
+        }
         let upper = type_name.trim().to_ascii_uppercase();
         let unsigned = upper.contains("UNSIGNED");
         let base = upper.split('(').next().unwrap_or_default();
@@ -154,7 +164,9 @@ mod tests {
             ("timestamp with time zone", Postgres, SqlType::Zoned),
             ("BYTEA", Postgres, SqlType::Blob),
             ("NULL", Sqlite, SqlType::Unknown),
-            ("_int4", Postgres, SqlType::Unknown),
+            ("_int4", Postgres, SqlType::Array { element: 23 }),
+            ("TEXT[]", Postgres, SqlType::Array { element: 25 }),
+            ("_my_enum", Postgres, SqlType::Array { element: 0 }),
         ] {
             assert_eq!(SqlType::of(name, kind), expected, "{name} in {kind:?}");
         }

@@ -615,6 +615,7 @@ fn size_of_value(value: &Value) -> usize {
     let heap = match value {
         Value::Text(s) => s.len(),
         Value::Bytes(b) => b.len(),
+        Value::Array(a) => a.elements.iter().map(size_of_value).sum(),
         _ => 0,
     };
     heap + std::mem::size_of::<Value>()

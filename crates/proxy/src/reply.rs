@@ -66,6 +66,7 @@ fn column(name: String, value: &Value) -> Column {
         },
         Value::Double(_) => SqlType::Double,
         Value::Bytes(_) => SqlType::Blob,
+        Value::Array(a) => SqlType::Array { element: a.element },
         Value::Text(_) | Value::Null => SqlType::VarChar,
     };
     Column::new(name, ty)

@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod array;
 mod budget;
 mod ddl;
 mod direct;
@@ -51,7 +52,7 @@ pub use plan::{ExecutionUnit, MoveGuard, Plan};
 pub use query::PreparedQuery;
 pub use shape::Shape;
 pub use template::push_rows;
-pub use value::Value;
+pub use value::{Array, Dim, Value};
 
 /// The SQL dialect of the client, which decides parsing, placeholders and MySQL's `0` rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -356,6 +356,11 @@ pub(crate) fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
             }
             out.push('\'');
         }
+        // PostgreSQL reads the quoted text form as the array the context needs.
+        Value::Array(array) => {
+            let text = crate::array::write_text(array, crate::array::plain_element_text);
+            push_literal(out, &Value::Text(text), dialect);
+        }
     }
 }
 

@@ -17,6 +17,49 @@ pub enum Value {
     Text(String),
     /// Bytes (a binary parameter).
     Bytes(Vec<u8>),
+    /// A PostgreSQL array: a parameter such as the list of `order_id = ANY($1)`, or a result
+    /// value such as `array_agg(x)`'s.
+    Array(Array),
+}
+
+/// An array's elements (in row-major order), its dimensions and its element type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Array {
+    /// The elements' type as a PostgreSQL type OID (arrays exist only there); it decides how
+    /// the array is written to a shard and to a client.
+    pub element: u32,
+    /// Each dimension's length and lower bound, outermost first; none for an empty array.
+    pub dims: Vec<Dim>,
+    /// The elements, flattened in row-major order.
+    pub elements: Vec<Value>,
+}
+
+/// One dimension of an [`Array`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dim {
+    /// How many elements (or sub-arrays) it has.
+    pub len: usize,
+    /// The index of its first element (1 unless the array was written with bounds).
+    pub lower: i32,
+}
+
+impl Array {
+    /// A one-dimensional array of `elements` of type `element`, indexed from 1.
+    pub fn new(element: u32, elements: Vec<Value>) -> Self {
+        let dims = if elements.is_empty() {
+            Vec::new()
+        } else {
+            vec![Dim {
+                len: elements.len(),
+                lower: 1,
+            }]
+        };
+        Self {
+            element,
+            dims,
+            elements,
+        }
+    }
 }
 
 impl From<Key> for Value {

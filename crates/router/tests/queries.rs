@@ -513,3 +513,77 @@ mod mutations {
         }
     }
 }
+
+fn nodes_of(plan: &Plan) -> Vec<String> {
+    plan.units
+        .iter()
+        .map(|u| format!("{}.{}", u.data_source, u.table))
+        .collect()
+}
+
+#[test]
+fn equals_any_array_routes_as_the_in_list() {
+    let pg =
+        |sql: &str, params: &[Value]| nodes_of(&plan_in(Dialect::Postgres, sql, params).unwrap());
+    let in_list = pg(
+        "SELECT * FROM t_order WHERE user_id IN (1, 3) AND order_id IN (4, 6)",
+        &[],
+    );
+    assert_eq!(in_list, ["ds_1.t_order_0"]);
+    let user_ids = Value::Array(keyshard_router::Array::new(
+        20,
+        vec![Value::Int(1), Value::Int(3)],
+    ));
+    for sql in [
+        "SELECT * FROM t_order WHERE user_id = ANY(ARRAY[1, 3]) AND order_id = ANY(ARRAY[4, 6])",
+        "SELECT * FROM t_order WHERE user_id = ANY('{1,3}'::bigint[]) AND order_id = ANY('{4, 6}'::int8[])",
+        "SELECT * FROM t_order WHERE user_id = ANY(ARRAY[[1], [3]]) AND order_id = SOME(ARRAY[4, 6]::bigint[])",
+        "SELECT * FROM t_order WHERE user_id = ANY($1) AND order_id = ANY(ARRAY[$2, $3])",
+        "SELECT * FROM t_order WHERE user_id = ANY($1::bigint[]) AND order_id = ANY('{4,6,NULL}'::int[])",
+    ] {
+        let params = [user_ids.clone(), Value::Int(4), Value::Int(6)];
+        let params = &params[..sql.matches('$').count()];
+        assert_eq!(pg(sql, params), in_list, "{sql}");
+    }
+    // The array parameter's elements route each row; NULL elements match nothing.
+    let mixed = Value::Array(keyshard_router::Array::new(
+        20,
+        vec![Value::Int(2), Value::Null, Value::Int(5)],
+    ));
+    assert_eq!(
+        pg(
+            "DELETE FROM t_order WHERE order_id = ANY($1) AND user_id = 2",
+            &[mixed]
+        ),
+        ["ds_0.t_order_0", "ds_0.t_order_1"]
+    );
+    // Values that cannot be known, and other comparisons: every node, never a wrong subset.
+    for sql in [
+        "SELECT * FROM t_order WHERE user_id = ANY(current_user_ids())",
+        "SELECT * FROM t_order WHERE user_id <> ALL(ARRAY[1, 3])",
+        "SELECT * FROM t_order WHERE user_id < ANY(ARRAY[1, 3])",
+        "SELECT * FROM t_order WHERE user_id = ANY(ARRAY[1, status])",
+        "SELECT * FROM t_order WHERE user_id = ANY(string_to_array('1,3', ',')::int[])",
+        "SELECT * FROM t_order WHERE user_id = ANY('{1,3')",
+    ] {
+        assert_eq!(pg(sql, &[]).len(), 4, "{sql}");
+    }
+    // A subquery's array is never routed by: refused as subqueries over several shards are.
+    assert!(
+        plan_in(
+            Dialect::Postgres,
+            "SELECT * FROM t_order WHERE user_id = ANY(SELECT id FROM t_dict)",
+            &[]
+        )
+        .is_err()
+    );
+    // A parameter that is not an array: every node (the database reports the error).
+    assert_eq!(
+        pg(
+            "SELECT * FROM t_order WHERE user_id = ANY($1)",
+            &[Value::Int(1)]
+        )
+        .len(),
+        4
+    );
+}

@@ -115,7 +115,7 @@ impl Sum {
                     value: format!("{value:?}"),
                 })?)
             }
-            Value::Bytes(_) => {
+            Value::Bytes(_) | Value::Array(_) => {
                 return Err(MergeError::NotNumeric {
                     column,
                     value: format!("{value:?}"),

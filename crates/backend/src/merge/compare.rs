@@ -97,6 +97,8 @@ enum SortValue<'v> {
     Number(NumberKey),
     Text(&'v str),
     Bytes(&'v [u8]),
+    /// An array, and whether its text elements are numbers (`numeric_text` of the column).
+    Array(&'v keyshard_router::Array, bool),
 }
 
 impl<'v> SortValue<'v> {
@@ -111,6 +113,7 @@ impl<'v> SortValue<'v> {
                 None => Self::Text(s),
             },
             Value::Bytes(b) => Self::Bytes(b),
+            Value::Array(a) => Self::Array(a, numeric_text),
         }
     }
 
@@ -120,6 +123,7 @@ impl<'v> SortValue<'v> {
             Self::Number(_) => 1,
             Self::Text(_) => 2,
             Self::Bytes(_) => 3,
+            Self::Array(..) => 4,
         }
     }
 }
@@ -129,8 +133,44 @@ fn compare_sort_values(a: &SortValue, b: &SortValue, dialect: Dialect) -> Orderi
         (SortValue::Number(x), SortValue::Number(y)) => x.cmp(y),
         (SortValue::Text(x), SortValue::Text(y)) => compare_text(x, y, dialect),
         (SortValue::Bytes(x), SortValue::Bytes(y)) => x.cmp(y),
+        (SortValue::Array(x, numeric), SortValue::Array(y, _)) => {
+            compare_arrays(x, y, *numeric, dialect)
+        }
         _ => a.rank().cmp(&b.rank()),
     }
+}
+
+/// PostgreSQL's array order (`array_cmp`): element by element in storage order, a NULL
+/// element above any other; then the array with more elements; then by dimensions.
+fn compare_arrays(
+    a: &keyshard_router::Array,
+    b: &keyshard_router::Array,
+    numeric_text: bool,
+    dialect: Dialect,
+) -> Ordering {
+    for (x, y) in a.elements.iter().zip(&b.elements) {
+        let order = match (x, y) {
+            (Value::Null, Value::Null) => Ordering::Equal,
+            (Value::Null, _) => Ordering::Greater,
+            (_, Value::Null) => Ordering::Less,
+            _ => compare_sort_values(
+                &SortValue::of(x, numeric_text),
+                &SortValue::of(y, numeric_text),
+                dialect,
+            ),
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+    a.elements
+        .len()
+        .cmp(&b.elements.len())
+        .then_with(|| a.dims.len().cmp(&b.dims.len()))
+        .then_with(|| {
+            let key = |d: &keyshard_router::Dim| (d.len, d.lower);
+            a.dims.iter().map(key).cmp(b.dims.iter().map(key))
+        })
 }
 
 /// A number as (nearest double, exact value when known), compared in that order. Exact

@@ -4,13 +4,15 @@
 //!
 //! Types come from the client's declared parameter OIDs first, then from the logic tables'
 //! declared column types: a placeholder in an INSERT's row takes its column's type, one
-//! compared with a column (`order_id = $1`, `IN ($1, $2)`, `SET status = $2`) that column's,
+//! compared with a column (`order_id = $1`, `IN ($1, $2)`, `SET status = $2`) that column's
+//! (`order_id = ANY($1)`: an array of it),
 //! and `RETURNING`/select lists name columns whose types are known. Session statements are
 //! answered on a copy of the session to see their columns; the DistSQL statements the proxy
 //! answers have fixed columns.
 
 use std::sync::Arc;
 
+use keyshard_backend::pg_array::array_oid_of;
 use keyshard_backend::{Column, SqlType};
 use keyshard_config::DatabaseKind;
 use keyshard_router::names::last_ident;
@@ -115,6 +117,7 @@ pub async fn describe(
         Some(fields) => fields,
         None => match tree.map_or_else(|| parse(sql), |tree| Ok(vec![tree])) {
             Ok(statements) if statements.len() == 1 => {
+                cast_placeholders(&statements[0], &mut inferred);
                 analyse(&statements[0], known, &mut inferred).await
             }
             Ok(_) => guess_fields(sql),
@@ -441,6 +444,20 @@ fn walk(expr: &Expr, columns: &[Column], params: &mut [u32]) {
                 }
             }
         }
+        // `order_id = ANY($1)`: the placeholder is an array of the column's type, so drivers
+        // (asyncpg) send their list as one; `ANY(ARRAY[$1, $2])` types each element.
+        Expr::AnyOp { left, right, .. } | Expr::AllOp { left, right, .. } => {
+            if let Some(oid) = column_oid(left) {
+                match &**right {
+                    Expr::Array(array) => {
+                        for element in &array.elem {
+                            set_param(element, oid, params);
+                        }
+                    }
+                    other => set_param(other, array_oid_of(oid).unwrap_or(oid::TEXT_ARRAY), params),
+                }
+            }
+        }
         Expr::Between {
             expr, low, high, ..
         } => {
@@ -451,6 +468,20 @@ fn walk(expr: &Expr, columns: &[Column], params: &mut [u32]) {
         }
         _ => {}
     }
+}
+
+/// Types every `$n::type` anywhere in the statement (CTEs and subqueries included) as its
+/// cast, as PostgreSQL does: asyncpg's type introspection sends its OID list as `$1::oid[]`
+/// inside a recursive CTE and encodes the list only when told it is an array.
+fn cast_placeholders(statement: &Statement, params: &mut [u32]) {
+    let _ = sqlparser::ast::visit_expressions(statement, |expr| {
+        if let Expr::Cast { expr: inner, .. } = expr
+            && matches!(&**inner, Expr::Value(v) if matches!(v.value, SqlValue::Placeholder(_)))
+        {
+            set_param(expr, oid::TEXT, params);
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
 }
 
 /// Types `expr` as `oid` when it is a bare placeholder; a cast placeholder takes its cast.

@@ -35,8 +35,13 @@ impl From<Error> for PgError {
 
 impl From<types::TypeError> for PgError {
     fn from(error: types::TypeError) -> Self {
-        let types::TypeError::Invalid { .. } = error;
-        Self::new("22P02", error.to_string())
+        let code = match &error {
+            types::TypeError::Invalid { .. } | types::TypeError::MalformedArray(_) => "22P02",
+            types::TypeError::Protocol(_) => "08P01",
+            types::TypeError::WrongElementType { .. } => "42804",
+            types::TypeError::Unsupported(_) => "0A000",
+        };
+        Self::new(code, error.to_string())
     }
 }
 

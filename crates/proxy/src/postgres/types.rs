@@ -1,6 +1,9 @@
 //! PostgreSQL types on the wire: which OID a column or parameter gets, and how a [`Value`] is
 //! written to, or read from, the text and binary formats.
 
+use keyshard_backend::pg_array::{array_oid_of, element_oid_of};
+
+use super::arrays;
 use keyshard_backend::{SqlType, numeric};
 use keyshard_router::Value;
 
@@ -20,6 +23,7 @@ pub mod oid {
     pub const BPCHAR: u32 = 1042;
     pub const VARCHAR: u32 = 1043;
     pub const NUMERIC: u32 = 1700;
+    pub const TEXT_ARRAY: u32 = 1009;
 }
 
 /// Why a value cannot be read or written as the type asked for.
@@ -33,12 +37,31 @@ pub enum TypeError {
         /// What is wrong.
         detail: String,
     },
+    /// A text array literal is malformed (PostgreSQL's words, SQLSTATE 22P02).
+    #[error("{0}")]
+    MalformedArray(String),
+    /// A binary value ends early or has a bad header (SQLSTATE 08P01, as PostgreSQL reports
+    /// "insufficient data left in message").
+    #[error("{0}")]
+    Protocol(String),
+    /// A binary array of another element type than the parameter's (SQLSTATE 42804).
+    #[error("binary data has array element type {sent} instead of expected {expected}")]
+    WrongElementType {
+        /// The element type in the data.
+        sent: u32,
+        /// The parameter's element type.
+        expected: u32,
+    },
+    /// An array whose elements Keyshard does not convert in this format (SQLSTATE 0A000).
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// The OID a column of type `ty` is described with. Types Keyshard does not convert travel as
 /// text.
 pub fn oid_of(ty: SqlType) -> u32 {
     match ty {
+        SqlType::Array { element } => array_oid_of(element).unwrap_or(oid::TEXT_ARRAY),
         SqlType::Bool => oid::BOOL,
         SqlType::Blob | SqlType::Binary | SqlType::VarBinary => oid::BYTEA,
         SqlType::Int { bytes: 8, .. } => oid::INT8,
@@ -71,6 +94,13 @@ pub fn name_of(oid: u32) -> &'static str {
         oid::BPCHAR => "character",
         oid::VARCHAR => "character varying",
         oid::NUMERIC => "numeric",
+        1000 => "boolean[]",
+        1005 => "smallint[]",
+        1007 => "integer[]",
+        1016 => "bigint[]",
+        1009 => "text[]",
+        1015 => "character varying[]",
+        other if element_oid_of(other).is_some() => "array",
         _ => "text",
     }
 }
@@ -95,6 +125,11 @@ pub fn oid_for_values<'a>(ty: SqlType, values: impl Iterator<Item = &'a Value>) 
     for value in values {
         oid = match (oid, value) {
             (_, Value::Null) => oid,
+            // An array column keeps its declared type; one typed by its values (an expression
+            // such as `array_agg(x)`) takes its elements' array type.
+            (_, Value::Array(_)) if element_oid_of(oid).is_some() => oid,
+            (_, Value::Array(a)) => array_oid_of(a.element).unwrap_or(oid::TEXT_ARRAY),
+            (_, _) if element_oid_of(oid).is_some() => oid::TEXT,
             (oid::INT2 | oid::INT4, Value::Int(v)) => {
                 let fits = if oid == oid::INT2 {
                     i16::try_from(*v).is_ok()
@@ -128,6 +163,9 @@ pub fn oid_for_values<'a>(ty: SqlType, values: impl Iterator<Item = &'a Value>) 
 pub fn encode(value: &Value, oid: u32, binary: bool) -> Result<Option<Vec<u8>>, TypeError> {
     if matches!(value, Value::Null) {
         return Ok(None);
+    }
+    if let Some(element) = element_oid_of(oid) {
+        return arrays::encode(value, element, binary).map(Some);
     }
     if !binary {
         return Ok(Some(encode_text(value, oid).into_bytes_or(value)));
@@ -163,7 +201,7 @@ pub fn encode(value: &Value, oid: u32, binary: bool) -> Result<Option<Vec<u8>>, 
 }
 
 /// Text that is either a string or, for BYTEA and non-UTF-8 bytes, raw bytes.
-enum Text {
+pub(super) enum Text {
     String(String),
     Raw,
 }
@@ -178,8 +216,9 @@ impl Text {
     }
 }
 
-fn encode_text(value: &Value, oid: u32) -> Text {
+pub(super) fn encode_text(value: &Value, oid: u32) -> Text {
     Text::String(match value {
+        Value::Array(array) => arrays::text_of(array),
         Value::Null => String::new(),
         Value::Int(v) if oid == oid::BOOL => if *v != 0 { "t" } else { "f" }.to_owned(),
         Value::Int(v) => v.to_string(),
@@ -279,6 +318,9 @@ pub fn decode(bytes: Option<&[u8]>, oid: u32, binary: bool) -> Result<Value, Typ
     let Some(bytes) = bytes else {
         return Ok(Value::Null);
     };
+    if let Some(element) = element_oid_of(oid) {
+        return arrays::decode(bytes, element, binary);
+    }
     if binary {
         return decode_binary(bytes, oid);
     }

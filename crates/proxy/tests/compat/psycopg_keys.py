@@ -1,5 +1,6 @@
 """psycopg 3 through Keyshard's PostgreSQL frontend: RETURNING keys of single INSERTs and of
-executemany (pipelined), nested transactions (savepoints), and COPY FROM STDIN. Prints the keys as JSON."""
+executemany (pipelined), nested transactions (savepoints), COPY FROM STDIN, and `= ANY(%s)`
+with a Python list (routed as an IN list). Prints the keys as JSON."""
 import json
 import sys
 
@@ -41,4 +42,18 @@ keys += [r[0] for r in rows]
 
 found = conn.execute("SELECT 1 AS a FROM t_order WHERE order_id = %s LIMIT 1", (keys[0],))
 assert found.fetchone() == (1,), "exists() of a stored row"
+# = ANY(%s) with a Python list: psycopg sends one array parameter; exactly the rows asked for
+# come back, and it routes as the IN list of the same values does (PREVIEW's units).
+wanted = sorted(keys[:3])
+rows = conn.execute("SELECT order_id FROM t_order WHERE order_id = ANY(%s) ORDER BY order_id",
+                    (wanted + [1],)).fetchall()
+assert [r[0] for r in rows] == wanted, rows
+assert conn.execute("SELECT order_id FROM t_order WHERE order_id = ANY(%s)", ([],)).fetchall() == []
+assert conn.execute("SELECT ARRAY[1, 2], %s::text[]", (["a b", None],)).fetchone() == ([1, 2], ["a b", None])
+one = keys[0]
+any_units = conn.execute(
+    f"PREVIEW SELECT * FROM t_order WHERE order_id = ANY('{{{one}}}'::bigint[]) AND user_id = ANY(ARRAY[1])").fetchall()
+in_units = conn.execute(f"PREVIEW SELECT * FROM t_order WHERE order_id IN ({one}) AND user_id IN (1)").fetchall()
+assert len(any_units) == len(in_units) == 1, (any_units, in_units)
+
 print(json.dumps({"keys": [str(k) for k in keys]}))

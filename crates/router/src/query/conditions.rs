@@ -1,13 +1,15 @@
-//! Which data nodes a WHERE clause can match: equalities and IN lists on sharding columns
-//! (literals and parameters), joined by AND and OR; anything else matches every node.
+//! Which data nodes a WHERE clause can match: equalities, IN lists and `= ANY(array)` on
+//! sharding columns (literals and parameters), joined by AND and OR; anything else matches
+//! every node.
 
 use std::sync::Arc;
 
 use keyshard_config::TableRule;
-use sqlparser::ast::{BinaryOperator, Expr, InTarget, UnaryOperator, Value as SqlValue};
+use sqlparser::ast::{BinaryOperator, DataType, Expr, InTarget, UnaryOperator, Value as SqlValue};
 
 use crate::RouteError;
-use crate::literal::literal_value;
+use crate::array::{MAX_DIMS, parse_text};
+use crate::literal::{literal_value, number_value};
 use crate::locate::Locator;
 use crate::route::{is_sharding_column, nodes_with};
 use crate::tokens::Tokens;
@@ -31,6 +33,13 @@ pub(super) enum Condition {
         table: Option<usize>,
         column: String,
         values: Vec<Operand>,
+    },
+    /// A sharding column equals an element of the array parameter `param` (0-based):
+    /// `order_id = ANY($1)`, routed as the IN list of its elements once it is bound.
+    InArray {
+        table: Option<usize>,
+        column: String,
+        param: usize,
     },
     And(Vec<Condition>),
     Or(Vec<Condition>),
@@ -110,8 +119,78 @@ impl Context<'_> {
                 Some((table, column)) => self.equals(table, column, list, locator)?,
                 None => Condition::Any,
             },
+            // `col = ANY(array)` is `col IN (elements)`; `<> ALL`, `< ANY` and a subquery's
+            // array match rows anywhere.
+            Expr::AnyOp {
+                left,
+                compare_op: BinaryOperator::Eq,
+                right,
+                ..
+            } => match self.column(left) {
+                Some((table, column)) => self.any(table, column, right, locator)?,
+                None => Condition::Any,
+            },
             _ => Condition::Any,
         })
+    }
+
+    /// Where `column = ANY(array)` matches: by the elements of an `ARRAY[…]` constructor or a
+    /// `'{…}'` literal, or by those of an array parameter when it is bound.
+    fn any(
+        &self,
+        table: Option<usize>,
+        column: &str,
+        array: &Expr,
+        locator: &mut Locator<'_>,
+    ) -> Result<Condition, RouteError> {
+        match array {
+            Expr::Nested(inner) => self.any(table, column, inner, locator),
+            Expr::Array(_) => {
+                let mut elements = Vec::new();
+                if !flatten(array, &mut elements, 0) {
+                    return Ok(Condition::Any);
+                }
+                self.equals(table, column, elements, locator)
+            }
+            Expr::Cast {
+                expr, data_type, ..
+            } => match &**expr {
+                Expr::Value(v) if matches!(v.value, SqlValue::Placeholder(_)) => {
+                    self.any(table, column, expr, locator)
+                }
+                Expr::Value(v) => Ok(text_array(&v.value, integer_elements(data_type)).map_or(
+                    Condition::Any,
+                    |values| Condition::Equals {
+                        table,
+                        column: column.to_owned(),
+                        values,
+                    },
+                )),
+                // `ARRAY[1, 2]::bigint[]`: the constructor's elements.
+                inner @ Expr::Array(_) => self.any(table, column, inner, locator),
+                _ => Ok(Condition::Any),
+            },
+            Expr::Value(v) => match &v.value {
+                SqlValue::Placeholder(_) => match operand(array, self.tokens, locator)? {
+                    Some(Operand::Param(param)) => Ok(Condition::InArray {
+                        table,
+                        column: column.to_owned(),
+                        param,
+                    }),
+                    _ => Ok(Condition::Any),
+                },
+                // Untyped, the literal's elements take the column's type in the database; read
+                // as text they route as `col = '1'` does.
+                other => Ok(text_array(other, false).map_or(Condition::Any, |values| {
+                    Condition::Equals {
+                        table,
+                        column: column.to_owned(),
+                        values,
+                    }
+                })),
+            },
+            _ => Ok(Condition::Any),
+        }
     }
 
     fn equals<'e>(
@@ -168,6 +247,55 @@ impl Context<'_> {
     }
 }
 
+/// The leaf elements of an `ARRAY[…]` constructor, nested ones included (`= ANY` compares
+/// with every element of a multidimensional array); `false` beyond PostgreSQL's dimensions.
+fn flatten<'e>(expr: &'e Expr, out: &mut Vec<&'e Expr>, depth: usize) -> bool {
+    match expr {
+        Expr::Array(array) if depth < MAX_DIMS => array
+            .elem
+            .iter()
+            .all(|element| flatten(element, out, depth + 1)),
+        Expr::Array(_) => false,
+        other => {
+            out.push(other);
+            true
+        }
+    }
+}
+
+/// Whether a cast to `data_type` reads the elements as integers (`'{1,2}'::bigint[]`).
+fn integer_elements(data_type: &DataType) -> bool {
+    let name = data_type.to_string().to_ascii_lowercase();
+    let base = name.trim_end_matches("[]");
+    base != name
+        && matches!(
+            base,
+            "int" | "integer" | "int2" | "int4" | "int8" | "smallint" | "bigint"
+        )
+}
+
+/// The non-NULL elements of a `'{…}'` literal as operands (`None`: not a readable array
+/// literal, so the condition says nothing). A NULL element equals no row, so it routes nowhere.
+fn text_array(value: &SqlValue, integers: bool) -> Option<Vec<Operand>> {
+    let text = match value {
+        SqlValue::SingleQuotedString(s) | SqlValue::EscapedStringLiteral(s) => s,
+        _ => return None,
+    };
+    let parsed = parse_text(text).ok()?;
+    parsed
+        .elements
+        .into_iter()
+        .flatten()
+        .map(|element| {
+            if integers {
+                number_value(element.trim(), false).map(Operand::Value)
+            } else {
+                Some(Operand::Value(Value::Text(element)))
+            }
+        })
+        .collect()
+}
+
 /// A literal or a placeholder; `None` for any other expression.
 pub(crate) fn operand(
     expr: &Expr,
@@ -222,24 +350,41 @@ impl Condition {
                 column,
                 values,
             } => {
-                let mut nodes = vec![false; count];
-                for value in values {
-                    let value = value.resolve(params)?;
-                    let mut these = vec![true; count];
-                    for (t, rule) in rules.iter().enumerate() {
-                        if table.is_some_and(|only| only != t) {
-                            continue;
-                        }
-                        // A value that routes nowhere is looked for everywhere: the database
-                        // evaluates the condition anyway, so this is only slower, never wrong.
-                        if let Some(matching) = nodes_with(rule, column, value, scratch) {
-                            and(&mut these, &matching);
-                        }
-                    }
-                    or(&mut nodes, &these);
-                }
-                nodes
+                let values = values
+                    .iter()
+                    .map(|v| v.resolve(params))
+                    .collect::<Result<Vec<_>, _>>()?;
+                equal_nodes(rules, *table, column, values, scratch)
             }
+            Condition::InArray {
+                table,
+                column,
+                param,
+            } => match Operand::Param(*param).resolve(params)? {
+                // NULL elements equal no row: they route nowhere.
+                Value::Array(array) => equal_nodes(
+                    rules,
+                    *table,
+                    column,
+                    array.elements.iter().filter(|v| !matches!(v, Value::Null)),
+                    scratch,
+                ),
+                // An array sent as text (a client that declared the parameter so).
+                Value::Text(text) => match parse_text(text) {
+                    Ok(parsed) => {
+                        let values: Vec<Value> = parsed
+                            .elements
+                            .into_iter()
+                            .flatten()
+                            .map(Value::Text)
+                            .collect();
+                        equal_nodes(rules, *table, column, &values, scratch)
+                    }
+                    Err(_) => vec![true; count],
+                },
+                // Anything else is not an array; the database will say so, on every node.
+                _ => vec![true; count],
+            },
             Condition::And(parts) => {
                 let mut nodes = vec![true; count];
                 for part in parts {
@@ -256,6 +401,34 @@ impl Condition {
             }
         })
     }
+}
+
+/// The nodes whose rows can have `column` equal to one of `values`; with `table`, only that
+/// table's rule decides.
+fn equal_nodes<'v>(
+    rules: &[Arc<TableRule>],
+    table: Option<usize>,
+    column: &str,
+    values: impl IntoIterator<Item = &'v Value>,
+    scratch: &mut String,
+) -> Vec<bool> {
+    let count = rules.first().map_or(0, |r| r.data_nodes.len());
+    let mut nodes = vec![false; count];
+    for value in values {
+        let mut these = vec![true; count];
+        for (t, rule) in rules.iter().enumerate() {
+            if table.is_some_and(|only| only != t) {
+                continue;
+            }
+            // A value that routes nowhere is looked for everywhere: the database evaluates
+            // the condition anyway, so this is only slower, never wrong.
+            if let Some(matching) = nodes_with(rule, column, value, scratch) {
+                and(&mut these, &matching);
+            }
+        }
+        or(&mut nodes, &these);
+    }
+    nodes
 }
 
 fn and(nodes: &mut [bool], other: &[bool]) {

@@ -85,9 +85,46 @@ fn aggregate_of(function: &Function) -> Option<Aggregate> {
     Some(aggregate)
 }
 
+/// Aggregates whose shard results cannot be merged as they stand: each shard's `array_agg`
+/// or `string_agg` is only part of the group's, and taking one of them would silently answer
+/// wrong. Refused over several shards.
+fn unmerged_aggregate(function: &Function) -> bool {
+    let name = last_ident(&function.name).to_ascii_lowercase();
+    matches!(
+        name.as_str(),
+        "array_agg"
+            | "string_agg"
+            | "group_concat"
+            | "json_agg"
+            | "jsonb_agg"
+            | "json_object_agg"
+            | "jsonb_object_agg"
+            | "json_arrayagg"
+            | "json_objectagg"
+            | "bool_and"
+            | "bool_or"
+            | "every"
+            | "bit_and"
+            | "bit_or"
+            | "bit_xor"
+            | "stddev"
+            | "stddev_pop"
+            | "stddev_samp"
+            | "variance"
+            | "var_pop"
+            | "var_samp"
+            | "xmlagg"
+            | "percentile_cont"
+            | "percentile_disc"
+            | "mode"
+    )
+}
+
 fn contains_aggregate(expr: &Expr) -> bool {
     visit_expressions(expr, |e| match e {
-        Expr::Function(f) if aggregate_of(f).is_some() || f.over.is_some() => {
+        Expr::Function(f)
+            if aggregate_of(f).is_some() || unmerged_aggregate(f) || f.over.is_some() =>
+        {
             ControlFlow::Break(())
         }
         _ => ControlFlow::Continue(()),
@@ -170,6 +207,12 @@ pub(super) fn multi_read(
             _ => continue,
         };
         let Some(mut aggregate) = aggregate_of(function) else {
+            if unmerged_aggregate(function) && function.over.is_none() {
+                return Err(format!(
+                    "{}() (its per-shard results do not merge)",
+                    last_ident(&function.name)
+                ));
+            }
             if contains_aggregate(expr) {
                 return unsupported("an aggregate or window function inside an expression");
             }

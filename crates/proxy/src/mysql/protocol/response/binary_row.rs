@@ -111,6 +111,7 @@ fn as_i128(value: &Value) -> Option<i128> {
         Value::UInt(v) => Some(i128::from(*v)),
         // `as` saturates; NaN has no integer value.
         Value::Double(v) => (!v.is_nan()).then_some(v.trunc() as i128),
+        Value::Array(_) => None,
         Value::Text(_) | Value::Bytes(_) => {
             let text = as_text(value)?.trim();
             match text.to_ascii_lowercase().as_str() {
@@ -132,6 +133,7 @@ fn as_f64(value: &Value) -> Option<f64> {
         Value::Int(v) => Some(*v as f64),
         Value::UInt(v) => Some(*v as f64),
         Value::Double(v) => Some(*v),
+        Value::Array(_) => None,
         Value::Text(_) | Value::Bytes(_) => as_text(value)?.trim().parse().ok(),
     }
 }

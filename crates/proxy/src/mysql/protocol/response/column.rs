@@ -93,8 +93,9 @@ impl ResultColumn {
             }
             Some(Value::Double(_)) => Self::new(name, ColumnType::MYSQL_TYPE_DOUBLE, 22),
             Some(Value::Bytes(_)) => Self::new(name, ColumnType::MYSQL_TYPE_BLOB, 65_535),
-            // Text holds anything: a string column is the safe guess.
-            Some(Value::Text(_) | Value::Null) | None => Self::text(name),
+            // Text holds anything: a string column is the safe guess. MySQL has no arrays; a
+            // PostgreSQL shard's array reaches a MySQL client as its text form.
+            Some(Value::Text(_) | Value::Null | Value::Array(_)) | None => Self::text(name),
         }
     }
 
@@ -147,6 +148,7 @@ fn mysql_type(ty: SqlType) -> Option<(ColumnType, u32)> {
         | SqlType::Name
         | SqlType::Uuid
         | SqlType::Zoned
+        | SqlType::Array { .. }
         | SqlType::VarBinary => (MYSQL_TYPE_VAR_STRING, 1020),
         SqlType::Blob => (MYSQL_TYPE_BLOB, 65_535),
         SqlType::Json => (MYSQL_TYPE_JSON, 4_294_967_295),

@@ -28,5 +28,10 @@ pub(super) fn value_text(value: &Value) -> Cow<'_, [u8]> {
         Value::Double(v) => Cow::Owned(v.to_string().into_bytes()),
         Value::Text(v) => Cow::Borrowed(v.as_bytes()),
         Value::Bytes(v) => Cow::Borrowed(v),
+        // MySQL has no arrays: PostgreSQL's text form, as `SELECT ARRAY[1,2]::text` prints it.
+        Value::Array(a) => Cow::Owned(
+            keyshard_router::array::write_text(a, keyshard_router::array::plain_element_text)
+                .into_bytes(),
+        ),
     }
 }
