@@ -567,7 +567,7 @@ impl Engine {
             .into_iter()
             .map(|u| vec![Value::Text(u.data_source), Value::Text(u.sql)])
             .collect();
-        Ok(Reply::text_rows(&["data_source_name", "actual_sql"], rows))
+        Ok(Reply::preview(rows))
     }
 
     /// The DistSQL statements the proxy answers. The repository gets as long as any of its

@@ -75,11 +75,16 @@ impl Intent<'_> {
         if let Some(load) = load {
             return Intent::CopyIn(load);
         }
-        if let Some(statement) = strip_keyword(sql, "preview") {
+        if let Some(statement) = previewed(sql) {
             return Intent::Preview(statement);
         }
         Intent::Routed
     }
+}
+
+/// The statement `PREVIEW …` previews.
+pub(crate) fn previewed(sql: &str) -> Option<&str> {
+    strip_keyword(sql, "preview")
 }
 
 /// `rest` when `sql` starts with `keyword` and white space, case-insensitively.

@@ -52,6 +52,11 @@ impl Reply {
             .collect();
         Reply::Rows { columns, rows }
     }
+
+    /// `PREVIEW`'s answer: each unit's data source and actual SQL.
+    pub fn preview(rows: Vec<Vec<Value>>) -> Self {
+        Self::text_rows(&["data_source_name", "actual_sql"], rows)
+    }
 }
 
 fn column(name: String, value: &Value) -> Column {

@@ -625,14 +625,23 @@ async fn raw_session(proxy: &PgProxy) -> tokio::net::TcpStream {
     message.extend_from_slice(&((answer.len() + 4) as u32).to_be_bytes());
     message.extend_from_slice(answer.as_bytes());
     raw.write_all(&message).await.unwrap();
-    // Read until ReadyForQuery ('Z', length 5, status).
+    read_until_ready(&mut raw).await;
+    raw
+}
+
+/// Everything up to and including the next ReadyForQuery ('Z', length 5, status).
+async fn read_until_ready(raw: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
     let mut seen = Vec::new();
-    while !seen.ends_with(&[b'Z', 0, 0, 0, 5, b'I']) {
+    loop {
         let mut byte = [0u8; 1];
         raw.read_exact(&mut byte).await.unwrap();
         seen.push(byte[0]);
+        let n = seen.len();
+        if n >= 6 && seen[n - 6..n - 1] == [b'Z', 0, 0, 0, 5] {
+            return String::from_utf8_lossy(&seen).into_owned();
+        }
     }
-    raw
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -709,25 +718,12 @@ async fn shutdown_mid_batch_answers_the_statement_first() {
 /// shards with U+FFFD in place of the bad bytes; the session goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sql_that_is_not_utf8_is_refused_and_the_session_goes_on() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let shards = PgShards::sqlite();
     let yaml = with_legacy_user(&yaml(&shards.url(0), &shards.url(1), false));
     let proxy = PgProxy::start(&yaml).await;
     proxy.client().await.batch_execute(CREATE).await.unwrap();
     let mut raw = raw_session(&proxy).await;
-    // Everything up to and including the next ReadyForQuery ('Z', length 5, status).
-    let read_until_ready = async |raw: &mut tokio::net::TcpStream| {
-        let mut seen = Vec::new();
-        loop {
-            let mut byte = [0u8; 1];
-            raw.read_exact(&mut byte).await.unwrap();
-            seen.push(byte[0]);
-            let n = seen.len();
-            if n >= 6 && seen[n - 6..n - 1] == [b'Z', 0, 0, 0, 5] {
-                return String::from_utf8_lossy(&seen).into_owned();
-            }
-        }
-    };
     // Simple query.
     raw.write_all(&message(
         b'Q',
@@ -761,7 +757,7 @@ async fn sql_that_is_not_utf8_is_refused_and_the_session_goes_on() {
 /// then closes the portal has changed nothing (PostgreSQL runs nothing before Execute).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn describe_of_a_portal_runs_nothing() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let shards = PgShards::sqlite();
     let yaml = with_legacy_user(&yaml(&shards.url(0), &shards.url(1), false));
     let proxy = PgProxy::start(&yaml).await;
@@ -783,13 +779,7 @@ async fn describe_of_a_portal_runs_nothing() {
     batch.extend(message(b'C', b"P\0"));
     batch.extend(message(b'S', b""));
     raw.write_all(&batch).await.unwrap();
-    let mut seen = Vec::new();
-    while !seen.ends_with(&[b'Z', 0, 0, 0, 5, b'I']) {
-        let mut byte = [0u8; 1];
-        raw.read_exact(&mut byte).await.unwrap();
-        seen.push(byte[0]);
-    }
-    let text = String::from_utf8_lossy(&seen);
+    let text = read_until_ready(&mut raw).await;
     // RowDescription ('T') naming both columns, and no CommandComplete ('C' … "UPDATE").
     assert!(
         text.contains("order_id") && text.contains("loud"),

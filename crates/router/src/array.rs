@@ -166,6 +166,17 @@ impl Reader<'_> {
     }
 
     /// One element, quoted or not; an unquoted `NULL` is SQL NULL.
+    /// A backslash keeps the byte after it as it is.
+    fn take_escaped(&mut self, out: &mut Vec<u8>) -> Result<(), Problem> {
+        let escaped = self
+            .bytes
+            .get(self.at + 1)
+            .ok_or(Problem::Syntax("Unexpected end of input."))?;
+        out.push(*escaped);
+        self.at += 2;
+        Ok(())
+    }
+
     fn element(&mut self) -> Result<Option<String>, Problem> {
         let mut out = Vec::new();
         if self.bytes.get(self.at) == Some(&b'"') {
@@ -177,14 +188,7 @@ impl Reader<'_> {
                         self.at += 1;
                         break;
                     }
-                    Some(b'\\') => {
-                        let escaped = self
-                            .bytes
-                            .get(self.at + 1)
-                            .ok_or(Problem::Syntax("Unexpected end of input."))?;
-                        out.push(*escaped);
-                        self.at += 2;
-                    }
+                    Some(b'\\') => self.take_escaped(&mut out)?,
                     Some(&b) => {
                         out.push(b);
                         self.at += 1;
@@ -205,12 +209,7 @@ impl Reader<'_> {
                 Some(b',' | b'}') => break,
                 Some(b'{' | b'"') => return Err(Problem::Syntax("Unexpected character.")),
                 Some(b'\\') => {
-                    let escaped = self
-                        .bytes
-                        .get(self.at + 1)
-                        .ok_or(Problem::Syntax("Unexpected end of input."))?;
-                    out.push(*escaped);
-                    self.at += 2;
+                    self.take_escaped(&mut out)?;
                     escaped_len = out.len();
                     any_escape = true;
                 }

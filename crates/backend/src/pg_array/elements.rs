@@ -197,14 +197,9 @@ pub(crate) fn decode_array(
 
 fn from_binary(bytes: &[u8], element: u32) -> Result<Value, String> {
     let parsed = parse_binary(bytes).map_err(|e| e.to_string())?;
-    let elements = parsed
-        .elements
-        .iter()
-        .map(|e| match e {
-            None => Ok(Value::Null),
-            Some(bytes) => decode_element_binary(bytes, element),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let elements = decode_all(&parsed.elements, |bytes| {
+        decode_element_binary(bytes, element)
+    })?;
     Ok(Value::Array(Array {
         element,
         dims: parsed.dims,
@@ -214,19 +209,23 @@ fn from_binary(bytes: &[u8], element: u32) -> Result<Value, String> {
 
 fn from_text(text: &str, element: u32) -> Result<Value, String> {
     let parsed = parse_text(text).map_err(|e| e.to_string())?;
-    let elements = parsed
-        .elements
-        .iter()
-        .map(|e| match e {
-            None => Ok(Value::Null),
-            Some(text) => decode_element_text(text, element),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let elements = decode_all(&parsed.elements, |text| decode_element_text(text, element))?;
     Ok(Value::Array(Array {
         element,
         dims: parsed.dims,
         elements,
     }))
+}
+
+/// Each element decoded, a missing one as NULL.
+fn decode_all<E>(
+    elements: &[Option<E>],
+    decode: impl Fn(&E) -> Result<Value, String>,
+) -> Result<Vec<Value>, String> {
+    elements
+        .iter()
+        .map(|e| e.as_ref().map_or(Ok(Value::Null), &decode))
+        .collect()
 }
 
 fn decode_element_binary(bytes: &[u8], element: u32) -> Result<Value, String> {

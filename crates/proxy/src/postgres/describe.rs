@@ -28,6 +28,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 use super::types::{oid, oid_for_values, oid_of};
 use crate::distsql;
 use crate::engine::Engine;
+use crate::intent::previewed;
 use crate::reply::Reply;
 
 /// A result column as RowDescription reports it.
@@ -113,7 +114,10 @@ pub async fn describe(
     let count = parameters.min(MAX_PARAMETERS).max(declared.len());
     let mut inferred = vec![oid::TEXT; count];
     let mut syntax_error = None;
-    let fields = match distsql_fields(sql).or_else(|| session_fields(sql)) {
+    let fields = match distsql_fields(sql)
+        .or_else(|| session_fields(sql))
+        .or_else(|| preview_fields(sql))
+    {
         Some(fields) => fields,
         None => match tree.map_or_else(|| parse(sql), |tree| Ok(vec![tree])) {
             Ok(statements) if statements.len() == 1 => {
@@ -149,6 +153,13 @@ fn session_fields(sql: &str) -> Option<Fields> {
         columns,
         rows: Vec::new(),
     }))
+}
+
+/// The columns of `PREVIEW …`, the same whatever it previews: a client that describes before
+/// it executes (asyncpg) otherwise expects no rows and waits.
+fn preview_fields(sql: &str) -> Option<Fields> {
+    previewed(sql)?;
+    Some(reply_fields(&Reply::preview(Vec::new())))
 }
 
 /// The columns of a DistSQL statement the proxy answers (`SHOW COMPUTE NODES`): known without

@@ -22,8 +22,7 @@ async def main(host, port):
                 raise RuntimeError("undo the inner block")
         except RuntimeError:
             pass
-    # = ANY($1) with a list: exactly the rows asked for. (PREVIEW is not used here: through
-    # asyncpg's extended protocol it does not answer, with or without arrays.)
+    # = ANY($1) with a list: exactly the rows asked for.
     wanted = sorted(keys)
     rows = await conn.fetch("SELECT order_id FROM t_order WHERE order_id = ANY($1) ORDER BY order_id",
                             wanted + [1])
@@ -32,6 +31,13 @@ async def main(host, port):
     one = await conn.fetch(
         "SELECT order_id FROM t_order WHERE order_id = ANY($1) AND user_id = ANY($2)", keys[:1], [1])
     assert [r[0] for r in one] == keys[:1], one
+    # PREVIEW and a computed column: asyncpg describes before it executes, so the columns
+    # must be known before the statement runs.
+    preview = await conn.fetch(
+        f"PREVIEW SELECT order_id FROM t_order WHERE order_id = {keys[0]} AND user_id = 1")
+    assert len(preview) == 1 and preview[0]["data_source_name"], preview
+    loud = await conn.fetch("SELECT upper(status) AS loud FROM t_order WHERE user_id = $1", 1)
+    assert [r["loud"] for r in loud] == ["ONE"], loud
     await conn.close()
     return keys
 

@@ -109,14 +109,18 @@ impl Connection {
             return Err(PgError::new("42601", format!("syntax error: {e}")));
         }
         // Columns the statement's text does not tell: ask a shard to describe its SQL, bound
-        // with NULL parameters only to pick the shard.
+        // only to pick the shard: with NULLs, or zeros where NULL routes nowhere (`user_id =
+        // $1` on the sharding column).
         if description.fields == Fields::Unknown
             && let Some(statement) = &statement
-            && let Some(fields) = self
-                .shard_fields(statement, &vec![Value::Null; statement.param_count])
-                .await
         {
-            description.fields = Fields::Known(fields);
+            for filler in [Value::Null, Value::Int(0)] {
+                let params = vec![filler; statement.param_count];
+                if let Some(fields) = self.shard_fields(statement, &params).await {
+                    description.fields = Fields::Known(fields);
+                    break;
+                }
+            }
         }
         if let Some(statement) = &statement
             && statement.param_count > description.params.len()
