@@ -38,6 +38,10 @@ async def main(host, port):
     assert len(preview) == 1 and preview[0]["data_source_name"], preview
     loud = await conn.fetch("SELECT upper(status) AS loud FROM t_order WHERE user_id = $1", 1)
     assert [r["loud"] for r in loud] == ["ONE"], loud
+    returned = await conn.fetchrow(
+        "INSERT INTO t_order (user_id, status) VALUES ($1, 'four') RETURNING order_id, upper(status)", 4)
+    assert returned["upper"] == "FOUR", returned
+    keys.append(returned["order_id"])
     await conn.close()
     return keys
 

@@ -11,6 +11,7 @@ use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Parse, ParseComplete, PortalSuspended,
 };
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
+use sqlparser::ast;
 
 use super::Connection;
 use crate::postgres::Prepared;
@@ -101,6 +102,7 @@ impl Connection {
                 .await?;
             (Some(statement), tree)
         };
+        let returning = tree.as_ref().and_then(returning_probe);
         let known = &self.frontend.known;
         let mut description = describe(&sql, tree, highest, &parse.type_oids, known).await;
         // As PostgreSQL does, refuse at Parse what will not parse: the client would otherwise
@@ -108,18 +110,23 @@ impl Connection {
         if let Some(e) = description.syntax_error.take() {
             return Err(PgError::new("42601", format!("syntax error: {e}")));
         }
-        // Columns the statement's text does not tell: ask a shard to describe its SQL, bound
-        // only to pick the shard: with NULLs, or zeros where NULL routes nowhere (`user_id =
-        // $1` on the sharding column).
-        if description.fields == Fields::Unknown
-            && let Some(statement) = &statement
-        {
-            for filler in [Value::Null, Value::Int(0)] {
-                let params = vec![filler; statement.param_count];
-                if let Some(fields) = self.shard_fields(statement, &params).await {
-                    description.fields = Fields::Known(fields);
-                    break;
-                }
+        // Columns the statement's text does not tell: ask a shard to describe its SQL, or, for
+        // an INSERT's RETURNING list, the same list selected from the table.
+        if description.fields == Fields::Unknown {
+            let probe = match returning {
+                Some(select) => self
+                    .frontend
+                    .engine
+                    .prepare(&select, Dialect::Postgres)
+                    .await
+                    .ok()
+                    .map(|(s, _)| s),
+                None => None,
+            };
+            if let Some(statement) = probe.as_ref().or(statement.as_ref())
+                && let Some(fields) = self.described_by_a_shard(statement).await
+            {
+                description.fields = Fields::Known(fields);
             }
         }
         if let Some(statement) = &statement
@@ -149,6 +156,18 @@ impl Connection {
         wire.send(Out::ParseComplete(ParseComplete::new()))
             .await
             .map_err(wire_failed)
+    }
+
+    /// The result columns of a read, as a shard describes it. The parameters only pick the
+    /// shard: NULLs, or zeros where NULL routes nowhere (`user_id = $1` on the sharding column).
+    async fn described_by_a_shard(&self, statement: &Statement) -> Option<Vec<Field>> {
+        for filler in [Value::Null, Value::Int(0)] {
+            let params = vec![filler; statement.param_count];
+            if let Some(fields) = self.shard_fields(statement, &params).await {
+                return Some(fields);
+            }
+        }
+        None
     }
 
     /// The result columns of a read bound with `params`, as the first shard it goes to
@@ -443,4 +462,18 @@ impl Connection {
             .await
             .map_err(wire_failed)
     }
+}
+
+/// `SELECT <returning list> FROM <table>` for an INSERT … RETURNING: its columns are the
+/// INSERT's, and a shard describes a SELECT without anything being inserted.
+fn returning_probe(tree: &ast::Statement) -> Option<String> {
+    let ast::Statement::Insert(insert) = tree else {
+        return None;
+    };
+    let ast::TableObject::TableName(table) = &insert.table else {
+        return None;
+    };
+    let items = insert.returning.as_ref()?;
+    let items: Vec<String> = items.iter().map(ToString::to_string).collect();
+    Some(format!("SELECT {} FROM {table}", items.join(", ")))
 }
