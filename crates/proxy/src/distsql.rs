@@ -277,7 +277,13 @@ mod tests {
     use super::*;
 
     fn scratch_session() -> Session {
-        Session::new(1, "root".into(), None, keyshard_router::Dialect::MySql)
+        Session::new(
+            1,
+            "root".into(),
+            None,
+            keyshard_router::Dialect::MySql,
+            Default::default(),
+        )
     }
 
     #[test]

@@ -17,6 +17,7 @@ use sqlparser::ast;
 
 use crate::distsql::{self, DistSql};
 use crate::error::{Error, ErrorKind};
+use crate::identity::Identity;
 use crate::intent::Intent;
 use crate::memory::MemoryBudget;
 use crate::metrics::Metrics;
@@ -44,6 +45,7 @@ pub struct Engine {
     logins: LoginThrottle,
     memory: MemoryBudget,
     metrics: Metrics,
+    identity: Arc<Identity>,
 }
 
 impl Engine {
@@ -67,6 +69,7 @@ impl Engine {
         };
         let memory = MemoryBudget::new(config.props.statement_memory, config.props.memory_budget);
         let metrics = Metrics::new(config.key_generators.names());
+        let identity = Arc::new(Identity::of(&backend, &config).await);
         Ok(Self {
             mysql: router(Dialect::MySql),
             postgres: router(Dialect::Postgres),
@@ -78,7 +81,13 @@ impl Engine {
             logins: LoginThrottle::default(),
             memory,
             metrics,
+            identity,
         })
+    }
+
+    /// The versions the proxy reports, its shards'.
+    pub(crate) fn identity(&self) -> &Arc<Identity> {
+        &self.identity
     }
 
     /// The configuration the proxy runs.

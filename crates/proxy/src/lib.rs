@@ -13,6 +13,7 @@ mod engine;
 mod error;
 #[cfg(test)]
 mod fuzzing;
+mod identity;
 mod intent;
 mod load_data;
 mod memory;

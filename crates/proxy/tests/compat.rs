@@ -152,6 +152,14 @@ async fn sqlalchemy_on_pymysql() {
     mysql_client("sqlalchemy_keys.py", "python", &["mysql+pymysql"]).await;
 }
 
+/// SQLAlchemy's MariaDB dialect connects only to a server that says it is MariaDB, as the
+/// proxy does over MariaDB shards; it then inserts with RETURNING.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn sqlalchemy_on_mariadb_pymysql() {
+    mysql_client("sqlalchemy_keys.py", "python", &["mariadb+pymysql"]).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs MariaDB and .ci/compat.sh"]
 async fn django_on_mysql() {

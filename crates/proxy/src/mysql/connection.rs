@@ -17,7 +17,6 @@ use super::protocol::error::ProtocolError;
 use super::protocol::handshake::{self, Greeting};
 use super::protocol::packet::{DEFAULT_MAX_PAYLOAD, PacketIo};
 use super::protocol::response::{self, ResultColumn};
-use crate::dialect::mysql::SERVER_VERSION;
 use crate::distsql;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorKind};
@@ -46,7 +45,7 @@ pub async fn serve(
     let connection_id = engine.connection_id();
     let greeting = Greeting {
         connection_id,
-        server_version: SERVER_VERSION.to_owned(),
+        server_version: engine.identity().mysql_greeting(),
     };
     let login = handshake::accept(
         &mut io,
@@ -91,7 +90,13 @@ pub async fn serve(
         multi_statements: client
             .capabilities
             .contains(CapabilityFlags::CLIENT_MULTI_STATEMENTS),
-        session: Session::new(connection_id, client.user, client.database, Dialect::MySql),
+        session: Session::new(
+            connection_id,
+            client.user,
+            client.database,
+            Dialect::MySql,
+            Arc::clone(engine.identity()),
+        ),
         engine,
     };
     loop {

@@ -27,10 +27,6 @@ use crate::tls::Tls;
 const SCRAM_ITERATIONS: usize = 4096;
 const SCRAM: &str = "SCRAM-SHA-256";
 
-/// The server version clients see. A PostgreSQL version number first: drivers parse it to
-/// decide which features they may use.
-pub const SERVER_VERSION: &str = "16.0 (Keyshard)";
-
 /// Why a connection did not get past startup.
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -191,7 +187,9 @@ pub async fn accept(
         .cloned()
         .unwrap_or_default();
     for (name, value) in [
-        ("server_version", SERVER_VERSION),
+        // A PostgreSQL version number first: drivers parse it to decide which features they
+        // may use.
+        ("server_version", engine.identity().postgres.as_str()),
         ("server_encoding", "UTF8"),
         ("client_encoding", "UTF8"),
         ("DateStyle", "ISO, MDY"),

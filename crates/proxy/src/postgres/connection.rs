@@ -86,6 +86,7 @@ pub async fn serve(
         client.user,
         Some(client.database),
         Dialect::Postgres,
+        Arc::clone(counted.engine.identity()),
     );
     session.parameters = Parameters::from_startup(&client.parameters);
     let mut connection = Connection {

@@ -16,7 +16,6 @@ use std::sync::Arc;
 use crate::engine::Engine;
 use crate::tls::Tls;
 
-pub(crate) use auth::SERVER_VERSION;
 pub use connection::serve;
 
 /// A statement prepared with the protocol (Parse), prepared once through the engine.

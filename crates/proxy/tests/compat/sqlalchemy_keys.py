@@ -4,7 +4,7 @@ their generated keys, and a nested transaction (savepoint) is rolled back. argv:
 import json
 import sys
 
-from sqlalchemy import BigInteger, Integer, String, create_engine, select
+from sqlalchemy import BigInteger, FetchedValue, Integer, String, create_engine, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 
@@ -15,6 +15,20 @@ class Base(DeclarativeBase):
 class Order(Base):
     __tablename__ = "t_order"
     order_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    user_id: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(32))
+
+
+class Fetched(DeclarativeBase):
+    pass
+
+
+class FetchedOrder(Fetched):
+    """The same table with a key the server fills in: SQLAlchemy reads it back with RETURNING,
+    which it uses on MariaDB (as the proxy says its MariaDB shards are) and PostgreSQL."""
+    __tablename__ = "t_order"
+    order_id: Mapped[int] = mapped_column(BigInteger, primary_key=True,
+                                          server_default=FetchedValue())
     user_id: Mapped[int] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String(32))
 
@@ -56,4 +70,11 @@ with Session(engine) as session:
     session.commit()
     edited = session.scalars(select(Order.status).where(Order.order_id == keys[0])).one()
     assert edited == "edited", edited
+
+with Session(engine) as session:
+    fetched = FetchedOrder(user_id=8, status="fetched")
+    session.add(fetched)
+    session.commit()
+    assert fetched.order_id, "the key the proxy generated, read back"
+    keys.append(fetched.order_id)
 print(json.dumps({"keys": [str(k) for k in keys]}))

@@ -12,9 +12,6 @@ use crate::error::Error;
 use crate::reply::Reply;
 use crate::session::Session;
 
-/// The server version clients see; `-Keyshard` tells a human what they are talking to.
-pub(crate) const SERVER_VERSION: &str = "8.0.36-Keyshard";
-
 /// Session variables a client may ask for, with the values the proxy stands by. Keys are
 /// consecutive within a block and generators hand them out one apart, hence
 /// `auto_increment_increment = 1`.
@@ -47,7 +44,8 @@ const VARIABLES: &[(&str, &str)] = &[
     ("tx_isolation", "REPEATABLE-READ"),
     ("tx_read_only", "0"),
     ("transaction_read_only", "0"),
-    ("version", SERVER_VERSION),
+    // The shards' (`Identity`), which `variable` answers.
+    ("version", ""),
     ("version_comment", "Keyshard sharding proxy"),
     ("wait_timeout", "28800"),
 ];
@@ -55,7 +53,10 @@ const VARIABLES: &[(&str, &str)] = &[
 /// The first words of the statements [`recognise`] takes.
 const SESSION_WORDS: &[&str] = &["set", "use", "show", "select"];
 
-fn variable(name: &str) -> Option<&'static str> {
+fn variable<'a>(name: &str, session: &'a Session) -> Option<&'a str> {
+    if name.eq_ignore_ascii_case("version") {
+        return Some(&session.identity.mysql);
+    }
     VARIABLES
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -142,7 +143,7 @@ pub(crate) fn answer(
             vec![vec![Value::Text(database_name.to_owned())]],
         ),
         Statement::ShowWarnings => Reply::text_rows(&["Level", "Code", "Message"], Vec::new()),
-        Statement::ShowVariables(text) => show_variables(text),
+        Statement::ShowVariables(text) => show_variables(text, session),
         Statement::Select(items) => {
             let (names, values): (Vec<String>, Vec<Value>) = items
                 .into_iter()
@@ -157,7 +158,7 @@ fn strip_quotes(name: &str) -> &str {
     name.trim_matches(|c| c == '`' || c == '"' || c == '\'')
 }
 
-fn show_variables(text: &str) -> Reply {
+fn show_variables(text: &str, session: &Session) -> Reply {
     // `LIKE 'pattern'` or `WHERE Variable_name = 'x'` / `IN (...)`: every quoted name or pattern.
     let patterns: Vec<String> = text
         .split('\'')
@@ -168,10 +169,11 @@ fn show_variables(text: &str) -> Reply {
     let rows = VARIABLES
         .iter()
         .filter(|(name, _)| patterns.is_empty() || patterns.iter().any(|p| like(name, p)))
-        .map(|(name, value)| {
+        .map(|(name, _)| {
+            let value = variable(name, session).unwrap_or_default();
             vec![
                 Value::Text((*name).to_owned()),
-                Value::Text((*value).to_owned()),
+                Value::Text(value.to_owned()),
             ]
         })
         .collect();
@@ -252,17 +254,17 @@ fn value_of(value: &SessionValue, session: &Session) -> Value {
             "autocommit" => Value::Int(session.autocommit.into()),
             "transaction_isolation" | "tx_isolation" => match characteristics.isolation {
                 Some(level) => Value::Text(level.sql().replace(' ', "-")),
-                None => variable(name).map_or(Value::Null, typed),
+                None => variable(name, session).map_or(Value::Null, typed),
             },
             "transaction_read_only" | "tx_read_only" => {
                 Value::Int(characteristics.read_only.unwrap_or(false).into())
             }
-            name => variable(name).map_or(Value::Null, typed),
+            name => variable(name, session).map_or(Value::Null, typed),
         },
         SessionValue::User(name) => session.variables.get(name).cloned().unwrap_or(Value::Null),
         SessionValue::LastInsertId => Value::UInt(session.last_insert_id),
         SessionValue::Database => session.database.clone().map_or(Value::Null, Value::Text),
-        SessionValue::Version => Value::Text(SERVER_VERSION.to_owned()),
+        SessionValue::Version => Value::Text(session.identity.mysql.clone()),
         SessionValue::ConnectionId => Value::UInt(session.connection_id.into()),
         SessionValue::CurrentUser => Value::Text(format!("{}@%", session.user)),
         SessionValue::Number(n) => Value::Int(*n),

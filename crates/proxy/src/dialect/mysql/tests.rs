@@ -1,7 +1,13 @@
 use super::*;
 
 fn session() -> Session {
-    Session::new(7, "root".into(), None, keyshard_router::Dialect::MySql)
+    Session::new(
+        7,
+        "root".into(),
+        None,
+        keyshard_router::Dialect::MySql,
+        Default::default(),
+    )
 }
 
 fn rows(reply: Reply) -> (Vec<String>, Vec<Vec<Value>>) {

@@ -12,7 +12,6 @@ use keyshard_router::Value;
 
 use super::select_list;
 use crate::error::{Error, ErrorKind};
-use crate::postgres::SERVER_VERSION;
 use crate::reply::Reply;
 use crate::session::Session;
 
@@ -34,8 +33,9 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("max_identifier_length", "63"),
     ("search_path", "\"$user\", public"),
     ("server_encoding", "UTF8"),
-    ("server_version", SERVER_VERSION),
-    ("server_version_num", "160000"),
+    // The shards' (`Identity`), which `setting` answers.
+    ("server_version", ""),
+    ("server_version_num", ""),
     ("standard_conforming_strings", "on"),
     ("statement_timeout", "0"),
     ("timezone", "UTC"),
@@ -106,6 +106,8 @@ fn setting(name: &str, session: &Session) -> Option<String> {
         "transaction_read_only" => flag(current),
         "default_transaction_isolation" => level(default),
         "default_transaction_read_only" => flag(default),
+        "server_version" => &session.identity.postgres,
+        "server_version_num" => &session.identity.postgres_num,
         _ => session.parameters.get(name)?,
     };
     Some(value.to_owned())
@@ -338,7 +340,8 @@ impl SessionValue {
 fn value_of(value: SessionValue, session: &Session) -> Result<Value, Error> {
     Ok(match value {
         SessionValue::Version => Value::Text(format!(
-            "PostgreSQL {SERVER_VERSION} on x86_64-pc-linux-gnu, Keyshard sharding proxy"
+            "PostgreSQL {} on x86_64-pc-linux-gnu, Keyshard sharding proxy",
+            session.identity.postgres
         )),
         SessionValue::CurrentSchema => Value::Text("public".into()),
         SessionValue::CurrentDatabase => Value::Text(session.database.clone().unwrap_or_default()),

@@ -10,6 +10,7 @@ fn session() -> Session {
         "root".into(),
         Some("sharding_db".into()),
         Dialect::Postgres,
+        Default::default(),
     );
     session.parameters = Parameters::from_startup(&startup);
     session
