@@ -135,6 +135,54 @@ mod tests {
         assert_eq!(text, b"{1,2}");
     }
 
+    /// Truncated, overwritten and random array parameters, in both formats and as every
+    /// array type: each decodes or is refused, none panics or asks for memory its bytes do not
+    /// hold.
+    #[test]
+    fn mutated_arrays_never_panic() {
+        let types = [
+            (INT8_ARRAY, oid::INT8),
+            (1007, oid::INT4),
+            (oid::TEXT_ARRAY, oid::TEXT),
+            (1000, oid::BOOL),
+            (1001, oid::BYTEA),
+            (1022, oid::FLOAT8),
+            (1231, oid::NUMERIC),
+        ];
+        let nested = Array::new(oid::INT4, vec![Value::Int(7), Value::Null, Value::Int(-1)]);
+        let samples: Vec<Vec<u8>> = [true, false]
+            .into_iter()
+            .flat_map(|binary| {
+                let nested = Value::Array(nested.clone());
+                types::encode(&nested, 1007, binary).ok().flatten()
+            })
+            .chain([b"{{1,2},{3,4}}".to_vec(), b"{\"a\\\"\",NULL,\"\"}".to_vec()])
+            .collect();
+        for seed in crate::fuzzing::seeds(0xA11A_7E57) {
+            let mut state = seed | 1;
+            let mut next = move || {
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+            };
+            for _ in 0..5_000 {
+                let sample = &samples[(next() % samples.len() as u64) as usize];
+                let mut bytes = sample[..(next() as usize % (sample.len() + 1))].to_vec();
+                for _ in 0..(next() % 4) {
+                    if let Some(i) = (!bytes.is_empty()).then(|| next() as usize % bytes.len()) {
+                        bytes[i] = [0, 0xff, 0x7f, 0x80, b'{', b'"', b','][next() as usize % 7];
+                    }
+                }
+                if next() % 8 == 0 {
+                    bytes = (0..next() % 40).map(|_| next() as u8).collect();
+                }
+                let (array_oid, _) = types[(next() % types.len() as u64) as usize];
+                let _ = types::decode(Some(&bytes), array_oid, next() % 2 == 0);
+            }
+        }
+    }
+
     #[test]
     fn node_pg_quoted_elements_take_the_element_type() {
         assert_eq!(
