@@ -7,59 +7,13 @@ use keyshard_router::Value;
 
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
-use crate::words::starts_with_any;
+use crate::words::like;
+
+mod request;
+
 use keyshard_backend::{Backend, Outcome};
 use keyshard_config::Config;
-
-/// What a catalog statement asks.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Request {
-    /// `SHOW [FULL] TABLES`.
-    Tables { full: bool },
-    /// `SHOW [FULL] COLUMNS FROM t`, `SHOW FIELDS FROM t`, `DESCRIBE t`, `DESC t`.
-    Columns { table: String, full: bool },
-    /// `SHOW CREATE TABLE t`.
-    CreateTable { table: String },
-    /// `SHOW INDEX FROM t`, `SHOW INDEXES FROM t`, `SHOW KEYS FROM t`.
-    Indexes { table: String },
-}
-
-/// The catalog statement `sql` is, if it is one.
-pub(crate) fn request(sql: &str) -> Option<Request> {
-    let text = sql.trim().trim_end_matches(';').trim_end();
-    if !starts_with_any(text, &["show", "describe", "desc"]) {
-        return None;
-    }
-    let lower = text.to_ascii_lowercase();
-    let words: Vec<&str> = lower.split_whitespace().collect();
-    let original: Vec<&str> = text.split_whitespace().collect();
-    let name = |i: usize| {
-        original
-            .get(i)
-            .map(|w| w.trim_matches(|c| c == '`' || c == '"').to_owned())
-    };
-    match words.as_slice() {
-        ["show", "tables", ..] => Some(Request::Tables { full: false }),
-        ["show", "full", "tables", ..] => Some(Request::Tables { full: true }),
-        ["show", "columns" | "fields", "from" | "in", ..] => Some(Request::Columns {
-            table: name(3)?,
-            full: false,
-        }),
-        ["show", "full", "columns" | "fields", "from" | "in", ..] => Some(Request::Columns {
-            table: name(4)?,
-            full: true,
-        }),
-        ["describe" | "desc", _] => Some(Request::Columns {
-            table: name(1)?,
-            full: false,
-        }),
-        ["show", "create", "table", _] => Some(Request::CreateTable { table: name(3)? }),
-        ["show", "index" | "indexes" | "keys", "from" | "in", _] => {
-            Some(Request::Indexes { table: name(3)? })
-        }
-        _ => None,
-    }
-}
+pub(crate) use request::{Name, Request, request};
 
 /// What answering needs: the configuration, and the shards to read actual tables from.
 pub(crate) struct Shards<'a> {
@@ -81,14 +35,54 @@ pub(crate) async fn answer(
     database_name: &str,
 ) -> Result<Reply, Error> {
     match request {
-        Request::Tables { full } => tables(shards, full, database_name).await,
-        Request::Columns { table, full } => columns(shards, &table, full, database_name).await,
-        Request::CreateTable { table } => create_table(shards, &table, database_name).await,
-        Request::Indexes { table } => indexes(shards, &table, database_name).await,
+        Request::Tables {
+            full,
+            database,
+            like,
+        } => {
+            if let Some(database) = database
+                && !database.eq_ignore_ascii_case(database_name)
+            {
+                return Err(Error::unknown_database(&database));
+            }
+            tables(shards, full, like.as_deref(), database_name).await
+        }
+        Request::Columns { table, full, like } => {
+            let table = logic_name(table, database_name)?;
+            columns(shards, &table, full, like.as_deref(), database_name).await
+        }
+        Request::CreateTable { table } => {
+            let table = logic_name(table, database_name)?;
+            create_table(shards, &table, database_name).await
+        }
+        Request::Indexes { table } => {
+            let table = logic_name(table, database_name)?;
+            indexes(shards, &table, database_name).await
+        }
+        Request::Refused => Err(Error::unsupported(
+            "this form of a catalog statement (FROM db and LIKE 'pattern' are answered; \
+             query information_schema instead of WHERE)",
+        )),
     }
 }
 
-async fn tables(shards: &Shards<'_>, full: bool, database_name: &str) -> Result<Reply, Error> {
+/// The table a qualified name names in the logic database; a name in any other database is
+/// a table that does not exist, as MySQL says of a database that does not.
+fn logic_name(name: Name, database_name: &str) -> Result<String, Error> {
+    match name.database {
+        Some(database) if !database.eq_ignore_ascii_case(database_name) => {
+            Err(no_such_table(&database, &name.table))
+        }
+        _ => Ok(name.table),
+    }
+}
+
+async fn tables(
+    shards: &Shards<'_>,
+    full: bool,
+    pattern: Option<&str>,
+    database_name: &str,
+) -> Result<Reply, Error> {
     let config = shards.config;
     let sharding = &config.sharding;
     let mut names: Vec<String> = sharding
@@ -129,7 +123,14 @@ async fn tables(shards: &Shards<'_>, full: bool, database_name: &str) -> Result<
     }
     names.sort_by_key(|n| n.to_ascii_lowercase());
     names.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
-    let column = format!("Tables_in_{database_name}");
+    if let Some(pattern) = pattern {
+        names.retain(|n| like(n, pattern));
+    }
+    // MySQL names the column after the pattern too.
+    let column = match pattern {
+        Some(pattern) => format!("Tables_in_{database_name} ({pattern})"),
+        None => format!("Tables_in_{database_name}"),
+    };
     let rows = names
         .into_iter()
         .map(|n| {
@@ -247,6 +248,7 @@ async fn columns(
     shards: &Shards<'_>,
     table: &str,
     full: bool,
+    pattern: Option<&str>,
     database_name: &str,
 ) -> Result<Reply, Error> {
     let (data_source, actual) = first_actual(shards, table, database_name)?;
@@ -268,9 +270,14 @@ async fn columns(
              ORDER BY ordinal_position"
         ),
     };
-    let outcome = shards.run_on(&data_source, &sql).await?;
+    let mut outcome = shards.run_on(&data_source, &sql).await?;
     if outcome.rows.is_empty() {
         return Err(no_such_table(database_name, table));
+    }
+    if let Some(pattern) = pattern {
+        outcome
+            .rows
+            .retain(|row| matches!(row.first(), Some(Value::Text(field)) if like(field, pattern)));
     }
     Ok(Reply::Rows {
         columns: outcome.columns,

@@ -39,6 +39,44 @@ pub(crate) fn split_top_level(text: &str) -> Vec<&str> {
     items
 }
 
+/// SQL LIKE with `%`, `_` and `\` escapes, case-insensitive, in O(text × pattern): on a mismatch only the
+/// latest `%` is retried, one byte further, since an earlier `%` could not match more than it.
+/// (Retrying every `%` is exponential: `'%%%%%%%%%%%%%%%%%%%%z'` tied up a runtime thread.)
+pub(crate) fn like(text: &str, pattern: &str) -> bool {
+    let (t, p) = (text.as_bytes(), pattern.as_bytes());
+    let (mut ti, mut pi) = (0, 0);
+    // After the latest `%`: where the pattern resumes, and the text position it took up to.
+    let mut retry: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        // How much of the pattern matches this text byte: `\x` is x itself.
+        let step = match p.get(pi) {
+            Some(b'%') => {
+                pi += 1;
+                retry = Some((pi, ti));
+                continue;
+            }
+            Some(b'\\') if pi + 1 < p.len() => p[pi + 1].eq_ignore_ascii_case(&t[ti]).then_some(2),
+            Some(&c) if c == b'_' || c.eq_ignore_ascii_case(&t[ti]) => Some(1),
+            _ => None,
+        };
+        match step {
+            Some(n) => {
+                pi += n;
+                ti += 1;
+            }
+            None => match retry {
+                Some((resume, taken)) => {
+                    pi = resume;
+                    ti = taken + 1;
+                    retry = Some((resume, taken + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'%')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,13 @@ const SCRIPT: &[&str] = &[
     "SHOW KEYS IN `t_order`",
     "DESCRIBE t_order",
     "SHOW CREATE TABLE t_nowhere",
+    "SHOW TABLES LIKE 't\\_ord%'",
+    "SHOW TABLES LIKE 'nothing%'",
+    "SHOW COLUMNS FROM t_order LIKE 'st%'",
+    "DESCRIBE t_order 'user%'",
+    "SHOW TABLES FROM keyshard_no_such_db",
+    "DESCRIBE keyshard_no_such_db.t_order",
+    "SHOW INDEX FROM t_order IN keyshard_no_such_db",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -33,5 +40,15 @@ async fn logic_tables_reflect_as_one_mariadb_table() {
         .await
         .unwrap();
     assert_eq!(through, plain);
+    // Qualified by the logic database, as SQLAlchemy's has_table() writes it.
+    let qualified: Vec<(String, String)> = sqlx::query_as("DESCRIBE `sharding_db`.`t_order`")
+        .fetch_all(&mut both.through)
+        .await
+        .unwrap();
+    let plain: Vec<(String, String)> = sqlx::query_as("DESCRIBE t_order")
+        .fetch_all(&mut both.plain)
+        .await
+        .unwrap();
+    assert_eq!(qualified, plain);
     both.finish().await;
 }

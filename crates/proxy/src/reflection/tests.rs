@@ -1,14 +1,29 @@
 use super::*;
 
+fn name(database: Option<&str>, table: &str) -> Name {
+    Name {
+        database: database.map(Into::into),
+        table: table.into(),
+    }
+}
+
 #[test]
 fn recognises_catalog_statements() {
     assert_eq!(
         request("SHOW TABLES"),
-        Some(Request::Tables { full: false })
+        Some(Request::Tables {
+            full: false,
+            database: None,
+            like: None
+        })
     );
     assert_eq!(
-        request("show full tables from sharding_db"),
-        Some(Request::Tables { full: true })
+        request("show full tables from sharding_db like 't\\_%'"),
+        Some(Request::Tables {
+            full: true,
+            database: Some("sharding_db".into()),
+            like: Some("t\\_%".into())
+        })
     );
     for sql in [
         "DESCRIBE t_order",
@@ -18,30 +33,61 @@ fn recognises_catalog_statements() {
         assert_eq!(
             request(sql),
             Some(Request::Columns {
-                table: "t_order".into(),
-                full: false
+                table: name(None, "t_order"),
+                full: false,
+                like: None
+            }),
+            "{sql}"
+        );
+    }
+    // Qualified the ways MySQL allows, and SQLAlchemy's `DESCRIBE `db`.`t``.
+    for sql in [
+        "DESCRIBE `sharding_db`.`t_order`",
+        "SHOW COLUMNS FROM t_order IN sharding_db",
+        "show columns from sharding_db.t_order",
+    ] {
+        assert_eq!(
+            request(sql),
+            Some(Request::Columns {
+                table: name(Some("sharding_db"), "t_order"),
+                full: false,
+                like: None
             }),
             "{sql}"
         );
     }
     assert_eq!(
+        request("DESCRIBE t_order 'stat%'"),
+        Some(Request::Columns {
+            table: name(None, "t_order"),
+            full: false,
+            like: Some("stat%".into())
+        })
+    );
+    assert_eq!(
         request("SHOW FULL FIELDS IN T_Order"),
         Some(Request::Columns {
-            table: "T_Order".into(),
-            full: true
+            table: name(None, "T_Order"),
+            full: true,
+            like: None
         })
     );
     assert_eq!(
         request("SHOW CREATE TABLE `t_order`"),
         Some(Request::CreateTable {
-            table: "t_order".into()
+            table: name(None, "t_order")
         })
     );
     assert_eq!(
-        request("show keys in t_order"),
+        request("show keys in t_order from sharding_db"),
         Some(Request::Indexes {
-            table: "t_order".into()
+            table: name(Some("sharding_db"), "t_order")
         })
+    );
+    // A filter the proxy cannot evaluate is refused, not answered unfiltered.
+    assert_eq!(
+        request("SHOW TABLES WHERE Tables_in_sharding_db = 'x'"),
+        Some(Request::Refused)
     );
     assert_eq!(
         rename_definition(

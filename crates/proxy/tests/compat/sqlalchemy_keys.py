@@ -4,7 +4,8 @@ their generated keys, and a nested transaction (savepoint) is rolled back. argv:
 import json
 import sys
 
-from sqlalchemy import BigInteger, FetchedValue, Integer, String, create_engine, select
+from sqlalchemy import (BigInteger, FetchedValue, Integer, MetaData, String, Table, create_engine,
+                        inspect, select)
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 
@@ -70,6 +71,14 @@ with Session(engine) as session:
     session.commit()
     edited = session.scalars(select(Order.status).where(Order.order_id == keys[0])).one()
     assert edited == "edited", edited
+
+if scheme.startswith(("mysql", "mariadb")):
+    # Reflection reads the logic table (has_table() runs DESCRIBE `db`.`t`).
+    inspector = inspect(engine)
+    assert inspector.has_table("t_order") and not inspector.has_table("t_nowhere")
+    assert "t_order" in inspector.get_table_names(), inspector.get_table_names()
+    reflected = Table("t_order", MetaData(), autoload_with=engine)
+    assert [c.name for c in reflected.columns] == ["order_id", "user_id", "status"], reflected
 
 with Session(engine) as session:
     fetched = FetchedOrder(user_id=8, status="fetched")

@@ -11,6 +11,7 @@ use super::select_list;
 use crate::error::Error;
 use crate::reply::Reply;
 use crate::session::Session;
+use crate::words::like;
 
 /// Session variables a client may ask for, with the values the proxy stands by. Keys are
 /// consecutive within a block and generators hand them out one apart, hence
@@ -178,37 +179,6 @@ fn show_variables(text: &str, session: &Session) -> Reply {
         })
         .collect();
     Reply::text_rows(&["Variable_name", "Value"], rows)
-}
-
-/// SQL LIKE with `%` and `_`, case-insensitive, in O(text × pattern): on a mismatch only the
-/// latest `%` is retried, one byte further, since an earlier `%` could not match more than it.
-/// (Retrying every `%` is exponential: `'%%%%%%%%%%%%%%%%%%%%z'` tied up a runtime thread.)
-fn like(text: &str, pattern: &str) -> bool {
-    let (t, p) = (text.as_bytes(), pattern.as_bytes());
-    let (mut ti, mut pi) = (0, 0);
-    // After the latest `%`: where the pattern resumes, and the text position it took up to.
-    let mut retry: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        match p.get(pi) {
-            Some(b'%') => {
-                pi += 1;
-                retry = Some((pi, ti));
-            }
-            Some(&c) if c == b'_' || c.eq_ignore_ascii_case(&t[ti]) => {
-                pi += 1;
-                ti += 1;
-            }
-            _ => match retry {
-                Some((resume, taken)) => {
-                    pi = resume;
-                    ti = taken + 1;
-                    retry = Some((resume, taken + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'%')
 }
 
 fn session_value(expr: &str) -> Option<SessionValue> {

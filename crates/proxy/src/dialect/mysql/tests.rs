@@ -102,6 +102,9 @@ fn other_statements_are_not_answered() {
 #[test]
 fn like_patterns() {
     assert!(like("auto_increment_increment", "auto%"));
+    assert!(like("t_order", "t\\_ord%"));
+    assert!(!like("txorder", "t\\_ord%"));
+    assert!(like("100%", "100\\%"));
     assert!(like("tx_isolation", "tx\\_isolation") || like("tx_isolation", "tx_isolation"));
     assert!(!like("version", "ver"));
     assert!(like("version", "v_rs%"));
