@@ -3,14 +3,15 @@
 //! CLIENT_SSL, PostgreSQL's SSLRequest).
 
 use std::future::Future;
-use std::io;
+use std::io::{self, Cursor};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, Chain, Join, ReadBuf};
 use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::pki_types::pem::{self, PemObject};
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -117,14 +118,7 @@ impl Upgrade for Stream {
         let Self::Plain(tcp) = std::mem::replace(self, Self::Upgrading) else {
             return Err(io::Error::other("TLS was already started"));
         };
-        let stream = tls
-            .acceptor
-            .accept(Rewind {
-                buffered,
-                read: 0,
-                inner: tcp,
-            })
-            .await?;
+        let stream = tls.acceptor.accept(rewind(tcp, buffered)).await?;
         *self = Self::Tls(Box::new(stream));
         Ok(())
     }
@@ -182,51 +176,11 @@ impl AsyncWrite for Stream {
 }
 
 /// A TCP stream that first gives back bytes already read from it.
-#[derive(Debug)]
-pub struct Rewind {
-    buffered: Vec<u8>,
-    read: usize,
-    inner: TcpStream,
-}
+pub type Rewind = Join<Chain<Cursor<Vec<u8>>, OwnedReadHalf>, OwnedWriteHalf>;
 
-impl AsyncRead for Rewind {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let rest = &this.buffered[this.read..];
-        if rest.is_empty() {
-            return Pin::new(&mut this.inner).poll_read(cx, buf);
-        }
-        let n = rest.len().min(buf.remaining());
-        buf.put_slice(&rest[..n]);
-        this.read += n;
-        if this.read == this.buffered.len() {
-            this.buffered = Vec::new();
-            this.read = 0;
-        }
-        Poll::Ready(Ok(()))
-    }
-}
-
-impl AsyncWrite for Rewind {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
-    }
+fn rewind(tcp: TcpStream, buffered: Vec<u8>) -> Rewind {
+    let (read, write) = tcp.into_split();
+    tokio::io::join(Cursor::new(buffered).chain(read), write)
 }
 
 #[cfg(test)]

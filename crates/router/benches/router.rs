@@ -7,7 +7,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use keyshard_router::{Dialect, Prepared, Router, Shape, Value};
+use keyshard_router::{Dialect, Metadata, Plan, Prepared, PreparedInsert, Router, Shape, Value};
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
@@ -80,46 +80,43 @@ fn router(c: &mut Criterion) {
 
     // The shape's plan is prepared once; each statement is cut and bound.
     let text = "INSERT INTO t_order (user_id, status) VALUES (7, 'OK')";
-    let shape = Shape::of(text, Dialect::MySql).unwrap();
-    let Prepared::Insert(from_shape) = router.prepare(shape.text(), &metadata).unwrap() else {
-        panic!("the shape is an INSERT into a sharded table");
-    };
+    let from_shape = by_shape(&router, text, &metadata);
     let mut shaped = c.benchmark_group("by shape");
     shaped.throughput(Throughput::Elements(1));
     shaped.bench_function("one-row", |b| {
-        b.iter(|| {
-            let shape = Shape::of(black_box(text), Dialect::MySql).unwrap();
-            from_shape.bind_shape(text, &shape).unwrap()
-        })
+        b.iter(|| cut_and_bind(&from_shape, black_box(text), Dialect::MySql))
     });
     shaped.bench_function("100-row", |b| {
-        let shape = Shape::of(&sql100, Dialect::MySql).unwrap();
-        let Prepared::Insert(from_shape) = router.prepare(shape.text(), &metadata).unwrap() else {
-            panic!("the shape is an INSERT into a sharded table");
-        };
-        b.iter(|| {
-            let shape = Shape::of(black_box(&sql100), Dialect::MySql).unwrap();
-            from_shape.bind_shape(&sql100, &shape).unwrap()
-        })
+        let from_shape = by_shape(&router, &sql100, &metadata);
+        b.iter(|| cut_and_bind(&from_shape, black_box(&sql100), Dialect::MySql))
     });
     shaped.finish();
 
     // The PostgreSQL frontend's path for the same statement (bench/callgrind.sh's pg-simple):
     // shape scan, bind, key, route, render with `$n`-free literals.
     let pg_router = Router::new(&rule, Dialect::Postgres);
-    let pg_shape = Shape::of(text, Dialect::Postgres).unwrap();
-    let Prepared::Insert(pg_insert) = pg_router.prepare(pg_shape.text(), &metadata).unwrap() else {
-        panic!("the shape is an INSERT into a sharded table");
-    };
+    let pg_insert = by_shape(&pg_router, text, &metadata);
     let mut path = c.benchmark_group("per-statement path");
     path.throughput(Throughput::Elements(1));
     path.bench_function("postgres one-row by shape", |b| {
-        b.iter(|| {
-            let shape = Shape::of(black_box(text), Dialect::Postgres).unwrap();
-            pg_insert.bind_shape(text, &shape).unwrap()
-        })
+        b.iter(|| cut_and_bind(&pg_insert, black_box(text), Dialect::Postgres))
     });
     path.finish();
+}
+
+/// The INSERT that `sql`'s shape prepares, once, as the proxy's shape cache keeps it.
+fn by_shape(router: &Router, sql: &str, metadata: &dyn Metadata) -> PreparedInsert {
+    let shape = Shape::of(sql, router.dialect()).unwrap();
+    match router.prepare(shape.text(), metadata).unwrap() {
+        Prepared::Insert(insert) => insert,
+        _ => panic!("the shape is an INSERT into a sharded table"),
+    }
+}
+
+/// What the proxy does per repeated text INSERT: cut it by its shape, bind the values.
+fn cut_and_bind(insert: &PreparedInsert, sql: &str, dialect: Dialect) -> Plan {
+    let shape = Shape::of(sql, dialect).unwrap();
+    insert.bind_shape(sql, &shape).unwrap()
 }
 
 criterion_group!(benches, router);

@@ -12,7 +12,7 @@ use crate::locate::Locator;
 use crate::{Dialect, RouteError};
 
 /// A placeholder and the 0-based parameter it stands for.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Placeholder {
     pub(crate) range: Range<usize>,
     pub(crate) index: usize,
