@@ -180,6 +180,24 @@ mod tests {
     }
 
     #[test]
+    fn arrays_are_read_by_their_element_type() {
+        let mut array = Vec::new();
+        for word in [1i32, 0, 23, 2, 1, 4, 1, 4, 2] {
+            array.extend_from_slice(&word.to_be_bytes());
+        }
+        let types = pg(&["_int4"]);
+        let rows = rows(&stream(&[Some(&array)]), &types).unwrap();
+        assert_eq!(rows, [vec![Value::Text("{1,2}".into())]]);
+        // An int8[] sent for an int4[] column is refused, not misread.
+        array[8..12].copy_from_slice(&20i32.to_be_bytes());
+        assert_eq!(code(rows_of(&array, &types)), "42804");
+    }
+
+    fn rows_of(field: &[u8], types: &[SqlType]) -> Result<Vec<Vec<Value>>, PgError> {
+        rows(&stream(&[Some(field)]), types)
+    }
+
+    #[test]
     fn bad_values_get_postgres_sqlstates() {
         let types = pg(&["int4"]);
         assert_eq!(code(rows(&stream(&[Some(&[0, 1])]), &types)), "08P01");
