@@ -1,5 +1,6 @@
-//! Bulk loads the client streams: PostgreSQL's `COPY table [(columns)] FROM STDIN` in the text
-//! and CSV formats, and MySQL's `LOAD DATA LOCAL INFILE` (read in `load_data.rs`). The rows
+//! Bulk loads the client streams: PostgreSQL's `COPY table [(columns)] FROM STDIN` in the text,
+//! CSV and binary formats (the binary layout in `binary.rs`, its values read by the PostgreSQL
+//! frontend, which knows the types), and MySQL's `LOAD DATA LOCAL INFILE` (read in `load_data.rs`). The rows
 //! become one multi-row INSERT, so that each row gets its key and goes to its
 //! shard, and the load is as atomic as any INSERT (all rows or none). The whole load is held
 //! once, as the SQL of that INSERT, so its size is bound as a statement's
@@ -45,6 +46,8 @@ pub(crate) enum Format {
         escape: char,
         header: bool,
     },
+    /// PostgreSQL's binary layout: each field in its column type's binary form.
+    Binary,
 }
 
 /// `sql` as a COPY statement: `Some(Ok)` for `COPY … FROM STDIN` in a format the proxy reads,
@@ -120,6 +123,7 @@ fn options_of(options: &str) -> Result<Format, Error> {
     for item in crate::words::split_top_level(list) {
         words.extend(tokens(item));
     }
+    let mut binary = false;
     let (mut csv, mut header, mut delimiter, mut null, mut quote, mut escape) =
         (false, false, None, None, '"', None);
     let mut words = words.into_iter().peekable();
@@ -133,18 +137,15 @@ fn options_of(options: &str) -> Result<Format, Error> {
             "format" => match value()?.to_ascii_lowercase().as_str() {
                 "csv" => csv = true,
                 "text" => csv = false,
+                "binary" => binary = true,
                 other => {
                     return Err(Error::unsupported(format!(
-                        "COPY in the {other} format (text and csv are read)"
+                        "COPY in the {other} format (text, csv and binary are read)"
                     )));
                 }
             },
             "csv" => csv = true,
-            "binary" => {
-                return Err(Error::unsupported(
-                    "COPY in the binary format (text and csv are read)",
-                ));
-            }
+            "binary" => binary = true,
             "header" => {
                 header = !matches!(
                     words.peek().map(|w| w.to_ascii_lowercase()).as_deref(),
@@ -169,6 +170,13 @@ fn options_of(options: &str) -> Result<Format, Error> {
             }
             other => return Err(bad(&format!("unknown option {other}"))),
         }
+    }
+    if binary {
+        // PostgreSQL refuses these too: the binary layout has no delimiters or NULL strings.
+        if csv || header || delimiter.is_some() || null.is_some() || escape.is_some() {
+            return Err(bad("cannot specify text or CSV options in BINARY mode"));
+        }
+        return Ok(Format::Binary);
     }
     Ok(if csv {
         Format::Csv {
@@ -248,10 +256,40 @@ impl CopyIn {
         self.columns
     }
 
+    /// Whether the data is PostgreSQL's binary layout, whose values only the frontend can
+    /// read (it knows the types' binary forms).
+    pub(crate) fn is_binary(&self) -> bool {
+        self.format == Format::Binary
+    }
+
+    /// The table the COPY loads (unquoted, without a schema) and the columns it names, or
+    /// `None` when it names none (all of the table's, in order).
+    pub(crate) fn table_and_columns(&self) -> (String, Option<Vec<String>>) {
+        let (table, list) = match self.target.split_once('(') {
+            Some((table, rest)) => (table, Some(rest.rsplit_once(')').map_or(rest, |r| r.0))),
+            None => (self.target.as_str(), None),
+        };
+        let unquote = |name: &str| name.trim().trim_matches('"').to_owned();
+        let table = table.trim();
+        let table = table.rsplit_once('.').map_or(table, |(_, t)| t);
+        let columns = list.map(|l| {
+            crate::words::split_top_level(l)
+                .into_iter()
+                .map(unquote)
+                .collect()
+        });
+        (unquote(table), columns)
+    }
+
     /// The rows of `data`, the whole stream the client sent; each row's values are text or
     /// NULL, which the shards convert to the columns' types as they would for COPY.
     pub(crate) fn rows(&self, data: &str) -> Result<Vec<Vec<Value>>, Error> {
         let rows = match &self.format {
+            Format::Binary => {
+                return Err(Error::unsupported(
+                    "binary COPY data is read by the PostgreSQL frontend",
+                ));
+            }
             Format::Text {
                 delimiter,
                 null,
@@ -495,6 +533,8 @@ fn csv_rows(
     }
     Ok(rows)
 }
+
+pub(crate) mod binary;
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! `COPY … FROM STDIN` through the PostgreSQL frontend: every row gets a key and lands on its
-//! shard, in the text and CSV formats, by the extended protocol (tokio-postgres) and the simple
-//! one (psql); a load that fails leaves nothing behind, and the connection goes on.
+//! shard, in the text, CSV and binary formats, by the extended protocol (tokio-postgres) and the
+//! simple one (psql); a load that fails leaves nothing behind, and the connection goes on. A
+//! malformed binary stream gets the SQLSTATE plain PostgreSQL gives it.
 
 mod common;
 
@@ -10,6 +11,8 @@ use std::process::{Command, Stdio};
 use bytes::Bytes;
 use common::postgres::{PgProxy, PgShards, yaml};
 use futures_util::SinkExt;
+use tokio_postgres::binary_copy::BinaryCopyInWriter;
+use tokio_postgres::types::{ToSql, Type};
 
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
@@ -88,10 +91,10 @@ async fn loads(shards: PgShards) {
     // Refused at Execute: tokio-postgres then loses step with the server, against PostgreSQL
     // itself as well, so this one goes as a simple query.
     let error = client
-        .simple_query("COPY t_order FROM STDIN (FORMAT binary)")
+        .simple_query("COPY t_order FROM '/etc/passwd'")
         .await
         .unwrap_err();
-    assert!(message(error).contains("binary"));
+    assert!(message(error).contains("STDIN"));
     assert_eq!(stored(&client).await.len(), 5, "the connection goes on");
 
     // psql's \copy streams over the simple protocol.
@@ -134,4 +137,176 @@ async fn copy_from_stdin_on_sqlite_shards() {
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
 async fn copy_from_stdin_on_postgres_shards() {
     loads(PgShards::postgres().await).await;
+}
+
+/// The SQLSTATE a COPY of `data` ends with (streamed in 3-byte pieces, so that no message
+/// holds a whole field), or `None` when it loads.
+async fn copy_code(client: &tokio_postgres::Client, sql: &str, data: &[u8]) -> Option<String> {
+    let result = async {
+        let sink = client.copy_in(sql).await?;
+        let mut sink = Box::pin(sink);
+        for piece in data.chunks(3) {
+            sink.send(Bytes::copy_from_slice(piece)).await?;
+        }
+        sink.as_mut().finish().await
+    }
+    .await;
+    result.err().map(|e| {
+        e.as_db_error()
+            .map_or_else(|| e.to_string(), |d| d.code().code().to_owned())
+    })
+}
+
+/// A binary COPY stream of rows of (int4 user_id, varchar status) fields given as bytes.
+fn binary_stream(rows: &[&[Option<&[u8]>]]) -> Vec<u8> {
+    let mut out = b"PGCOPY\n\xff\r\n\0".to_vec();
+    out.extend_from_slice(&[0; 8]);
+    for row in rows {
+        out.extend_from_slice(&(row.len() as i16).to_be_bytes());
+        for field in *row {
+            match field {
+                None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+                Some(b) => {
+                    out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                    out.extend_from_slice(b);
+                }
+            }
+        }
+    }
+    out.extend_from_slice(&(-1i16).to_be_bytes());
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn binary_copy_on_postgres_shards() {
+    let shards = PgShards::postgres().await;
+    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
+    let client = proxy.client().await;
+    client.batch_execute(CREATE).await.unwrap();
+
+    // tokio-postgres' BinaryCopyInWriter, as asyncpg's copy_records_to_table: no key column.
+    let sql = "COPY t_order (user_id, status) FROM STDIN (FORMAT binary)";
+    let sink = client.copy_in(sql).await.unwrap();
+    let writer = BinaryCopyInWriter::new(sink, &[Type::INT4, Type::VARCHAR]);
+    let mut writer = Box::pin(writer);
+    let mut expected = Vec::new();
+    for user in 0..40i32 {
+        let status = (user % 3 != 0).then(|| format!("s'{user}\\"));
+        let fields: [&(dyn ToSql + Sync); 2] = [&user, &status];
+        writer.as_mut().write(&fields).await.unwrap();
+        expected.push((user, status));
+    }
+    assert_eq!(writer.as_mut().finish().await.unwrap(), 40);
+    let rows = stored(&client).await;
+    let mut seen: Vec<_> = rows.iter().map(|(_, u, s)| (*u, s.clone())).collect();
+    seen.sort();
+    assert_eq!(seen, expected);
+    // Each generated key is stored once, where the rule puts it: ds_{user_id % 2}.t_order_{key % 2}.
+    let mut placed = Vec::new();
+    for ds in 0..2 {
+        for table in 0..2 {
+            for key in shards.ids(ds, table).await {
+                let (_, user, _) = rows.iter().find(|(k, _, _)| *k == key).unwrap();
+                assert_eq!((*user as usize % 2, key as usize % 2), (ds, table));
+                placed.push(key);
+            }
+        }
+    }
+    placed.sort_unstable();
+    placed.dedup();
+    assert_eq!(placed.len(), 40);
+
+    // Malformed streams: the same SQLSTATE as one plain PostgreSQL database, nothing stored,
+    // and the connection goes on.
+    let plain = {
+        let config: tokio_postgres::Config = shards.url(0).parse().unwrap();
+        common::postgres::connect(&config).await.unwrap()
+    };
+    plain
+        .batch_execute(
+            "CREATE TABLE plain_order (order_id BIGSERIAL PRIMARY KEY, user_id INT NOT NULL, \
+             status VARCHAR(32))",
+        )
+        .await
+        .unwrap();
+    let one: &[u8] = &1i32.to_be_bytes();
+    let mut truncated = binary_stream(&[&[Some(one), Some(b"x")]]);
+    truncated.truncate(truncated.len() - 4);
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "signature",
+            b"PGCOPY\n\xff\r\n\x01\0\0\0\0\0\0\0\0\xff\xff".to_vec(),
+        ),
+        ("text data", b"1\tone\n".to_vec()),
+        ("truncated", truncated),
+        ("field count", binary_stream(&[&[Some(one)]])),
+        ("negative length", {
+            let mut s = binary_stream(&[&[Some(one), Some(b"x")]]);
+            s[21..25].copy_from_slice(&(-2i32).to_be_bytes());
+            s
+        }),
+        ("huge length", {
+            let mut s = binary_stream(&[&[Some(one), Some(b"x")]]);
+            s[21..25].copy_from_slice(&i32::MAX.to_be_bytes());
+            s
+        }),
+        ("short int4", binary_stream(&[&[Some(&[0, 1]), Some(b"x")]])),
+        (
+            "long int4",
+            binary_stream(&[&[Some(&[0, 0, 0, 0, 1]), Some(b"x")]]),
+        ),
+        (
+            "not UTF-8",
+            binary_stream(&[&[Some(one), Some(&[0xff, 0xfe])]]),
+        ),
+        ("data after trailer", {
+            let mut s = binary_stream(&[&[Some(one), Some(b"x")]]);
+            s.extend_from_slice(&[0, 1]);
+            s
+        }),
+    ];
+    let columns = "(user_id, status) FROM STDIN (FORMAT binary)";
+    for (what, data) in &cases {
+        let theirs = copy_code(&plain, &format!("COPY plain_order {columns}"), data).await;
+        let ours = copy_code(&client, &format!("COPY t_order {columns}"), data).await;
+        assert!(theirs.is_some(), "{what}: PostgreSQL took it");
+        assert_eq!(ours, theirs, "{what}");
+        assert_eq!(stored(&client).await.len(), 40, "{what}: nothing stored");
+    }
+    // A good stream split at every third byte loads.
+    let good = binary_stream(&[
+        &[Some(one), None],
+        &[Some(&2i32.to_be_bytes()), Some(b"two")],
+    ]);
+    assert_eq!(
+        copy_code(&client, &format!("COPY t_order {columns}"), &good).await,
+        None
+    );
+    assert_eq!(stored(&client).await.len(), 42);
+
+    // Without a column list the fields are the table's columns, the key among them (old
+    // spelling of the option).
+    let sink = client
+        .copy_in("COPY t_order FROM STDIN BINARY")
+        .await
+        .unwrap();
+    let mut writer = Box::pin(BinaryCopyInWriter::new(
+        sink,
+        &[Type::INT8, Type::INT4, Type::VARCHAR],
+    ));
+    let fields: [&(dyn ToSql + Sync); 3] = [&77i64, &3i32, &"keyed"];
+    writer.as_mut().write(&fields).await.unwrap();
+    assert_eq!(writer.as_mut().finish().await.unwrap(), 1);
+    assert!(shards.ids(1, 1).await.contains(&77));
+    // A column the table does not have is refused before any data is asked for (as a simple
+    // query: refused at Execute, tokio-postgres loses step, against PostgreSQL too).
+    let error = client
+        .simple_query("COPY t_order (user_id, nope) FROM STDIN (FORMAT binary)")
+        .await
+        .unwrap_err();
+    assert!(message(error).contains("nope"));
+    assert_eq!(stored(&client).await.len(), 43, "the connection goes on");
+    proxy.stop().await;
+    shards.cleanup().await;
 }

@@ -29,8 +29,18 @@ fn statements() {
     assert_eq!(old.columns(), None);
     assert!(parse("COPY t_order TO STDOUT").is_none_or(|r| r.is_err()));
     assert!(parse("COPY t_order FROM '/etc/passwd'").unwrap().is_err());
+    let binary = parse("COPY t_order FROM STDIN (FORMAT binary)")
+        .unwrap()
+        .unwrap();
+    assert!(binary.is_binary());
+    assert_eq!(binary.table_and_columns(), ("t_order".to_owned(), None));
+    let old = parse("COPY public.\"t_order\" (user_id, \"status\") FROM STDIN BINARY");
+    let old = old.unwrap().unwrap();
+    assert!(old.is_binary());
+    let columns = Some(vec!["user_id".to_owned(), "status".to_owned()]);
+    assert_eq!(old.table_and_columns(), ("t_order".to_owned(), columns));
     assert!(
-        parse("COPY t_order FROM STDIN (FORMAT binary)")
+        parse("COPY t FROM STDIN (FORMAT binary, DELIMITER ',')")
             .unwrap()
             .is_err()
     );

@@ -3,6 +3,9 @@
 
 use std::time::Instant;
 
+use keyshard_backend::SqlType;
+use keyshard_router::Value;
+
 use super::Engine;
 use crate::copy::CopyIn;
 use crate::error::{Error, ErrorKind};
@@ -16,23 +19,41 @@ impl Engine {
         self.config.props.statement_memory / 4
     }
 
-    /// Inserts the rows of `data`, what the client streamed for `copy`.
+    /// Inserts the rows of `data`, what the client streamed for `copy` in text or CSV.
     pub(crate) async fn copy_in(
         &self,
         session: &mut Session,
         copy: &CopyIn,
         data: Vec<u8>,
     ) -> Result<Reply, Error> {
-        let started = Instant::now();
-        let reply = async {
-            let data = String::from_utf8(data).map_err(|e| {
+        let rows = String::from_utf8(data)
+            .map_err(|e| {
                 Error::new(
                     ErrorKind::InvalidEncoding,
                     format!("invalid byte sequence for encoding \"UTF8\" in COPY data: {e}"),
                 )
-            })?;
-            let rows = copy.rows(&data)?;
-            drop(data);
+            })
+            .and_then(|data| copy.rows(&data));
+        match rows {
+            Ok(rows) => self.copy_rows(session, copy, rows).await,
+            Err(e) => {
+                let reply = Err(e);
+                self.finished(session, "copy", Instant::now(), &reply);
+                reply
+            }
+        }
+    }
+
+    /// Inserts `rows`, read from what the client streamed for `copy` (by `copy_in`, or by the
+    /// PostgreSQL frontend for the binary format).
+    pub(crate) async fn copy_rows(
+        &self,
+        session: &mut Session,
+        copy: &CopyIn,
+        rows: Vec<Vec<Value>>,
+    ) -> Result<Reply, Error> {
+        let started = Instant::now();
+        let reply = async {
             if rows.is_empty() {
                 return Ok(Reply::done());
             }
@@ -43,5 +64,43 @@ impl Engine {
         .await;
         self.finished(session, "copy", started, &reply);
         reply
+    }
+
+    /// The declared types of the columns `copy` loads, in its order: what a binary COPY's
+    /// fields are read as. Read from the logic table's metadata (loaded now when the table was
+    /// created after start).
+    pub(crate) async fn copy_column_types(&self, copy: &CopyIn) -> Result<Vec<SqlType>, Error> {
+        let (table, named) = copy.table_and_columns();
+        let metadata = self.backend.metadata();
+        if metadata.columns(&table).is_none()
+            && let Some(rule) = self.config.sharding.table(&table)
+            && let Err(e) = self.backend.refresh_metadata(rule).await
+        {
+            tracing::debug!("columns of {table} not read: {e}");
+        }
+        let Some(columns) = metadata.columns(&table) else {
+            return Err(Error::unsupported(format!(
+                "binary COPY into {table}: its column types are not known (only sharded \
+                 tables' are)"
+            )));
+        };
+        let Some(named) = named else {
+            return Ok(columns.iter().map(|c| c.ty).collect());
+        };
+        named
+            .iter()
+            .map(|name| {
+                columns
+                    .iter()
+                    .find(|c| c.name.eq_ignore_ascii_case(name))
+                    .map(|c| c.ty)
+                    .ok_or_else(|| {
+                        Error::new(
+                            ErrorKind::UnknownTable,
+                            format!("column \"{name}\" of relation \"{table}\" does not exist"),
+                        )
+                    })
+            })
+            .collect()
     }
 }

@@ -5,6 +5,7 @@ mod arrays;
 mod auth;
 mod command;
 mod connection;
+mod copy_binary;
 mod describe;
 mod formats;
 mod pg_error;

@@ -6,6 +6,7 @@ use pgwire::messages::copy::CopyInResponse;
 
 use super::Connection;
 use crate::copy::CopyIn;
+use crate::postgres::copy_binary;
 use crate::postgres::pg_error::PgError;
 use crate::postgres::wire::{Wire, WireError};
 use crate::reply::Reply;
@@ -19,12 +20,25 @@ impl Connection {
         wire: &mut Wire,
         copy: &CopyIn,
     ) -> Result<Result<String, PgError>, WireError> {
-        let columns = copy.columns().unwrap_or(0);
+        // A binary load's fields are read by its columns' types, known before the data comes.
+        let types = if copy.is_binary() {
+            match self.frontend.engine.copy_column_types(copy).await {
+                Ok(types) => Some(types),
+                Err(e) => {
+                    self.session.statement_failed();
+                    return Ok(Err(e.into()));
+                }
+            }
+        } else {
+            None
+        };
+        let columns = types.as_ref().map_or(copy.columns().unwrap_or(0), Vec::len);
         let width = i16::try_from(columns).unwrap_or(i16::MAX);
+        let format = i8::from(types.is_some());
         wire.send(Out::CopyInResponse(CopyInResponse::new(
-            0,
+            format,
             width,
-            vec![0; columns],
+            vec![i16::from(format); columns],
         )))
         .await?;
         wire.flush().await?;
@@ -72,7 +86,20 @@ impl Connection {
             return Ok(Err(error));
         }
         let engine = &self.frontend.engine;
-        let reply = engine.copy_in(&mut self.session, copy, data).await;
+        let reply = match types {
+            Some(types) => {
+                let rows = copy_binary::rows(&data, &types);
+                drop(data);
+                match rows {
+                    Ok(rows) => engine.copy_rows(&mut self.session, copy, rows).await,
+                    Err(e) => {
+                        self.session.statement_failed();
+                        return Ok(Err(e));
+                    }
+                }
+            }
+            None => engine.copy_in(&mut self.session, copy, data).await,
+        };
         Ok(match reply {
             Ok(Reply::Ok { affected_rows, .. }) => Ok(format!("COPY {affected_rows}")),
             Ok(Reply::Rows { rows, .. }) => Ok(format!("COPY {}", rows.len())),
