@@ -23,3 +23,39 @@ pub(crate) fn seeds(base: u64) -> impl Iterator<Item = u64> {
             seed
         })
 }
+
+/// xorshift64*: deterministic, so a failure reproduces from its seed.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Self {
+        // Zero is xorshift's one fixed point.
+        Self(seed | 1)
+    }
+
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    pub(crate) fn bytes(&mut self, max: usize) -> Vec<u8> {
+        let len = self.below(max + 1);
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+
+    /// Mostly small values and the edges of each field width.
+    pub(crate) fn interesting_byte(&mut self) -> u8 {
+        const EDGES: [u8; 8] = [0, 1, 0x7f, 0x80, 0xfb, 0xfc, 0xfe, 0xff];
+        if self.below(2) == 0 {
+            EDGES[self.below(EDGES.len())]
+        } else {
+            self.next() as u8
+        }
+    }
+}

@@ -159,13 +159,8 @@ mod tests {
             .chain([b"{{1,2},{3,4}}".to_vec(), b"{\"a\\\"\",NULL,\"\"}".to_vec()])
             .collect();
         for seed in crate::fuzzing::seeds(0xA11A_7E57) {
-            let mut state = seed | 1;
-            let mut next = move || {
-                state ^= state >> 12;
-                state ^= state << 25;
-                state ^= state >> 27;
-                state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-            };
+            let mut rng = crate::fuzzing::Rng::new(seed);
+            let mut next = move || rng.next();
             for _ in 0..5_000 {
                 let sample = &samples[(next() % samples.len() as u64) as usize];
                 let mut bytes = sample[..(next() as usize % (sample.len() + 1))].to_vec();

@@ -221,13 +221,8 @@ mod tests {
         let good = stream(&row);
         rows(&good, &types).unwrap();
         for seed in crate::fuzzing::seeds(0x5EED_C0B1) {
-            let mut state = seed | 1;
-            let mut next = move || {
-                state ^= state >> 12;
-                state ^= state << 25;
-                state ^= state >> 27;
-                state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-            };
+            let mut rng = crate::fuzzing::Rng::new(seed);
+            let mut next = move || rng.next();
             for _ in 0..5_000 {
                 let mut data = good.clone();
                 for _ in 0..=(next() % 4) {

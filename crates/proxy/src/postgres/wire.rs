@@ -435,13 +435,8 @@ mod tests {
     #[test]
     fn random_messages_never_reach_a_decoder_panic() {
         for seed in crate::fuzzing::seeds(0x9E37_79B9_7F4A_7C15) {
-            let mut state = seed;
-            let mut next = move || {
-                state ^= state >> 12;
-                state ^= state << 25;
-                state ^= state >> 27;
-                state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-            };
+            let mut rng = crate::fuzzing::Rng::new(seed);
+            let mut next = move || rng.next();
             let kinds = b"QPBEDCSHXpdcf!";
             let mut context = DecodeContext::default();
             context.awaiting_frontend_ssl = false;

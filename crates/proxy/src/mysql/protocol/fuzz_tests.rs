@@ -13,38 +13,7 @@ use super::command::*;
 use super::packet::*;
 use super::response::*;
 use super::{handshake, response};
-use crate::fuzzing::seeds;
-
-/// xorshift64*: deterministic, so a failure reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn bytes(&mut self, max: usize) -> Vec<u8> {
-        let len = self.below(max + 1);
-        (0..len).map(|_| self.next() as u8).collect()
-    }
-
-    /// Mostly small values and the edges of each field width.
-    fn interesting_byte(&mut self) -> u8 {
-        const EDGES: [u8; 8] = [0, 1, 0x7f, 0x80, 0xfb, 0xfc, 0xfe, 0xff];
-        if self.below(2) == 0 {
-            EDGES[self.below(EDGES.len())]
-        } else {
-            self.next() as u8
-        }
-    }
-}
+use crate::fuzzing::{Rng, seeds};
 
 /// Every prefix of `payload`, and copies with random bytes overwritten.
 fn mutations(rng: &mut Rng, payload: &[u8]) -> Vec<Vec<u8>> {
@@ -83,7 +52,7 @@ fn exercise_command(rng: &mut Rng, payload: &[u8]) {
 #[test]
 fn random_commands_never_panic() {
     for seed in seeds(0x9E37_79B9_7F4A_7C15) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         for _ in 0..20_000 {
             let mut payload = rng.bytes(48);
             if let Some(first) = payload.first_mut() {
@@ -101,7 +70,7 @@ fn random_commands_never_panic() {
 #[test]
 fn mutated_executes_never_panic() {
     for seed in seeds(7) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let params = [
             MyValue::Int(-1),
             MyValue::UInt(u64::MAX),
@@ -126,7 +95,7 @@ fn mutated_executes_never_panic() {
 #[test]
 fn mutated_handshake_responses_never_panic() {
     for seed in seeds(11) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let mut attrs = HashMap::new();
         attrs.insert("_os".to_owned(), "linux".to_owned());
         let caps = handshake::server_capabilities();
@@ -154,7 +123,7 @@ fn mutated_handshake_responses_never_panic() {
 #[tokio::test]
 async fn random_streams_never_panic() {
     for seed in seeds(13) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         for _ in 0..300 {
             let mut bytes = rng.bytes(64);
             // Now and then a plausible header, so that payloads get read too.
@@ -189,7 +158,7 @@ fn random_value(rng: &mut Rng) -> Value {
 #[tokio::test]
 async fn any_value_in_any_column_type_encodes() {
     for seed in seeds(17) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let types: Vec<ColumnType> = (0..=255u8)
             .filter_map(|b| ColumnType::try_from(b).ok())
             .collect();
