@@ -1,7 +1,8 @@
 //! Real client libraries through the proxy, each checked by the keys it reports against the
 //! rows stored in the shards: PyMySQL, mysql-connector-python, mysqlclient, SQLAlchemy (on
 //! PyMySQL and on psycopg), Django (on PyMySQL and on psycopg), psycopg 3, asyncpg, node mysql2
-//! and node pg. The scripts are in `tests/compat/`; `.ci/compat.sh`
+//! and node pg; SQLAlchemy with keys from the UUID generator read back by RETURNING. The scripts
+//! are in `tests/compat/`; `.ci/compat.sh`
 //! installs their pinned libraries under `~/.cache/keyshard-compat` (or
 //! `$KEYSHARD_COMPAT_DIR`).
 
@@ -31,8 +32,8 @@ fn script(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Runs a client script against `address` and returns the keys it printed.
-fn keys_from(program: &str, script_name: &str, port: u16, extra: &[&str]) -> Vec<i64> {
+/// Runs a client script against `address` and returns the keys it printed, sorted.
+fn keys_from(program: &str, script_name: &str, port: u16, extra: &[&str]) -> Vec<String> {
     let dir = compat_dir();
     let mut command = match program {
         "python" => Command::new(dir.join("venv/bin/python")),
@@ -57,13 +58,7 @@ fn keys_from(program: &str, script_name: &str, port: u16, extra: &[&str]) -> Vec
     let line = stdout.lines().last().unwrap_or_default();
     let printed: serde_like::Keys = serde_like::parse(line)
         .unwrap_or_else(|| panic!("{script_name} printed no keys: {stdout}"));
-    let mut keys: Vec<i64> = printed
-        .iter()
-        .map(|k| {
-            k.parse()
-                .unwrap_or_else(|_| panic!("{script_name}: key {k}"))
-        })
-        .collect();
+    let mut keys = printed;
     keys.sort_unstable();
     keys
 }
@@ -86,6 +81,20 @@ mod serde_like {
 
 /// [`keys_from`] off the runtime's threads: the proxy under test runs on them.
 async fn run(program: &str, script_name: &str, port: u16, extra: &[&str]) -> Vec<i64> {
+    let mut keys: Vec<i64> = run_for_text(program, script_name, port, extra)
+        .await
+        .iter()
+        .map(|k| {
+            k.parse()
+                .unwrap_or_else(|_| panic!("{script_name}: key {k}"))
+        })
+        .collect();
+    keys.sort_unstable();
+    keys
+}
+
+/// [`run`] for keys that are text (UUIDs).
+async fn run_for_text(program: &str, script_name: &str, port: u16, extra: &[&str]) -> Vec<String> {
     let (program, script_name) = (program.to_owned(), script_name.to_owned());
     let extra: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
     tokio::task::spawn_blocking(move || {
@@ -94,6 +103,112 @@ async fn run(program: &str, script_name: &str, port: u16, extra: &[&str]) -> Vec
     })
     .await
     .unwrap()
+}
+
+/// `t_item`, keyed by the UUID generator and spread over the data sources by `user_id`.
+fn with_uuid_items(yaml: &str) -> String {
+    let rule = "    t_item:\n      actualDataNodes: ds_${0..1}.t_item\n      databaseStrategy:\n        \
+                standard:\n          shardingColumn: user_id\n          \
+                shardingAlgorithmName: database_inline\n      keyGenerateStrategy:\n        \
+                column: item_id\n        keyGeneratorName: uuid\n";
+    let yaml = yaml
+        .replacen("  tables:\n", &format!("  tables:\n{rule}"), 1)
+        .replacen(
+            "  keyGenerators:\n",
+            "  keyGenerators:\n    uuid:\n      type: UUID\n",
+            1,
+        );
+    assert!(yaml.contains("keyGeneratorName: uuid") && yaml.contains("type: UUID"));
+    yaml
+}
+
+const CREATE_ITEM: &str =
+    "CREATE TABLE t_item (item_id VARCHAR(36) PRIMARY KEY, user_id INT NOT NULL)";
+
+/// SQLAlchemy with keys from the UUID generator on MariaDB shards: the keys it read back are
+/// the rows stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn sqlalchemy_uuid_keys_on_mariadb() {
+    use sqlx::{Connection, Row};
+    let shards = common::Shards::mariadb().await;
+    let proxy = common::Proxy::start(&with_uuid_items(&common::yaml(
+        &shards.url(0),
+        &shards.url(1),
+    )))
+    .await;
+    let mut conn = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    sqlx::raw_sql(CREATE_ITEM).execute(&mut conn).await.unwrap();
+    let keys = run_for_text(
+        "python",
+        "sqlalchemy_uuid_keys.py",
+        proxy.address.port(),
+        &["mariadb+pymysql"],
+    )
+    .await;
+    let mut stored = Vec::new();
+    for ds in 0..2 {
+        let mut shard = sqlx::MySqlConnection::connect(&shards.url(ds))
+            .await
+            .unwrap();
+        for row in sqlx::query("SELECT item_id FROM t_item")
+            .fetch_all(&mut shard)
+            .await
+            .unwrap()
+        {
+            stored.push(row.get::<String, _>(0));
+        }
+    }
+    stored.sort_unstable();
+    assert_eq!(stored, keys, "stored rows against reported keys");
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+/// The same on PostgreSQL shards, through psycopg.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL and .ci/compat.sh"]
+async fn sqlalchemy_uuid_keys_on_postgresql() {
+    let shards = PgShards::postgres().await;
+    let proxy = PgProxy::start(&with_uuid_items(&yaml(
+        &shards.url(0),
+        &shards.url(1),
+        false,
+    )))
+    .await;
+    proxy
+        .client()
+        .await
+        .batch_execute(CREATE_ITEM)
+        .await
+        .unwrap();
+    let keys = run_for_text(
+        "python",
+        "sqlalchemy_uuid_keys.py",
+        proxy.address.port(),
+        &["postgresql+psycopg"],
+    )
+    .await;
+    let mut stored = Vec::new();
+    for ds in 0..2 {
+        let (shard, connection) = tokio_postgres::connect(&shards.url(ds), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        for row in shard
+            .query("SELECT item_id FROM t_item", &[])
+            .await
+            .unwrap()
+        {
+            stored.push(row.get::<_, String>(0));
+        }
+    }
+    stored.sort_unstable();
+    assert_eq!(stored, keys, "stored rows against reported keys");
+    proxy.stop().await;
+    shards.cleanup().await;
 }
 
 async fn mysql_client(script_name: &str, program: &str, extra: &[&str]) {
