@@ -10,8 +10,7 @@ use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{
-    Dialect, Other, Plan, Prepared, PreparedInsert, RouteError, Router, Shape, Value,
-    substitute_session_values,
+    Dialect, Plan, PreparedInsert, RouteError, Router, Shape, Value, substitute_session_values,
 };
 use sqlparser::ast;
 
@@ -29,6 +28,7 @@ use crate::throttle::LoginThrottle;
 
 mod copy_in;
 mod insert_select;
+mod planning;
 mod session_sql;
 mod transactions;
 
@@ -515,70 +515,6 @@ impl Engine {
         })
     }
 
-    async fn plan(&self, sql: &str, dialect: Dialect) -> Result<Planned, Error> {
-        Ok(self.plan_with_tree(sql, dialect).await?.0)
-    }
-
-    /// Parses and plans `sql`, loading a table's columns first when a column-less INSERT needs
-    /// them; its syntax tree comes back beside the plan.
-    async fn plan_with_tree(
-        &self,
-        sql: &str,
-        dialect: Dialect,
-    ) -> Result<(Planned, ast::Statement), Error> {
-        let router = self.router(dialect);
-        // Parsed only once, unless the columns must be read first (a table's first statement).
-        let plan_once = || {
-            let parsed = router.parse(sql)?;
-            let prepared = router.prepare_parsed(&parsed, self.backend.metadata())?;
-            Ok::<_, RouteError>((prepared, parsed.into_statement()))
-        };
-        let (prepared, tree) = match plan_once() {
-            Err(RouteError::UnknownColumns { table }) => {
-                if let Some(rule) = self.config.sharding.table(&table) {
-                    self.backend.refresh_metadata(rule).await?;
-                }
-                plan_once()?
-            }
-            other => other?,
-        };
-        let planned = match prepared {
-            Prepared::Insert(insert) => Planned::Insert(Box::new(insert)),
-            Prepared::Query(query) => Planned::Query(Box::new(query)),
-            Prepared::Direct(direct) => Planned::Direct(Box::new(direct)),
-            Prepared::InsertSelect(select) => Planned::InsertSelect(Box::new(select)),
-            Prepared::Ddl(ddl) => Planned::Ddl(Box::new(ddl)),
-            Prepared::Other(other) => return Err(not_supported(other)),
-        };
-        Ok((planned, tree))
-    }
-
-    fn router(&self, dialect: Dialect) -> &Router {
-        match dialect {
-            Dialect::MySql => &self.mysql,
-            Dialect::Postgres => &self.postgres,
-        }
-    }
-
-    /// ShardingSphere's `PREVIEW`: where a statement would go and as what, without running it.
-    async fn preview(&self, sql: &str, dialect: Dialect) -> Result<Reply, Error> {
-        let plan = match self.plan(sql, dialect).await? {
-            Planned::Insert(insert) => insert.bind(&[])?,
-            Planned::Query(query) => query.bind(&[])?,
-            Planned::Direct(direct) => direct.bind(&[]),
-            Planned::Ddl(ddl) => ddl.plan,
-            Planned::InsertSelect(_) => {
-                return Err(Error::unsupported("PREVIEW of this statement"));
-            }
-        };
-        let rows = plan
-            .units
-            .into_iter()
-            .map(|u| vec![Value::Text(u.data_source), Value::Text(u.sql)])
-            .collect();
-        Ok(Reply::preview(rows))
-    }
-
     /// The DistSQL statements the proxy answers. The repository gets as long as any of its
     /// calls may take (`operationTimeoutMilliseconds`).
     async fn distsql(&self, session: &mut Session, statement: DistSql) -> Result<Reply, Error> {
@@ -607,15 +543,6 @@ fn first_key(plan: &Plan) -> Option<u64> {
     match plan.generated_keys.first()? {
         Key::Int(v) => u64::try_from(*v).ok(),
         Key::Text(_) => None,
-    }
-}
-
-fn not_supported(other: Other) -> Error {
-    match other {
-        Other::NotRouted => Error::unsupported("this kind of statement"),
-        Other::UnshardedTable(table) => Error::unsupported(format!(
-            "the table '{table}' without a sharding rule: no data source is configured for it"
-        )),
     }
 }
 
