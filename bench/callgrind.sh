@@ -3,7 +3,10 @@
 # time and even CPU ticks are not (a shared machine), so each optimisation can be weighed.
 #
 #   bash bench/callgrind.sh [statements] [case…]     (default 2000; all cases)
-#   cases: pg-simple pg-extended pg-prepared mysql-text mysql-prepared
+#   cases: pg-simple pg-extended pg-prepared mysql-text mysql-prepared pg-bulk mysql-bulk
+#
+# The bulk cases send a 1,000-row INSERT (as bench/cpu.sh does), BULK_N of them (default 50)
+# after 20 for warm-up, and also print instructions per row.
 #
 # Keyshard runs under callgrind with two shards; one client sends a warm-up (pools filled,
 # shapes learnt), the counters are zeroed, the client sends `statements` single-row INSERTs
@@ -17,7 +20,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-2000}
 shift || true
-CASES=${*:-pg-simple pg-extended pg-prepared mysql-text mysql-prepared}
+CASES=${*:-pg-simple pg-extended pg-prepared mysql-text mysql-prepared pg-bulk mysql-bulk}
+BULK_N=${BULK_N:-50}
 OUT=${CALLGRIND_OUT:-/tmp/keyshard-callgrind}
 mkdir -p "$OUT"
 WORK=$(mktemp -d)
@@ -54,6 +58,18 @@ function event()
   stmt:execute()
 end
 LUA
+VALUES=$(seq 1 1000 | awk '{printf "%s(%d, '"'"'new'"'"')", (NR > 1 ? ", " : ""), $1}')
+echo "INSERT INTO t_order (user_id, status) VALUES $VALUES;" > "$WORK/bulk.sql"
+cat > "$WORK/bulk.lua" <<LUA
+function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+  sql = "INSERT INTO t_order (user_id, status) VALUES $VALUES"
+end
+function event()
+  con:query(sql)
+end
+LUA
 
 # start CONFIG NAME: Keyshard under callgrind, counting nothing until told.
 start() {
@@ -61,19 +77,23 @@ start() {
     "$KEYSHARD_BIN" serve --config "$1" > "$WORK/$2.log" 2>&1 &
   KS=$!
 }
-# count NAME COMMAND…: warm-up with COMMAND 300, zero, COMMAND N, dump; prints Ir / statement.
+# count NAME COMMAND…: warm-up with COMMAND $WARM (300), zero, COMMAND $COUNT (N), dump;
+# prints Ir / statement.
 count() {
-  local name=$1
+  local name=$1 n=${COUNT:-$N}
   shift
-  "$@" 300 >/dev/null
+  "$@" "${WARM:-300}" >/dev/null
   callgrind_control -z "$KS" >/dev/null 2>&1
-  "$@" "$N" >/dev/null
+  "$@" "$n" >/dev/null
   callgrind_control -d "$name" "$KS" >/dev/null 2>&1
   local dump total
   # Dumps are named after the process: <start name>.<pid>.<dump number>.
   dump=$(ls -t "$OUT"/*."$KS".* | head -n 1)
   total=$(awk '/^(summary|totals):/ {print $2; exit}' "$dump")
-  printf '%-16s %10d instructions per statement (%s)\n' "$name" "$((total / N))" "$dump"
+  printf '%-16s %10d instructions per statement (%s)\n' "$name" "$((total / n))" "$dump"
+  if [[ $name == *-bulk ]]; then
+    printf '%-16s %10d instructions per row\n' "$name" "$((total / n / 1000))"
+  fi
 }
 stop() { kill "$KS"; wait "$KS" 2>/dev/null || true; KS=; }
 
@@ -89,7 +109,7 @@ my_up() {
     sleep 0.2
   done
 }
-pgb() { PGPASSWORD=root pgbench -n -f bench/insert.sql -M "$1" -c 1 -t "$2" -h 127.0.0.1 -p 6633 -U root sharding_db; }
+pgb() { PGPASSWORD=root pgbench -n -f "${SCRIPT:-bench/insert.sql}" -M "$1" -c 1 -t "$2" -h 127.0.0.1 -p 6633 -U root sharding_db; }
 sb() {
   sysbench "$1" --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=3510 --mysql-user=root \
     --mysql-password=root --mysql-db=sharding_db --threads=1 --time=0 --events="$2" run
@@ -104,6 +124,7 @@ if [[ " $CASES " == *" pg-"* ]]; then
   for mode in simple extended prepared; do
     [[ " $CASES " == *" pg-$mode "* ]] && count "pg-$mode" pgb $mode
   done
+  [[ " $CASES " == *" pg-bulk "* ]] && SCRIPT=$WORK/bulk.sql WARM=20 COUNT=$BULK_N count pg-bulk pgb simple
   stop
 fi
 if [[ " $CASES " == *" mysql-"* ]]; then
@@ -113,5 +134,6 @@ if [[ " $CASES " == *" mysql-"* ]]; then
   mariadb --protocol=tcp -h127.0.0.1 -P3510 -uroot -proot sharding_db -e "$CREATE"
   [[ " $CASES " == *" mysql-text "* ]] && count mysql-text sb bench/insert.lua
   [[ " $CASES " == *" mysql-prepared "* ]] && count mysql-prepared sb "$WORK/prepared.lua"
+  [[ " $CASES " == *" mysql-bulk "* ]] && WARM=20 COUNT=$BULK_N count mysql-bulk sb "$WORK/bulk.lua"
   stop
 fi

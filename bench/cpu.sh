@@ -17,8 +17,8 @@
 #   MySQL, against HAProxy (TCP relay, nbthread 1): sysbench INSERT as text (COM_QUERY) and as
 #     server-side prepared statements (COM_STMT_EXECUTE), and a point SELECT.
 #   Bulk: a 1,000-row INSERT through Keyshard against the same statement straight to the
-#     database (rows/s, wall time here since it is throughput that is asked of it), with
-#     Keyshard's CPU per row and its peak resident memory.
+#     database (rows/s, wall time here since it is throughput that is asked of it; alternating
+#     rounds), with Keyshard's CPU per row and its peak resident memory.
 #
 # Needs PostgreSQL on 127.0.0.1:5432 (user postgres, trust) and MariaDB on 127.0.0.1:3306
 # (root, no password). Installs pgbouncer, haproxy and sysbench (Debian packages) when it runs
@@ -32,6 +32,8 @@ CLIENTS=${2:-4}
 ROUNDS=${3:-3}
 BULK_ROWS=1000
 BULK_STATEMENTS=${BULK_STATEMENTS:-30}
+# BULK_ONLY=1 runs the 1,000-row INSERT cases alone.
+BULK_ONLY=${BULK_ONLY:-0}
 HZ=$(getconf CLK_TCK)
 WORK=$(mktemp -d)
 chmod 755 "$WORK"
@@ -140,6 +142,37 @@ bulk_values() { # rows: "(1, 'new'), (2, 'new'), …"
   seq 1 "$1" | awk '{printf "%s(%d, '"'"'new'"'"')", (NR > 1 ? ", " : ""), $1}'
 }
 peak_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
+# bulk_compare NAME KS_PID -- DIRECT_COMMAND… -- KS_COMMAND…: the 1,000-row statement straight
+# to the database and through Keyshard, alternating for `rounds` rounds (the machine's load
+# moves a single run's ratio by ±0.3); rates are averaged over the rounds, Keyshard's CPU
+# summed.
+bulk_compare() {
+  local name=$1 ks_pid=$2
+  shift 3
+  local direct=() ks=()
+  while [ "$1" != -- ]; do direct+=("$1"); shift; done
+  shift
+  ks=("$@")
+  "${ks[@]}" >/dev/null # warm-up
+  local d_sum=0 k_sum=0 t_sum=0 d k t
+  for round in $(seq 1 "$ROUNDS"); do
+    if [ $((round % 2)) = 1 ]; then
+      d=$("${direct[@]}")
+      read -r t k < <(measure "$ks_pid" "${ks[@]}")
+    else
+      read -r t k < <(measure "$ks_pid" "${ks[@]}")
+      d=$("${direct[@]}")
+    fi
+    echo "$name round $round: direct $((d * BULK_ROWS)) rows/s, Keyshard $((k * BULK_ROWS)) rows/s"
+    d_sum=$((d_sum + d)) k_sum=$((k_sum + k)) t_sum=$((t_sum + t))
+  done
+  awk -v name="$name" -v d="$d_sum" -v k="$k_sum" -v t="$t_sum" -v hz="$HZ" -v s="$((BULK_STATEMENTS * ROUNDS))" \
+    -v rounds="$ROUNDS" -v rows=$BULK_ROWS -v peak="$(peak_kib "$ks_pid")" 'BEGIN {
+      d /= rounds; k /= rounds;
+      printf "%s: direct %.0f rows/s, Keyshard %.0f rows/s (%.2f×), Keyshard %.2f µs CPU/row, peak RSS %d KiB\n\n",
+        name, d * rows, k * rows, k / d, t * 1e6 / hz / s / rows, peak;
+      printf "%s rows/s|%.0f|direct %.0f|%.2f\n", name, k * rows, d * rows, k / d >> "'"$RESULTS"'" }'
+}
 
 # --- PostgreSQL ----------------------------------------------------------------------------
 if [ $PG = 1 ]; then
@@ -195,25 +228,22 @@ SQL
   ks_pg() { PGPASSWORD=root pgbench_rate -h 127.0.0.1 -p 6533 -U root "$@" sharding_db; }
   bouncer() { pgbench_rate -h 127.0.0.1 -p 6532 -U postgres "$@"; }
   for mode in simple extended; do
+    [ "$BULK_ONLY" = 1 ] && break
     compare "PG INSERT -M $mode" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" pgbouncer -- \
       ks_pg -f bench/insert.sql -M $mode -c "$CLIENTS" -j 2 -t $per_client -- \
       bouncer -f bench/insert.sql -M $mode -c "$CLIENTS" -j 2 -t $per_client ks_cpu_direct
   done
-  compare "PG INSERT -M prepared" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" "pgb(session)" -- \
+  [ "$BULK_ONLY" = 1 ] || compare "PG INSERT -M prepared" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" "pgb(session)" -- \
     ks_pg -f bench/insert.sql -M prepared -c "$CLIENTS" -j 2 -t $per_client -- \
     bouncer -f bench/insert.sql -M prepared -c "$CLIENTS" -j 2 -t $per_client ks_cpu_session
-  compare "PG point SELECT -M simple" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" pgbouncer -- \
+  [ "$BULK_ONLY" = 1 ] || compare "PG point SELECT -M simple" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" pgbouncer -- \
     ks_pg -f "$WORK/select.sql" -M simple -c "$CLIENTS" -j 2 -t $per_client -- \
     bouncer -f "$WORK/select.sql" -M simple -c "$CLIENTS" -j 2 -t $per_client ks_cpu_direct
 
   # Bulk: one client, the same 1,000-row statement straight to PostgreSQL and through Keyshard.
-  direct=$(pgbench_rate -h 127.0.0.1 -p 5432 -U postgres -f "$WORK/bulk.sql" -t "$BULK_STATEMENTS" ks_cpu_direct)
-  read -r ks_t ks_rate < <(measure "$KS_PG" ks_pg -f "$WORK/bulk.sql" -t "$BULK_STATEMENTS")
-  awk -v d="$direct" -v k="$ks_rate" -v t="$ks_t" -v hz="$HZ" -v s="$BULK_STATEMENTS" -v rows=$BULK_ROWS \
-    -v peak="$(peak_kib "$KS_PG")" 'BEGIN {
-      printf "PG 1,000-row INSERT: direct %.0f rows/s, Keyshard %.0f rows/s (%.2f×), Keyshard %.2f µs CPU/row, peak RSS %d KiB\n\n",
-        d * rows, k * rows, k / d, t * 1e6 / hz / s / rows, peak;
-      printf "PG 1,000-row INSERT rows/s|%.0f|direct %.0f|%.2f\n", k * rows, d * rows, k / d >> "'"$RESULTS"'" }'
+  bulk_compare "PG 1,000-row INSERT" "$KS_PG" -- \
+    pgbench_rate -h 127.0.0.1 -p 5432 -U postgres -f "$WORK/bulk.sql" -t "$BULK_STATEMENTS" ks_cpu_direct -- \
+    ks_pg -f "$WORK/bulk.sql" -t "$BULK_STATEMENTS"
 fi
 
 # --- MySQL ---------------------------------------------------------------------------------
@@ -298,23 +328,19 @@ LUA
   ks_my() { sysbench_rate "$1" --mysql-port=3410 --mysql-user=root --mysql-password=root --mysql-db=sharding_db "${@:2}"; }
   relay() { sysbench_rate "$1" --mysql-port=3420 --mysql-user=root --mysql-db=ks_cpu_direct "${@:2}"; }
   statements=$(((N / CLIENTS) * CLIENTS))
-  compare "MySQL INSERT text" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
+  [ "$BULK_ONLY" = 1 ] || compare "MySQL INSERT text" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
     ks_my bench/insert.lua --threads="$CLIENTS" --events="$statements" -- \
     relay bench/insert.lua --threads="$CLIENTS" --events="$statements"
-  compare "MySQL INSERT prepared" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
+  [ "$BULK_ONLY" = 1 ] || compare "MySQL INSERT prepared" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
     ks_my "$WORK/prepared.lua" --threads="$CLIENTS" --events="$statements" -- \
     relay "$WORK/prepared.lua" --threads="$CLIENTS" --events="$statements"
-  compare "MySQL point SELECT text" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
+  [ "$BULK_ONLY" = 1 ] || compare "MySQL point SELECT text" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
     ks_my "$WORK/select.lua" --threads="$CLIENTS" --events="$statements" -- \
     relay "$WORK/select.lua" --threads="$CLIENTS" --events="$statements"
 
-  direct=$(sysbench_rate "$WORK/bulk.lua" --mysql-port=3306 --mysql-user=root --mysql-db=ks_cpu_direct --threads=1 --events="$BULK_STATEMENTS")
-  read -r ks_t ks_rate < <(measure "$KS_MY" ks_my "$WORK/bulk.lua" --threads=1 --events="$BULK_STATEMENTS")
-  awk -v d="$direct" -v k="$ks_rate" -v t="$ks_t" -v hz="$HZ" -v s="$BULK_STATEMENTS" -v rows=$BULK_ROWS \
-    -v peak="$(peak_kib "$KS_MY")" 'BEGIN {
-      printf "MySQL 1,000-row INSERT: direct %.0f rows/s, Keyshard %.0f rows/s (%.2f×), Keyshard %.2f µs CPU/row, peak RSS %d KiB\n\n",
-        d * rows, k * rows, k / d, t * 1e6 / hz / s / rows, peak;
-      printf "MySQL 1,000-row INSERT rows/s|%.0f|direct %.0f|%.2f\n", k * rows, d * rows, k / d >> "'"$RESULTS"'" }'
+  bulk_compare "MySQL 1,000-row INSERT" "$KS_MY" -- \
+    sysbench_rate "$WORK/bulk.lua" --mysql-port=3306 --mysql-user=root --mysql-db=ks_cpu_direct --threads=1 --events="$BULK_STATEMENTS" -- \
+    ks_my "$WORK/bulk.lua" --threads=1 --events="$BULK_STATEMENTS"
 fi
 
 if [ -s "$RESULTS" ]; then

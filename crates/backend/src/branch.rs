@@ -12,7 +12,7 @@ use sqlx::{Executor, MySql, Postgres, Sqlite};
 
 use crate::Pool;
 use crate::characteristics::Characteristics;
-use crate::execute::run_statement;
+use crate::execute::{run_batch, run_statement};
 use crate::outcome::UnitResult;
 
 /// An open local transaction or XA branch on a held connection.
@@ -74,23 +74,65 @@ impl Branch {
         &mut self,
         characteristics: Characteristics,
     ) -> Result<(), sqlx::Error> {
+        let (begin, _) = self.begin_sql(characteristics);
+        self.command(&begin).await
+    }
+
+    /// The statements that open the transaction, and how many results they answer.
+    fn begin_sql(&self, characteristics: Characteristics) -> (String, usize) {
         let set = characteristics.sql();
-        let begin = match (&self.conn, &self.xid) {
+        match (&self.conn, &self.xid) {
             (Some(Conn::MySql(_)), xid) => {
                 let start = match xid {
                     Some(xid) => format!("XA START {xid}"),
                     None => "START TRANSACTION".to_owned(),
                 };
                 match set.is_empty() {
-                    true => start,
+                    true => (start, 1),
                     // MySQL takes them for the next transaction only, before it starts.
-                    false => format!("SET TRANSACTION {set}; {start}"),
+                    false => (format!("SET TRANSACTION {set}; {start}"), 2),
                 }
             }
-            (Some(Conn::Postgres(_)), _) => format!("BEGIN {set}"),
-            _ => "BEGIN".to_owned(),
+            (Some(Conn::Postgres(_)), _) => (format!("BEGIN {set}"), 1),
+            _ => ("BEGIN".to_owned(), 1),
+        }
+    }
+
+    /// Opens the transaction and runs `units` in it. On MySQL and PostgreSQL, when no unit has
+    /// parameters, the opening statements and the units go as one multi-statement text: one
+    /// round trip where each would take its own (both servers stop at the first error, which
+    /// the caller answers with a rollback). Otherwise, one after the other.
+    ///
+    /// The error says whether the transaction may be open (so the branch is worth rolling
+    /// back) or failed to begin (the branch is dropped, which closes its connection).
+    pub(crate) async fn begin_and_run(
+        &mut self,
+        characteristics: Characteristics,
+        units: &[&ExecutionUnit],
+    ) -> Result<Vec<UnitResult>, (bool, sqlx::Error)> {
+        let (begin, begin_results) = self.begin_sql(characteristics);
+        // SQLite runs in process: there is no round trip to save.
+        let batch = match &self.conn {
+            Some(Conn::MySql(_) | Conn::Postgres(_)) => batch_text(&begin, units),
+            _ => None,
         };
-        self.command(&begin).await
+        if let Some(batch) = batch {
+            let count = units.len();
+            let done = match self.conn.as_mut() {
+                Some(Conn::MySql(c)) => run_batch::<MySql>(c, &batch, begin_results, count).await,
+                Some(Conn::Postgres(c)) => {
+                    run_batch::<Postgres>(c, &batch, begin_results, count).await
+                }
+                _ => Err(sqlx::Error::PoolClosed),
+            };
+            return done.map_err(|e| (true, e));
+        }
+        self.command(&begin).await.map_err(|e| (false, e))?;
+        let mut results = Vec::with_capacity(units.len());
+        for unit in units {
+            results.push(self.run(unit).await.map_err(|e| (true, e))?);
+        }
+        Ok(results)
     }
 
     /// The data source it runs on.
@@ -192,4 +234,38 @@ impl Drop for Branch {
 /// Closes the connection instead of giving it back to the pool with a transaction open.
 fn close(conn: Conn) {
     on_conn!(conn, c => drop(c.detach()));
+}
+
+/// `begin` and the units' texts as one multi-statement text, when every unit is plain text on
+/// a MySQL or PostgreSQL connection; `None` otherwise.
+///
+/// Each unit is ended by a line break and `;`, so that a trailing line comment cannot swallow
+/// the separator; a unit's own final `;` is dropped first, since an empty statement is an
+/// error on MySQL. A unit whose tail after its last quote holds a `;` or a comment opener is
+/// not batched (it may end `…; -- note`, which would leave an empty statement between).
+fn batch_text(begin: &str, units: &[&ExecutionUnit]) -> Option<String> {
+    if units.is_empty() || units.iter().any(|u| !u.params.is_empty()) {
+        return None;
+    }
+    let mut texts = Vec::with_capacity(units.len());
+    for unit in units {
+        let sql = unit.sql.trim_end();
+        let sql = sql.strip_suffix(';').unwrap_or(sql).trim_end();
+        let tail_from = sql.rfind(['\'', '"', '`', '$']).map_or(0, |i| i + 1);
+        let tail = &sql[tail_from..];
+        if sql.is_empty() || tail.contains([';', '#']) || tail.contains("--") || tail.contains("/*")
+        {
+            return None;
+        }
+        texts.push(sql);
+    }
+    let mut batch =
+        String::with_capacity(begin.len() + texts.iter().map(|t| t.len() + 3).sum::<usize>() + 2);
+    batch.push_str(begin);
+    for text in texts {
+        batch.push_str(";\n");
+        batch.push_str(text);
+        batch.push('\n');
+    }
+    Some(batch)
 }

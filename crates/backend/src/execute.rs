@@ -38,22 +38,61 @@ where
     while let Some(item) = stream.try_next().await? {
         match item {
             Either::Left(done) => result.affected_rows += D::rows_affected(&done),
-            Either::Right(row) => {
-                if result.columns.is_empty() {
-                    result.columns = row
-                        .columns()
-                        .iter()
-                        .map(|c| D::column(c.name(), c.type_info()))
-                        .collect();
-                }
-                let values = (0..row.len())
-                    .map(|i| D::decode(&row, i))
-                    .collect::<Result<Vec<_>, _>>()?;
-                result.rows.push(values);
-            }
+            Either::Right(row) => push_row::<D>(&mut result, &row)?,
         }
     }
     Ok(result)
+}
+
+/// Adds a result row (and, with the first, the columns) to `result`.
+fn push_row<D: Driver>(result: &mut UnitResult, row: &D::Row) -> Result<(), sqlx::Error> {
+    if result.columns.is_empty() {
+        result.columns = row
+            .columns()
+            .iter()
+            .map(|c| D::column(c.name(), c.type_info()))
+            .collect();
+    }
+    let values = (0..row.len())
+        .map(|i| D::decode(row, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    result.rows.push(values);
+    Ok(())
+}
+
+/// Runs a multi-statement text whose first `skip` statements answer nothing wanted and each
+/// of the next `units` statements is one unit: every statement's end (MySQL's OK or EOF,
+/// PostgreSQL's CommandComplete) closes one result, with the rows that came before it.
+pub(crate) async fn run_batch<D: Driver>(
+    conn: &mut D::Connection,
+    sql: &str,
+    skip: usize,
+    units: usize,
+) -> Result<Vec<UnitResult>, sqlx::Error>
+where
+    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
+{
+    let mut stream = conn.fetch_many(sqlx::raw_sql(sql));
+    let mut skip = skip;
+    let mut results = Vec::with_capacity(units);
+    let mut current = UnitResult::default();
+    while let Some(item) = stream.try_next().await? {
+        match item {
+            Either::Left(_) if skip > 0 => skip -= 1,
+            Either::Left(done) => {
+                current.affected_rows += D::rows_affected(&done);
+                results.push(std::mem::take(&mut current));
+            }
+            Either::Right(row) => push_row::<D>(&mut current, &row)?,
+        }
+    }
+    if results.len() != units {
+        return Err(sqlx::Error::Protocol(format!(
+            "{units} statements sent together answered {} results",
+            results.len()
+        )));
+    }
+    Ok(results)
 }
 
 /// The result columns of `sql`, from the database's description of it.
@@ -246,17 +285,13 @@ async fn run_group(
         let _ = next.send(());
     }
     let mut branch = acquired.map_err(|e| (None, e))?;
-    // A branch that failed to begin is dropped, which closes its connection.
-    branch
-        .begin(Characteristics::default())
+    match branch
+        .begin_and_run(Characteristics::default(), &group.units)
         .await
-        .map_err(|e| (None, at(e)))?;
-    let mut results = Vec::with_capacity(group.units.len());
-    for unit in &group.units {
-        match branch.run(unit).await {
-            Ok(result) => results.push(result),
-            Err(e) => return Err((Some(branch), at(e))),
-        }
+    {
+        Ok(results) => Ok((branch, results)),
+        Err((true, e)) => Err((Some(branch), at(e))),
+        // A branch that failed to begin is dropped, which closes its connection.
+        Err((false, e)) => Err((None, at(e))),
     }
-    Ok((branch, results))
 }

@@ -1,0 +1,111 @@
+//! Memory a multi-row INSERT takes while it is planned, against the size of its SQL: a
+//! counting allocator records the peak of live bytes above where planning started.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use keyshard_router::{Dialect, Prepared, Router, Shape};
+
+mod common;
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is passed on to the system allocator unchanged; only counts are kept.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        // SAFETY: the caller's layout, as GlobalAlloc::alloc requires.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: ptr came from alloc with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let live = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: as for alloc and dealloc.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Runs `f` and returns the peak of bytes it held at once (what it returns included).
+fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let start = LIVE.load(Ordering::Relaxed);
+    PEAK.store(start, Ordering::Relaxed);
+    let out = f();
+    (out, PEAK.load(Ordering::Relaxed) - start)
+}
+
+const ROWS: usize = 4000;
+
+fn bulk() -> String {
+    let rows: Vec<String> = (1..=ROWS).map(|i| format!("({i}, 'status1')")).collect();
+    format!(
+        "INSERT INTO t_order (user_id, status) VALUES {}",
+        rows.join(", ")
+    )
+}
+
+/// One test only: the counters are the whole process's, and tests run on parallel threads.
+#[test]
+fn bulk_insert_memory_is_a_small_multiple_of_its_sql() {
+    let rule = common::rule(common::T_ORDER);
+    let metadata = common::metadata();
+    let sql = bulk();
+    for dialect in [Dialect::MySql, Dialect::Postgres] {
+        let router = Router::new(&rule, dialect);
+        // A statement of a shape not seen before: shape, prepare the shape, bind.
+        let (plan, first) = peak_of(|| {
+            let shape = Shape::of(&sql, dialect).unwrap();
+            let Prepared::Insert(insert) = router.prepare(shape.text(), &metadata).unwrap() else {
+                panic!("an INSERT into a sharded table");
+            };
+            insert.bind_shape(&sql, &shape).unwrap()
+        });
+        assert_eq!(plan.generated_keys.len(), ROWS);
+        drop(plan);
+        // The same shape again: the prepared shape is kept, only the statement is bound.
+        let shape = Shape::of(&sql, dialect).unwrap();
+        let Prepared::Insert(insert) = router.prepare(shape.text(), &metadata).unwrap() else {
+            panic!("an INSERT into a sharded table");
+        };
+        drop(shape);
+        let (plan, again) = peak_of(|| {
+            let shape = Shape::of(&sql, dialect).unwrap();
+            insert.bind_shape(&sql, &shape).unwrap()
+        });
+        let plan_sql: usize = plan.units.iter().map(|u| u.sql.len()).sum();
+        drop(plan);
+        let (plan, unprepared) = peak_of(|| router.plan(&sql, &[], &metadata).unwrap());
+        drop(plan);
+        eprintln!(
+            "{dialect:?}: {ROWS} rows, {} bytes of SQL ({plan_sql} rendered): new shape {} B/row ({:.0}× the SQL), known shape {} B/row ({:.1}×), unprepared {} B/row ({:.0}×)",
+            sql.len(),
+            first / ROWS,
+            first as f64 / sql.len() as f64,
+            again / ROWS,
+            again as f64 / sql.len() as f64,
+            unprepared / ROWS,
+            unprepared as f64 / sql.len() as f64,
+        );
+        // Known shapes are what a bulk load repeats: the literals' values and ranges, the
+        // rendered units (twice the SQL: each row gains its 19-digit key) and the plan's
+        // per-row bookkeeping. Parsing a new shape takes far more (sqlparser's tokens and
+        // tree for every value); see the README's benchmarks.
+        assert!(
+            again <= 24 * sql.len(),
+            "a known shape's statement took {again} bytes for {} bytes of SQL",
+            sql.len()
+        );
+    }
+}
