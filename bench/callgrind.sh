@@ -45,19 +45,6 @@ mariadb --protocol=tcp -h127.0.0.1 -uroot -e "DROP DATABASE IF EXISTS ks_cg_0; C
   DROP DATABASE IF EXISTS ks_cg_1; CREATE DATABASE ks_cg_1;"
 sed -e 's/127.0.0.1:6433/127.0.0.1:6633/' -e 's/keyshard_bench_/ks_cg_/g' bench/keyshard-postgres.yaml > "$WORK/pg.yaml"
 sed -e 's/127.0.0.1:3310/127.0.0.1:3510/' -e 's/keyshard_bench_/ks_cg_/g' bench/keyshard-mariadb.yaml > "$WORK/my.yaml"
-cat > "$WORK/prepared.lua" <<'LUA'
-function thread_init()
-  drv = sysbench.sql.driver()
-  con = drv:connect()
-  stmt = con:prepare("INSERT INTO t_order (user_id, status) VALUES (?, 'new')")
-  param = stmt:bind_create(sysbench.sql.type.INT)
-  stmt:bind_param(param)
-end
-function event()
-  param:set(sysbench.rand.default(1, 1000000))
-  stmt:execute()
-end
-LUA
 VALUES=$(seq 1 1000 | awk '{printf "%s(%d, '"'"'new'"'"')", (NR > 1 ? ", " : ""), $1}')
 echo "INSERT INTO t_order (user_id, status) VALUES $VALUES;" > "$WORK/bulk.sql"
 cat > "$WORK/bulk.lua" <<LUA
@@ -133,7 +120,7 @@ if [[ " $CASES " == *" mysql-"* ]]; then
   my_up
   mariadb --protocol=tcp -h127.0.0.1 -P3510 -uroot -proot sharding_db -e "$CREATE"
   [[ " $CASES " == *" mysql-text "* ]] && count mysql-text sb bench/insert.lua
-  [[ " $CASES " == *" mysql-prepared "* ]] && count mysql-prepared sb "$WORK/prepared.lua"
+  [[ " $CASES " == *" mysql-prepared "* ]] && count mysql-prepared sb bench/prepared_insert.lua
   [[ " $CASES " == *" mysql-bulk "* ]] && WARM=20 COUNT=$BULK_N count mysql-bulk sb "$WORK/bulk.lua"
   stop
 fi

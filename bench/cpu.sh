@@ -27,6 +27,7 @@
 # own, so it can run beside bench/run.sh and bench/pg-run.sh. Not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 N=${1:-12000}
 CLIENTS=${2:-4}
 ROUNDS=${3:-3}
@@ -255,20 +256,7 @@ if [ $MY = 1 ]; then
     DROP DATABASE IF EXISTS ks_cpu_1; CREATE DATABASE ks_cpu_1;"
   KS_MY=$(start_keyshard bench/keyshard-mariadb.yaml 3310 3410 "$WORK/keyshard-my.log")
   PIDS+=("$KS_MY")
-  cat > "$WORK/haproxy.cfg" <<CFG
-global
-    nbthread 1
-defaults
-    mode tcp
-    timeout connect 5s
-    timeout client 1h
-    timeout server 1h
-listen mariadb
-    bind 127.0.0.1:3420
-    server direct 127.0.0.1:3306
-CFG
-  haproxy -f "$WORK/haproxy.cfg" -D -p "$WORK/haproxy.pid"
-  for _ in $(seq 1 50); do [ -s "$WORK/haproxy.pid" ] && break; sleep 0.1; done
+  haproxy_relay "$WORK" 3420
   HAPROXY=$(head -n 1 "$WORK/haproxy.pid")
   PIDS+=("$HAPROXY")
   for _ in $(seq 1 100); do
@@ -278,24 +266,6 @@ CFG
   mariadb --protocol=tcp -h127.0.0.1 -P3410 -uroot -proot sharding_db \
     -e "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))"
 
-  cat > "$WORK/prepared.lua" <<'LUA'
--- One INSERT without the key column per event, as a server-side prepared statement.
-function thread_init()
-  drv = sysbench.sql.driver()
-  con = drv:connect()
-  stmt = con:prepare("INSERT INTO t_order (user_id, status) VALUES (?, 'new')")
-  param = stmt:bind_create(sysbench.sql.type.INT)
-  stmt:bind_param(param)
-end
-function event()
-  param:set(sysbench.rand.default(1, 1000000))
-  stmt:execute()
-end
-function thread_done()
-  stmt:close()
-  con:disconnect()
-end
-LUA
   cat > "$WORK/select.lua" <<'LUA'
 -- A point SELECT by both sharding columns per event, as text.
 function thread_init()
@@ -332,8 +302,8 @@ LUA
     ks_my bench/insert.lua --threads="$CLIENTS" --events="$statements" -- \
     relay bench/insert.lua --threads="$CLIENTS" --events="$statements"
   [ "$BULK_ONLY" = 1 ] || compare "MySQL INSERT prepared" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
-    ks_my "$WORK/prepared.lua" --threads="$CLIENTS" --events="$statements" -- \
-    relay "$WORK/prepared.lua" --threads="$CLIENTS" --events="$statements"
+    ks_my bench/prepared_insert.lua --threads="$CLIENTS" --events="$statements" -- \
+    relay bench/prepared_insert.lua --threads="$CLIENTS" --events="$statements"
   [ "$BULK_ONLY" = 1 ] || compare "MySQL point SELECT text" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
     ks_my "$WORK/select.lua" --threads="$CLIENTS" --events="$statements" -- \
     relay "$WORK/select.lua" --threads="$CLIENTS" --events="$statements"

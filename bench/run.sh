@@ -8,6 +8,7 @@
 # Needs sysbench (Debian package) and MariaDB on 127.0.0.1:3306 (root, no password).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 SECONDS_EACH=${1:-20}
 THREADS=${2:-8}
 ROUNDS=${3:-3}
@@ -24,24 +25,12 @@ KEYSHARD=$!
 HAPROXY_DIR=$(mktemp -d)
 cleanup() {
   kill "$KEYSHARD" 2>/dev/null || true
-  [ -f "$HAPROXY_DIR/pid" ] && kill "$(cat "$HAPROXY_DIR/pid")" 2>/dev/null || true
+  [ -f "$HAPROXY_DIR/haproxy.pid" ] && kill "$(cat "$HAPROXY_DIR/haproxy.pid")" 2>/dev/null || true
   rm -rf "$HAPROXY_DIR"
 }
 trap cleanup EXIT
 if command -v haproxy >/dev/null; then
-  cat > "$HAPROXY_DIR/haproxy.cfg" <<CFG
-global
-    nbthread 1
-defaults
-    mode tcp
-    timeout connect 5s
-    timeout client 1h
-    timeout server 1h
-listen mariadb
-    bind 127.0.0.1:3320
-    server direct 127.0.0.1:3306
-CFG
-  haproxy -f "$HAPROXY_DIR/haproxy.cfg" -D -p "$HAPROXY_DIR/pid"
+  haproxy_relay "$HAPROXY_DIR" 3320
 fi
 for _ in $(seq 1 50); do
   mariadb --protocol=tcp -h127.0.0.1 -P3310 -uroot -proot -e "SELECT 1" sharding_db >/dev/null 2>&1 && break
@@ -65,7 +54,7 @@ echo "round  direct tps (p95 ms)  HAProxy tps (p95 ms)  Keyshard tps (p95 ms)  K
 for round in $(seq 1 "$ROUNDS"); do
   read -r direct direct_p95 < <(figures --mysql-port=3306 --mysql-user=root --mysql-db=keyshard_bench_direct)
   relayed=- relayed_p95=-
-  if [ -f "$HAPROXY_DIR/pid" ]; then
+  if [ -f "$HAPROXY_DIR/haproxy.pid" ]; then
     read -r relayed relayed_p95 < <(figures --mysql-port=3320 --mysql-user=root --mysql-db=keyshard_bench_direct)
   fi
   read -r proxied proxied_p95 < <(figures --mysql-port=3310 --mysql-user=root --mysql-password=root --mysql-db=sharding_db)
