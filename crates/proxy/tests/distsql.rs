@@ -7,12 +7,11 @@ mod common;
 
 use std::time::SystemTime;
 
-use common::postgres::{PgProxy, PgShards};
+use common::postgres::{PgProxy, PgShards, simple_rows};
 use common::{Proxy, Shards};
 use keyshard_keygen::Snowflake;
 use sqlx::mysql::{MySqlConnection, MySqlDatabaseError, MySqlRow};
 use sqlx::{Column, Connection, Row};
-use tokio_postgres::SimpleQueryMessage;
 
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
@@ -277,25 +276,6 @@ async fn pg_start(yaml: &str) -> (PgProxy, tokio_postgres::Client) {
 
 fn pg_yaml(shards: &PgShards) -> String {
     common::postgres::yaml(&shards.url(0), &shards.url(1), false)
-}
-
-/// The rows of a simple-protocol answer, as text.
-async fn simple_rows(client: &tokio_postgres::Client, sql: &str) -> Vec<Vec<Option<String>>> {
-    let messages = client
-        .simple_query(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(row) => Some(
-                (0..row.len())
-                    .map(|i| row.get(i).map(str::to_owned))
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

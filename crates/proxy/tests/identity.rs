@@ -68,13 +68,10 @@ async fn over_postgresql_the_proxy_has_its_version() {
         false,
     ))
     .await;
-    let (direct, connection) = tokio_postgres::connect(
-        &std::env::var("KEYSHARD_TEST_PG_URL").unwrap(),
-        tokio_postgres::NoTls,
-    )
-    .await
-    .unwrap();
-    tokio::spawn(connection);
+    let direct_url = std::env::var("KEYSHARD_TEST_PG_URL").unwrap();
+    let direct = common::postgres::connect(&direct_url.parse().unwrap())
+        .await
+        .unwrap();
     let client = proxy.client().await;
     let ask = "SELECT current_setting('server_version_num')";
     let expected: String = direct.query_one(ask, &[]).await.unwrap().get(0);

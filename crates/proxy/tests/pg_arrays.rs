@@ -6,9 +6,9 @@
 mod common;
 
 use bytes::BytesMut;
-use common::postgres::{PgProxy, PgShards};
+use common::postgres::{PgProxy, PgShards, Reference, simple_rows};
 use tokio_postgres::types::{Format, FromSql, IsNull, ToSql, Type, to_sql_checked};
-use tokio_postgres::{Client, Row, SimpleQueryMessage};
+use tokio_postgres::{Client, Row};
 
 const TABLE: &str = "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, \
      status VARCHAR(20), tags TEXT[], scores INT[])";
@@ -73,26 +73,9 @@ fn ids(rows: &[Row]) -> Vec<i64> {
     rows.iter().map(|r| r.get(0)).collect()
 }
 
-async fn simple(client: &Client, sql: &str) -> Vec<Vec<Option<String>>> {
-    client
-        .simple_query(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
-        .into_iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(row) => Some(
-                (0..row.len())
-                    .map(|i| row.get(i).map(str::to_owned))
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect()
-}
-
 /// How many execution units PREVIEW plans for `sql`.
 async fn units(client: &Client, sql: &str) -> usize {
-    simple(client, &format!("PREVIEW {sql}")).await.len()
+    simple_rows(client, &format!("PREVIEW {sql}")).await.len()
 }
 
 async fn scenario(proxy: &PgProxy, reference: &Client) {
@@ -162,8 +145,8 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
         "SELECT order_id FROM t_order WHERE order_id <> ALL(ARRAY[3, 6, 9]) ORDER BY order_id",
     ] {
         assert_eq!(
-            simple(&client, sql).await,
-            simple(reference, sql).await,
+            simple_rows(&client, sql).await,
+            simple_rows(reference, sql).await,
             "{sql}"
         );
         assert_eq!(
@@ -250,8 +233,8 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
         }
         if params.is_empty() {
             assert_eq!(
-                simple(&client, sql).await,
-                simple(reference, sql).await,
+                simple_rows(&client, sql).await,
+                simple_rows(reference, sql).await,
                 "{sql}"
             );
         }
@@ -318,25 +301,9 @@ async fn arrays_on_postgres_shards_match_one_database() {
         false,
     ))
     .await;
-    let admin_url = std::env::var("KEYSHARD_TEST_PG_URL").unwrap();
-    let admin = common::postgres::connect(&admin_url.parse().unwrap())
-        .await
-        .unwrap();
-    let name = common::unique("keyshard_pg_arrays");
-    admin
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    let (server, _) = admin_url.rsplit_once('/').unwrap();
-    let reference = common::postgres::connect(&format!("{server}/{name}").parse().unwrap())
-        .await
-        .unwrap();
-    scenario(&proxy, &reference).await;
-    drop(reference);
+    let reference = Reference::create("keyshard_pg_arrays").await;
+    scenario(&proxy, &reference.client).await;
     proxy.stop().await;
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        .await
-        .unwrap();
+    reference.drop_database().await;
     shards.cleanup().await;
 }

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::postgres::{PgProxy, PgShards, connect, yaml};
+use common::postgres::{PgProxy, PgShards, connect, texts, yaml};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
@@ -337,21 +337,6 @@ async fn postgres_shards_errors() {
     let shards = PgShards::postgres().await;
     errors_leave_the_connection_usable(&shards).await;
     shards.cleanup().await;
-}
-
-/// The text of each result field, NULL as `None`.
-fn texts(messages: &[SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(row) => Some(
-                (0..row.len())
-                    .map(|i| row.get(i).map(str::to_owned))
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Text INSERTs of one shape, whose literals the proxy sends to PostgreSQL shards as

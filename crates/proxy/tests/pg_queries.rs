@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::postgres::{PgProxy, PgShards};
+use common::postgres::{PgProxy, PgShards, Reference};
 use tokio_postgres::{Client, SimpleQueryMessage};
 
 const TABLES: [&str; 3] = [
@@ -192,25 +192,9 @@ async fn queries_on_postgres_shards_match_one_database() {
     let yaml = common::postgres::yaml(&shards.url(0), &shards.url(1), false)
         + "- !BROADCAST\n  tables: [t_dict]\n";
     let proxy = PgProxy::start(&yaml).await;
-    let admin_url = std::env::var("KEYSHARD_TEST_PG_URL").unwrap();
-    let admin = common::postgres::connect(&admin_url.parse().unwrap())
-        .await
-        .unwrap();
-    let name = common::unique("keyshard_pg_reference");
-    admin
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    let (server, _) = admin_url.rsplit_once('/').unwrap();
-    let reference = common::postgres::connect(&format!("{server}/{name}").parse().unwrap())
-        .await
-        .unwrap();
-    scenario(&proxy, &reference).await;
-    drop(reference);
+    let reference = Reference::create("keyshard_pg_reference").await;
+    scenario(&proxy, &reference.client).await;
     proxy.stop().await;
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        .await
-        .unwrap();
+    reference.drop_database().await;
     shards.cleanup().await;
 }

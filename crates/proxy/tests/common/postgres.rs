@@ -190,3 +190,67 @@ async fn admin(url: &str) -> tokio_postgres::Client {
         .await
         .unwrap_or_else(|e| panic!("{url}: {e}"))
 }
+
+/// The rows of simple-protocol messages as text, NULL as `None`.
+pub fn texts(messages: &[tokio_postgres::SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(row) => Some(
+                (0..row.len())
+                    .map(|i| row.get(i).map(str::to_owned))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `sql` sent in the simple protocol: its rows as text.
+pub async fn simple_rows(client: &tokio_postgres::Client, sql: &str) -> Vec<Vec<Option<String>>> {
+    let messages = client
+        .simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    texts(&messages)
+}
+
+/// A fresh plain database on the PostgreSQL server of `KEYSHARD_TEST_PG_URL`: what a test
+/// compares the proxy's answers with. `drop_database` removes it.
+pub struct Reference {
+    admin: tokio_postgres::Client,
+    name: String,
+    pub client: tokio_postgres::Client,
+}
+
+impl Reference {
+    pub async fn create(prefix: &str) -> Self {
+        let admin_url = std::env::var("KEYSHARD_TEST_PG_URL").expect("KEYSHARD_TEST_PG_URL");
+        let admin = connect(&admin_url.parse().unwrap()).await.unwrap();
+        let name = unique(prefix);
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .unwrap();
+        let (server, _) = admin_url.rsplit_once('/').expect("a URL with a database");
+        let client = connect(&format!("{server}/{name}").parse().unwrap())
+            .await
+            .unwrap();
+        Self {
+            admin,
+            name,
+            client,
+        }
+    }
+
+    pub async fn drop_database(self) {
+        drop(self.client);
+        self.admin
+            .batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ))
+            .await
+            .unwrap();
+    }
+}
