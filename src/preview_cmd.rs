@@ -116,6 +116,7 @@ fn value_json(value: &Value) -> Json {
         Value::Int(v) => json!(v),
         Value::UInt(v) => json!(v),
         Value::Double(v) => json!(v),
+        Value::Bool(b) => json!(b),
         Value::Text(s) => json!(s),
         Value::Bytes(b) => json!(b.iter().map(|x| format!("{x:02x}")).collect::<String>()),
         Value::Array(a) => Json::Array(a.elements.iter().map(value_json).collect()),

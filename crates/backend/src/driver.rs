@@ -2,11 +2,13 @@
 
 use keyshard_config::DatabaseKind;
 use keyshard_router::Value;
+use sqlx::Either;
 use sqlx::mysql::{MySql, MySqlQueryResult, MySqlRow};
-use sqlx::postgres::{PgQueryResult, PgRow, PgTypeInfo, PgValueFormat, Postgres};
+use sqlx::postgres::types::Oid;
+use sqlx::postgres::{PgConnection, PgQueryResult, PgRow, PgTypeInfo, PgValueFormat, Postgres};
 use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteQueryResult, SqliteRow};
-use sqlx::{Database, Row, TypeInfo, ValueRef};
+use sqlx::{Connection, Database, Executor, Row, Statement, TypeInfo, ValueRef};
 
 use crate::pg_array::{ArrayParam, decode_array};
 use crate::{Column, SqlType};
@@ -35,6 +37,16 @@ pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
 
     /// The database whose type names this driver reports.
     const KIND: DatabaseKind;
+
+    /// Makes sure the connection's cached statement for `sql`, if any, takes `params` as they
+    /// are bound.
+    fn fit_cache<'a>(
+        _conn: &'a mut Self::Connection,
+        _sql: &'a str,
+        _params: &'a [Value],
+    ) -> impl Future<Output = Result<(), sqlx::Error>> + Send + 'a {
+        std::future::ready(Ok(()))
+    }
 
     /// A result column named `name`, of the type `type_info` names.
     fn column(name: &str, type_info: &Self::TypeInfo) -> Column {
@@ -71,6 +83,7 @@ impl Driver for MySql {
             Value::Int(v) => query.bind(*v),
             Value::UInt(v) => query.bind(*v),
             Value::Double(v) => query.bind(*v),
+            Value::Bool(b) => query.bind(*b),
             Value::Text(s) => query.bind(s.as_str()),
             Value::Bytes(b) => query.bind(b.as_slice()),
             Value::Array(a) => query.bind(array_text(a)),
@@ -108,6 +121,29 @@ impl sqlx::Type<Postgres> for UntypedNull {
     }
 }
 
+/// The type `Postgres::bind` sends `value` as; `None` for NULL, which the server types.
+fn pg_param_oid(value: &Value) -> Option<u32> {
+    const BOOL: u32 = 16;
+    const BYTEA: u32 = 17;
+    const INT8: u32 = 20;
+    const TEXT: u32 = 25;
+    const FLOAT8: u32 = 701;
+    match value {
+        Value::Null => None,
+        Value::Int(_) => Some(INT8),
+        Value::UInt(v) => Some(if i64::try_from(*v).is_ok() {
+            INT8
+        } else {
+            TEXT
+        }),
+        Value::Double(_) => Some(FLOAT8),
+        Value::Bool(_) => Some(BOOL),
+        Value::Text(_) => Some(TEXT),
+        Value::Bytes(_) => Some(BYTEA),
+        Value::Array(a) => ArrayParam(a).oid().or(Some(1009)),
+    }
+}
+
 impl sqlx::Encode<'_, Postgres> for UntypedNull {
     fn encode_by_ref(
         &self,
@@ -120,6 +156,40 @@ impl sqlx::Encode<'_, Postgres> for UntypedNull {
 impl Driver for Postgres {
     const KIND: DatabaseKind = DatabaseKind::Postgres;
 
+    // PostgreSQL types a statement's parameters when it is prepared: from the values of its
+    // first execution, or by inference (a describe, a NULL). sqlx reuses a cached statement by
+    // its text alone, so a later value of another type would be sent in a binary format the
+    // server reads as the first type: an error at best (`$1::integer` described, then bound
+    // as BIGINT), another value at worst. sqlx cannot drop one statement from its cache, so a
+    // misfit clears the connection's: rare, since a statement's values keep their types and a
+    // NULL fits any.
+    async fn fit_cache(
+        conn: &mut PgConnection,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<(), sqlx::Error> {
+        let oids: Vec<Option<u32>> = params.iter().map(pg_param_oid).collect();
+        let types: Vec<PgTypeInfo> = oids
+            .iter()
+            .map(|oid| PgTypeInfo::with_oid(Oid(oid.unwrap_or(0))))
+            .collect();
+        let statement = conn.prepare_with(sql, &types).await?;
+        let fits = match statement.parameters() {
+            Some(Either::Left(cached)) => {
+                cached.len() == oids.len()
+                    && cached
+                        .iter()
+                        .zip(&oids)
+                        .all(|(cached, oid)| oid.is_none_or(|oid| cached.oid() == Some(Oid(oid))))
+            }
+            _ => true,
+        };
+        if !fits {
+            conn.clear_cached_statements().await?;
+        }
+        Ok(())
+    }
+
     fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
         match value {
             Value::Null => query.bind(UntypedNull),
@@ -131,6 +201,7 @@ impl Driver for Postgres {
                 Err(_) => query.bind(v.to_string()),
             },
             Value::Double(v) => query.bind(*v),
+            Value::Bool(b) => query.bind(*b),
             Value::Text(s) => query.bind(s.as_str()),
             Value::Bytes(b) => query.bind(b.as_slice()),
             Value::Array(a) => query.bind(ArrayParam(a)),
@@ -163,9 +234,13 @@ impl Driver for Postgres {
             i64 => Value::Int,
             i32 => |v: i32| Value::Int(v.into()),
             // Catalog types (asyncpg reads them to learn array types): `oid` a number,
-            // `"char"` the one character it holds.
+            // `"char"` the one character it holds (none for the zero byte, as PostgreSQL prints
+            // an unset `attgenerated`).
             sqlx::postgres::types::Oid => |v: sqlx::postgres::types::Oid| Value::Int(v.0.into()),
-            i8 => |v: i8| Value::Text(char::from(v as u8).to_string()),
+            i8 => |v: i8| Value::Text(match v {
+                0 => String::new(),
+                v => char::from(v as u8).to_string(),
+            }),
             i16 => |v: i16| Value::Int(v.into()),
             f64 => Value::Double,
             f32 => |v: f32| Value::Double(v.into()),
@@ -193,6 +268,7 @@ impl Driver for Sqlite {
                 Err(_) => query.bind(v.to_string()),
             },
             Value::Double(v) => query.bind(*v),
+            Value::Bool(b) => query.bind(*b),
             Value::Text(s) => query.bind(s.as_str()),
             Value::Bytes(b) => query.bind(b.as_slice()),
             Value::Array(a) => query.bind(array_text(a)),

@@ -28,6 +28,7 @@ where
     let mut stream = if params.is_empty() {
         conn.fetch_many(sqlx::raw_sql(sql))
     } else {
+        D::fit_cache(conn, sql, params).await?;
         let mut query = sqlx::query::<D>(sql);
         for param in params {
             query = D::bind(query, param);
@@ -95,21 +96,26 @@ where
     Ok(results)
 }
 
-/// The result columns of `sql`, from the database's description of it.
-pub(crate) async fn describe(pool: &Pool, sql: &str) -> Result<Vec<Column>, sqlx::Error> {
+/// The result columns of `sql`, from the database's description of it, and (PostgreSQL) the
+/// type OIDs it gives the parameters.
+pub(crate) async fn describe(
+    pool: &Pool,
+    sql: &str,
+) -> Result<(Vec<Column>, Vec<u32>), sqlx::Error> {
     async fn columns<D: Driver>(
         conn: &mut D::Connection,
         sql: &str,
-    ) -> Result<Vec<Column>, sqlx::Error>
+    ) -> Result<(Vec<Column>, Vec<u32>), sqlx::Error>
     where
         for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
     {
         let description = conn.describe(sql).await?;
-        Ok(description
+        let columns = description
             .columns()
             .iter()
             .map(|c| D::column(c.name(), c.type_info()))
-            .collect())
+            .collect();
+        Ok((columns, Vec::new()))
     }
     match pool {
         Pool::MySql(c) => {
@@ -119,14 +125,26 @@ pub(crate) async fn describe(pool: &Pool, sql: &str) -> Result<Vec<Column>, sqlx
         // sqlx's describe on PostgreSQL adds an EXPLAIN (VERBOSE, FORMAT JSON) round trip for
         // the columns' nullability, which is not used: the prepared statement's columns are
         // what is needed (each read that finds no row asks for them).
+        // The statement is kept under its own key (a line added): sqlx finds a cached statement
+        // by its text alone, and PostgreSQL's inferred parameter types, which a describe
+        // reports, are not the types an execution binds, which its cached statement has.
         Pool::Postgres(c) => {
             c.with(async |conn| {
-                let statement = conn.prepare(sql).await?;
-                Ok(statement
+                let key = format!("{sql}\n");
+                let statement = conn.prepare(&key).await?;
+                let columns = statement
                     .columns()
                     .iter()
                     .map(|c| <sqlx::Postgres as Driver>::column(c.name(), c.type_info()))
-                    .collect())
+                    .collect();
+                let params = match statement.parameters() {
+                    Some(sqlx::Either::Left(types)) => types
+                        .iter()
+                        .map(|t| t.oid().map_or(0, |oid| oid.0))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                Ok((columns, params))
             })
             .await
         }

@@ -230,15 +230,19 @@ impl Backend {
 
     /// The columns `plan`'s read returns to the client, asked of the database without running
     /// it (a result without rows does not carry them); the merge's hidden columns left out.
-    pub async fn result_columns(&self, plan: &Plan) -> Result<Vec<Column>, BackendError> {
+    /// With them, the parameter types a PostgreSQL data source infers for the first unit.
+    pub async fn result_columns(
+        &self,
+        plan: &Plan,
+    ) -> Result<(Vec<Column>, Vec<u32>), BackendError> {
         let Some(unit) = plan.units.first() else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         };
-        let mut columns = execute::describe(self.pool(&unit.data_source)?, &unit.sql)
+        let (mut columns, params) = execute::describe(self.pool(&unit.data_source)?, &unit.sql)
             .await
             .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?;
         let Some(spec) = &plan.merge else {
-            return Ok(columns);
+            return Ok((columns, params));
         };
         columns.truncate(columns.len().saturating_sub(spec.hidden_columns));
         // The shards were asked for AVG as SUM; the merge answers an average, typed as it types
@@ -254,7 +258,7 @@ impl Backend {
                 };
             }
         }
-        Ok(columns)
+        Ok((columns, params))
     }
 
     pub(crate) fn show(&self, unit: &ExecutionUnit) {

@@ -238,7 +238,7 @@ async fn an_empty_read_still_has_its_columns_but_not_the_hidden_ones() {
     assert_eq!(plan.units.len(), 4);
     let outcome = backend.execute(&plan).await.unwrap();
     assert!(outcome.rows.is_empty());
-    let columns = backend.result_columns(&plan).await.unwrap();
+    let (columns, _) = backend.result_columns(&plan).await.unwrap();
     let names: Vec<_> = columns.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["order_id"]);
     backend.close().await;

@@ -477,7 +477,7 @@ impl Engine {
         let mut outcome = self.run(session, &plan).await?;
         if reads && outcome.columns.is_empty() {
             // No rows, so no columns came with them; the client still needs the result's shape.
-            outcome.columns = self.backend.result_columns(&plan).await?;
+            outcome.columns = self.backend.result_columns(&plan).await?.0;
         }
         let first_key = first_key(&plan);
         if let Some(key) = first_key {

@@ -70,6 +70,7 @@ fn column(name: String, value: &Value) -> Column {
             unsigned: true,
         },
         Value::Double(_) => SqlType::Double,
+        Value::Bool(_) => SqlType::Bool,
         Value::Bytes(_) => SqlType::Blob,
         Value::Array(a) => SqlType::Array { element: a.element },
         Value::Text(_) | Value::Null => SqlType::VarChar,

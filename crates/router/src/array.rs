@@ -307,6 +307,7 @@ pub fn plain_element_text(value: &Value) -> String {
         Value::Int(v) => v.to_string(),
         Value::UInt(v) => v.to_string(),
         Value::Double(v) => v.to_string(),
+        Value::Bool(b) => if *b { "t" } else { "f" }.to_owned(),
         Value::Text(s) => s.clone(),
         Value::Bytes(b) => {
             let mut out = String::from("\\x");

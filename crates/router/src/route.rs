@@ -207,6 +207,7 @@ fn inline_value(value: &Value) -> Result<InlineValue<'_>, RouteProblem> {
             .map_err(|_| "binary values cannot be sharded by".to_owned()),
         Value::Null => Err("NULL cannot be sharded by".to_owned()),
         Value::Array(_) => Err("an array cannot be sharded by".to_owned()),
+        Value::Bool(_) => Err("a boolean cannot be sharded by".to_owned()),
         // A client that binds numbers as doubles (node mysql2 sends every JavaScript number
         // so) means the integer when the value is one; a fraction MySQL would round is refused.
         Value::Double(v) if v.fract() == 0.0 && v.abs() < 9.2e18 => Ok(InlineValue::Int(*v as i64)),
@@ -220,6 +221,7 @@ pub(crate) fn describe(value: &Value) -> String {
         Value::Int(v) => v.to_string(),
         Value::UInt(v) => v.to_string(),
         Value::Double(v) => v.to_string(),
+        Value::Bool(b) => b.to_string(),
         Value::Null => "NULL".to_owned(),
         Value::Bytes(_) => "a binary value".to_owned(),
         Value::Array(_) => "an array".to_owned(),

@@ -334,6 +334,7 @@ pub(crate) fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
         Value::Double(v) => {
             let _ = write!(out, "{v}");
         }
+        Value::Bool(b) => out.push_str(if *b { "TRUE" } else { "FALSE" }),
         Value::Text(s) => {
             out.push('\'');
             for c in s.chars() {

@@ -13,6 +13,9 @@ pub enum Value {
     UInt(u64),
     /// A floating-point number.
     Double(f64),
+    /// A boolean parameter (PostgreSQL's `boolean`), which a shard compares and casts only as
+    /// a boolean.
+    Bool(bool),
     /// Text.
     Text(String),
     /// Bytes (a binary parameter).

@@ -105,6 +105,7 @@ impl Sum {
             Value::Null => return Ok(()),
             Value::Int(v) => Exact::Int(i128::from(*v)),
             Value::UInt(v) => Exact::Int(i128::from(*v)),
+            Value::Bool(b) => Exact::Int(i128::from(*b)),
             Value::Double(v) => {
                 self.double = Some(self.double.unwrap_or(0.0) + v);
                 return Ok(());

@@ -108,6 +108,7 @@ impl<'v> SortValue<'v> {
             Value::Int(v) => Self::Number(NumberKey::exact(Exact::Int(i128::from(*v)))),
             Value::UInt(v) => Self::Number(NumberKey::exact(Exact::Int(i128::from(*v)))),
             Value::Double(v) => Self::Number(NumberKey::double(*v)),
+            Value::Bool(b) => Self::Number(NumberKey::exact(Exact::Int(i128::from(*b)))),
             Value::Text(s) => match Decimal::parse(s).filter(|_| numeric_text) {
                 Some(d) => Self::Number(NumberKey::exact(Exact::Dec(d))),
                 None => Self::Text(s),

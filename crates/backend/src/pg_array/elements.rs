@@ -65,6 +65,11 @@ impl ArrayParam<'_> {
             TEXT
         }
     }
+
+    /// The array type it is sent as.
+    pub(crate) fn oid(&self) -> Option<u32> {
+        array_oid_of(self.element())
+    }
 }
 
 impl sqlx::Type<Postgres> for ArrayParam<'_> {
@@ -107,6 +112,7 @@ fn encode_element(value: &Value, element: u32) -> Result<Option<Vec<u8>>, Elemen
     let int = || -> Result<i64, ElementError> {
         match value {
             Value::Int(v) => Ok(*v),
+            Value::Bool(b) => Ok(i64::from(*b)),
             Value::UInt(v) => i64::try_from(*v).map_err(|_| wrong()),
             Value::Double(v) if v.fract() == 0.0 && v.abs() < 9.2e18 => Ok(*v as i64),
             Value::Text(s) => s.trim().parse().map_err(|_| wrong()),
@@ -127,6 +133,7 @@ fn encode_element(value: &Value, element: u32) -> Result<Option<Vec<u8>>, Elemen
             Value::Int(v) => Ok(v.to_string()),
             Value::UInt(v) => Ok(v.to_string()),
             Value::Double(v) => Ok(v.to_string()),
+            Value::Bool(b) => Ok(if *b { "t" } else { "f" }.to_owned()),
             Value::Text(s) => Ok(s.clone()),
             Value::Bytes(b) => String::from_utf8(b.clone()).map_err(|_| wrong()),
             Value::Null | Value::Array(_) => Err(wrong()),

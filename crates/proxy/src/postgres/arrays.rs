@@ -110,7 +110,7 @@ mod tests {
                 oid::TEXT,
                 vec![Value::Text("a, \"b\"".into()), Value::Text("NULL".into())],
             ),
-            (1000, oid::BOOL, vec![Value::Int(1), Value::Int(0)]),
+            (1000, oid::BOOL, vec![Value::Bool(true), Value::Bool(false)]),
             (1001, oid::BYTEA, vec![Value::Bytes(vec![0, 255])]),
             (1022, oid::FLOAT8, vec![Value::Double(2.5)]),
             (1231, oid::NUMERIC, vec![Value::Text("10.25".into())]),

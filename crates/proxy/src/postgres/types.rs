@@ -79,6 +79,26 @@ pub fn oid_of(ty: SqlType) -> u32 {
 }
 
 /// PostgreSQL's name of a type OID, for messages.
+/// Whether parameters of type `oid` are decoded as what they are (others are read as text).
+pub fn is_native(oid: u32) -> bool {
+    matches!(
+        oid,
+        oid::BOOL
+            | oid::INT2
+            | oid::INT4
+            | oid::INT8
+            | oid::OID
+            | oid::FLOAT4
+            | oid::FLOAT8
+            | oid::NUMERIC
+            | oid::BYTEA
+            | oid::TEXT
+            | oid::VARCHAR
+            | oid::BPCHAR
+            | oid::NAME
+    )
+}
+
 pub fn name_of(oid: u32) -> &'static str {
     match oid {
         oid::BOOL => "boolean",
@@ -145,7 +165,7 @@ pub fn oid_for_values<'a>(ty: SqlType, values: impl Iterator<Item = &'a Value>) 
                     oid::NUMERIC
                 }
             }
-            (oid::INT8 | oid::BOOL, Value::Int(_)) => oid,
+            (oid::INT8 | oid::BOOL, Value::Int(_)) | (oid::BOOL, Value::Bool(_)) => oid,
             (oid::FLOAT4 | oid::FLOAT8 | oid::NUMERIC, Value::Int(_) | Value::Double(_)) => oid,
             (oid::INT2 | oid::INT4 | oid::INT8 | oid::BOOL, Value::Double(_)) => oid::FLOAT8,
             (oid::BYTEA, Value::Bytes(_)) => oid,
@@ -221,6 +241,8 @@ pub(super) fn encode_text(value: &Value, oid: u32) -> Text {
         Value::Array(array) => arrays::text_of(array),
         Value::Null => String::new(),
         Value::Int(v) if oid == oid::BOOL => if *v != 0 { "t" } else { "f" }.to_owned(),
+        Value::Bool(b) if oid == oid::BOOL => if *b { "t" } else { "f" }.to_owned(),
+        Value::Bool(b) => b.to_string(),
         Value::Int(v) => v.to_string(),
         Value::UInt(v) => v.to_string(),
         Value::Double(v) => float_text(*v),
@@ -274,6 +296,7 @@ fn float(value: &Value, oid: u32) -> Result<f64, TypeError> {
 
 fn boolean(value: &Value, oid: u32) -> Result<bool, TypeError> {
     match value {
+        Value::Bool(b) => Ok(*b),
         Value::Int(v) => Ok(*v != 0),
         Value::UInt(v) => Ok(*v != 0),
         Value::Text(s) => parse_bool(s).ok_or_else(|| invalid(oid, s)),
@@ -341,7 +364,7 @@ pub fn decode(bytes: Option<&[u8]>, oid: u32, binary: bool) -> Result<Value, Typ
         }
         oid::BOOL => {
             let s = text()?;
-            Value::Int(parse_bool(s).ok_or_else(|| invalid(oid, s))?.into())
+            Value::Bool(parse_bool(s).ok_or_else(|| invalid(oid, s))?)
         }
         oid::BYTEA => Value::Bytes(match bytes.strip_prefix(b"\\x") {
             Some(hex) => decode_hex(hex).ok_or_else(|| invalid(oid, "bad hex digits"))?,
@@ -376,7 +399,7 @@ fn decode_binary(bytes: &[u8], oid: u32) -> Result<Value, TypeError> {
             bytes.try_into().map_err(|_| wrong_size())?,
         )),
         oid::BOOL => match bytes {
-            [b] => Value::Int(i64::from(*b != 0)),
+            [b] => Value::Bool(*b != 0),
             _ => return Err(wrong_size()),
         },
         oid::BYTEA => Value::Bytes(bytes.to_vec()),
@@ -452,7 +475,7 @@ mod tests {
             (Value::Double(1.5), oid::FLOAT8),
             (Value::Text("héllo".into()), oid::VARCHAR),
             (Value::Bytes(vec![0, 255, 16]), oid::BYTEA),
-            (Value::Int(1), oid::BOOL),
+            (Value::Bool(true), oid::BOOL),
         ] {
             for binary in [false, true] {
                 let bytes = encode(&value, oid, binary).unwrap().unwrap();

@@ -111,22 +111,44 @@ impl Connection {
             return Err(PgError::new("42601", format!("syntax error: {e}")));
         }
         // Columns the statement's text does not tell: ask a shard to describe its SQL, or, for
-        // an INSERT's RETURNING list, the same list selected from the table.
-        if description.fields == Fields::Unknown {
+        // an INSERT's RETURNING list, the same list selected from the table. A statement that
+        // runs as written takes the parameters neither the client nor the text types as the
+        // shard types them (`flagged = $1`: a boolean).
+        let direct = matches!(
+            statement.as_ref().map(|s| &s.kind),
+            Some(StatementKind::Planned(Planned::Direct(_)))
+        );
+        let open_params = direct
+            && (0..description.params.len())
+                .any(|i| parse.type_oids.get(i).is_none_or(|&declared| declared == 0));
+        if description.fields == Fields::Unknown || open_params {
             let probe = match returning {
-                Some(select) => self
+                Some(select) if description.fields == Fields::Unknown => self
                     .frontend
                     .engine
                     .prepare(&select, Dialect::Postgres)
                     .await
                     .ok()
                     .map(|(s, _)| s),
-                None => None,
+                _ => None,
             };
             if let Some(statement) = probe.as_ref().or(statement.as_ref())
-                && let Some(fields) = self.described_by_a_shard(statement).await
+                && let Some((fields, shard_params)) = self.described_by_a_shard(statement).await
             {
-                description.fields = Fields::Known(fields);
+                if description.fields == Fields::Unknown && !fields.is_empty() {
+                    description.fields = Fields::Known(fields);
+                }
+                if probe.is_none() && direct {
+                    for (i, oid) in shard_params.into_iter().enumerate() {
+                        if parse.type_oids.get(i).is_none_or(|&declared| declared == 0)
+                            && types::is_native(oid)
+                            && let Some(param) = description.params.get_mut(i)
+                            && *param == types::oid::TEXT
+                        {
+                            *param = oid;
+                        }
+                    }
+                }
             }
         }
         if let Some(statement) = &statement
@@ -158,9 +180,10 @@ impl Connection {
             .map_err(wire_failed)
     }
 
-    /// The result columns of a read, as a shard describes it. The parameters only pick the
-    /// shard: NULLs, or zeros where NULL routes nowhere (`user_id = $1` on the sharding column).
-    async fn described_by_a_shard(&self, statement: &Statement) -> Option<Vec<Field>> {
+    /// The result columns of a read, as a shard describes it, and the parameter types it
+    /// infers. The parameters only pick the shard: NULLs, or zeros where NULL routes nowhere
+    /// (`user_id = $1` on the sharding column).
+    async fn described_by_a_shard(&self, statement: &Statement) -> Option<(Vec<Field>, Vec<u32>)> {
         for filler in [Value::Null, Value::Int(0)] {
             let params = vec![filler; statement.param_count];
             if let Some(fields) = self.shard_fields(statement, &params).await {
@@ -170,30 +193,34 @@ impl Connection {
         None
     }
 
-    /// The result columns of a read bound with `params`, as the first shard it goes to
-    /// describes its SQL, without running it; `None` when there is nothing to ask.
-    async fn shard_fields(&self, statement: &Statement, params: &[Value]) -> Option<Vec<Field>> {
+    /// The result columns (none for a write) and parameter types of a statement bound with
+    /// `params`, as the first shard it goes to describes its SQL, without running it; `None`
+    /// when there is nothing to ask.
+    async fn shard_fields(
+        &self,
+        statement: &Statement,
+        params: &[Value],
+    ) -> Option<(Vec<Field>, Vec<u32>)> {
         let plan = match &statement.kind {
             StatementKind::Planned(Planned::Query(query)) => query.bind(params).ok()?,
             StatementKind::Planned(Planned::Direct(direct)) => direct.bind(params),
             _ => return None,
         };
-        let columns = self
+        let (columns, params) = self
             .frontend
             .engine
             .backend()
             .result_columns(&plan)
             .await
             .ok()?;
-        (!columns.is_empty()).then(|| {
-            columns
-                .iter()
-                .map(|c| Field {
-                    name: c.name.clone(),
-                    oid: types::oid_of(c.ty),
-                })
-                .collect()
-        })
+        let fields = columns
+            .iter()
+            .map(|c| Field {
+                name: c.name.clone(),
+                oid: types::oid_of(c.ty),
+            })
+            .collect();
+        Some((fields, params))
     }
 
     pub(super) async fn bind(&mut self, wire: &mut Wire, bind: Bind) -> Result<(), PgError> {
@@ -301,7 +328,8 @@ impl Connection {
                 let params = portal.params.clone();
                 // A read: the shard its parameters pick describes it, without running it.
                 if let Some(statement) = &prepared.statement
-                    && let Some(fields) = self.shard_fields(statement, &params).await
+                    && let Some((fields, _)) = self.shard_fields(statement, &params).await
+                    && !fields.is_empty()
                 {
                     return self
                         .send_portal_description(wire, &name, Some(fields))

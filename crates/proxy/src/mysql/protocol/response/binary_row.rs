@@ -109,6 +109,7 @@ fn as_i128(value: &Value) -> Option<i128> {
         Value::Null => None,
         Value::Int(v) => Some(i128::from(*v)),
         Value::UInt(v) => Some(i128::from(*v)),
+        Value::Bool(b) => Some(i128::from(*b)),
         // `as` saturates; NaN has no integer value.
         Value::Double(v) => (!v.is_nan()).then_some(v.trunc() as i128),
         Value::Array(_) => None,
@@ -132,6 +133,7 @@ fn as_f64(value: &Value) -> Option<f64> {
         Value::Null => None,
         Value::Int(v) => Some(*v as f64),
         Value::UInt(v) => Some(*v as f64),
+        Value::Bool(b) => Some(f64::from(u8::from(*b))),
         Value::Double(v) => Some(*v),
         Value::Array(_) => None,
         Value::Text(_) | Value::Bytes(_) => as_text(value)?.trim().parse().ok(),

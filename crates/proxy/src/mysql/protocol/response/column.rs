@@ -85,7 +85,7 @@ impl ResultColumn {
 
     fn from_sample(name: &str, sample: Option<&Value>) -> Self {
         match sample {
-            Some(Value::Int(_)) => Self::int(name),
+            Some(Value::Int(_) | Value::Bool(_)) => Self::int(name),
             Some(Value::UInt(_)) => {
                 let mut column = Self::int(name);
                 column.flags |= ColumnFlags::UNSIGNED_FLAG;

@@ -26,6 +26,7 @@ pub(super) fn value_text(value: &Value) -> Cow<'_, [u8]> {
         Value::Int(v) => Cow::Owned(v.to_string().into_bytes()),
         Value::UInt(v) => Cow::Owned(v.to_string().into_bytes()),
         Value::Double(v) => Cow::Owned(v.to_string().into_bytes()),
+        Value::Bool(b) => Cow::Borrowed(if *b { b"1" } else { b"0" }),
         Value::Text(v) => Cow::Borrowed(v.as_bytes()),
         Value::Bytes(v) => Cow::Borrowed(v),
         // MySQL has no arrays: PostgreSQL's text form, as `SELECT ARRAY[1,2]::text` prints it.
