@@ -61,18 +61,19 @@ impl Engine {
         if let Err(e) = backend.load_metadata(&config.sharding).await {
             tracing::warn!("table metadata not loaded: {e}");
         }
-        let router = |dialect| {
-            Router::new(&config.sharding, dialect).with_data_sources(
+        let router = async |dialect| {
+            let router = Router::new(&config.sharding, dialect).with_data_sources(
                 config.data_sources.keys().cloned().collect(),
                 config.broadcast_tables.clone(),
-            )
+            );
+            reflection::with_catalog(router, &backend, &config).await
         };
         let memory = MemoryBudget::new(config.props.statement_memory, config.props.memory_budget);
         let metrics = Metrics::new(config.key_generators.names());
         let identity = Arc::new(Identity::of(&backend, &config).await);
         Ok(Self {
-            mysql: router(Dialect::MySql),
-            postgres: router(Dialect::Postgres),
+            mysql: router(Dialect::MySql).await,
+            postgres: router(Dialect::Postgres).await,
             config,
             backend,
             shapes: Shapes::default(),

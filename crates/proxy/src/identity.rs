@@ -88,26 +88,45 @@ async fn ask<const N: usize>(
     sql: &str,
 ) -> Option<[String; N]> {
     let (name, _) = config.data_sources.iter().find(|(_, d)| d.kind == kind)?;
-    let outcome = match tokio::time::timeout(ASK_TIMEOUT, backend.execute_on(name, sql)).await {
-        Ok(Ok(outcome)) => outcome,
-        Ok(Err(e)) => {
-            tracing::warn!("version of {name} not read: {e}");
-            return None;
-        }
-        Err(_) => {
-            tracing::warn!("version of {name} not read in {ASK_TIMEOUT:?}");
-            return None;
-        }
-    };
-    let row = outcome.rows.into_iter().next()?;
-    let texts: Vec<String> = row
+    let row = read_texts(backend, name, sql, "version")
+        .await?
         .into_iter()
-        .map(|v| match v {
-            Value::Text(s) => Some(s),
-            _ => None,
+        .next()?;
+    row.try_into().ok()
+}
+
+/// `sql`'s rows on `data_source` as text, read at start: `None`, logged as `what` not read,
+/// when the data source does not answer in time or a value is not text.
+pub(crate) async fn read_texts(
+    backend: &Backend,
+    data_source: &str,
+    sql: &str,
+    what: &str,
+) -> Option<Vec<Vec<String>>> {
+    let outcome =
+        match tokio::time::timeout(ASK_TIMEOUT, backend.execute_on(data_source, sql)).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(e)) => {
+                tracing::warn!("{what} of {data_source} not read: {e}");
+                return None;
+            }
+            Err(_) => {
+                tracing::warn!("{what} of {data_source} not read in {ASK_TIMEOUT:?}");
+                return None;
+            }
+        };
+    outcome
+        .rows
+        .into_iter()
+        .map(|row| {
+            row.into_iter()
+                .map(|v| match v {
+                    Value::Text(s) => Some(s),
+                    _ => None,
+                })
+                .collect()
         })
-        .collect::<Option<_>>()?;
-    texts.try_into().ok()
+        .collect()
 }
 
 #[cfg(test)]

@@ -10,10 +10,12 @@ use crate::reply::Reply;
 use crate::words::like;
 
 mod request;
+mod views;
 
 use keyshard_backend::{Backend, Outcome};
 use keyshard_config::Config;
 pub(crate) use request::{Name, Request, request};
+pub(crate) use views::with_catalog;
 
 /// What answering needs: the configuration, and the shards to read actual tables from.
 pub(crate) struct Shards<'a> {

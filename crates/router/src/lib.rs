@@ -12,6 +12,7 @@
 
 pub mod array;
 mod budget;
+mod catalog;
 mod ddl;
 mod direct;
 mod error;
@@ -41,6 +42,7 @@ use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect};
 use sqlparser::parser::Parser;
 
 pub use budget::{MAX_OPERATOR_CHAIN, tokenize};
+pub use catalog::{CatalogColumn, CatalogViews, LogicalNames, catalog_columns_sql};
 pub use ddl::DdlPlan;
 pub use direct::Direct;
 pub use error::RouteError;
@@ -115,6 +117,8 @@ pub struct Router {
     data_sources: Vec<String>,
     default_data_source: Option<String>,
     dialect: Dialect,
+    /// The default data source's catalog as the logical database, when it has been read.
+    catalog: Option<CatalogViews>,
 }
 
 impl Router {
@@ -133,6 +137,7 @@ impl Router {
             data_sources: Vec::new(),
             default_data_source: rule.default_data_source.clone(),
             dialect,
+            catalog: None,
         }
     }
 
@@ -150,6 +155,59 @@ impl Router {
         self.data_sources = data_sources;
         self.broadcast_tables = broadcast_tables;
         self
+    }
+
+    /// Reads of the catalog relations `views` presents go through them.
+    pub fn with_catalog(mut self, views: CatalogViews) -> Self {
+        self.catalog = Some(views);
+        self
+    }
+
+    /// What the catalog shows of the default data source's tables: each logic table as its
+    /// first actual table there, no other actual table, none of `own_tables`.
+    pub fn logical_names(
+        &self,
+        shard_database: &str,
+        logic_database: &str,
+        own_tables: &[&str],
+    ) -> LogicalNames {
+        let mut names = LogicalNames {
+            shard_database: shard_database.to_owned(),
+            logic_database: logic_database.to_owned(),
+            renames: Vec::new(),
+            hidden: own_tables.iter().map(|t| (*t).to_owned()).collect(),
+        };
+        let default = self.default_data_source.as_deref();
+        let mut rules: Vec<&Arc<TableRule>> = self.tables.values().collect();
+        rules.sort_by(|a, b| a.logic_table.cmp(&b.logic_table));
+        for rule in rules {
+            let shown = rule
+                .data_nodes
+                .iter()
+                .find(|n| Some(n.data_source.as_str()) == default);
+            if let Some(node) = shown
+                && node.table != rule.logic_table
+            {
+                names
+                    .renames
+                    .push((node.table.clone(), rule.logic_table.clone()));
+                // A table under the logic name itself would be listed twice.
+                names.hidden.push(rule.logic_table.clone());
+            }
+            names.hidden.extend(
+                rule.data_nodes
+                    .iter()
+                    .filter(|n| shown.is_none_or(|s| !s.table.eq_ignore_ascii_case(&n.table)))
+                    .map(|n| n.table.clone()),
+            );
+        }
+        let shown: Vec<&String> = names.renames.iter().map(|(actual, _)| actual).collect();
+        names
+            .hidden
+            .retain(|h| !shown.iter().any(|s| s.eq_ignore_ascii_case(h)));
+        names.hidden.sort();
+        names.hidden.dedup();
+        names
     }
 
     /// The data source unsharded tables live on.
@@ -231,6 +289,12 @@ impl Router {
                 let is_read = matches!(statement, Statement::Query(_));
                 let (tables, others) = query::tables(sql, statement, |t| self.table(t).cloned())?;
                 if tables.rules.is_empty() {
+                    if is_read
+                        && let Some(catalog) = &self.catalog
+                        && let Some(logical) = catalog.rewrite(sql, statement)?
+                    {
+                        return self.direct_as(sql, &logical, parser, &others, is_read);
+                    }
                     return self.direct(sql, parser, &others, is_read);
                 }
                 if let Some(other) = others.iter().find(|t| !self.is_broadcast(t)) {
@@ -274,6 +338,18 @@ impl Router {
         tables: &[String],
         is_read: bool,
     ) -> Result<Prepared, RouteError> {
+        self.direct_as(sql, sql, parser, tables, is_read)
+    }
+
+    /// [`Router::direct`] of `sql`, which runs as `text` (the same placeholders).
+    fn direct_as(
+        &self,
+        sql: &str,
+        text: &str,
+        parser: &Parser<'_>,
+        tables: &[String],
+        is_read: bool,
+    ) -> Result<Prepared, RouteError> {
         let Some(default) = &self.default_data_source else {
             let table = tables.first().cloned().unwrap_or_default();
             return Ok(Prepared::Other(Other::UnshardedTable(table)));
@@ -288,7 +364,7 @@ impl Router {
         let mut locator = locate::Locator::new(sql);
         let tokens = tokens::Tokens::scan(parser, &mut locator, self.dialect, &[])?;
         Ok(Prepared::Direct(Direct {
-            sql: sql.into(),
+            sql: text.into(),
             data_sources,
             param_count: tokens.param_count,
             is_read,

@@ -1,0 +1,410 @@
+//! The database's own catalog seen as the logical database. A client reading
+//! `information_schema.tables` or `pg_catalog.pg_class` through the proxy (psql's `\d`, ORM
+//! reflection, GUI clients) must find each logic table once, under its logic name, and neither
+//! its other actual tables nor Keyshard's own. Each such relation the statement names is
+//! replaced by a derived table over the real one that renames and filters its rows, so the
+//! default data source runs every join, filter and ordering of the statement as written.
+//!
+//! A logic table stands for its first actual table on the default data source (what `SHOW
+//! COLUMNS` reads too); a logic table with no node there is not listed. The relations' columns
+//! differ between database versions, so the proxy reads them from the shard once, at start.
+
+use std::ops::{ControlFlow, Range};
+
+use sqlparser::ast::{
+    Expr, Ident, ObjectName, ObjectNamePart, Statement, TableFactor, Visit, Visitor,
+};
+use sqlparser::tokenizer::Span;
+
+use crate::locate::Locator;
+use crate::names::push_identifier;
+use crate::value::Value;
+use crate::{Dialect, RouteError};
+
+/// The catalog relations this module presents, by the database's dialect: the name columns of
+/// each that hold table names.
+const MYSQL_RELATIONS: &[&str] = &[
+    "TABLES",
+    "COLUMNS",
+    "STATISTICS",
+    "KEY_COLUMN_USAGE",
+    "TABLE_CONSTRAINTS",
+    "REFERENTIAL_CONSTRAINTS",
+    "CHECK_CONSTRAINTS",
+    "PARTITIONS",
+    "VIEWS",
+];
+const POSTGRES_CATALOG: &[&str] = &["pg_class", "pg_tables", "pg_indexes"];
+const POSTGRES_INFORMATION_SCHEMA: &[&str] = &[
+    "tables",
+    "columns",
+    "key_column_usage",
+    "table_constraints",
+    "constraint_column_usage",
+    "views",
+];
+
+/// The statement that reads the relations' columns on a data source of `dialect`: rows of
+/// schema, relation, column and (PostgreSQL) the column's type, in column order.
+pub fn catalog_columns_sql(dialect: Dialect) -> String {
+    let list = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| Value::Text((*n).to_owned()).to_literal(dialect))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match dialect {
+        Dialect::MySql => format!(
+            "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_TYPE \
+             FROM information_schema.COLUMNS \
+             WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME IN ({}) \
+             ORDER BY TABLE_NAME, ORDINAL_POSITION",
+            list(MYSQL_RELATIONS)
+        ),
+        Dialect::Postgres => format!(
+            "SELECT n.nspname::text, c.relname::text, a.attname::text, \
+             format_type(a.atttypid, a.atttypmod) \
+             FROM pg_catalog.pg_attribute a \
+             JOIN pg_catalog.pg_class c ON c.oid = a.attrelid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             WHERE a.attnum > 0 AND NOT a.attisdropped \
+             AND (n.nspname = 'pg_catalog' AND c.relname IN ({}) \
+             OR n.nspname = 'information_schema' AND c.relname IN ({})) \
+             ORDER BY 1, 2, a.attnum",
+            list(POSTGRES_CATALOG),
+            list(POSTGRES_INFORMATION_SCHEMA)
+        ),
+    }
+}
+
+/// One column of a catalog relation, as the shard describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogColumn {
+    /// `information_schema` or `pg_catalog`.
+    pub schema: String,
+    /// The relation, `TABLES` or `pg_class` say.
+    pub relation: String,
+    /// The column.
+    pub name: String,
+    /// Its SQL type (`name`, `information_schema.sql_identifier`): a renamed value is cast back
+    /// to it, so that clients see the type they expect.
+    pub sql_type: String,
+}
+
+/// What the logical view shows in place of the shard's tables.
+#[derive(Debug, Clone, Default)]
+pub struct LogicalNames {
+    /// The database the default data source's tables are in (MySQL); shown as `logic_database`.
+    pub shard_database: String,
+    /// The database clients use (`databaseName`).
+    pub logic_database: String,
+    /// Actual table → logic table.
+    pub renames: Vec<(String, String)>,
+    /// Tables not shown: other actual tables, Keyshard's own.
+    pub hidden: Vec<String>,
+}
+
+/// The derived tables standing for the catalog relations.
+#[derive(Debug, Clone)]
+pub struct CatalogViews {
+    dialect: Dialect,
+    views: Vec<View>,
+    /// MySQL: `DATABASE()` and `SCHEMA()` in a catalog statement name the logical database, as
+    /// the renamed schema columns do.
+    database: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct View {
+    schema: String,
+    relation: String,
+    /// Named without its schema, it is still this relation (PostgreSQL's pg_catalog comes
+    /// first in every search path).
+    bare: bool,
+    select: String,
+}
+
+impl CatalogViews {
+    /// Views over the relations `columns` describes (in order, as [`catalog_columns_sql`]
+    /// reads them), showing `names`.
+    pub fn new(dialect: Dialect, columns: &[CatalogColumn], names: &LogicalNames) -> Self {
+        let mut views = Vec::new();
+        for relation in columns.chunk_by(|a, b| a.schema == b.schema && a.relation == b.relation) {
+            let Some(first) = relation.first() else {
+                continue;
+            };
+            views.push(View {
+                schema: first.schema.to_ascii_lowercase(),
+                relation: first.relation.to_ascii_lowercase(),
+                bare: dialect == Dialect::Postgres && first.schema == "pg_catalog",
+                select: view_select(dialect, relation, names),
+            });
+        }
+        Self {
+            dialect,
+            views,
+            database: (dialect == Dialect::MySql).then(|| names.logic_database.clone()),
+        }
+    }
+
+    /// `sql` with every catalog relation it names replaced by its view; `None` when it names
+    /// none.
+    pub(crate) fn rewrite(
+        &self,
+        sql: &str,
+        statement: &Statement,
+    ) -> Result<Option<String>, RouteError> {
+        let mut found = Found {
+            views: self,
+            relations: Vec::new(),
+            qualified: Vec::new(),
+            calls: Vec::new(),
+        };
+        let _ = statement.visit(&mut found);
+        if found.relations.is_empty() {
+            return Ok(None);
+        }
+        let mut locator = Locator::new(sql);
+        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        for (first, last, view, alias) in found.relations {
+            let view = &self.views[view];
+            let range = locator.offset(first.start)?..locator.offset(last.end)?;
+            let mut text = format!("({})", view.select);
+            if !alias {
+                // Unaliased, the relation is still referred to by its own name.
+                text.push_str(" AS ");
+                push_identifier(&mut text, &view.relation, Some(self.quote()));
+            }
+            edits.push((range, text));
+        }
+        // `pg_catalog.pg_class.relname` names the derived table as `pg_class.relname`.
+        for (schema, relation) in found.qualified {
+            edits.push((
+                locator.offset(schema.start)?..locator.offset(relation.start)?,
+                String::new(),
+            ));
+        }
+        if let Some(database) = &self.database {
+            for name in found.calls {
+                let start = locator.offset(name.start)?;
+                if let Some(end) = empty_arguments_end(sql, locator.offset(name.end)?) {
+                    edits.push((
+                        start..end,
+                        Value::Text(database.clone()).to_literal(self.dialect),
+                    ));
+                }
+            }
+        }
+        edits.sort_by_key(|(range, _)| range.start);
+        let mut out =
+            String::with_capacity(sql.len() + edits.iter().map(|e| e.1.len()).sum::<usize>());
+        let mut copied = 0;
+        for (range, text) in edits {
+            if range.start < copied || range.end > sql.len() {
+                return Err(RouteError::Internal("overlapping catalog edits"));
+            }
+            out.push_str(&sql[copied..range.start]);
+            out.push_str(&text);
+            copied = range.end;
+        }
+        out.push_str(&sql[copied..]);
+        Ok(Some(out))
+    }
+
+    fn quote(&self) -> char {
+        match self.dialect {
+            Dialect::MySql => '`',
+            Dialect::Postgres => '"',
+        }
+    }
+
+    /// The number of the view `name` stands for, if any.
+    fn view_of(&self, name: &[&Ident]) -> Option<usize> {
+        let (schema, relation) = match name {
+            [relation] => (None, relation),
+            [.., schema, relation] => (Some(schema), relation),
+            [] => return None,
+        };
+        self.views.iter().position(|v| {
+            relation.value.eq_ignore_ascii_case(&v.relation)
+                && match schema {
+                    Some(schema) => schema.value.eq_ignore_ascii_case(&v.schema),
+                    None => v.bare,
+                }
+        })
+    }
+}
+
+/// The derived table's SELECT over `columns` (one relation's).
+fn view_select(dialect: Dialect, columns: &[CatalogColumn], names: &LogicalNames) -> String {
+    let quote = match dialect {
+        Dialect::MySql => '`',
+        Dialect::Postgres => '"',
+    };
+    let literal = |s: &str| Value::Text(s.to_owned()).to_literal(dialect);
+    let ident = |s: &str| {
+        let mut out = String::new();
+        push_identifier(&mut out, s, Some(quote));
+        out
+    };
+    let is_name = |c: &CatalogColumn| {
+        let name = c.name.to_ascii_lowercase();
+        matches!(
+            name.as_str(),
+            "table_name" | "referenced_table_name" | "tablename"
+        ) || name == "relname" && c.relation == "pg_class"
+    };
+    let is_schema = |c: &CatalogColumn| {
+        dialect == Dialect::MySql && c.name.to_ascii_lowercase().ends_with("_schema")
+    };
+    let mut select = String::from("SELECT ");
+    for (i, column) in columns.iter().enumerate() {
+        if i > 0 {
+            select.push_str(", ");
+        }
+        let name = ident(&column.name);
+        let renamed = if is_name(column) && !names.renames.is_empty() {
+            let mut case = format!("CASE {name}");
+            for (actual, logic) in &names.renames {
+                case.push_str(&format!(
+                    " WHEN {} THEN {}",
+                    literal(actual),
+                    literal(logic)
+                ));
+            }
+            case.push_str(&format!(" ELSE {name} END"));
+            Some(case)
+        } else if is_schema(column) {
+            Some(format!(
+                "CASE WHEN {name} = {} THEN {} ELSE {name} END",
+                literal(&names.shard_database),
+                literal(&names.logic_database)
+            ))
+        } else {
+            None
+        };
+        match renamed {
+            Some(expression) if dialect == Dialect::Postgres => {
+                select.push_str(&format!(
+                    "CAST({expression} AS {}) AS {name}",
+                    column.sql_type
+                ));
+            }
+            Some(expression) => select.push_str(&format!("{expression} AS {name}")),
+            None => select.push_str(&name),
+        }
+    }
+    let (Some(first), true) = (columns.first(), !columns.is_empty()) else {
+        return select;
+    };
+    select.push_str(&format!(
+        " FROM {}.{}",
+        ident(&first.schema),
+        ident(&first.relation)
+    ));
+    let mut conditions = Vec::new();
+    if dialect == Dialect::MySql
+        && let Some(schema) = ["TABLE_SCHEMA", "CONSTRAINT_SCHEMA", "INDEX_SCHEMA"]
+            .iter()
+            .find(|s| columns.iter().any(|c| c.name.eq_ignore_ascii_case(s)))
+    {
+        conditions.push(format!(
+            "{} = {}",
+            ident(schema),
+            literal(&names.shard_database)
+        ));
+    }
+    if !names.hidden.is_empty() {
+        let hidden: Vec<String> = names.hidden.iter().map(|h| literal(h)).collect();
+        for column in columns.iter().filter(|c| is_name(c)) {
+            conditions.push(format!(
+                "({0} IS NULL OR {0} NOT IN ({1}))",
+                ident(&column.name),
+                hidden.join(", ")
+            ));
+        }
+    }
+    if !conditions.is_empty() {
+        select.push_str(" WHERE ");
+        select.push_str(&conditions.join(" AND "));
+    }
+    select
+}
+
+/// Where the statement names a catalog relation, by position in its text.
+struct Found<'v> {
+    views: &'v CatalogViews,
+    /// Each relation's name (first and last part), its view, and whether it is aliased.
+    relations: Vec<(Span, Span, usize, bool)>,
+    /// Column references qualified with a view's schema: the schema part and the relation part.
+    qualified: Vec<(Span, Span)>,
+    /// The names of `DATABASE()` / `SCHEMA()` calls.
+    calls: Vec<Span>,
+}
+
+impl Visitor for Found<'_> {
+    type Break = ();
+
+    fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+        if let TableFactor::Table {
+            name,
+            alias,
+            args: None,
+            ..
+        } = factor
+            && let Some(idents) = plain_idents(name)
+            && let Some(view) = self.views.view_of(&idents)
+            && let (Some(first), Some(last)) = (idents.first(), idents.last())
+        {
+            self.relations
+                .push((first.span, last.span, view, alias.is_some()));
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
+        match expr {
+            Expr::CompoundIdentifier(parts) if parts.len() >= 3 => {
+                let (schema, relation) = (&parts[parts.len() - 3], &parts[parts.len() - 2]);
+                if self.views.view_of(&[schema, relation]).is_some() {
+                    self.qualified.push((schema.span, relation.span));
+                }
+            }
+            Expr::Function(function) => {
+                if let [ObjectNamePart::Identifier(name)] = function.name.0.as_slice()
+                    && name.quote_style.is_none()
+                    && ["database", "schema"]
+                        .iter()
+                        .any(|n| name.value.eq_ignore_ascii_case(n))
+                {
+                    self.calls.push(name.span);
+                }
+            }
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The parts of a name that are all identifiers.
+fn plain_idents(name: &ObjectName) -> Option<Vec<&Ident>> {
+    name.0
+        .iter()
+        .map(|part| match part {
+            ObjectNamePart::Identifier(ident) => Some(ident),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The end of `()` right after a function's name at `at`, if that is what follows.
+fn empty_arguments_end(sql: &str, at: usize) -> Option<usize> {
+    let rest = sql.get(at..)?;
+    let after_open = rest.trim_start().strip_prefix('(')?;
+    let after_close = after_open.trim_start().strip_prefix(')')?;
+    Some(sql.len() - after_close.len())
+}
+
+#[cfg(test)]
+mod tests;
