@@ -25,6 +25,8 @@ pub enum ErrorKind {
     ColumnCount,
     /// The table does not exist.
     UnknownTable,
+    /// The table has no such column.
+    UnknownColumn,
     /// Parameters missing or of the wrong kind.
     BadArguments,
     /// Text that is not UTF-8.

@@ -274,6 +274,19 @@ async fn binary_copy_on_postgres_shards() {
         assert_eq!(ours, theirs, "{what}");
         assert_eq!(stored(&client).await.len(), 40, "{what}: nothing stored");
     }
+    // A column the table does not have, in text and binary: refused before any data is asked
+    // for (the simple protocol shows it: the error comes instead of CopyInResponse).
+    for format in ["", " (FORMAT binary)"] {
+        let sql = |table: &str| format!("COPY {table} (user_id, nosuch) FROM STDIN{format}");
+        for (client, table) in [(&plain, "plain_order"), (&client, "t_order")] {
+            let code = client
+                .batch_execute(&sql(table))
+                .await
+                .err()
+                .and_then(|e| e.code().map(|c| c.code().to_owned()));
+            assert_eq!(code.as_deref(), Some("42703"), "{table}{format}");
+        }
+    }
     // A good stream split at every third byte loads.
     let good = binary_stream(&[
         &[Some(one), None],

@@ -68,8 +68,12 @@ impl Engine {
 
     /// The declared types of the columns `copy` loads, in its order: what a binary COPY's
     /// fields are read as. Read from the logic table's metadata (loaded now when the table was
-    /// created after start).
-    pub(crate) async fn copy_column_types(&self, copy: &CopyIn) -> Result<Vec<SqlType>, Error> {
+    /// created after start); `None` when it has none (a table without a rule). A column the
+    /// table does not have is refused before any data is asked for, as PostgreSQL does.
+    pub(crate) async fn copy_column_types(
+        &self,
+        copy: &CopyIn,
+    ) -> Result<Option<Vec<SqlType>>, Error> {
         let (table, named) = copy.table_and_columns();
         let metadata = self.backend.metadata();
         if metadata.columns(&table).is_none()
@@ -79,13 +83,10 @@ impl Engine {
             tracing::debug!("columns of {table} not read: {e}");
         }
         let Some(columns) = metadata.columns(&table) else {
-            return Err(Error::unsupported(format!(
-                "binary COPY into {table}: its column types are not known (only sharded \
-                 tables' are)"
-            )));
+            return Ok(None);
         };
         let Some(named) = named else {
-            return Ok(columns.iter().map(|c| c.ty).collect());
+            return Ok(Some(columns.iter().map(|c| c.ty).collect()));
         };
         named
             .iter()
@@ -96,11 +97,12 @@ impl Engine {
                     .map(|c| c.ty)
                     .ok_or_else(|| {
                         Error::new(
-                            ErrorKind::UnknownTable,
+                            ErrorKind::UnknownColumn,
                             format!("column \"{name}\" of relation \"{table}\" does not exist"),
                         )
                     })
             })
-            .collect()
+            .collect::<Result<_, _>>()
+            .map(Some)
     }
 }

@@ -10,6 +10,7 @@ impl Error {
             ErrorKind::Unsupported => "0A000",
             ErrorKind::ColumnCount => "42601",
             ErrorKind::UnknownTable => "42P01",
+            ErrorKind::UnknownColumn => "42703",
             ErrorKind::BadArguments => "08P01",
             ErrorKind::InvalidEncoding => "22021",
             ErrorKind::LocalFilesDisabled => "0A000",

@@ -6,6 +6,7 @@ use pgwire::messages::copy::CopyInResponse;
 
 use super::Connection;
 use crate::copy::CopyIn;
+use crate::error::Error;
 use crate::postgres::copy_binary;
 use crate::postgres::pg_error::PgError;
 use crate::postgres::wire::{Wire, WireError};
@@ -21,16 +22,24 @@ impl Connection {
         copy: &CopyIn,
     ) -> Result<Result<String, PgError>, WireError> {
         // A binary load's fields are read by its columns' types, known before the data comes.
-        let types = if copy.is_binary() {
-            match self.frontend.engine.copy_column_types(copy).await {
-                Ok(types) => Some(types),
-                Err(e) => {
-                    self.session.statement_failed();
-                    return Ok(Err(e.into()));
-                }
+        // Its columns are checked against the table's first, whatever the format.
+        let types = match self.frontend.engine.copy_column_types(copy).await {
+            Ok(types) if copy.is_binary() => types.map(Some).ok_or_else(|| {
+                Error::unsupported(format!(
+                    "binary COPY into {}: its column types are not known (only sharded \
+                     tables' are)",
+                    copy.table_and_columns().0
+                ))
+            }),
+            Ok(_) => Ok(None),
+            Err(e) => Err(e),
+        };
+        let types = match types {
+            Ok(types) => types,
+            Err(e) => {
+                self.session.statement_failed();
+                return Ok(Err(e.into()));
             }
-        } else {
-            None
         };
         let columns = types.as_ref().map_or(copy.columns().unwrap_or(0), Vec::len);
         let width = i16::try_from(columns).unwrap_or(i16::MAX);
