@@ -320,6 +320,51 @@ async fn binary_copy_on_postgres_shards() {
         .unwrap_err();
     assert!(message(error).contains("nope"));
     assert_eq!(stored(&client).await.len(), 43, "the connection goes on");
+
+    // Dates, timestamps and UUIDs in binary (asyncpg sends datetimes and UUIDs so): stored as
+    // one plain PostgreSQL database stores them.
+    let added = "ADD COLUMN created DATE, ADD COLUMN at TIMESTAMP, ADD COLUMN at_tz TIMESTAMPTZ, \
+                 ADD COLUMN uid UUID";
+    client
+        .batch_execute(&format!("ALTER TABLE t_order {added}"))
+        .await
+        .unwrap();
+    plain
+        .batch_execute(&format!("ALTER TABLE plain_order {added}"))
+        .await
+        .unwrap();
+    let id: Vec<u8> = (1u8..=16).collect();
+    let (user, day, before, at) = (
+        5i32.to_be_bytes(),
+        (-36_524i32).to_be_bytes(),
+        (-1i64).to_be_bytes(),
+        800_000_000_123_456i64.to_be_bytes(),
+    );
+    let stream = binary_stream(&[&[
+        Some(&user),
+        Some(b"dated"),
+        Some(&day),
+        Some(&before),
+        Some(&at),
+        Some(&id),
+    ]]);
+    let columns = "(user_id, status, created, at, at_tz, uid) FROM STDIN (FORMAT binary)";
+    for (client, table) in [(&plain, "plain_order"), (&client, "t_order")] {
+        let sql = format!("COPY {table} {columns}");
+        assert_eq!(copy_code(client, &sql, &stream).await, None, "{table}");
+    }
+    let read = |table: &str| {
+        format!(
+            "SELECT created::text, at::text, extract(epoch FROM at_tz)::text, uid::text \
+             FROM {table} WHERE status = 'dated'"
+        )
+    };
+    let theirs = common::postgres::simple_rows(&plain, &read("plain_order")).await;
+    assert_eq!(theirs[0][0].as_deref(), Some("1900-01-01"));
+    assert_eq!(
+        common::postgres::simple_rows(&client, &read("t_order")).await,
+        theirs
+    );
     proxy.stop().await;
     shards.cleanup().await;
 }

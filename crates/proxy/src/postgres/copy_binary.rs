@@ -11,25 +11,43 @@ use super::pg_error::PgError;
 use super::types::{self, TypeError, oid};
 use crate::copy::binary::{self, BinaryError};
 
+mod temporal;
+
+/// How a column's fields are read.
+#[derive(Clone, Copy)]
+enum Reader {
+    /// As a Bind parameter of this OID.
+    Oid(u32),
+    /// A date, time, timestamp or UUID of this type.
+    Temporal(SqlType),
+}
+
 /// The rows of `data`, a binary COPY stream into columns of `types`.
 pub(super) fn rows(data: &[u8], types: &[SqlType]) -> Result<Vec<Vec<Value>>, PgError> {
-    let oids = types
+    let readers = types
         .iter()
         .enumerate()
-        .map(|(i, ty)| readable_oid(*ty, i))
+        .map(|(i, ty)| reader(*ty, i))
         .collect::<Result<Vec<_>, _>>()?;
     let mut rows = Vec::new();
-    for (line, tuple) in binary::tuples(data, oids.len())
+    for (line, tuple) in binary::tuples(data, readers.len())
         .map_err(format_error)?
         .enumerate()
     {
         let tuple = tuple.map_err(format_error)?;
         let row = tuple
             .into_iter()
-            .zip(&oids)
+            .zip(&readers)
             .enumerate()
-            .map(|(column, (field, &oid))| {
-                value(field, oid).map_err(|e| {
+            .map(|(column, (field, &reader))| {
+                let value = match (reader, field) {
+                    (_, None) => Ok(Value::Null),
+                    (Reader::Oid(oid), field) => value(field, oid),
+                    (Reader::Temporal(ty), Some(bytes)) => {
+                        temporal::text(ty, bytes).map(Value::Text)
+                    }
+                };
+                value.map_err(|e| {
                     e.with_context(&format!("COPY row {}, column {}", line + 1, column + 1))
                 })
             })
@@ -47,10 +65,12 @@ fn format_error(error: BinaryError) -> PgError {
     PgError::new(code, error.to_string())
 }
 
-/// The OID whose binary form the field of a column of type `ty` is read in; types whose
-/// binary form Keyshard does not read (dates, times, UUID, JSON …) are refused rather than
-/// guessed at: their bytes are not text.
-fn readable_oid(ty: SqlType, column: usize) -> Result<u32, PgError> {
+/// How the field of a column of type `ty` is read; types whose binary form Keyshard does not
+/// read (intervals, JSON, …) are refused rather than guessed at: their bytes are not text.
+fn reader(ty: SqlType, column: usize) -> Result<Reader, PgError> {
+    if temporal::is_temporal(ty) {
+        return Ok(Reader::Temporal(ty));
+    }
     let readable = match ty {
         SqlType::Array { element } => array_oid_of(element).is_some(),
         SqlType::Bool
@@ -78,7 +98,7 @@ fn readable_oid(ty: SqlType, column: usize) -> Result<u32, PgError> {
             ),
         ));
     }
-    Ok(types::oid_of(ty))
+    Ok(Reader::Oid(types::oid_of(ty)))
 }
 
 /// One field: NULL, or its bytes in `oid`'s binary form.

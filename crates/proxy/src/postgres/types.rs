@@ -78,7 +78,6 @@ pub fn oid_of(ty: SqlType) -> u32 {
     }
 }
 
-/// PostgreSQL's name of a type OID, for messages.
 /// Whether parameters of type `oid` are decoded as what they are (others are read as text).
 pub fn is_native(oid: u32) -> bool {
     matches!(
@@ -99,6 +98,7 @@ pub fn is_native(oid: u32) -> bool {
     )
 }
 
+/// PostgreSQL's name of a type OID, for messages.
 pub fn name_of(oid: u32) -> &'static str {
     match oid {
         oid::BOOL => "boolean",

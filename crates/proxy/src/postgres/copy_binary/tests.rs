@@ -127,6 +127,12 @@ fn bad_values_get_postgres_sqlstates() {
     let text = pg(&["text"]);
     assert_eq!(code(rows(&stream(&[Some(&[0xff, 0xfe])]), &text)), "22021");
     assert_eq!(code(rows(&stream(&[Some(b"a\0b")]), &text)), "22021");
+    // Dates and timestamps are read; JSON's binary form is not.
     let stamp = pg(&["timestamptz"]);
-    assert_eq!(code(rows(&stream(&[Some(&[0; 8])]), &stamp)), "0A000");
+    assert_eq!(
+        rows(&stream(&[Some(&[0; 8])]), &stamp).unwrap(),
+        [[Value::Text("2000-01-01 00:00:00.000000+00".into())]]
+    );
+    assert_eq!(code(rows(&stream(&[Some(&[0; 7])]), &stamp)), "08P01");
+    assert_eq!(code(rows(&stream(&[Some(b"{}")]), &pg(&["json"]))), "0A000");
 }
