@@ -180,8 +180,7 @@ fn binary_stream(rows: &[&[Option<&[u8]>]]) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
 async fn binary_copy_on_postgres_shards() {
-    let shards = PgShards::postgres().await;
-    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
+    let (shards, proxy) = common::postgres::on_postgres().await;
     let client = proxy.client().await;
     client.batch_execute(CREATE).await.unwrap();
 

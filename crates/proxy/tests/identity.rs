@@ -4,7 +4,6 @@
 
 mod common;
 
-use common::postgres::{PgProxy, PgShards};
 use common::{Proxy, Shards};
 use sqlx::{Connection, Row};
 
@@ -61,13 +60,7 @@ async fn over_mariadb_the_proxy_is_mariadb() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
 async fn over_postgresql_the_proxy_has_its_version() {
-    let shards = PgShards::postgres().await;
-    let proxy = PgProxy::start(&common::postgres::yaml(
-        &shards.url(0),
-        &shards.url(1),
-        false,
-    ))
-    .await;
+    let (shards, proxy) = common::postgres::on_postgres().await;
     let direct_url = std::env::var("KEYSHARD_TEST_PG_URL").unwrap();
     let direct = common::postgres::connect(&direct_url.parse().unwrap())
         .await

@@ -6,7 +6,7 @@
 mod common;
 
 use bytes::BytesMut;
-use common::postgres::{PgProxy, PgShards, Reference, simple_rows};
+use common::postgres::{PgProxy, Reference, simple_rows};
 use tokio_postgres::types::{Format, FromSql, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, Row};
 
@@ -294,13 +294,7 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
 async fn arrays_on_postgres_shards_match_one_database() {
-    let shards = PgShards::postgres().await;
-    let proxy = PgProxy::start(&common::postgres::yaml(
-        &shards.url(0),
-        &shards.url(1),
-        false,
-    ))
-    .await;
+    let (shards, proxy) = common::postgres::on_postgres().await;
     let reference = Reference::create("keyshard_pg_arrays").await;
     scenario(&proxy, &reference.client).await;
     proxy.stop().await;

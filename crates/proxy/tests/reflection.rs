@@ -114,14 +114,8 @@ const PG_CATALOG: &[&str] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
 async fn logic_tables_reflect_as_one_postgres_table() {
-    use common::postgres::{PgProxy, PgShards, Reference, simple_rows};
-    let shards = PgShards::postgres().await;
-    let proxy = PgProxy::start(&common::postgres::yaml(
-        &shards.url(0),
-        &shards.url(1),
-        false,
-    ))
-    .await;
+    use common::postgres::{Reference, simple_rows};
+    let (shards, proxy) = common::postgres::on_postgres().await;
     let through = proxy.client().await;
     let reference = Reference::create("keyshard_pg_reflection").await;
     let create = "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, \
@@ -155,14 +149,7 @@ async fn logic_tables_reflect_as_one_postgres_table() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
 async fn parameters_keep_their_types_after_a_describe_or_a_null() {
-    use common::postgres::{PgProxy, PgShards};
-    let shards = PgShards::postgres().await;
-    let proxy = PgProxy::start(&common::postgres::yaml(
-        &shards.url(0),
-        &shards.url(1),
-        false,
-    ))
-    .await;
+    let (shards, proxy) = common::postgres::on_postgres().await;
     let client = proxy.client().await;
     client
         .batch_execute("CREATE TABLE t_flags (id INT PRIMARY KEY, flagged BOOLEAN)")

@@ -31,6 +31,14 @@ pub async fn on_sqlite(mysql: bool) -> (PgShards, PgProxy) {
     (shards, proxy)
 }
 
+/// A proxy with the PostgreSQL frontend on two fresh databases of the PostgreSQL server of
+/// `KEYSHARD_TEST_PG_URL`.
+pub async fn on_postgres() -> (PgShards, PgProxy) {
+    let shards = PgShards::postgres().await;
+    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
+    (shards, proxy)
+}
+
 /// A running proxy with its PostgreSQL frontend.
 pub struct PgProxy {
     pub address: SocketAddr,

@@ -95,20 +95,9 @@ fn mysql_schemas_are_the_logical_database() {
 
 #[test]
 fn logic_tables_stand_for_their_first_node_on_the_default_data_source() {
+    // The embedded default: t_order over ds_${0..1}.t_order_${0..1}.
     let config = keyshard_config::from_yaml_str(
-        r#"
-databaseName: sharding_db
-dataSources:
-  ds_0:
-    url: "sqlite::memory:"
-  ds_1:
-    url: "sqlite::memory:"
-rules:
-- !SHARDING
-  tables:
-    t_order:
-      actualDataNodes: ds_${0..1}.t_order_${0..1}
-"#,
+        keyshard_config::embedded_default(),
         std::path::Path::new("."),
     )
     .unwrap();
