@@ -1,7 +1,8 @@
 """Django's ORM through Keyshard: save() of a new and of an existing row, .exists(), nested
-atomic() (a savepoint) rolled back, and bulk_create (on PostgreSQL an INSERT … SELECT from
-UNNEST that returns each row's key). argv: host port engine (mysql or
+atomic() (a savepoint) rolled back, bulk_create (on PostgreSQL an INSERT … SELECT from
+UNNEST that returns each row's key), and inspectdb. argv: host port engine (mysql or
 postgresql). Prints the keys of the rows it expects stored, as JSON."""
+import io
 import json
 import sys
 
@@ -24,6 +25,7 @@ settings.configure(
 )
 django.setup()
 
+from django.core.management import call_command  # noqa: E402
 from django.db import models, transaction  # noqa: E402
 
 
@@ -68,4 +70,15 @@ else:
     for created in bulk:
         assert Order.objects.get(order_id=created.order_id).user_id == created.user_id
     keys += [created.order_id for created in bulk]
+
+# inspectdb reads the catalog (information_schema on MySQL, pg_catalog on PostgreSQL): the
+# logic table, under its name, with its columns.
+out = io.StringIO()
+call_command("inspectdb", "t_order", stdout=out)
+model = out.getvalue()
+for line in ("class TOrder(models.Model):", "order_id = models.BigIntegerField(primary_key=True",
+             "user_id = models.IntegerField(", "status = models.CharField(",
+             "db_table = 't_order'"):
+    assert line in model, model
+
 print(json.dumps({"keys": [str(k) for k in keys]}))
