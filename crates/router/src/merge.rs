@@ -76,4 +76,7 @@ pub enum Aggregate {
         /// Where the shards' COUNT for this average is.
         count_index: usize,
     },
+    /// `array_agg` without ORDER BY: the shards' arrays one after another, NULL when every
+    /// shard's is NULL (in what order the elements come is unspecified, as in one database).
+    Concat,
 }

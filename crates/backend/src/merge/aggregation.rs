@@ -1,12 +1,13 @@
 //! Aggregate functions combined over the shards' partial values: COUNT and SUM are summed
-//! exactly, MIN and MAX compared as the database compares, AVG recomputed from the summed SUM
-//! and COUNT the router asked the shards for.
+//! exactly, MIN and MAX (and so `bool_and`, `bool_or`) compared as the database compares, AVG
+//! recomputed from the summed SUM and COUNT the router asked the shards for, `array_agg`'s
+//! arrays joined.
 
 use std::cmp::Ordering;
 
 use keyshard_router::Dialect;
-use keyshard_router::Value;
 use keyshard_router::merge::Aggregate;
+use keyshard_router::{Array, Value};
 
 use super::MergeError;
 use super::compare::compare;
@@ -41,6 +42,7 @@ impl Resolved {
                 Aggregate::Sum => Sum::of(column(), index)?.into_value(),
                 Aggregate::Min => self.extreme(column(), index, Ordering::Less),
                 Aggregate::Max => self.extreme(column(), index, Ordering::Greater),
+                Aggregate::Concat => concat(column(), index)?,
                 Aggregate::Avg { count_index } => {
                     let counts = rows
                         .iter()
@@ -82,6 +84,49 @@ impl Resolved {
             .cloned()
             .unwrap_or(Value::Null)
     }
+}
+
+/// The shards' arrays one after another along their first dimension; NULL when every one is
+/// NULL. Arrays whose inner dimensions differ do not join, as PostgreSQL's `array_cat` says.
+fn concat<'v>(values: impl Iterator<Item = &'v Value>, column: usize) -> Result<Value, MergeError> {
+    let mut joined: Option<Array> = None;
+    for value in values {
+        let part = match value {
+            Value::Null => continue,
+            Value::Array(part) => part,
+            other => {
+                return Err(MergeError::NotAnArray {
+                    column,
+                    value: format!("{other:?}"),
+                });
+            }
+        };
+        let Some(whole) = &mut joined else {
+            joined = Some(part.clone());
+            continue;
+        };
+        if part.dims.is_empty() {
+            continue;
+        }
+        if whole.dims.is_empty() {
+            *whole = part.clone();
+            continue;
+        }
+        if whole.dims.len() != part.dims.len()
+            || whole.dims[1..]
+                .iter()
+                .map(|d| d.len)
+                .ne(part.dims[1..].iter().map(|d| d.len))
+        {
+            return Err(MergeError::NotAnArray {
+                column,
+                value: "arrays of different dimensions".to_owned(),
+            });
+        }
+        whole.dims[0].len += part.dims[0].len;
+        whole.elements.extend(part.elements.iter().cloned());
+    }
+    Ok(joined.map_or(Value::Null, Value::Array))
 }
 
 /// A running SUM over partial values: exact while only integers and decimals are seen.
@@ -205,6 +250,34 @@ mod tests {
 
     const DECIMAL: SqlType = SqlType::Decimal { unsigned: false };
     use keyshard_router::merge::{AggregateColumn, ColumnRef};
+
+    #[test]
+    fn array_aggs_join_along_their_first_dimension() {
+        let ints =
+            |v: &[i64]| Value::Array(Array::new(20, v.iter().map(|&i| Value::Int(i)).collect()));
+        let joined = concat(
+            [ints(&[1, 2]), Value::Null, ints(&[]), ints(&[3])].iter(),
+            0,
+        );
+        assert_eq!(joined.unwrap(), ints(&[1, 2, 3]));
+        assert_eq!(concat([Value::Null].iter(), 0).unwrap(), Value::Null);
+        let square = |v: i64| {
+            Value::Array(Array {
+                element: 20,
+                dims: vec![
+                    keyshard_router::Dim { len: 1, lower: 1 },
+                    keyshard_router::Dim { len: 2, lower: 1 },
+                ],
+                elements: vec![Value::Int(v), Value::Int(v)],
+            })
+        };
+        match concat([square(1), square(2)].iter(), 0).unwrap() {
+            Value::Array(a) => assert_eq!((a.dims[0].len, a.elements.len()), (2, 4)),
+            other => panic!("{other:?}"),
+        }
+        assert!(concat([square(1), ints(&[1, 2])].iter(), 0).is_err());
+        assert!(concat([Value::Int(1)].iter(), 0).is_err());
+    }
 
     use Value::{Double, Int, Null, UInt};
 

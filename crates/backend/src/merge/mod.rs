@@ -63,6 +63,14 @@ pub enum MergeError {
         /// The value, as debug text.
         value: String,
     },
+    /// An `array_agg` partial value that is not an array, or arrays that do not join.
+    #[error("merge: column {column} holds {value}, which does not join the group's array")]
+    NotAnArray {
+        /// Its position.
+        column: usize,
+        /// The value, as debug text.
+        value: String,
+    },
     /// An AVG's count that is not a non-negative integer fitting in 64 bits.
     #[error("merge: column {column} holds {value}, which is not a row count")]
     BadCount {

@@ -78,6 +78,11 @@ fn aggregate_of(function: &Function) -> Option<Aggregate> {
         ("min", Aggregate::Min),
         ("max", Aggregate::Max),
         ("avg", Aggregate::Avg { count_index: 0 }),
+        // Booleans order false before true: AND is the least, OR the greatest.
+        ("bool_and", Aggregate::Min),
+        ("every", Aggregate::Min),
+        ("bool_or", Aggregate::Max),
+        ("array_agg", Aggregate::Concat),
     ]
     .into_iter()
     .find(|(n, _)| name.eq_ignore_ascii_case(n))?
@@ -85,15 +90,14 @@ fn aggregate_of(function: &Function) -> Option<Aggregate> {
     Some(aggregate)
 }
 
-/// Aggregates whose shard results cannot be merged as they stand: each shard's `array_agg`
-/// or `string_agg` is only part of the group's, and taking one of them would silently answer
-/// wrong. Refused over several shards.
+/// Aggregates whose shard results cannot be merged as they stand: each shard's `string_agg`
+/// is only part of the group's, and taking one of them would silently answer wrong. Refused
+/// over several shards.
 fn unmerged_aggregate(function: &Function) -> bool {
     let name = last_ident(&function.name).to_ascii_lowercase();
     matches!(
         name.as_str(),
-        "array_agg"
-            | "string_agg"
+        "string_agg"
             | "group_concat"
             | "json_agg"
             | "jsonb_agg"
@@ -101,9 +105,6 @@ fn unmerged_aggregate(function: &Function) -> bool {
             | "jsonb_object_agg"
             | "json_arrayagg"
             | "json_objectagg"
-            | "bool_and"
-            | "bool_or"
-            | "every"
             | "bit_and"
             | "bit_or"
             | "bit_xor"
