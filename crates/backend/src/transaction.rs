@@ -41,6 +41,9 @@ pub struct Transaction {
     /// The client's savepoints, oldest first. A branch that begins later sets them all at
     /// once, so that rolling back to one undoes that branch's work too.
     savepoints: Vec<Savepoint>,
+    /// A statement ran that may change a table's columns: kept result columns are forgotten
+    /// again when the transaction ends, as its changes show to other connections then.
+    changes_columns: bool,
 }
 
 /// A client's savepoint.
@@ -77,6 +80,7 @@ impl Transaction {
             local: false,
             characteristics: Characteristics::default(),
             savepoints: Vec::new(),
+            changes_columns: false,
         }
     }
 
@@ -184,7 +188,7 @@ impl Backend {
         let mut results = Vec::with_capacity(plan.units.len());
         let mut failure = None;
         for unit in &plan.units {
-            self.show(unit);
+            transaction.changes_columns |= self.starting(unit);
             let branch = transaction
                 .branch(&unit.data_source)
                 .ok_or_else(|| BackendError::UnknownDataSource(unit.data_source.clone()))?;
@@ -254,12 +258,22 @@ impl Backend {
     /// Commits every data source's branch: in one phase when there is one, else as the
     /// configured transaction type says.
     pub async fn commit(&self, transaction: Transaction) -> Result<(), BackendError> {
-        self.finish(transaction.branches, transaction.xa).await
+        let changes_columns = transaction.changes_columns;
+        let finished = self.finish(transaction.branches, transaction.xa).await;
+        if changes_columns {
+            self.described.forget();
+        }
+        finished
     }
 
     /// Rolls every data source's branch back.
     pub async fn rollback(&self, transaction: Transaction) -> Result<(), BackendError> {
-        self.roll_back(transaction.branches).await
+        let changes_columns = transaction.changes_columns;
+        let rolled_back = self.roll_back(transaction.branches).await;
+        if changes_columns {
+            self.described.forget();
+        }
+        rolled_back
     }
 
     /// The commit protocol, for explicit transactions and multi-data-source statements alike.
