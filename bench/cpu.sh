@@ -35,6 +35,9 @@ BULK_ROWS=1000
 BULK_STATEMENTS=${BULK_STATEMENTS:-30}
 # BULK_ONLY=1 runs the 1,000-row INSERT cases alone.
 BULK_ONLY=${BULK_ONLY:-0}
+# ONLY=regex runs the cases whose name matches it (grep -E), e.g. ONLY='SELECT'.
+ONLY=${ONLY:-}
+selected() { [ -z "$ONLY" ] || echo "$1" | grep -Eq -- "$ONLY"; }
 HZ=$(getconf CLK_TCK)
 WORK=$(mktemp -d)
 chmod 755 "$WORK"
@@ -101,6 +104,7 @@ RESULTS=$WORK/results
 # compare NAME STATEMENTS KS_PID REF_PID REF_NAME -- KS_COMMAND… -- REF_COMMAND…
 compare() {
   local name=$1 statements=$2 ks_pid=$3 ref_pid=$4 ref_name=$5
+  selected "$name" || return 0
   shift 6
   local ks=() ref=()
   while [ "$1" != -- ]; do ks+=("$1"); shift; done
@@ -149,6 +153,7 @@ peak_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 # summed.
 bulk_compare() {
   local name=$1 ks_pid=$2
+  selected "$name" || return 0
   shift 3
   local direct=() ks=()
   while [ "$1" != -- ]; do direct+=("$1"); shift; done

@@ -7,6 +7,7 @@
 
 mod branch;
 mod characteristics;
+mod described;
 mod driver;
 mod error;
 mod execute;
@@ -49,6 +50,8 @@ pub use xa::XaCoordinator;
 pub struct Backend {
     pools: BTreeMap<String, Pool>,
     metadata: MetadataStore,
+    /// Reads' result columns, kept per statement shape.
+    described: described::Described,
     sql_show: bool,
     /// Set under `!TRANSACTION defaultType: XA`.
     xa: Option<Arc<XaCoordinator>>,
@@ -67,6 +70,7 @@ impl Backend {
         Ok(Self {
             pools,
             metadata: MetadataStore::default(),
+            described: described::Described::default(),
             sql_show: config.props.sql_show,
             xa: None,
         })
@@ -134,7 +138,7 @@ impl Backend {
 
     async fn execute_plan(&self, plan: &Plan, two_phase: bool) -> Result<Outcome, BackendError> {
         for unit in &plan.units {
-            self.show(unit);
+            self.starting(unit);
         }
         let results = match plan.units.as_slice() {
             [] => Vec::new(),
@@ -172,7 +176,7 @@ impl Backend {
             params: Vec::new(),
             rows: Vec::new(),
         };
-        self.show(&unit);
+        self.starting(&unit);
         let result = execute::autocommit(self.pool(data_source)?, &[&unit])
             .await
             .map_err(|e| BackendError::from_sqlx(data_source, e))?;
@@ -229,7 +233,8 @@ impl Backend {
     }
 
     /// The columns `plan`'s read returns to the client, asked of the database without running
-    /// it (a result without rows does not carry them); the merge's hidden columns left out.
+    /// it (a result without rows does not carry them), or as it answered for an earlier
+    /// statement of the same shape (see `described.rs`); the merge's hidden columns left out.
     /// With them, the parameter types a PostgreSQL data source infers for the first unit.
     pub async fn result_columns(
         &self,
@@ -238,9 +243,22 @@ impl Backend {
         let Some(unit) = plan.units.first() else {
             return Ok((Vec::new(), Vec::new()));
         };
-        let (mut columns, params) = execute::describe(self.pool(&unit.data_source)?, &unit.sql)
-            .await
-            .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?;
+        let (mut columns, params) =
+            match self
+                .described
+                .get(&unit.data_source, &unit.sql, self.metadata.version())
+            {
+                Ok(description) => description,
+                Err(slot) => {
+                    let description = execute::describe(self.pool(&unit.data_source)?, &unit.sql)
+                        .await
+                        .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?;
+                    if let Some(slot) = slot {
+                        self.described.put(slot, &description);
+                    }
+                    description
+                }
+            };
         let Some(spec) = &plan.merge else {
             return Ok((columns, params));
         };
@@ -261,7 +279,10 @@ impl Backend {
         Ok((columns, params))
     }
 
-    pub(crate) fn show(&self, unit: &ExecutionUnit) {
+    /// Logs `unit` as it is about to run, and forgets the kept result columns when it may
+    /// change a table's; answers whether it may.
+    pub(crate) fn starting(&self, unit: &ExecutionUnit) -> bool {
+        let changes = self.described.note(&unit.sql);
         // ShardingSphere's sql-show format: "Actual SQL: ds ::: sql ::: [params]".
         if self.sql_show {
             tracing::info!(
@@ -278,5 +299,6 @@ impl Backend {
                 unit.params
             );
         }
+        changes
     }
 }

@@ -41,6 +41,9 @@ pub struct Transaction {
     /// The client's savepoints, oldest first. A branch that begins later sets them all at
     /// once, so that rolling back to one undoes that branch's work too.
     savepoints: Vec<Savepoint>,
+    /// A statement ran that may change a table's columns: kept result columns are forgotten
+    /// again when the transaction ends, as its changes show to other connections then.
+    changes_columns: bool,
 }
 
 /// A client's savepoint.
@@ -77,6 +80,7 @@ impl Transaction {
             local: false,
             characteristics: Characteristics::default(),
             savepoints: Vec::new(),
+            changes_columns: false,
         }
     }
 
@@ -141,23 +145,39 @@ impl Backend {
                 touched.push(&unit.data_source);
             }
         }
+        // A single unit without parameters on a data source the transaction has not touched
+        // yet goes with the statements that open the branch, as one text: one round trip
+        // where each would take its own.
+        if let [unit] = plan.units.as_slice()
+            && unit.params.is_empty()
+            && transaction.savepoints.is_empty()
+            && transaction.branch(&unit.data_source).is_none()
+        {
+            let data_source = unit.data_source.as_str();
+            let mut branch = self.acquire_branch(transaction, data_source).await?;
+            transaction.changes_columns |= self.starting(unit);
+            return match branch
+                .begin_and_run(transaction.characteristics, &[unit])
+                .await
+            {
+                Ok(results) => {
+                    transaction.branches.push(branch);
+                    Outcome::of(plan, results)
+                }
+                // The branch may be open: it ends with the transaction.
+                Err((true, e)) => {
+                    transaction.branches.push(branch);
+                    Err(BackendError::from_sqlx(data_source, e))
+                }
+                // A branch that failed to begin is dropped, which closes its connection.
+                Err((false, e)) => Err(BackendError::from_sqlx(data_source, e)),
+            };
+        }
         for data_source in &touched {
             if transaction.branch(data_source).is_some() {
                 continue;
             }
-            if transaction.xa.is_none()
-                && !transaction.local
-                && let Some(coordinator) = &self.xa
-            {
-                transaction.xa = Some(coordinator.begin()?);
-            }
-            let xid = match &transaction.xa {
-                Some(xa) => Some(xa.branch(data_source)?),
-                None => None,
-            };
-            let mut branch = Branch::acquire(data_source, self.pool(data_source)?, xid)
-                .await
-                .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+            let mut branch = self.acquire_branch(transaction, data_source).await?;
             branch
                 .begin(transaction.characteristics)
                 .await
@@ -184,7 +204,7 @@ impl Backend {
         let mut results = Vec::with_capacity(plan.units.len());
         let mut failure = None;
         for unit in &plan.units {
-            self.show(unit);
+            transaction.changes_columns |= self.starting(unit);
             let branch = transaction
                 .branch(&unit.data_source)
                 .ok_or_else(|| BackendError::UnknownDataSource(unit.data_source.clone()))?;
@@ -207,6 +227,28 @@ impl Backend {
             Some(error) => Err(error),
             None => Outcome::of(plan, results),
         }
+    }
+
+    /// A connection of `data_source` for a new branch of `transaction`, named for two phases
+    /// when the transaction may commit in two (its XA id taken with its first branch).
+    async fn acquire_branch(
+        &self,
+        transaction: &mut Transaction,
+        data_source: &str,
+    ) -> Result<Branch, BackendError> {
+        if transaction.xa.is_none()
+            && !transaction.local
+            && let Some(coordinator) = &self.xa
+        {
+            transaction.xa = Some(coordinator.begin()?);
+        }
+        let xid = match &transaction.xa {
+            Some(xa) => Some(xa.branch(data_source)?),
+            None => None,
+        };
+        Branch::acquire(data_source, self.pool(data_source)?, xid)
+            .await
+            .map_err(|e| BackendError::from_sqlx(data_source, e))
     }
 
     /// Sets savepoint `sql` (compared as `key`) on every branch, and on those that begin
@@ -254,12 +296,22 @@ impl Backend {
     /// Commits every data source's branch: in one phase when there is one, else as the
     /// configured transaction type says.
     pub async fn commit(&self, transaction: Transaction) -> Result<(), BackendError> {
-        self.finish(transaction.branches, transaction.xa).await
+        let changes_columns = transaction.changes_columns;
+        let finished = self.finish(transaction.branches, transaction.xa).await;
+        if changes_columns {
+            self.described.forget();
+        }
+        finished
     }
 
     /// Rolls every data source's branch back.
     pub async fn rollback(&self, transaction: Transaction) -> Result<(), BackendError> {
-        self.roll_back(transaction.branches).await
+        let changes_columns = transaction.changes_columns;
+        let rolled_back = self.roll_back(transaction.branches).await;
+        if changes_columns {
+            self.described.forget();
+        }
+        rolled_back
     }
 
     /// The commit protocol, for explicit transactions and multi-data-source statements alike.

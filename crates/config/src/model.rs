@@ -72,6 +72,10 @@ pub struct Server {
     pub tls: Option<Tls>,
     /// Where the Prometheus metrics are served (`GET /metrics`); `None`: nowhere.
     pub metrics: Option<SocketAddr>,
+    /// `server.workerThreads`: the threads that serve connections. 1 (the default): one
+    /// thread runs everything (Tokio's current-thread runtime), which costs the least CPU per
+    /// statement; N: a multi-threaded runtime of N workers; 0: one worker per core.
+    pub worker_threads: usize,
 }
 
 /// `server.tls`: the certificate both frontends present to clients that ask for TLS.
@@ -94,6 +98,7 @@ impl Default for Server {
             postgres: None,
             tls: None,
             metrics: None,
+            worker_threads: 1,
         }
     }
 }

@@ -32,6 +32,8 @@ pub(crate) struct RawServer {
     pub postgres: Option<RawListener>,
     pub tls: Option<RawTls>,
     pub metrics: Option<RawListener>,
+    #[serde(rename = "workerThreads")]
+    pub worker_threads: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -127,6 +127,9 @@ fn bytes(raw: Option<u64>, default: usize) -> usize {
     raw.map_or(default, |b| usize::try_from(b).unwrap_or(usize::MAX))
 }
 
+/// The most worker threads `server.workerThreads` may ask for.
+const MAX_WORKER_THREADS: u64 = 1024;
+
 fn server(raw: Option<&RawServer>, base_dir: &Path) -> Result<Server, ConfigError> {
     let Some(raw) = raw else {
         return Ok(Server::default());
@@ -143,6 +146,19 @@ fn server(raw: Option<&RawServer>, base_dir: &Path) -> Result<Server, ConfigErro
             key: base_dir.join(&tls.key),
             required: tls.required,
         }),
+        worker_threads: match raw.worker_threads {
+            None => 1,
+            Some(n) if n <= MAX_WORKER_THREADS => n as usize,
+            Some(n) => {
+                return Err(ConfigError::at(
+                    "server.workerThreads",
+                    Problem::InvalidValue {
+                        value: n.to_string(),
+                        expected: "0 (one per core) or 1 to 1024 threads",
+                    },
+                ));
+            }
+        },
     };
     if server.mysql.is_none() && server.postgres.is_none() {
         return Err(ConfigError::at("server", Problem::NoFrontend));

@@ -227,6 +227,24 @@ fn tls_paths_are_relative_to_the_file_and_plain_by_default() {
 }
 
 #[test]
+fn worker_threads_default_to_one() {
+    let base = "databaseName: db\ndataSources:\n  ds:\n    url: \"sqlite::memory:\"\n";
+    assert_eq!(load(base).unwrap().server.worker_threads, 1);
+    let server = |threads: &str| {
+        format!("server:\n  mysql:\n    listen: 127.0.0.1:0\n  workerThreads: {threads}\n{base}")
+    };
+    assert_eq!(load(&server("1")).unwrap().server.worker_threads, 1);
+    assert_eq!(load(&server("4")).unwrap().server.worker_threads, 4);
+    assert_eq!(load(&server("0")).unwrap().server.worker_threads, 0);
+    let error = load(&server("5000")).unwrap_err().to_string();
+    assert!(
+        error.contains("server.workerThreads") && error.contains("5000"),
+        "{error}"
+    );
+    assert!(load(&server("-1")).is_err());
+}
+
+#[test]
 fn table_without_strategies_or_nodes_is_on_every_data_source_unsharded() {
     let text = "databaseName: db\ndataSources:\n  a:\n    url: \"sqlite::memory:\"\n  b:\n    url: \"sqlite::memory:\"\nrules:\n- !SHARDING\n  tables:\n    t: {}\n";
     let config = load(text).unwrap();
