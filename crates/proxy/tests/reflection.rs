@@ -36,6 +36,8 @@ const SCRIPT: &[&str] = &[
      ORDER BY s.INDEX_NAME, s.SEQ_IN_INDEX",
     "SELECT CONCAT_WS(',', CONSTRAINT_NAME, COLUMN_NAME) FROM information_schema.KEY_COLUMN_USAGE \
      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 't_order'",
+    "SELECT information_schema.TABLES.TABLE_NAME FROM information_schema.TABLES \
+     WHERE information_schema.TABLES.TABLE_SCHEMA = DATABASE()",
     "SELECT COUNT(*) FROM information_schema.TABLES t \
      JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA \
      AND c.TABLE_NAME = t.TABLE_NAME WHERE t.TABLE_SCHEMA = DATABASE()",

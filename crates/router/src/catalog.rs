@@ -168,13 +168,16 @@ impl CatalogViews {
         let mut locator = Locator::new(sql);
         let mut edits: Vec<(Range<usize>, String)> = Vec::new();
         for (first, last, view, alias) in found.relations {
-            let view = &self.views[view];
+            let Some(view) = self.views.get(view) else {
+                continue;
+            };
             let range = locator.offset(first.start)?..locator.offset(last.end)?;
             let mut text = format!("({})", view.select);
-            if !alias {
-                // Unaliased, the relation is still referred to by its own name.
+            if let Alias::Unaliased(written) = alias {
+                // The relation is still referred to by its own name, as written (MySQL's
+                // aliases are case-sensitive).
                 text.push_str(" AS ");
-                push_identifier(&mut text, &view.relation, Some(self.quote()));
+                push_identifier(&mut text, &written, Some(self.quote()));
             }
             edits.push((range, text));
         }
@@ -332,11 +335,19 @@ fn view_select(dialect: Dialect, columns: &[CatalogColumn], names: &LogicalNames
     select
 }
 
+/// How the statement refers to a catalog relation it names.
+enum Alias {
+    /// By the alias it gives.
+    Given,
+    /// By its name, as written.
+    Unaliased(String),
+}
+
 /// Where the statement names a catalog relation, by position in its text.
 struct Found<'v> {
     views: &'v CatalogViews,
-    /// Each relation's name (first and last part), its view, and whether it is aliased.
-    relations: Vec<(Span, Span, usize, bool)>,
+    /// Each relation's name (first and last part), its view, and its alias.
+    relations: Vec<(Span, Span, usize, Alias)>,
     /// Column references qualified with a view's schema: the schema part and the relation part.
     qualified: Vec<(Span, Span)>,
     /// The names of `DATABASE()` / `SCHEMA()` calls.
@@ -357,8 +368,11 @@ impl Visitor for Found<'_> {
             && let Some(view) = self.views.view_of(&idents)
             && let (Some(first), Some(last)) = (idents.first(), idents.last())
         {
-            self.relations
-                .push((first.span, last.span, view, alias.is_some()));
+            let alias = match alias {
+                Some(_) => Alias::Given,
+                None => Alias::Unaliased(last.value.clone()),
+            };
+            self.relations.push((first.span, last.span, view, alias));
         }
         ControlFlow::Continue(())
     }

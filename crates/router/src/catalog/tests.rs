@@ -89,6 +89,14 @@ fn mysql_schemas_are_the_logical_database() {
          WHERE `TABLE_SCHEMA` = 'shard_0' AND (`TABLE_NAME` IS NULL OR `TABLE_NAME` NOT IN \
          ('t_order_1', 'keyshard_worker_id'))) AS `tables` WHERE table_schema = 'sharding_db'"
     );
+    // An unaliased relation keeps its name as written: MySQL's aliases are case-sensitive.
+    let upper = "SELECT information_schema.TABLES.TABLE_NAME FROM information_schema.TABLES";
+    let rewritten = rewrite(&views, Dialect::MySql, upper).unwrap();
+    assert!(
+        rewritten.starts_with("SELECT TABLES.TABLE_NAME FROM (SELECT "),
+        "{rewritten}"
+    );
+    assert!(rewritten.ends_with(") AS `TABLES`"), "{rewritten}");
     // DATABASE() elsewhere is the shard's business.
     assert_eq!(rewrite(&views, Dialect::MySql, "SELECT DATABASE()"), None);
 }
