@@ -43,6 +43,23 @@ async fn stored(client: &tokio_postgres::Client) -> Vec<(i64, i32, Option<String
     rows
 }
 
+/// The keys stored in the shards, sorted, each checked to be where the rule puts its row (of
+/// `rows`): ds_{user_id % 2}.t_order_{key % 2}.
+async fn placed(shards: &PgShards, rows: &[(i64, i32, Option<String>)]) -> Vec<i64> {
+    let mut placed = Vec::new();
+    for ds in 0..2 {
+        for table in 0..2 {
+            for key in shards.ids(ds, table).await {
+                let (_, user, _) = rows.iter().find(|(k, _, _)| *k == key).unwrap();
+                assert_eq!((*user as usize % 2, key as usize % 2), (ds, table));
+                placed.push(key);
+            }
+        }
+    }
+    placed.sort_unstable();
+    placed
+}
+
 async fn loads(shards: PgShards) {
     let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
     let client = proxy.client().await;
@@ -68,18 +85,7 @@ async fn loads(shards: PgShards) {
             (5, None),
         ]
     );
-    // Every key is where the rule puts it: ds_{user_id % 2}.t_order_{key % 2}.
-    let mut placed = Vec::new();
-    for ds in 0..2 {
-        for table in 0..2 {
-            for key in shards.ids(ds, table).await {
-                let (_, user, _) = rows.iter().find(|(k, _, _)| *k == key).unwrap();
-                assert_eq!((*user as usize % 2, key as usize % 2), (ds, table));
-                placed.push(key);
-            }
-        }
-    }
-    assert_eq!(placed.len(), 5);
+    assert_eq!(placed(&shards, &rows).await.len(), 5);
 
     // A bad row fails the whole load: nothing of it is stored.
     let bad = "6\tsix\n7\n";
@@ -201,20 +207,8 @@ async fn binary_copy_on_postgres_shards() {
     let mut seen: Vec<_> = rows.iter().map(|(_, u, s)| (*u, s.clone())).collect();
     seen.sort();
     assert_eq!(seen, expected);
-    // Each generated key is stored once, where the rule puts it: ds_{user_id % 2}.t_order_{key % 2}.
-    let mut placed = Vec::new();
-    for ds in 0..2 {
-        for table in 0..2 {
-            for key in shards.ids(ds, table).await {
-                let (_, user, _) = rows.iter().find(|(k, _, _)| *k == key).unwrap();
-                assert_eq!((*user as usize % 2, key as usize % 2), (ds, table));
-                placed.push(key);
-            }
-        }
-    }
-    placed.sort_unstable();
-    placed.dedup();
-    assert_eq!(placed.len(), 40);
+    // Each generated key is stored once, where the rule puts it.
+    assert_eq!(placed(&shards, &rows).await.len(), 40);
 
     // Malformed streams: the same SQLSTATE as one plain PostgreSQL database, nothing stored,
     // and the connection goes on.

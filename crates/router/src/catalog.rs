@@ -16,8 +16,8 @@ use sqlparser::ast::{
 };
 use sqlparser::tokenizer::Span;
 
-use crate::locate::Locator;
-use crate::names::push_identifier;
+use crate::locate::{Locator, splice};
+use crate::names::{identifier_quote, push_identifier};
 use crate::value::Value;
 use crate::{Dialect, RouteError};
 
@@ -155,6 +155,18 @@ impl CatalogViews {
         sql: &str,
         statement: &Statement,
     ) -> Result<Option<String>, RouteError> {
+        // Every unsharded read comes here: a byte search spares almost all of them the walk
+        // (every view is named by its schema, or, bare, by a `pg_` name).
+        let mentions = |needle: &[u8]| {
+            sql.as_bytes()
+                .windows(needle.len())
+                .any(|w| w.eq_ignore_ascii_case(needle))
+        };
+        let named = mentions(b"information_schema")
+            || self.dialect == Dialect::Postgres && mentions(b"pg_");
+        if !named {
+            return Ok(None);
+        }
         let mut found = Found {
             views: self,
             relations: Vec::new(),
@@ -177,7 +189,7 @@ impl CatalogViews {
                 // The relation is still referred to by its own name, as written (MySQL's
                 // aliases are case-sensitive).
                 text.push_str(" AS ");
-                push_identifier(&mut text, &written, Some(self.quote()));
+                push_identifier(&mut text, &written, Some(identifier_quote(self.dialect)));
             }
             edits.push((range, text));
         }
@@ -199,27 +211,7 @@ impl CatalogViews {
                 }
             }
         }
-        edits.sort_by_key(|(range, _)| range.start);
-        let mut out =
-            String::with_capacity(sql.len() + edits.iter().map(|e| e.1.len()).sum::<usize>());
-        let mut copied = 0;
-        for (range, text) in edits {
-            if range.start < copied || range.end > sql.len() {
-                return Err(RouteError::Internal("overlapping catalog edits"));
-            }
-            out.push_str(&sql[copied..range.start]);
-            out.push_str(&text);
-            copied = range.end;
-        }
-        out.push_str(&sql[copied..]);
-        Ok(Some(out))
-    }
-
-    fn quote(&self) -> char {
-        match self.dialect {
-            Dialect::MySql => '`',
-            Dialect::Postgres => '"',
-        }
+        splice(sql, edits).map(Some)
     }
 
     /// The number of the view `name` stands for, if any.
@@ -241,10 +233,7 @@ impl CatalogViews {
 
 /// The derived table's SELECT over `columns` (one relation's).
 fn view_select(dialect: Dialect, columns: &[CatalogColumn], names: &LogicalNames) -> String {
-    let quote = match dialect {
-        Dialect::MySql => '`',
-        Dialect::Postgres => '"',
-    };
+    let quote = identifier_quote(dialect);
     let literal = |s: &str| Value::Text(s.to_owned()).to_literal(dialect);
     let ident = |s: &str| {
         let mut out = String::new();

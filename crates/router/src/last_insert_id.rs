@@ -7,7 +7,7 @@ use sqlparser::dialect::MySqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::RouteError;
-use crate::locate::Locator;
+use crate::locate::{Locator, splice};
 
 /// `sql` with every `LAST_INSERT_ID()` (no argument) replaced by `last_insert_id` and every
 /// user variable `@name` by the SQL literal `variable` gives for its lower-cased name; `None`
@@ -70,15 +70,7 @@ pub fn substitute_session_values(
     if edits.is_empty() {
         return Ok(None);
     }
-    let mut out = String::with_capacity(sql.len());
-    let mut copied = 0;
-    for (range, value) in edits {
-        out.push_str(&sql[copied..range.start]);
-        out.push_str(&value);
-        copied = range.end;
-    }
-    out.push_str(&sql[copied..]);
-    Ok(Some(out))
+    splice(sql, edits).map(Some)
 }
 
 /// `sql` with its placeholders replaced by `values`, SQL text each: MySQL's `?` in order,

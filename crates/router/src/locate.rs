@@ -1,6 +1,8 @@
 //! sqlparser reports positions as line and column (in characters); splicing needs byte
 //! offsets into the original text.
 
+use std::ops::Range;
+
 use sqlparser::tokenizer::Location;
 
 use crate::RouteError;
@@ -71,6 +73,29 @@ impl<'a> Locator<'a> {
         self.cursor = (location.line, col, byte);
         Ok(byte)
     }
+}
+
+/// `sql` with each range of `edits` replaced by its text; every other byte copied unchanged.
+/// Edits may come in any order but must not overlap.
+pub(crate) fn splice(
+    sql: &str,
+    mut edits: Vec<(Range<usize>, String)>,
+) -> Result<String, RouteError> {
+    edits.sort_by_key(|(range, _)| range.start);
+    let added: usize = edits.iter().map(|(_, text)| text.len()).sum();
+    let mut out = String::with_capacity(sql.len() + added);
+    let mut copied = 0;
+    for (range, text) in edits {
+        let kept = sql
+            .get(copied..range.start)
+            .filter(|_| range.end <= sql.len())
+            .ok_or(RouteError::Internal("overlapping edits"))?;
+        out.push_str(kept);
+        out.push_str(&text);
+        copied = range.end;
+    }
+    out.push_str(sql.get(copied..).unwrap_or_default());
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -29,10 +29,14 @@ pub(crate) fn quote_for(name: &str, dialect: Dialect) -> Option<char> {
         .bytes()
         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
         && !name.starts_with(|c: char| c.is_ascii_digit());
-    match (plain, dialect) {
-        (true, _) => None,
-        (false, Dialect::MySql) => Some('`'),
-        (false, Dialect::Postgres) => Some('"'),
+    (!plain).then(|| identifier_quote(dialect))
+}
+
+/// The quote of `dialect`'s quoted identifiers.
+pub(crate) fn identifier_quote(dialect: Dialect) -> char {
+    match dialect {
+        Dialect::MySql => '`',
+        Dialect::Postgres => '"',
     }
 }
 

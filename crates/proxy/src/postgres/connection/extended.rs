@@ -118,9 +118,8 @@ impl Connection {
             statement.as_ref().map(|s| &s.kind),
             Some(StatementKind::Planned(Planned::Direct(_)))
         );
-        let open_params = direct
-            && (0..description.params.len())
-                .any(|i| parse.type_oids.get(i).is_none_or(|&declared| declared == 0));
+        let undeclared = |i: usize| parse.type_oids.get(i).is_none_or(|&declared| declared == 0);
+        let open_params = direct && (0..description.params.len()).any(undeclared);
         if description.fields == Fields::Unknown || open_params {
             let probe = match returning {
                 Some(select) if description.fields == Fields::Unknown => self
@@ -140,7 +139,7 @@ impl Connection {
                 }
                 if probe.is_none() && direct {
                     for (i, oid) in shard_params.into_iter().enumerate() {
-                        if parse.type_oids.get(i).is_none_or(|&declared| declared == 0)
+                        if undeclared(i)
                             && types::is_native(oid)
                             && let Some(param) = description.params.get_mut(i)
                             && *param == types::oid::TEXT
