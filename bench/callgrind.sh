@@ -3,8 +3,11 @@
 # time and even CPU ticks are not (a shared machine), so each optimisation can be weighed.
 #
 #   bash bench/callgrind.sh [statements] [case…]     (default 2000; all cases)
-#   cases: pg-simple pg-extended pg-prepared mysql-text mysql-prepared pg-bulk mysql-bulk
+#   cases: pg-simple pg-extended pg-prepared pg-select pg-merge mysql-text mysql-prepared
+#          mysql-select pg-bulk mysql-bulk
 #
+# The select cases send a point SELECT by both sharding columns (one node); pg-merge sends an
+# ORDER BY … LIMIT 10 over the two nodes of one data source (a merge of two shards' rows).
 # The bulk cases send a 1,000-row INSERT (as bench/cpu.sh does), BULK_N of them (default 50)
 # after 20 for warm-up, and also print instructions per row.
 #
@@ -20,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-2000}
 shift || true
-CASES=${*:-pg-simple pg-extended pg-prepared mysql-text mysql-prepared pg-bulk mysql-bulk}
+CASES=${*:-pg-simple pg-extended pg-prepared pg-select pg-merge mysql-text mysql-prepared mysql-select pg-bulk mysql-bulk}
 BULK_N=${BULK_N:-50}
 OUT=${CALLGRIND_OUT:-/tmp/keyshard-callgrind}
 mkdir -p "$OUT"
@@ -47,6 +50,26 @@ sed -e 's/127.0.0.1:6433/127.0.0.1:6633/' -e 's/keyshard_bench_/ks_cg_/g' bench/
 sed -e 's/127.0.0.1:3310/127.0.0.1:3510/' -e 's/keyshard_bench_/ks_cg_/g' bench/keyshard-mariadb.yaml > "$WORK/my.yaml"
 VALUES=$(seq 1 1000 | awk '{printf "%s(%d, '"'"'new'"'"')", (NR > 1 ? ", " : ""), $1}')
 echo "INSERT INTO t_order (user_id, status) VALUES $VALUES;" > "$WORK/bulk.sql"
+cat > "$WORK/select.sql" <<'SQL'
+\set user_id random(1, 1000000)
+\set order_id random(1, 1000000)
+SELECT order_id, user_id, status FROM t_order WHERE user_id = :user_id AND order_id = :order_id;
+SQL
+cat > "$WORK/merge.sql" <<'SQL'
+\set user_id random(1, 1000000)
+SELECT order_id, user_id, status FROM t_order WHERE user_id = :user_id ORDER BY order_id DESC LIMIT 10;
+SQL
+cat > "$WORK/select.lua" <<'LUA'
+function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+end
+function event()
+  con:query(string.format(
+    "SELECT order_id, user_id, status FROM t_order WHERE user_id = %d AND order_id = %d",
+    sysbench.rand.default(1, 1000000), sysbench.rand.default(1, 1000000)))
+end
+LUA
 cat > "$WORK/bulk.lua" <<LUA
 function thread_init()
   drv = sysbench.sql.driver()
@@ -111,6 +134,8 @@ if [[ " $CASES " == *" pg-"* ]]; then
   for mode in simple extended prepared; do
     [[ " $CASES " == *" pg-$mode "* ]] && count "pg-$mode" pgb $mode
   done
+  [[ " $CASES " == *" pg-select "* ]] && SCRIPT=$WORK/select.sql count pg-select pgb simple
+  [[ " $CASES " == *" pg-merge "* ]] && SCRIPT=$WORK/merge.sql count pg-merge pgb simple
   [[ " $CASES " == *" pg-bulk "* ]] && SCRIPT=$WORK/bulk.sql WARM=20 COUNT=$BULK_N count pg-bulk pgb simple
   stop
 fi
@@ -121,6 +146,7 @@ if [[ " $CASES " == *" mysql-"* ]]; then
   mariadb --protocol=tcp -h127.0.0.1 -P3510 -uroot -proot sharding_db -e "$CREATE"
   [[ " $CASES " == *" mysql-text "* ]] && count mysql-text sb bench/insert.lua
   [[ " $CASES " == *" mysql-prepared "* ]] && count mysql-prepared sb bench/prepared_insert.lua
+  [[ " $CASES " == *" mysql-select "* ]] && count mysql-select sb "$WORK/select.lua"
   [[ " $CASES " == *" mysql-bulk "* ]] && WARM=20 COUNT=$BULK_N count mysql-bulk sb "$WORK/bulk.lua"
   stop
 fi

@@ -23,7 +23,7 @@ use crate::metrics::Metrics;
 use crate::reflection;
 use crate::reply::Reply;
 use crate::session::{Planned, Session, Statement, StatementKind};
-use crate::shapes::{Known, Shapes, typed};
+use crate::shapes::{Known, ShapedInsert, Shapes, typed};
 use crate::throttle::LoginThrottle;
 
 mod copy_in;
@@ -227,7 +227,26 @@ impl Engine {
     }
 
     async fn query_text(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
-        let routed = match Intent::of(sql, session.dialect) {
+        let dialect = session.dialect;
+        let shape = Shape::of(sql, dialect);
+        let metadata_version = self.backend.metadata().version();
+        let known = shape
+            .as_ref()
+            .and_then(|shape| self.shapes.get(dialect, shape, metadata_version));
+        // Only routed statements are learned (see `shapes`): one of a known shape is routed.
+        if let (Some(shape), Some(known)) = (&shape, &known) {
+            match known {
+                Known::Insert(shaped) => {
+                    return self.insert_by_shape(session, sql, shape, shaped).await;
+                }
+                Known::Query(query) => {
+                    let plan = query.bind_shape(sql, shape)?;
+                    return self.reply(session, plan, query.is_read()).await;
+                }
+                Known::Parse => {}
+            }
+        }
+        let routed = match Intent::of(sql, dialect) {
             Intent::Control(control) => return self.control(session, control).await,
             Intent::DistSql(statement) => return self.distsql(session, statement).await,
             Intent::SqlPrepare(command) => return self.sql_prepare(session, command).await,
@@ -267,59 +286,45 @@ impl Engine {
             }
             Dialect::Postgres => None,
         };
-        let sql = substituted.as_deref().unwrap_or(routed.unwrap_or(sql));
+        let text = substituted.as_deref().unwrap_or(routed.unwrap_or(sql));
         if routed.is_some() {
-            return self.preview(sql, session.dialect).await;
+            return self.preview(text, dialect).await;
         }
-        if let Some(shape) = Shape::of(sql, session.dialect) {
-            return self.insert_by_shape(session, sql, &shape).await;
-        }
-        let planned = self.plan(sql, session.dialect).await?;
-        self.execute_planned(session, &planned, &[]).await
-    }
-
-    /// An INSERT sent as text: bound through its shape when that is known to plan it as
-    /// parsing would; else parsed, and its shape learned from it.
-    async fn insert_by_shape(
-        &self,
-        session: &mut Session,
-        sql: &str,
-        shape: &Shape,
-    ) -> Result<Reply, Error> {
-        let dialect = session.dialect;
-        let metadata_version = self.backend.metadata().version();
-        let known = self.shapes.get(dialect, shape, metadata_version);
-        if let Some(Known::Insert(shaped)) = known {
-            let params = shaped
-                .slots
-                .as_deref()
-                .and_then(|slots| typed::bind(shape.values(), slots));
-            let plan = self
-                .bind_insert(&shaped.insert, || match &params {
-                    Some(params) => shaped.insert.bind(params),
-                    None => shaped.insert.bind_shape(sql, shape),
-                })
-                .await?;
-            return self.reply(session, plan, false).await;
-        }
-        let planned = self.plan(sql, dialect).await?;
-        if known.is_none() {
-            let original = match &planned {
-                Planned::Insert(insert) => Some(&**insert),
-                _ => None,
-            };
+        let planned = self.plan(text, dialect).await?;
+        if let (Some(shape), None, None) = (&shape, &known, &substituted) {
             let metadata = self.backend.metadata();
-            let router = self.router(dialect);
             self.shapes.learn(
-                router,
+                self.router(dialect),
                 shape,
-                original,
+                &planned,
                 metadata,
                 metadata_version,
                 |insert| typed::slots(insert, &self.backend),
             );
         }
         self.execute_planned(session, &planned, &[]).await
+    }
+
+    /// An INSERT sent as text, bound through its shape: its literals as parameters where the
+    /// shards take them typed, else written back as they were.
+    async fn insert_by_shape(
+        &self,
+        session: &mut Session,
+        sql: &str,
+        shape: &Shape,
+        shaped: &ShapedInsert,
+    ) -> Result<Reply, Error> {
+        let params = shaped
+            .slots
+            .as_deref()
+            .and_then(|slots| typed::bind(shape.values(), slots));
+        let plan = self
+            .bind_insert(&shaped.insert, || match &params {
+                Some(params) => shaped.insert.bind(params),
+                None => shaped.insert.bind_shape(sql, shape),
+            })
+            .await?;
+        self.reply(session, plan, false).await
     }
 
     /// Prepares a statement: parsed and planned once, bound at each execution. A statement the

@@ -1,16 +1,23 @@
-//! INSERTs sent as text, planned through their shapes (see [`keyshard_router::Shape`]): the
-//! first statement of a shape is parsed as usual and decides whether the shape, prepared
+//! Statements sent as text, planned through their shapes (see [`keyshard_router::Shape`]):
+//! the first statement of a shape is parsed as usual and decides whether the shape, prepared
 //! with its literals as parameters, plans every statement of it alike; the statements after
-//! it only bind. This takes the parser off the path of an application's repeated INSERTs;
-//! on PostgreSQL and MariaDB shards their literals go as parameters too (see [`typed`]), which
-//! takes it off the database's path as well.
+//! it only bind. This takes the parser off the path of an application's repeated INSERTs and
+//! its reads and writes by key. On PostgreSQL and MariaDB shards an INSERT's literals go as
+//! parameters too (see [`typed`]), which takes it off the database's path as well; the other
+//! statements go as the client wrote them.
+//!
+//! Only statements the engine routes are learned, and none whose text it rewrote first
+//! (MySQL's `LAST_INSERT_ID()` and user variables): the text outside its literals, which is
+//! the shape's, decides both, so a statement of a known shape is routed as it stands.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use keyshard_router::{Dialect, Metadata, Prepared, PreparedInsert, Router, Shape};
+use keyshard_router::{Dialect, Metadata, Prepared, PreparedInsert, PreparedQuery, Router, Shape};
 
 use typed::Slot;
+
+use crate::session::Planned;
 
 pub(crate) mod typed;
 
@@ -27,6 +34,8 @@ const LONGEST: usize = CAPACITY_BYTES / 16;
 pub(crate) enum Known {
     /// Statements of this shape bind this.
     Insert(Arc<ShapedInsert>),
+    /// Statements of this shape (a SELECT, UPDATE or DELETE) bind this.
+    Query(Arc<PreparedQuery>),
     /// Statements of this shape are parsed one by one.
     Parse,
 }
@@ -86,14 +95,13 @@ impl Shapes {
             .map(|e| e.known.clone())
     }
 
-    /// Learns `shape` from `original`, a statement of it as parsed (`None` when it is not an
-    /// INSERT into a sharded table); `slots` tells how the literals of the INSERT prepared
-    /// from the shape can go as parameters.
+    /// Learns `shape` from `original`, a statement of it as planned; `slots` tells how the
+    /// literals of an INSERT prepared from the shape can go as parameters.
     pub(crate) fn learn(
         &self,
         router: &Router,
         shape: &Shape,
-        original: Option<&PreparedInsert>,
+        original: &Planned,
         metadata: &dyn Metadata,
         metadata_version: u64,
         slots: impl FnOnce(&PreparedInsert) -> Option<Box<[Slot]>>,
@@ -102,7 +110,7 @@ impl Shapes {
             return;
         }
         let known = match (original, router.prepare(shape.text(), metadata)) {
-            (Some(original), Ok(Prepared::Insert(insert))) => {
+            (Planned::Insert(original), Ok(Prepared::Insert(insert))) => {
                 match insert.stands_for(original, shape) {
                     Some(true) => Known::Insert(Arc::new(ShapedInsert {
                         slots: slots(&insert),
@@ -112,6 +120,11 @@ impl Shapes {
                     // This statement cannot tell: the next one of the shape will try.
                     None => return,
                 }
+            }
+            (Planned::Query(original), Ok(Prepared::Query(query)))
+                if query.stands_for(original, shape) =>
+            {
+                Known::Query(Arc::new(query))
             }
             _ => Known::Parse,
         };

@@ -51,6 +51,21 @@ async fn execute(client: &Client, sql: &str) -> u64 {
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
 }
 
+/// The rows a statement sent as text changed.
+async fn simple_execute(client: &Client, sql: &str) -> u64 {
+    let messages = client
+        .simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    messages
+        .iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::CommandComplete(n) => Some(*n),
+            _ => None,
+        })
+        .unwrap_or(0)
+}
+
 const QUERIES: &[&str] = &[
     "SELECT order_id, user_id, status, amount FROM t_order ORDER BY order_id",
     "SELECT * FROM t_order ORDER BY amount DESC, order_id",
@@ -169,6 +184,35 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
             "{sql}"
         );
     }
+
+    // Text statements of one shape: the proxy parses the first and binds the others through
+    // it; each answers as the plain database does, whichever shards its literals pick.
+    let (_, stored) = fetch(
+        &client,
+        "SELECT order_id, user_id FROM t_order ORDER BY order_id",
+    )
+    .await;
+    let keys: Vec<(String, String)> = stored
+        .iter()
+        .step_by(3)
+        .map(|row| (row[0].clone().unwrap(), row[1].clone().unwrap()))
+        .collect();
+    let (reads, writes) = common::compare::shaped_statements(&keys);
+    for sql in &reads {
+        assert_eq!(
+            fetch(&client, sql).await,
+            fetch(reference, sql).await,
+            "{sql}"
+        );
+    }
+    for sql in &writes {
+        assert_eq!(simple_execute(&client, sql).await, 1, "{sql}");
+        simple_execute(reference, sql).await;
+    }
+    assert_eq!(
+        fetch(&client, QUERIES[0]).await,
+        fetch(reference, QUERIES[0]).await
+    );
 
     // A transaction over two shards: ROLLBACK leaves nothing, COMMIT both.
     let ours = "SELECT COUNT(*) FROM t_order WHERE status = 'tx'";

@@ -391,8 +391,37 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     let fields: Vec<_> = columns.iter().map(|c| c[0].clone().unwrap()).collect();
     assert_eq!(fields, ["order_id", "user_id", "status", "amount"]);
 
+    shaped(&mut conn, reference).await;
     transactions(proxy, shards, &mut conn).await;
     conn.close().await.unwrap();
+}
+
+/// Text statements of one shape: the proxy parses the first and binds the others through it;
+/// each answers as the plain database does, whichever shards its literals pick.
+async fn shaped(conn: &mut MySqlConnection, reference: &mut Reference) {
+    let (_, stored) = fetch_mysql(
+        conn,
+        "SELECT order_id, user_id FROM t_order ORDER BY order_id",
+    )
+    .await;
+    let keys: Vec<(String, String)> = stored
+        .iter()
+        .step_by(3)
+        .map(|row| (row[0].clone().unwrap(), row[1].clone().unwrap()))
+        .collect();
+    let (reads, writes) = common::compare::shaped_statements(&keys);
+    for sql in &reads {
+        assert_eq!(
+            fetch_mysql(conn, sql).await,
+            reference.fetch(sql).await,
+            "{sql}"
+        );
+    }
+    for sql in &writes {
+        assert_eq!(affected(conn, sql).await, 1, "{sql}");
+        reference.execute(sql).await;
+    }
+    compare(conn, reference, QUERIES[0]).await;
 }
 
 /// Users 1001 and 1002 live on different data sources.

@@ -1,16 +1,23 @@
-//! An INSERT's shape: its text with each literal value replaced by a placeholder.
+//! A statement's shape: its text with its literal values replaced by placeholders.
 //!
-//! Applications send the same INSERT again and again with other values, as text. Parsing is
-//! most of the proxy's own CPU time per such statement, and statements of one shape parse
+//! Applications send the same statements again and again with other values, as text. Parsing
+//! is most of the proxy's own CPU time per such statement, and statements of one shape parse
 //! alike; so a shape is prepared once, its literals as parameters, and each statement of that
-//! shape only binds its literals ([`crate::PreparedInsert::bind_shape`]), which are written
-//! back into the SQL as the very text the client sent.
+//! shape only binds its literals ([`crate::PreparedInsert::bind_shape`],
+//! [`crate::PreparedQuery::bind_shape`]), which are written back into the SQL as the very text
+//! the client sent.
+//!
+//! Which literals are cut depends on the statement. In an INSERT or REPLACE, every one, and a
+//! literal the scan cannot place makes the statement shapeless. In a SELECT, UPDATE or DELETE,
+//! only those of the top-level WHERE clause, where the sharding conditions are; the rest of
+//! the text (a LIMIT, a select list, SET) stays in the shape as written, and a subquery or a
+//! set operation makes the statement shapeless.
 //!
 //! The scan is deliberately narrow. Whatever it cannot cut with certainty makes a statement
 //! shapeless, to be parsed as usual: comments, backslashes, doubled quotes, prefixed strings
-//! (`E'…'`, `X'…'`, `_utf8'…'`, `DATE '…'`), placeholders, dollar quoting, MySQL's
-//! double-quoted strings, numbers with exponents. A literal must follow `(`, `,` or `=`
-//! (with an optional minus sign), where a value starts.
+//! (`E'…'`, `X'…'`, `_utf8'…'`), placeholders, dollar quoting, MySQL's double-quoted strings,
+//! numbers with exponents, two literals in a row. A literal is cut only where a value starts:
+//! after `(`, `,` or `=` (and, in a WHERE clause, `<` or `>`), with an optional minus sign.
 
 use std::ops::Range;
 
@@ -20,7 +27,7 @@ use crate::Dialect;
 use crate::literal::number_value;
 use crate::value::Value;
 
-/// An INSERT statement's shape and its literals.
+/// A statement's shape and its literals.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shape {
     text: String,
@@ -37,20 +44,79 @@ enum Before {
     ValueStart,
     /// A `-` right after a value start, at this byte: a negative number may follow.
     Sign(usize),
+    /// A literal (cut or not): another one right after it would be a run the scan leaves to
+    /// the parser (`'a' 'b'`).
+    Literal,
     Other,
 }
 
+/// Which literals a statement's shape cuts.
+#[derive(Clone, Copy, PartialEq)]
+enum Scope {
+    /// INSERT, REPLACE: every literal; one the scan cannot place makes it shapeless.
+    Values,
+    /// SELECT (`selects` = 1), UPDATE, DELETE (`selects` = 0): the top-level WHERE clause's.
+    Where { selects: usize },
+}
+
+/// Where the scan is in a [`Scope::Where`] statement.
+#[derive(Clone, Copy, PartialEq)]
+enum Clause {
+    BeforeWhere,
+    Where,
+    AfterWhere,
+}
+
+/// The words a [`Scope::Where`] scan acts on.
+#[derive(Clone, Copy, PartialEq)]
+enum Word {
+    Select,
+    SetOperation,
+    Where,
+    /// A top-level word that ends a WHERE clause.
+    EndsWhere,
+    Other,
+}
+
+impl Word {
+    fn of(word: &[u8]) -> Word {
+        const LONGEST: usize = 9;
+        if !(3..=LONGEST).contains(&word.len()) {
+            return Word::Other;
+        }
+        let mut lower = [0u8; LONGEST];
+        for (l, c) in lower.iter_mut().zip(word) {
+            *l = c.to_ascii_lowercase();
+        }
+        match &lower[..word.len()] {
+            b"select" => Word::Select,
+            b"union" | b"intersect" | b"except" => Word::SetOperation,
+            b"where" => Word::Where,
+            b"group" | b"order" | b"having" | b"limit" | b"offset" | b"fetch" | b"for"
+            | b"lock" | b"window" | b"returning" | b"into" => Word::EndsWhere,
+            _ => Word::Other,
+        }
+    }
+}
+
 impl Shape {
-    /// The shape of `sql` when it is an INSERT or REPLACE the scan can cut with certainty.
+    /// The shape of `sql` when it is an INSERT, REPLACE, SELECT, UPDATE or DELETE the scan can
+    /// cut with certainty.
     pub fn of(sql: &str, dialect: Dialect) -> Option<Shape> {
         let first_word = sql
             .trim_start()
             .split(|c: char| !c.is_ascii_alphabetic())
             .next()?;
-        if !first_word.eq_ignore_ascii_case("insert") && !first_word.eq_ignore_ascii_case("replace")
-        {
+        let is = |word: &str| first_word.eq_ignore_ascii_case(word);
+        let scope = if is("insert") || is("replace") {
+            Scope::Values
+        } else if is("select") {
+            Scope::Where { selects: 1 }
+        } else if is("update") || is("delete") {
+            Scope::Where { selects: 0 }
+        } else {
             return None;
-        }
+        };
         let bytes = sql.as_bytes();
         let mut shape = Shape {
             text: String::with_capacity(sql.len()),
@@ -59,8 +125,19 @@ impl Shape {
         };
         let mut copied = 0;
         let mut before = Before::Other;
+        let mut clause = Clause::BeforeWhere;
+        let mut depth = 0usize;
+        let mut selects = 0;
         let mut i = 0;
         while let Some(&b) = bytes.get(i) {
+            let cut = match scope {
+                Scope::Values => true,
+                Scope::Where { .. } => clause == Clause::Where,
+            };
+            // A literal the shape keeps as written: only outside an INSERT's values, and not
+            // glued to a sign or another literal.
+            let keep =
+                scope != Scope::Values && matches!(before, Before::ValueStart | Before::Other);
             let (end, literal) = match b {
                 b' ' | b'\t' | b'\r' | b'\n' => {
                     i += 1;
@@ -69,10 +146,16 @@ impl Shape {
                 b'\'' => {
                     let end = closing(bytes, i, b'\'')?;
                     let content = sql.get(i + 1..end - 1)?;
-                    if before != Before::ValueStart || content.contains('\\') {
+                    if content.contains('\\') {
                         return None;
                     }
-                    (end, Some((i, Value::Text(content.to_owned()))))
+                    match before {
+                        Before::ValueStart if cut => {
+                            (end, Some((i, Value::Text(content.to_owned()))))
+                        }
+                        _ if keep => (end, None),
+                        _ => return None,
+                    }
                 }
                 b'0'..=b'9' => {
                     let mut end = digits(bytes, i);
@@ -85,16 +168,16 @@ impl Shape {
                         return None;
                     }
                     let number = sql.get(i..end)?;
-                    let (start, value) = match before {
-                        Before::ValueStart => (i, number_value(number, false)?),
-                        Before::Sign(at) => match number_value(number, true)? {
+                    match before {
+                        Before::ValueStart if cut => (end, Some((i, number_value(number, false)?))),
+                        Before::Sign(at) if cut => match number_value(number, true)? {
                             // The parser keeps `-0` an expression, unlike `0` (see `classify`).
                             Value::Int(0) => return None,
-                            value => (at, value),
+                            value => (end, Some((at, value))),
                         },
-                        Before::Other => return None,
-                    };
-                    (end, Some((start, value)))
+                        _ if keep => (end, None),
+                        _ => return None,
+                    }
                 }
                 b'`' if dialect == Dialect::MySql => (closing(bytes, i, b'`')?, None),
                 b'"' if dialect == Dialect::Postgres => (closing(bytes, i, b'"')?, None),
@@ -110,9 +193,21 @@ impl Shape {
                     continue;
                 }
                 b'(' | b',' | b'=' => {
+                    if b == b'(' {
+                        depth += 1;
+                    }
                     before = Before::ValueStart;
                     i += 1;
                     continue;
+                }
+                b'<' | b'>' if scope != Scope::Values => {
+                    before = Before::ValueStart;
+                    i += 1;
+                    continue;
+                }
+                b')' => {
+                    depth = depth.checked_sub(1)?;
+                    (i + 1, None)
                 }
                 _ if is_word(b) && b != b'$' => {
                     let end = i + bytes[i..].iter().take_while(|&&c| is_word(c)).count();
@@ -120,12 +215,35 @@ impl Shape {
                     if matches!(bytes.get(end), Some(b'\'' | b'"')) {
                         return None;
                     }
+                    if let Scope::Where { selects: allowed } = scope {
+                        match Word::of(&bytes[i..end]) {
+                            Word::Select => {
+                                selects += 1;
+                                if selects > allowed {
+                                    return None;
+                                }
+                            }
+                            Word::SetOperation => return None,
+                            Word::Where if depth > 0 || clause != Clause::BeforeWhere => {
+                                return None;
+                            }
+                            Word::Where => clause = Clause::Where,
+                            Word::EndsWhere if depth == 0 && clause == Clause::Where => {
+                                clause = Clause::AfterWhere;
+                            }
+                            Word::EndsWhere | Word::Other => {}
+                        }
+                    }
                     (end, None)
                 }
                 b'?' | b'$' | b'\\' | b'#' | b'"' => return None,
                 b'/' if bytes.get(i + 1) == Some(&b'*') => return None,
                 _ => (i + 1, None),
             };
+            before = Before::Other;
+            if matches!(b, b'\'' | b'0'..=b'9') {
+                before = Before::Literal;
+            }
             if let Some((start, value)) = literal {
                 shape.text.push_str(sql.get(copied..start)?);
                 shape.values.push(value);
@@ -138,7 +256,6 @@ impl Shape {
                 shape.ranges.push(start..end);
                 copied = end;
             }
-            before = Before::Other;
             i = end;
         }
         shape.text.push_str(sql.get(copied..)?);
@@ -238,7 +355,7 @@ mod tests {
     #[test]
     fn anything_subtle_is_shapeless() {
         for sql in [
-            "SELECT 1",
+            "SHOW TABLES",
             "INSERT INTO t (a) VALUES ('it''s')",
             "INSERT INTO t (a) VALUES ('a\\'b')",
             "INSERT INTO t (a) VALUES (E'x')",
@@ -266,6 +383,62 @@ mod tests {
             "INSERT INTO \"t\"\"x\" (a) VALUES (1)",
         ] {
             assert_eq!(shape(sql, Dialect::Postgres), None, "{sql}");
+        }
+    }
+
+    #[test]
+    fn reads_and_writes_cut_their_where_clause_only() {
+        let (text, values) = shape(
+            "SELECT a, COALESCE(b, 'x'), 3 FROM t WHERE user_id = 7 AND (s IN ('a', -2) OR c >= 1.5) \
+             ORDER BY 1, 2 LIMIT 5, 10",
+            Dialect::MySql,
+        )
+        .unwrap();
+        assert_eq!(
+            text,
+            "SELECT a, COALESCE(b, 'x'), 3 FROM t WHERE user_id = ? AND (s IN (?, ?) OR c >= ?) \
+             ORDER BY 1, 2 LIMIT 5, 10"
+        );
+        assert_eq!(
+            values,
+            [
+                Value::Int(7),
+                Value::Text("a".into()),
+                Value::Int(-2),
+                Value::Double(1.5)
+            ]
+        );
+        let (text, values) = shape(
+            "update t set status = 'x', n = 2 where id = 5 and d > DATE '2020-01-01' returning 1",
+            Dialect::Postgres,
+        )
+        .unwrap();
+        assert_eq!(
+            text,
+            "update t set status = 'x', n = 2 where id = $1 and d > DATE '2020-01-01' returning 1"
+        );
+        assert_eq!(values, [Value::Int(5)]);
+        let (text, values) = shape("DELETE FROM t WHERE a - 5 = b", Dialect::MySql).unwrap();
+        assert_eq!(text, "DELETE FROM t WHERE a - 5 = b");
+        assert!(values.is_empty());
+    }
+
+    #[test]
+    fn subqueries_set_operations_and_runs_of_literals_are_shapeless() {
+        for sql in [
+            "SELECT a FROM t WHERE id IN (SELECT id FROM u)",
+            "SELECT a FROM (SELECT a FROM t) x WHERE a = 1",
+            "SELECT a FROM t WHERE a = 1 UNION SELECT a FROM u",
+            "SELECT a FROM t WHERE a = 1 EXCEPT TABLE u",
+            "UPDATE t SET a = (SELECT 1) WHERE id = 1",
+            "SELECT a FROM t WHERE a = 'x' 'y'",
+            "SELECT a FROM t WHERE a = 1 WHERE b = 2",
+            "SELECT a FROM t WHERE a = -'1'",
+            "SELECT a FROM t WHERE a = ?",
+            "SELECT a FROM t WHERE a = 1)",
+            "SELECT a FROM t WHERE a = 'x' -- c",
+        ] {
+            assert_eq!(shape(sql, Dialect::MySql), None, "{sql}");
         }
     }
 }

@@ -32,17 +32,19 @@ rules:
 fn router() -> Router {
     let config = keyshard_config::from_yaml_str(YAML, std::path::Path::new("."))
         .unwrap_or_else(|e| panic!("{e}"));
-    Router::new(&config.sharding, Dialect::MySql)
+    Router::new(&config.sharding, Dialect::MySql).with_data_sources(vec!["ds_0".into()], vec![])
 }
 
 /// Learns the shape of `sql` and tells what is then known of it.
 fn learn(shapes: &Shapes, router: &Router, sql: &str) -> Option<Known> {
     let shape = Shape::of(sql, Dialect::MySql).unwrap();
     let original = match router.prepare(sql, &NoMetadata) {
-        Ok(Prepared::Insert(insert)) => Some(insert),
-        _ => None,
+        Ok(Prepared::Insert(insert)) => Planned::Insert(Box::new(insert)),
+        Ok(Prepared::Query(query)) => Planned::Query(Box::new(query)),
+        Ok(Prepared::Direct(direct)) => Planned::Direct(Box::new(direct)),
+        other => panic!("{other:?}"),
     };
-    shapes.learn(router, &shape, original.as_ref(), &NoMetadata, 7, |_| None);
+    shapes.learn(router, &shape, &original, &NoMetadata, 7, |_| None);
     shapes.get(Dialect::MySql, &shape, 7)
 }
 
@@ -98,5 +100,27 @@ fn statements_the_shape_cannot_stand_for_are_parsed() {
     assert!(matches!(
         learn(&shapes, &router, given),
         Some(Known::Insert(_))
+    ));
+}
+
+#[test]
+fn reads_and_writes_by_key_are_bound_through_their_shapes() {
+    let (shapes, router) = (Shapes::default(), router());
+    for sql in [
+        "SELECT status FROM t_order WHERE order_id = 5",
+        "SELECT status FROM t_order WHERE order_id IN (5, 6) ORDER BY status LIMIT 3",
+        "UPDATE t_order SET status = 'b' WHERE order_id = 5 AND status = 'a'",
+        "DELETE FROM t_order WHERE order_id = 5 OR order_id = 7",
+    ] {
+        assert!(
+            matches!(learn(&shapes, &router, sql), Some(Known::Query(_))),
+            "{sql}"
+        );
+    }
+    // A table without a rule goes as written: nothing to bind.
+    let unsharded = "SELECT status FROM t_other WHERE id = 5";
+    assert!(matches!(
+        learn(&shapes, &router, unsharded),
+        Some(Known::Parse)
     ));
 }

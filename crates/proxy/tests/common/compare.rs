@@ -169,3 +169,27 @@ impl PostgresAlike {
         self.plain_shards.cleanup().await;
     }
 }
+
+/// Text statements of a few shapes, spelt for each stored row `(order_id, user_id)` of
+/// `t_order (order_id, user_id, status, amount)`: the proxy parses the first statement of a
+/// shape and binds the rest through it, with literals that pick other shards each time. The
+/// reads come first (each returns rows); the writes change the row they name.
+#[allow(dead_code)]
+pub fn shaped_statements(keys: &[(String, String)]) -> (Vec<String>, Vec<String>) {
+    let (mut reads, mut writes) = (Vec::new(), Vec::new());
+    for (n, (key, user)) in keys.iter().enumerate() {
+        let other = user.parse::<i64>().unwrap_or(0) % 5 + 1;
+        reads.extend([
+            format!("SELECT order_id, status, amount FROM t_order WHERE order_id = {key} AND user_id = {user}"),
+            format!("SELECT order_id, status FROM t_order WHERE user_id = {user} ORDER BY order_id DESC LIMIT 3"),
+            format!("SELECT COUNT(*), SUM(amount) FROM t_order WHERE user_id IN ({user}, {other}) AND status <> 'x{n}'"),
+            format!("SELECT order_id FROM t_order WHERE order_id = '{key}' OR user_id = -{user} ORDER BY order_id"),
+            format!("SELECT o.order_id FROM t_order o WHERE (o.user_id = {other}) AND o.amount >= {n} ORDER BY 1 LIMIT 2"),
+        ]);
+        writes.extend([
+            format!("UPDATE t_order SET amount = COALESCE(amount, 0) + {n} WHERE order_id = {key} AND user_id = {user}"),
+            format!("UPDATE t_order SET status = 's{n}' WHERE order_id = {key}"),
+        ]);
+    }
+    (reads, writes)
+}

@@ -77,6 +77,47 @@ impl Condition {
             _ => None,
         }
     }
+
+    /// Whether this condition, read from a shape's text, is `original` (read from a statement
+    /// of the shape, whose literals are `values`) with each of those literals a parameter.
+    pub(super) fn stands_for(&self, original: &Condition, values: &[Value]) -> bool {
+        let operand = |mine: &Operand, theirs: &Operand| match (mine, theirs) {
+            (Operand::Param(i), Operand::Value(v)) => values.get(*i) == Some(v),
+            (Operand::Value(mine), Operand::Value(theirs)) => mine == theirs,
+            _ => false,
+        };
+        let all = |mine: &[Condition], theirs: &[Condition]| {
+            mine.len() == theirs.len()
+                && mine
+                    .iter()
+                    .zip(theirs)
+                    .all(|(m, t)| m.stands_for(t, values))
+        };
+        match (self, original) {
+            (Condition::Any, Condition::Any) => true,
+            (
+                Condition::Equals {
+                    table,
+                    column,
+                    values: mine,
+                },
+                Condition::Equals {
+                    table: their_table,
+                    column: their_column,
+                    values: theirs,
+                },
+            ) => {
+                table == their_table
+                    && column == their_column
+                    && mine.len() == theirs.len()
+                    && mine.iter().zip(theirs).all(|(m, t)| operand(m, t))
+            }
+            (Condition::And(mine), Condition::And(theirs))
+            | (Condition::Or(mine), Condition::Or(theirs)) => all(mine, theirs),
+            // An array parameter stands for no literal.
+            _ => false,
+        }
+    }
 }
 
 struct Context<'a> {

@@ -17,7 +17,8 @@ use sqlparser::ast::{Query, Select, SetExpr, Statement};
 use sqlparser::parser::Parser;
 
 use crate::plan::{ExecutionUnit, Plan};
-use crate::template::{Edit, Piece, Renderer, RowKey, Template};
+use crate::shape::Shape;
+use crate::template::{Edit, Literals, Piece, Renderer, RowKey, Template};
 use crate::tokens::Tokens;
 use crate::unchanged::{Moving, Unchanged, moves, sharding_assignments};
 use crate::value::Value;
@@ -217,6 +218,61 @@ impl PreparedQuery {
 
     /// Plans one execution with `params`.
     pub fn bind(&self, params: &[Value]) -> Result<Plan, RouteError> {
+        self.bind_with(params, None)
+    }
+
+    /// Plans `sql`, a statement of `shape`, with this statement prepared from the shape's text
+    /// (and checked with [`PreparedQuery::stands_for`]): its literals are bound as the
+    /// parameters and written back as they were.
+    pub fn bind_shape(&self, sql: &str, shape: &Shape) -> Result<Plan, RouteError> {
+        let literals = Literals {
+            sql,
+            ranges: &shape.ranges,
+        };
+        self.bind_with(&shape.values, Some(literals))
+    }
+
+    /// Whether this statement, prepared from `shape`'s text, plans every statement of that
+    /// shape as `original`, prepared from one of them, plans it: the same tables, the same
+    /// kind of read or write, and a WHERE clause that reads each cut literal where the
+    /// original reads the literal itself (a parameter in place of a value, not, say, inside
+    /// an expression the router leaves alone in one and not the other). A shape cuts only the
+    /// WHERE clause's literals, and those only route, so one check answers for the shape.
+    /// UPDATEs that set a sharding column are left to parsing.
+    pub fn stands_for(&self, original: &PreparedQuery, shape: &Shape) -> bool {
+        let values = &shape.values;
+        let same_kind = match (&self.kind, &original.kind) {
+            (Kind::Read(Ok(_)), Kind::Read(Ok(_))) => true,
+            (Kind::Read(Err(mine)), Kind::Read(Err(theirs))) => mine == theirs,
+            (
+                Kind::Write { unsplittable: mine },
+                Kind::Write {
+                    unsplittable: theirs,
+                },
+            ) => mine == theirs,
+            _ => false,
+        };
+        self.param_count == values.len()
+            && original.param_count == 0
+            && self.dialect == original.dialect
+            && self.tables.len() == original.tables.len()
+            && self
+                .tables
+                .iter()
+                .zip(&original.tables)
+                .all(|(mine, theirs)| Arc::ptr_eq(mine, theirs))
+            && same_kind
+            && [self, original]
+                .iter()
+                .all(|q| q.unchanged.is_empty() && q.moving.is_none())
+            && self.condition.stands_for(&original.condition, values)
+    }
+
+    fn bind_with(
+        &self,
+        params: &[Value],
+        literals: Option<Literals<'_>>,
+    ) -> Result<Plan, RouteError> {
         for unchanged in &self.unchanged {
             unchanged.check(params)?;
         }
@@ -233,7 +289,7 @@ impl PreparedQuery {
             chosen.push(0);
         }
         if chosen.len() == 1 {
-            let unit = self.render(&self.plain, chosen[0], params, (0, 0))?;
+            let unit = self.render(&self.plain, chosen[0], params, (0, 0), literals)?;
             let mut plan = Plan::of_units(vec![unit]);
             plan.guard = guard;
             return Ok(plan);
@@ -247,7 +303,7 @@ impl PreparedQuery {
             Kind::Write { unsplittable: None } => {
                 let units = chosen
                     .iter()
-                    .map(|&n| self.render(&self.plain, n, params, (0, 0)))
+                    .map(|&n| self.render(&self.plain, n, params, (0, 0), literals))
                     .collect::<Result<_, _>>()?;
                 let mut plan = Plan::of_units(units);
                 plan.guard = guard;
@@ -256,7 +312,7 @@ impl PreparedQuery {
             Kind::Read(Err(why)) => Err(RouteError::Unsupported(format!(
                 "{why} when the rows are on several shards"
             ))),
-            Kind::Read(Ok(read)) => self.bind_read(read, &chosen, params),
+            Kind::Read(Ok(read)) => self.bind_read(read, &chosen, params, literals),
         }
     }
 
@@ -266,6 +322,7 @@ impl PreparedQuery {
         node: usize,
         params: &[Value],
         limit: (u64, u64),
+        literals: Option<Literals<'_>>,
     ) -> Result<ExecutionUnit, RouteError> {
         let nodes: Vec<&keyshard_config::DataNode> = self
             .tables
@@ -279,6 +336,7 @@ impl PreparedQuery {
         let tables: Vec<&str> = nodes.iter().map(|n| n.table.as_str()).collect();
         let mut renderer = Renderer::new(&self.sql, self.dialect, &tables, params);
         renderer.limit = limit;
+        renderer.literals = literals;
         renderer.render(template.head(), RowKey::NONE)?;
         Ok(ExecutionUnit {
             data_source: first.data_source.clone(),

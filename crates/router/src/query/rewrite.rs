@@ -17,7 +17,7 @@ use crate::locate::Locator;
 use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
 use crate::names::{last_ident, push_identifier};
 use crate::plan::Plan;
-use crate::template::{Edit, Piece, Template};
+use crate::template::{Edit, Literals, Piece, Template};
 use crate::tokens::Tokens;
 use crate::value::Value;
 use crate::{Dialect, RouteError};
@@ -41,6 +41,7 @@ impl PreparedQuery {
         read: &MultiRead,
         chosen: &[usize],
         params: &[Value],
+        literals: Option<Literals<'_>>,
     ) -> Result<Plan, RouteError> {
         let number = |o: &Option<Operand>| -> Result<Option<u64>, RouteError> {
             o.as_ref()
@@ -60,7 +61,7 @@ impl PreparedQuery {
         spec.limit = limit;
         let units = chosen
             .iter()
-            .map(|&n| self.render(&read.template, n, params, (0, per_node)))
+            .map(|&n| self.render(&read.template, n, params, (0, per_node), literals))
             .collect::<Result<_, _>>()?;
         Ok(Plan {
             merge: Some(spec),
