@@ -16,6 +16,9 @@
 #     pgbouncer before 1.21 cannot keep prepared statements under transaction pooling.
 #   MySQL, against HAProxy (TCP relay, nbthread 1): sysbench INSERT as text (COM_QUERY) and as
 #     server-side prepared statements (COM_STMT_EXECUTE), and a point SELECT.
+#   Both: a read by user_id with ORDER BY order_id DESC LIMIT 10, which Keyshard sends to the
+#     two tables of one data source and merges; the summary also prints its Keyshard CPU over
+#     the point SELECT's (a merge of two nodes should cost at most 2× a single-node read).
 #   Bulk: a 1,000-row INSERT through Keyshard against the same statement straight to the
 #     database (rows/s, wall time here since it is throughput that is asked of it; alternating
 #     rounds), with Keyshard's CPU per row and its peak resident memory.
@@ -228,6 +231,10 @@ INI
 \set order_id random(1, 1000000)
 SELECT order_id, user_id, status FROM t_order WHERE user_id = :user_id AND order_id = :order_id;
 SQL
+  cat > "$WORK/merge.sql" <<'SQL'
+\set user_id random(1, 1000000)
+SELECT order_id, user_id, status FROM t_order WHERE user_id = :user_id ORDER BY order_id DESC LIMIT 10;
+SQL
   echo "INSERT INTO t_order (user_id, status) VALUES $(bulk_values $BULK_ROWS);" > "$WORK/bulk.sql"
   chmod 644 "$WORK"/*.sql
   per_client=$((N / CLIENTS))
@@ -245,6 +252,9 @@ SQL
   [ "$BULK_ONLY" = 1 ] || compare "PG point SELECT -M simple" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" pgbouncer -- \
     ks_pg -f "$WORK/select.sql" -M simple -c "$CLIENTS" -j 2 -t $per_client -- \
     bouncer -f "$WORK/select.sql" -M simple -c "$CLIENTS" -j 2 -t $per_client ks_cpu_direct
+  [ "$BULK_ONLY" = 1 ] || compare "PG merge SELECT -M simple" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" pgbouncer -- \
+    ks_pg -f "$WORK/merge.sql" -M simple -c "$CLIENTS" -j 2 -t $per_client -- \
+    bouncer -f "$WORK/merge.sql" -M simple -c "$CLIENTS" -j 2 -t $per_client ks_cpu_direct
 
   # Bulk: one client, the same 1,000-row statement straight to PostgreSQL and through Keyshard.
   bulk_compare "PG 1,000-row INSERT" "$KS_PG" -- \
@@ -286,6 +296,21 @@ function thread_done()
   con:disconnect()
 end
 LUA
+  cat > "$WORK/merge.lua" <<'LUA'
+-- A read of one user's last 10 orders per event, as text.
+function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+end
+function event()
+  con:query(string.format(
+    "SELECT order_id, user_id, status FROM t_order WHERE user_id = %d ORDER BY order_id DESC LIMIT 10",
+    sysbench.rand.default(1, 1000000)))
+end
+function thread_done()
+  con:disconnect()
+end
+LUA
   cat > "$WORK/bulk.lua" <<LUA
 -- The same $BULK_ROWS-row INSERT per event.
 function thread_init()
@@ -312,6 +337,9 @@ LUA
   [ "$BULK_ONLY" = 1 ] || compare "MySQL point SELECT text" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
     ks_my "$WORK/select.lua" --threads="$CLIENTS" --events="$statements" -- \
     relay "$WORK/select.lua" --threads="$CLIENTS" --events="$statements"
+  [ "$BULK_ONLY" = 1 ] || compare "MySQL merge SELECT text" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
+    ks_my "$WORK/merge.lua" --threads="$CLIENTS" --events="$statements" -- \
+    relay "$WORK/merge.lua" --threads="$CLIENTS" --events="$statements"
 
   bulk_compare "MySQL 1,000-row INSERT" "$KS_MY" -- \
     sysbench_rate "$WORK/bulk.lua" --mysql-port=3306 --mysql-user=root --mysql-db=ks_cpu_direct --threads=1 --events="$BULK_STATEMENTS" -- \
@@ -323,4 +351,9 @@ if [ -s "$RESULTS" ]; then
   echo "| case | Keyshard µs CPU/stmt | reference µs CPU/stmt | ratio |"
   echo "|---|---|---|---|"
   awk -F'|' '{printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4}' "$RESULTS"
+  # Keyshard's CPU for a two-node merge over its CPU for a single-node point read.
+  awk -F'|' '$1 ~ /point SELECT/ {point[substr($1, 1, 2)] = $2}
+             $1 ~ /merge SELECT/ {merge[substr($1, 1, 2)] = $2}
+             END {for (f in merge) if (point[f] > 0)
+                    printf "%s merge ÷ point SELECT (Keyshard CPU): %.2f\n", (f == "PG" ? "PostgreSQL" : "MySQL"), merge[f] / point[f]}' "$RESULTS"
 fi

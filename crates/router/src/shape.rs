@@ -21,8 +21,6 @@
 
 use std::ops::Range;
 
-use std::fmt::Write as _;
-
 use crate::Dialect;
 use crate::literal::number_value;
 use crate::value::Value;
@@ -120,8 +118,9 @@ impl Shape {
         let bytes = sql.as_bytes();
         let mut shape = Shape {
             text: String::with_capacity(sql.len()),
-            ranges: Vec::new(),
-            values: Vec::new(),
+            // Room for a few literals without growing: most statements have no more.
+            ranges: Vec::with_capacity(4),
+            values: Vec::with_capacity(4),
         };
         let mut copied = 0;
         let mut before = Before::Other;
@@ -250,7 +249,10 @@ impl Shape {
                 match dialect {
                     Dialect::MySql => shape.text.push('?'),
                     Dialect::Postgres => {
-                        let _ = write!(shape.text, "${}", shape.values.len());
+                        shape.text.push('$');
+                        shape
+                            .text
+                            .push_str(itoa::Buffer::new().format(shape.values.len()));
                     }
                 }
                 shape.ranges.push(start..end);
@@ -292,8 +294,20 @@ fn digits(bytes: &[u8], from: usize) -> usize {
 
 /// A byte of an unquoted identifier or keyword (any non-ASCII byte belongs to one).
 fn is_word(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
+    WORD_BYTES[usize::from(c)]
 }
+
+/// [`is_word`] as a table: the scan asks it of nearly every byte.
+static WORD_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] = b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80;
+        c += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {
