@@ -887,6 +887,20 @@ fn fragment() -> impl Strategy<Value = String> {
         "X'00'",
         "E'\\''",
         "$$x$$",
+        " WHERE ",
+        " AND ",
+        " OR ",
+        " IN (",
+        " = ANY(",
+        "'{1,2}'",
+        "'5'",
+        ">",
+        "<>",
+        " ORDER BY ",
+        " GROUP BY ",
+        " LIMIT ",
+        " FOR UPDATE",
+        " UNION SELECT ",
     ])
     .prop_map(str::to_owned);
     prop_oneof![8 => fixed, 1 => "[ -~]{0,4}", 1 => "\\PC{0,3}"]
@@ -910,23 +924,38 @@ fn never_panics(sql: &str, params: &[Value]) {
         let router = router(dialect);
         let _ = router.plan(sql, params, metadata());
         let _ = router.plan(sql, params, &keyshard_router::NoMetadata);
-        // The proxy's path for text INSERTs: a shape checked against the parsed statement
-        // plans it (or refuses it) as the parsed statement does.
+        // The proxy's path for statements sent as text: a shape checked against the parsed
+        // statement plans it (or refuses it) as the parsed statement does.
         let Some(shape) = keyshard_router::Shape::of(sql, dialect) else {
             continue;
         };
-        let prepare = |text| match router.prepare(text, metadata()) {
-            Ok(keyshard_router::Prepared::Insert(insert)) => Some(insert),
-            _ => None,
-        };
-        if let (Some(original), Some(from_shape)) = (prepare(sql), prepare(shape.text()))
-            && from_shape.stands_for(&original, &shape) == Some(true)
-        {
-            assert_eq!(
-                from_shape.bind_shape(sql, &shape).is_ok(),
-                original.bind(&[]).is_ok(),
-                "{sql}"
-            );
+        use keyshard_router::Prepared;
+        match (
+            router.prepare(sql, metadata()),
+            router.prepare(shape.text(), metadata()),
+        ) {
+            (Ok(Prepared::Insert(original)), Ok(Prepared::Insert(from_shape)))
+                if from_shape.stands_for(&original, &shape) == Some(true) =>
+            {
+                assert_eq!(
+                    from_shape.bind_shape(sql, &shape).is_ok(),
+                    original.bind(&[]).is_ok(),
+                    "{sql}"
+                );
+            }
+            // SELECT, UPDATE, DELETE: the same plan, or the same refusal.
+            (Ok(Prepared::Query(original)), Ok(Prepared::Query(from_shape)))
+                if from_shape.stands_for(&original, &shape) =>
+            {
+                assert_eq!(
+                    from_shape
+                        .bind_shape(sql, &shape)
+                        .map_err(|e| e.to_string()),
+                    original.bind(&[]).map_err(|e| e.to_string()),
+                    "{sql}"
+                );
+            }
+            _ => {}
         }
     }
 }
@@ -956,6 +985,22 @@ proptest! {
             "INSERT INTO t_order VALUES ",
             "INSERT INTO t_order SET user_id = ",
             "INSERT INTO t_order SET order_id = ",
+        ]),
+        parts in prop::collection::vec(fragment(), 0..16),
+        params in random_params(),
+    ) {
+        never_panics(&format!("{prefix}{}", parts.concat()), &params);
+    }
+
+    /// Fragments after a WHERE, where a read's or a write's shape cuts its literals.
+    #[test]
+    fn mutated_reads_and_writes_never_panic(
+        prefix in prop::sample::select(vec![
+            "SELECT order_id, status FROM t_order WHERE ",
+            "SELECT COUNT(*) FROM t_order o WHERE o.user_id = 3 AND ",
+            "SELECT status, SUM(user_id) FROM t_order WHERE user_id IN (",
+            "UPDATE t_order SET status = 'x' WHERE order_id = ",
+            "DELETE FROM t_order WHERE user_id = ",
         ]),
         parts in prop::collection::vec(fragment(), 0..16),
         params in random_params(),
