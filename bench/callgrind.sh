@@ -50,26 +50,6 @@ sed -e 's/127.0.0.1:6433/127.0.0.1:6633/' -e 's/keyshard_bench_/ks_cg_/g' bench/
 sed -e 's/127.0.0.1:3310/127.0.0.1:3510/' -e 's/keyshard_bench_/ks_cg_/g' bench/keyshard-mariadb.yaml > "$WORK/my.yaml"
 VALUES=$(seq 1 1000 | awk '{printf "%s(%d, '"'"'new'"'"')", (NR > 1 ? ", " : ""), $1}')
 echo "INSERT INTO t_order (user_id, status) VALUES $VALUES;" > "$WORK/bulk.sql"
-cat > "$WORK/select.sql" <<'SQL'
-\set user_id random(1, 1000000)
-\set order_id random(1, 1000000)
-SELECT order_id, user_id, status FROM t_order WHERE user_id = :user_id AND order_id = :order_id;
-SQL
-cat > "$WORK/merge.sql" <<'SQL'
-\set user_id random(1, 1000000)
-SELECT order_id, user_id, status FROM t_order WHERE user_id = :user_id ORDER BY order_id DESC LIMIT 10;
-SQL
-cat > "$WORK/select.lua" <<'LUA'
-function thread_init()
-  drv = sysbench.sql.driver()
-  con = drv:connect()
-end
-function event()
-  con:query(string.format(
-    "SELECT order_id, user_id, status FROM t_order WHERE user_id = %d AND order_id = %d",
-    sysbench.rand.default(1, 1000000), sysbench.rand.default(1, 1000000)))
-end
-LUA
 cat > "$WORK/bulk.lua" <<LUA
 function thread_init()
   drv = sysbench.sql.driver()
@@ -134,8 +114,8 @@ if [[ " $CASES " == *" pg-"* ]]; then
   for mode in simple extended prepared; do
     [[ " $CASES " == *" pg-$mode "* ]] && count "pg-$mode" pgb $mode
   done
-  [[ " $CASES " == *" pg-select "* ]] && SCRIPT=$WORK/select.sql count pg-select pgb simple
-  [[ " $CASES " == *" pg-merge "* ]] && SCRIPT=$WORK/merge.sql count pg-merge pgb simple
+  [[ " $CASES " == *" pg-select "* ]] && SCRIPT=bench/select.sql count pg-select pgb simple
+  [[ " $CASES " == *" pg-merge "* ]] && SCRIPT=bench/merge.sql count pg-merge pgb simple
   [[ " $CASES " == *" pg-bulk "* ]] && SCRIPT=$WORK/bulk.sql WARM=20 COUNT=$BULK_N count pg-bulk pgb simple
   stop
 fi
@@ -146,7 +126,7 @@ if [[ " $CASES " == *" mysql-"* ]]; then
   mariadb --protocol=tcp -h127.0.0.1 -P3510 -uroot -proot sharding_db -e "$CREATE"
   [[ " $CASES " == *" mysql-text "* ]] && count mysql-text sb bench/insert.lua
   [[ " $CASES " == *" mysql-prepared "* ]] && count mysql-prepared sb bench/prepared_insert.lua
-  [[ " $CASES " == *" mysql-select "* ]] && count mysql-select sb "$WORK/select.lua"
+  [[ " $CASES " == *" mysql-select "* ]] && count mysql-select sb bench/select.lua
   [[ " $CASES " == *" mysql-bulk "* ]] && WARM=20 COUNT=$BULK_N count mysql-bulk sb "$WORK/bulk.lua"
   stop
 fi

@@ -23,6 +23,7 @@ use std::ops::Range;
 
 use crate::Dialect;
 use crate::literal::number_value;
+use crate::template::Literals;
 use crate::value::Value;
 
 /// A statement's shape and its literals.
@@ -272,6 +273,14 @@ impl Shape {
     /// The statement with its literals as placeholders: what is prepared, and the cache key.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The literals of `sql`, a statement of this shape, as its text spells them.
+    pub(crate) fn literals<'a>(&'a self, sql: &'a str) -> Literals<'a> {
+        Literals {
+            sql,
+            ranges: &self.ranges,
+        }
     }
 }
 

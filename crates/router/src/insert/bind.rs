@@ -24,11 +24,7 @@ impl PreparedInsert {
     /// (and checked with [`PreparedInsert::stands_for`]): its literals are bound as the
     /// parameters and written back as they were.
     pub fn bind_shape(&self, sql: &str, shape: &Shape) -> Result<Plan, RouteError> {
-        let literals = Literals {
-            sql,
-            ranges: &shape.ranges,
-        };
-        self.bind_with(&shape.values, Some(literals))
+        self.bind_with(&shape.values, Some(shape.literals(sql)))
     }
 
     /// Whether this statement, prepared from `shape`'s text, plans every statement of that

@@ -1,14 +1,10 @@
-//! A SELECT, UPDATE or DELETE planned through the shape of another statement (prepared once,
-//! checked with `stands_for`) plans exactly as when it is parsed itself: same units, same SQL,
-//! same merge, same errors.
+//! SELECT, UPDATE and DELETE through their shapes: the same units, SQL, merge and errors as
+//! when each statement is parsed itself.
 
-mod common;
-
-use std::sync::OnceLock;
-
-use keyshard_router::{Dialect, Plan, Prepared, PreparedQuery, Router, Shape};
+use keyshard_router::{Dialect, Plan, Prepared, PreparedQuery, Shape};
 use proptest::prelude::*;
-use proptest::test_runner::Config;
+
+use super::{common, config, router};
 
 /// A value's spelling, by kind; `n` varies between statements of one shape.
 fn value(kind: usize, n: i64, dialect: Dialect) -> String {
@@ -113,16 +109,6 @@ fn spell(t: &Template, values: &[i64]) -> String {
     format!("{head} WHERE {clause}{tail}")
 }
 
-fn router(dialect: Dialect) -> &'static Router {
-    static MYSQL: OnceLock<Router> = OnceLock::new();
-    static POSTGRES: OnceLock<Router> = OnceLock::new();
-    let cell = match dialect {
-        Dialect::MySql => &MYSQL,
-        Dialect::Postgres => &POSTGRES,
-    };
-    cell.get_or_init(|| Router::new(&common::rule(common::T_ORDER), dialect))
-}
-
 fn prepare(sql: &str, dialect: Dialect) -> Option<PreparedQuery> {
     match router(dialect).prepare(sql, &common::metadata()) {
         Ok(Prepared::Query(query)) => Some(query),
@@ -135,17 +121,6 @@ fn parsed_plan(sql: &str, dialect: Dialect) -> Result<Plan, String> {
         Ok(Prepared::Query(query)) => query.bind(&[]).map_err(|e| e.to_string()),
         Ok(_) => Err("not a query".into()),
         Err(e) => Err(e.to_string()),
-    }
-}
-
-fn config() -> Config {
-    Config {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(512),
-        failure_persistence: None,
-        ..Config::default()
     }
 }
 

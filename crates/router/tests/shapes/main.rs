@@ -1,7 +1,10 @@
 //! A statement planned through the shape of another statement (prepared once, checked with
 //! `stands_for`) plans exactly as when it is parsed itself: same units, same SQL, same errors.
+//! INSERTs here, SELECT, UPDATE and DELETE in `queries`.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod queries;
 
 use std::sync::{Arc, OnceLock};
 
