@@ -4,10 +4,11 @@
 #
 #   bash bench/callgrind.sh [statements] [case…]     (default 2000; all cases)
 #   cases: pg-simple pg-extended pg-prepared pg-select pg-merge mysql-text mysql-prepared
-#          mysql-select pg-bulk mysql-bulk
+#          mysql-select mysql-merge pg-bulk mysql-bulk
 #
-# The select cases send a point SELECT by both sharding columns (one node); pg-merge sends an
-# ORDER BY … LIMIT 10 over the two nodes of one data source (a merge of two shards' rows).
+# The select cases send a point SELECT by both sharding columns (one node); pg-merge sends
+# an ORDER BY … LIMIT 10 over the two nodes of one data source (a merge of two shards' rows),
+# as does mysql-merge.
 # The bulk cases send a 1,000-row INSERT (as bench/cpu.sh does), BULK_N of them (default 50)
 # after 20 for warm-up, and also print instructions per row.
 #
@@ -23,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-2000}
 shift || true
-CASES=${*:-pg-simple pg-extended pg-prepared pg-select pg-merge mysql-text mysql-prepared mysql-select pg-bulk mysql-bulk}
+CASES=${*:-pg-simple pg-extended pg-prepared pg-select pg-merge mysql-text mysql-prepared mysql-select mysql-merge pg-bulk mysql-bulk}
 BULK_N=${BULK_N:-50}
 OUT=${CALLGRIND_OUT:-/tmp/keyshard-callgrind}
 mkdir -p "$OUT"
@@ -127,6 +128,7 @@ if [[ " $CASES " == *" mysql-"* ]]; then
   [[ " $CASES " == *" mysql-text "* ]] && count mysql-text sb bench/insert.lua
   [[ " $CASES " == *" mysql-prepared "* ]] && count mysql-prepared sb bench/prepared_insert.lua
   [[ " $CASES " == *" mysql-select "* ]] && count mysql-select sb bench/select.lua
+  [[ " $CASES " == *" mysql-merge "* ]] && count mysql-merge sb bench/merge.lua
   [[ " $CASES " == *" mysql-bulk "* ]] && WARM=20 COUNT=$BULK_N count mysql-bulk sb "$WORK/bulk.lua"
   stop
 fi
