@@ -243,7 +243,7 @@ impl Engine {
                     let plan = query.bind_shape(sql, shape)?;
                     return self.reply(session, plan, query.is_read()).await;
                 }
-                Known::Parse => {}
+                Known::Parse | Known::Seen => {}
             }
         }
         let routed = match Intent::of(sql, dialect) {
@@ -291,7 +291,7 @@ impl Engine {
             return self.preview(text, dialect).await;
         }
         let planned = self.plan(text, dialect).await?;
-        if let (Some(shape), None, None) = (&shape, &known, &substituted) {
+        if let (Some(shape), None | Some(Known::Seen), None) = (&shape, &known, &substituted) {
             let metadata = self.backend.metadata();
             self.shapes.learn(
                 self.router(dialect),

@@ -1,7 +1,7 @@
 //! Statements sent as text, planned through their shapes (see [`keyshard_router::Shape`]):
-//! the first statement of a shape is parsed as usual and decides whether the shape, prepared
-//! with its literals as parameters, plans every statement of it alike; the statements after
-//! it only bind. This takes the parser off the path of an application's repeated INSERTs and
+//! the first statement of a shape is parsed as usual and noted, the second is parsed too and
+//! decides whether the shape, prepared with its literals as parameters, plans every statement
+//! of it alike; the statements after it only bind. This takes the parser off the path of an application's repeated INSERTs and
 //! its reads and writes by key. On PostgreSQL and MariaDB shards an INSERT's literals go as
 //! parameters too (see [`typed`]), which takes it off the database's path as well; the other
 //! statements go as the client wrote them.
@@ -38,6 +38,10 @@ pub(crate) enum Known {
     Query(Arc<PreparedQuery>),
     /// Statements of this shape are parsed one by one.
     Parse,
+    /// One statement of this shape was parsed; the next one learns it. A statement whose
+    /// text never repeats (an ad-hoc query, an IN list of a new length) is then parsed once,
+    /// not also prepared from its shape.
+    Seen,
 }
 
 /// The INSERT that statements of a shape bind.
@@ -95,8 +99,9 @@ impl Shapes {
             .map(|e| e.known.clone())
     }
 
-    /// Learns `shape` from `original`, a statement of it as planned; `slots` tells how the
-    /// literals of an INSERT prepared from the shape can go as parameters.
+    /// Learns `shape` from `original`, a statement of it as planned, when one was seen before
+    /// (else notes that this one was); `slots` tells how the literals of an INSERT prepared
+    /// from the shape can go as parameters.
     pub(crate) fn learn(
         &self,
         router: &Router,
@@ -108,6 +113,13 @@ impl Shapes {
     ) {
         if shape.text().len() > LONGEST {
             return;
+        }
+        let dialect = router.dialect();
+        match self.get(dialect, shape, metadata_version) {
+            Some(Known::Seen) => {}
+            // Learned meanwhile, on another connection.
+            Some(_) => return,
+            None => return self.keep(dialect, shape, Known::Seen, metadata_version),
         }
         let known = match (original, router.prepare(shape.text(), metadata)) {
             (Planned::Insert(original), Ok(Prepared::Insert(insert))) => {
@@ -128,8 +140,12 @@ impl Shapes {
             }
             _ => Known::Parse,
         };
+        self.keep(dialect, shape, known, metadata_version);
+    }
+
+    fn keep(&self, dialect: Dialect, shape: &Shape, known: Known, metadata_version: u64) {
         let text = shape.text();
-        let mut kept = self.kept(router.dialect());
+        let mut kept = self.kept(dialect);
         if kept.entries.len() >= CAPACITY || kept.bytes + text.len() > CAPACITY_BYTES {
             kept.entries.clear();
             kept.bytes = 0;

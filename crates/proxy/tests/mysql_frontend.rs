@@ -218,7 +218,7 @@ async fn preview_shows_the_actual_sql(
     (proxy, shards)
 }
 
-/// Text INSERTs of one shape after the first bind the shape's plan instead of being parsed
+/// Text INSERTs of one shape after the first two bind the shape's plan instead of being parsed
 /// (`keyshard_router::Shape`); they must behave exactly as parsed ones.
 async fn repeated_inserts_bind_their_shape(
     proxy: Proxy,
@@ -345,7 +345,8 @@ async fn mariadb_shards_store_literals_as_mariadb_reads_them() {
     let select = "SELECT CAST(user_id AS CHAR), status, CAST(amount AS CHAR), \
                   CAST(ratio AS CHAR), code, note FROM";
     let mut stored = 0;
-    // The first statement of the shape is parsed; the others bind it.
+    // The first two statements of the shape are parsed (the second learns it); the others
+    // bind it.
     for values in rows.iter().chain(&rows) {
         let sql = format!("INSERT INTO t_order ({NAMES}) VALUES ({values})");
         let proxied = sqlx::raw_sql(&sql).execute(&mut conn).await;

@@ -131,7 +131,7 @@ async fn keys_reach_the_client_and_the_shards(shards: &PgShards) {
     }
     assert_eq!(counts, [1, 2]);
 
-    // Text INSERTs of one shape: the first is parsed, the others bind its plan.
+    // Text INSERTs of one shape: the first two are parsed, the others bind its plan.
     for user in 14..=18_i64 {
         let sql = format!(
             "INSERT INTO t_order (user_id, status) VALUES ({user}, 'shape {user}') RETURNING order_id"
@@ -380,7 +380,8 @@ async fn postgres_shards_store_literals_as_postgresql_reads_them() {
     let select =
         "SELECT user_id::text, status::text, amount::text, ratio::text, code::text, note FROM";
     let mut stored = 0;
-    // The first statement of the shape is parsed; the others bind it.
+    // The first two statements of the shape are parsed (the second learns it); the others
+    // bind it.
     for values in rows.iter().chain(&rows) {
         let sql = format!("INSERT INTO t_order ({NAMES}) VALUES ({values}) RETURNING order_id");
         let proxied = client.simple_query(&sql).await;

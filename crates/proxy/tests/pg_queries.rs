@@ -185,7 +185,7 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
         );
     }
 
-    // Text statements of one shape: the proxy parses the first and binds the others through
+    // Text statements of one shape: the proxy parses the first two and binds the others through
     // it; each answers as the plain database does, whichever shards its literals pick.
     let (_, stored) = fetch(
         &client,

@@ -396,7 +396,7 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     conn.close().await.unwrap();
 }
 
-/// Text statements of one shape: the proxy parses the first and binds the others through it;
+/// Text statements of one shape: the proxy parses the first two and binds the others through it;
 /// each answers as the plain database does, whichever shards its literals pick.
 async fn shaped(conn: &mut MySqlConnection, reference: &mut Reference) {
     let (_, stored) = fetch_mysql(

@@ -35,7 +35,8 @@ fn router() -> Router {
     Router::new(&config.sharding, Dialect::MySql).with_data_sources(vec!["ds_0".into()], vec![])
 }
 
-/// Learns the shape of `sql` and tells what is then known of it.
+/// Learns the shape of `sql` (seen, then learned: as from two statements of it) and tells what
+/// is then known of it.
 fn learn(shapes: &Shapes, router: &Router, sql: &str) -> Option<Known> {
     let shape = Shape::of(sql, Dialect::MySql).unwrap();
     let original = match router.prepare(sql, &NoMetadata) {
@@ -44,7 +45,9 @@ fn learn(shapes: &Shapes, router: &Router, sql: &str) -> Option<Known> {
         Ok(Prepared::Direct(direct)) => Planned::Direct(Box::new(direct)),
         other => panic!("{other:?}"),
     };
-    shapes.learn(router, &shape, &original, &NoMetadata, 7, |_| None);
+    for _ in 0..2 {
+        shapes.learn(router, &shape, &original, &NoMetadata, 7, |_| None);
+    }
     shapes.get(Dialect::MySql, &shape, 7)
 }
 
@@ -95,11 +98,38 @@ fn statements_the_shape_cannot_stand_for_are_parsed() {
     ));
     // A MySQL 0 key cannot decide; a later statement of the shape does.
     let zero = "INSERT INTO t_order (order_id, status) VALUES (0, 'a')";
-    assert!(learn(&shapes, &router, zero).is_none());
+    assert!(matches!(learn(&shapes, &router, zero), Some(Known::Seen)));
     let given = "INSERT INTO t_order (order_id, status) VALUES (9, 'a')";
     assert!(matches!(
         learn(&shapes, &router, given),
         Some(Known::Insert(_))
+    ));
+}
+
+#[test]
+fn a_shape_seen_once_is_only_noted() {
+    let (shapes, router) = (Shapes::default(), router());
+    let sql = "SELECT status FROM t_order WHERE order_id = 5";
+    let shape = Shape::of(sql, Dialect::MySql).unwrap();
+    let original = match router.prepare(sql, &NoMetadata) {
+        Ok(Prepared::Query(query)) => Planned::Query(Box::new(query)),
+        other => panic!("{other:?}"),
+    };
+    shapes.learn(&router, &shape, &original, &NoMetadata, 7, |_| None);
+    assert!(matches!(
+        shapes.get(Dialect::MySql, &shape, 7),
+        Some(Known::Seen)
+    ));
+    // Under other metadata it was not seen.
+    shapes.learn(&router, &shape, &original, &NoMetadata, 8, |_| None);
+    assert!(matches!(
+        shapes.get(Dialect::MySql, &shape, 8),
+        Some(Known::Seen)
+    ));
+    shapes.learn(&router, &shape, &original, &NoMetadata, 8, |_| None);
+    assert!(matches!(
+        shapes.get(Dialect::MySql, &shape, 8),
+        Some(Known::Query(_))
     ));
 }
 

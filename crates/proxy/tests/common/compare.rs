@@ -171,7 +171,7 @@ impl PostgresAlike {
 }
 
 /// Text statements of a few shapes, spelt for each stored row `(order_id, user_id)` of
-/// `t_order (order_id, user_id, status, amount)`: the proxy parses the first statement of a
+/// `t_order (order_id, user_id, status, amount)`: the proxy parses the first two statements of a
 /// shape and binds the rest through it, with literals that pick other shards each time. The
 /// reads come first (each returns rows); the writes change the row they name.
 #[allow(dead_code)]
