@@ -58,6 +58,22 @@ enum Scope {
     Where { selects: usize },
 }
 
+impl Scope {
+    /// Whether a literal where a value starts is cut, in `clause`.
+    fn cuts(self, clause: Clause) -> bool {
+        match self {
+            Scope::Values => true,
+            Scope::Where { .. } => clause == Clause::Where,
+        }
+    }
+
+    /// Whether a literal not cut is kept as written after `before`: only outside an INSERT's
+    /// values, and not glued to a sign or another literal.
+    fn keeps(self, before: Before) -> bool {
+        self != Scope::Values && matches!(before, Before::ValueStart | Before::Other)
+    }
+}
+
 /// Where the scan is in a [`Scope::Where`] statement.
 #[derive(Clone, Copy, PartialEq)]
 enum Clause {
@@ -130,14 +146,6 @@ impl Shape {
         let mut selects = 0;
         let mut i = 0;
         while let Some(&b) = bytes.get(i) {
-            let cut = match scope {
-                Scope::Values => true,
-                Scope::Where { .. } => clause == Clause::Where,
-            };
-            // A literal the shape keeps as written: only outside an INSERT's values, and not
-            // glued to a sign or another literal.
-            let keep =
-                scope != Scope::Values && matches!(before, Before::ValueStart | Before::Other);
             let (end, literal) = match b {
                 b' ' | b'\t' | b'\r' | b'\n' => {
                     i += 1;
@@ -150,10 +158,10 @@ impl Shape {
                         return None;
                     }
                     match before {
-                        Before::ValueStart if cut => {
+                        Before::ValueStart if scope.cuts(clause) => {
                             (end, Some((i, Value::Text(content.to_owned()))))
                         }
-                        _ if keep => (end, None),
+                        _ if scope.keeps(before) => (end, None),
                         _ => return None,
                     }
                 }
@@ -169,13 +177,16 @@ impl Shape {
                     }
                     let number = sql.get(i..end)?;
                     match before {
-                        Before::ValueStart if cut => (end, Some((i, number_value(number, false)?))),
-                        Before::Sign(at) if cut => match number_value(number, true)? {
+                        Before::ValueStart if scope.cuts(clause) => {
+                            (end, Some((i, number_value(number, false)?)))
+                        }
+                        Before::Sign(at) if scope.cuts(clause) => match number_value(number, true)?
+                        {
                             // The parser keeps `-0` an expression, unlike `0` (see `classify`).
                             Value::Int(0) => return None,
                             value => (end, Some((at, value))),
                         },
-                        _ if keep => (end, None),
+                        _ if scope.keeps(before) => (end, None),
                         _ => return None,
                     }
                 }

@@ -273,8 +273,9 @@ impl<'a> Body<'a> {
 }
 
 /// Parse, Describe, Execute and Sync, which come with every statement of the extended
-/// protocol, decoded here from their checked body: pgwire would scan each string twice more
-/// (a NUL search, then a lossy UTF-8 conversion). `None`: pgwire decodes the message.
+/// protocol, decoded here with every count and length checked as [`check_body`] does: pgwire
+/// would scan each string twice more (a NUL search, then a lossy UTF-8 conversion). `None`:
+/// the message is checked, then decoded by pgwire.
 fn decode_extended(kind: u8, body: &[u8]) -> Option<PgWireFrontendMessage> {
     // pgwire's reading: an empty name is the unnamed statement or portal.
     fn name(bytes: &[u8]) -> Option<Option<String>> {
@@ -314,6 +315,10 @@ fn decode_message(
     context: &DecodeContext,
 ) -> Result<PgWireFrontendMessage, WireError> {
     let kind = message[0];
+    // Checked while decoded; one that does not decode is checked below, for its error.
+    if let Some(decoded) = decode_extended(kind, &message[5..]) {
+        return Ok(decoded);
+    }
     // pgwire's decoders trust the counts inside a body; check them first, so that a lying
     // message is refused rather than read past its end.
     check_body(kind, &message[5..]).map_err(|e| {
@@ -333,9 +338,6 @@ fn decode_message(
                 extended: false,
             }),
         };
-    }
-    if let Some(decoded) = decode_extended(kind, &message[5..]) {
-        return Ok(decoded);
     }
     // pgwire would replace invalid UTF-8 with U+FFFD, and the shards would store that.
     if let Some(byte) = invalid_text(kind, &message[5..]) {
