@@ -111,7 +111,7 @@ pub(crate) fn plan(
         for (range, quote, is_index) in &edits {
             out.push_str(
                 sql.get(at..range.start)
-                    .ok_or(RouteError::Internal("overlapping DDL names"))?,
+                    .ok_or_else(RouteError::internal("overlapping DDL names"))?,
             );
             if *is_index {
                 push_identifier(&mut out, &format!("{index_name}_{}", node.table), *quote);

@@ -383,7 +383,7 @@ impl Router {
         rule: &TableRule,
     ) -> Result<Prepared, RouteError> {
         let query = insert::select::as_query(insert)
-            .ok_or(RouteError::Internal("INSERT … SELECT without its SELECT"))?;
+            .ok_or_else(RouteError::internal("INSERT … SELECT without its SELECT"))?;
         let (tables, others) = query::tables(sql, &query, |t| self.table(t).cloned())?;
         if !tables.rules.is_empty() {
             let names_key = rule.key_generate.as_ref().is_none_or(|k| {

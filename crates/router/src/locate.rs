@@ -45,16 +45,16 @@ impl<'a> Locator<'a> {
                 0 => Some(0),
                 n => self.line_starts.get(n - 1).copied(),
             })
-            .ok_or(RouteError::Internal("a position outside the statement"))?;
+            .ok_or_else(RouteError::internal("a position outside the statement"))?;
         let column = usize::try_from(location.column)
             .ok()
             .and_then(|c| c.checked_sub(1))
-            .ok_or(RouteError::Internal("a position outside the statement"))?;
+            .ok_or_else(RouteError::internal("a position outside the statement"))?;
         if self.ascii {
             let offset = line_start + column;
             return (offset <= self.sql.len())
                 .then_some(offset)
-                .ok_or(RouteError::Internal("a position outside the statement"));
+                .ok_or_else(RouteError::internal("a position outside the statement"));
         }
         let (line, col, byte) = self.cursor;
         let (mut col, mut byte) = if line == location.line && col <= location.column {
@@ -66,7 +66,7 @@ impl<'a> Locator<'a> {
         while col < location.column {
             let c = chars
                 .next()
-                .ok_or(RouteError::Internal("a position outside the statement"))?;
+                .ok_or_else(RouteError::internal("a position outside the statement"))?;
             byte += c.len_utf8();
             col += 1;
         }
@@ -89,7 +89,7 @@ pub(crate) fn splice(
         let kept = sql
             .get(copied..range.start)
             .filter(|_| range.end <= sql.len())
-            .ok_or(RouteError::Internal("overlapping edits"))?;
+            .ok_or_else(RouteError::internal("overlapping edits"))?;
         out.push_str(kept);
         out.push_str(&text);
         copied = range.end;

@@ -367,7 +367,7 @@ impl Operand {
     pub(crate) fn resolve<'a>(&'a self, params: &'a [Value]) -> Result<&'a Value, RouteError> {
         match self {
             Operand::Value(v) => Ok(v),
-            Operand::Param(i) => params.get(*i).ok_or(RouteError::MissingParameter {
+            Operand::Param(i) => params.get(*i).ok_or_else(|| RouteError::MissingParameter {
                 needed: i + 1,
                 given: params.len(),
             }),

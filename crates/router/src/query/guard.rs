@@ -41,7 +41,7 @@ impl PreparedQuery {
         let guard = moving
             .guard
             .as_ref()
-            .ok_or(RouteError::Internal("an UPDATE's guard was not prepared"))?;
+            .ok_or_else(RouteError::internal("an UPDATE's guard was not prepared"))?;
         let target = Condition::And(vec![
             self.condition.clone(),
             Condition::Equals {

@@ -325,10 +325,10 @@ impl PreparedQuery {
             .iter()
             .map(|r| r.data_nodes.get(node))
             .collect::<Option<_>>()
-            .ok_or(RouteError::Internal("bound tables with different nodes"))?;
+            .ok_or_else(RouteError::internal("bound tables with different nodes"))?;
         let first = nodes
             .first()
-            .ok_or(RouteError::Internal("a query without tables"))?;
+            .ok_or_else(RouteError::internal("a query without tables"))?;
         let tables: Vec<&str> = nodes.iter().map(|n| n.table.as_str()).collect();
         let mut renderer = Renderer::new(&self.sql, self.dialect, &tables, params);
         renderer.limit = limit;
