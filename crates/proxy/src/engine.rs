@@ -246,6 +246,16 @@ impl Engine {
                 Known::Parse | Known::Seen => {}
             }
         }
+        // A multi-row INSERT whose rows fold into one is learned from its first row at once:
+        // one row parsed instead of every row's tokens and tree (see `shapes`).
+        if let (Some(shape), None | Some(Known::Seen)) = (&shape, &known)
+            && shape.folded_rows().is_some()
+            && let Some(shaped) = self
+                .learn_from_first_row(session, sql, shape, metadata_version)
+                .await
+        {
+            return self.insert_by_shape(session, sql, shape, &shaped).await;
+        }
         let routed = match Intent::of(sql, dialect) {
             Intent::Control(control) => return self.control(session, control).await,
             Intent::DistSql(statement) => return self.distsql(session, statement).await,
@@ -291,7 +301,9 @@ impl Engine {
             return self.preview(text, dialect).await;
         }
         let planned = self.plan(text, dialect).await?;
-        if let (Some(shape), None | Some(Known::Seen), None) = (&shape, &known, &substituted) {
+        if let (Some(shape), None | Some(Known::Seen), None) = (&shape, &known, &substituted)
+            && shape.folded_rows().is_none()
+        {
             let metadata = self.backend.metadata();
             self.shapes.learn(
                 self.router(dialect),
@@ -303,6 +315,44 @@ impl Engine {
             );
         }
         self.execute_planned(session, &planned, &[]).await
+    }
+
+    /// Learns the shape of `sql`, an INSERT whose rows `shape` folds, from the statement's
+    /// first row (planned as the statement itself would be); the INSERT that binds `sql`,
+    /// when the shape stands for it. Anything else leaves `sql` to be parsed whole, which
+    /// reports its errors as ever.
+    async fn learn_from_first_row(
+        &self,
+        session: &Session,
+        sql: &str,
+        shape: &Shape,
+        metadata_version: u64,
+    ) -> Option<Arc<ShapedInsert>> {
+        let dialect = session.dialect;
+        let first = shape.first_row_only(sql)?;
+        let first_shape = Shape::of(&first, dialect).filter(|s| s.text() == shape.text())?;
+        // Text that MySQL's session values would rewrite is not learned (see `shapes`).
+        if dialect == Dialect::MySql
+            && !matches!(
+                substitute_session_values(&first, session.last_insert_id, &|_| String::new()),
+                Ok(None)
+            )
+        {
+            return None;
+        }
+        let planned = self.plan(&first, dialect).await.ok()?;
+        let known = self.shapes.learn_now(
+            self.router(dialect),
+            &first_shape,
+            &planned,
+            self.backend.metadata(),
+            metadata_version,
+            |insert| typed::slots(insert, &self.backend),
+        )?;
+        match known {
+            Known::Insert(shaped) => Some(shaped),
+            _ => None,
+        }
     }
 
     /// An INSERT sent as text, bound through its shape: its literals as parameters where the
@@ -317,7 +367,7 @@ impl Engine {
         let params = shaped
             .slots
             .as_deref()
-            .and_then(|slots| typed::bind(shape.values(), slots));
+            .and_then(|slots| typed::bind(shape, slots));
         let plan = self
             .bind_insert(&shaped.insert, || match &params {
                 Some(params) => shaped.insert.bind(params),

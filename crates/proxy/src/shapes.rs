@@ -1,8 +1,11 @@
 //! Statements sent as text, planned through their shapes (see [`keyshard_router::Shape`]):
 //! the first statement of a shape is parsed as usual and noted, the second is parsed too and
 //! decides whether the shape, prepared with its literals as parameters, plans every statement
-//! of it alike; the statements after it only bind. This takes the parser off the path of an application's repeated INSERTs and
-//! its reads and writes by key. On PostgreSQL and MariaDB shards an INSERT's literals go as
+//! of it alike; the statements after it only bind. This takes the parser off the path of an
+//! application's repeated INSERTs and its reads and writes by key. A multi-row INSERT whose
+//! rows fold into its first (a bulk load's) is learned at once, from that row alone: one row
+//! parsed, where parsing the statement would hold every row's tokens and tree; its shape then
+//! serves every row count. On PostgreSQL and MariaDB shards an INSERT's literals go as
 //! parameters too (see [`typed`]), which takes it off the database's path as well; the other
 //! statements go as the client wrote them.
 //!
@@ -121,16 +124,28 @@ impl Shapes {
             Some(_) => return,
             None => return self.keep(dialect, shape, Known::Seen, metadata_version),
         }
+        self.learn_now(router, shape, original, metadata, metadata_version, slots);
+    }
+
+    /// Learns `shape` from `original` as [`Shapes::learn`] does, without waiting for a second
+    /// statement; what was learned, or `None` when this statement cannot tell.
+    pub(crate) fn learn_now(
+        &self,
+        router: &Router,
+        shape: &Shape,
+        original: &Planned,
+        metadata: &dyn Metadata,
+        metadata_version: u64,
+        slots: impl FnOnce(&PreparedInsert) -> Option<Box<[Slot]>>,
+    ) -> Option<Known> {
         let known = match (original, router.prepare(shape.text(), metadata)) {
             (Planned::Insert(original), Ok(Prepared::Insert(insert))) => {
-                match insert.stands_for(original, shape) {
-                    Some(true) => Known::Insert(Arc::new(ShapedInsert {
+                match insert.stands_for(original, shape)? {
+                    true => Known::Insert(Arc::new(ShapedInsert {
                         slots: slots(&insert),
                         insert,
                     })),
-                    Some(false) => Known::Parse,
-                    // This statement cannot tell: the next one of the shape will try.
-                    None => return,
+                    false => Known::Parse,
                 }
             }
             (Planned::Query(original), Ok(Prepared::Query(query)))
@@ -140,7 +155,8 @@ impl Shapes {
             }
             _ => Known::Parse,
         };
-        self.keep(dialect, shape, known, metadata_version);
+        self.keep(router.dialect(), shape, known.clone(), metadata_version);
+        Some(known)
     }
 
     fn keep(&self, dialect: Dialect, shape: &Shape, known: Known, metadata_version: u64) {

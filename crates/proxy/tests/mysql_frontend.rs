@@ -77,6 +77,24 @@ async fn keys_reach_the_client_and_the_shards(
     }
     assert_eq!(last_insert_id(&mut conn).await, first);
 
+    // Bulk loads: rows alike fold into one shape, learned from the first statement's first
+    // row; statements of other row counts bind the same shape, and every key is told.
+    for (from, rows) in [(100_i64, 40_i64), (140, 7), (147, 2)] {
+        let values: Vec<String> = (from..from + rows)
+            .map(|user| format!("({user}, 'bulk {user}')"))
+            .collect();
+        let sql = format!(
+            "INSERT INTO t_order (user_id, status) VALUES {}",
+            values.join(", ")
+        );
+        let done = sqlx::raw_sql(&sql).execute(&mut conn).await.unwrap();
+        assert_eq!(done.rows_affected(), rows as u64);
+        let first = done.last_insert_id() as i64;
+        for (i, user) in (from..from + rows).enumerate() {
+            assert_stored(&shards, user, first + i as i64).await;
+        }
+    }
+
     // Prepared statements: parsed once, fresh keys at each execution.
     let mut keys = Vec::new();
     for user in [5_i64, 6] {

@@ -209,6 +209,10 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
         assert_eq!(simple_execute(&client, sql).await, 1, "{sql}");
         simple_execute(reference, sql).await;
     }
+    for (sql, rows) in &common::compare::bulk_statements() {
+        assert_eq!(simple_execute(&client, sql).await, *rows, "{sql}");
+        simple_execute(reference, sql).await;
+    }
     assert_eq!(
         fetch(&client, QUERIES[0]).await,
         fetch(reference, QUERIES[0]).await

@@ -421,6 +421,10 @@ async fn shaped(conn: &mut MySqlConnection, reference: &mut Reference) {
         assert_eq!(affected(conn, sql).await, 1, "{sql}");
         reference.execute(sql).await;
     }
+    for (sql, rows) in &common::compare::bulk_statements() {
+        assert_eq!(affected(conn, sql).await, *rows, "{sql}");
+        reference.execute(sql).await;
+    }
     compare(conn, reference, QUERIES[0]).await;
 }
 

@@ -190,12 +190,20 @@ pub(crate) struct Literals<'a> {
     pub(crate) ranges: &'a [Range<usize>],
 }
 
-impl Literals<'_> {
+impl<'a> Literals<'a> {
+    /// These literals from the `offset`th on.
+    pub(crate) fn from(self, offset: usize) -> Literals<'a> {
+        Literals {
+            sql: self.sql,
+            ranges: self.ranges.get(offset..).unwrap_or_default(),
+        }
+    }
+
     fn text(&self, index: usize) -> Result<&str, RouteError> {
         self.ranges
             .get(index)
             .and_then(|r| self.sql.get(r.clone()))
-            .ok_or(RouteError::Internal("a literal outside the statement"))
+            .ok_or_else(RouteError::internal("a literal outside the statement"))
     }
 }
 
@@ -242,14 +250,14 @@ impl Renderer<'_> {
                 Piece::Copy(range) => self.out.push_str(
                     self.sql
                         .get(range.clone())
-                        .ok_or(RouteError::Internal("a piece outside the statement"))?,
+                        .ok_or_else(RouteError::internal("a piece outside the statement"))?,
                 ),
                 Piece::Text(text) => self.out.push_str(text),
                 Piece::Table(n, quote) => {
                     let table = self
                         .tables
                         .get(*n)
-                        .ok_or(RouteError::Internal("a table without its data node"))?;
+                        .ok_or_else(RouteError::internal("a table without its data node"))?;
                     push_identifier(&mut self.out, table, *quote);
                 }
                 Piece::Limit { offset } => {
@@ -265,7 +273,7 @@ impl Renderer<'_> {
                 Piece::Key => {
                     let key = row
                         .key
-                        .ok_or(RouteError::Internal("a row without its key"))?;
+                        .ok_or_else(RouteError::internal("a row without its key"))?;
                     if row.as_placeholder {
                         self.placeholder(key.clone());
                     } else {
@@ -286,7 +294,7 @@ impl Renderer<'_> {
         let value = self
             .params
             .get(index)
-            .ok_or(RouteError::MissingParameter {
+            .ok_or_else(|| RouteError::MissingParameter {
                 needed: index + 1,
                 given: self.params.len(),
             })?

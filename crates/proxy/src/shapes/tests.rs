@@ -69,20 +69,21 @@ fn kept_shapes_stay_within_bounds() {
         "other dialect"
     );
 
-    // Distinct shapes (the row count differs) start the map over when it is full.
+    // Distinct shapes (the row count differs, and the rows do not fold: the first is spelt
+    // unlike the others) start the map over when it is full.
     for rows in 1..=CAPACITY + 10 {
-        let values = vec!["('a')"; rows].join(",");
+        let values = vec!["( 'a')"; rows].join(",");
         learn(
             &shapes,
             &router,
-            &format!("INSERT INTO t_order (status) VALUES {values}"),
+            &format!("INSERT INTO t_order (status) VALUES ('a'),{values}"),
         );
         let kept = shapes.kept(Dialect::MySql);
         assert!(kept.entries.len() <= CAPACITY && kept.bytes <= CAPACITY_BYTES);
     }
 
-    let values = vec!["('a')"; LONGEST / 4].join(",");
-    let long = format!("INSERT INTO t_order (status) VALUES {values}");
+    let values = vec!["( 'a')"; LONGEST / 4].join(",");
+    let long = format!("INSERT INTO t_order (status) VALUES ('a'),{values}");
     assert!(learn(&shapes, &router, &long).is_none(), "too long to keep");
 }
 
@@ -153,4 +154,42 @@ fn reads_and_writes_by_key_are_bound_through_their_shapes() {
         learn(&shapes, &router, unsharded),
         Some(Known::Parse)
     ));
+}
+
+#[test]
+fn rows_alike_are_learned_from_the_first_at_once() {
+    let (shapes, router) = (Shapes::default(), router());
+    let sql = "INSERT INTO t_order (order_id, status) VALUES (1, 'a'), (2, 'b'), (3, 'c')";
+    let shape = Shape::of(sql, Dialect::MySql).unwrap();
+    assert_eq!(shape.folded_rows(), Some(3));
+    let first = shape.first_row_only(sql).unwrap();
+    let original = match router.prepare(&first, &NoMetadata) {
+        Ok(Prepared::Insert(insert)) => Planned::Insert(Box::new(insert)),
+        other => panic!("{other:?}"),
+    };
+    let first_shape = Shape::of(&first, Dialect::MySql).unwrap();
+    let learned = shapes.learn_now(&router, &first_shape, &original, &NoMetadata, 7, |_| None);
+    let Some(Known::Insert(shaped)) = learned else {
+        panic!("{learned:?}");
+    };
+    // One shape for every row count: the three rows bind the one-row INSERT.
+    assert!(matches!(
+        shapes.get(Dialect::MySql, &shape, 7),
+        Some(Known::Insert(_))
+    ));
+    let plan = shaped.insert.bind_shape(sql, &shape).unwrap();
+    let units: Vec<_> = plan.units.iter().map(|u| (&*u.sql, &u.rows)).collect();
+    assert_eq!(
+        units,
+        [
+            (
+                "INSERT INTO t_order_0 (order_id, status) VALUES (2, 'b')",
+                &vec![1]
+            ),
+            (
+                "INSERT INTO t_order_1 (order_id, status) VALUES (1, 'a'), (3, 'c')",
+                &vec![0, 2]
+            ),
+        ]
+    );
 }

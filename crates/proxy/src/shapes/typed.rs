@@ -14,7 +14,7 @@
 
 use keyshard_backend::{Backend, SqlType};
 use keyshard_config::DatabaseKind;
-use keyshard_router::{PreparedInsert, Value};
+use keyshard_router::{PreparedInsert, Shape, Value};
 
 /// How a column takes a literal as a parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,9 +95,11 @@ pub(crate) fn slots(insert: &PreparedInsert, backend: &Backend) -> Option<Box<[S
     insert.value_columns()?.iter().map(|c| slot(c)).collect()
 }
 
-/// The parameters a statement's `literals` go as; `None` when one of them must stay text.
-pub(crate) fn bind(literals: &[Value], slots: &[Slot]) -> Option<Vec<Value>> {
-    if literals.len() != slots.len() {
+/// The parameters the literals of `shape`'s statement go as; `None` when one of them must stay
+/// text, or the statement has several rows folded into the one the slots are for.
+pub(crate) fn bind(shape: &Shape, slots: &[Slot]) -> Option<Vec<Value>> {
+    let literals = shape.values();
+    if literals.len() != slots.len() || shape.folded_rows().is_some() {
         return None;
     }
     literals

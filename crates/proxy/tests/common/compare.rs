@@ -193,3 +193,24 @@ pub fn shaped_statements(keys: &[(String, String)]) -> (Vec<String>, Vec<String>
     }
     (reads, writes)
 }
+
+/// Multi-row INSERTs of rows alike but for their literals (a bulk load), of several row counts:
+/// the proxy folds them into one shape, learned from the first statement's first row, and
+/// binds every row of each through it. Each with its row count; the keys are given, so that a
+/// plain database stores the same rows.
+#[allow(dead_code)]
+pub fn bulk_statements() -> Vec<(String, u64)> {
+    [(900_001_i64, 25_i64), (900_101, 4), (900_201, 2)]
+        .into_iter()
+        .map(|(first, rows)| {
+            let values: Vec<String> = (first..first + rows)
+                .map(|key| format!("({key}, {}, 'bulk {key}', -{})", key % 7 + 1, key % 10))
+                .collect();
+            let sql = format!(
+                "INSERT INTO t_order (order_id, user_id, status, amount) VALUES {}",
+                values.join(", ")
+            );
+            (sql, rows as u64)
+        })
+        .collect()
+}

@@ -17,14 +17,37 @@ impl PreparedInsert {
     /// Binds `params`, generates the keys the rows lack, routes every row and renders the
     /// statement for each data node.
     pub fn bind(&self, params: &[Value]) -> Result<Plan, RouteError> {
-        self.bind_with(params, None)
+        self.bind_with(params, None, Rows::each(self.rows.len()))
     }
 
     /// Plans `sql`, a statement of `shape`, with this statement prepared from the shape's text
     /// (and checked with [`PreparedInsert::stands_for`]): its literals are bound as the
-    /// parameters and written back as they were.
+    /// parameters and written back as they were. A shape that folds its rows was prepared
+    /// with one: each row of the statement binds it in turn.
     pub fn bind_shape(&self, sql: &str, shape: &Shape) -> Result<Plan, RouteError> {
-        self.bind_with(&shape.values, Some(shape.literals(sql)))
+        self.bind_with(
+            &shape.values,
+            Some(shape.literals(sql)),
+            self.rows_of(shape)?,
+        )
+    }
+
+    /// How the rows of a statement of `shape` read this statement's.
+    fn rows_of(&self, shape: &Shape) -> Result<Rows, RouteError> {
+        let Some(folded) = shape.folded else {
+            return Ok(Rows::each(self.rows.len()));
+        };
+        let literals = self.param_count + (folded.rows - 1) * folded.per_row;
+        if self.rows.len() != 1 || shape.values.len() != literals {
+            return Err(RouteError::Internal(
+                "a statement of repeated rows bound to another shape",
+            ));
+        }
+        Ok(Rows {
+            count: folded.rows,
+            stride: folded.per_row,
+            repeated: true,
+        })
     }
 
     /// Whether this statement, prepared from `shape`'s text, plans every statement of that
@@ -37,55 +60,60 @@ impl PreparedInsert {
     /// both bare and inside a cast, where any other number would make the cast an expression;
     /// another statement of the shape must decide.
     pub fn stands_for(&self, original: &PreparedInsert, shape: &Shape) -> Option<bool> {
-        let values = &shape.values;
-        let zero_means_generate = self.dialect == Dialect::MySql;
-        let routed_params = self.rows.iter().flat_map(|row| {
-            let key = match row.key {
-                KeySpec::ParamOrGenerate(i) => Some(i),
-                _ => None,
-            };
-            let param = |source: &Option<Source>| match source {
-                Some(Source::Param(i)) => Some(*i),
-                _ => None,
-            };
-            [key, param(&row.database), param(&row.table)]
-        });
-        if routed_params.flatten().any(|i| {
-            values
-                .get(i)
-                .is_some_and(|v| v.means_generate(zero_means_generate))
-        }) {
-            return None;
+        let Ok(rows) = self.rows_of(shape) else {
+            return Some(false);
+        };
+        if rows.count != original.rows.len()
+            || shape.values.len() != self.param_count + (rows.count - 1) * rows.stride
+            || !Arc::ptr_eq(&self.rule, &original.rule)
+        {
+            return Some(false);
         }
-        let source = |mine: &Option<Source>, theirs: &Option<Source>| match (mine, theirs) {
-            (None, None) => true,
-            (Some(mine), Some(theirs)) => same_source(mine, theirs, values),
-            _ => false,
-        };
-        let key = |mine: &KeySpec, theirs: &KeySpec| match (mine, theirs) {
-            (KeySpec::None, KeySpec::None) | (KeySpec::Generate, KeySpec::Generate) => true,
-            (KeySpec::ParamOrGenerate(i), KeySpec::Given(Source::Value(v))) => {
-                values.get(*i) == Some(v)
+        let zero_means_generate = self.dialect == Dialect::MySql;
+        let mut alike = true;
+        for (row, theirs) in original.rows.iter().enumerate() {
+            let mine = rows.spec(&self.rows, row)?;
+            let values = shape.values.get(rows.offset(row)..)?;
+            let routed = [
+                match mine.key {
+                    KeySpec::ParamOrGenerate(i) => Some(i),
+                    _ => None,
+                },
+                param(&mine.database),
+                param(&mine.table),
+            ];
+            if routed.into_iter().flatten().any(|i| {
+                values
+                    .get(i)
+                    .is_some_and(|v| v.means_generate(zero_means_generate))
+            }) {
+                return None;
             }
-            (KeySpec::Given(mine), KeySpec::Given(theirs)) => same_source(mine, theirs, values),
-            _ => false,
-        };
-        Some(
-            self.param_count == values.len()
-                && Arc::ptr_eq(&self.rule, &original.rule)
-                && self.rows.len() == original.rows.len()
-                && self.rows.iter().zip(&original.rows).all(|(mine, theirs)| {
-                    key(&mine.key, &theirs.key)
-                        && source(&mine.database, &theirs.database)
-                        && source(&mine.table, &theirs.table)
-                }),
-        )
+            let source = |mine: &Option<Source>, theirs: &Option<Source>| match (mine, theirs) {
+                (None, None) => true,
+                (Some(mine), Some(theirs)) => same_source(mine, theirs, values),
+                _ => false,
+            };
+            let key = match (&mine.key, &theirs.key) {
+                (KeySpec::None, KeySpec::None) | (KeySpec::Generate, KeySpec::Generate) => true,
+                (KeySpec::ParamOrGenerate(i), KeySpec::Given(Source::Value(v))) => {
+                    values.get(*i) == Some(v)
+                }
+                (KeySpec::Given(mine), KeySpec::Given(theirs)) => same_source(mine, theirs, values),
+                _ => false,
+            };
+            alike &= key
+                && source(&mine.database, &theirs.database)
+                && source(&mine.table, &theirs.table);
+        }
+        Some(alike)
     }
 
     fn bind_with(
         &self,
         params: &[Value],
         literals: Option<Literals<'_>>,
+        rows: Rows,
     ) -> Result<Plan, RouteError> {
         if params.len() < self.param_count {
             return Err(RouteError::MissingParameter {
@@ -94,17 +122,31 @@ impl PreparedInsert {
             });
         }
         let zero_means_generate = self.dialect == Dialect::MySql;
-        let generates = |spec: &RowSpec| match spec.key {
+        let generates = |spec: &RowSpec, params: &[Value]| match spec.key {
             KeySpec::Generate => true,
             KeySpec::ParamOrGenerate(i) => params
                 .get(i)
                 .is_some_and(|p| p.means_generate(zero_means_generate)),
             KeySpec::None | KeySpec::Given(_) => false,
         };
-        let wanted = self.rows.iter().filter(|r| generates(r)).count();
+        // Each row's spec and parameters (those of a repeated row start further on).
+        let row = |row: usize| -> Result<(&RowSpec, &[Value]), RouteError> {
+            let spec = rows
+                .spec(&self.rows, row)
+                .ok_or_else(RouteError::internal("a row without its spec"))?;
+            let params = params
+                .get(rows.offset(row)..)
+                .ok_or_else(RouteError::internal("a row without its parameters"))?;
+            Ok((spec, params))
+        };
+        let mut wanted = 0;
+        for r in 0..rows.count {
+            let (spec, params) = row(r)?;
+            wanted += usize::from(generates(spec, params));
+        }
         let mut generated_keys = Vec::with_capacity(wanted);
         if wanted > 0 {
-            let generator = self.generator.as_ref().ok_or(RouteError::Internal(
+            let generator = self.generator.as_ref().ok_or_else(RouteError::internal(
                 "a key to generate without a generator",
             ))?;
             generator.next_keys(wanted, &mut generated_keys)?;
@@ -112,14 +154,15 @@ impl PreparedInsert {
 
         // Each row's generated key (if any) and data node.
         let mut next_generated = generated_keys.iter();
-        let mut row_keys: Vec<Option<Value>> = Vec::with_capacity(self.rows.len());
-        let mut row_nodes = Vec::with_capacity(self.rows.len());
+        let mut row_keys: Vec<Option<Value>> = Vec::with_capacity(rows.count);
+        let mut row_nodes = Vec::with_capacity(rows.count);
         let mut scratch = String::new();
-        for (row, spec) in self.rows.iter().enumerate() {
-            let generated = if generates(spec) {
+        for r in 0..rows.count {
+            let (spec, params) = row(r)?;
+            let generated = if generates(spec, params) {
                 let key = next_generated
                     .next()
-                    .ok_or(RouteError::Internal("too few keys generated"))?;
+                    .ok_or_else(RouteError::internal("too few keys generated"))?;
                 Some(Value::from(key))
             } else {
                 None
@@ -130,7 +173,7 @@ impl PreparedInsert {
                 (None, KeySpec::ParamOrGenerate(i)) => params.get(*i),
                 (None, _) => None,
             };
-            row_nodes.push(self.route_row(row, spec, key, params, &mut scratch)?);
+            row_nodes.push(self.route_row(r, spec, key, params, &mut scratch)?);
             row_keys.push(generated);
         }
 
@@ -145,10 +188,14 @@ impl PreparedInsert {
         let row_units: Vec<usize> = row_nodes.iter().map(|n| node_units[*n]).collect();
         let mut units = Vec::with_capacity(used.len());
         for (unit, node) in used.iter().enumerate() {
-            let rows: Vec<usize> = (0..self.rows.len())
-                .filter(|r| row_units[*r] == unit)
-                .collect();
-            units.push(self.render(*node, rows, &row_keys, params, literals)?);
+            let unit_rows: Vec<usize> = (0..rows.count).filter(|r| row_units[*r] == unit).collect();
+            let bound = Bound {
+                params,
+                literals,
+                rows,
+                row_keys: &row_keys,
+            };
+            units.push(self.render(*node, unit_rows, &bound)?);
         }
         Ok(Plan {
             generated_keys,
@@ -224,35 +271,101 @@ impl PreparedInsert {
     fn render(
         &self,
         node: usize,
-        rows: Vec<usize>,
-        row_keys: &[Option<Value>],
-        params: &[Value],
-        literals: Option<Literals<'_>>,
+        unit_rows: Vec<usize>,
+        bound: &Bound<'_>,
     ) -> Result<ExecutionUnit, RouteError> {
         let data_node = &self.rule.data_nodes[node];
         let template = &self.template;
         let tables = [data_node.table.as_str()];
-        let mut renderer = Renderer::new(&self.sql, self.dialect, &tables, params);
-        renderer.literals = literals;
+        let mut renderer = Renderer::new(&self.sql, self.dialect, &tables, bound.params);
+        renderer.literals = bound.literals;
         renderer.render(template.head(), RowKey::NONE)?;
-        for (n, row) in rows.iter().enumerate() {
+        for (n, &row) in unit_rows.iter().enumerate() {
             if n > 0 {
                 renderer.out.push_str(template.row_separator);
             }
+            let spec = bound.rows.spec(&self.rows, row);
             let key = RowKey {
-                key: row_keys[*row].as_ref(),
-                as_placeholder: self.rows[*row].has_params && literals.is_none(),
+                key: bound.row_keys[row].as_ref(),
+                as_placeholder: spec.is_some_and(|s| s.has_params) && bound.literals.is_none(),
             };
-            renderer.render(template.row(*row), key)?;
+            bound.from(&mut renderer, bound.rows.offset(row))?;
+            renderer.render(template.row(bound.rows.template_row(row)), key)?;
         }
+        // What follows the rows numbers its parameters on from the last row's.
+        bound.from(&mut renderer, bound.rows.offset(bound.rows.count - 1))?;
         renderer.render(template.tail(), RowKey::NONE)?;
         Ok(ExecutionUnit {
             data_source: data_node.data_source.clone(),
             table: data_node.table.clone(),
             sql: renderer.out,
             params: renderer.out_params,
-            rows,
+            rows: unit_rows,
         })
+    }
+}
+
+/// How the rows of one execution read the prepared rows: each its own, or (a shape that folds
+/// its rows, see [`Shape`]) every one the single prepared row, with its literals `stride`
+/// parameters on from the row before's.
+#[derive(Clone, Copy)]
+struct Rows {
+    count: usize,
+    stride: usize,
+    repeated: bool,
+}
+
+impl Rows {
+    fn each(count: usize) -> Rows {
+        Rows {
+            count,
+            stride: 0,
+            repeated: false,
+        }
+    }
+
+    fn template_row(self, row: usize) -> usize {
+        if self.repeated { 0 } else { row }
+    }
+
+    fn spec(self, specs: &[RowSpec], row: usize) -> Option<&RowSpec> {
+        specs.get(self.template_row(row))
+    }
+
+    /// Where row `row`'s parameters start.
+    fn offset(self, row: usize) -> usize {
+        row * self.stride
+    }
+}
+
+/// What one execution binds, for rendering its units.
+struct Bound<'a> {
+    params: &'a [Value],
+    literals: Option<Literals<'a>>,
+    rows: Rows,
+    row_keys: &'a [Option<Value>],
+}
+
+impl<'a> Bound<'a> {
+    /// Points `renderer` at the parameters (or literals) from `offset` on.
+    fn from(&self, renderer: &mut Renderer<'a>, offset: usize) -> Result<(), RouteError> {
+        if !self.rows.repeated {
+            return Ok(());
+        }
+        renderer.params = self
+            .params
+            .get(offset..)
+            .ok_or_else(RouteError::internal("a row without its parameters"))?;
+        renderer.literals = self.literals.map(|l| l.from(offset));
+        Ok(())
+    }
+}
+
+/// The parameter `source` reads, if it reads one.
+fn param(source: &Option<Source>) -> Option<usize> {
+    match source {
+        Some(Source::Param(i)) => Some(*i),
+        _ => None,
     }
 }
 

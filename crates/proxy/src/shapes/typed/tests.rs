@@ -167,13 +167,26 @@ fn literals_become_parameters_only_where_the_server_reads_them_alike() {
 #[test]
 fn a_statement_binds_only_when_every_literal_does() {
     let slots = [Slot::Integer, Slot::Text];
+    let shape = |sql: &str| Shape::of(sql, Dialect::Postgres).unwrap();
     assert_eq!(
-        bind(&[Value::Int(1), Value::Text("a".into())], &slots),
+        bind(&shape("INSERT INTO t (a, b) VALUES (1, 'a')"), &slots),
         Some(vec![Value::Int(1), Value::Text("a".into())])
     );
     assert_eq!(
-        bind(&[Value::Text("x".into()), Value::Text("a".into())], &slots),
+        bind(&shape("INSERT INTO t (a, b) VALUES ('x', 'a')"), &slots),
         None
     );
-    assert_eq!(bind(&[Value::Int(1)], &slots), None);
+    assert_eq!(bind(&shape("INSERT INTO t (a) VALUES (1)"), &slots), None);
+    // Rows folded into one: the slots are one row's.
+    assert_eq!(
+        bind(
+            &shape("INSERT INTO t (a, b) VALUES (1, 'a'), (2, 'b')"),
+            &slots
+        ),
+        None
+    );
+    assert_eq!(
+        bind(&shape("INSERT INTO t VALUES (DEFAULT), (DEFAULT)"), &[]),
+        None
+    );
 }
