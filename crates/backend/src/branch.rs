@@ -12,7 +12,7 @@ use sqlx::{Executor, MySql, Postgres, Sqlite};
 
 use crate::Pool;
 use crate::characteristics::Characteristics;
-use crate::execute::{run_batch, run_statement};
+use crate::execute::{batch_text, run_batch, run_statement};
 use crate::outcome::UnitResult;
 
 /// An open local transaction or XA branch on a held connection.
@@ -113,7 +113,7 @@ impl Branch {
         let (begin, begin_results) = self.begin_sql(characteristics);
         // SQLite runs in process: there is no round trip to save.
         let batch = match &self.conn {
-            Some(Conn::MySql(_) | Conn::Postgres(_)) => batch_text(&begin, units),
+            Some(Conn::MySql(_) | Conn::Postgres(_)) => batch_text(Some(&begin), units),
             _ => None,
         };
         if let Some(batch) = batch {
@@ -142,7 +142,7 @@ impl Branch {
 
     /// Runs one unit of a plan.
     pub(crate) async fn run(&mut self, unit: &ExecutionUnit) -> Result<UnitResult, sqlx::Error> {
-        let conn = self.conn.as_mut().ok_or(sqlx::Error::PoolClosed)?;
+        let conn = self.conn.as_mut().ok_or_else(|| sqlx::Error::PoolClosed)?;
         match conn {
             Conn::MySql(c) => run_statement::<MySql>(c, &unit.sql, &unit.params).await,
             Conn::Postgres(c) => run_statement::<Postgres>(c, &unit.sql, &unit.params).await,
@@ -152,7 +152,7 @@ impl Branch {
 
     /// Sends `sql` (one or more statements) as text.
     pub(crate) async fn command(&mut self, sql: &str) -> Result<(), sqlx::Error> {
-        let conn = self.conn.as_mut().ok_or(sqlx::Error::PoolClosed)?;
+        let conn = self.conn.as_mut().ok_or_else(|| sqlx::Error::PoolClosed)?;
         on_conn!(conn, c => c.execute(sqlx::raw_sql(sql)).await.map(|_| ()))
     }
 
@@ -234,38 +234,4 @@ impl Drop for Branch {
 /// Closes the connection instead of giving it back to the pool with a transaction open.
 fn close(conn: Conn) {
     on_conn!(conn, c => drop(c.detach()));
-}
-
-/// `begin` and the units' texts as one multi-statement text, when every unit is plain text on
-/// a MySQL or PostgreSQL connection; `None` otherwise.
-///
-/// Each unit is ended by a line break and `;`, so that a trailing line comment cannot swallow
-/// the separator; a unit's own final `;` is dropped first, since an empty statement is an
-/// error on MySQL. A unit whose tail after its last quote holds a `;` or a comment opener is
-/// not batched (it may end `…; -- note`, which would leave an empty statement between).
-fn batch_text(begin: &str, units: &[&ExecutionUnit]) -> Option<String> {
-    if units.is_empty() || units.iter().any(|u| !u.params.is_empty()) {
-        return None;
-    }
-    let mut texts = Vec::with_capacity(units.len());
-    for unit in units {
-        let sql = unit.sql.trim_end();
-        let sql = sql.strip_suffix(';').unwrap_or(sql).trim_end();
-        let tail_from = sql.rfind(['\'', '"', '`', '$']).map_or(0, |i| i + 1);
-        let tail = &sql[tail_from..];
-        if sql.is_empty() || tail.contains([';', '#']) || tail.contains("--") || tail.contains("/*")
-        {
-            return None;
-        }
-        texts.push(sql);
-    }
-    let mut batch =
-        String::with_capacity(begin.len() + texts.iter().map(|t| t.len() + 3).sum::<usize>() + 2);
-    batch.push_str(begin);
-    for text in texts {
-        batch.push_str(";\n");
-        batch.push_str(text);
-        batch.push('\n');
-    }
-    Some(batch)
 }

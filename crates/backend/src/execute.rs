@@ -96,6 +96,43 @@ where
     Ok(results)
 }
 
+/// `begin` (if any) and the units' texts as one multi-statement text, for a MySQL or
+/// PostgreSQL connection, when every unit is plain text; `None` otherwise.
+///
+/// Each unit is ended by a line break and `;`, so that a trailing line comment cannot swallow
+/// the separator; a unit's own final `;` is dropped first, since an empty statement is an
+/// error on MySQL. A unit whose tail after its last quote holds a `;` or a comment opener is
+/// not batched (it may end `…; -- note`, which would leave an empty statement between).
+pub(crate) fn batch_text(begin: Option<&str>, units: &[&ExecutionUnit]) -> Option<String> {
+    if units.is_empty() || units.iter().any(|u| !u.params.is_empty()) {
+        return None;
+    }
+    let mut texts = Vec::with_capacity(units.len());
+    for unit in units {
+        let sql = unit.sql.trim_end();
+        let sql = sql.strip_suffix(';').unwrap_or(sql).trim_end();
+        let tail_from = sql.rfind(['\'', '"', '`', '$']).map_or(0, |i| i + 1);
+        let tail = &sql[tail_from..];
+        if sql.is_empty() || tail.contains([';', '#']) || tail.contains("--") || tail.contains("/*")
+        {
+            return None;
+        }
+        texts.push(sql);
+    }
+    let begin = begin.unwrap_or_default();
+    let mut batch =
+        String::with_capacity(begin.len() + texts.iter().map(|t| t.len() + 3).sum::<usize>() + 2);
+    batch.push_str(begin);
+    for text in texts {
+        if !batch.is_empty() {
+            batch.push_str(";\n");
+        }
+        batch.push_str(text);
+        batch.push('\n');
+    }
+    Some(batch)
+}
+
 /// The result columns of `sql`, from the database's description of it, and (PostgreSQL) the
 /// type OIDs it gives the parameters.
 pub(crate) async fn describe(
@@ -155,14 +192,23 @@ pub(crate) async fn describe(
     }
 }
 
+/// Runs `units` on one connection: as one multi-statement text when `batch` allows it and
+/// they are plain text, else one after the other.
 async fn run_units<D: Driver>(
     conn: &mut D::Connection,
     units: &[&ExecutionUnit],
+    batch: bool,
 ) -> Result<Vec<UnitResult>, sqlx::Error>
 where
     for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
     for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
 {
+    if batch
+        && units.len() > 1
+        && let Some(text) = batch_text(None, units)
+    {
+        return run_batch::<D>(conn, &text, 0, units.len()).await;
+    }
     let mut results = Vec::with_capacity(units.len());
     for unit in units {
         let result = match run_statement::<D>(conn, &unit.sql, &unit.params).await {
@@ -189,22 +235,24 @@ fn is_stale_plan(e: &sqlx::Error) -> bool {
     })
 }
 
-/// Runs `units` (all on `pool`) on one connection in autocommit mode.
+/// Runs `units` (all on `pool`) on one connection in autocommit mode; on MySQL and
+/// PostgreSQL, several plain-text units go in one round trip (SQLite runs in process: there is
+/// no round trip to save). PostgreSQL runs such a text in one implicit transaction.
 pub(crate) async fn autocommit(
     pool: &Pool,
     units: &[&ExecutionUnit],
 ) -> Result<Vec<UnitResult>, sqlx::Error> {
     match pool {
         Pool::MySql(c) => {
-            c.with(async |conn| run_units::<sqlx::MySql>(conn, units).await)
+            c.with(async |conn| run_units::<sqlx::MySql>(conn, units, true).await)
                 .await
         }
         Pool::Postgres(c) => {
-            c.with(async |conn| run_units::<sqlx::Postgres>(conn, units).await)
+            c.with(async |conn| run_units::<sqlx::Postgres>(conn, units, true).await)
                 .await
         }
         Pool::Sqlite(c) => {
-            c.with(async |conn| run_units::<sqlx::Sqlite>(conn, units).await)
+            c.with(async |conn| run_units::<sqlx::Sqlite>(conn, units, false).await)
                 .await
         }
     }

@@ -31,6 +31,7 @@ use std::sync::Arc;
 use keyshard_config::{Config, ShardingRule, TableRule};
 use keyshard_router::merge::Aggregate;
 use keyshard_router::{ExecutionUnit, Plan};
+use transaction::in_plan_order;
 
 pub use characteristics::{Characteristics, Isolation};
 pub use error::BackendError;
@@ -53,6 +54,8 @@ pub struct Backend {
     /// Reads' result columns, kept per statement shape.
     described: described::Described,
     sql_show: bool,
+    /// `props.max-connections-size-per-query`: connections one read takes per data source.
+    max_connections_per_query: usize,
     /// Set under `!TRANSACTION defaultType: XA`.
     xa: Option<Arc<XaCoordinator>>,
 }
@@ -72,6 +75,7 @@ impl Backend {
             metadata: MetadataStore::default(),
             described: described::Described::default(),
             sql_show: config.props.sql_show,
+            max_connections_per_query: config.props.max_connections_per_query,
             xa: None,
         })
     }
@@ -148,16 +152,28 @@ impl Backend {
                     .await
                     .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?
             }
-            // A read needs no transaction: every node answers at once on its own.
+            // A read needs no transaction: every data source answers at once, its units sharing
+            // up to `max_connections_per_query` connections there.
             units if plan.merge.is_some() => {
-                let reads = units.iter().map(|unit| async move {
-                    let pool = self.pool(&unit.data_source)?;
-                    let mut result = execute::autocommit(pool, &[unit])
-                        .await
-                        .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?;
-                    Ok::<_, BackendError>(result.pop().unwrap_or_default())
-                });
-                futures_util::future::try_join_all(reads).await?
+                let reads = read_parts(units, self.max_connections_per_query)
+                    .into_iter()
+                    .map(|positions| {
+                        let part: Vec<&ExecutionUnit> =
+                            positions.iter().map(|&i| &units[i]).collect();
+                        async move {
+                            let Some(data_source) = part.first().map(|u| &u.data_source) else {
+                                return Ok((positions, Vec::new()));
+                            };
+                            let results = execute::autocommit(self.pool(data_source)?, &part)
+                                .await
+                                .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+                            Ok::<_, BackendError>((positions, results))
+                        }
+                    });
+                in_plan_order(
+                    units.len(),
+                    futures_util::future::try_join_all(reads).await?,
+                )
             }
             units => {
                 self.atomically(&self.group(units)?, units.len(), two_phase)
@@ -300,5 +316,47 @@ impl Backend {
             );
         }
         changes
+    }
+}
+
+/// A read's units in parts, each for one connection: every data source's units split into at
+/// most `connections` runs of consecutive units, by position.
+fn read_parts(units: &[ExecutionUnit], connections: usize) -> Vec<Vec<usize>> {
+    let mut by_source: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, unit) in units.iter().enumerate() {
+        match by_source.iter_mut().find(|(ds, _)| *ds == unit.data_source) {
+            Some((_, positions)) => positions.push(i),
+            None => by_source.push((&unit.data_source, vec![i])),
+        }
+    }
+    by_source
+        .into_iter()
+        .flat_map(|(_, positions)| {
+            let size = positions.len().div_ceil(connections.max(1));
+            positions
+                .chunks(size)
+                .map(<[usize]>::to_vec)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reads_units_share_the_connections_of_their_data_source() {
+        let unit = |data_source: &str| ExecutionUnit {
+            data_source: data_source.to_owned(),
+            table: String::new(),
+            sql: String::new(),
+            params: Vec::new(),
+            rows: Vec::new(),
+        };
+        let units = [unit("ds_0"), unit("ds_1"), unit("ds_0"), unit("ds_0")];
+        assert_eq!(read_parts(&units, 1), [vec![0, 2, 3], vec![1]]);
+        assert_eq!(read_parts(&units, 2), [vec![0, 2], vec![3], vec![1]]);
+        assert_eq!(read_parts(&units, 8), [vec![0], vec![2], vec![3], vec![1]]);
     }
 }

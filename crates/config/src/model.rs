@@ -143,6 +143,11 @@ pub struct Props {
     /// `memory-budget-bytes` (Keyshard's own; default 1 GiB): what all statements in flight
     /// may take together; a statement that does not fit waits.
     pub memory_budget: usize,
+    /// `max-connections-size-per-query` (ShardingSphere's; default 1): how many connections a
+    /// read takes on one data source. Its units there share them: on one connection they go
+    /// as one multi-statement text (one round trip, the server answering one after the
+    /// other); with as many connections as units, each runs on its own at once.
+    pub max_connections_per_query: usize,
 }
 
 impl Default for Props {
@@ -153,6 +158,7 @@ impl Default for Props {
             shutdown_drain_timeout: std::time::Duration::from_secs(30),
             statement_memory: 256 << 20,
             memory_budget: 1 << 30,
+            max_connections_per_query: 1,
         }
     }
 }

@@ -85,6 +85,19 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
             ),
             statement_memory: bytes(raw.props.statement_memory_bytes, defaults.statement_memory),
             memory_budget: bytes(raw.props.memory_budget_bytes, defaults.memory_budget),
+            max_connections_per_query: match raw.props.max_connections_size_per_query {
+                None => defaults.max_connections_per_query,
+                Some(0) => {
+                    return Err(ConfigError::at(
+                        "props.max-connections-size-per-query",
+                        Problem::InvalidValue {
+                            value: "0".into(),
+                            expected: "a number of connections, at least 1",
+                        },
+                    ));
+                }
+                Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+            },
         },
         database_name: raw.database_name,
         data_sources,

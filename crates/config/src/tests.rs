@@ -200,8 +200,27 @@ fn minimal_config_uses_defaults() {
     assert_eq!(config.server.postgres, None);
     assert!(config.users.is_empty());
     assert!(!config.props.sql_show);
+    assert_eq!(config.props.max_connections_per_query, 1);
     assert!(config.sharding.is_empty());
     assert_eq!(config.data_sources["ds"].url, "sqlite::memory:");
+}
+
+#[test]
+fn connections_per_query_are_shardingspheres_prop() {
+    let with = |n: &str| {
+        SAMPLE.replacen(
+            "  sql-show: true",
+            &format!("  sql-show: true\n  max-connections-size-per-query: {n}"),
+            1,
+        )
+    };
+    let config = load(&with("4")).unwrap();
+    assert_eq!(config.props.max_connections_per_query, 4);
+    let error = load(&with("0")).unwrap_err().to_string();
+    assert!(
+        error.contains("props.max-connections-size-per-query"),
+        "{error}"
+    );
 }
 
 #[test]
