@@ -165,7 +165,11 @@ impl Backend {
                     })
                     .collect()
             }
-            BranchNaming::Postgres { data_source: name } => {
+            BranchNaming::Postgres {
+                data_source: name,
+                database,
+            } => {
+                let branch = format!("{name}.{database}");
                 let sql = format!(
                     "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() \
                      AND gid LIKE '{PREFIX}%'"
@@ -175,9 +179,11 @@ impl Backend {
                     .filter_map(|row| {
                         let gid = text(row.first())?;
                         let (gtrid, branch_of) = gid.split_once('.')?;
-                        (branch_of == name).then(|| Prepared {
+                        // Before the database was part of it, a branch was named by the data
+                        // source alone: those are this data source's too.
+                        (branch_of == branch || branch_of == name).then(|| Prepared {
                             gtrid: gtrid.to_owned(),
-                            xid: naming.xid(gtrid),
+                            xid: format!("'{}'", gid.replace('\'', "''")),
                         })
                     })
                     .collect()

@@ -56,10 +56,15 @@ pub(crate) enum BranchNaming {
         /// The data source's database.
         database: String,
     },
-    /// PostgreSQL: `'gtrid.<data source>'`; `pg_prepared_xacts` says which database.
+    /// PostgreSQL: `'gtrid.<data source>.<database>'`. Prepared transactions' ids are the
+    /// whole server's, and two Keyshard clusters on one server (with databases of their
+    /// own) number their transactions alike: the database keeps their branches apart, the
+    /// data source two data sources in one database.
     Postgres {
-        /// The data source's name, which keeps two data sources in one database apart.
+        /// The data source's name.
         data_source: String,
+        /// Its database.
+        database: String,
     },
 }
 
@@ -68,9 +73,10 @@ impl BranchNaming {
     pub(crate) fn xid(&self, gtrid: &str) -> String {
         match self {
             BranchNaming::MySql { database } => format!("'{gtrid}','{}'", quote(database)),
-            BranchNaming::Postgres { data_source } => {
-                format!("'{gtrid}.{}'", quote(data_source))
-            }
+            BranchNaming::Postgres {
+                data_source,
+                database,
+            } => format!("'{gtrid}.{}.{}'", quote(data_source), quote(database)),
         }
     }
 }
@@ -207,6 +213,7 @@ fn naming(source: &DataSource) -> Result<BranchNaming, BackendError> {
         )),
         DatabaseKind::Postgres => Ok(BranchNaming::Postgres {
             data_source: source.name.clone(),
+            database: database_of(&source.url).unwrap_or_default(),
         }),
         DatabaseKind::MySql => {
             let database = database_of(&source.url).unwrap_or_default();
@@ -258,7 +265,7 @@ fn server_of(url: &str) -> Option<String> {
     Some(host.to_ascii_lowercase())
 }
 
-/// The database a `mysql://…/<database>?…` URL names, percent-decoding left out: a database
+/// The database a `mysql://…/<database>?…` (or `postgres://…`) URL names, percent-decoding left out: a database
 /// name that needs it is refused above by being compared as written.
 fn database_of(url: &str) -> Option<String> {
     let rest = url.split_once("://")?.1;
@@ -335,8 +342,9 @@ mod tests {
         assert_eq!(mysql.xid("ks-1-2-3"), "'ks-1-2-3','shop''s'");
         let pg = BranchNaming::Postgres {
             data_source: "ds_0".into(),
+            database: "shop's".into(),
         };
-        assert_eq!(pg.xid("ks-1-2-3"), "'ks-1-2-3.ds_0'");
+        assert_eq!(pg.xid("ks-1-2-3"), "'ks-1-2-3.ds_0.shop''s'");
         assert_eq!(
             database_of("mysql://root@127.0.0.1:3306/ds_0?ssl-mode=disabled").as_deref(),
             Some("ds_0")
