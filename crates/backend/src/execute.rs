@@ -361,3 +361,37 @@ async fn run_group(
         Err((false, e)) => Err((None, at(e))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(sql: &str) -> ExecutionUnit {
+        ExecutionUnit {
+            data_source: "ds_0".into(),
+            table: String::new(),
+            sql: sql.into(),
+            params: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn units_join_into_one_text_only_when_plain() {
+        let (a, b) = (unit("SELECT 1 FROM t_0;"), unit("SELECT 2 FROM t_1 -- x\n"));
+        assert_eq!(
+            batch_text(Some("BEGIN"), &[&a, &a]).as_deref(),
+            Some("BEGIN;\nSELECT 1 FROM t_0\n;\nSELECT 1 FROM t_0\n")
+        );
+        // A read's units, without an opening statement: no empty statement first.
+        assert_eq!(
+            batch_text(None, &[&a, &a]).as_deref(),
+            Some("SELECT 1 FROM t_0\n;\nSELECT 1 FROM t_0\n")
+        );
+        // A trailing comment, or parameters, keep the units apart.
+        assert_eq!(batch_text(None, &[&a, &b]), None);
+        let mut with_params = unit("SELECT ?");
+        with_params.params.push(Value::Int(1));
+        assert_eq!(batch_text(None, &[&a, &with_params]), None);
+    }
+}

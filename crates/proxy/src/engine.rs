@@ -311,6 +311,7 @@ impl Engine {
                 &planned,
                 metadata,
                 metadata_version,
+                false,
                 |insert| typed::slots(insert, &self.backend),
             );
         }
@@ -341,12 +342,13 @@ impl Engine {
             return None;
         }
         let planned = self.plan(&first, dialect).await.ok()?;
-        let known = self.shapes.learn_now(
+        let known = self.shapes.learn(
             self.router(dialect),
             &first_shape,
             &planned,
             self.backend.metadata(),
             metadata_version,
+            true,
             |insert| typed::slots(insert, &self.backend),
         )?;
         match known {

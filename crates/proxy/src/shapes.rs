@@ -103,8 +103,10 @@ impl Shapes {
     }
 
     /// Learns `shape` from `original`, a statement of it as planned, when one was seen before
-    /// (else notes that this one was); `slots` tells how the literals of an INSERT prepared
-    /// from the shape can go as parameters.
+    /// (else notes that this one was), or `at_once`; `slots` tells how the literals of an
+    /// INSERT prepared from the shape can go as parameters. What is known of the shape
+    /// afterwards; `None` when this statement could not tell, or was only noted.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn learn(
         &self,
         router: &Router,
@@ -112,32 +114,23 @@ impl Shapes {
         original: &Planned,
         metadata: &dyn Metadata,
         metadata_version: u64,
+        at_once: bool,
         slots: impl FnOnce(&PreparedInsert) -> Option<Box<[Slot]>>,
-    ) {
+    ) -> Option<Known> {
         if shape.text().len() > LONGEST {
-            return;
+            return None;
         }
         let dialect = router.dialect();
         match self.get(dialect, shape, metadata_version) {
             Some(Known::Seen) => {}
+            None if at_once => {}
             // Learned meanwhile, on another connection.
-            Some(_) => return,
-            None => return self.keep(dialect, shape, Known::Seen, metadata_version),
+            Some(known) => return Some(known),
+            None => {
+                self.keep(dialect, shape, Known::Seen, metadata_version);
+                return None;
+            }
         }
-        self.learn_now(router, shape, original, metadata, metadata_version, slots);
-    }
-
-    /// Learns `shape` from `original` as [`Shapes::learn`] does, without waiting for a second
-    /// statement; what was learned, or `None` when this statement cannot tell.
-    pub(crate) fn learn_now(
-        &self,
-        router: &Router,
-        shape: &Shape,
-        original: &Planned,
-        metadata: &dyn Metadata,
-        metadata_version: u64,
-        slots: impl FnOnce(&PreparedInsert) -> Option<Box<[Slot]>>,
-    ) -> Option<Known> {
         let known = match (original, router.prepare(shape.text(), metadata)) {
             (Planned::Insert(original), Ok(Prepared::Insert(insert))) => {
                 match insert.stands_for(original, shape)? {

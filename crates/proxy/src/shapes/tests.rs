@@ -46,7 +46,7 @@ fn learn(shapes: &Shapes, router: &Router, sql: &str) -> Option<Known> {
         other => panic!("{other:?}"),
     };
     for _ in 0..2 {
-        shapes.learn(router, &shape, &original, &NoMetadata, 7, |_| None);
+        shapes.learn(router, &shape, &original, &NoMetadata, 7, false, |_| None);
     }
     shapes.get(Dialect::MySql, &shape, 7)
 }
@@ -116,18 +116,18 @@ fn a_shape_seen_once_is_only_noted() {
         Ok(Prepared::Query(query)) => Planned::Query(Box::new(query)),
         other => panic!("{other:?}"),
     };
-    shapes.learn(&router, &shape, &original, &NoMetadata, 7, |_| None);
+    shapes.learn(&router, &shape, &original, &NoMetadata, 7, false, |_| None);
     assert!(matches!(
         shapes.get(Dialect::MySql, &shape, 7),
         Some(Known::Seen)
     ));
     // Under other metadata it was not seen.
-    shapes.learn(&router, &shape, &original, &NoMetadata, 8, |_| None);
+    shapes.learn(&router, &shape, &original, &NoMetadata, 8, false, |_| None);
     assert!(matches!(
         shapes.get(Dialect::MySql, &shape, 8),
         Some(Known::Seen)
     ));
-    shapes.learn(&router, &shape, &original, &NoMetadata, 8, |_| None);
+    shapes.learn(&router, &shape, &original, &NoMetadata, 8, false, |_| None);
     assert!(matches!(
         shapes.get(Dialect::MySql, &shape, 8),
         Some(Known::Query(_))
@@ -168,7 +168,15 @@ fn rows_alike_are_learned_from_the_first_at_once() {
         other => panic!("{other:?}"),
     };
     let first_shape = Shape::of(&first, Dialect::MySql).unwrap();
-    let learned = shapes.learn_now(&router, &first_shape, &original, &NoMetadata, 7, |_| None);
+    let learned = shapes.learn(
+        &router,
+        &first_shape,
+        &original,
+        &NoMetadata,
+        7,
+        true,
+        |_| None,
+    );
     let Some(Known::Insert(shaped)) = learned else {
         panic!("{learned:?}");
     };
