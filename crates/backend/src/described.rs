@@ -63,9 +63,21 @@ impl Described {
         sql: &str,
         metadata_version: u64,
     ) -> Result<Description, Option<Slot>> {
-        let Some(key) = key(sql) else {
-            return Err(None);
-        };
+        match key(sql) {
+            Some(key) => self.get_keyed(data_source, key, metadata_version),
+            None => Err(None),
+        }
+    }
+
+    /// As [`Described::get`], for a statement whose key the caller made: a statement bound
+    /// through its shape is kept under the shape (see `Plan::described_as`), with whatever
+    /// else tells its units' texts apart.
+    pub(crate) fn get_keyed(
+        &self,
+        data_source: &str,
+        key: String,
+        metadata_version: u64,
+    ) -> Result<Description, Option<Slot>> {
         let stamp = (self.epoch.load(Ordering::Acquire), metadata_version);
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if inner.stamp != stamp {

@@ -259,22 +259,18 @@ impl Backend {
         let Some(unit) = plan.units.first() else {
             return Ok((Vec::new(), Vec::new()));
         };
-        let (mut columns, params) =
-            match self
-                .described
-                .get(&unit.data_source, &unit.sql, self.metadata.version())
-            {
-                Ok(description) => description,
-                Err(slot) => {
-                    let description = execute::describe(self.pool(&unit.data_source)?, &unit.sql)
-                        .await
-                        .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?;
-                    if let Some(slot) = slot {
-                        self.described.put(slot, &description);
-                    }
-                    description
+        let (mut columns, params) = match self.kept_columns(plan, unit) {
+            Ok(description) => description,
+            Err(slot) => {
+                let description = execute::describe(self.pool(&unit.data_source)?, &unit.sql)
+                    .await
+                    .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?;
+                if let Some(slot) = slot {
+                    self.described.put(slot, &description);
                 }
-            };
+                description
+            }
+        };
         let Some(spec) = &plan.merge else {
             return Ok((columns, params));
         };
@@ -293,6 +289,29 @@ impl Backend {
             }
         }
         Ok((columns, params))
+    }
+
+    /// The kept result columns of `plan`'s first unit, or where to keep them.
+    fn kept_columns(
+        &self,
+        plan: &Plan,
+        unit: &ExecutionUnit,
+    ) -> Result<described::Description, Option<described::Slot>> {
+        let version = self.metadata.version();
+        match &plan.described_as {
+            // A unit's text differs from its shape by its tables (the first names the others:
+            // they are bound alike) and, for a merged read, by the columns added for the merge.
+            Some(shape) => {
+                let merged = if plan.merge.is_some() {
+                    "merged"
+                } else {
+                    "one"
+                };
+                let key = format!("\0{merged}\0{}\0{shape}", unit.table);
+                self.described.get_keyed(&unit.data_source, key, version)
+            }
+            None => self.described.get(&unit.data_source, &unit.sql, version),
+        }
     }
 
     /// Logs `unit` as it is about to run, and forgets the kept result columns when it may

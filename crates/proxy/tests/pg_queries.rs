@@ -25,6 +25,10 @@ async fn fetch(client: &Client, sql: &str) -> Table {
     let mut names = Vec::new();
     let mut rows = Vec::new();
     for message in messages {
+        // The columns come first, so that an empty result's are compared too.
+        if let SimpleQueryMessage::RowDescription(columns) = &message {
+            names = columns.iter().map(|c| c.name().to_owned()).collect();
+        }
         if let SimpleQueryMessage::Row(row) = message {
             if names.is_empty() {
                 names = row.columns().iter().map(|c| c.name().to_owned()).collect();

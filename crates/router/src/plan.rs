@@ -1,6 +1,8 @@
 //! The router's answer for one execution: the statement each data node runs, and what the
 //! caller needs to put the results together (generated keys, the merge of a read, a guard).
 
+use std::sync::Arc;
+
 use keyshard_keygen::Key;
 
 use crate::RouteError;
@@ -26,6 +28,10 @@ pub struct Plan {
     /// An UPDATE that sets a sharding column the WHERE clause does not pin: runs first, and
     /// the UPDATE is refused when it finds a row.
     pub guard: Option<Box<MoveGuard>>,
+    /// For a statement bound through its shape (see [`crate::Shape`]): the shape's text. The
+    /// literals it cuts (a read's WHERE clause) never change a result's columns, so the
+    /// columns can be kept under it instead of under a key made from each statement's text.
+    pub described_as: Option<Arc<str>>,
 }
 
 /// The rows an UPDATE would have to move to another data node: those its WHERE clause matches
@@ -70,6 +76,7 @@ impl Plan {
             merge: None,
             replicated: false,
             guard: None,
+            described_as: None,
         }
     }
 }

@@ -173,7 +173,7 @@ impl PostgresAlike {
 /// Text statements of a few shapes, spelt for each stored row `(order_id, user_id)` of
 /// `t_order (order_id, user_id, status, amount)`: the proxy parses the first two statements of a
 /// shape and binds the rest through it, with literals that pick other shards each time. The
-/// reads come first (each returns rows); the writes change the row they name.
+/// reads come first (two of them find no row); the writes change the row they name.
 #[allow(dead_code)]
 pub fn shaped_statements(keys: &[(String, String)]) -> (Vec<String>, Vec<String>) {
     let (mut reads, mut writes) = (Vec::new(), Vec::new());
@@ -185,6 +185,14 @@ pub fn shaped_statements(keys: &[(String, String)]) -> (Vec<String>, Vec<String>
             format!("SELECT COUNT(*), SUM(amount) FROM t_order WHERE user_id IN ({user}, {other}) AND status <> 'x{n}'"),
             format!("SELECT order_id FROM t_order WHERE order_id = '{key}' OR user_id = -{user} ORDER BY order_id"),
             format!("SELECT o.order_id FROM t_order o WHERE (o.user_id = {other}) AND o.amount >= {n} ORDER BY 1 LIMIT 2"),
+            // No rows: the columns come from the shard's description, kept per shape (one
+            // node, and merged over all of them).
+            format!("SELECT order_id, status, amount FROM t_order WHERE order_id = {key} AND user_id = {user} AND status = 'none'"),
+            format!("SELECT user_id, amount AS a, order_id FROM t_order WHERE status = 'none {n}' ORDER BY order_id LIMIT 2"),
+            // One statement shape on one node of ds_0, then on that node and one of ds_1: the
+            // merged units carry the ORDER BY column besides `status`, the single node's not.
+            format!("SELECT status FROM t_order WHERE order_id = {key} AND user_id IN (2, 2) AND status = 'none' ORDER BY order_id"),
+            format!("SELECT status FROM t_order WHERE order_id = {key} AND user_id IN (2, 3) AND status = 'none' ORDER BY order_id"),
         ]);
         writes.extend([
             format!("UPDATE t_order SET amount = COALESCE(amount, 0) + {n} WHERE order_id = {key} AND user_id = {user}"),

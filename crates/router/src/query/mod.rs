@@ -40,7 +40,8 @@ pub(crate) use tables::{Tables, tables};
 /// execution.
 #[derive(Debug, Clone)]
 pub struct PreparedQuery {
-    sql: Box<str>,
+    /// Shared with the plans bound from a shape (see [`Plan::described_as`]).
+    sql: Arc<str>,
     dialect: Dialect,
     /// The sharded tables, numbered as the template's table pieces; bound alike, so data node
     /// `i` of one goes with data node `i` of the others.
@@ -225,7 +226,9 @@ impl PreparedQuery {
     /// (and checked with [`PreparedQuery::stands_for`]): its literals are bound as the
     /// parameters and written back as they were.
     pub fn bind_shape(&self, sql: &str, shape: &Shape) -> Result<Plan, RouteError> {
-        self.bind_with(&shape.values, Some(shape.literals(sql)))
+        let mut plan = self.bind_with(&shape.values, Some(shape.literals(sql)))?;
+        plan.described_as = Some(Arc::clone(&self.sql));
+        Ok(plan)
     }
 
     /// Whether this statement, prepared from `shape`'s text, plans every statement of that
