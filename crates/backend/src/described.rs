@@ -43,7 +43,7 @@ pub(crate) struct Described {
 struct Inner {
     /// The epoch and metadata version the entries were described under.
     stamp: (u64, u64),
-    entries: HashMap<(String, String), Description>,
+    entries: HashMap<(String, String), Description, foldhash::fast::RandomState>,
     bytes: usize,
 }
 

@@ -65,7 +65,7 @@ struct Entry {
 
 #[derive(Debug, Default)]
 struct Kept {
-    entries: HashMap<Box<str>, Entry>,
+    entries: HashMap<Box<str>, Entry, foldhash::fast::RandomState>,
     /// The length of every key.
     bytes: usize,
 }
