@@ -117,22 +117,35 @@ enum Word {
 }
 
 impl Word {
+    /// The scan asks it of every word of a read: its length and first letter name the one
+    /// word it can be, if any, before any other byte is looked at.
     fn of(word: &[u8]) -> Word {
-        const LONGEST: usize = 9;
-        if !(3..=LONGEST).contains(&word.len()) {
+        let Some(first) = word.first() else {
             return Word::Other;
-        }
-        let mut lower = [0u8; LONGEST];
-        for (l, c) in lower.iter_mut().zip(word) {
-            *l = c.to_ascii_lowercase();
-        }
-        match &lower[..word.len()] {
-            b"select" => Word::Select,
-            b"union" | b"intersect" | b"except" => Word::SetOperation,
-            b"where" => Word::Where,
-            b"group" | b"order" | b"having" | b"limit" | b"offset" | b"fetch" | b"for"
-            | b"lock" | b"window" | b"returning" | b"into" => Word::EndsWhere,
-            _ => Word::Other,
+        };
+        let (candidate, kind): (&[u8], Word) = match (word.len(), first.to_ascii_lowercase()) {
+            (6, b's') => (b"select", Word::Select),
+            (5, b'u') => (b"union", Word::SetOperation),
+            (9, b'i') => (b"intersect", Word::SetOperation),
+            (6, b'e') => (b"except", Word::SetOperation),
+            (5, b'w') => (b"where", Word::Where),
+            (5, b'g') => (b"group", Word::EndsWhere),
+            (5, b'o') => (b"order", Word::EndsWhere),
+            (6, b'h') => (b"having", Word::EndsWhere),
+            (5, b'l') => (b"limit", Word::EndsWhere),
+            (6, b'o') => (b"offset", Word::EndsWhere),
+            (5, b'f') => (b"fetch", Word::EndsWhere),
+            (3, b'f') => (b"for", Word::EndsWhere),
+            (4, b'l') => (b"lock", Word::EndsWhere),
+            (6, b'w') => (b"window", Word::EndsWhere),
+            (9, b'r') => (b"returning", Word::EndsWhere),
+            (4, b'i') => (b"into", Word::EndsWhere),
+            _ => return Word::Other,
+        };
+        if word.eq_ignore_ascii_case(candidate) {
+            kind
+        } else {
+            Word::Other
         }
     }
 }
@@ -330,7 +343,14 @@ impl Shape {
                 let tail = ranges.get(f.head + f.rows * f.per_row..)?;
                 push_shape(&mut text, sql, 0..f.first_end, head_and_first, 0, dialect)?;
                 let numbered = head_and_first.len();
-                push_shape(&mut text, sql, f.last_end..sql.len(), tail, numbered, dialect)?;
+                push_shape(
+                    &mut text,
+                    sql,
+                    f.last_end..sql.len(),
+                    tail,
+                    numbered,
+                    dialect,
+                )?;
             }
         }
         Some(Shape {
@@ -763,6 +783,35 @@ mod tests {
         ] {
             let shape = Shape::of(sql, Dialect::MySql);
             assert_eq!(shape.and_then(|s| s.folded_rows()), None, "{sql}");
+        }
+    }
+
+    #[test]
+    fn words_are_told_apart_by_length_first_letter_and_spelling() {
+        for (word, kind) in [
+            ("SELECT", Word::Select),
+            ("Union", Word::SetOperation),
+            ("intersect", Word::SetOperation),
+            ("EXCEPT", Word::SetOperation),
+            ("where", Word::Where),
+            ("GROUP", Word::EndsWhere),
+            ("order", Word::EndsWhere),
+            ("having", Word::EndsWhere),
+            ("LIMIT", Word::EndsWhere),
+            ("offset", Word::EndsWhere),
+            ("fetch", Word::EndsWhere),
+            ("FOR", Word::EndsWhere),
+            ("lock", Word::EndsWhere),
+            ("window", Word::EndsWhere),
+            ("RETURNING", Word::EndsWhere),
+            ("into", Word::EndsWhere),
+            ("selects", Word::Other),
+            ("orders", Word::Other),
+            ("ordex", Word::Other),
+            ("user_id", Word::Other),
+            ("", Word::Other),
+        ] {
+            assert!(Word::of(word.as_bytes()) == kind, "{word}");
         }
     }
 
