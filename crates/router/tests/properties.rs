@@ -947,10 +947,13 @@ fn never_panics(sql: &str, params: &[Value]) {
             (Ok(Prepared::Query(original)), Ok(Prepared::Query(from_shape)))
                 if from_shape.stands_for(&original, &shape) =>
             {
+                // Only the shape the plan names (`described_as`) tells the two apart.
+                let through_shape = from_shape.bind_shape(sql, &shape).map(|plan| Plan {
+                    described_as: None,
+                    ..plan
+                });
                 assert_eq!(
-                    from_shape
-                        .bind_shape(sql, &shape)
-                        .map_err(|e| e.to_string()),
+                    through_shape.map_err(|e| e.to_string()),
                     original.bind(&[]).map_err(|e| e.to_string()),
                     "{sql}"
                 );
