@@ -23,13 +23,14 @@ use crate::metrics::Metrics;
 use crate::reflection;
 use crate::reply::Reply;
 use crate::session::{Planned, Session, Statement, StatementKind};
-use crate::shapes::{Known, ShapedInsert, Shapes, typed};
+use crate::shapes::{Known, Shapes};
 use crate::throttle::LoginThrottle;
 
 mod copy_in;
 mod insert_select;
 mod planning;
 mod session_sql;
+mod shaped;
 mod transactions;
 
 /// The proxy's shared state.
@@ -304,79 +305,9 @@ impl Engine {
         if let (Some(shape), None | Some(Known::Seen), None) = (&shape, &known, &substituted)
             && shape.folded_rows().is_none()
         {
-            let metadata = self.backend.metadata();
-            self.shapes.learn(
-                self.router(dialect),
-                shape,
-                &planned,
-                metadata,
-                metadata_version,
-                false,
-                |insert| typed::slots(insert, &self.backend),
-            );
+            self.learn_shape(dialect, shape, &planned, metadata_version, false);
         }
         self.execute_planned(session, &planned, &[]).await
-    }
-
-    /// Learns the shape of `sql`, an INSERT whose rows `shape` folds, from the statement's
-    /// first row (planned as the statement itself would be); the INSERT that binds `sql`,
-    /// when the shape stands for it. Anything else leaves `sql` to be parsed whole, which
-    /// reports its errors as ever.
-    async fn learn_from_first_row(
-        &self,
-        session: &Session,
-        sql: &str,
-        shape: &Shape,
-        metadata_version: u64,
-    ) -> Option<Arc<ShapedInsert>> {
-        let dialect = session.dialect;
-        let first = shape.first_row_only(sql)?;
-        let first_shape = Shape::of(&first, dialect).filter(|s| s.text() == shape.text())?;
-        // Text that MySQL's session values would rewrite is not learned (see `shapes`).
-        if dialect == Dialect::MySql
-            && !matches!(
-                substitute_session_values(&first, session.last_insert_id, &|_| String::new()),
-                Ok(None)
-            )
-        {
-            return None;
-        }
-        let planned = self.plan(&first, dialect).await.ok()?;
-        let known = self.shapes.learn(
-            self.router(dialect),
-            &first_shape,
-            &planned,
-            self.backend.metadata(),
-            metadata_version,
-            true,
-            |insert| typed::slots(insert, &self.backend),
-        )?;
-        match known {
-            Known::Insert(shaped) => Some(shaped),
-            _ => None,
-        }
-    }
-
-    /// An INSERT sent as text, bound through its shape: its literals as parameters where the
-    /// shards take them typed, else written back as they were.
-    async fn insert_by_shape(
-        &self,
-        session: &mut Session,
-        sql: &str,
-        shape: &Shape,
-        shaped: &ShapedInsert,
-    ) -> Result<Reply, Error> {
-        let params = shaped
-            .slots
-            .as_deref()
-            .and_then(|slots| typed::bind(shape, slots));
-        let plan = self
-            .bind_insert(&shaped.insert, || match &params {
-                Some(params) => shaped.insert.bind(params),
-                None => shaped.insert.bind_shape(sql, shape),
-            })
-            .await?;
-        self.reply(session, plan, false).await
     }
 
     /// Prepares a statement: parsed and planned once, bound at each execution. A statement the

@@ -191,17 +191,8 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
 
     // Text statements of one shape: the proxy parses the first two and binds the others through
     // it; each answers as the plain database does, whichever shards its literals pick.
-    let (_, stored) = fetch(
-        &client,
-        "SELECT order_id, user_id FROM t_order ORDER BY order_id",
-    )
-    .await;
-    let keys: Vec<(String, String)> = stored
-        .iter()
-        .step_by(3)
-        .map(|row| (row[0].clone().unwrap(), row[1].clone().unwrap()))
-        .collect();
-    let (reads, writes) = common::compare::shaped_statements(&keys);
+    let (_, stored) = fetch(&client, common::compare::STORED_KEYS).await;
+    let (reads, writes) = common::compare::shaped_statements(&stored);
     for sql in &reads {
         assert_eq!(
             fetch(&client, sql).await,

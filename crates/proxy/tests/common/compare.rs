@@ -170,14 +170,26 @@ impl PostgresAlike {
     }
 }
 
-/// Text statements of a few shapes, spelt for each stored row `(order_id, user_id)` of
-/// `t_order (order_id, user_id, status, amount)`: the proxy parses the first two statements of a
-/// shape and binds the rest through it, with literals that pick other shards each time. The
-/// reads come first (two of them find no row); the writes change the row they name.
+/// The stored rows `shaped_statements` spells its statements for.
 #[allow(dead_code)]
-pub fn shaped_statements(keys: &[(String, String)]) -> (Vec<String>, Vec<String>) {
+pub const STORED_KEYS: &str = "SELECT order_id, user_id FROM t_order ORDER BY order_id";
+
+/// Text statements of a few shapes, spelt for every third row `(order_id, user_id)` that
+/// [`STORED_KEYS`] reads from `t_order (order_id, user_id, status, amount)`: the proxy parses
+/// the first two statements of a shape and binds the rest through it, with literals that pick
+/// other shards each time. The reads come first (two of them find no row); the writes change
+/// the row they name.
+#[allow(dead_code)]
+pub fn shaped_statements(stored: &[Vec<Option<String>>]) -> (Vec<String>, Vec<String>) {
     let (mut reads, mut writes) = (Vec::new(), Vec::new());
-    for (n, (key, user)) in keys.iter().enumerate() {
+    let keys = stored
+        .iter()
+        .step_by(3)
+        .filter_map(|row| match row.as_slice() {
+            [Some(key), Some(user)] => Some((key, user)),
+            _ => None,
+        });
+    for (n, (key, user)) in keys.enumerate() {
         let other = user.parse::<i64>().unwrap_or(0) % 5 + 1;
         reads.extend([
             format!("SELECT order_id, status, amount FROM t_order WHERE order_id = {key} AND user_id = {user}"),
