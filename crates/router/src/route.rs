@@ -131,9 +131,12 @@ fn target<'t>(
                 .evaluate_into(&|_| Some(sharding_value), scratch)
                 .map_err(|e| format!("{} in {}: {e}", describe(value), expression.source()))?;
             let name = scratch.as_str();
+            // Names as configured are what expressions give: the exact comparison (a length
+            // and a memcmp) settles nearly every row before the byte-by-byte one is asked.
             targets
                 .clone()
-                .find(|t| t.eq_ignore_ascii_case(name))
+                .find(|t| *t == name)
+                .or_else(|| targets.clone().find(|t| t.eq_ignore_ascii_case(name)))
                 .ok_or_else(|| {
                     format!(
                         "{} maps to '{name}', which is not one of {}",

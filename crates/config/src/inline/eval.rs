@@ -44,6 +44,56 @@ pub struct InlineExpr {
     source: String,
     segments: Vec<Segment>,
     variables: Vec<Box<str>>,
+    by_remainder: Option<ByRemainder>,
+}
+
+/// The results of an expression `prefix${var % n}suffix` (`n` small and positive), one per
+/// remainder, computed at load: nearly every sharding expression has this form, and routing
+/// evaluates it for every row.
+#[derive(Debug, Clone, PartialEq)]
+struct ByRemainder {
+    modulus: i64,
+    /// The result for remainder `r` (−modulus < r < modulus) at `r + modulus − 1`.
+    results: Vec<Box<str>>,
+}
+
+/// Remainders beyond this many are evaluated per row instead of kept.
+const MAX_KEPT_MODULUS: i64 = 1024;
+
+impl ByRemainder {
+    fn of(expr: &InlineExpr) -> Option<Self> {
+        let mut groups = expr.segments.iter().filter_map(|segment| match segment {
+            Segment::Group { group, .. } => Some(group),
+            Segment::Literal(_) => None,
+        });
+        let (Some(Group::Expr(Expr::Binary('%', left, right))), None) =
+            (groups.next(), groups.next())
+        else {
+            return None;
+        };
+        let (Expr::Var(_), Expr::Int(modulus)) = (&**left, &**right) else {
+            return None;
+        };
+        let modulus = *modulus;
+        if !(1..=MAX_KEPT_MODULUS).contains(&modulus) {
+            return None;
+        }
+        // For |r| < n, r % n is r: each result is what the expression gives for any value
+        // with that remainder.
+        let results = (1 - modulus..modulus)
+            .map(|r| {
+                expr.evaluate_slowly(&|_| Some(Value::Int(r)))
+                    .map(String::into_boxed_str)
+            })
+            .collect::<Result<_, _>>()
+            .ok()?;
+        Some(Self { modulus, results })
+    }
+
+    fn result(&self, value: i64) -> Option<&str> {
+        let at = value % self.modulus + self.modulus - 1;
+        self.results.get(usize::try_from(at).ok()?).map(|r| &**r)
+    }
 }
 
 impl InlineExpr {
@@ -71,11 +121,14 @@ impl InlineExpr {
                 variables.push(name.into());
             }
         }
-        Ok(Self {
+        let mut expr = Self {
             source: text.to_owned(),
             segments,
             variables,
-        })
+            by_remainder: None,
+        };
+        expr.by_remainder = ByRemainder::of(&expr);
+        Ok(expr)
     }
 
     /// The expression as written.
@@ -106,6 +159,31 @@ impl InlineExpr {
 
     /// Evaluates into `out` (appending), so a caller routing many rows can reuse one buffer.
     pub fn evaluate_into<'v>(
+        &self,
+        lookup: &dyn Fn(&str) -> Option<Value<'v>>,
+        out: &mut String,
+    ) -> Result<(), InlineError> {
+        if let (Some(kept), Some(variable)) = (&self.by_remainder, self.variables.first())
+            && let Some(Value::Int(value)) = lookup(variable)
+            && let Some(result) = kept.result(value)
+        {
+            out.push_str(result);
+            return Ok(());
+        }
+        self.evaluate_segments(lookup, out)
+    }
+
+    /// [`Self::evaluate`] without the results kept at load.
+    fn evaluate_slowly<'v>(
+        &self,
+        lookup: &dyn Fn(&str) -> Option<Value<'v>>,
+    ) -> Result<String, InlineError> {
+        let mut out = String::with_capacity(self.source.len());
+        self.evaluate_segments(lookup, &mut out)?;
+        Ok(out)
+    }
+
+    fn evaluate_segments<'v>(
         &self,
         lookup: &dyn Fn(&str) -> Option<Value<'v>>,
         out: &mut String,
@@ -355,5 +433,48 @@ mod tests {
         assert_eq!(expr.variables().count(), 0);
         assert_eq!(expr.evaluate(&|_| None).unwrap(), "t_order");
         assert_eq!(expr.to_string(), "t_order");
+    }
+
+    proptest::proptest! {
+        /// The results kept per remainder are what evaluating the expression gives, for any
+        /// value, and errors still come from evaluating it.
+        #[test]
+        fn kept_results_are_the_evaluated_ones(
+            modulus in 1i64..40,
+            value in proptest::prelude::any::<i64>(),
+            small in -100i64..100,
+        ) {
+            let expr = InlineExpr::parse(&format!("t_${{order_id % {modulus}}}_x")).unwrap();
+            proptest::prop_assert!(expr.by_remainder.is_some());
+            for v in [value, small, i64::MIN, i64::MAX] {
+                let kept = expr.evaluate(&|_| Some(Value::Int(v)));
+                proptest::prop_assert_eq!(kept, expr.evaluate_slowly(&|_| Some(Value::Int(v))));
+            }
+            let text = small.to_string();
+            proptest::prop_assert_eq!(
+                expr.evaluate(&|_| Some(Value::Str(&text))),
+                expr.evaluate_slowly(&|_| Some(Value::Str(&text)))
+            );
+            proptest::prop_assert!(expr.evaluate(&|_| None).is_err());
+        }
+    }
+
+    #[test]
+    fn only_one_remainder_of_a_small_modulus_is_kept() {
+        for (text, kept) in [
+            ("ds_${user_id % 2}", true),
+            ("${id % 1024}", true),
+            ("${id % 1025}", false),
+            ("${id % -2}", false),
+            ("${id % 2 + 1}", false),
+            ("${a % 2}_${b % 2}", false),
+            ("${id}", false),
+        ] {
+            assert_eq!(
+                InlineExpr::parse(text).unwrap().by_remainder.is_some(),
+                kept,
+                "{text}"
+            );
+        }
     }
 }
