@@ -61,8 +61,13 @@ macro_rules! first_decodable {
         if raw.is_null() {
             return Ok(Value::Null);
         }
+        // What `try_get` checks before decoding, asked first: its mismatch error formats a
+        // message, for every value and every type tried before the column's.
+        let type_info = raw.type_info();
         $(
-            if let Ok(v) = $row.try_get::<$ty, _>($index) {
+            if (type_info.is_null() || <$ty as sqlx::Type<Self>>::compatible(&type_info))
+                && let Ok(v) = $row.try_get_unchecked::<$ty, _>($index)
+            {
                 return Ok($wrap(v));
             }
         )+

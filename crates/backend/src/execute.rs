@@ -111,10 +111,7 @@ pub(crate) fn batch_text(begin: Option<&str>, units: &[&ExecutionUnit]) -> Optio
     for unit in units {
         let sql = unit.sql.trim_end();
         let sql = sql.strip_suffix(';').unwrap_or(sql).trim_end();
-        let tail_from = sql.rfind(['\'', '"', '`', '$']).map_or(0, |i| i + 1);
-        let tail = &sql[tail_from..];
-        if sql.is_empty() || tail.contains([';', '#']) || tail.contains("--") || tail.contains("/*")
-        {
+        if sql.is_empty() || !ends_plainly(sql.as_bytes()) {
             return None;
         }
         texts.push(sql);
@@ -131,6 +128,34 @@ pub(crate) fn batch_text(begin: Option<&str>, units: &[&ExecutionUnit]) -> Optio
         batch.push('\n');
     }
     Some(batch)
+}
+
+/// Whether `sql`'s tail after its last quote holds no `;`, `#`, `--` or `/*`. Every merge and
+/// bulk INSERT batches its units through here: a table tells the few bytes that decide from
+/// the rest, which are skipped.
+fn ends_plainly(sql: &[u8]) -> bool {
+    static DECIDES: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut i = 0;
+        let bytes = b"'\"`$;#-/";
+        while i < bytes.len() {
+            table[bytes[i] as usize] = true;
+            i += 1;
+        }
+        table
+    };
+    let mut rest = sql;
+    while let Some(at) = rest.iter().rposition(|&b| DECIDES[usize::from(b)]) {
+        let next = sql.get(at + 1).copied();
+        match rest[at] {
+            b'\'' | b'"' | b'`' | b'$' => return true,
+            b';' | b'#' => return false,
+            b'-' if next == Some(b'-') => return false,
+            b'/' if next == Some(b'*') => return false,
+            _ => rest = &rest[..at],
+        }
+    }
+    true
 }
 
 /// The result columns of `sql`, from the database's description of it, and (PostgreSQL) the
@@ -393,5 +418,24 @@ mod tests {
         let mut with_params = unit("SELECT ?");
         with_params.params.push(Value::Int(1));
         assert_eq!(batch_text(None, &[&a, &with_params]), None);
+    }
+
+    #[test]
+    fn only_the_tail_after_the_last_quote_must_be_plain() {
+        for plain in [
+            "SELECT 'a;b' FROM t",
+            "SELECT '--', \"/*\" FROM t",
+            "SELECT a - -1, 2 / 3",
+        ] {
+            assert!(ends_plainly(plain.as_bytes()), "{plain}");
+        }
+        for not in [
+            "SELECT 1; SELECT 2",
+            "SELECT 'x' -- c",
+            "SELECT 1 # c",
+            "SELECT `a` /* c */",
+        ] {
+            assert!(!ends_plainly(not.as_bytes()), "{not}");
+        }
     }
 }
