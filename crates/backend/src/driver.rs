@@ -10,7 +10,7 @@ use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteQueryResult, SqliteRow};
 use sqlx::{Connection, Database, Executor, Row, Statement, TypeInfo, ValueRef};
 
-use crate::pg_array::{ArrayParam, decode_array};
+use crate::pg_array::{ArrayParam, decode_array, element_oid_of};
 use crate::{Column, SqlType};
 
 /// An array for a database without arrays: PostgreSQL's text form, the string a client would
@@ -29,8 +29,9 @@ pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
     /// Binds one parameter.
     fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self>;
 
-    /// Reads column `index` of `row`.
-    fn decode(row: &Self::Row, index: usize) -> Decoded;
+    /// Reads column `index` of `row`; `first` is kept for the column over a result's rows,
+    /// for the driver to note how it reads the column (see `first_decodable!`).
+    fn decode(row: &Self::Row, index: usize, first: &mut Option<u8>) -> Decoded;
 
     /// The affected-row count of a statement's result.
     fn rows_affected(result: &Self::QueryResult) -> u64;
@@ -54,23 +55,34 @@ pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
     }
 }
 
-/// Tries each Rust type the database can decode the column as, in order.
+/// Tries each Rust type the database can decode the column as, in order, from the first one
+/// compatible with the column's type. Which that is, `first` keeps across a result's rows: the
+/// check (`try_get`'s, asked here first so that a mismatch builds no error) compares type
+/// descriptions, for every type before the column's, and MySQL and PostgreSQL type the column,
+/// not the value. `$raw`, the value, is evaluated again for each attempt: decoding consumes it.
 macro_rules! first_decodable {
-    ($row:expr, $index:expr, $($ty:ty => $wrap:expr),+ $(,)?) => {{
-        let raw = $row.try_get_raw($index)?;
+    ($raw:expr, $index:expr, $first:expr, $($ty:ty => $wrap:expr),+ $(,)?) => {{
+        let raw = $raw;
         if raw.is_null() {
             return Ok(Value::Null);
         }
-        // What `try_get` checks before decoding, asked first: its mismatch error formats a
-        // message, for every value and every type tried before the column's.
         let type_info = raw.type_info();
+        let first: &mut Option<u8> = $first;
+        let mut n = 0u8;
         $(
-            if (type_info.is_null() || <$ty as sqlx::Type<Self>>::compatible(&type_info))
-                && let Ok(v) = $row.try_get_unchecked::<$ty, _>($index)
-            {
-                return Ok($wrap(v));
+            let compatible = match *first {
+                Some(known) if n <= known => n == known,
+                _ => type_info.is_null() || <$ty as sqlx::Type<Self>>::compatible(&type_info),
+            };
+            if compatible {
+                first.get_or_insert(n);
+                if let Ok(v) = <$ty as sqlx::Decode<Self>>::decode($raw) {
+                    return Ok($wrap(v));
+                }
             }
+            n += 1;
         )+
+        let _ = n;
         let type_name = raw.type_info().to_string();
         Err(sqlx::Error::ColumnDecode {
             index: $index.to_string(),
@@ -95,14 +107,14 @@ impl Driver for MySql {
         }
     }
 
-    fn decode(row: &MySqlRow, index: usize) -> Decoded {
+    fn decode(row: &MySqlRow, index: usize, first: &mut Option<u8>) -> Decoded {
         let raw = row.try_get_raw(index)?;
         if !raw.is_null() && raw.type_info().name() == "DECIMAL" {
             // DECIMAL (SUM, AVG) arrives as its digits in both protocols; sqlx decodes it only
             // with a decimal crate, and the proxy passes it on as the text it is.
             return row.try_get_unchecked::<String, _>(index).map(Value::Text);
         }
-        first_decodable!(row, index,
+        first_decodable!(raw.clone(), index, first,
             i64 => Value::Int,
             u64 => Value::UInt,
             f64 => Value::Double,
@@ -213,14 +225,32 @@ impl Driver for Postgres {
         }
     }
 
-    fn decode(row: &PgRow, index: usize) -> Decoded {
+    fn decode(row: &PgRow, index: usize, first: &mut Option<u8>) -> Decoded {
+        // Arrays and NUMERIC are told from the column's type once per result, as the types
+        // of `first_decodable!` are.
+        const ARRAY: u8 = u8::MAX;
+        const NUMERIC: u8 = u8::MAX - 1;
         let raw = row.try_get_raw(index)?;
-        if !raw.is_null()
+        if raw.is_null() {
+            return Ok(Value::Null);
+        }
+        if first.is_none() {
+            let type_info = raw.type_info();
+            if type_info
+                .oid()
+                .is_some_and(|oid| element_oid_of(oid.0).is_some())
+            {
+                *first = Some(ARRAY);
+            } else if type_info.name() == "NUMERIC" {
+                *first = Some(NUMERIC);
+            }
+        }
+        if *first == Some(ARRAY)
             && let Some(array) = decode_array(raw.clone(), index)
         {
             return array;
         }
-        if !raw.is_null() && raw.type_info().name() == "NUMERIC" {
+        if *first == Some(NUMERIC) {
             // NUMERIC (SUM and AVG of integers) as its exact decimal text.
             let text = match raw.format() {
                 PgValueFormat::Text => raw.as_str().ok().map(str::to_owned),
@@ -235,7 +265,7 @@ impl Driver for Postgres {
                     source: "a malformed NUMERIC value".into(),
                 });
         }
-        first_decodable!(row, index,
+        first_decodable!(raw.clone(), index, first,
             i64 => Value::Int,
             i32 => |v: i32| Value::Int(v.into()),
             // Catalog types (asyncpg reads them to learn array types): `oid` a number,
@@ -280,8 +310,9 @@ impl Driver for Sqlite {
         }
     }
 
-    fn decode(row: &SqliteRow, index: usize) -> Decoded {
-        first_decodable!(row, index,
+    fn decode(row: &SqliteRow, index: usize, _: &mut Option<u8>) -> Decoded {
+        // SQLite types each value, not the column: nothing is kept between rows.
+        first_decodable!(row.try_get_raw(index)?, index, &mut None,
             i64 => Value::Int,
             f64 => Value::Double,
             String => Value::Text,

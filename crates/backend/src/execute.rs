@@ -36,17 +36,27 @@ where
         conn.fetch_many(query)
     };
     let mut result = UnitResult::default();
+    let mut decoding = Vec::new();
     while let Some(item) = stream.try_next().await? {
         match item {
-            Either::Left(done) => result.affected_rows += D::rows_affected(&done),
-            Either::Right(row) => push_row::<D>(&mut result, &row)?,
+            Either::Left(done) => {
+                result.affected_rows += D::rows_affected(&done);
+                // A multi-statement text's next result has columns of its own.
+                decoding.clear();
+            }
+            Either::Right(row) => push_row::<D>(&mut result, &mut decoding, &row)?,
         }
     }
     Ok(result)
 }
 
-/// Adds a result row (and, with the first, the columns) to `result`.
-fn push_row<D: Driver>(result: &mut UnitResult, row: &D::Row) -> Result<(), sqlx::Error> {
+/// Adds a result row (and, with the first, the columns) to `result`; `decoding` is kept for
+/// the result's columns over its rows (see `Driver::decode`).
+fn push_row<D: Driver>(
+    result: &mut UnitResult,
+    decoding: &mut Vec<Option<u8>>,
+    row: &D::Row,
+) -> Result<(), sqlx::Error> {
     if result.columns.is_empty() {
         result.columns = row
             .columns()
@@ -54,8 +64,11 @@ fn push_row<D: Driver>(result: &mut UnitResult, row: &D::Row) -> Result<(), sqlx
             .map(|c| D::column(c.name(), c.type_info()))
             .collect();
     }
-    let values = (0..row.len())
-        .map(|i| D::decode(row, i))
+    decoding.resize(row.len(), None);
+    let values = decoding
+        .iter_mut()
+        .enumerate()
+        .map(|(i, first)| D::decode(row, i, first))
         .collect::<Result<Vec<_>, _>>()?;
     result.rows.push(values);
     Ok(())
@@ -77,14 +90,19 @@ where
     let mut skip = skip;
     let mut results = Vec::with_capacity(units);
     let mut current = UnitResult::default();
+    let mut decoding = Vec::new();
     while let Some(item) = stream.try_next().await? {
         match item {
-            Either::Left(_) if skip > 0 => skip -= 1,
+            Either::Left(_) if skip > 0 => {
+                skip -= 1;
+                decoding.clear();
+            }
             Either::Left(done) => {
                 current.affected_rows += D::rows_affected(&done);
                 results.push(std::mem::take(&mut current));
+                decoding.clear();
             }
-            Either::Right(row) => push_row::<D>(&mut current, &row)?,
+            Either::Right(row) => push_row::<D>(&mut current, &mut decoding, &row)?,
         }
     }
     if results.len() != units {

@@ -49,10 +49,14 @@ pub(super) fn row_description(fields: &[Field], formats: &[i16]) -> Out {
 }
 
 pub(super) fn data_row(row: &[Value], fields: &[Field], formats: &[i16]) -> Result<Out, PgError> {
-    let mut data = bytes::BytesMut::new();
+    let mut data = bytes::BytesMut::with_capacity(row.len() * 16);
     for (i, value) in row.iter().enumerate() {
         let oid = fields.get(i).map_or(types::oid::TEXT, |f| f.oid);
-        match types::encode(value, oid, format_of(formats, i) == 1)? {
+        let binary = format_of(formats, i) == 1;
+        if !binary && push_plain_text(&mut data, value, oid) {
+            continue;
+        }
+        match types::encode(value, oid, binary)? {
             Some(bytes) => {
                 let len = i32::try_from(bytes.len())
                     .map_err(|_| PgError::new("54000", "value too large"))?;
@@ -66,9 +70,74 @@ pub(super) fn data_row(row: &[Value], fields: &[Field], formats: &[i16]) -> Resu
     Ok(Out::DataRow(DataRow::new(data, count)))
 }
 
+/// Writes the text form of an integer or a string, what most values of a row are, straight
+/// into the row (the general path, `types::encode`, builds each value's bytes apart); false
+/// for any other value, or a column whose type gives it another text form.
+fn push_plain_text(data: &mut bytes::BytesMut, value: &Value, oid: u32) -> bool {
+    if keyshard_backend::pg_array::element_oid_of(oid).is_some() {
+        return false;
+    }
+    let mut digits = itoa::Buffer::new();
+    let text = match value {
+        Value::Int(v) if oid != types::oid::BOOL => digits.format(*v).as_bytes(),
+        Value::UInt(v) => digits.format(*v).as_bytes(),
+        Value::Text(s) => s.as_bytes(),
+        _ => return false,
+    };
+    let Ok(len) = i32::try_from(text.len()) else {
+        return false;
+    };
+    data.extend_from_slice(&len.to_be_bytes());
+    data.extend_from_slice(text);
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_text_is_what_the_general_encoding_writes() {
+        let values = [
+            Value::Int(-42),
+            Value::Int(1),
+            Value::UInt(u64::MAX),
+            Value::Text("new".into()),
+            Value::Text(String::new()),
+            Value::Double(1.5),
+            Value::Bool(true),
+        ];
+        for oid in [
+            types::oid::TEXT,
+            types::oid::INT8,
+            types::oid::BOOL,
+            1007,
+            1009,
+        ] {
+            for value in &values {
+                let mut plain = bytes::BytesMut::new();
+                if !push_plain_text(&mut plain, value, oid) {
+                    continue;
+                }
+                let general = types::encode(value, oid, false).unwrap().unwrap();
+                let mut expected = (general.len() as i32).to_be_bytes().to_vec();
+                expected.extend_from_slice(&general);
+                assert_eq!(&plain[..], &expected[..], "{value:?} as {oid}");
+            }
+        }
+        // Booleans and arrays keep their own text forms.
+        let mut plain = bytes::BytesMut::new();
+        assert!(!push_plain_text(
+            &mut plain,
+            &Value::Int(1),
+            types::oid::BOOL
+        ));
+        assert!(!push_plain_text(
+            &mut plain,
+            &Value::Text("{1}".into()),
+            1007
+        ));
+    }
 
     #[test]
     fn format_codes_are_text_or_binary() {

@@ -14,6 +14,11 @@ pub(super) fn encode_row(buf: &mut Vec<u8>, width: usize, row: &[Value]) {
     for i in 0..width {
         match row.get(i) {
             None | Some(Value::Null) => buf.push(NULL),
+            // Integers, most of a result's values, are written without a string apart.
+            Some(Value::Int(v)) => put_lenenc_bytes(buf, itoa::Buffer::new().format(*v).as_bytes()),
+            Some(Value::UInt(v)) => {
+                put_lenenc_bytes(buf, itoa::Buffer::new().format(*v).as_bytes());
+            }
             Some(value) => put_lenenc_bytes(buf, &value_text(value)),
         }
     }
