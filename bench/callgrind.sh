@@ -3,12 +3,13 @@
 # time and even CPU ticks are not (a shared machine), so each optimisation can be weighed.
 #
 #   bash bench/callgrind.sh [statements] [case…]     (default 2000; all cases)
-#   cases: pg-simple pg-extended pg-prepared pg-select pg-merge mysql-text mysql-prepared
-#          mysql-select mysql-merge pg-bulk mysql-bulk
+#   cases: pg-simple pg-extended pg-prepared pg-select pg-merge pg-one mysql-text mysql-prepared
+#          mysql-select mysql-merge mysql-one pg-bulk mysql-bulk
 #
-# The select cases send a point SELECT by both sharding columns (one node); pg-merge sends
-# an ORDER BY … LIMIT 10 over the two nodes of one data source (a merge of two shards' rows),
-# as does mysql-merge.
+# The select cases send a point SELECT by both sharding columns (one node, one row found);
+# pg-merge sends an ORDER BY … LIMIT 10 over the two nodes of one data source (a merge of ten
+# rows from each), as does mysql-merge; pg-one and mysql-one send the same read of t_recent,
+# which one node answers (ten of its twenty rows).
 # The bulk cases send a 1,000-row INSERT (as bench/cpu.sh does), BULK_N of them (default 50)
 # after 20 for warm-up, and also print instructions per row.
 #
@@ -22,9 +23,10 @@
 # bench/cpu.sh. Not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 N=${1:-2000}
 shift || true
-CASES=${*:-pg-simple pg-extended pg-prepared pg-select pg-merge mysql-text mysql-prepared mysql-select mysql-merge pg-bulk mysql-bulk}
+CASES=${*:-pg-simple pg-extended pg-prepared pg-select pg-merge pg-one mysql-text mysql-prepared mysql-select mysql-merge mysql-one pg-bulk mysql-bulk}
 BULK_N=${BULK_N:-50}
 OUT=${CALLGRIND_OUT:-/tmp/keyshard-callgrind}
 mkdir -p "$OUT"
@@ -105,18 +107,21 @@ sb() {
   sysbench "$1" --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=3510 --mysql-user=root \
     --mysql-password=root --mysql-db=sharding_db --threads=1 --time=0 --events="$2" run
 }
+{ read_rows_sql t_order; read_rows_sql t_recent; } > "$WORK/read_rows.sql"
 CREATE="CREATE TABLE IF NOT EXISTS t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))"
+CREATE_RECENT="CREATE TABLE IF NOT EXISTS t_recent (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))"
 
 if [[ " $CASES " == *" pg-"* ]]; then
   rm -f "$OUT"/pg.*
   start "$WORK/pg.yaml" pg
   pg_up
-  PGPASSWORD=root psql -X -q -h 127.0.0.1 -p 6633 -U root -d sharding_db -c "$CREATE"
+  PGPASSWORD=root psql -X -q -h 127.0.0.1 -p 6633 -U root -d sharding_db -c "$CREATE" -c "$CREATE_RECENT" -f "$WORK/read_rows.sql"
   for mode in simple extended prepared; do
     [[ " $CASES " == *" pg-$mode "* ]] && count "pg-$mode" pgb $mode
   done
   [[ " $CASES " == *" pg-select "* ]] && SCRIPT=bench/select.sql count pg-select pgb simple
   [[ " $CASES " == *" pg-merge "* ]] && SCRIPT=bench/merge.sql count pg-merge pgb simple
+  [[ " $CASES " == *" pg-one "* ]] && SCRIPT=bench/recent.sql count pg-one pgb simple
   [[ " $CASES " == *" pg-bulk "* ]] && SCRIPT=$WORK/bulk.sql WARM=20 COUNT=$BULK_N count pg-bulk pgb simple
   stop
 fi
@@ -124,11 +129,13 @@ if [[ " $CASES " == *" mysql-"* ]]; then
   rm -f "$OUT"/mysql.*
   start "$WORK/my.yaml" mysql
   my_up
-  mariadb --protocol=tcp -h127.0.0.1 -P3510 -uroot -proot sharding_db -e "$CREATE"
+  mariadb --protocol=tcp -h127.0.0.1 -P3510 -uroot -proot sharding_db -e "$CREATE; $CREATE_RECENT"
+  mariadb --protocol=tcp -h127.0.0.1 -P3510 -uroot -proot sharding_db < "$WORK/read_rows.sql"
   [[ " $CASES " == *" mysql-text "* ]] && count mysql-text sb bench/insert.lua
   [[ " $CASES " == *" mysql-prepared "* ]] && count mysql-prepared sb bench/prepared_insert.lua
   [[ " $CASES " == *" mysql-select "* ]] && count mysql-select sb bench/select.lua
   [[ " $CASES " == *" mysql-merge "* ]] && count mysql-merge sb bench/merge.lua
+  [[ " $CASES " == *" mysql-one "* ]] && count mysql-one sb bench/recent.lua
   [[ " $CASES " == *" mysql-bulk "* ]] && WARM=20 COUNT=$BULK_N count mysql-bulk sb "$WORK/bulk.lua"
   stop
 fi

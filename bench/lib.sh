@@ -19,3 +19,16 @@ CFG
   haproxy -f "$dir/haproxy.cfg" -D -p "$dir/haproxy.pid"
   for _ in $(seq 1 50); do [ -s "$dir/haproxy.pid" ] && break; sleep 0.1; done
 }
+
+# The rows the read workloads (bench/select.*, bench/merge.*, bench/recent.*) find in TABLE:
+# users 1–1000 with 20 orders each, order_id 10^12 + user × 100 + k (clear of generated and
+# AUTO_INCREMENT keys; in t_order, k's parity puts ten in each table of a user's data source),
+# as 20 INSERTs of 1,000 rows on stdout.
+read_rows_sql() {
+  local k
+  for k in $(seq 0 19); do
+    seq 1 1000 | awk -v k="$k" -v table="$1" 'BEGIN {printf "INSERT INTO %s (order_id, user_id, status) VALUES ", table}
+      {printf "%s(%d, %d, '"'"'seen'"'"')", (NR > 1 ? ", " : ""), 1000000000000 + $1 * 100 + k, $1}
+      END {print ";"}'
+  done
+}
