@@ -285,8 +285,10 @@ async fn segments_are_fetched_ahead_so_statements_never_wait_for_a_slow_reposito
         .await
         .unwrap();
     let generator = generators.get("segment").unwrap();
-    // Statements of 10 keys every millisecond: 10,000 keys/s, ten segments a second, each
-    // fetch taking 50 ms. The fetch starts when 10 % of a segment is used, 90 ms ahead.
+    // Statements of 10 keys every 3 ms: a segment lasts 300 ms, and each fetch takes 50 ms.
+    // The fetch starts when 10 % of a segment is used, 270 ms ahead: room for a loaded
+    // machine (CI's, with 90 ms, once was not), where a fetch only on exhaustion would fail
+    // at every segment's end.
     let mut keys: Vec<Key> = Vec::new();
     for _ in 0..1_000 {
         match generator.next_keys(10, &mut keys) {
@@ -294,7 +296,7 @@ async fn segments_are_fetched_ahead_so_statements_never_wait_for_a_slow_reposito
             Err(e @ KeyGenError::SegmentExhausted { .. }) => panic!("a statement waited: {e}"),
             Err(e) => panic!("{e}"),
         }
-        tokio::time::sleep(Duration::from_millis(1)).await;
+        tokio::time::sleep(Duration::from_millis(3)).await;
     }
     let ints: Vec<i64> = keys.iter().map(|k| k.as_i64().unwrap()).collect();
     assert_eq!(ints, (1..=10_000).collect::<Vec<_>>());
