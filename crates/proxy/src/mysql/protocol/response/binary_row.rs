@@ -11,9 +11,8 @@ use mysql_common::packets::NullBitmap;
 use mysql_common::value::ServerSide;
 
 use super::column::ResultColumn;
-use super::text_row::value_text;
+use super::text_row::put_value_text;
 use crate::mysql::protocol::temporal::{DateTime, Time};
-use crate::mysql::protocol::wire::put_lenenc_bytes;
 
 /// Encodes one row; missing values are NULL, extra ones dropped.
 pub(super) fn encode_row(buf: &mut Vec<u8>, columns: &[ResultColumn], row: &[Value]) {
@@ -73,7 +72,7 @@ fn encode_value(buf: &mut Vec<u8>, column: &ResultColumn, value: &Value) -> bool
             .map(|v| v.encode(buf))
             .is_some(),
         _ => {
-            put_lenenc_bytes(buf, &value_text(value));
+            put_value_text(buf, value);
             true
         }
     }

@@ -14,18 +14,23 @@ pub(super) fn encode_row(buf: &mut Vec<u8>, width: usize, row: &[Value]) {
     for i in 0..width {
         match row.get(i) {
             None | Some(Value::Null) => buf.push(NULL),
-            // Integers, most of a result's values, are written without a string apart.
-            Some(Value::Int(v)) => put_lenenc_bytes(buf, itoa::Buffer::new().format(*v).as_bytes()),
-            Some(Value::UInt(v)) => {
-                put_lenenc_bytes(buf, itoa::Buffer::new().format(*v).as_bytes());
-            }
-            Some(value) => put_lenenc_bytes(buf, &value_text(value)),
+            Some(value) => put_value_text(buf, value),
         }
     }
 }
 
+/// Writes a value's text form as a length-encoded string; integers, most of a result's
+/// values, without a string apart.
+pub(super) fn put_value_text(buf: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Int(v) => put_lenenc_bytes(buf, itoa::Buffer::new().format(*v).as_bytes()),
+        Value::UInt(v) => put_lenenc_bytes(buf, itoa::Buffer::new().format(*v).as_bytes()),
+        _ => put_lenenc_bytes(buf, &value_text(value)),
+    }
+}
+
 /// A value's text form, as MySQL prints it; bytes pass through unchanged.
-pub(super) fn value_text(value: &Value) -> Cow<'_, [u8]> {
+fn value_text(value: &Value) -> Cow<'_, [u8]> {
     match value {
         Value::Null => Cow::Borrowed(b"NULL"),
         Value::Int(v) => Cow::Owned(v.to_string().into_bytes()),
