@@ -6,9 +6,10 @@
 # Each case sends the same fixed number of statements through Keyshard (two shards, keys
 # generated) and through a reference proxy to one plain table, alternating sides for `rounds`
 # rounds (a slow moment of a shared machine then does not land on one side only). What is
-# compared is the proxy process's CPU (user + system ticks from /proc/PID/stat over the run)
-# divided by the statements sent, not wall time: on a small machine throughput is capped by
-# the extra loopback hop either way, while CPU tells how many cores a fleet needs.
+# compared is the proxy process's CPU (user + system ticks from /proc/PID/stat over the run;
+# the user share is printed apart) divided by the statements sent, not wall time: on a small
+# machine throughput is capped by the extra loopback hop either way, while CPU tells how many
+# cores a fleet needs.
 #
 #   PostgreSQL, against pgbouncer (transaction pooling):  pgbench -M simple and -M extended
 #     INSERT without the key column, and a point SELECT by both sharding columns.
@@ -83,17 +84,17 @@ if [ -z "${KEYSHARD_BIN:-}" ]; then
 fi
 
 # --- measuring ---------------------------------------------------------------------------
-# User + system ticks of a process (fields 14 and 15 of /proc/PID/stat, after its name).
-ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
-# measure PID COMMAND…: runs the command, prints "<proxy ticks> <statements per second>"; the
-# command prints its own rate on its last line.
+# User and system ticks of a process (fields 14 and 15 of /proc/PID/stat, after its name).
+ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12, $13}'; }
+# measure PID COMMAND…: runs the command, prints "<proxy ticks> <statements per second>
+# <proxy user ticks>" (ticks = user + system); the command prints its own rate on its last line.
 measure() {
-  local pid=$1 before after rate
+  local pid=$1 user0 sys0 user1 sys1 rate
   shift
-  before=$(ticks "$pid")
+  read -r user0 sys0 < <(ticks "$pid")
   rate=$("$@" | tail -n 1)
-  after=$(ticks "$pid")
-  echo "$((after - before)) $rate"
+  read -r user1 sys1 < <(ticks "$pid")
+  echo "$((user1 + sys1 - user0 - sys0)) $rate $((user1 - user0))"
 }
 pgbench_rate() { # pgbench arguments…: statements per second (one statement per transaction)
   pgbench -n "$@" 2>&1 | awk '/^tps/ {printf "%.0f\n", $3; found = 1} END {if (!found) print "FAILED"}'
@@ -117,27 +118,31 @@ compare() {
   ref=("$@")
   "${ks[@]}" >/dev/null # warm-up: pools filled, shapes learnt
   "${ref[@]}" >/dev/null
-  local ks_ticks=0 ref_ticks=0
+  local ks_ticks=0 ref_ticks=0 ks_user=0 ref_user=0
   printf '%-28s %5s %14s %14s %7s %12s %12s\n' "$name" round "Keyshard µs" "$ref_name µs" ratio "KS stmt/s" "ref stmt/s"
   for round in $(seq 1 "$ROUNDS"); do
     local a b
     if [ $((round % 2)) = 1 ]; then
-      read -r a ka < <(measure "$ks_pid" "${ks[@]}")
-      read -r b kb < <(measure "$ref_pid" "${ref[@]}")
+      read -r a ka ua < <(measure "$ks_pid" "${ks[@]}")
+      read -r b kb ub < <(measure "$ref_pid" "${ref[@]}")
     else
-      read -r b kb < <(measure "$ref_pid" "${ref[@]}")
-      read -r a ka < <(measure "$ks_pid" "${ks[@]}")
+      read -r b kb ub < <(measure "$ref_pid" "${ref[@]}")
+      read -r a ka ua < <(measure "$ks_pid" "${ks[@]}")
     fi
-    ks_ticks=$((ks_ticks + a))
-    ref_ticks=$((ref_ticks + b))
+    ks_ticks=$((ks_ticks + a)) ks_user=$((ks_user + ua))
+    ref_ticks=$((ref_ticks + b)) ref_user=$((ref_user + ub))
     awk -v n="$name" -v r="$round" -v a="$a" -v b="$b" -v s="$statements" -v hz="$HZ" -v ka="$ka" -v kb="$kb" \
       'BEGIN { ua = a * 1e6 / hz / s; ub = b * 1e6 / hz / s;
                printf "%-28s %5s %14.1f %14.1f %7s %12s %12s\n", "", r, ua, ub, (ub > 0 ? sprintf("%.2f", ua / ub) : "-"), ka, kb }'
   done
+  # The user-space share apart: both sides make much the same system calls per statement, so
+  # what separates them is mostly the proxy's own work.
   awk -v n="$name" -v a="$ks_ticks" -v b="$ref_ticks" -v s="$((statements * ROUNDS))" -v hz="$HZ" -v ref="$ref_name" \
+    -v xa="$ks_user" -v xb="$ref_user" \
     'BEGIN { ua = a * 1e6 / hz / s; ub = b * 1e6 / hz / s; ratio = (ub > 0 ? sprintf("%.2f", ua / ub) : "-");
-             printf "%-28s %5s %14.1f %14.1f %7s\n\n", "", "all", ua, ub, ratio;
-             printf "%s|%.1f|%s %.1f|%s\n", n, ua, ref, ub, ratio >> "'"$RESULTS"'" }'
+             usera = xa * 1e6 / hz / s; userb = xb * 1e6 / hz / s;
+             printf "%-28s %5s %14.1f %14.1f %7s   (user %.1f / %.1f)\n\n", "", "all", ua, ub, ratio, usera, userb;
+             printf "%s|%.1f|%s %.1f|%s|%.1f / %.1f\n", n, ua, ref, ub, ratio, usera, userb >> "'"$RESULTS"'" }'
 }
 
 # Keyshard over two shards from one of the bench configurations, on this script's own ports
@@ -169,9 +174,9 @@ bulk_compare() {
   for round in $(seq 1 "$ROUNDS"); do
     if [ $((round % 2)) = 1 ]; then
       d=$("${direct[@]}")
-      read -r t k < <(measure "$ks_pid" "${ks[@]}")
+      read -r t k _ < <(measure "$ks_pid" "${ks[@]}")
     else
-      read -r t k < <(measure "$ks_pid" "${ks[@]}")
+      read -r t k _ < <(measure "$ks_pid" "${ks[@]}")
       d=$("${direct[@]}")
     fi
     echo "$name round $round: direct $((d * BULK_ROWS)) rows/s, Keyshard $((k * BULK_ROWS)) rows/s"
@@ -333,9 +338,9 @@ fi
 
 if [ -s "$RESULTS" ]; then
   echo "summary ($(date -u +%F), $N statements × $ROUNDS rounds per side, $CLIENTS clients)"
-  echo "| case | Keyshard µs CPU/stmt | reference µs CPU/stmt | ratio |"
-  echo "|---|---|---|---|"
-  awk -F'|' '{printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4}' "$RESULTS"
+  echo "| case | Keyshard µs CPU/stmt | reference µs CPU/stmt | ratio | of which user µs (Keyshard / reference) |"
+  echo "|---|---|---|---|---|"
+  awk -F'|' '{printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, ($5 == "" ? "–" : $5)}' "$RESULTS"
   # Keyshard's CPU for a two-node merge over its CPU for a single-node read: the point read
   # (one row), and the same ORDER BY … LIMIT 10 answered by one node (ten rows).
   awk -F'|' '$1 ~ /point SELECT/ {point[substr($1, 1, 2)] = $2}
