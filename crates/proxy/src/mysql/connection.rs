@@ -99,11 +99,16 @@ pub async fn serve(
         ),
         engine,
     };
+    // One wait for shutdown for the whole session: a new one per packet cost more than
+    // reading the packet. `biased` polls it first, so that a busy client is closed too.
+    let shutdown = shutdown.changed();
+    tokio::pin!(shutdown);
     loop {
         io.reset_sequence();
         let packet = tokio::select! {
+            biased;
+            _ = &mut shutdown => break,
             packet = io.read_packet() => packet,
-            _ = shutdown.changed() => break,
             () = connection.engine.idle_in_transaction(&connection.session) => {
                 // Its shard connections go back to the pools with the rollback below.
                 connection.send_error(&mut io, &Error::new(

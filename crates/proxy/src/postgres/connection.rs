@@ -97,12 +97,17 @@ pub async fn serve(
         mid_batch: false,
         last_unnamed: None,
     };
+    // One wait for shutdown for the whole session: a new one per message cost more than
+    // reading the message. `biased` polls it first, so that a busy client is closed too.
+    let shutdown = shutdown.changed();
+    tokio::pin!(shutdown);
     loop {
         // Shutdown closes the connection only between batches: a client must not lose the
         // answer to a statement that committed, or its retry would insert a duplicate.
         let message = tokio::select! {
+            biased;
+            _ = &mut shutdown, if !connection.mid_batch => break,
             message = wire.read_message() => message,
-            _ = shutdown.changed(), if !connection.mid_batch => break,
             () = connection.frontend.engine.idle_in_transaction(&connection.session) => {
                 let _ = wire
                     .send(auth::fatal(

@@ -14,6 +14,9 @@ pub const MAX_CHUNK: usize = 0xFF_FFFF;
 /// The default limit on a reassembled payload (MySQL's own `max_allowed_packet` is 64 MiB).
 pub const DEFAULT_MAX_PAYLOAD: usize = 64 * 1024 * 1024;
 
+/// The most of a packet's announced length reserved before its bytes arrive.
+const ANNOUNCED_ROOM: usize = 16 * 1024;
+
 /// A client connection seen as a sequence of logical packets.
 ///
 /// Writes are buffered until [`PacketIo::flush`] so that a whole response (a result set is many
@@ -70,8 +73,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PacketIo<S> {
             if len == MAX_CHUNK && payload.is_empty() && self.max_payload > MAX_CHUNK {
                 payload.reserve_exact(self.max_payload);
             }
-            // Otherwise grown as the bytes arrive, not as the header claims: a client that
-            // announces 16 MiB and sends nothing must not cost 16 MiB.
+            // Otherwise room for what the header claims up to a few KiB, the whole of a usual
+            // statement in one allocation, and beyond that grown as the bytes arrive: a client
+            // that announces 16 MiB and sends nothing must not cost 16 MiB.
+            payload.reserve(len.min(ANNOUNCED_ROOM));
             let read = (&mut self.stream)
                 .take(len as u64)
                 .read_to_end(&mut payload)
