@@ -177,26 +177,32 @@ impl PreparedInsert {
             row_keys.push(generated);
         }
 
+        let bound = Bound {
+            params,
+            literals,
+            rows,
+            row_keys: &row_keys,
+        };
         // Units in data node order, each with its rows in the client's order.
-        let mut node_units = vec![usize::MAX; self.rule.data_nodes.len()];
-        let mut used: Vec<usize> = row_nodes.clone();
-        used.sort_unstable();
-        used.dedup();
-        for (unit, node) in used.iter().enumerate() {
-            node_units[*node] = unit;
-        }
-        let row_units: Vec<usize> = row_nodes.iter().map(|n| node_units[*n]).collect();
-        let mut units = Vec::with_capacity(used.len());
-        for (unit, node) in used.iter().enumerate() {
-            let unit_rows: Vec<usize> = (0..rows.count).filter(|r| row_units[*r] == unit).collect();
-            let bound = Bound {
-                params,
-                literals,
-                rows,
-                row_keys: &row_keys,
-            };
-            units.push(self.render(*node, unit_rows, &bound)?);
-        }
+        let (row_units, units) = if let [node] = row_nodes[..] {
+            // One row, one unit: what nearly every INSERT is.
+            (vec![0], vec![self.render(node, vec![0], &bound)?])
+        } else {
+            let mut node_units = vec![usize::MAX; self.rule.data_nodes.len()];
+            let mut used: Vec<usize> = row_nodes.clone();
+            used.sort_unstable();
+            used.dedup();
+            for (unit, node) in used.iter().enumerate() {
+                node_units[*node] = unit;
+            }
+            let row_units: Vec<usize> = row_nodes.iter().map(|n| node_units[*n]).collect();
+            let mut units = Vec::with_capacity(used.len());
+            for (unit, node) in used.iter().enumerate() {
+                let unit_rows = (0..rows.count).filter(|r| row_units[*r] == unit).collect();
+                units.push(self.render(*node, unit_rows, &bound)?);
+            }
+            (row_units, units)
+        };
         Ok(Plan {
             generated_keys,
             row_units,
