@@ -51,7 +51,7 @@ pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
 
     /// A result column named `name`, of the type `type_info` names.
     fn column(name: &str, type_info: &Self::TypeInfo) -> Column {
-        Column::new(name, SqlType::of(&type_info.to_string(), Self::KIND))
+        Column::new(name, SqlType::of(type_info.name(), Self::KIND))
     }
 }
 
@@ -108,8 +108,17 @@ impl Driver for MySql {
     }
 
     fn decode(row: &MySqlRow, index: usize, first: &mut Option<u8>) -> Decoded {
+        // DECIMAL is told from the column's type once per result, as the types of
+        // `first_decodable!` are.
+        const DECIMAL: u8 = u8::MAX;
         let raw = row.try_get_raw(index)?;
-        if !raw.is_null() && raw.type_info().name() == "DECIMAL" {
+        if raw.is_null() {
+            return Ok(Value::Null);
+        }
+        if first.is_none() && raw.type_info().name() == "DECIMAL" {
+            *first = Some(DECIMAL);
+        }
+        if *first == Some(DECIMAL) {
             // DECIMAL (SUM, AVG) arrives as its digits in both protocols; sqlx decodes it only
             // with a decimal crate, and the proxy passes it on as the text it is.
             return row.try_get_unchecked::<String, _>(index).map(Value::Text);
@@ -226,24 +235,44 @@ impl Driver for Postgres {
     }
 
     fn decode(row: &PgRow, index: usize, first: &mut Option<u8>) -> Decoded {
-        // Arrays and NUMERIC are told from the column's type once per result, as the types
-        // of `first_decodable!` are.
+        // Arrays, NUMERIC and the commonest columns in text format are told from the
+        // column's type once per result, as the types of `first_decodable!` are.
         const ARRAY: u8 = u8::MAX;
         const NUMERIC: u8 = u8::MAX - 1;
+        const TEXT_INTEGER: u8 = u8::MAX - 2;
+        const TEXT_STRING: u8 = u8::MAX - 3;
         let raw = row.try_get_raw(index)?;
         if raw.is_null() {
             return Ok(Value::Null);
         }
         if first.is_none() {
             let type_info = raw.type_info();
-            if type_info
-                .oid()
-                .is_some_and(|oid| element_oid_of(oid.0).is_some())
-            {
+            let oid = type_info.oid().map(|oid| oid.0);
+            if oid.is_some_and(|oid| element_oid_of(oid).is_some()) {
                 *first = Some(ARRAY);
             } else if type_info.name() == "NUMERIC" {
                 *first = Some(NUMERIC);
+            } else if raw.format() == PgValueFormat::Text {
+                // int8, int4, int2; text, varchar, bpchar, name: what `first_decodable!`
+                // reads as i64, i32, i16 and String, from the same text.
+                match oid {
+                    Some(20 | 23 | 21) => *first = Some(TEXT_INTEGER),
+                    Some(25 | 1043 | 1042 | 19) => *first = Some(TEXT_STRING),
+                    _ => {}
+                }
             }
+        }
+        if let Some(kind @ (TEXT_INTEGER | TEXT_STRING)) = *first {
+            let decoded = raw.as_str().and_then(|text| {
+                Ok(match kind {
+                    TEXT_INTEGER => Value::Int(text.parse()?),
+                    _ => Value::Text(text.to_owned()),
+                })
+            });
+            return decoded.map_err(|source| sqlx::Error::ColumnDecode {
+                index: index.to_string(),
+                source,
+            });
         }
         if *first == Some(ARRAY)
             && let Some(array) = decode_array(raw.clone(), index)

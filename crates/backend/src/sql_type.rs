@@ -71,16 +71,26 @@ impl SqlType {
         {
             return SqlType::Array { element };
         }
-        let upper = type_name.trim().to_ascii_uppercase();
-        let unsigned = upper.contains("UNSIGNED");
-        let base = upper.split('(').next().unwrap_or_default();
-        let base = base
-            .split_whitespace()
-            .filter(|w| !matches!(*w, "UNSIGNED" | "SIGNED" | "ZEROFILL"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let name = type_name.trim();
+        // A driver's result column names its type as one upper-case word ("BIGINT", "INT8"),
+        // read as it is; a declared type ("bigint(20) unsigned") is normalised first.
+        let (base, unsigned) = if name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        {
+            (std::borrow::Cow::Borrowed(name), false)
+        } else {
+            let upper = name.to_ascii_uppercase();
+            let base = upper.split('(').next().unwrap_or_default();
+            let base = base
+                .split_whitespace()
+                .filter(|w| !matches!(*w, "UNSIGNED" | "SIGNED" | "ZEROFILL"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            (std::borrow::Cow::Owned(base), upper.contains("UNSIGNED"))
+        };
         let int = |bytes| SqlType::Int { bytes, unsigned };
-        match (base.as_str(), kind) {
+        match (&*base, kind) {
             ("BOOL" | "BOOLEAN", _) => SqlType::Bool,
             ("TINYINT", _) => int(1),
             ("SMALLINT" | "INT2" | "SMALLSERIAL" | "SERIAL2", _) => int(2),
@@ -147,6 +157,8 @@ mod tests {
             ("INTEGER", Sqlite, int(8, false)),
             ("INTEGER", Postgres, int(4, false)),
             ("int4", Postgres, int(4, false)),
+            ("INT8", Postgres, int(8, false)),
+            (" BIGINT ", MySql, int(8, false)),
             ("FLOAT", MySql, SqlType::Float),
             ("FLOAT", Postgres, SqlType::Double),
             ("REAL", Postgres, SqlType::Float),
