@@ -409,6 +409,53 @@ async fn clients_still_logging_in_do_not_delay_shutdown() {
     shards.cleanup().await;
 }
 
+/// Logged-in sessions are closed at shutdown too, without waiting out the drain: an idle one
+/// on each frontend, and one on each that sends statements without a pause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_closes_idle_and_busy_sessions_without_the_drain() {
+    let _serial = SERIAL.lock().await;
+    let (shards, proxy) = common::postgres::on_sqlite(true).await;
+    let mysql_url = format!(
+        "mysql://root:root@{}/sharding_db",
+        proxy.mysql_address.expect("a MySQL listener")
+    );
+    let idle_mysql = MySqlConnection::connect(&mysql_url).await.unwrap();
+    let idle_pg = proxy.client().await;
+    let mut busy_mysql = MySqlConnection::connect(&mysql_url).await.unwrap();
+    let busy_mysql = tokio::spawn(async move {
+        let mut answered = 0u64;
+        while busy_mysql.execute("SELECT 1").await.is_ok() {
+            answered += 1;
+        }
+        answered
+    });
+    let busy_pg = proxy.client().await;
+    let busy_pg = tokio::spawn(async move {
+        let mut answered = 0u64;
+        while busy_pg.simple_query("SELECT 1").await.is_ok() {
+            answered += 1;
+        }
+        answered
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stopped = tokio::time::timeout(Duration::from_secs(10), proxy.stop()).await;
+    assert!(
+        stopped.is_ok(),
+        "shutdown waited out the drain for logged-in sessions"
+    );
+    for busy in [busy_mysql, busy_pg] {
+        let answered = tokio::time::timeout(Duration::from_secs(10), busy)
+            .await
+            .expect("a busy session outlived the shutdown")
+            .unwrap();
+        assert!(answered > 0, "the busy session was never answered");
+    }
+    assert!(idle_pg.is_closed() || idle_pg.simple_query("SELECT 1").await.is_err());
+    let mut idle_mysql = idle_mysql;
+    assert!(idle_mysql.execute("SELECT 1").await.is_err());
+    shards.cleanup().await;
+}
+
 fn mysql_code(error: &sqlx::Error) -> Option<u16> {
     error
         .as_database_error()
