@@ -18,7 +18,7 @@ use crate::distsql::{self, DistSql};
 use crate::error::{Error, ErrorKind};
 use crate::identity::Identity;
 use crate::intent::Intent;
-use crate::memory::MemoryBudget;
+use crate::memory::{self, MemoryBudget, Reserved};
 use crate::metrics::Metrics;
 use crate::reflection;
 use crate::reply::Reply;
@@ -187,8 +187,19 @@ impl Engine {
         session.copy_in = None;
         let reply = async {
             session.refuse_when_failed(Some(sql))?;
-            let _held = self.memory.reserve(sql, 0).await?;
-            self.query_text(session, sql).await
+            // A long INSERT may be a bulk load that binds by its shape: it reserves in steps.
+            let (_held, reserved) = if sql.len() > memory::SHORT
+                && crate::words::starts_with_any(sql, &["insert", "replace"])
+            {
+                let scan = memory::scan_estimate(sql);
+                (
+                    self.memory.reserve_beside(0, scan).await?,
+                    Reserved::Scan(scan),
+                )
+            } else {
+                (self.memory.reserve(sql, 0).await?, Reserved::Whole)
+            };
+            self.query_text(session, sql, reserved).await
         }
         .await;
         self.finished(session, sql, started, &reply);
@@ -227,7 +238,13 @@ impl Engine {
         self.metrics.render(&self.backend.pool_stats())
     }
 
-    async fn query_text(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
+    /// Answers `sql`, for which `reserved` is held of the memory budget.
+    async fn query_text(
+        &self,
+        session: &mut Session,
+        sql: &str,
+        reserved: Reserved,
+    ) -> Result<Reply, Error> {
         let dialect = session.dialect;
         let shape = Shape::of(sql, dialect);
         let metadata_version = self.backend.metadata().version();
@@ -238,13 +255,14 @@ impl Engine {
         if let (Some(shape), Some(known)) = (&shape, &known) {
             match known {
                 Known::Insert(shaped) => {
+                    let _binding = self.reserve_binding(reserved, sql, shape, shaped).await?;
                     return self.insert_by_shape(session, sql, shape, shaped).await;
                 }
-                Known::Query(query) => {
+                Known::Query(query) if reserved == Reserved::Whole => {
                     let plan = query.bind_shape(sql, shape)?;
                     return self.reply(session, plan, query.is_read()).await;
                 }
-                Known::Parse | Known::Seen => {}
+                Known::Query(_) | Known::Parse | Known::Seen => {}
             }
         }
         // A multi-row INSERT whose rows fold into one is learned from its first row at once:
@@ -252,11 +270,22 @@ impl Engine {
         if let (Some(shape), None | Some(Known::Seen)) = (&shape, &known)
             && shape.folded_rows().is_some()
             && let Some(shaped) = self
-                .learn_from_first_row(session, sql, shape, metadata_version)
-                .await
+                .learn_from_first_row(session, sql, shape, metadata_version, reserved)
+                .await?
         {
+            let _binding = self.reserve_binding(reserved, sql, shape, &shaped).await?;
             return self.insert_by_shape(session, sql, shape, &shaped).await;
         }
+        // Parsed whole from here on: a statement that reserved only its shape's scan holds its
+        // whole estimate now, as any other statement does.
+        let _parsed = match reserved {
+            Reserved::Scan(held) => Some(
+                self.memory
+                    .reserve_beside(held, memory::estimate(sql).saturating_sub(held))
+                    .await?,
+            ),
+            Reserved::Whole => None,
+        };
         let routed = match Intent::of(sql, dialect) {
             Intent::Control(control) => return self.control(session, control).await,
             Intent::DistSql(statement) => return self.distsql(session, statement).await,
@@ -370,7 +399,7 @@ impl Engine {
                 .reserve(text.unwrap_or_default(), params_size)
                 .await?;
             match &statement.kind {
-                StatementKind::Text(sql) => self.query_text(session, sql).await,
+                StatementKind::Text(sql) => self.query_text(session, sql, Reserved::Whole).await,
                 StatementKind::Planned(planned) => {
                     self.execute_planned(session, planned, params).await
                 }

@@ -6,7 +6,14 @@
 //! Parsing, planning and rendering cost little per byte of a long string but a lot per value:
 //! sqlparser keeps a token and an expression for each, and the plan a routed copy. So the
 //! estimate counts the places where values and tokens start, outside quotes.
+//!
+//! A long INSERT or REPLACE reserves in steps instead, since a bulk load whose rows fold into
+//! one shape is never parsed whole (see `shapes`): first what finding its shape takes
+//! ([`scan_estimate`]), then either what binding it by the shape takes
+//! ([`keyshard_router::PreparedInsert::binding_bytes`]) or, when it is parsed after all, the
+//! rest of its whole estimate.
 
+use keyshard_router::Shape;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::error::{Error, ErrorKind};
@@ -22,6 +29,16 @@ const UNIT: usize = 1024;
 pub(crate) struct MemoryBudget {
     available: Semaphore,
     per_statement: usize,
+}
+
+/// What a statement sent as text holds of the budget when it is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reserved {
+    /// Its whole [`estimate`].
+    Whole,
+    /// Only what finding its shape takes ([`scan_estimate`]), these bytes; the rest is
+    /// reserved beside it as its path turns out.
+    Scan(usize),
 }
 
 /// Memory held for one statement until dropped.
@@ -42,15 +59,27 @@ impl MemoryBudget {
     /// other statements hold too much; refuses a statement that alone would need more than
     /// one statement may take.
     pub(crate) async fn reserve(&self, sql: &str, extra: usize) -> Result<Reservation<'_>, Error> {
-        let need = estimate(sql).saturating_add(extra.saturating_mul(2));
-        if need > self.per_statement {
+        self.reserve_beside(0, estimate(sql).saturating_add(extra.saturating_mul(2)))
+            .await
+    }
+
+    /// Holds `need` more bytes for a statement that holds `held` already, as
+    /// [`MemoryBudget::reserve`] does: the two together count against what one statement may
+    /// take.
+    pub(crate) async fn reserve_beside(
+        &self,
+        held: usize,
+        need: usize,
+    ) -> Result<Reservation<'_>, Error> {
+        let total = held.saturating_add(need);
+        if total > self.per_statement {
             return Err(Error::new(
                 ErrorKind::OutOfMemory,
                 format!(
                     "Out of memory: this statement would take about {} MiB of the proxy's \
                      memory, more than props.statement-memory-bytes ({} MiB) allows; split it \
                      into smaller statements",
-                    need >> 20,
+                    total >> 20,
                     self.per_statement >> 20,
                 ),
             ));
@@ -67,13 +96,27 @@ impl MemoryBudget {
 
 /// Statements up to this long are not scanned: bounded by their length, they are
 /// estimated as if every other byte began a value.
-const SHORT: usize = 4096;
+pub(crate) const SHORT: usize = 4096;
 
 /// About how many bytes parsing and running `sql` takes at its peak.
 pub(crate) fn estimate(sql: &str) -> usize {
+    sql.len()
+        .saturating_mul(4)
+        .saturating_add(value_starts(sql).saturating_mul(PER_VALUE))
+}
+
+/// At most the bytes finding `sql`'s shape takes ([`Shape::of`]), its literals being fewer
+/// than the places where a value can start.
+pub(crate) fn scan_estimate(sql: &str) -> usize {
+    Shape::memory_bound(sql.len(), value_starts(sql))
+}
+
+/// The places in `sql` where a value or token may start, outside quotes; for a short
+/// statement, without a scan, as if every other byte were one.
+fn value_starts(sql: &str) -> usize {
     if sql.len() <= SHORT {
         // The common case, on every statement's path: no scan.
-        return sql.len() * 4 + (sql.len() / 2 + 1) * PER_VALUE;
+        return sql.len() / 2 + 1;
     }
     let mut values: usize = 1;
     let mut quote = None;
@@ -88,9 +131,7 @@ pub(crate) fn estimate(sql: &str) -> usize {
             },
         }
     }
-    sql.len()
-        .saturating_mul(4)
-        .saturating_add(values.saturating_mul(PER_VALUE))
+    values
 }
 
 #[cfg(test)]

@@ -409,6 +409,68 @@ async fn clients_still_logging_in_do_not_delay_shutdown() {
     shards.cleanup().await;
 }
 
+/// A bulk load whose rows fold into one shape is reserved for what binding it by its shape
+/// takes, not for parsing every value: with an 8 MiB limit per statement, a 4,000-row INSERT
+/// (12 MiB if parsed) runs, as a new shape and again as a known one, while the same rows
+/// unlike one another (so parsed whole) are refused with MySQL's out-of-memory error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_load_is_reserved_for_its_shape_not_for_a_parse() {
+    let _serial = SERIAL.lock().await;
+    let shards = Shards::sqlite();
+    let yaml = common::yaml(&shards.url(0), &shards.url(1)).replace(
+        "props:\n  sql-show: false",
+        "props:\n  sql-show: false\n  statement-memory-bytes: 8388608",
+    );
+    assert!(yaml.contains("statement-memory-bytes"));
+    let proxy = Proxy::start(&yaml).await;
+    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    conn.execute(CREATE).await.unwrap();
+    const ROWS: usize = 4_000;
+    let alike: Vec<String> = (1..=ROWS).map(|i| format!("({i}, 'status1')")).collect();
+    let bulk = format!(
+        "INSERT INTO t_order (user_id, status) VALUES {}",
+        alike.join(", ")
+    );
+    for _ in 0..2 {
+        let done = sqlx::raw_sql(&bulk).execute(&mut conn).await.unwrap();
+        assert_eq!(done.rows_affected(), ROWS as u64);
+    }
+    // Every other row spaced differently: the rows do not fold, and the statement is parsed.
+    let unlike: Vec<String> = (1..=ROWS)
+        .map(|i| match i % 2 {
+            0 => format!("({i}, 'status1')"),
+            _ => format!("({i},'status1')"),
+        })
+        .collect();
+    let parsed = format!(
+        "INSERT INTO t_order (user_id, status) VALUES {}",
+        unlike.join(", ")
+    );
+    let error = sqlx::raw_sql(&parsed).execute(&mut conn).await.unwrap_err();
+    assert_eq!(mysql_code(&error), Some(1037), "{error}");
+    // Nothing of it was stored, and the session goes on.
+    let mut stored = 0;
+    for ds in 0..2 {
+        for table in 0..2 {
+            stored += shards.ids(ds, table).await.len();
+        }
+    }
+    assert_eq!(stored, 2 * ROWS);
+    assert_eq!(
+        sqlx::raw_sql("INSERT INTO t_order (user_id) VALUES (1)")
+            .execute(&mut conn)
+            .await
+            .unwrap()
+            .rows_affected(),
+        1
+    );
+    conn.close().await.unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
 /// Logged-in sessions are closed at shutdown too, without waiting out the drain: an idle one
 /// on each frontend, and one on each that sends statements without a pause.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -350,6 +350,17 @@ impl Shape {
         })
     }
 
+    /// At most the bytes [`Shape::of`] holds for a statement of `sql_len` bytes with at most
+    /// `literals` literals: the shape's text (placeholders may be longer than the literals
+    /// they replace), each literal's range and value, and the strings' contents; vectors
+    /// counted at twice their length, as growth leaves them. Checked in `tests/memory.rs`.
+    pub fn memory_bound(sql_len: usize, literals: usize) -> usize {
+        let per_literal = 2 * (size_of::<Range<usize>>() + size_of::<Value>()) + 32;
+        sql_len
+            .saturating_mul(3)
+            .saturating_add(literals.saturating_mul(per_literal))
+    }
+
     /// How many VALUES rows the shape folded into its first; `None` when it folded none. A
     /// statement prepared from a folding shape has one row: only
     /// [`crate::PreparedInsert::bind_shape`] binds it for every row of the statement.

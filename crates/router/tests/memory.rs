@@ -116,4 +116,68 @@ fn bulk_insert_memory_is_a_small_multiple_of_its_sql() {
             );
         }
     }
+    bounds_hold_for_every_layout(&rule, &metadata);
+}
+
+/// An INSERT's column list and the text of its row `i`.
+type RowLayout = (&'static str, fn(usize) -> String);
+
+/// What a proxy reserves before finding a statement's shape and before binding it by the
+/// shape ([`Shape::memory_bound`], [`keyshard_router::PreparedInsert::binding_bytes`]) covers
+/// what each takes, whatever its rows look like, and is not far above it.
+fn bounds_hold_for_every_layout(
+    rule: &keyshard_config::ShardingRule,
+    metadata: &std::collections::HashMap<String, Vec<String>>,
+) {
+    let layouts: [RowLayout; 5] = [
+        ("(user_id, status)", |i| format!("({i}, 'status1')")),
+        ("(user_id, status)", |i| format!("({i},7)")),
+        ("(user_id, status)", |i| format!("({i},-{i})")),
+        ("(user_id, status)", |i| {
+            format!("({i}, '{}')", "x".repeat(200))
+        }),
+        ("(order_id, user_id, status)", |i| format!("({i},{i},'s')")),
+    ];
+    for dialect in [Dialect::MySql, Dialect::Postgres] {
+        let router = Router::new(rule, dialect);
+        for (columns, row) in &layouts {
+            let rows: Vec<String> = (1..=ROWS).map(*row).collect();
+            let sql = format!("INSERT INTO t_order {columns} VALUES {}", rows.join(","));
+            let (shape, scanned) = peak_of(|| Shape::of(&sql, dialect).unwrap());
+            assert_eq!(shape.folded_rows(), Some(ROWS), "{sql:.80}");
+            let insert = match router.prepare(shape.text(), metadata).unwrap() {
+                Prepared::Insert(insert) => insert,
+                _ => panic!("an INSERT into a sharded table"),
+            };
+            let (plan, bound) = peak_of(|| insert.bind_shape(&sql, &shape).unwrap());
+            let rendered: usize = plan.units.iter().map(|u| u.sql.len()).sum();
+            drop(plan);
+            let scan_bound = Shape::memory_bound(sql.len(), shape.values().len());
+            let bind_bound = insert.binding_bytes(&sql, &shape);
+            eprintln!(
+                "{dialect:?} {:.50}…: {} bytes, {rendered} rendered; scan {scanned} ≤ {scan_bound}, bind {bound} ≤ {bind_bound} ({:.1}× the SQL in all)",
+                sql,
+                sql.len(),
+                (scan_bound + bind_bound) as f64 / sql.len() as f64,
+            );
+            assert!(
+                scanned <= scan_bound,
+                "scan {scanned} > {scan_bound}: {sql:.80}"
+            );
+            // Plus a copy of the units for running them, which the bound also holds.
+            assert!(
+                bound + rendered <= bind_bound,
+                "bind {bound} > {bind_bound}: {sql:.80}"
+            );
+            // Not so loose as to refuse what would fit: within 3× of what each took.
+            assert!(
+                scan_bound <= 3 * scanned,
+                "scan {scanned} ≪ {scan_bound}: {sql:.80}"
+            );
+            assert!(
+                bind_bound <= 3 * (bound + rendered),
+                "bind {bound} ≪ {bind_bound}: {sql:.80}"
+            );
+        }
+    }
 }

@@ -6,6 +6,7 @@ use keyshard_router::{Dialect, Value, bind_placeholders};
 use super::{Engine, load_prepared};
 use crate::error::{Error, ErrorKind};
 use crate::intent::Intent;
+use crate::memory::Reserved;
 use crate::reply::Reply;
 use crate::session::Session;
 use crate::words::first_word;
@@ -95,7 +96,7 @@ impl Engine {
                         ),
                     });
                 };
-                Box::pin(self.query_text(session, &bound)).await
+                Box::pin(self.query_text(session, &bound, Reserved::Whole)).await
             }
             // PostgreSQL's DEALLOCATE reaches statements prepared with the protocol too.
             sql_prepare::Command::Deallocate { name: Some(name) } => {
@@ -125,7 +126,7 @@ impl Engine {
     ) -> Result<Reply, Error> {
         let exprs: Vec<&str> = assignments.iter().map(|(_, expr)| *expr).collect();
         let select = format!("SELECT {}", exprs.join(", "));
-        let values = match Box::pin(self.query_text(session, &select)).await? {
+        let values = match Box::pin(self.query_text(session, &select, Reserved::Whole)).await? {
             Reply::Rows { mut rows, .. } if rows.len() == 1 => rows.swap_remove(0),
             _ => {
                 return Err(Error::new(

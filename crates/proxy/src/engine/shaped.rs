@@ -7,6 +7,7 @@ use keyshard_router::{Dialect, Shape, substitute_session_values};
 
 use super::Engine;
 use crate::error::Error;
+use crate::memory::{self, Reservation, Reserved};
 use crate::reply::Reply;
 use crate::session::{Planned, Session};
 use crate::shapes::{Known, ShapedInsert, typed};
@@ -35,17 +36,32 @@ impl Engine {
     /// Learns the shape of `sql`, an INSERT whose rows `shape` folds, from the statement's
     /// first row (planned as the statement itself would be); the INSERT that binds `sql`,
     /// when the shape stands for it. Anything else leaves `sql` to be parsed whole, which
-    /// reports its errors as ever.
+    /// reports its errors as ever. Under [`Reserved::Scan`] the first row's parse is reserved
+    /// first, and refused as any statement is when it would take too much.
     pub(super) async fn learn_from_first_row(
         &self,
         session: &Session,
         sql: &str,
         shape: &Shape,
         metadata_version: u64,
-    ) -> Option<Arc<ShapedInsert>> {
+        reserved: Reserved,
+    ) -> Result<Option<Arc<ShapedInsert>>, Error> {
+        let Some(first) = shape.first_row_only(sql) else {
+            return Ok(None);
+        };
+        let _parsing = match reserved {
+            Reserved::Scan(held) => Some(
+                self.memory
+                    .reserve_beside(held, memory::estimate(&first))
+                    .await?,
+            ),
+            Reserved::Whole => None,
+        };
         let dialect = session.dialect;
-        let first = shape.first_row_only(sql)?;
-        let first_shape = Shape::of(&first, dialect).filter(|s| s.text() == shape.text())?;
+        let Some(first_shape) = Shape::of(&first, dialect).filter(|s| s.text() == shape.text())
+        else {
+            return Ok(None);
+        };
         // Text that MySQL's session values would rewrite is not learned (see `shapes`).
         if dialect == Dialect::MySql
             && !matches!(
@@ -53,14 +69,35 @@ impl Engine {
                 Ok(None)
             )
         {
-            return None;
+            return Ok(None);
         }
-        let planned = self.plan(&first, dialect).await.ok()?;
-        let known = self.learn_shape(dialect, &first_shape, &planned, metadata_version, true)?;
-        match known {
-            Known::Insert(shaped) => Some(shaped),
-            _ => None,
-        }
+        let Ok(planned) = self.plan(&first, dialect).await else {
+            return Ok(None);
+        };
+        Ok(
+            match self.learn_shape(dialect, &first_shape, &planned, metadata_version, true) {
+                Some(Known::Insert(shaped)) => Some(shaped),
+                _ => None,
+            },
+        )
+    }
+
+    /// Under [`Reserved::Scan`], holds what binding `sql` by `shaped` takes.
+    pub(super) async fn reserve_binding(
+        &self,
+        reserved: Reserved,
+        sql: &str,
+        shape: &Shape,
+        shaped: &ShapedInsert,
+    ) -> Result<Option<Reservation<'_>>, Error> {
+        Ok(match reserved {
+            Reserved::Scan(held) => Some(
+                self.memory
+                    .reserve_beside(held, shaped.insert.binding_bytes(sql, shape))
+                    .await?,
+            ),
+            Reserved::Whole => None,
+        })
     }
 
     /// An INSERT sent as text, bound through its shape: its literals as parameters where the

@@ -32,6 +32,29 @@ impl PreparedInsert {
         )
     }
 
+    /// At most the bytes [`PreparedInsert::bind_shape`] holds for `sql`, a statement of
+    /// `shape`, at its peak, and a copy of its units for running them: what a proxy reserves
+    /// before binding a bulk load by its shape (the shape's own bytes are
+    /// [`Shape::memory_bound`]). The units are the statement once more with each row's key,
+    /// and the head and tail around the rows repeated per unit; strings and vectors counted
+    /// at twice their length, as growth leaves them. Checked in `tests/memory.rs`.
+    pub fn binding_bytes(&self, sql: &str, shape: &Shape) -> usize {
+        /// A generated key's text and its separator, at most.
+        const KEY_TEXT: usize = 24;
+        let rows = shape.folded_rows().unwrap_or(self.rows.len());
+        let units = rows.min(self.rule.data_nodes.len());
+        let rendered = sql
+            .len()
+            .saturating_add(units.saturating_mul(shape.text().len()))
+            .saturating_add(rows.saturating_mul(KEY_TEXT));
+        // Per row: its key as generated and as a value, its data node and unit (twice each).
+        let per_row = 2 * size_of::<Value>() + 6 * size_of::<usize>();
+        rendered
+            .saturating_mul(3)
+            .saturating_add(rows.saturating_mul(per_row))
+            .saturating_add(self.rule.data_nodes.len() * size_of::<usize>())
+    }
+
     /// How the rows of a statement of `shape` read this statement's.
     fn rows_of(&self, shape: &Shape) -> Result<Rows, RouteError> {
         let Some(folded) = shape.folded else {

@@ -14,8 +14,9 @@ pub const MAX_CHUNK: usize = 0xFF_FFFF;
 /// The default limit on a reassembled payload (MySQL's own `max_allowed_packet` is 64 MiB).
 pub const DEFAULT_MAX_PAYLOAD: usize = 64 * 1024 * 1024;
 
-/// The most of a packet's announced length reserved before its bytes arrive.
-const ANNOUNCED_ROOM: usize = 16 * 1024;
+/// The most of a packet's announced length reserved before its bytes arrive: the whole of a
+/// usual statement, and no more than the connection's read buffer already takes.
+const ANNOUNCED_ROOM: usize = 4 * 1024;
 
 /// A client connection seen as a sequence of logical packets.
 ///
@@ -73,9 +74,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PacketIo<S> {
             if len == MAX_CHUNK && payload.is_empty() && self.max_payload > MAX_CHUNK {
                 payload.reserve_exact(self.max_payload);
             }
-            // Otherwise room for what the header claims up to a few KiB, the whole of a usual
-            // statement in one allocation, and beyond that grown as the bytes arrive: a client
-            // that announces 16 MiB and sends nothing must not cost 16 MiB.
+            // Otherwise room for what the header claims up to a few KiB, one allocation for a
+            // usual statement, and beyond that grown as the bytes arrive: a client that
+            // announces 16 MiB and sends nothing must not cost 16 MiB.
             payload.reserve(len.min(ANNOUNCED_ROOM));
             let read = (&mut self.stream)
                 .take(len as u64)
