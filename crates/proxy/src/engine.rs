@@ -255,7 +255,10 @@ impl Engine {
         if let (Some(shape), Some(known)) = (&shape, &known) {
             match known {
                 Known::Insert(shaped) => {
-                    let _binding = self.reserve_binding(reserved, sql, shape, shaped).await?;
+                    let _binding = self
+                        .memory
+                        .reserve_step(reserved, |_| shaped.insert.binding_bytes(sql, shape))
+                        .await?;
                     return self.insert_by_shape(session, sql, shape, shaped).await;
                 }
                 Known::Query(query) if reserved == Reserved::Whole => {
@@ -273,19 +276,18 @@ impl Engine {
                 .learn_from_first_row(session, sql, shape, metadata_version, reserved)
                 .await?
         {
-            let _binding = self.reserve_binding(reserved, sql, shape, &shaped).await?;
+            let _binding = self
+                .memory
+                .reserve_step(reserved, |_| shaped.insert.binding_bytes(sql, shape))
+                .await?;
             return self.insert_by_shape(session, sql, shape, &shaped).await;
         }
         // Parsed whole from here on: a statement that reserved only its shape's scan holds its
         // whole estimate now, as any other statement does.
-        let _parsed = match reserved {
-            Reserved::Scan(held) => Some(
-                self.memory
-                    .reserve_beside(held, memory::estimate(sql).saturating_sub(held))
-                    .await?,
-            ),
-            Reserved::Whole => None,
-        };
+        let _parsed = self
+            .memory
+            .reserve_step(reserved, |held| memory::estimate(sql).saturating_sub(held))
+            .await?;
         let routed = match Intent::of(sql, dialect) {
             Intent::Control(control) => return self.control(session, control).await,
             Intent::DistSql(statement) => return self.distsql(session, statement).await,

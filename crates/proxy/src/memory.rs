@@ -63,6 +63,19 @@ impl MemoryBudget {
             .await
     }
 
+    /// For a statement that reserved in steps ([`Reserved::Scan`]), holds `need(held)` more
+    /// bytes beside the `held` it holds; nothing for one that holds its whole estimate.
+    pub(crate) async fn reserve_step(
+        &self,
+        reserved: Reserved,
+        need: impl FnOnce(usize) -> usize,
+    ) -> Result<Option<Reservation<'_>>, Error> {
+        Ok(match reserved {
+            Reserved::Scan(held) => Some(self.reserve_beside(held, need(held)).await?),
+            Reserved::Whole => None,
+        })
+    }
+
     /// Holds `need` more bytes for a statement that holds `held` already, as
     /// [`MemoryBudget::reserve`] does: the two together count against what one statement may
     /// take.

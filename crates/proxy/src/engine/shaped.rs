@@ -7,7 +7,7 @@ use keyshard_router::{Dialect, Shape, substitute_session_values};
 
 use super::Engine;
 use crate::error::Error;
-use crate::memory::{self, Reservation, Reserved};
+use crate::memory::{self, Reserved};
 use crate::reply::Reply;
 use crate::session::{Planned, Session};
 use crate::shapes::{Known, ShapedInsert, typed};
@@ -49,14 +49,10 @@ impl Engine {
         let Some(first) = shape.first_row_only(sql) else {
             return Ok(None);
         };
-        let _parsing = match reserved {
-            Reserved::Scan(held) => Some(
-                self.memory
-                    .reserve_beside(held, memory::estimate(&first))
-                    .await?,
-            ),
-            Reserved::Whole => None,
-        };
+        let _parsing = self
+            .memory
+            .reserve_step(reserved, |_| memory::estimate(&first))
+            .await?;
         let dialect = session.dialect;
         let Some(first_shape) = Shape::of(&first, dialect).filter(|s| s.text() == shape.text())
         else {
@@ -80,24 +76,6 @@ impl Engine {
                 _ => None,
             },
         )
-    }
-
-    /// Under [`Reserved::Scan`], holds what binding `sql` by `shaped` takes.
-    pub(super) async fn reserve_binding(
-        &self,
-        reserved: Reserved,
-        sql: &str,
-        shape: &Shape,
-        shaped: &ShapedInsert,
-    ) -> Result<Option<Reservation<'_>>, Error> {
-        Ok(match reserved {
-            Reserved::Scan(held) => Some(
-                self.memory
-                    .reserve_beside(held, shaped.insert.binding_bytes(sql, shape))
-                    .await?,
-            ),
-            Reserved::Whole => None,
-        })
     }
 
     /// An INSERT sent as text, bound through its shape: its literals as parameters where the
