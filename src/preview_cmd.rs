@@ -120,6 +120,7 @@ fn value_json(value: &Value) -> Json {
         Value::Text(s) => json!(s),
         Value::Bytes(b) => json!(b.iter().map(|x| format!("{x:02x}")).collect::<String>()),
         Value::Array(a) => Json::Array(a.elements.iter().map(value_json).collect()),
+        Value::Wire(w) => json!(String::from_utf8_lossy(&w.bytes)),
     }
 }
 

@@ -144,9 +144,9 @@ impl Branch {
     pub(crate) async fn run(&mut self, unit: &ExecutionUnit) -> Result<UnitResult, sqlx::Error> {
         let conn = self.conn.as_mut().ok_or_else(|| sqlx::Error::PoolClosed)?;
         match conn {
-            Conn::MySql(c) => run_statement::<MySql>(c, &unit.sql, &unit.params).await,
-            Conn::Postgres(c) => run_statement::<Postgres>(c, &unit.sql, &unit.params).await,
-            Conn::Sqlite(c) => run_statement::<Sqlite>(c, &unit.sql, &unit.params).await,
+            Conn::MySql(c) => run_statement::<MySql>(c, unit).await,
+            Conn::Postgres(c) => run_statement::<Postgres>(c, unit).await,
+            Conn::Sqlite(c) => run_statement::<Sqlite>(c, unit).await,
         }
     }
 

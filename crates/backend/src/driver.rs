@@ -1,7 +1,7 @@
 //! What differs between the three databases: binding our values and reading result values.
 
 use keyshard_config::DatabaseKind;
-use keyshard_router::Value;
+use keyshard_router::{Value, Wire, WireKind};
 use sqlx::Either;
 use sqlx::mysql::{MySql, MySqlQueryResult, MySqlRow};
 use sqlx::postgres::types::Oid;
@@ -11,12 +11,26 @@ use sqlx::sqlite::{Sqlite, SqliteQueryResult, SqliteRow};
 use sqlx::{Connection, Database, Executor, Row, Statement, TypeInfo, ValueRef};
 
 use crate::pg_array::{ArrayParam, decode_array, element_oid_of};
+use crate::wire::{mysql_wire_kind, pg_wire_kind};
 use crate::{Column, SqlType};
 
 /// An array for a database without arrays: PostgreSQL's text form, the string a client would
 /// see for it.
 fn array_text(array: &keyshard_router::Array) -> String {
     keyshard_router::array::write_text(array, keyshard_router::array::plain_element_text)
+}
+
+/// A result value bound back as a parameter (only values that came as text do: a user
+/// variable set from a query): its text, or its bytes.
+fn bind_wire<'q, DB: Database>(query: BoundQuery<'q, DB>, wire: &'q Wire) -> BoundQuery<'q, DB>
+where
+    &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    &'q [u8]: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    match wire.text() {
+        Some(text) => query.bind(text),
+        None => query.bind(&wire.bytes[..]),
+    }
 }
 
 /// A value read from a result row, or why it could not be.
@@ -30,8 +44,9 @@ pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
     fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self>;
 
     /// Reads column `index` of `row`; `first` is kept for the column over a result's rows,
-    /// for the driver to note how it reads the column (see `first_decodable!`).
-    fn decode(row: &Self::Row, index: usize, first: &mut Option<u8>) -> Decoded;
+    /// for the driver to note how it reads the column (see `first_decodable!`). `binary`:
+    /// the row came in the database's binary format (a prepared statement's).
+    fn decode(row: &Self::Row, index: usize, first: &mut Option<u8>, binary: bool) -> Decoded;
 
     /// The affected-row count of a statement's result.
     fn rows_affected(result: &Self::QueryResult) -> u64;
@@ -104,19 +119,32 @@ impl Driver for MySql {
             Value::Text(s) => query.bind(s.as_str()),
             Value::Bytes(b) => query.bind(b.as_slice()),
             Value::Array(a) => query.bind(array_text(a)),
+            Value::Wire(w) => bind_wire(query, w),
         }
     }
 
-    fn decode(row: &MySqlRow, index: usize, first: &mut Option<u8>) -> Decoded {
-        // DECIMAL is told from the column's type once per result, as the types of
-        // `first_decodable!` are.
+    fn decode(row: &MySqlRow, index: usize, first: &mut Option<u8>, binary: bool) -> Decoded {
+        // DECIMAL and the types passed on in wire form are told from the column's type once
+        // per result, as the types of `first_decodable!` are.
         const DECIMAL: u8 = u8::MAX;
+        const WIRE: u8 = u8::MAX - 1;
         let raw = row.try_get_raw(index)?;
         if raw.is_null() {
             return Ok(Value::Null);
         }
-        if first.is_none() && raw.type_info().name() == "DECIMAL" {
-            *first = Some(DECIMAL);
+        if first.is_none() {
+            let type_info = raw.type_info();
+            let name = type_info.name();
+            if name == "DECIMAL" {
+                *first = Some(DECIMAL);
+            } else if mysql_wire_kind(name).is_some() {
+                *first = Some(WIRE);
+            }
+        }
+        if *first == Some(WIRE) {
+            let kind = mysql_wire_kind(raw.type_info().name()).unwrap_or(WireKind::Opaque);
+            let bytes = row.try_get_unchecked::<&[u8], _>(index)?;
+            return Ok(Value::Wire(Wire::new(kind, binary, bytes)));
         }
         if *first == Some(DECIMAL) {
             // DECIMAL (SUM, AVG) arrives as its digits in both protocols; sqlx decodes it only
@@ -166,6 +194,7 @@ fn pg_param_oid(value: &Value) -> Option<u32> {
         Value::Bool(_) => Some(BOOL),
         Value::Text(_) => Some(TEXT),
         Value::Bytes(_) => Some(BYTEA),
+        Value::Wire(w) => Some(if w.text().is_some() { TEXT } else { BYTEA }),
         Value::Array(a) => ArrayParam(a).oid().or(Some(1009)),
     }
 }
@@ -181,6 +210,12 @@ impl sqlx::Encode<'_, Postgres> for UntypedNull {
 
 impl Driver for Postgres {
     const KIND: DatabaseKind = DatabaseKind::Postgres;
+
+    fn column(name: &str, type_info: &PgTypeInfo) -> Column {
+        let mut column = Column::new(name, SqlType::of(type_info.name(), Self::KIND));
+        column.oid = type_info.oid().map(|oid| oid.0);
+        column
+    }
 
     // PostgreSQL types a statement's parameters when it is prepared: from the values of its
     // first execution, or by inference (a describe, a NULL). sqlx reuses a cached statement by
@@ -231,16 +266,19 @@ impl Driver for Postgres {
             Value::Text(s) => query.bind(s.as_str()),
             Value::Bytes(b) => query.bind(b.as_slice()),
             Value::Array(a) => query.bind(ArrayParam(a)),
+            Value::Wire(w) => bind_wire(query, w),
         }
     }
 
-    fn decode(row: &PgRow, index: usize, first: &mut Option<u8>) -> Decoded {
-        // Arrays, NUMERIC and the commonest columns in text format are told from the
-        // column's type once per result, as the types of `first_decodable!` are.
+    fn decode(row: &PgRow, index: usize, first: &mut Option<u8>, _binary: bool) -> Decoded {
+        // Arrays, NUMERIC, the types passed on in wire form and the commonest columns in text
+        // format are told from the column's type once per result, as the types of
+        // `first_decodable!` are.
         const ARRAY: u8 = u8::MAX;
         const NUMERIC: u8 = u8::MAX - 1;
         const TEXT_INTEGER: u8 = u8::MAX - 2;
         const TEXT_STRING: u8 = u8::MAX - 3;
+        const WIRE: u8 = u8::MAX - 4;
         let raw = row.try_get_raw(index)?;
         if raw.is_null() {
             return Ok(Value::Null);
@@ -248,7 +286,9 @@ impl Driver for Postgres {
         if first.is_none() {
             let type_info = raw.type_info();
             let oid = type_info.oid().map(|oid| oid.0);
-            if oid.is_some_and(|oid| element_oid_of(oid).is_some()) {
+            if pg_wire_kind(oid.unwrap_or(0)).is_some() {
+                *first = Some(WIRE);
+            } else if oid.is_some_and(|oid| element_oid_of(oid).is_some()) {
                 *first = Some(ARRAY);
             } else if type_info.name() == "NUMERIC" {
                 *first = Some(NUMERIC);
@@ -261,6 +301,16 @@ impl Driver for Postgres {
                     _ => {}
                 }
             }
+        }
+        if *first == Some(WIRE) {
+            let oid = raw.type_info().oid().map_or(0, |oid| oid.0);
+            let kind = pg_wire_kind(oid).unwrap_or(WireKind::Opaque);
+            let binary = raw.format() == PgValueFormat::Binary;
+            let bytes = raw.as_bytes().map_err(|source| sqlx::Error::ColumnDecode {
+                index: index.to_string(),
+                source,
+            })?;
+            return Ok(Value::Wire(Wire::new(kind, binary, bytes)));
         }
         if let Some(kind @ (TEXT_INTEGER | TEXT_STRING)) = *first {
             let decoded = raw.as_str().and_then(|text| {
@@ -336,10 +386,11 @@ impl Driver for Sqlite {
             Value::Text(s) => query.bind(s.as_str()),
             Value::Bytes(b) => query.bind(b.as_slice()),
             Value::Array(a) => query.bind(array_text(a)),
+            Value::Wire(w) => bind_wire(query, w),
         }
     }
 
-    fn decode(row: &SqliteRow, index: usize, _: &mut Option<u8>) -> Decoded {
+    fn decode(row: &SqliteRow, index: usize, _: &mut Option<u8>, _: bool) -> Decoded {
         // SQLite types each value, not the column: nothing is kept between rows.
         first_decodable!(row.try_get_raw(index)?, index, &mut None,
             i64 => Value::Int,

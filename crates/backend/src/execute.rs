@@ -3,7 +3,7 @@
 
 use futures_util::TryStreamExt;
 use futures_util::future::join_all;
-use keyshard_router::{ExecutionUnit, Value};
+use keyshard_router::ExecutionUnit;
 use sqlx::{Column as _, Either, Executor, IntoArguments, Row, Statement as _};
 use tokio::sync::oneshot;
 
@@ -14,18 +14,21 @@ use crate::outcome::{Column, UnitResult};
 use crate::transaction::in_plan_order;
 use crate::{Backend, BackendError, Pool};
 
-/// Runs one statement: as plain text when it has no parameters (one round trip), otherwise
-/// as a prepared statement with typed binds, cached on the connection.
+/// Runs one unit: as plain text when it has no parameters (one round trip, results in the
+/// text format), otherwise, or when the client reads results in a binary format, as a
+/// prepared statement with typed binds, cached on the connection (results in the binary
+/// format).
 pub(crate) async fn run_statement<D: Driver>(
     conn: &mut D::Connection,
-    sql: &str,
-    params: &[Value],
+    unit: &ExecutionUnit,
 ) -> Result<UnitResult, sqlx::Error>
 where
     for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
     for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
 {
-    let mut stream = if params.is_empty() {
+    let (sql, params) = (unit.sql.as_str(), unit.params.as_slice());
+    let binary = !params.is_empty() || unit.binary_results;
+    let mut stream = if !binary {
         conn.fetch_many(sqlx::raw_sql(sql))
     } else {
         D::fit_cache(conn, sql, params).await?;
@@ -44,18 +47,19 @@ where
                 // A multi-statement text's next result has columns of its own.
                 decoding.clear();
             }
-            Either::Right(row) => push_row::<D>(&mut result, &mut decoding, &row)?,
+            Either::Right(row) => push_row::<D>(&mut result, &mut decoding, &row, binary)?,
         }
     }
     Ok(result)
 }
 
 /// Adds a result row (and, with the first, the columns) to `result`; `decoding` is kept for
-/// the result's columns over its rows (see `Driver::decode`).
+/// the result's columns over its rows (see `Driver::decode`), `binary` says the row's format.
 fn push_row<D: Driver>(
     result: &mut UnitResult,
     decoding: &mut Vec<Option<u8>>,
     row: &D::Row,
+    binary: bool,
 ) -> Result<(), sqlx::Error> {
     if result.columns.is_empty() {
         result.columns = row
@@ -68,7 +72,7 @@ fn push_row<D: Driver>(
     let values = decoding
         .iter_mut()
         .enumerate()
-        .map(|(i, first)| D::decode(row, i, first))
+        .map(|(i, first)| D::decode(row, i, first, binary))
         .collect::<Result<Vec<_>, _>>()?;
     result.rows.push(values);
     Ok(())
@@ -102,7 +106,7 @@ where
                 results.push(std::mem::take(&mut current));
                 decoding.clear();
             }
-            Either::Right(row) => push_row::<D>(&mut current, &mut decoding, &row)?,
+            Either::Right(row) => push_row::<D>(&mut current, &mut decoding, &row, false)?,
         }
     }
     if results.len() != units {
@@ -122,7 +126,11 @@ where
 /// error on MySQL. A unit whose tail after its last quote holds a `;` or a comment opener is
 /// not batched (it may end `…; -- note`, which would leave an empty statement between).
 pub(crate) fn batch_text(begin: Option<&str>, units: &[&ExecutionUnit]) -> Option<String> {
-    if units.is_empty() || units.iter().any(|u| !u.params.is_empty()) {
+    if units.is_empty()
+        || units
+            .iter()
+            .any(|u| !u.params.is_empty() || u.binary_results)
+    {
         return None;
     }
     let mut texts = Vec::with_capacity(units.len());
@@ -254,13 +262,13 @@ where
     }
     let mut results = Vec::with_capacity(units.len());
     for unit in units {
-        let result = match run_statement::<D>(conn, &unit.sql, &unit.params).await {
+        let result = match run_statement::<D>(conn, unit).await {
             // The table's columns changed since this connection prepared the statement
             // (DDL through the proxy or beside it); PostgreSQL refused it before it ran, so in
             // autocommit it runs again, prepared anew.
             Err(e) if is_stale_plan(&e) => {
                 sqlx::Connection::clear_cached_statements(&mut *conn).await?;
-                run_statement::<D>(conn, &unit.sql, &unit.params).await?
+                run_statement::<D>(conn, unit).await?
             }
             other => other?,
         };
@@ -416,6 +424,7 @@ mod tests {
             sql: sql.into(),
             params: Vec::new(),
             rows: Vec::new(),
+            binary_results: false,
         }
     }
 
@@ -434,7 +443,7 @@ mod tests {
         // A trailing comment, or parameters, keep the units apart.
         assert_eq!(batch_text(None, &[&a, &b]), None);
         let mut with_params = unit("SELECT ?");
-        with_params.params.push(Value::Int(1));
+        with_params.params.push(keyshard_router::Value::Int(1));
         assert_eq!(batch_text(None, &[&a, &with_params]), None);
     }
 

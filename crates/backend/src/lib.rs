@@ -23,6 +23,7 @@ mod reuse;
 mod sql_type;
 mod table_columns;
 mod transaction;
+pub mod wire;
 mod xa;
 
 use std::collections::BTreeMap;
@@ -191,6 +192,7 @@ impl Backend {
             sql: sql.to_owned(),
             params: Vec::new(),
             rows: Vec::new(),
+            binary_results: false,
         };
         self.starting(&unit);
         let result = execute::autocommit(self.pool(data_source)?, &[&unit])
@@ -378,6 +380,7 @@ mod tests {
             sql: String::new(),
             params: Vec::new(),
             rows: Vec::new(),
+            binary_results: false,
         };
         let units = [unit("ds_0"), unit("ds_1"), unit("ds_0"), unit("ds_0")];
         assert_eq!(read_parts(&units, 1), [vec![0, 2, 3], vec![1]]);

@@ -12,6 +12,9 @@ pub struct Column {
     pub name: String,
     /// Its type, as the database that reported it means its type name.
     pub ty: SqlType,
+    /// The type's OID when a PostgreSQL shard described the column: what a PostgreSQL client
+    /// is told, whatever [`SqlType`] makes of it.
+    pub oid: Option<u32>,
 }
 
 impl Column {
@@ -20,6 +23,7 @@ impl Column {
         Self {
             name: name.into(),
             ty,
+            oid: None,
         }
     }
 }

@@ -20,12 +20,14 @@ impl Backend {
         let table = node.table.as_str();
         let pool = self.pool(&node.data_source)?;
         let kind = pool.kind();
-        let columns: Result<Vec<(String, String)>, sqlx::Error> = match pool {
+        // Name, type name and, on PostgreSQL, the type's OID.
+        type Described = Vec<(String, String, Option<i64>)>;
+        let columns: Result<Described, sqlx::Error> = match pool {
             // MariaDB and MySQL mark invisible columns in EXTRA; they take no value in a
             // column-less INSERT.
             Pool::MySql(p) => {
                 let query = sqlx::query_as(
-                    "SELECT CAST(COLUMN_NAME AS CHAR), CAST(DATA_TYPE AS CHAR) \
+                    "SELECT CAST(COLUMN_NAME AS CHAR), CAST(DATA_TYPE AS CHAR), NULL \
                          FROM information_schema.COLUMNS \
                          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? \
                          AND UPPER(EXTRA) NOT LIKE '%INVISIBLE%' ORDER BY ORDINAL_POSITION",
@@ -36,7 +38,9 @@ impl Backend {
             // udt_name is the type's own name (int4, varchar), which maps to one OID.
             Pool::Postgres(p) => {
                 let query = sqlx::query_as(
-                    "SELECT column_name::text, udt_name::text FROM information_schema.columns \
+                    "SELECT column_name::text, udt_name::text, \
+                         (quote_ident(udt_schema) || '.' || quote_ident(udt_name))::regtype::oid::int8 \
+                         FROM information_schema.columns \
                          WHERE table_schema = current_schema() AND table_name = $1 \
                          ORDER BY ordinal_position",
                 )
@@ -45,8 +49,8 @@ impl Backend {
             }
             // table_info leaves out hidden (generated virtual) columns, in column order.
             Pool::Sqlite(p) => {
-                let query =
-                    sqlx::query_as("SELECT name, type FROM pragma_table_info(?1)").bind(table);
+                let query = sqlx::query_as("SELECT name, type, NULL FROM pragma_table_info(?1)")
+                    .bind(table);
                 p.with(async |conn| query.fetch_all(conn).await).await
             }
         };
@@ -54,7 +58,11 @@ impl Backend {
         Ok((!columns.is_empty()).then(|| {
             columns
                 .into_iter()
-                .map(|(name, type_name)| Column::new(name, SqlType::of(&type_name, kind)))
+                .map(|(name, type_name, oid)| {
+                    let mut column = Column::new(name, SqlType::of(&type_name, kind));
+                    column.oid = oid.and_then(|oid| u32::try_from(oid).ok());
+                    column
+                })
                 .collect()
         }))
     }

@@ -488,7 +488,17 @@ impl Engine {
     }
 
     /// Runs `plan` and answers with its rows, or with the rows it changed and its first key.
-    async fn reply(&self, session: &mut Session, plan: Plan, reads: bool) -> Result<Reply, Error> {
+    async fn reply(
+        &self,
+        session: &mut Session,
+        mut plan: Plan,
+        reads: bool,
+    ) -> Result<Reply, Error> {
+        if session.binary_results {
+            for unit in &mut plan.units {
+                unit.binary_results = true;
+            }
+        }
         if let Some(guard) = &plan.guard
             && !self.run(session, &guard.reads).await?.rows.is_empty()
         {

@@ -162,6 +162,9 @@ impl From<BackendError> for Error {
                 mysql_errno,
                 sqlstate,
             },
+            BackendError::Merge(keyshard_backend::MergeError::Unordered { .. }) => {
+                ErrorKind::Unsupported
+            }
             BackendError::PartialCommit { .. } => ErrorKind::PartialCommit,
             BackendError::XaOutcomeUnknown { .. } => ErrorKind::OutcomeUnknown,
             BackendError::XaAborted { .. } => ErrorKind::XaRolledBack,

@@ -73,7 +73,7 @@ fn column(name: String, value: &Value) -> Column {
         Value::Bool(_) => SqlType::Bool,
         Value::Bytes(_) => SqlType::Blob,
         Value::Array(a) => SqlType::Array { element: a.element },
-        Value::Text(_) | Value::Null => SqlType::VarChar,
+        Value::Text(_) | Value::Null | Value::Wire(_) => SqlType::VarChar,
     };
     Column::new(name, ty)
 }

@@ -65,6 +65,10 @@ pub struct Session {
     /// A `COPY … FROM STDIN` or `LOAD DATA LOCAL INFILE` the client is now to send its data
     /// for.
     pub copy_in: Option<CopyIn>,
+    /// The statement now running reads its results in a binary format (MySQL's
+    /// COM_STMT_EXECUTE, PostgreSQL binary result columns): set by the frontend around it, so
+    /// that shards are asked for that format too.
+    pub binary_results: bool,
 }
 
 impl Session {
@@ -82,6 +86,7 @@ impl Session {
             database,
             dialect,
             identity,
+            binary_results: false,
             last_insert_id: 0,
             autocommit: true,
             transaction: None,

@@ -317,6 +317,7 @@ pub fn plain_element_text(value: &Value) -> String {
             out
         }
         Value::Array(inner) => write_text(inner, plain_element_text),
+        Value::Wire(wire) => wire.text().unwrap_or_default().to_owned(),
     }
 }
 

@@ -127,6 +127,7 @@ pub(crate) fn plan(
             sql: out,
             params: Vec::new(),
             rows: Vec::new(),
+            binary_results: false,
         });
     }
     Ok(Some(DdlPlan {

@@ -42,6 +42,7 @@ impl Direct {
                 sql: self.sql.to_string(),
                 params: params.to_vec(),
                 rows: Vec::new(),
+                binary_results: false,
             })
             .collect();
         Plan {

@@ -54,7 +54,7 @@ pub use plan::{ExecutionUnit, MoveGuard, Plan};
 pub use query::PreparedQuery;
 pub use shape::Shape;
 pub use template::push_rows;
-pub use value::{Array, Dim, Value};
+pub use value::{Array, Dim, Value, Wire, WireKind};
 
 /// The SQL dialect of the client, which decides parsing, placeholders and MySQL's `0` rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -64,6 +64,10 @@ pub struct ExecutionUnit {
     pub params: Vec<Value>,
     /// The statement's rows (0-based, client order) that this unit inserts, in order.
     pub rows: Vec<usize>,
+    /// The client reads the result in a binary format (MySQL's COM_STMT_EXECUTE, PostgreSQL
+    /// binary result columns): the shard is asked for its binary format too, so that values
+    /// Keyshard passes on need no conversion.
+    pub binary_results: bool,
 }
 
 impl Plan {

@@ -210,6 +210,10 @@ fn inline_value(value: &Value) -> Result<InlineValue<'_>, RouteProblem> {
             .map_err(|_| "binary values cannot be sharded by".to_owned()),
         Value::Null => Err("NULL cannot be sharded by".to_owned()),
         Value::Array(_) => Err("an array cannot be sharded by".to_owned()),
+        Value::Wire(wire) => wire
+            .text()
+            .map(InlineValue::Str)
+            .ok_or_else(|| "a binary value cannot be sharded by".to_owned()),
         Value::Bool(_) => Err("a boolean cannot be sharded by".to_owned()),
         // A client that binds numbers as doubles (node mysql2 sends every JavaScript number
         // so) means the integer when the value is one; a fraction MySQL would round is refused.
@@ -228,6 +232,10 @@ pub(crate) fn describe(value: &Value) -> String {
         Value::Null => "NULL".to_owned(),
         Value::Bytes(_) => "a binary value".to_owned(),
         Value::Array(_) => "an array".to_owned(),
+        Value::Wire(wire) => match wire.text() {
+            Some(text) => format!("'{text}'"),
+            None => "a binary value".to_owned(),
+        },
     }
 }
 

@@ -365,6 +365,13 @@ pub(crate) fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
             }
             out.push('\'');
         }
+        // A result value that comes back into SQL (a user variable set from a query, which
+        // runs as text) is written as the string the database printed: it reads it back as
+        // the type the context needs.
+        Value::Wire(wire) => {
+            let text = String::from_utf8_lossy(&wire.bytes).into_owned();
+            push_literal(out, &Value::Text(text), dialect);
+        }
         // PostgreSQL reads the quoted text form as the array the context needs.
         Value::Array(array) => {
             let text = crate::array::write_text(array, crate::array::plain_element_text);

@@ -23,6 +23,69 @@ pub enum Value {
     /// A PostgreSQL array: a parameter such as the list of `order_id = ANY($1)`, or a result
     /// value such as `array_agg(x)`'s.
     Array(Array),
+    /// A result value Keyshard passes on as the shard sent it (dates, times, JSON, UUID …):
+    /// its bytes in the shard's wire format, typed by its column.
+    Wire(Wire),
+}
+
+/// A value in a shard's own wire form. Keyshard reads it only to order or group rows across
+/// shards ([`WireKind`] says how); the client gets the bytes as they came, or converted to the
+/// other format of the same protocol when it asked for that one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Wire {
+    /// What the bytes hold, as far as ordering needs to know.
+    pub kind: WireKind,
+    /// Binary format (PostgreSQL's binary format, MySQL's binary protocol) rather than text.
+    pub binary: bool,
+    /// The value: for MySQL's binary protocol without the length prefix of length-encoded
+    /// types, and with the length byte of temporal ones, as sqlx hands them out.
+    pub bytes: Box<[u8]>,
+}
+
+/// How a [`Wire`] value orders: the temporal types of each database, which Keyshard decodes
+/// to compare, and the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WireKind {
+    /// PostgreSQL `date`.
+    PgDate,
+    /// PostgreSQL `time`.
+    PgTime,
+    /// PostgreSQL `timetz`.
+    PgTimeTz,
+    /// PostgreSQL `timestamp` and `timestamptz` (its text in the shard connection's zone, UTC).
+    PgTimestamp,
+    /// PostgreSQL `interval`.
+    PgInterval,
+    /// MySQL `DATE`, `DATETIME`, `TIMESTAMP`.
+    MySqlDateTime,
+    /// MySQL `TIME` (negative and over 24 hours too).
+    MySqlTime,
+    /// MySQL `YEAR`.
+    MySqlYear,
+    /// Bytes whose order is the database's own (PostgreSQL `uuid`, MySQL `BIT`): compared as
+    /// bytes.
+    Bytewise,
+    /// A type whose order Keyshard does not know (JSON, enums, network addresses …): equal
+    /// when the bytes are, never ordered across shards.
+    Opaque,
+}
+
+impl Wire {
+    /// A value of `kind` in the text (`binary == false`) or binary format.
+    pub fn new(kind: WireKind, binary: bool, bytes: &[u8]) -> Self {
+        Self {
+            kind,
+            binary,
+            bytes: bytes.into(),
+        }
+    }
+
+    /// The value's text form, when it is in the text format and UTF-8.
+    pub fn text(&self) -> Option<&str> {
+        (!self.binary)
+            .then(|| std::str::from_utf8(&self.bytes).ok())
+            .flatten()
+    }
 }
 
 /// An array's elements (in row-major order), its dimensions and its element type.

@@ -161,7 +161,7 @@ impl Sum {
                     value: format!("{value:?}"),
                 })?)
             }
-            Value::Bytes(_) | Value::Array(_) => {
+            Value::Bytes(_) | Value::Array(_) | Value::Wire(_) => {
                 return Err(MergeError::NotNumeric {
                     column,
                     value: format!("{value:?}"),

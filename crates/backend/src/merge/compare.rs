@@ -3,12 +3,15 @@
 
 use std::cmp::Ordering;
 
-use keyshard_router::Dialect;
-use keyshard_router::Value;
+use keyshard_router::merge::Aggregate;
+use keyshard_router::{Dialect, Value, Wire};
 
+use super::MergeError;
 use super::exact::Exact;
 use super::plan::{Key, Resolved};
 use crate::numeric::Decimal;
+use crate::outcome::Column;
+use crate::wire::sort_key;
 
 impl Resolved {
     pub(super) fn compare_rows(&self, keys: &[Key], a: &[Value], b: &[Value]) -> Ordering {
@@ -72,6 +75,49 @@ pub(super) fn compare(a: &Value, b: &Value, dialect: Dialect, numeric_text: bool
     }
 }
 
+/// Wire values in their type's order. Values without one (a type whose order Keyshard does
+/// not know, which only grouping reaches: ORDER BY, MIN and MAX refuse it first) compare by
+/// their bytes, below those with one, so that the order stays total.
+fn compare_wire(a: &Wire, b: &Wire) -> Ordering {
+    match (sort_key(a), sort_key(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (None, None) => a.bytes.cmp(&b.bytes),
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+    }
+}
+
+impl Resolved {
+    /// Refuses to order rows (ORDER BY, MIN, MAX) by a column holding values whose order
+    /// Keyshard does not know (JSON, enums, network addresses …): merged, they would come in
+    /// an order no database gives.
+    pub(super) fn check_orderable(
+        &self,
+        shards: &[Vec<Vec<Value>>],
+        columns: &[Column],
+    ) -> Result<(), MergeError> {
+        let ordered = self.order_by.iter().map(|key| key.index).chain(
+            self.aggregates
+                .iter()
+                .filter(|(_, function)| matches!(function, Aggregate::Min | Aggregate::Max))
+                .map(|(index, _)| *index),
+        );
+        for index in ordered {
+            let unordered = shards
+                .iter()
+                .flatten()
+                .any(|row| matches!(row.get(index), Some(Value::Wire(w)) if sort_key(w).is_none()));
+            if unordered {
+                let column = columns
+                    .get(index)
+                    .map_or_else(|| index.to_string(), |c| c.name.clone());
+                return Err(MergeError::Unordered { column });
+            }
+        }
+        Ok(())
+    }
+}
+
 fn integer(value: &Value) -> i128 {
     match value {
         Value::Int(v) => i128::from(*v),
@@ -99,6 +145,8 @@ enum SortValue<'v> {
     Bytes(&'v [u8]),
     /// An array, and whether its text elements are numbers (`numeric_text` of the column).
     Array(&'v keyshard_router::Array, bool),
+    /// A value in the shard's wire form: its type's own order (see [`crate::wire`]).
+    Wire(&'v Wire),
 }
 
 impl<'v> SortValue<'v> {
@@ -115,6 +163,7 @@ impl<'v> SortValue<'v> {
             },
             Value::Bytes(b) => Self::Bytes(b),
             Value::Array(a) => Self::Array(a, numeric_text),
+            Value::Wire(w) => Self::Wire(w),
         }
     }
 
@@ -125,6 +174,7 @@ impl<'v> SortValue<'v> {
             Self::Text(_) => 2,
             Self::Bytes(_) => 3,
             Self::Array(..) => 4,
+            Self::Wire(_) => 5,
         }
     }
 }
@@ -137,6 +187,7 @@ fn compare_sort_values(a: &SortValue, b: &SortValue, dialect: Dialect) -> Orderi
         (SortValue::Array(x, numeric), SortValue::Array(y, _)) => {
             compare_arrays(x, y, *numeric, dialect)
         }
+        (SortValue::Wire(x), SortValue::Wire(y)) => compare_wire(x, y),
         _ => a.rank().cmp(&b.rank()),
     }
 }

@@ -71,6 +71,14 @@ pub enum MergeError {
         /// The value, as debug text.
         value: String,
     },
+    /// ORDER BY, MIN or MAX over a column of a type whose order Keyshard does not know.
+    #[error(
+        "ordering rows from several shards by column '{column}' is not supported: Keyshard does not know its type's order"
+    )]
+    Unordered {
+        /// The column's name.
+        column: String,
+    },
     /// An AVG's count that is not a non-negative integer fitting in 64 bits.
     #[error("merge: column {column} holds {value}, which is not a row count")]
     BadCount {
@@ -106,6 +114,7 @@ pub(crate) fn merge(spec: &MergeSpec, results: Vec<UnitResult>) -> Result<UnitRe
     }
     check_widths(&shards, width)?;
     let plan = Resolved::new(spec, &columns, width)?;
+    plan.check_orderable(&shards, &columns)?;
 
     let grouping = !spec.aggregates.is_empty() || !spec.group_by.is_empty();
     let mut rows = if grouping {

@@ -136,6 +136,7 @@ fn encode_element(value: &Value, element: u32) -> Result<Option<Vec<u8>>, Elemen
             Value::Bool(b) => Ok(if *b { "t" } else { "f" }.to_owned()),
             Value::Text(s) => Ok(s.clone()),
             Value::Bytes(b) => String::from_utf8(b.clone()).map_err(|_| wrong()),
+            Value::Wire(w) => w.text().map(str::to_owned).ok_or_else(wrong),
             Value::Null | Value::Array(_) => Err(wrong()),
         }
     };

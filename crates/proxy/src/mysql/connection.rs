@@ -347,9 +347,13 @@ impl Connection {
         prepared.long_data.clear();
         // The session runs it, and holds it: a reference of its own.
         let statement = Arc::clone(&prepared.statement);
-        self.engine
+        self.session.binary_results = true;
+        let reply = self
+            .engine
             .execute(&mut self.session, &statement, &params)
-            .await
+            .await;
+        self.session.binary_results = false;
+        reply
     }
 
     /// Stores a prepared statement and returns its id.

@@ -25,7 +25,7 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-use super::types::{oid, oid_for_values, oid_of};
+use super::types::{column_oid, oid, oid_for_values, oid_of, wire_oid};
 use crate::distsql;
 use crate::engine::Engine;
 use crate::intent::previewed;
@@ -181,7 +181,9 @@ pub fn reply_fields(reply: &Reply) -> Fields {
                 .enumerate()
                 .map(|(i, c)| Field {
                     name: c.name.clone(),
-                    oid: oid_for_values(c.ty, rows.iter().filter_map(|r| r.get(i))),
+                    oid: wire_oid(c).unwrap_or_else(|| {
+                        oid_for_values(c.ty, rows.iter().filter_map(|r| r.get(i)))
+                    }),
                 })
                 .collect(),
         ),
@@ -354,7 +356,7 @@ fn projection(items: &[SelectItem], columns: &[Column]) -> Option<Vec<Field>> {
                 }
                 fields.extend(columns.iter().map(|c| Field {
                     name: c.name.clone(),
-                    oid: oid_of(c.ty),
+                    oid: column_oid(c),
                 }));
             }
             SelectItem::UnnamedExpr(expr) => {
@@ -378,11 +380,11 @@ fn expr_field(expr: &Expr, columns: &[Column]) -> Option<(String, u32)> {
     match expr {
         Expr::Identifier(ident) => {
             let column = find(columns, &ident.value)?;
-            Some((column.name.clone(), oid_of(column.ty)))
+            Some((column.name.clone(), column_oid(column)))
         }
         Expr::CompoundIdentifier(parts) => {
             let column = find(columns, &parts.last()?.value)?;
-            Some((column.name.clone(), oid_of(column.ty)))
+            Some((column.name.clone(), column_oid(column)))
         }
         Expr::Function(f) => {
             let name = last_ident(&f.name).to_ascii_lowercase();

@@ -4,8 +4,8 @@
 use keyshard_backend::pg_array::{array_oid_of, element_oid_of};
 
 use super::arrays;
-use keyshard_backend::{SqlType, numeric};
-use keyshard_router::Value;
+use keyshard_backend::{Column, SqlType, numeric};
+use keyshard_router::{Value, Wire};
 
 /// Type OIDs from PostgreSQL's `pg_type`, the ones Keyshard speaks.
 pub mod oid {
@@ -131,7 +131,13 @@ pub fn size_of(oid: u32) -> i16 {
         oid::BOOL => 1,
         oid::INT2 => 2,
         oid::INT4 | oid::OID | oid::FLOAT4 => 4,
-        oid::INT8 | oid::FLOAT8 => 8,
+        // time, timestamp, timestamptz, money; date; timetz; interval, uuid; macaddr; macaddr8.
+        oid::INT8 | oid::FLOAT8 | 1083 | 1114 | 1184 | 790 => 8,
+        1082 => 4,
+        1266 => 12,
+        1186 | 2950 => 16,
+        829 => 6,
+        774 => 8,
         oid::NAME => 64,
         _ => -1,
     }
@@ -169,6 +175,8 @@ pub fn oid_for_values<'a>(ty: SqlType, values: impl Iterator<Item = &'a Value>) 
             (oid::FLOAT4 | oid::FLOAT8 | oid::NUMERIC, Value::Int(_) | Value::Double(_)) => oid,
             (oid::INT2 | oid::INT4 | oid::INT8 | oid::BOOL, Value::Double(_)) => oid::FLOAT8,
             (oid::BYTEA, Value::Bytes(_)) => oid,
+            // NUMERIC arrives as its exact digits.
+            (oid::NUMERIC, Value::Text(s)) if is_numeric_text(s) => oid,
             (oid::BYTEA, _) => oid::TEXT,
             (oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME, _) => oid,
             (_, Value::Bytes(_)) => oid::BYTEA,
@@ -178,11 +186,53 @@ pub fn oid_for_values<'a>(ty: SqlType, values: impl Iterator<Item = &'a Value>) 
     oid
 }
 
+/// The type a PostgreSQL shard gave `column` when its values travel in wire form (dates,
+/// JSON, UUID …): the client is told that type, whatever Keyshard's own model makes of it.
+pub fn wire_oid(column: &Column) -> Option<u32> {
+    column
+        .oid
+        .filter(|&oid| keyshard_backend::wire::pg_wire_kind(oid).is_some())
+}
+
+/// The OID `column` is described with before its values are known (a prepared statement's
+/// Describe).
+pub fn column_oid(column: &Column) -> u32 {
+    wire_oid(column).unwrap_or_else(|| oid_of(column.ty))
+}
+
+/// A value in the shard's wire form, in the format the client asked for: as it came, or from
+/// binary to text (see [`super::wire_text`]).
+fn encode_wire(wire: &Wire, oid: u32, binary: bool) -> Result<Vec<u8>, TypeError> {
+    match (wire.binary, binary) {
+        (from, to) if from == to => Ok(wire.bytes.to_vec()),
+        (true, false) => super::wire_text::binary_to_text(oid, &wire.bytes)
+            .map(String::into_bytes)
+            .ok_or_else(|| {
+                TypeError::Unsupported(format!(
+                    "Keyshard cannot write a value of type {oid} in the text format from the \
+                     shard's binary one; read this column in the binary format"
+                ))
+            }),
+        _ => Err(TypeError::Unsupported(format!(
+            "Keyshard cannot write a value of type {oid} in the binary format from the shard's \
+             text one; read this column in the text format"
+        ))),
+    }
+}
+
+/// Whether `text` is a NUMERIC value as PostgreSQL prints one (a SQLite column declared
+/// NUMERIC may hold any text, which then travels as text).
+fn is_numeric_text(text: &str) -> bool {
+    matches!(text, "NaN" | "Infinity" | "-Infinity") || numeric::text_to_binary(text).is_some()
+}
+
 /// Writes `value` as type `oid` in the text (`binary == false`) or binary format; `None` is
 /// SQL NULL.
 pub fn encode(value: &Value, oid: u32, binary: bool) -> Result<Option<Vec<u8>>, TypeError> {
-    if matches!(value, Value::Null) {
-        return Ok(None);
+    match value {
+        Value::Null => return Ok(None),
+        Value::Wire(wire) => return encode_wire(wire, oid, binary).map(Some),
+        _ => {}
     }
     if let Some(element) = element_oid_of(oid) {
         return arrays::encode(value, element, binary).map(Some);
@@ -239,6 +289,13 @@ impl Text {
 pub(super) fn encode_text(value: &Value, oid: u32) -> Text {
     Text::String(match value {
         Value::Array(array) => arrays::text_of(array),
+        Value::Wire(wire) => match super::wire_text::binary_to_text(oid, &wire.bytes) {
+            Some(text) if wire.binary => text,
+            _ => match wire.text() {
+                Some(text) => text.to_owned(),
+                None => return Text::Raw,
+            },
+        },
         Value::Null => String::new(),
         Value::Int(v) if oid == oid::BOOL => if *v != 0 { "t" } else { "f" }.to_owned(),
         Value::Bool(b) if oid == oid::BOOL => if *b { "t" } else { "f" }.to_owned(),

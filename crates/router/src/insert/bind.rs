@@ -330,6 +330,7 @@ impl PreparedInsert {
             sql: renderer.out,
             params: renderer.out_params,
             rows: unit_rows,
+            binary_results: false,
         })
     }
 }

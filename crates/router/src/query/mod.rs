@@ -343,6 +343,7 @@ impl PreparedQuery {
             sql: renderer.out,
             params: renderer.out_params,
             rows: Vec::new(),
+            binary_results: false,
         })
     }
 }

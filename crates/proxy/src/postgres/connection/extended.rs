@@ -216,7 +216,7 @@ impl Connection {
             .iter()
             .map(|c| Field {
                 name: c.name.clone(),
-                oid: types::oid_of(c.ty),
+                oid: types::column_oid(c),
             })
             .collect();
         Some((fields, params))
@@ -325,6 +325,7 @@ impl Connection {
             (Fields::Unknown, _) => {
                 let prepared = Arc::clone(&portal.prepared);
                 let params = portal.params.clone();
+                let formats = portal.formats.clone();
                 // A read: the shard its parameters pick describes it, without running it.
                 if let Some(statement) = &prepared.statement
                     && let Some((fields, _)) = self.shard_fields(statement, &params).await
@@ -336,7 +337,7 @@ impl Connection {
                 }
                 // Only running it tells its columns (RETURNING of expressions, EXPLAIN, a
                 // statement answered from its text): run it now and keep the rows for Execute.
-                let (fields, rows, tag) = self.run_prepared(&prepared, &params).await?;
+                let (fields, rows, tag) = self.run_prepared(&prepared, &params, &formats).await?;
                 // Only Execute streams a COPY's data.
                 if self.session.copy_in.take().is_some() {
                     return Err(PgError::new("0A000", "Describe of a COPY portal"));
@@ -374,14 +375,19 @@ impl Connection {
     }
 
     /// Runs a portal's statement: the columns its rows came with, the rows, and its tag.
+    /// `formats`: the result formats Bind asked for.
     async fn run_prepared(
         &mut self,
         prepared: &Prepared,
         params: &[Value],
+        formats: &[i16],
     ) -> Result<(Vec<Field>, VecDeque<Vec<Value>>, String), PgError> {
-        let (reply, tag) = self
+        self.session.binary_results = formats.contains(&1);
+        let ran = self
             .run(&prepared.sql, prepared.statement.as_ref(), params)
-            .await?;
+            .await;
+        self.session.binary_results = false;
+        let (reply, tag) = ran?;
 
         let fields = match reply_fields(&reply) {
             Fields::Known(fields) => fields,
@@ -424,7 +430,8 @@ impl Connection {
                 let prepared = Arc::clone(&portal.prepared);
                 let params = std::mem::take(&mut portal.params);
                 let described = portal.described.clone();
-                let (derived, rows, tag) = self.run_prepared(&prepared, &params).await?;
+                let formats = portal.formats.clone();
+                let (derived, rows, tag) = self.run_prepared(&prepared, &params, &formats).await?;
                 // COPY FROM STDIN: its data comes now, before the Sync.
                 if let Some(copy) = self.session.copy_in.take() {
                     let tag = self

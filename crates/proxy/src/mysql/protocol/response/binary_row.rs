@@ -5,7 +5,7 @@
 //! column's type; one that cannot be (text that is not a number, in an INT column) is sent as
 //! NULL rather than as a made-up number.
 
-use keyshard_router::Value;
+use keyshard_router::{Value, Wire, WireKind};
 use mysql_common::constants::{ColumnFlags, ColumnType};
 use mysql_common::packets::NullBitmap;
 use mysql_common::value::ServerSide;
@@ -13,6 +13,7 @@ use mysql_common::value::ServerSide;
 use super::column::ResultColumn;
 use super::text_row::put_value_text;
 use crate::mysql::protocol::temporal::{DateTime, Time};
+use crate::mysql::protocol::wire::put_lenenc_bytes;
 
 /// Encodes one row; missing values are NULL, extra ones dropped.
 pub(super) fn encode_row(buf: &mut Vec<u8>, columns: &[ResultColumn], row: &[Value]) {
@@ -34,6 +35,12 @@ fn encode_value(buf: &mut Vec<u8>, column: &ResultColumn, value: &Value) -> bool
     use ColumnType::*;
     if matches!(value, Value::Null) {
         return false;
+    }
+    if let Value::Wire(wire) = value
+        && wire.binary
+    {
+        put_wire(buf, wire);
+        return true;
     }
     let unsigned = column.flags.contains(ColumnFlags::UNSIGNED_FLAG);
     match column.column_type {
@@ -78,6 +85,17 @@ fn encode_value(buf: &mut Vec<u8>, column: &ResultColumn, value: &Value) -> bool
     }
 }
 
+/// Appends a value the shard sent in the binary protocol, as it came: temporal values with
+/// their length byte, YEAR as its two bytes, the rest as length-encoded strings.
+fn put_wire(buf: &mut Vec<u8>, wire: &Wire) {
+    match wire.kind {
+        WireKind::MySqlDateTime | WireKind::MySqlTime | WireKind::MySqlYear => {
+            buf.extend_from_slice(&wire.bytes);
+        }
+        _ => put_lenenc_bytes(buf, &wire.bytes),
+    }
+}
+
 /// Appends an integer of `width` bytes, clamped to the column's range.
 fn put_int(buf: &mut Vec<u8>, value: &Value, width: u32, unsigned: bool) -> bool {
     let Some(v) = as_i128(value) else {
@@ -98,6 +116,7 @@ fn put_int(buf: &mut Vec<u8>, value: &Value, width: u32, unsigned: bool) -> bool
 fn as_text(value: &Value) -> Option<&str> {
     match value {
         Value::Text(v) => Some(v),
+        Value::Wire(w) => w.text(),
         Value::Bytes(v) => std::str::from_utf8(v).ok(),
         _ => None,
     }
@@ -112,7 +131,7 @@ fn as_i128(value: &Value) -> Option<i128> {
         // `as` saturates; NaN has no integer value.
         Value::Double(v) => (!v.is_nan()).then_some(v.trunc() as i128),
         Value::Array(_) => None,
-        Value::Text(_) | Value::Bytes(_) => {
+        Value::Text(_) | Value::Bytes(_) | Value::Wire(_) => {
             let text = as_text(value)?.trim();
             match text.to_ascii_lowercase().as_str() {
                 "t" | "true" => return Some(1),
@@ -135,6 +154,6 @@ fn as_f64(value: &Value) -> Option<f64> {
         Value::Bool(b) => Some(f64::from(u8::from(*b))),
         Value::Double(v) => Some(*v),
         Value::Array(_) => None,
-        Value::Text(_) | Value::Bytes(_) => as_text(value)?.trim().parse().ok(),
+        Value::Text(_) | Value::Bytes(_) | Value::Wire(_) => as_text(value)?.trim().parse().ok(),
     }
 }

@@ -95,7 +95,9 @@ impl ResultColumn {
             Some(Value::Bytes(_)) => Self::new(name, ColumnType::MYSQL_TYPE_BLOB, 65_535),
             // Text holds anything: a string column is the safe guess. MySQL has no arrays; a
             // PostgreSQL shard's array reaches a MySQL client as its text form.
-            Some(Value::Text(_) | Value::Null | Value::Array(_)) | None => Self::text(name),
+            Some(Value::Text(_) | Value::Null | Value::Array(_) | Value::Wire(_)) | None => {
+                Self::text(name)
+            }
         }
     }
 

@@ -2,7 +2,10 @@
 
 use std::borrow::Cow;
 
-use keyshard_router::Value;
+use keyshard_router::{Value, Wire, WireKind};
+
+use crate::mysql::protocol::temporal::{DateTime, Time};
+use crate::mysql::protocol::wire::Reader;
 
 use crate::mysql::protocol::wire::put_lenenc_bytes;
 
@@ -29,6 +32,20 @@ pub(super) fn put_value_text(buf: &mut Vec<u8>, value: &Value) {
     }
 }
 
+/// The text form of a value the shard sent in the binary protocol (a text result is read in
+/// the text protocol, so only a statement run otherwise comes here). A DATETIME's fraction is
+/// printed when it is not zero: the column's declared precision is not known here.
+fn binary_wire_text(wire: &Wire) -> String {
+    let mut reader = Reader::new(&wire.bytes, "value");
+    let text = match wire.kind {
+        WireKind::MySqlDateTime => DateTime::decode(&mut reader).map(|v| v.to_string()),
+        WireKind::MySqlTime => Time::decode(&mut reader).map(|v| v.to_string()),
+        WireKind::MySqlYear => reader.u16().map(|v| format!("{v:04}")),
+        _ => return String::from_utf8_lossy(&wire.bytes).into_owned(),
+    };
+    text.unwrap_or_default()
+}
+
 /// A value's text form, as MySQL prints it; bytes pass through unchanged.
 fn value_text(value: &Value) -> Cow<'_, [u8]> {
     match value {
@@ -39,6 +56,8 @@ fn value_text(value: &Value) -> Cow<'_, [u8]> {
         Value::Bool(b) => Cow::Borrowed(if *b { b"1" } else { b"0" }),
         Value::Text(v) => Cow::Borrowed(v.as_bytes()),
         Value::Bytes(v) => Cow::Borrowed(v),
+        Value::Wire(wire) if !wire.binary => Cow::Borrowed(&wire.bytes),
+        Value::Wire(wire) => Cow::Owned(binary_wire_text(wire).into_bytes()),
         // MySQL has no arrays: PostgreSQL's text form, as `SELECT ARRAY[1,2]::text` prints it.
         Value::Array(a) => Cow::Owned(
             keyshard_router::array::write_text(a, keyshard_router::array::plain_element_text)

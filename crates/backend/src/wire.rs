@@ -1,0 +1,397 @@
+//! Result values passed on in the shard's own wire form ([`Wire`]): which column types travel
+//! so, and the one thing Keyshard computes with them, their order across shards. Each temporal
+//! type is read from either format into one number per value (microseconds, days, months), in
+//! the order the database itself gives its values.
+
+use keyshard_router::{Wire, WireKind};
+
+/// How a PostgreSQL result column of type `oid` travels: `None` for the types Keyshard reads
+/// into values (numbers, booleans, text, bytes, arrays of those), else as a [`Wire`] of this
+/// kind.
+pub fn pg_wire_kind(oid: u32) -> Option<WireKind> {
+    Some(match oid {
+        // bool, bytea, "char", name, int8, int2, int4, text, oid, float4, float8, unknown,
+        // bpchar, varchar, numeric.
+        16 | 17 | 18 | 19 | 20 | 21 | 23 | 25 | 26 | 700 | 701 | 705 | 1042 | 1043 | 1700 => {
+            return None;
+        }
+        oid if crate::pg_array::element_oid_of(oid)
+            .is_some_and(crate::pg_array::element_supported) =>
+        {
+            return None;
+        }
+        1082 => WireKind::PgDate,
+        1083 => WireKind::PgTime,
+        1266 => WireKind::PgTimeTz,
+        1114 | 1184 => WireKind::PgTimestamp,
+        1186 => WireKind::PgInterval,
+        // uuid (`uuid_cmp` is memcmp), bit and varbit of one length.
+        2950 => WireKind::Bytewise,
+        _ => WireKind::Opaque,
+    })
+}
+
+/// How a MySQL result column whose type sqlx names `type_name` travels: `None` for the types
+/// Keyshard reads into values, else as a [`Wire`] of this kind.
+pub fn mysql_wire_kind(type_name: &str) -> Option<WireKind> {
+    Some(match type_name {
+        "DATE" | "DATETIME" | "TIMESTAMP" => WireKind::MySqlDateTime,
+        "TIME" => WireKind::MySqlTime,
+        "YEAR" => WireKind::MySqlYear,
+        // BIT(n) is its n bits in whole bytes, big-endian, in both protocols.
+        "BIT" => WireKind::Bytewise,
+        "JSON" | "GEOMETRY" => WireKind::Opaque,
+        _ => return None,
+    })
+}
+
+/// A wire value's place in its type's order.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SortKey<'a> {
+    /// One number: microseconds, days or a year.
+    Number(i128),
+    /// `timetz`: the instant in UTC, then the zone.
+    Pair(i128, i128),
+    Bytes(&'a [u8]),
+}
+
+/// Where `wire` sorts among values of its column; `None` for a type whose order Keyshard
+/// does not know, or bytes that are not a value of the type.
+pub(crate) fn sort_key(wire: &Wire) -> Option<SortKey<'_>> {
+    let bytes = &wire.bytes[..];
+    let text = || std::str::from_utf8(bytes).ok();
+    let number = SortKey::Number;
+    match (wire.kind, wire.binary) {
+        (WireKind::Bytewise, _) => Some(SortKey::Bytes(bytes)),
+        (WireKind::Opaque, _) => None,
+        (WireKind::PgDate, true) => Some(number(be_i32(bytes)?.into())),
+        (WireKind::PgDate, false) => pg_date_text(text()?).map(number),
+        (WireKind::PgTime | WireKind::PgTimestamp, true) => Some(number(be_i64(bytes)?.into())),
+        (WireKind::PgTime, false) => pg_time_of_day(text()?).map(number),
+        (WireKind::PgTimestamp, false) => pg_timestamp_text(text()?).map(number),
+        (WireKind::PgTimeTz, true) => {
+            let zone = be_i32(bytes.get(8..)?)?;
+            timetz_key(be_i64(bytes)?, zone)
+        }
+        (WireKind::PgTimeTz, false) => {
+            let text = text()?;
+            let at = text.rfind(['+', '-'])?;
+            let zone = -offset_seconds(&text[at..])?;
+            timetz_key(pg_time_of_day(&text[..at])?.try_into().ok()?, zone)
+        }
+        (WireKind::PgInterval, true) => {
+            let micros = be_i64(bytes)?;
+            let days = be_i32(bytes.get(8..)?)?;
+            let months = be_i32(bytes.get(12..)?)?;
+            Some(number(interval_span(
+                micros.into(),
+                days.into(),
+                months.into(),
+            )))
+        }
+        (WireKind::PgInterval, false) => pg_interval_text(text()?).map(number),
+        (WireKind::MySqlDateTime, true) => mysql_datetime_binary(bytes).map(number),
+        (WireKind::MySqlDateTime, false) => mysql_datetime_text(text()?).map(number),
+        (WireKind::MySqlTime, true) => mysql_time_binary(bytes).map(number),
+        (WireKind::MySqlTime, false) => mysql_time_text(text()?).map(number),
+        (WireKind::MySqlYear, true) => Some(number(
+            u16::from_le_bytes(bytes.get(..2)?.try_into().ok()?).into(),
+        )),
+        (WireKind::MySqlYear, false) => text()?.parse::<i128>().ok().map(number),
+    }
+}
+
+const MICROS_PER_SECOND: i128 = 1_000_000;
+const MICROS_PER_DAY: i128 = 86_400 * MICROS_PER_SECOND;
+
+fn be_i32(bytes: &[u8]) -> Option<i32> {
+    Some(i32::from_be_bytes(bytes.get(..4)?.try_into().ok()?))
+}
+
+fn be_i64(bytes: &[u8]) -> Option<i64> {
+    Some(i64::from_be_bytes(bytes.get(..8)?.try_into().ok()?))
+}
+
+fn le_u32(bytes: &[u8]) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?))
+}
+
+/// PostgreSQL's `timetz_cmp`: the instant (time plus the zone, seconds west of UTC), then
+/// the zone.
+fn timetz_key(micros: i64, zone: i32) -> Option<SortKey<'static>> {
+    let zone = i128::from(zone);
+    Some(SortKey::Pair(
+        i128::from(micros) + zone * MICROS_PER_SECOND,
+        zone,
+    ))
+}
+
+/// PostgreSQL's `interval_cmp_value`: a month is 30 days, a day 24 hours.
+fn interval_span(micros: i128, days: i128, months: i128) -> i128 {
+    micros + (days + months * 30) * MICROS_PER_DAY
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date, year 0 being 1 BC (Howard Hinnant's
+/// `days_from_civil`).
+fn days_from_civil(year: i64, month: u32, day: u32) -> Option<i128> {
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let y = i128::from(year) - i128::from(month <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i128::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i128::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
+/// `YYYY-MM-DD` (the year any number of digits) as (year, month, day).
+fn ymd(text: &str) -> Option<(i64, u32, u32)> {
+    let mut parts = text.splitn(3, '-');
+    let year = parts.next()?.parse().ok()?;
+    let month = parts.next()?.parse().ok()?;
+    let day = parts.next()?.parse().ok()?;
+    Some((year, month, day))
+}
+
+/// `HH:MM:SS[.ffffff]` (hours any number of digits) as microseconds.
+fn hms_micros(text: &str) -> Option<i128> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let mut parts = whole.splitn(3, ':');
+    let hours: i128 = parts.next()?.parse().ok()?;
+    let minutes: i128 = parts.next()?.parse().ok()?;
+    let seconds: i128 = parts.next().unwrap_or("0").parse().ok()?;
+    if fraction.len() > 6 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let micros: i128 = format!("{fraction:0<6}").parse().ok()?;
+    Some(((hours * 60 + minutes) * 60 + seconds) * MICROS_PER_SECOND + micros)
+}
+
+/// A `+HH[:MM[:SS]]` or `-HH…` UTC offset in seconds east of UTC.
+fn offset_seconds(text: &str) -> Option<i32> {
+    let (sign, rest) = match text.as_bytes().first()? {
+        b'+' => (1, &text[1..]),
+        b'-' => (-1, &text[1..]),
+        _ => return None,
+    };
+    let mut seconds = 0;
+    for (part, scale) in rest.split(':').zip([3600, 60, 1]) {
+        seconds += part.parse::<i32>().ok()? * scale;
+    }
+    Some(sign * seconds)
+}
+
+/// Splits off PostgreSQL's ` BC` suffix: (the rest, whether it was there).
+fn era(text: &str) -> (&str, bool) {
+    match text.strip_suffix(" BC") {
+        Some(rest) => (rest, true),
+        None => (text, false),
+    }
+}
+
+/// Astronomical year numbering: 1 BC is year 0.
+fn astronomical(year: i64, bc: bool) -> i64 {
+    if bc { 1 - year } else { year }
+}
+
+/// A `date` in the ISO DateStyle (the shard connections' own), as days.
+fn pg_date_text(text: &str) -> Option<i128> {
+    match text {
+        "infinity" => return Some(i128::from(i32::MAX)),
+        "-infinity" => return Some(i128::from(i32::MIN)),
+        _ => {}
+    }
+    let (date, bc) = era(text);
+    let (year, month, day) = ymd(date)?;
+    days_from_civil(astronomical(year, bc), month, day)
+}
+
+/// A `time` (no zone) as microseconds.
+fn pg_time_of_day(text: &str) -> Option<i128> {
+    hms_micros(text)
+}
+
+/// A `timestamp` or `timestamptz` in the ISO DateStyle as microseconds since 1970 in UTC.
+fn pg_timestamp_text(text: &str) -> Option<i128> {
+    match text {
+        "infinity" => return Some(i128::from(i64::MAX)),
+        "-infinity" => return Some(i128::from(i64::MIN)),
+        _ => {}
+    }
+    let (text, bc) = era(text);
+    let (date, time) = text.split_once(' ')?;
+    let (time, offset) = match time.find(['+', '-']) {
+        Some(at) => (&time[..at], offset_seconds(&time[at..])?),
+        None => (time, 0),
+    };
+    let (year, month, day) = ymd(date)?;
+    let days = days_from_civil(astronomical(year, bc), month, day)?;
+    Some(days * MICROS_PER_DAY + hms_micros(time)? - i128::from(offset) * MICROS_PER_SECOND)
+}
+
+/// An `interval` in the `postgres` IntervalStyle (the default): `1 year 2 mons -3 days
+/// +04:05:06.5`.
+fn pg_interval_text(text: &str) -> Option<i128> {
+    let (mut micros, mut days, mut months) = (0i128, 0i128, 0i128);
+    let mut words = text.split_whitespace();
+    while let Some(word) = words.next() {
+        if word.contains(':') {
+            let (sign, clock) = match word.as_bytes().first()? {
+                b'-' => (-1, &word[1..]),
+                b'+' => (1, &word[1..]),
+                _ => (1, word),
+            };
+            micros += sign * hms_micros(clock)?;
+            continue;
+        }
+        let count: i128 = word.parse().ok()?;
+        match words.next()? {
+            "year" | "years" => months += count * 12,
+            "mon" | "mons" => months += count,
+            "day" | "days" => days += count,
+            _ => return None,
+        }
+    }
+    Some(interval_span(micros, days, months))
+}
+
+/// A MySQL date and time as one number that orders as the values do (zero dates first).
+fn mysql_datetime_key(fields: [u32; 6], micros: u32) -> i128 {
+    let [year, month, day, hour, minute, second] = fields.map(i128::from);
+    let seconds = ((((year * 13 + month) * 32 + day) * 24 + hour) * 60 + minute) * 60 + second;
+    seconds * MICROS_PER_SECOND + i128::from(micros)
+}
+
+/// The binary protocol's DATE/DATETIME/TIMESTAMP: a length byte (0, 4, 7 or 11), then the
+/// year (2 bytes), month, day, hour, minute, second and microseconds (4 bytes), little-endian.
+fn mysql_datetime_binary(bytes: &[u8]) -> Option<i128> {
+    let (&len, rest) = bytes.split_first()?;
+    let rest = rest.get(..usize::from(len))?;
+    let mut fields = [0u32; 6];
+    if len >= 4 {
+        fields[0] = u16::from_le_bytes([rest[0], rest[1]]).into();
+        fields[1] = rest[2].into();
+        fields[2] = rest[3].into();
+    }
+    if len >= 7 {
+        fields[3] = rest[4].into();
+        fields[4] = rest[5].into();
+        fields[5] = rest[6].into();
+    }
+    let micros = if len >= 11 { le_u32(&rest[7..])? } else { 0 };
+    Some(mysql_datetime_key(fields, micros))
+}
+
+/// `YYYY-MM-DD[ HH:MM:SS[.ffffff]]`, zero dates included.
+fn mysql_datetime_text(text: &str) -> Option<i128> {
+    let (date, time) = text.split_once(' ').unwrap_or((text, "00:00:00"));
+    let (year, month, day) = ymd(date)?;
+    let micros = hms_micros(time)?;
+    let seconds = u32::try_from(micros / MICROS_PER_SECOND).ok()?;
+    let fields = [
+        u32::try_from(year).ok()?,
+        month,
+        day,
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60,
+    ];
+    Some(mysql_datetime_key(
+        fields,
+        u32::try_from(micros % MICROS_PER_SECOND).ok()?,
+    ))
+}
+
+/// The binary protocol's TIME: a length byte (0, 8 or 12), the sign, days (4 bytes), hours,
+/// minutes, seconds and microseconds (4 bytes).
+fn mysql_time_binary(bytes: &[u8]) -> Option<i128> {
+    let (&len, rest) = bytes.split_first()?;
+    if len == 0 {
+        return Some(0);
+    }
+    let rest = rest.get(..usize::from(len))?;
+    let negative = *rest.first()? == 1;
+    let days = i128::from(le_u32(rest.get(1..)?)?);
+    let [hours, minutes, seconds] = [rest[5], rest[6], rest[7]].map(i128::from);
+    let micros = if len >= 12 {
+        i128::from(le_u32(&rest[8..])?)
+    } else {
+        0
+    };
+    let magnitude =
+        (((days * 24 + hours) * 60 + minutes) * 60 + seconds) * MICROS_PER_SECOND + micros;
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// `[-]HHH:MM:SS[.ffffff]`.
+fn mysql_time_text(text: &str) -> Option<i128> {
+    match text.strip_prefix('-') {
+        Some(rest) => hms_micros(rest).map(|m| -m),
+        None => hms_micros(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(kind: WireKind, binary: bool, bytes: &[u8]) -> Option<i128> {
+        match sort_key(&Wire::new(kind, binary, bytes))? {
+            SortKey::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn text_and_binary_forms_agree() {
+        // 2000-01-01 is PostgreSQL's binary epoch: 10,957 days after 1970.
+        let epoch = key(WireKind::PgDate, false, b"2000-01-01").unwrap();
+        assert_eq!(epoch, 10_957);
+        assert_eq!(
+            key(WireKind::PgDate, false, b"2000-01-02").unwrap() - epoch,
+            i128::from(be_i32(&1i32.to_be_bytes()).unwrap())
+        );
+        let bc = key(WireKind::PgDate, false, b"0001-12-31 BC").unwrap();
+        let ad = key(WireKind::PgDate, false, b"0001-01-01").unwrap();
+        assert_eq!(ad - bc, 1);
+        assert!(key(WireKind::PgDate, false, b"-infinity").unwrap() < bc);
+
+        let mysql_text = key(WireKind::MySqlDateTime, false, b"2024-02-29 10:11:12.5").unwrap();
+        let binary = [11, 0xe8, 0x07, 2, 29, 10, 11, 12, 0x20, 0xa1, 0x07, 0];
+        assert_eq!(
+            key(WireKind::MySqlDateTime, true, &binary).unwrap(),
+            mysql_text
+        );
+        assert!(key(WireKind::MySqlDateTime, false, b"0000-00-00").unwrap() < mysql_text);
+
+        let minus = [8, 1, 1, 0, 0, 0, 2, 0, 0];
+        assert_eq!(
+            key(WireKind::MySqlTime, true, &minus).unwrap(),
+            key(WireKind::MySqlTime, false, b"-26:00:00").unwrap()
+        );
+    }
+
+    #[test]
+    fn zones_and_intervals_order_as_postgres_does() {
+        let ts = |t: &[u8]| key(WireKind::PgTimestamp, false, t).unwrap();
+        assert_eq!(ts(b"2024-01-01 10:00:00+02"), ts(b"2024-01-01 08:00:00+00"));
+        assert!(ts(b"2024-01-01 08:00:00.5+00") > ts(b"2024-01-01 08:00:00+00"));
+        assert!(ts(b"0044-03-15 12:00:00 BC") < ts(b"0001-01-01 00:00:00"));
+        let iv = |t: &[u8]| key(WireKind::PgInterval, false, t).unwrap();
+        assert_eq!(iv(b"1 mon"), iv(b"30 days"));
+        assert!(iv(b"-1 days +23:00:00") < iv(b"00:00:00"));
+        assert_eq!(
+            iv(b"1 year 2 mons 3 days 04:05:06.5"),
+            (14 * 30 + 3) * MICROS_PER_DAY + hms_micros("04:05:06.5").unwrap()
+        );
+        let tz = |t: &[u8]| match sort_key(&Wire::new(WireKind::PgTimeTz, false, t)) {
+            Some(SortKey::Pair(instant, zone)) => (instant, zone),
+            other => panic!("{other:?}"),
+        };
+        assert!(tz(b"10:00:00+02") < tz(b"09:00:00+00"));
+        assert!(sort_key(&Wire::new(WireKind::Opaque, false, b"{}")).is_none());
+        assert!(sort_key(&Wire::new(WireKind::PgDate, false, b"soon")).is_none());
+    }
+}

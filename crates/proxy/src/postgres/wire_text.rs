@@ -1,0 +1,338 @@
+//! A shard's binary-format value written in PostgreSQL's text format, for a client that asks
+//! for text where the shard answered in binary (sqlx reads every prepared statement's results
+//! in binary). Each type is written as PostgreSQL's output function writes it with the shard
+//! connections' settings (DateStyle ISO, IntervalStyle postgres, TimeZone UTC); a type not
+//! here has no such conversion, and is refused rather than guessed.
+
+use std::fmt::Write;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+const JSON: u32 = 114;
+const XML: u32 = 142;
+const CIDR: u32 = 650;
+const MACADDR8: u32 = 774;
+const MACADDR: u32 = 829;
+const INET: u32 = 869;
+const DATE: u32 = 1082;
+const TIME: u32 = 1083;
+const TIMESTAMP: u32 = 1114;
+const TIMESTAMPTZ: u32 = 1184;
+const INTERVAL: u32 = 1186;
+const TIMETZ: u32 = 1266;
+const BIT: u32 = 1560;
+const VARBIT: u32 = 1562;
+const UUID: u32 = 2950;
+const JSONB: u32 = 3802;
+
+const MICROS_PER_SECOND: i64 = 1_000_000;
+const MICROS_PER_DAY: i64 = 86_400 * MICROS_PER_SECOND;
+/// Days from 1970-01-01 to 2000-01-01, PostgreSQL's epoch.
+const POSTGRES_EPOCH_DAYS: i64 = 10_957;
+
+/// The text form of a binary value of type `oid`; `None` for a type this does not convert, or
+/// bytes that are not a value of the type.
+pub(super) fn binary_to_text(oid: u32, bytes: &[u8]) -> Option<String> {
+    match oid {
+        JSON | XML => String::from_utf8(bytes.to_vec()).ok(),
+        JSONB => match bytes.split_first()? {
+            (1, text) => String::from_utf8(text.to_vec()).ok(),
+            _ => None,
+        },
+        UUID => uuid(bytes),
+        DATE => date(be_i32(bytes)?),
+        TIME => Some(time_of_day(be_i64(bytes)?)),
+        TIMETZ => {
+            let mut out = time_of_day(be_i64(bytes)?);
+            // The zone is stored in seconds west of UTC.
+            push_offset(&mut out, -be_i32(bytes.get(8..)?)?);
+            Some(out)
+        }
+        TIMESTAMP => timestamp(be_i64(bytes)?, false),
+        TIMESTAMPTZ => timestamp(be_i64(bytes)?, true),
+        INTERVAL => Some(interval(
+            be_i64(bytes)?,
+            be_i32(bytes.get(8..)?)?,
+            be_i32(bytes.get(12..)?)?,
+        )),
+        INET | CIDR => inet(bytes, oid == CIDR),
+        MACADDR if bytes.len() == 6 => Some(mac(bytes)),
+        MACADDR8 if bytes.len() == 8 => Some(mac(bytes)),
+        BIT | VARBIT => bits(bytes),
+        _ => None,
+    }
+}
+
+fn be_i32(bytes: &[u8]) -> Option<i32> {
+    Some(i32::from_be_bytes(bytes.get(..4)?.try_into().ok()?))
+}
+
+fn be_i64(bytes: &[u8]) -> Option<i64> {
+    Some(i64::from_be_bytes(bytes.get(..8)?.try_into().ok()?))
+}
+
+fn uuid(bytes: &[u8]) -> Option<String> {
+    if bytes.len() != 16 {
+        return None;
+    }
+    let mut out = String::with_capacity(36);
+    for (i, b) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        let _ = write!(out, "{b:02x}");
+    }
+    Some(out)
+}
+
+/// (year, month, day) of days since 1970-01-01, year 0 being 1 BC (Howard Hinnant's
+/// `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// `YYYY-MM-DD` of days since 2000-01-01, and whether the year is BC.
+fn push_date(out: &mut String, days: i64) -> bool {
+    let (year, month, day) = civil_from_days(days + POSTGRES_EPOCH_DAYS);
+    let (year, bc) = if year <= 0 {
+        (1 - year, true)
+    } else {
+        (year, false)
+    };
+    let _ = write!(out, "{year:04}-{month:02}-{day:02}");
+    bc
+}
+
+fn date(days: i32) -> Option<String> {
+    Some(match days {
+        i32::MAX => "infinity".to_owned(),
+        i32::MIN => "-infinity".to_owned(),
+        days => {
+            let mut out = String::with_capacity(13);
+            if push_date(&mut out, days.into()) {
+                out.push_str(" BC");
+            }
+            out
+        }
+    })
+}
+
+/// `HH:MM:SS[.ffffff]` with the fraction's trailing zeros dropped, as PostgreSQL prints it.
+fn push_clock(out: &mut String, micros: i64) {
+    let seconds = micros / MICROS_PER_SECOND;
+    let fraction = micros % MICROS_PER_SECOND;
+    let _ = write!(
+        out,
+        "{:02}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    );
+    if fraction != 0 {
+        let digits = format!("{fraction:06}");
+        out.push('.');
+        out.push_str(digits.trim_end_matches('0'));
+    }
+}
+
+fn time_of_day(micros: i64) -> String {
+    let mut out = String::with_capacity(15);
+    push_clock(&mut out, micros);
+    out
+}
+
+/// `+HH[:MM[:SS]]` for an offset in seconds east of UTC.
+fn push_offset(out: &mut String, east: i32) {
+    out.push(if east < 0 { '-' } else { '+' });
+    let east = east.unsigned_abs();
+    let _ = write!(out, "{:02}", east / 3600);
+    if east % 3600 != 0 {
+        let _ = write!(out, ":{:02}", east / 60 % 60);
+        if east % 60 != 0 {
+            let _ = write!(out, ":{:02}", east % 60);
+        }
+    }
+}
+
+/// A `timestamp` (or, `zoned`, a `timestamptz` in UTC) of microseconds since 2000-01-01.
+fn timestamp(micros: i64, zoned: bool) -> Option<String> {
+    Some(match micros {
+        i64::MAX => "infinity".to_owned(),
+        i64::MIN => "-infinity".to_owned(),
+        micros => {
+            let mut out = String::with_capacity(32);
+            let bc = push_date(&mut out, micros.div_euclid(MICROS_PER_DAY));
+            out.push(' ');
+            push_clock(&mut out, micros.rem_euclid(MICROS_PER_DAY));
+            if zoned {
+                out.push_str("+00");
+            }
+            if bc {
+                out.push_str(" BC");
+            }
+            out
+        }
+    })
+}
+
+/// An `interval` in the `postgres` IntervalStyle (PostgreSQL's `EncodeInterval`): the year,
+/// month and day parts that are not zero, then the time when it is not zero or nothing else
+/// was written; after a negative part, a positive one gets a `+`.
+fn interval(micros: i64, days: i32, months: i32) -> String {
+    let mut out = String::new();
+    let mut negative_before = false;
+    for (count, unit) in [
+        (i64::from(months / 12), "year"),
+        (i64::from(months % 12), "mon"),
+        (i64::from(days), "day"),
+    ] {
+        if count == 0 {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let sign = if negative_before && count > 0 {
+            "+"
+        } else {
+            ""
+        };
+        let plural = if count == 1 { "" } else { "s" };
+        let _ = write!(out, "{sign}{count} {unit}{plural}");
+        negative_before = count < 0;
+    }
+    if out.is_empty() || micros != 0 {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if micros < 0 {
+            out.push('-');
+        } else if negative_before {
+            out.push('+');
+        }
+        push_clock(
+            &mut out,
+            micros.unsigned_abs().try_into().unwrap_or(i64::MAX),
+        );
+    }
+    out
+}
+
+/// `inet`/`cidr`: family (2: IPv4, 3: IPv6), prefix bits, is-cidr, address length, address.
+fn inet(bytes: &[u8], cidr: bool) -> Option<String> {
+    let [family, bits, _, len, address @ ..] = bytes else {
+        return None;
+    };
+    let (text, full) = match (family, usize::from(*len), address.len()) {
+        (2, 4, 4) => (
+            Ipv4Addr::from(<[u8; 4]>::try_from(address).ok()?).to_string(),
+            32,
+        ),
+        (3, 16, 16) => (
+            Ipv6Addr::from(<[u8; 16]>::try_from(address).ok()?).to_string(),
+            128,
+        ),
+        _ => return None,
+    };
+    Some(if cidr || *bits != full {
+        format!("{text}/{bits}")
+    } else {
+        text
+    })
+}
+
+fn mac(bytes: &[u8]) -> String {
+    let parts: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    parts.join(":")
+}
+
+/// `bit`/`varbit`: the length in bits, then the bits, most significant first.
+fn bits(bytes: &[u8]) -> Option<String> {
+    let len = usize::try_from(be_i32(bytes)?).ok()?;
+    let data = bytes.get(4..)?;
+    if data.len() * 8 < len {
+        return None;
+    }
+    Some(
+        (0..len)
+            .map(|i| {
+                if data[i / 8] & (0x80 >> (i % 8)) != 0 {
+                    '1'
+                } else {
+                    '0'
+                }
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporal_values_print_as_postgres_prints_them() {
+        assert_eq!(date(0).unwrap(), "2000-01-01");
+        assert_eq!(date(-730_120).unwrap(), "0001-12-31 BC");
+        assert_eq!(date(i32::MAX).unwrap(), "infinity");
+        let ts = 1_000_000 * 3_600 + 500_000;
+        assert_eq!(timestamp(ts, false).unwrap(), "2000-01-01 01:00:00.5");
+        assert_eq!(
+            timestamp(-1, true).unwrap(),
+            "1999-12-31 23:59:59.999999+00"
+        );
+        assert_eq!(time_of_day(86_400 * MICROS_PER_SECOND), "24:00:00");
+        let mut tz = time_of_day(0);
+        push_offset(&mut tz, -(5 * 3600 + 30 * 60));
+        assert_eq!(tz, "00:00:00-05:30");
+        assert_eq!(interval(0, 0, 0), "00:00:00");
+        assert_eq!(
+            interval(4 * 3_600_000_000 + 5 * 60_000_000 + 6_500_000, 3, 14),
+            "1 year 2 mons 3 days 04:05:06.5"
+        );
+        assert_eq!(interval(7_200_000_000, -1, 0), "-1 days +02:00:00");
+        assert_eq!(interval(-1_000_000, 0, 0), "-00:00:01");
+        assert_eq!(interval(0, 1, -1), "-1 mons +1 day");
+    }
+
+    #[test]
+    fn other_types_print_as_postgres_prints_them() {
+        let id = [
+            0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38,
+            0x0a, 0x11,
+        ];
+        assert_eq!(
+            binary_to_text(UUID, &id).unwrap(),
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
+        );
+        assert_eq!(
+            binary_to_text(JSONB, b"\x01{\"a\": 1}").unwrap(),
+            "{\"a\": 1}"
+        );
+        assert_eq!(
+            binary_to_text(INET, &[2, 32, 0, 4, 10, 0, 0, 1]).unwrap(),
+            "10.0.0.1"
+        );
+        assert_eq!(
+            binary_to_text(CIDR, &[2, 8, 1, 4, 10, 0, 0, 0]).unwrap(),
+            "10.0.0.0/8"
+        );
+        assert_eq!(
+            binary_to_text(BIT, &[0, 0, 0, 10, 0xa5, 0x80]).unwrap(),
+            "1010010110"
+        );
+        assert_eq!(
+            binary_to_text(790, &[0; 8]),
+            None,
+            "money depends on lc_monetary"
+        );
+    }
+}
