@@ -17,8 +17,12 @@ pub fn binary_to_text(bytes: &[u8]) -> Option<String> {
     let weight = i64::from(word(1)? as i16);
     let sign = word(2)?;
     let scale = usize::from(word(3)?);
-    if sign == 0xC000 {
-        return Some("NaN".to_owned());
+    // NaN and, since PostgreSQL 14, the infinities are signs of their own.
+    match sign {
+        0xC000 => return Some("NaN".to_owned()),
+        0xD000 => return Some("Infinity".to_owned()),
+        0xF000 => return Some("-Infinity".to_owned()),
+        _ => {}
     }
     let digits: Vec<u16> = (0..count).map(|i| word(4 + i)).collect::<Option<_>>()?;
     let digit = |position: i64| -> u16 {
@@ -63,8 +67,10 @@ pub fn text_to_binary(text: &str) -> Option<Vec<u8>> {
             .flat_map(|w| w.to_be_bytes())
             .collect::<Vec<u8>>()
     };
-    if text.eq_ignore_ascii_case("nan") {
-        return Some(header(0, 0, 0xC000, 0));
+    for (special, sign) in [("nan", 0xC000), ("infinity", 0xD000), ("-infinity", 0xF000)] {
+        if text.eq_ignore_ascii_case(special) {
+            return Some(header(0, 0, sign, 0));
+        }
     }
     let decimal = Decimal::parse(text)?;
     let scale = u16::try_from(decimal.scale).ok()?;

@@ -10,9 +10,9 @@ use keyshard_router::{Wire, WireKind};
 /// kind.
 pub fn pg_wire_kind(oid: u32) -> Option<WireKind> {
     Some(match oid {
-        // bool, bytea, "char", name, int8, int2, int4, text, oid, float4, float8, unknown,
-        // bpchar, varchar, numeric.
-        16 | 17 | 18 | 19 | 20 | 21 | 23 | 25 | 26 | 700 | 701 | 705 | 1042 | 1043 | 1700 => {
+        // bool, bytea, name, int8, int2, int4, text, oid, float4, float8, unknown, bpchar,
+        // varchar, numeric.
+        16 | 17 | 19 | 20 | 21 | 23 | 25 | 26 | 700 | 701 | 705 | 1042 | 1043 | 1700 => {
             return None;
         }
         oid if crate::pg_array::element_oid_of(oid)
@@ -28,6 +28,38 @@ pub fn pg_wire_kind(oid: u32) -> Option<WireKind> {
         // uuid (`uuid_cmp` is memcmp), bit and varbit of one length.
         2950 => WireKind::Bytewise,
         _ => WireKind::Opaque,
+    })
+}
+
+/// PostgreSQL's name and OID of the built-in type `type_name` names (as a cast writes it:
+/// `timestamp with time zone`, `TIMESTAMPTZ`, `interval(6)`), for the types whose values travel
+/// as [`Wire`]; `None` for any other.
+pub fn pg_builtin_type(type_name: &str) -> Option<(&'static str, u32)> {
+    let lower = type_name.trim().to_ascii_lowercase();
+    let base = lower.split('(').next().unwrap_or_default().trim();
+    Some(match base {
+        "date" => ("date", 1082),
+        "time" | "time without time zone" => ("time", 1083),
+        "timetz" | "time with time zone" => ("timetz", 1266),
+        "timestamp" | "timestamp without time zone" => ("timestamp", 1114),
+        "timestamptz" | "timestamp with time zone" => ("timestamptz", 1184),
+        "interval" => ("interval", 1186),
+        "uuid" => ("uuid", 2950),
+        "json" => ("json", 114),
+        "jsonb" => ("jsonb", 3802),
+        "xml" => ("xml", 142),
+        "inet" => ("inet", 869),
+        "cidr" => ("cidr", 650),
+        "macaddr" => ("macaddr", 829),
+        "macaddr8" => ("macaddr8", 774),
+        "money" => ("money", 790),
+        "bit" => ("bit", 1560),
+        "varbit" | "bit varying" => ("varbit", 1562),
+        "regclass" => ("regclass", 2205),
+        "regtype" => ("regtype", 2206),
+        "regproc" => ("regproc", 24),
+        "\"char\"" => ("char", 18),
+        _ => return None,
     })
 }
 
@@ -199,8 +231,8 @@ fn astronomical(year: i64, bc: bool) -> i64 {
 /// A `date` in the ISO DateStyle (the shard connections' own), as days.
 fn pg_date_text(text: &str) -> Option<i128> {
     match text {
-        "infinity" => return Some(i128::from(i32::MAX)),
-        "-infinity" => return Some(i128::from(i32::MIN)),
+        "infinity" => return Some(i128::MAX),
+        "-infinity" => return Some(i128::MIN),
         _ => {}
     }
     let (date, bc) = era(text);
@@ -216,8 +248,8 @@ fn pg_time_of_day(text: &str) -> Option<i128> {
 /// A `timestamp` or `timestamptz` in the ISO DateStyle as microseconds since 1970 in UTC.
 fn pg_timestamp_text(text: &str) -> Option<i128> {
     match text {
-        "infinity" => return Some(i128::from(i64::MAX)),
-        "-infinity" => return Some(i128::from(i64::MIN)),
+        "infinity" => return Some(i128::MAX),
+        "-infinity" => return Some(i128::MIN),
         _ => {}
     }
     let (text, bc) = era(text);
@@ -379,6 +411,7 @@ mod tests {
         assert_eq!(ts(b"2024-01-01 10:00:00+02"), ts(b"2024-01-01 08:00:00+00"));
         assert!(ts(b"2024-01-01 08:00:00.5+00") > ts(b"2024-01-01 08:00:00+00"));
         assert!(ts(b"0044-03-15 12:00:00 BC") < ts(b"0001-01-01 00:00:00"));
+        assert!(ts(b"294276-12-31 23:59:59.999999") < ts(b"infinity"));
         let iv = |t: &[u8]| key(WireKind::PgInterval, false, t).unwrap();
         assert_eq!(iv(b"1 mon"), iv(b"30 days"));
         assert!(iv(b"-1 days +23:00:00") < iv(b"00:00:00"));

@@ -11,6 +11,7 @@ use super::exact::Exact;
 use super::plan::{Key, Resolved};
 use crate::numeric::Decimal;
 use crate::outcome::Column;
+use crate::sql_type::SqlType;
 use crate::wire::sort_key;
 
 impl Resolved {
@@ -103,10 +104,12 @@ impl Resolved {
                 .map(|(index, _)| *index),
         );
         for index in ordered {
-            let unordered = shards
-                .iter()
-                .flatten()
-                .any(|row| matches!(row.get(index), Some(Value::Wire(w)) if sort_key(w).is_none()));
+            // MySQL orders ENUM and SET by their members' positions, which the result does
+            // not carry.
+            let unordered = columns.get(index).is_some_and(|c| c.ty == SqlType::Enum)
+                || shards.iter().flatten().any(
+                    |row| matches!(row.get(index), Some(Value::Wire(w)) if sort_key(w).is_none()),
+                );
             if unordered {
                 let column = columns
                     .get(index)
@@ -157,6 +160,16 @@ impl<'v> SortValue<'v> {
             Value::UInt(v) => Self::Number(NumberKey::exact(Exact::Int(i128::from(*v)))),
             Value::Double(v) => Self::Number(NumberKey::double(*v)),
             Value::Bool(b) => Self::Number(NumberKey::exact(Exact::Int(i128::from(*b)))),
+            // PostgreSQL's NUMERIC orders NaN above every number, Infinity included.
+            Value::Text(s) if numeric_text && s == "NaN" => {
+                Self::Number(NumberKey::double(f64::NAN))
+            }
+            Value::Text(s) if numeric_text && s == "Infinity" => {
+                Self::Number(NumberKey::double(f64::INFINITY))
+            }
+            Value::Text(s) if numeric_text && s == "-Infinity" => {
+                Self::Number(NumberKey::double(f64::NEG_INFINITY))
+            }
             Value::Text(s) => match Decimal::parse(s).filter(|_| numeric_text) {
                 Some(d) => Self::Number(NumberKey::exact(Exact::Dec(d))),
                 None => Self::Text(s),

@@ -402,10 +402,16 @@ fn expr_field(expr: &Expr, columns: &[Column]) -> Option<(String, u32)> {
                 _ => None,
             }
         }
-        Expr::Cast { data_type, .. } => Some((
-            "?column?".into(),
-            oid_of(SqlType::of(&data_type.to_string(), DatabaseKind::Postgres)),
-        )),
+        // PostgreSQL names a cast's column after its type.
+        Expr::Cast { data_type, .. } => Some(
+            match keyshard_backend::wire::pg_builtin_type(&data_type.to_string()) {
+                Some((name, oid)) => (name.to_owned(), oid),
+                None => (
+                    "?column?".into(),
+                    oid_of(SqlType::of(&data_type.to_string(), DatabaseKind::Postgres)),
+                ),
+            },
+        ),
         Expr::Nested(inner) => expr_field(inner, columns),
         _ => None,
     }
@@ -511,7 +517,10 @@ fn set_param(expr: &Expr, oid: u32, params: &mut [u32]) {
             expr, data_type, ..
         } => set_param(
             expr,
-            oid_of(SqlType::of(&data_type.to_string(), DatabaseKind::Postgres)),
+            keyshard_backend::wire::pg_builtin_type(&data_type.to_string()).map_or_else(
+                || oid_of(SqlType::of(&data_type.to_string(), DatabaseKind::Postgres)),
+                |(_, oid)| oid,
+            ),
             params,
         ),
         Expr::Nested(inner) => set_param(inner, oid, params),

@@ -171,7 +171,7 @@ pub fn oid_for_values<'a>(ty: SqlType, values: impl Iterator<Item = &'a Value>) 
                     oid::NUMERIC
                 }
             }
-            (oid::INT8 | oid::BOOL, Value::Int(_)) | (oid::BOOL, Value::Bool(_)) => oid,
+            (oid::INT8 | oid::BOOL | oid::OID, Value::Int(_)) | (oid::BOOL, Value::Bool(_)) => oid,
             (oid::FLOAT4 | oid::FLOAT8 | oid::NUMERIC, Value::Int(_) | Value::Double(_)) => oid,
             (oid::INT2 | oid::INT4 | oid::INT8 | oid::BOOL, Value::Double(_)) => oid::FLOAT8,
             (oid::BYTEA, Value::Bytes(_)) => oid,
@@ -245,7 +245,12 @@ pub fn encode(value: &Value, oid: u32, binary: bool) -> Result<Option<Vec<u8>>, 
             .map_err(|_| out_of_range(value, oid))?
             .to_be_bytes()
             .to_vec(),
-        oid::INT4 | oid::OID => i32::try_from(integer(value, oid)?)
+        oid::INT4 => i32::try_from(integer(value, oid)?)
+            .map_err(|_| out_of_range(value, oid))?
+            .to_be_bytes()
+            .to_vec(),
+        // An OID is unsigned: 4294967295 is one.
+        oid::OID => u32::try_from(integer(value, oid)?)
             .map_err(|_| out_of_range(value, oid))?
             .to_be_bytes()
             .to_vec(),

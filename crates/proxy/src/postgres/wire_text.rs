@@ -7,6 +7,7 @@
 use std::fmt::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+const CHAR: u32 = 18;
 const JSON: u32 = 114;
 const XML: u32 = 142;
 const CIDR: u32 = 650;
@@ -58,6 +59,13 @@ pub(super) fn binary_to_text(oid: u32, bytes: &[u8]) -> Option<String> {
         MACADDR if bytes.len() == 6 => Some(mac(bytes)),
         MACADDR8 if bytes.len() == 8 => Some(mac(bytes)),
         BIT | VARBIT => bits(bytes),
+        CHAR => Some(match bytes {
+            [] | [0] => String::new(),
+            [b] if b.is_ascii() => char::from(*b).to_string(),
+            // A byte with the high bit set prints as an octal escape (PostgreSQL 15+).
+            [b] => format!("\\{b:03o}"),
+            _ => return None,
+        }),
         _ => None,
     }
 }
@@ -154,9 +162,9 @@ fn push_offset(out: &mut String, east: i32) {
     out.push(if east < 0 { '-' } else { '+' });
     let east = east.unsigned_abs();
     let _ = write!(out, "{:02}", east / 3600);
-    if east % 3600 != 0 {
+    if !east.is_multiple_of(3600) {
         let _ = write!(out, ":{:02}", east / 60 % 60);
-        if east % 60 != 0 {
+        if !east.is_multiple_of(60) {
             let _ = write!(out, ":{:02}", east % 60);
         }
     }
@@ -334,5 +342,7 @@ mod tests {
             None,
             "money depends on lc_monetary"
         );
+        assert_eq!(binary_to_text(CHAR, &[0xc3]).unwrap(), "\\303");
+        assert_eq!(binary_to_text(CHAR, &[0]).unwrap(), "");
     }
 }
