@@ -6,14 +6,17 @@
 //! command) takes its connection out of the pool and closes it: the server then rolls back
 //! what was active and keeps what was prepared, for recovery to finish.
 
+use std::sync::Arc;
+
 use keyshard_router::ExecutionUnit;
-use sqlx::pool::PoolConnection;
 use sqlx::{Executor, MySql, Postgres, Sqlite};
 
 use crate::Pool;
 use crate::characteristics::Characteristics;
 use crate::execute::{batch_text, run_batch, run_statement};
 use crate::outcome::UnitResult;
+use crate::reuse::Leased;
+use crate::session_state::Settings;
 
 /// An open local transaction or XA branch on a held connection.
 #[derive(Debug)]
@@ -29,9 +32,9 @@ pub(crate) struct Branch {
 
 #[derive(Debug)]
 enum Conn {
-    MySql(PoolConnection<MySql>),
-    Postgres(PoolConnection<Postgres>),
-    Sqlite(PoolConnection<Sqlite>),
+    MySql(Leased<MySql>),
+    Postgres(Leased<Postgres>),
+    Sqlite(Leased<Sqlite>),
 }
 
 /// Runs `$body` with `$c` bound to the concrete connection.
@@ -171,6 +174,10 @@ impl Branch {
         };
         self.command(&sql).await?;
         self.prepared = true;
+        // PostgreSQL keeps a prepared transaction's changes of settings on the session at once.
+        if let Some(conn) = self.conn.as_mut() {
+            on_conn!(conn, c => c.transaction_ended(true));
+        }
         Ok(())
     }
 
@@ -184,7 +191,7 @@ impl Branch {
             (_, Some(xid), true) => format!("COMMIT PREPARED {xid}"),
             _ => "COMMIT".to_owned(),
         };
-        self.end(&sql, pool).await
+        self.end(&sql, true, pool).await
     }
 
     /// Rolls back, prepared or not.
@@ -197,13 +204,38 @@ impl Branch {
             (_, Some(xid), true) => format!("ROLLBACK PREPARED {xid}"),
             _ => "ROLLBACK".to_owned(),
         };
-        self.end(&sql, pool).await
+        self.end(&sql, false, pool).await
+    }
+
+    /// Runs a session's `SET …` in the branch, whose connection then has `settings` (at once,
+    /// or when `undone` by a rollback, once the transaction commits).
+    pub(crate) async fn set(
+        &mut self,
+        sql: &str,
+        settings: Option<Arc<Settings>>,
+        undone: bool,
+    ) -> Result<(), sqlx::Error> {
+        self.command(sql).await?;
+        if let Some(conn) = self.conn.as_mut() {
+            on_conn!(conn, c => c.set_in_transaction(settings, undone));
+        }
+        Ok(())
+    }
+
+    /// The transaction rolled back to a savepoint, which may have undone a change of settings.
+    pub(crate) fn rolled_back_to_savepoint(&mut self) {
+        if let Some(conn) = self.conn.as_mut() {
+            on_conn!(conn, c => c.rolled_back_to_savepoint());
+        }
     }
 
     /// Sends the statement that ends the branch and, when it went through, keeps the
     /// connection for the next statement.
-    async fn end(mut self, sql: &str, pool: &Pool) -> Result<(), sqlx::Error> {
+    async fn end(mut self, sql: &str, committed: bool, pool: &Pool) -> Result<(), sqlx::Error> {
         self.command(sql).await?;
+        if let Some(conn) = self.conn.as_mut() {
+            on_conn!(conn, c => c.transaction_ended(committed));
+        }
         match (self.conn.take(), pool) {
             (Some(Conn::MySql(conn)), Pool::MySql(c)) => c.release(conn),
             (Some(Conn::Postgres(conn)), Pool::Postgres(c)) => c.release(conn),
@@ -233,5 +265,5 @@ impl Drop for Branch {
 
 /// Closes the connection instead of giving it back to the pool with a transaction open.
 fn close(conn: Conn) {
-    on_conn!(conn, c => drop(c.detach()));
+    on_conn!(conn, c => c.close());
 }

@@ -25,6 +25,14 @@ pub enum BackendError {
         /// The database's message.
         message: String,
     },
+    /// A pinned session would take the last connection of a data source's pool.
+    #[error("data source '{data_source}': {source}")]
+    PinsExhausted {
+        /// The data source's configured name.
+        data_source: String,
+        /// The pool's size, and what to do.
+        source: crate::reuse::PinsExhausted,
+    },
     /// Pools were created outside a Tokio runtime, which sqlx needs for their upkeep.
     #[error("the backend must be created inside a Tokio runtime")]
     NoRuntime,
@@ -114,6 +122,18 @@ impl BackendError {
                     message: db.message().to_owned(),
                 }
             }
+            sqlx::Error::Configuration(e) if e.is::<crate::reuse::PinsExhausted>() => {
+                match e.downcast::<crate::reuse::PinsExhausted>() {
+                    Ok(source) => BackendError::PinsExhausted {
+                        data_source,
+                        source: *source,
+                    },
+                    Err(e) => BackendError::Connect {
+                        data_source,
+                        message: e.to_string(),
+                    },
+                }
+            }
             sqlx::Error::Configuration(_)
             | sqlx::Error::Io(_)
             | sqlx::Error::Tls(_)
@@ -136,6 +156,7 @@ impl BackendError {
     pub fn data_source(&self) -> Option<&str> {
         match self {
             BackendError::Connect { data_source, .. }
+            | BackendError::PinsExhausted { data_source, .. }
             | BackendError::Database { data_source, .. }
             | BackendError::UnsupportedType { data_source, .. }
             | BackendError::XaUnsupported { data_source, .. } => Some(data_source),

@@ -20,6 +20,7 @@ pub mod pg_array;
 mod pool;
 mod recovery;
 mod reuse;
+pub mod session_state;
 mod sql_type;
 mod table_columns;
 mod transaction;
@@ -42,9 +43,9 @@ pub use outcome::{Column, Outcome};
 pub use pool::Pool;
 pub use recovery::Recovered;
 pub use reuse::Connections;
-pub use reuse::PoolStats;
+pub use reuse::{PinsExhausted, PoolStats};
 pub use sql_type::SqlType;
-pub use transaction::{SavepointCommand, Transaction};
+pub use transaction::{SavepointCommand, SettingScope, Transaction};
 pub use xa::XaCoordinator;
 
 /// Every configured data source, with the metadata of the logic tables on them.
@@ -184,16 +185,26 @@ impl Backend {
         Outcome::of(plan, results)
     }
 
+    /// Runs one statement, as text, on one data source (DDL, administration), in
+    /// `transaction` when there is one.
+    pub async fn execute_on_in(
+        &self,
+        transaction: Option<&mut Transaction>,
+        data_source: &str,
+        sql: &str,
+    ) -> Result<Outcome, BackendError> {
+        match transaction {
+            Some(transaction) => {
+                let plan = Plan::of_units(vec![text_unit(data_source, sql)]);
+                self.execute_in(transaction, &plan).await
+            }
+            None => self.execute_on(data_source, sql).await,
+        }
+    }
+
     /// Runs one statement, as text, on one data source (DDL, administration).
     pub async fn execute_on(&self, data_source: &str, sql: &str) -> Result<Outcome, BackendError> {
-        let unit = ExecutionUnit {
-            data_source: data_source.to_owned(),
-            table: String::new(),
-            sql: sql.to_owned(),
-            params: Vec::new(),
-            rows: Vec::new(),
-            binary_results: false,
-        };
+        let unit = text_unit(data_source, sql);
         self.starting(&unit);
         let result = execute::autocommit(self.pool(data_source)?, &[&unit])
             .await
@@ -343,6 +354,18 @@ impl Backend {
             );
         }
         changes
+    }
+}
+
+/// `sql` as one unit of text on `data_source`.
+fn text_unit(data_source: &str, sql: &str) -> ExecutionUnit {
+    ExecutionUnit {
+        data_source: data_source.to_owned(),
+        table: String::new(),
+        sql: sql.to_owned(),
+        params: Vec::new(),
+        rows: Vec::new(),
+        binary_results: false,
     }
 }
 

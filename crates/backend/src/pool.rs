@@ -59,9 +59,15 @@ impl Pool {
         };
         Ok(match source.kind {
             DatabaseKind::MySql => {
+                // A shard session begins as a direct client's would: sqlx's own settings
+                // (time zone UTC, PIPES_AS_CONCAT) would change what clients read and how their
+                // SQL is understood. A client's settings reach it through its session.
                 let options = MySqlConnectOptions::from_str(&source.url)
                     .map_err(invalid)?
-                    .statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+                    .statement_cache_capacity(STATEMENT_CACHE_CAPACITY)
+                    .pipes_as_concat(false)
+                    .no_engine_substitution(false)
+                    .timezone(None);
                 Pool::MySql(connections(source, options))
             }
             DatabaseKind::Postgres => {
@@ -120,7 +126,7 @@ impl Pool {
     }
 }
 
-fn connections<DB: sqlx::Database>(
+fn connections<DB: crate::reuse::Kind>(
     source: &DataSource,
     options: <DB::Connection as sqlx::Connection>::Options,
 ) -> Connections<DB> {
@@ -131,6 +137,7 @@ fn connections<DB: sqlx::Database>(
             .unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
     );
     Connections::new(
+        &source.name,
         pool_options(source).connect_lazy_with(options),
         idle_timeout,
     )

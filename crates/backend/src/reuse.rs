@@ -11,14 +11,25 @@
 //! after a failure) or the next connection kept here, which is handed to the longest waiting
 //! statement directly — were it put on the stack, the statement that just gave it back could
 //! take it again at once and starve the waiters.
+//!
+//! Every connection is handed out as a [`Leased`] one, which knows the session settings
+//! applied to it (see `session_state`): it is brought to the settings of the session that
+//! takes it, kept by a session that pins its connections, and closed rather than given back
+//! to sqlx's pool whenever it holds anything but the state it was opened in.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError};
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use sqlx::Database;
+use futures_util::future::BoxFuture;
+use keyshard_config::DatabaseKind;
 use sqlx::pool::PoolConnection;
+use sqlx::{Database, Executor};
 use tokio::sync::oneshot;
+
+use crate::session_state::{self, SessionState, Settings};
 
 /// A pool's state at one moment, for the metrics endpoint.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -29,28 +40,207 @@ pub struct PoolStats {
     pub idle: usize,
     /// Statements waiting for a connection.
     pub waiting: usize,
+    /// Connections sessions keep for themselves (pinned), busy or not.
+    pub pinned: usize,
+}
+
+/// The databases a pool may hold, with what a connection needs to change its settings.
+pub trait Kind: Database {
+    /// Which one it is.
+    const KIND: DatabaseKind;
+
+    /// Runs `sql` (statements as text) on `conn`.
+    fn run_text<'c>(
+        conn: &'c mut Self::Connection,
+        sql: &'c str,
+    ) -> BoxFuture<'c, Result<(), sqlx::Error>>;
+}
+
+macro_rules! kind {
+    ($db:ty, $kind:expr) => {
+        impl Kind for $db {
+            const KIND: DatabaseKind = $kind;
+
+            fn run_text<'c>(
+                conn: &'c mut Self::Connection,
+                sql: &'c str,
+            ) -> BoxFuture<'c, Result<(), sqlx::Error>> {
+                Box::pin(async move { conn.execute(sqlx::raw_sql(sql)).await.map(|_| ()) })
+            }
+        }
+    };
+}
+
+kind!(sqlx::MySql, DatabaseKind::MySql);
+kind!(sqlx::Postgres, DatabaseKind::Postgres);
+kind!(sqlx::Sqlite, DatabaseKind::Sqlite);
+
+/// A pooled connection and what a session left on it.
+#[derive(Debug)]
+pub(crate) struct Leased<DB: Database> {
+    conn: PoolConnection<DB>,
+    /// The session settings applied to it; `None`: as it was opened.
+    applied: Option<Arc<Settings>>,
+    /// The settings it will have when its transaction commits, when a setting changed inside
+    /// it (PostgreSQL undoes such a change when the transaction rolls back).
+    on_commit: Option<Option<Arc<Settings>>>,
+    /// Set while a pinned session keeps it.
+    kept: Option<Pin>,
+    /// What it holds is not known (a change of settings failed halfway): it is closed.
+    unknown: bool,
+}
+
+impl<DB: Database> Leased<DB> {
+    fn new(conn: PoolConnection<DB>) -> Self {
+        Self {
+            conn,
+            applied: None,
+            on_commit: None,
+            kept: None,
+            unknown: false,
+        }
+    }
+
+    /// Whether it holds nothing a session made, so that sqlx's pool may have it back.
+    fn is_clean(&self) -> bool {
+        self.applied.is_none() && self.kept.is_none() && !self.unknown
+    }
+
+    /// Closes it instead of giving it back, whatever it holds.
+    pub(crate) fn close(mut self) {
+        self.unknown = true;
+    }
+
+    /// Records that `settings` were made on it inside a transaction: they hold once the
+    /// transaction commits, and on MySQL (where `SET` is not transactional) at once.
+    pub(crate) fn set_in_transaction(&mut self, settings: Option<Arc<Settings>>, undone: bool) {
+        match undone {
+            true => self.on_commit = Some(settings),
+            false => self.applied = settings,
+        }
+    }
+
+    /// Its transaction ended: a change of settings made inside it holds when it committed.
+    pub(crate) fn transaction_ended(&mut self, committed: bool) {
+        if let Some(settings) = self.on_commit.take()
+            && committed
+        {
+            self.applied = settings;
+        }
+    }
+
+    /// Its transaction rolled back to a savepoint: a change of settings made inside it may or
+    /// may not hold now.
+    pub(crate) fn rolled_back_to_savepoint(&mut self) {
+        if self.on_commit.is_some() {
+            self.unknown = true;
+        }
+    }
+}
+
+impl<DB: Kind> Leased<DB> {
+    /// Brings it to `wanted`, with one statement when its settings differ. A failure leaves
+    /// it in a state not known, to be closed.
+    async fn settle(&mut self, wanted: Option<&Arc<Settings>>) -> Result<(), sqlx::Error> {
+        let same = match (&self.applied, wanted) {
+            (None, None) => true,
+            (Some(a), Some(w)) => Arc::ptr_eq(a, w) || a == w,
+            _ => false,
+        };
+        if same {
+            return Ok(());
+        }
+        let sql = Settings::transition(DB::KIND, self.applied.as_deref(), wanted.map(|w| &**w));
+        if !sql.is_empty() {
+            self.unknown = true;
+            DB::run_text(&mut self.conn, &sql).await?;
+            self.unknown = false;
+        }
+        self.applied = wanted.cloned();
+        Ok(())
+    }
+}
+
+impl<DB: Database> Deref for Leased<DB> {
+    type Target = DB::Connection;
+    fn deref(&self) -> &DB::Connection {
+        &self.conn
+    }
+}
+
+impl<DB: Database> DerefMut for Leased<DB> {
+    fn deref_mut(&mut self) -> &mut DB::Connection {
+        &mut self.conn
+    }
+}
+
+impl<DB: Database> Drop for Leased<DB> {
+    fn drop(&mut self) {
+        // Never back to sqlx's pool, from where another session would take it as it is: sqlx
+        // closes it gracefully (the server ends its session and all it held) and keeps its
+        // place in the pool until then.
+        if !self.is_clean() {
+            self.conn.close_on_drop();
+        }
+    }
+}
+
+/// One connection pinned, counted in its pool's count while it lives.
+#[derive(Debug)]
+struct Pin(Arc<AtomicUsize>);
+
+impl Pin {
+    fn new(count: &Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        Self(Arc::clone(count))
+    }
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Why a pinned session may not keep one more connection.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "this session holds state that stays on its shard connections (temporary tables, locks, \
+     LISTEN, held cursors, set_config) and would take the last connection of a pool of {size}: \
+     raise the data source's maxPoolSize, or release that state (DISCARD ALL, \
+     COM_RESET_CONNECTION, reconnecting)"
+)]
+pub struct PinsExhausted {
+    /// The pool's size.
+    pub size: u32,
 }
 
 /// A sqlx pool and the connections kept out of it between statements.
 #[derive(Debug)]
 pub struct Connections<DB: Database> {
+    /// The data source's name, which sessions keep their connections by.
+    name: String,
     pool: sqlx::Pool<DB>,
-    idle: Mutex<Vec<(PoolConnection<DB>, Instant)>>,
+    idle: Mutex<Vec<(Leased<DB>, Instant)>>,
     /// Statements waiting for a connection, oldest first.
-    waiters: Mutex<VecDeque<oneshot::Sender<PoolConnection<DB>>>>,
+    waiters: Mutex<VecDeque<oneshot::Sender<Leased<DB>>>>,
     idle_timeout: Duration,
     acquire_timeout: Duration,
+    /// Connections pinned sessions keep.
+    kept: Arc<AtomicUsize>,
 }
 
-impl<DB: Database> Connections<DB> {
-    pub(crate) fn new(pool: sqlx::Pool<DB>, idle_timeout: Duration) -> Self {
+impl<DB: Kind> Connections<DB> {
+    pub(crate) fn new(name: &str, pool: sqlx::Pool<DB>, idle_timeout: Duration) -> Self {
         let acquire_timeout = pool.options().get_acquire_timeout();
         Self {
+            name: name.to_owned(),
             pool,
             idle: Mutex::new(Vec::new()),
             waiters: Mutex::new(VecDeque::new()),
             idle_timeout,
             acquire_timeout,
+            kept: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -59,10 +249,55 @@ impl<DB: Database> Connections<DB> {
         &self.pool
     }
 
-    /// A kept connection that has not been idle too long, else one from the pool, waiting up
-    /// to the pool's acquire time-out for whichever comes first.
-    pub(crate) async fn acquire(&self) -> Result<PoolConnection<DB>, sqlx::Error> {
-        if let Some(conn) = self.pop_fresh() {
+    /// A connection for the running session, with its settings: the one it keeps here when
+    /// it is pinned, else a pooled one.
+    pub(crate) async fn acquire(&self) -> Result<Leased<DB>, sqlx::Error> {
+        let Some(session) = session_state::current() else {
+            return self.acquire_pooled(None).await;
+        };
+        let wanted = session.wanted();
+        let mut conn = if !session.is_pinned() {
+            self.acquire_pooled(wanted.as_ref()).await?
+        } else if let Some(conn) = session.take_kept::<Leased<DB>>(&self.name) {
+            conn
+        } else {
+            let pin = self.reserve_pin()?;
+            let mut conn = self.acquire_pooled(wanted.as_ref()).await?;
+            conn.kept = Some(pin);
+            conn
+        };
+        match conn.settle(wanted.as_ref()).await {
+            Ok(()) => Ok(conn),
+            // A kept connection whose settings could not change keeps its place: what it
+            // holds (a temporary table) is not lost with a refused setting.
+            Err(e) if conn.kept.is_some() && e.as_database_error().is_some() => {
+                conn.unknown = false;
+                self.keep(&session, conn);
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Counts one more pinned connection, refused when that would leave the pool none to
+    /// share.
+    fn reserve_pin(&self) -> Result<Pin, sqlx::Error> {
+        let size = self.pool.options().get_max_connections();
+        let pin = Pin::new(&self.kept);
+        if self.kept.load(Ordering::Relaxed) >= size as usize {
+            return Err(sqlx::Error::Configuration(Box::new(PinsExhausted { size })));
+        }
+        Ok(pin)
+    }
+
+    /// A kept connection that has not been idle too long (one with `wanted` applied when there
+    /// is one), else one from the pool, waiting up to the pool's acquire time-out for
+    /// whichever comes first.
+    async fn acquire_pooled(
+        &self,
+        wanted: Option<&Arc<Settings>>,
+    ) -> Result<Leased<DB>, sqlx::Error> {
+        if let Some(conn) = self.pop_fresh(wanted) {
             return Ok(conn);
         }
         let (handoff, handed) = oneshot::channel();
@@ -83,6 +318,7 @@ impl<DB: Database> Connections<DB> {
             } else {
                 self.pool.acquire().await
             }
+            .map(Leased::new)
         };
         let wait = async {
             tokio::select! {
@@ -98,12 +334,28 @@ impl<DB: Database> Connections<DB> {
             .unwrap_or(Err(sqlx::Error::PoolTimedOut))
     }
 
-    fn pop_fresh(&self) -> Option<PoolConnection<DB>> {
+    fn pop_fresh(&self, wanted: Option<&Arc<Settings>>) -> Option<Leased<DB>> {
         loop {
-            let kept = lock(&self.idle).pop();
+            let kept = {
+                let mut idle = lock(&self.idle);
+                // The most recent one whose settings are already the session's, else the most
+                // recent: stacks of sessions with the same settings change none.
+                let same = idle
+                    .iter()
+                    .rposition(|(conn, _)| match (&conn.applied, wanted) {
+                        (None, None) => true,
+                        (Some(a), Some(w)) => Arc::ptr_eq(a, w) || a == w,
+                        _ => false,
+                    });
+                match same {
+                    Some(at) => Some(idle.remove(at)),
+                    None => idle.pop(),
+                }
+            };
             match kept {
                 Some((conn, since)) if since.elapsed() < self.idle_timeout => return Some(conn),
-                // Back to sqlx, which checks it and retires it when the database dropped it.
+                // Back to sqlx, which checks it and retires it when the database dropped it (or
+                // closed, when a session's settings are on it).
                 Some(stale) => drop(stale),
                 None => return None,
             }
@@ -119,14 +371,43 @@ impl<DB: Database> Connections<DB> {
     ) -> Result<T, sqlx::Error> {
         let mut conn = self.acquire().await?;
         let result = work(&mut conn).await;
-        if result.is_ok() {
-            self.release(conn);
+        match &result {
+            Ok(_) => self.release(conn),
+            // The database refused the statement; what a pinned session keeps on the
+            // connection stays with it.
+            Err(e) if conn.kept.is_some() && e.as_database_error().is_some() => {
+                self.release(conn);
+            }
+            Err(_) => drop(conn),
         }
         result
     }
 
-    /// Keeps a connection whose statement completed, for the next statement.
-    pub(crate) fn release(&self, mut conn: PoolConnection<DB>) {
+    /// Keeps a connection whose statement completed, for the next statement: for its pinned
+    /// session, or for any.
+    pub(crate) fn release(&self, conn: Leased<DB>) {
+        if conn.unknown {
+            return;
+        }
+        if conn.kept.is_some() {
+            match session_state::current() {
+                Some(session) => self.keep(&session, conn),
+                None => drop(conn),
+            }
+            return;
+        }
+        self.share(conn);
+    }
+
+    /// Keeps `conn` for `session`; closed when the session keeps one here already.
+    fn keep(&self, session: &SessionState, conn: Leased<DB>) {
+        if let Err(extra) = session.keep(&self.name, conn) {
+            extra.close();
+        }
+    }
+
+    /// Hands `conn` to the longest waiting statement, or keeps it idle.
+    fn share(&self, mut conn: Leased<DB>) {
         loop {
             let Some(waiter) = lock(&self.waiters).pop_front() else {
                 break;
@@ -147,6 +428,7 @@ impl<DB: Database> Connections<DB> {
             open: self.pool.size() as usize,
             idle,
             waiting: lock(&self.waiters).len(),
+            pinned: self.kept.load(Ordering::Relaxed),
         }
     }
 

@@ -13,6 +13,8 @@
 //! recorded in the coordination repository, then every branch commits; a branch that cannot be
 //! committed now is left prepared for recovery, which commits it by the recorded decision.
 
+use std::sync::Arc;
+
 use futures_util::future::join_all;
 use keyshard_config::DatabaseKind;
 use keyshard_coordination::commit_decision_sql;
@@ -21,6 +23,7 @@ use keyshard_router::Plan;
 use crate::branch::Branch;
 use crate::characteristics::Characteristics;
 use crate::outcome::UnitResult;
+use crate::session_state::Settings;
 use crate::xa::XaTransaction;
 use crate::{Backend, BackendError, Outcome, failpoint};
 
@@ -44,6 +47,8 @@ pub struct Transaction {
     /// A statement ran that may change a table's columns: kept result columns are forgotten
     /// again when the transaction ends, as its changes show to other connections then.
     changes_columns: bool,
+    /// PostgreSQL's `SET LOCAL …` statements made in it, for the branches that begin later.
+    local_settings: Vec<String>,
 }
 
 /// A client's savepoint.
@@ -53,6 +58,18 @@ struct Savepoint {
     sql: String,
     /// As names compare.
     key: String,
+}
+
+/// How long a `SET` made inside a transaction lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingScope {
+    /// The session's: `undone` when the transaction rolls back (PostgreSQL) or not (MySQL).
+    Session {
+        /// Whether a rollback undoes it.
+        undone: bool,
+    },
+    /// The transaction's own (PostgreSQL's `SET LOCAL`).
+    Transaction,
 }
 
 /// What a savepoint command does to the savepoints after it.
@@ -81,6 +98,7 @@ impl Transaction {
             characteristics: Characteristics::default(),
             savepoints: Vec::new(),
             changes_columns: false,
+            local_settings: Vec::new(),
         }
     }
 
@@ -151,6 +169,7 @@ impl Backend {
         if let [unit] = plan.units.as_slice()
             && unit.params.is_empty()
             && transaction.savepoints.is_empty()
+            && transaction.local_settings.is_empty()
             && transaction.branch(&unit.data_source).is_none()
         {
             let data_source = unit.data_source.as_str();
@@ -182,11 +201,17 @@ impl Backend {
                 .begin(transaction.characteristics)
                 .await
                 .map_err(|e| BackendError::from_sqlx(data_source, e))?;
-            if !transaction.savepoints.is_empty() {
+            if !transaction.savepoints.is_empty() || !transaction.local_settings.is_empty() {
                 let set: Vec<String> = transaction
-                    .savepoints
+                    .local_settings
                     .iter()
-                    .map(|s| format!("SAVEPOINT {}", s.sql))
+                    .cloned()
+                    .chain(
+                        transaction
+                            .savepoints
+                            .iter()
+                            .map(|s| format!("SAVEPOINT {}", s.sql)),
+                    )
                     .collect();
                 branch
                     .command(&set.join("; "))
@@ -251,6 +276,30 @@ impl Backend {
             .map_err(|e| BackendError::from_sqlx(data_source, e))
     }
 
+    /// Runs a session's `SET …` (`sql`) on every branch of `transaction`. A session setting
+    /// leaves each connection with `settings` (at once, or once the transaction commits when
+    /// a rollback `undoes` it); a transaction's own (`local`, PostgreSQL's `SET LOCAL`) is made
+    /// on the branches that begin later too.
+    pub async fn set_in(
+        &self,
+        transaction: &mut Transaction,
+        sql: &str,
+        settings: Option<Arc<Settings>>,
+        scope: SettingScope,
+    ) -> Result<(), BackendError> {
+        for branch in &mut transaction.branches {
+            let done = match scope {
+                SettingScope::Transaction => branch.command(sql).await,
+                SettingScope::Session { undone } => branch.set(sql, settings.clone(), undone).await,
+            };
+            done.map_err(|e| BackendError::from_sqlx(branch.data_source(), e))?;
+        }
+        if scope == SettingScope::Transaction {
+            transaction.local_settings.push(sql.to_owned());
+        }
+        Ok(())
+    }
+
     /// Sets savepoint `sql` (compared as `key`) on every branch, and on those that begin
     /// later. An older savepoint of the same name is forgotten when `replaces` (MySQL) and
     /// shadowed otherwise (PostgreSQL).
@@ -289,6 +338,11 @@ impl Backend {
             SavepointCommand::Release => (format!("RELEASE SAVEPOINT {sql}"), at),
         };
         on_every_branch(transaction, &statement).await?;
+        if command == SavepointCommand::RollbackTo {
+            for branch in &mut transaction.branches {
+                branch.rolled_back_to_savepoint();
+            }
+        }
         transaction.savepoints.truncate(keep);
         Ok(true)
     }

@@ -33,10 +33,14 @@ pub(crate) enum DistSql {
     SetTransactionType(TransactionType),
     /// `SHOW DIST VARIABLE WHERE NAME = transaction_type`.
     ShowTransactionType,
+    /// `SHOW SESSION STATE`: the settings the session made and the state it holds on its
+    /// shard connections.
+    SessionState,
 }
 
 const COMPUTE_NODES: &[&str] = &["show", "compute", "nodes"];
 const KEY_GENERATORS: &[&str] = &["show", "sharding", "key", "generators"];
+const SESSION_STATE: &[&str] = &["show", "session", "state"];
 
 /// The statement `sql` is: its words case-insensitively, any white space between them, and at
 /// most one trailing `;`.
@@ -61,6 +65,8 @@ pub(crate) fn parse(sql: &str) -> Option<DistSql> {
         Some(DistSql::ComputeNodes)
     } else if matches(KEY_GENERATORS) {
         Some(DistSql::KeyGenerators)
+    } else if matches(SESSION_STATE) {
+        Some(DistSql::SessionState)
     } else {
         None
     }
@@ -137,6 +143,11 @@ fn columns(statement: DistSql) -> Vec<Column> {
             ("variable_value", SqlType::VarChar),
         ],
         DistSql::SetTransactionType(_) => &[],
+        DistSql::SessionState => &[
+            ("kind", SqlType::VarChar),
+            ("name", SqlType::VarChar),
+            ("value", SqlType::VarChar),
+        ],
     };
     spec.iter()
         .map(|(name, ty)| Column::new(*name, *ty))
@@ -195,6 +206,7 @@ pub(crate) async fn answer(
             None => Vec::new(),
         },
         DistSql::KeyGenerators => key_generator_rows(generators),
+        DistSql::SessionState => session_state_rows(session),
     };
     Ok(Reply::Rows {
         columns: columns(statement),
@@ -245,6 +257,33 @@ fn rfc3339_millis(millis: i64) -> Option<String> {
     // humantime reports a time past year 9999 as a formatting error rather than panicking.
     write!(text, "{}", humantime::format_rfc3339_millis(time)).ok()?;
     Some(text)
+}
+
+/// One row per setting the session made (`setting`, its name, its value as the database
+/// reported it), per state it holds on its shard connections (`held`), and per data source it
+/// keeps a connection of (`pinned`).
+fn session_state_rows(session: &Session) -> Vec<Vec<Value>> {
+    let row = |kind: &str, name: String, value: String| {
+        vec![
+            Value::Text(kind.to_owned()),
+            Value::Text(name),
+            Value::Text(value),
+        ]
+    };
+    let settings = session
+        .reported
+        .iter()
+        .map(|(name, value)| row("setting", name.clone(), value.clone()));
+    let held = session.held.keys().map(|held| {
+        let (name, value) = held.describe();
+        row("held", name.to_owned(), value)
+    });
+    let pinned = session
+        .shard
+        .kept_data_sources()
+        .into_iter()
+        .map(|data_source| row("pinned", data_source, "kept".to_owned()));
+    settings.chain(held).chain(pinned).collect()
 }
 
 fn key_generator_rows(generators: &Registry) -> Vec<Vec<Value>> {

@@ -20,17 +20,20 @@ use crate::identity::Identity;
 use crate::intent::Intent;
 use crate::memory::{self, MemoryBudget, Reserved};
 use crate::metrics::Metrics;
-use crate::reflection;
 use crate::reply::Reply;
 use crate::session::{Planned, Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes};
 use crate::throttle::LoginThrottle;
+use crate::{pinning, reflection};
 
 mod copy_in;
 mod insert_select;
 mod planning;
 mod session_sql;
+mod settings;
 mod shaped;
+
+pub(crate) use settings::{startup_parameters, startup_settings};
 mod transactions;
 
 /// The proxy's shared state.
@@ -178,6 +181,13 @@ impl Engine {
         session.sql_statements.clear();
         session.prepared.clear();
         session.mysql_prepared.clear();
+        // The shard connections it kept are closed with all they held, and the ones it takes
+        // next are brought back to the settings it began with.
+        session.held.clear();
+        session.shard.unpin();
+        session.shard.set_wanted(session.startup_settings.clone());
+        session.reported.clear();
+        session.settings_before = None;
     }
 
     /// Answers one statement sent as text, within the memory budget.
@@ -238,8 +248,47 @@ impl Engine {
         self.metrics.render(&self.backend.pool_stats())
     }
 
-    /// Answers `sql`, for which `reserved` is held of the memory budget.
+    /// Answers `sql`, for which `reserved` is held of the memory budget, keeping the shard
+    /// connections it runs on when it leaves state there.
     async fn query_text(
+        &self,
+        session: &mut Session,
+        sql: &str,
+        reserved: Reserved,
+    ) -> Result<Reply, Error> {
+        let Some(effect) = pinning::effect(sql) else {
+            return self.answer_text(session, sql, reserved).await;
+        };
+        let pinned_now = self.holding(session, &effect);
+        let reply = self.answer_text(session, sql, reserved).await;
+        self.held(session, effect, pinned_now, reply.is_ok());
+        reply
+    }
+
+    /// Pins the session's shard connections when `effect` holds state on them, before the
+    /// statement runs; answers whether they were not pinned before.
+    fn holding(&self, session: &Session, effect: &pinning::Effect) -> bool {
+        matches!(effect, pinning::Effect::Holds(_)) && session.shard.pin()
+    }
+
+    /// Records what a statement with `effect` now holds (or let go of); a session that holds
+    /// nothing any more gives its shard connections back (closed, with whatever they held).
+    fn held(&self, session: &mut Session, effect: pinning::Effect, pinned_now: bool, ok: bool) {
+        match effect {
+            pinning::Effect::Holds(held) if ok => pinning::hold(&mut session.held, held),
+            pinning::Effect::Holds(_) => {}
+            pinning::Effect::Releases(released) if ok => {
+                pinning::release(&mut session.held, &released);
+            }
+            pinning::Effect::Releases(_) => return,
+        }
+        if session.held.is_empty() && (pinned_now || ok) && session.shard.is_pinned() {
+            session.shard.unpin();
+        }
+    }
+
+    /// Answers `sql`, for which `reserved` is held of the memory budget.
+    async fn answer_text(
         &self,
         session: &mut Session,
         sql: &str,
@@ -295,6 +344,7 @@ impl Engine {
             Intent::SetUserVariables(assignments) => {
                 return self.set_user_variables(session, &assignments).await;
             }
+            Intent::Settings(set) => return self.set_settings(session, sql, set?).await,
             Intent::Session(statement) => {
                 if statement.resets_session() {
                     self.reset_session(session).await;
@@ -402,9 +452,15 @@ impl Engine {
                 .await?;
             match &statement.kind {
                 StatementKind::Text(sql) => self.query_text(session, sql, Reserved::Whole).await,
-                StatementKind::Planned(planned) => {
-                    self.execute_planned(session, planned, params).await
-                }
+                StatementKind::Planned(planned) => match &statement.effect {
+                    None => self.execute_planned(session, planned, params).await,
+                    Some(effect) => {
+                        let pinned_now = self.holding(session, effect);
+                        let reply = self.execute_planned(session, planned, params).await;
+                        self.held(session, effect.clone(), pinned_now, reply.is_ok());
+                        reply
+                    }
+                },
             }
         }
         .await;

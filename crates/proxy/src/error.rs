@@ -57,6 +57,8 @@ pub enum ErrorKind {
     TooManyStatements,
     /// The client was idle in a transaction for longer than allowed.
     IdleInTransaction,
+    /// Pinning one more shard connection would leave its pool none to share.
+    PoolExhausted,
     /// LOCAL: some data sources committed, then another failed to.
     PartialCommit,
     /// XA: whether the transaction committed is not known yet; recovery decides.
@@ -168,6 +170,7 @@ impl From<BackendError> for Error {
             BackendError::PartialCommit { .. } => ErrorKind::PartialCommit,
             BackendError::XaOutcomeUnknown { .. } => ErrorKind::OutcomeUnknown,
             BackendError::XaAborted { .. } => ErrorKind::XaRolledBack,
+            BackendError::PinsExhausted { .. } => ErrorKind::PoolExhausted,
             BackendError::Connect { .. }
             | BackendError::NoLease
             | BackendError::Coordination(_)

@@ -3,6 +3,7 @@
 //! and `mariadb+pymysql://` connects); PostgreSQL clients see the shards' major version. Without
 //! a shard of a kind to ask, the proxy names a version of its own.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use keyshard_backend::Backend;
@@ -21,6 +22,11 @@ pub(crate) struct Identity {
     pub(crate) postgres: String,
     /// `server_version_num`, e.g. `150019`.
     pub(crate) postgres_num: String,
+    /// Every PostgreSQL setting as a new session on the shards has it (`SHOW` of a setting the
+    /// session has not made answers it), by lower-case name.
+    pub(crate) postgres_settings: BTreeMap<String, String>,
+    /// Every MySQL session variable as a new session on the shards has it, by lower-case name.
+    pub(crate) mysql_variables: BTreeMap<String, String>,
 }
 
 impl Default for Identity {
@@ -29,6 +35,8 @@ impl Default for Identity {
             mysql: "8.0.36-Keyshard".to_owned(),
             postgres: "16.0 (Keyshard)".to_owned(),
             postgres_num: "160000".to_owned(),
+            postgres_settings: BTreeMap::new(),
+            mysql_variables: BTreeMap::new(),
         }
     }
 }
@@ -49,6 +57,21 @@ impl Identity {
             identity.postgres = format!("{} (Keyshard)", leading_number(&version));
             identity.postgres_num = num;
         }
+        identity.postgres_settings = ask_all(
+            backend,
+            config,
+            DatabaseKind::Postgres,
+            "SELECT lower(name), current_setting(name) FROM pg_settings",
+        )
+        .await;
+        identity.mysql_variables = ask_all(
+            backend,
+            config,
+            DatabaseKind::MySql,
+            "SELECT LOWER(VARIABLE_NAME), COALESCE(VARIABLE_VALUE, '') \
+             FROM information_schema.SESSION_VARIABLES",
+        )
+        .await;
         identity
     }
 
@@ -93,6 +116,24 @@ async fn ask<const N: usize>(
         .into_iter()
         .next()?;
     row.try_into().ok()
+}
+
+/// Name and value pairs `sql` answers on the first data source of `kind`.
+async fn ask_all(
+    backend: &Backend,
+    config: &Config,
+    kind: DatabaseKind,
+    sql: &str,
+) -> BTreeMap<String, String> {
+    let Some((name, _)) = config.data_sources.iter().find(|(_, d)| d.kind == kind) else {
+        return BTreeMap::new();
+    };
+    let rows = read_texts(backend, name, sql, "session defaults").await;
+    rows.unwrap_or_default()
+        .into_iter()
+        .filter_map(|row| <[String; 2]>::try_from(row).ok())
+        .map(|[name, value]| (name, value))
+        .collect()
 }
 
 /// `sql`'s rows on `data_source` as text, read at start: `None`, logged as `what` not read,

@@ -11,6 +11,7 @@ use crate::dialect::SessionStatement;
 use crate::distsql::{self, DistSql};
 use crate::error::Error;
 use crate::reflection::{self, Request};
+use crate::settings::{self, SetSettings};
 use crate::sql_prepare::{self, Command};
 use crate::{load_data, user_variables};
 
@@ -25,6 +26,9 @@ pub(crate) enum Intent<'a> {
     SqlPrepare(Command<'a>),
     /// MySQL's `SET @a = expr, …`: names lower-cased, expressions as written.
     SetUserVariables(Vec<(String, &'a str)>),
+    /// Settings the shards hold (`SET time_zone`, `SET search_path`, `RESET …`), or why they
+    /// are refused.
+    Settings(Result<SetSettings, Error>),
     /// Settings and session functions, answered from the session.
     Session(SessionStatement<'a>),
     /// `SHOW TABLES`, `SHOW COLUMNS`, `SHOW CREATE TABLE`, `SHOW INDEX`: for logic tables.
@@ -61,6 +65,9 @@ impl Intent<'_> {
             && let Some(assignments) = user_variables::parse_set(sql)
         {
             return Intent::SetUserVariables(assignments);
+        }
+        if let Some(set) = settings::parse(sql, dialect) {
+            return Intent::Settings(set);
         }
         if let Some(statement) = SessionStatement::recognise(sql, dialect) {
             return Intent::Session(statement);

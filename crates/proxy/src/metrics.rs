@@ -232,6 +232,12 @@ impl Metrics {
                 "Statements waiting for a connection to a data source",
                 |s| s.waiting,
             ),
+            (
+                "keyshard_pool_pinned",
+                "Connections to a data source kept by sessions holding state on them \
+                 (temporary tables, locks, LISTEN, held cursors)",
+                |s| s.pinned,
+            ),
         ] {
             header(&mut out, metric, "gauge", help);
             for (data_source, stats) in pools {
@@ -328,6 +334,7 @@ mod tests {
             open: 3,
             idle: 1,
             waiting: 0,
+            pinned: 1,
         };
         let text = metrics.render(&[("ds_\"0\"".to_owned(), stats)]);
         for line in [
@@ -341,6 +348,7 @@ mod tests {
             "keyshard_keys_generated_total{generator=\"snowflake\"} 5",
             "keyshard_client_connections{frontend=\"mysql\"} 1",
             "keyshard_pool_in_use{data_source=\"ds_\\\"0\\\"\"} 2",
+            "keyshard_pool_pinned{data_source=\"ds_\\\"0\\\"\"} 1",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }

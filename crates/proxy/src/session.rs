@@ -1,8 +1,9 @@
 //! Per-connection state, whichever protocol the connection speaks.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use keyshard_backend::session_state::{SessionState, Settings};
 use keyshard_backend::{Characteristics, Transaction};
 use keyshard_config::TransactionType;
 use keyshard_router::{
@@ -15,6 +16,7 @@ use crate::dialect::{self, postgres::Parameters};
 use crate::error::{Error, ErrorKind};
 use crate::identity::Identity;
 use crate::mysql::PreparedStatement;
+use crate::pinning::Held;
 use crate::postgres::Prepared;
 
 /// A client connection's state, owned by its task.
@@ -69,6 +71,20 @@ pub struct Session {
     /// COM_STMT_EXECUTE, PostgreSQL binary result columns): set by the frontend around it, so
     /// that shards are asked for that format too.
     pub binary_results: bool,
+    /// What the session asks of the shard connections it uses: its settings, and the
+    /// connections it keeps while it holds state on them. The frontend runs the session
+    /// inside it (`session_state::serve`).
+    pub shard: Arc<SessionState>,
+    /// The settings the session began with (a PostgreSQL client's startup parameters), which
+    /// `RESET` goes back to.
+    pub startup_settings: Option<Settings>,
+    /// The values of the settings the session made, as the database reported them, by name.
+    pub reported: BTreeMap<String, String>,
+    /// PostgreSQL: the settings before the open transaction changed them, back when it rolls
+    /// back.
+    pub settings_before: Option<SettingsBefore>,
+    /// State held on the session's shard connections, which keeps them pinned.
+    pub(crate) held: BTreeMap<Held, usize>,
 }
 
 impl Session {
@@ -101,7 +117,29 @@ impl Session {
             next_statement_id: 1,
             parameters: Parameters::default(),
             copy_in: None,
+            shard: Arc::new(SessionState::default()),
+            startup_settings: None,
+            reported: BTreeMap::new(),
+            settings_before: None,
+            held: BTreeMap::new(),
         }
+    }
+
+    /// Begins with `settings` on the shards (a PostgreSQL client's startup parameters).
+    pub fn with_startup_settings(mut self, settings: Option<Settings>) -> Self {
+        self.shard = Arc::new(SessionState::new(settings.clone()));
+        self.startup_settings = settings;
+        self
+    }
+
+    /// Whether the session's settings change how dates and times are written as text
+    /// (PostgreSQL's TimeZone, DateStyle, IntervalStyle).
+    pub fn renders_dates_its_own_way(&self) -> bool {
+        self.shard.wanted().is_some_and(|settings| {
+            ["timezone", "datestyle", "intervalstyle"]
+                .iter()
+                .any(|name| settings.get(name).is_some())
+        })
     }
 
     /// Whether a transaction is open.
@@ -149,6 +187,14 @@ impl Session {
     }
 }
 
+/// A session's settings as they were: what its shard connections must have, and what the
+/// database reported.
+#[derive(Debug, Clone)]
+pub struct SettingsBefore {
+    pub wanted: Option<Arc<Settings>>,
+    pub reported: BTreeMap<String, String>,
+}
+
 /// Where a session stands with its transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransactionStatus {
@@ -165,6 +211,8 @@ pub struct Statement {
     pub kind: StatementKind,
     /// Parameters it takes.
     pub param_count: usize,
+    /// What a planned one does to the state the session holds on its shard connections.
+    pub(crate) effect: Option<crate::pinning::Effect>,
 }
 
 impl Statement {
@@ -177,7 +225,18 @@ impl Statement {
             StatementKind::Planned(Planned::Direct(direct)) => direct.param_count(),
             StatementKind::Planned(Planned::Ddl(_)) | StatementKind::Text(_) => 0,
         };
-        Self { kind, param_count }
+        let sql = match &kind {
+            StatementKind::Planned(Planned::Query(query)) => Some(query.sql()),
+            StatementKind::Planned(Planned::Direct(direct)) => Some(direct.sql()),
+            StatementKind::Planned(Planned::Ddl(ddl)) => ddl.plan.units.first().map(|u| &*u.sql),
+            _ => None,
+        };
+        let effect = sql.and_then(crate::pinning::effect);
+        Self {
+            kind,
+            param_count,
+            effect,
+        }
     }
 }
 

@@ -72,7 +72,7 @@ pub struct ExecutionUnit {
 
 impl Plan {
     /// Units and nothing else: no generated keys, no merge, no guard.
-    pub(crate) fn of_units(units: Vec<ExecutionUnit>) -> Self {
+    pub fn of_units(units: Vec<ExecutionUnit>) -> Self {
         Self {
             units,
             generated_keys: Vec::new(),

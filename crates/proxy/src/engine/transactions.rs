@@ -85,6 +85,10 @@ impl Engine {
             (_, Some(transaction)) => self.backend.commit(transaction).await,
             (_, None) => Ok(()),
         };
+        if !matches!(control, Control::Autocommit(false)) {
+            let rolled_back = failed || matches!(control, Control::Rollback { .. });
+            self.transaction_ended(session, ended.is_ok() && !rolled_back);
+        }
         match control {
             Control::Begin(asked) => {
                 session.transaction = Some(self.new_transaction(session, asked));

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use keyshard_backend::session_state;
 use keyshard_router::{Dialect, Value};
 use mysql_common::constants::{CapabilityFlags, ColumnType, StatusFlags};
 use tokio::net::TcpStream;
@@ -99,45 +100,50 @@ pub async fn serve(
         ),
         engine,
     };
-    // One wait for shutdown for the whole session: a new one per packet cost more than
-    // reading the packet. `biased` polls it first, so that a busy client is closed too.
-    let shutdown = shutdown.changed();
-    tokio::pin!(shutdown);
-    loop {
-        io.reset_sequence();
-        let packet = tokio::select! {
-            biased;
-            _ = &mut shutdown => break,
-            packet = io.read_packet() => packet,
-            () = connection.engine.idle_in_transaction(&connection.session) => {
-                // Its shard connections go back to the pools with the rollback below.
-                connection.send_error(&mut io, &Error::new(
-                    ErrorKind::IdleInTransaction,
-                    "The client was disconnected by the server because it was idle in a \
-                     transaction for too long; the transaction was rolled back",
-                ));
-                let _ = io.flush().await;
+    // The session's settings and kept shard connections follow it into the backend.
+    let shard = Arc::clone(&connection.session.shard);
+    session_state::serve(shard, async {
+        // One wait for shutdown for the whole session: a new one per packet cost more than
+        // reading the packet. `biased` polls it first, so that a busy client is closed too.
+        let shutdown = shutdown.changed();
+        tokio::pin!(shutdown);
+        loop {
+            io.reset_sequence();
+            let packet = tokio::select! {
+                biased;
+                _ = &mut shutdown => break,
+                packet = io.read_packet() => packet,
+                () = connection.engine.idle_in_transaction(&connection.session) => {
+                    // Its shard connections go back to the pools with the rollback below.
+                    connection.send_error(&mut io, &Error::new(
+                        ErrorKind::IdleInTransaction,
+                        "The client was disconnected by the server because it was idle in a \
+                         transaction for too long; the transaction was rolled back",
+                    ));
+                    let _ = io.flush().await;
+                    break;
+                }
+            };
+            let payload = match packet {
+                Ok(Some(payload)) => payload,
+                Ok(None) => break,
+                Err(e) => {
+                    // Malformed or oversized: this connection only is closed.
+                    tracing::debug!("connection {connection_id}: {e}");
+                    break;
+                }
+            };
+            let keep_going = connection.command(&mut io, payload).await;
+            if io.flush().await.is_err() || !keep_going {
                 break;
             }
-        };
-        let payload = match packet {
-            Ok(Some(payload)) => payload,
-            Ok(None) => break,
-            Err(e) => {
-                // Malformed or oversized: this connection only is closed.
-                tracing::debug!("connection {connection_id}: {e}");
-                break;
-            }
-        };
-        let keep_going = connection.command(&mut io, payload).await;
-        if io.flush().await.is_err() || !keep_going {
-            break;
         }
-    }
-    connection
-        .engine
-        .close_session(&mut connection.session)
-        .await;
+        connection
+            .engine
+            .close_session(&mut connection.session)
+            .await;
+    })
+    .await;
 }
 
 struct Connection {
@@ -489,6 +495,7 @@ mod tests {
             statement: Arc::new(Statement {
                 kind: StatementKind::Text("SELECT ?".into()),
                 param_count,
+                effect: None,
             }),
             param_types: Vec::new(),
             long_data: HashMap::new(),

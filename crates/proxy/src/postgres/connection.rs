@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use keyshard_backend::session_state;
 use keyshard_router::{Dialect, Value};
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::PgWireFrontendMessage as In;
@@ -26,6 +27,7 @@ use super::formats::{data_row, row_description};
 use super::pg_error::PgError;
 use super::wire::{Wire, WireError};
 use crate::dialect::postgres::Parameters;
+use crate::engine::{startup_parameters, startup_settings};
 use crate::reply::Reply;
 use crate::session::{self, Session, Statement};
 use crate::tls::Stream;
@@ -81,14 +83,16 @@ pub async fn serve(
     };
     let counted = Arc::clone(&frontend);
     let _connected = counted.engine.metrics().connected(Dialect::Postgres);
-    let mut session = Session::new(
+    let session = Session::new(
         connection_id,
         client.user,
         Some(client.database),
         Dialect::Postgres,
         Arc::clone(counted.engine.identity()),
     );
-    session.parameters = Parameters::from_startup(&client.parameters);
+    let parameters = startup_parameters(&client.parameters);
+    let mut session = session.with_startup_settings(startup_settings(&parameters));
+    session.parameters = Parameters::from_startup(&parameters);
     let mut connection = Connection {
         session,
         frontend,
@@ -97,63 +101,68 @@ pub async fn serve(
         mid_batch: false,
         last_unnamed: None,
     };
-    // One wait for shutdown for the whole session: a new one per message cost more than
-    // reading the message. `biased` polls it first, so that a busy client is closed too.
-    let shutdown = shutdown.changed();
-    tokio::pin!(shutdown);
-    loop {
-        // Shutdown closes the connection only between batches: a client must not lose the
-        // answer to a statement that committed, or its retry would insert a duplicate.
-        let message = tokio::select! {
-            biased;
-            _ = &mut shutdown, if !connection.mid_batch => break,
-            message = wire.read_message() => message,
-            () = connection.frontend.engine.idle_in_transaction(&connection.session) => {
-                let _ = wire
-                    .send(auth::fatal(
-                        "25P03",
-                        "terminating connection due to idle-in-transaction timeout",
-                    ))
-                    .await;
-                break;
-            }
-        };
-        let message = match message {
-            Ok(Some(message)) => message,
-            Ok(None) => break,
-            Err(WireError::NotUtf8 { byte, extended }) => {
-                match connection.refuse_text(&mut wire, byte, extended).await {
-                    Ok(()) => continue,
-                    Err(_) => break,
-                }
-            }
-            Err(e) => {
-                // Malformed: PostgreSQL closes the connection with a FATAL error.
-                tracing::debug!("postgres connection {connection_id}: {e}");
-                if let WireError::Malformed(m) = &e {
+    // The session's settings and kept shard connections follow it into the backend.
+    let shard = Arc::clone(&connection.session.shard);
+    session_state::serve(shard, async {
+        // One wait for shutdown for the whole session: a new one per message cost more than
+        // reading the message. `biased` polls it first, so that a busy client is closed too.
+        let shutdown = shutdown.changed();
+        tokio::pin!(shutdown);
+        loop {
+            // Shutdown closes the connection only between batches: a client must not lose the
+            // answer to a statement that committed, or its retry would insert a duplicate.
+            let message = tokio::select! {
+                biased;
+                _ = &mut shutdown, if !connection.mid_batch => break,
+                message = wire.read_message() => message,
+                () = connection.frontend.engine.idle_in_transaction(&connection.session) => {
                     let _ = wire
-                        .send(auth::fatal("08P01", &format!("invalid message: {m}")))
+                        .send(auth::fatal(
+                            "25P03",
+                            "terminating connection due to idle-in-transaction timeout",
+                        ))
                         .await;
-                    let _ = wire.flush().await;
+                    break;
                 }
-                break;
-            }
-        };
-        match connection.message(&mut wire, message).await {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                tracing::debug!("postgres connection {connection_id}: {e}");
-                break;
+            };
+            let message = match message {
+                Ok(Some(message)) => message,
+                Ok(None) => break,
+                Err(WireError::NotUtf8 { byte, extended }) => {
+                    match connection.refuse_text(&mut wire, byte, extended).await {
+                        Ok(()) => continue,
+                        Err(_) => break,
+                    }
+                }
+                Err(e) => {
+                    // Malformed: PostgreSQL closes the connection with a FATAL error.
+                    tracing::debug!("postgres connection {connection_id}: {e}");
+                    if let WireError::Malformed(m) = &e {
+                        let _ = wire
+                            .send(auth::fatal("08P01", &format!("invalid message: {m}")))
+                            .await;
+                        let _ = wire.flush().await;
+                    }
+                    break;
+                }
+            };
+            match connection.message(&mut wire, message).await {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    tracing::debug!("postgres connection {connection_id}: {e}");
+                    break;
+                }
             }
         }
-    }
-    let _ = wire.flush().await;
-    connection
-        .frontend
-        .engine
-        .close_session(&mut connection.session)
-        .await;
+        let _ = wire.flush().await;
+        connection
+            .frontend
+            .engine
+            .close_session(&mut connection.session)
+            .await;
+    })
+    .await;
 }
 
 struct Connection {

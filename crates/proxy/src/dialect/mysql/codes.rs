@@ -26,6 +26,7 @@ impl Error {
             ErrorKind::OutOfMemory => (1037, "HY001"),
             ErrorKind::TooManyStatements => (1461, "42000"),
             ErrorKind::IdleInTransaction => (4031, "HY000"),
+            ErrorKind::PoolExhausted => (1040, "08004"),
             // Keyshard's own codes, in ShardingSphere's vendor range: no MySQL error means
             // "some shards committed".
             ErrorKind::PartialCommit => (20_101, "XAKS1"),

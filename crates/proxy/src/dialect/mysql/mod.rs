@@ -51,12 +51,37 @@ const VARIABLES: &[(&str, &str)] = &[
     ("wait_timeout", "28800"),
 ];
 
+/// Variables of [`VARIABLES`] whose value is the shards' own, once they have been asked.
+const SHARD_HELD: &[&str] = &[
+    "interactive_timeout",
+    "lower_case_table_names",
+    "net_buffer_length",
+    "net_write_timeout",
+    "performance_schema",
+    "query_cache_size",
+    "query_cache_type",
+    "sql_mode",
+    "system_time_zone",
+    "time_zone",
+    "wait_timeout",
+];
+
 /// The first words of the statements [`recognise`] takes.
 const SESSION_WORDS: &[&str] = &["set", "use", "show", "select"];
 
 fn variable<'a>(name: &str, session: &'a Session) -> Option<&'a str> {
     if name.eq_ignore_ascii_case("version") {
         return Some(&session.identity.mysql);
+    }
+    // A setting the shards hold, as the database reported it when it was made; else as a new
+    // shard session has it, unless the proxy stands by its own value.
+    let lower = name.to_ascii_lowercase();
+    if let Some(reported) = session.reported.get(&lower) {
+        return Some(reported);
+    }
+    let proxy_s = VARIABLES.iter().any(|(n, _)| *n == lower) && !SHARD_HELD.contains(&&*lower);
+    if !proxy_s && let Some(value) = session.identity.mysql_variables.get(&lower) {
+        return Some(value);
     }
     VARIABLES
         .iter()
@@ -167,15 +192,18 @@ fn show_variables(text: &str, session: &Session) -> Reply {
         .step_by(2)
         .map(str::to_ascii_lowercase)
         .collect();
-    let rows = VARIABLES
+    let names: std::collections::BTreeSet<&str> = VARIABLES
         .iter()
-        .filter(|(name, _)| patterns.is_empty() || patterns.iter().any(|p| like(name, p)))
-        .map(|(name, _)| {
+        .map(|(name, _)| *name)
+        .chain(session.reported.keys().map(String::as_str))
+        .chain(session.identity.mysql_variables.keys().map(String::as_str))
+        .collect();
+    let rows = names
+        .into_iter()
+        .filter(|name| patterns.is_empty() || patterns.iter().any(|p| like(name, p)))
+        .map(|name| {
             let value = variable(name, session).unwrap_or_default();
-            vec![
-                Value::Text((*name).to_owned()),
-                Value::Text(value.to_owned()),
-            ]
+            vec![Value::Text(name.to_owned()), Value::Text(value.to_owned())]
         })
         .collect();
     Reply::text_rows(&["Variable_name", "Value"], rows)

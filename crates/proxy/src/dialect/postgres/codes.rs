@@ -27,6 +27,7 @@ impl Error {
             ErrorKind::OutOfMemory => "53200",
             ErrorKind::TooManyStatements => "53000",
             ErrorKind::IdleInTransaction => "25P03",
+            ErrorKind::PoolExhausted => "53300",
             ErrorKind::PartialCommit => "XAKS1",
             ErrorKind::OutcomeUnknown => "XAKS2",
             ErrorKind::XaRolledBack => "40000",

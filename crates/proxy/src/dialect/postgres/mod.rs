@@ -71,12 +71,17 @@ impl Parameters {
         }
     }
 
-    fn get(&self, name: &str) -> Option<&str> {
+    /// `RESET ALL`: back to the startup parameters.
+    pub(crate) fn reset_all(&mut self) {
+        self.set.clear();
+    }
+
+    /// What the client gave `name`, at startup or with `SET`.
+    fn given(&self, name: &str) -> Option<&str> {
         self.set
             .get(name)
             .or_else(|| self.startup.get(name))
             .map(String::as_str)
-            .or_else(|| default(name))
     }
 }
 
@@ -86,11 +91,11 @@ fn default(name: &str) -> Option<&'static str> {
 
 /// A parameter's value in `session`; `name` is lower case.
 fn setting(name: &str, session: &Session) -> Option<String> {
-    let default = session.characteristics;
+    let session_default = session.characteristics;
     let current = session
         .transaction
         .as_ref()
-        .map_or(default, |t| t.characteristics().or(default));
+        .map_or(session_default, |t| t.characteristics().or(session_default));
     let level = |c: Characteristics| match c.isolation {
         None | Some(Isolation::ReadCommitted) => "read committed",
         Some(Isolation::ReadUncommitted) => "read uncommitted",
@@ -104,11 +109,25 @@ fn setting(name: &str, session: &Session) -> Option<String> {
     let value = match name {
         "transaction_isolation" => level(current),
         "transaction_read_only" => flag(current),
-        "default_transaction_isolation" => level(default),
-        "default_transaction_read_only" => flag(default),
+        "default_transaction_isolation" => level(session_default),
+        "default_transaction_read_only" => flag(session_default),
         "server_version" => &session.identity.postgres,
         "server_version_num" => &session.identity.postgres_num,
-        _ => session.parameters.get(name)?,
+        // A setting the shards hold, as the database reported it when it was made; else as
+        // the client gave it, as a new shard session has it, or the proxy's own.
+        _ => match session.reported.get(name) {
+            Some(reported) => reported,
+            None => session
+                .parameters
+                .given(name)
+                .or_else(|| {
+                    let proxy_s = crate::settings::is_own(name, keyshard_router::Dialect::Postgres)
+                        || name == "is_superuser";
+                    let shards = &session.identity.postgres_settings;
+                    (!proxy_s).then(|| shards.get(name).map(String::as_str))?
+                })
+                .or_else(|| default(name))?,
+        },
     };
     Some(value.to_owned())
 }
@@ -175,6 +194,7 @@ pub(crate) fn recognise(sql: &str) -> Option<Statement<'_>> {
         ["show", "transaction", "isolation", "level"] => {
             Statement::Show("transaction_isolation".to_owned())
         }
+        ["show", "time", "zone"] => Statement::Show("timezone".to_owned()),
         ["show", "all"] => Statement::ShowAll,
         ["show", name] => Statement::Show(unquote(name).to_owned()),
         ["select", ..] => Statement::Select(
@@ -214,6 +234,14 @@ pub(crate) fn answer(statement: Statement, session: &mut Session) -> Result<Repl
                 .map(|(n, _)| *n)
                 .chain(session.parameters.startup.keys().map(String::as_str))
                 .chain(session.parameters.set.keys().map(String::as_str))
+                .chain(session.reported.keys().map(String::as_str))
+                .chain(
+                    session
+                        .identity
+                        .postgres_settings
+                        .keys()
+                        .map(String::as_str),
+                )
                 .collect::<BTreeSet<_>>();
             names
                 .into_iter()

@@ -382,7 +382,12 @@ impl Connection {
         params: &[Value],
         formats: &[i16],
     ) -> Result<(Vec<Field>, VecDeque<Vec<Value>>, String), PgError> {
-        self.session.binary_results = formats.contains(&1);
+        // Mixed formats would have text columns written from the shard's binary values, as
+        // PostgreSQL writes them in UTC and ISO: not under a session's own time zone or date
+        // style, where shards are asked for text and a binary column of such a type is refused.
+        let mixed = formats.contains(&1) && formats.contains(&0);
+        self.session.binary_results =
+            formats.contains(&1) && !(mixed && self.session.renders_dates_its_own_way());
         let ran = self
             .run(&prepared.sql, prepared.statement.as_ref(), params)
             .await;

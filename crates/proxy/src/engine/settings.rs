@@ -1,0 +1,263 @@
+//! Settings the shards hold for the session (`SET time_zone`, `SET search_path`, …): recorded
+//! in the session, checked and reported by a database of the session's kind, made on every
+//! shard connection the session uses (see `keyshard_backend::session_state`).
+
+use std::collections::BTreeMap;
+
+use keyshard_backend::SettingScope;
+use keyshard_backend::session_state::Settings;
+use keyshard_config::DatabaseKind;
+use keyshard_router::{Dialect, Value};
+
+use super::Engine;
+use crate::error::Error;
+use crate::reply::Reply;
+use crate::session::{Session, SettingsBefore};
+use crate::settings::{Change, SetSettings};
+
+impl Engine {
+    /// Applies `set`: the new settings are made on the shard connections the session holds in
+    /// its transaction at once, and on every other one it uses from now on. A database of the
+    /// session's kind checks them first and reports their values, as `SHOW` and `@@name` then
+    /// answer; a setting it refuses is refused to the client with its error, and nothing
+    /// changes.
+    pub(super) async fn set_settings(
+        &self,
+        session: &mut Session,
+        sql: &str,
+        set: SetSettings,
+    ) -> Result<Reply, Error> {
+        if set.local {
+            // PostgreSQL's SET LOCAL: outside a transaction block it changes nothing.
+            if let Some(transaction) = &mut session.transaction {
+                self.backend
+                    .set_in(transaction, sql, None, SettingScope::Transaction)
+                    .await?;
+            }
+            return Ok(Reply::done());
+        }
+        let kind = kind_of(session.dialect);
+        let before = session.shard.wanted();
+        let mut next = before
+            .as_deref()
+            .cloned()
+            .unwrap_or_else(|| Settings::new(kind));
+        if set.reset_all {
+            next = session
+                .startup_settings
+                .clone()
+                .unwrap_or_else(|| Settings::new(kind));
+        }
+        for change in &set.changes {
+            match &change.assignment {
+                Some(assignment) => next.set(change.name.clone(), assignment.clone()),
+                // Back to the session's default: its startup value, or the database's.
+                None => match session
+                    .startup_settings
+                    .as_ref()
+                    .and_then(|s| s.get(&change.name))
+                {
+                    Some(startup) => next.set(change.name.clone(), startup.to_owned()),
+                    None => {
+                        next.remove(&change.name);
+                    }
+                },
+            }
+        }
+        // What a change inside a transaction must do to the connections the transaction
+        // holds, whose settings are the session's before it.
+        let on_branches = Settings::transition(kind, before.as_deref(), Some(&next));
+        let undone = session.dialect == Dialect::Postgres;
+        if undone && session.transaction.is_some() && session.settings_before.is_none() {
+            session.settings_before = Some(SettingsBefore {
+                wanted: before.clone(),
+                reported: session.reported.clone(),
+            });
+        }
+        session.shard.set_wanted(Some(next));
+        let applied = async {
+            if let Some(transaction) = &mut session.transaction
+                && !on_branches.is_empty()
+            {
+                let wanted = session.shard.wanted();
+                let scope = SettingScope::Session { undone };
+                self.backend
+                    .set_in(transaction, &on_branches, wanted, scope)
+                    .await?;
+            }
+            self.report(session, &set.changes).await
+        }
+        .await;
+        let reported = match applied {
+            Ok(reported) => reported,
+            Err(e) => {
+                session.shard.restore_wanted(before);
+                return Err(e);
+            }
+        };
+        // MySQL evaluates a value (`CONCAT(@@sql_mode, ',X')`, `@x`) when it is set: it is
+        // made again elsewhere as the value the database reported, not as written.
+        if let (Dialect::MySql, Some(mut settings)) = (session.dialect, session.shard.wanted())
+            && reported.is_some()
+        {
+            let settings = std::sync::Arc::make_mut(&mut settings);
+            for (change, value) in set.changes.iter().zip(reported.iter().flatten()) {
+                if change.assignment.is_some() {
+                    let literal = mysql_literal(value.as_deref());
+                    settings.set(change.name.clone(), format!("{} = {literal}", change.name));
+                }
+            }
+            session.shard.set_wanted(Some(settings.clone()));
+        }
+        let reported: Vec<String> = match reported {
+            Some(values) => values.into_iter().map(Option::unwrap_or_default).collect(),
+            None => set.changes.iter().map(|c| c.written.clone()).collect(),
+        };
+        if set.reset_all {
+            session.reported.clear();
+            session.parameters.reset_all();
+        }
+        for (change, value) in set.changes.iter().zip(reported) {
+            match (&change.assignment, value) {
+                (None, _) => {
+                    session.reported.remove(&change.name);
+                }
+                (Some(_), value) => {
+                    session.reported.insert(change.name.clone(), value);
+                }
+            }
+        }
+        Ok(Reply::done())
+    }
+
+    /// The values of the `changes`' settings as a database of the session's kind reports them
+    /// now, on a connection with the session's settings (which makes them there, and so checks
+    /// them), in its transaction when it has one; `None` when no data source is of that kind
+    /// (SQLite shards).
+    async fn report(
+        &self,
+        session: &mut Session,
+        changes: &[Change],
+    ) -> Result<Option<Vec<Option<String>>>, Error> {
+        let dialect = session.dialect;
+        let kind = kind_of(dialect);
+        let source = self
+            .config
+            .data_sources
+            .values()
+            .find(|source| source.kind == kind);
+        let Some(source) = source else {
+            return Ok(None);
+        };
+        let items: Vec<String> = changes
+            .iter()
+            .map(|c| match dialect {
+                Dialect::MySql => format!("CAST(@@session.{} AS CHAR)", c.name),
+                Dialect::Postgres => format!("current_setting('{}')", c.name),
+            })
+            .collect();
+        let sql = format!("SELECT {}", items.join(", "));
+        let outcome = self
+            .backend
+            .execute_on_in(session.transaction.as_mut(), &source.name, &sql)
+            .await?;
+        let row = outcome.rows.into_iter().next().unwrap_or_default();
+        Ok(Some(
+            (0..changes.len())
+                .map(|i| row.get(i).and_then(text_of))
+                .collect(),
+        ))
+    }
+
+    /// Undoes the session's changes of settings made in a transaction that rolled back
+    /// (PostgreSQL: the database undoes them on the connections the transaction held).
+    pub(super) fn transaction_ended(&self, session: &mut Session, committed: bool) {
+        if let Some(before) = session.settings_before.take()
+            && !committed
+        {
+            session.shard.restore_wanted(before.wanted);
+            session.reported = before.reported;
+        }
+    }
+}
+
+/// The database kind a frontend's settings are written for.
+fn kind_of(dialect: Dialect) -> DatabaseKind {
+    match dialect {
+        Dialect::MySql => DatabaseKind::MySql,
+        Dialect::Postgres => DatabaseKind::Postgres,
+    }
+}
+
+fn text_of(value: &Value) -> Option<String> {
+    Some(match value {
+        Value::Null => return None,
+        Value::Text(text) => text.clone(),
+        Value::Bytes(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        Value::Int(v) => v.to_string(),
+        Value::UInt(v) => v.to_string(),
+        other => other.to_literal(Dialect::Postgres),
+    })
+}
+
+/// A MySQL system variable's value as it is set again: numbers bare (a numeric variable
+/// refuses a string), NULL, else a quoted string.
+fn mysql_literal(value: Option<&str>) -> String {
+    match value {
+        None => "NULL".to_owned(),
+        Some(v)
+            if v.parse::<f64>().is_ok()
+                && v.bytes()
+                    .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-') =>
+        {
+            v.to_owned()
+        }
+        Some(v) => Value::Text(v.to_owned()).to_literal(Dialect::MySql),
+    }
+}
+
+/// A PostgreSQL client's startup parameters with the settings its `options` parameter holds
+/// (`-c name=value`, `--name=value`, as libpq's PGOPTIONS writes them) spelt out.
+pub(crate) fn startup_parameters(
+    parameters: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut spelt = parameters.clone();
+    let Some(options) = parameters.get("options") else {
+        return spelt;
+    };
+    let mut words = options.split_whitespace();
+    while let Some(word) = words.next() {
+        let setting = match word {
+            "-c" => words.next(),
+            other => other
+                .strip_prefix("-c")
+                .or_else(|| other.strip_prefix("--")),
+        };
+        if let Some((name, value)) = setting.and_then(|s| s.split_once('=')) {
+            spelt.insert(name.replace('-', "_"), value.to_owned());
+        }
+    }
+    spelt
+}
+
+/// A PostgreSQL client's startup parameters that the shards hold (its time zone, DateStyle,
+/// extra_float_digits, …), as the settings its session begins with.
+pub(crate) fn startup_settings(parameters: &BTreeMap<String, String>) -> Option<Settings> {
+    let mut settings = Settings::new(DatabaseKind::Postgres);
+    for (name, value) in parameters {
+        let name = name.to_ascii_lowercase();
+        let plain = name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        let identity = matches!(
+            name.as_str(),
+            "user" | "database" | "options" | "replication"
+        );
+        if !plain || identity || crate::settings::is_own(&name, Dialect::Postgres) {
+            continue;
+        }
+        let quoted = value.replace('\'', "''");
+        settings.set(name.clone(), format!("{name} TO '{quoted}'"));
+    }
+    (!settings.is_empty()).then_some(settings)
+}

@@ -1,0 +1,686 @@
+//! No client changes what another client sees. An adversarial differential suite: client A
+//! changes its session (settings, temporary tables, locks, set_config), A's later statements
+//! see the change (on several pooled shard connections, inside and outside transactions),
+//! clients B and C do not, and after A resets or leaves nothing remains. Every step runs
+//! through Keyshard (pools of 1, 2 or 3 connections per data source, so that connections are
+//! certainly shared) and on one plain database, with one connection per client; the answers
+//! must be the same. `--include-ignored`, with `KEYSHARD_TEST_MYSQL_URL` /
+//! `KEYSHARD_TEST_PG_URL`.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::postgres::{PgProxy, PgShards, connect};
+use common::{Proxy, Shards};
+use sqlx::{Connection as _, MySqlConnection, Row as _};
+use tokio_postgres::SimpleQueryMessage;
+
+/// What a statement answered: its rows' first column as text, or its error code.
+type Answer = Result<Vec<String>, String>;
+
+/// Clients by index: A, B, C.
+const A: usize = 0;
+const B: usize = 1;
+const C: usize = 2;
+
+/// The configuration over `urls` with pools of `size` connections per data source.
+fn with_pool_size(yaml: String, urls: [&str; 2], size: u32) -> String {
+    urls.iter().fold(yaml, |yaml, url| {
+        yaml.replace(
+            &format!("url: {url}\n"),
+            &format!("url: {url}\n    maxPoolSize: {size}\n"),
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// MySQL / MariaDB
+
+const MYSQL_SETUP: &str = "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT, \
+     created_at TIMESTAMP NULL, price DECIMAL(10,2));
+     CREATE TABLE t_plain (id INT PRIMARY KEY, note VARCHAR(20))";
+
+const MYSQL_ROWS: &str = "SET time_zone = '+00:00';
+     INSERT INTO t_order VALUES (1, 1, '2024-01-02 03:04:05', 9.99), (2, 2, '2024-06-30 23:00:00', 0.50),
+       (3, 3, '2024-12-31 12:00:00', 100.00), (4, 4, NULL, NULL);
+     INSERT INTO t_plain VALUES (1, 'one');
+     SET time_zone = DEFAULT";
+
+/// Both sides of a MariaDB comparison: a proxy over two fresh shards with pools of `size`, and
+/// one plain database; three clients each.
+struct MySqlSides {
+    shards: Shards,
+    proxy: Proxy,
+    plain: Shards,
+    through: Vec<MySqlConnection>,
+    direct: Vec<MySqlConnection>,
+}
+
+impl MySqlSides {
+    async fn start(size: u32) -> Self {
+        let shards = Shards::mariadb().await;
+        let (url_0, url_1) = (shards.url(0), shards.url(1));
+        let yaml = with_pool_size(common::yaml(&url_0, &url_1), [&url_0, &url_1], size);
+        let proxy = Proxy::start(&yaml).await;
+        let plain = Shards::mariadb().await;
+        let mut sides = Self {
+            through: Vec::new(),
+            direct: Vec::new(),
+            shards,
+            proxy,
+            plain,
+        };
+        for _ in 0..3 {
+            sides.through.push(sides.connect_through().await);
+            sides.direct.push(sides.connect_direct().await);
+        }
+        for conn in [&mut sides.through[A], &mut sides.direct[A]] {
+            sqlx::raw_sql(MYSQL_SETUP)
+                .execute(&mut *conn)
+                .await
+                .unwrap();
+            sqlx::raw_sql(MYSQL_ROWS).execute(&mut *conn).await.unwrap();
+        }
+        sides
+    }
+
+    async fn connect_through(&self) -> MySqlConnection {
+        MySqlConnection::connect(&self.proxy.url("root", "root"))
+            .await
+            .unwrap()
+    }
+
+    async fn connect_direct(&self) -> MySqlConnection {
+        MySqlConnection::connect(&self.plain.url(0)).await.unwrap()
+    }
+
+    /// Runs each (client, statement) on both sides; answers every difference at once.
+    async fn compare(&mut self, script: &[(usize, &str)]) -> Vec<String> {
+        let mut differences = Vec::new();
+        for (who, sql) in script {
+            // User locks are the server's, and both sides share one: each names its own.
+            let expected =
+                mysql_answer(&mut self.direct[*who], &sql.replace("'ks_", "'ksp_")).await;
+            let got = mysql_answer(&mut self.through[*who], &sql.replace("'ks_", "'kst_")).await;
+            if got != expected {
+                differences.push(format!(
+                    "client {who}: {sql}\n  Keyshard: {got:?}\n  database: {expected:?}"
+                ));
+            }
+        }
+        differences
+    }
+
+    async fn finish(self) {
+        for conn in self.through.into_iter().chain(self.direct) {
+            let _ = conn.close().await;
+        }
+        self.proxy.stop().await;
+        self.shards.cleanup().await;
+        self.plain.cleanup().await;
+    }
+}
+
+async fn mysql_answer(conn: &mut MySqlConnection, sql: &str) -> Answer {
+    // `PREPARE:` runs the statement through the binary protocol (COM_STMT_PREPARE/EXECUTE).
+    let result = match sql.strip_prefix("PREPARE:") {
+        Some(sql) => sqlx::query(sql).fetch_all(&mut *conn).await,
+        None => sqlx::raw_sql(sql).fetch_all(&mut *conn).await,
+    };
+    match result {
+        Ok(rows) => Ok(rows.iter().map(mysql_text).collect()),
+        Err(e) => Err(e
+            .as_database_error()
+            .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+            .map_or_else(|| e.to_string(), |d| d.number().to_string())),
+    }
+}
+
+fn mysql_text(row: &sqlx::mysql::MySqlRow) -> String {
+    if row.is_empty() {
+        return String::new();
+    }
+    row.try_get::<Option<i64>, _>(0)
+        .map(|v| format!("{v:?}"))
+        .or_else(|_| {
+            row.try_get::<Option<String>, _>(0)
+                .map(|v| format!("{v:?}"))
+        })
+        .or_else(|_| {
+            row.try_get::<Option<Vec<u8>>, _>(0)
+                .map(|v| format!("{:?}", v.map(|b| String::from_utf8_lossy(&b).into_owned())))
+        })
+        .unwrap_or_else(|e| e.to_string())
+}
+
+/// Settings: made by A, seen by A's reads over several shards and pooled connections and in
+/// transactions, never by B or C; back to the default with `= DEFAULT`.
+const MYSQL_SETTINGS: &[(usize, &str)] = &[
+    (A, "SET time_zone = '+09:00'"),
+    (A, "SELECT @@session.time_zone"),
+    (B, "SELECT @@session.time_zone"),
+    (
+        A,
+        "SELECT CAST(created_at AS CHAR) FROM t_order WHERE order_id = 1",
+    ),
+    (
+        B,
+        "SELECT CAST(created_at AS CHAR) FROM t_order WHERE order_id = 1",
+    ),
+    (
+        A,
+        "SELECT CAST(created_at AS CHAR) FROM t_order ORDER BY order_id",
+    ),
+    (
+        C,
+        "SELECT CAST(created_at AS CHAR) FROM t_order ORDER BY order_id",
+    ),
+    (
+        A,
+        "PREPARE:SELECT CAST(created_at AS CHAR) FROM t_order WHERE order_id = 2",
+    ),
+    (
+        B,
+        "PREPARE:SELECT CAST(created_at AS CHAR) FROM t_order WHERE order_id = 2",
+    ),
+    (A, "SELECT CAST(FROM_UNIXTIME(0) AS CHAR)"),
+    (B, "SELECT CAST(FROM_UNIXTIME(0) AS CHAR)"),
+    (A, "SET SESSION sql_mode = 'PIPES_AS_CONCAT'"),
+    (A, "SELECT @@sql_mode"),
+    (A, "SELECT 'a' || 'b' FROM t_plain"),
+    (B, "SELECT 'a' || 'b' FROM t_plain"),
+    (B, "SELECT @@sql_mode"),
+    // Inside a transaction: MySQL's SET is not undone by a rollback.
+    (A, "BEGIN"),
+    (
+        A,
+        "SELECT CAST(created_at AS CHAR) FROM t_order WHERE order_id = 3",
+    ),
+    (A, "SET time_zone = '+05:00'"),
+    (
+        A,
+        "SELECT CAST(created_at AS CHAR) FROM t_order WHERE order_id = 3",
+    ),
+    (
+        A,
+        "SELECT CAST(created_at AS CHAR) FROM t_order WHERE order_id = 1",
+    ),
+    (A, "ROLLBACK"),
+    (A, "SELECT @@time_zone"),
+    (
+        A,
+        "SELECT CAST(created_at AS CHAR) FROM t_order ORDER BY order_id",
+    ),
+    (
+        B,
+        "SELECT CAST(created_at AS CHAR) FROM t_order ORDER BY order_id",
+    ),
+    // A value the database refuses is refused, and nothing changes.
+    (A, "SET time_zone = 'Nowhere/Nothing'"),
+    (A, "SELECT @@time_zone"),
+    (A, "SET SESSION sql_mode = 'NO_SUCH_MODE'"),
+    (A, "SELECT @@sql_mode"),
+    (A, "SET time_zone = DEFAULT, sql_mode = DEFAULT"),
+    (
+        A,
+        "SELECT CAST(created_at AS CHAR) FROM t_order ORDER BY order_id",
+    ),
+    (A, "SELECT 'a' || 'b' FROM t_plain"),
+    // autocommit is the session's too.
+    (A, "SET autocommit = 0"),
+    (A, "INSERT INTO t_plain VALUES (2, 'two')"),
+    (A, "SELECT COUNT(*) FROM t_plain"),
+    (A, "ROLLBACK"),
+    (B, "SELECT COUNT(*) FROM t_plain"),
+    (A, "SET autocommit = 1"),
+    (A, "SELECT COUNT(*) FROM t_plain"),
+];
+
+/// State that stays on a connection: A's temporary table and locks are A's alone.
+const MYSQL_HELD: &[(usize, &str)] = &[
+    (A, "CREATE TEMPORARY TABLE tmp_a (x INT)"),
+    (A, "INSERT INTO tmp_a VALUES (1), (2)"),
+    (A, "SELECT COUNT(*) FROM tmp_a"),
+    (B, "SELECT COUNT(*) FROM tmp_a"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "SELECT SUM(x) FROM tmp_a"),
+    (A, "INSERT INTO tmp_a VALUES (1), (2)"),
+    (A, "BEGIN"),
+    (A, "INSERT INTO tmp_a VALUES (3)"),
+    (A, "SELECT COUNT(*) FROM tmp_a"),
+    (A, "COMMIT"),
+    (A, "SELECT COUNT(*) FROM tmp_a"),
+    (A, "PREPARE:SELECT COUNT(*) FROM tmp_a"),
+    (B, "SELECT COUNT(*) FROM t_plain"),
+    (A, "SELECT GET_LOCK('ks_lock', 0)"),
+    (A, "SELECT IS_USED_LOCK('ks_lock') IS NOT NULL"),
+    (A, "SELECT RELEASE_LOCK('ks_lock')"),
+    (A, "SELECT IS_FREE_LOCK('ks_lock')"),
+    (A, "DROP TEMPORARY TABLE tmp_a"),
+    (A, "SELECT COUNT(*) FROM tmp_a"),
+    (B, "SELECT COUNT(*) FROM tmp_a"),
+];
+
+/// Two sessions holding locks at once (each pins a connection: pools of 3).
+const MYSQL_CONTENDED: &[(usize, &str)] = &[
+    (A, "SELECT GET_LOCK('ks_shared', 0)"),
+    (B, "SELECT GET_LOCK('ks_shared', 0)"),
+    (B, "SELECT IS_USED_LOCK('ks_shared') IS NOT NULL"),
+    (A, "SELECT RELEASE_ALL_LOCKS()"),
+    (B, "SELECT GET_LOCK('ks_shared', 0)"),
+    (A, "SELECT GET_LOCK('ks_shared', 0)"),
+    (B, "SELECT RELEASE_LOCK('ks_shared')"),
+    (A, "SELECT GET_LOCK('ks_shared', 0)"),
+];
+
+fn report(differences: Vec<String>) {
+    assert!(
+        differences.is_empty(),
+        "{} differences:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_MYSQL_URL"]
+async fn mysql_sessions_keep_their_settings_and_state_to_themselves() {
+    let mut differences = Vec::new();
+    for size in [1, 2] {
+        let mut sides = MySqlSides::start(size).await;
+        for difference in sides.compare(MYSQL_SETTINGS).await {
+            differences.push(format!("pool of {size}: {difference}"));
+        }
+        sides.finish().await;
+    }
+    let mut sides = MySqlSides::start(2).await;
+    differences.extend(sides.compare(MYSQL_HELD).await);
+    // With the table dropped and the lock released, A holds nothing and keeps nothing.
+    assert_eq!(
+        held_or_pinned(&mut sides.through[A]).await,
+        Vec::<String>::new()
+    );
+    sides.finish().await;
+    let mut sides = MySqlSides::start(3).await;
+    differences.extend(sides.compare(MYSQL_CONTENDED).await);
+    // A leaves holding a lock: it is released with A's shard connection, not handed on.
+    differences.extend(sides.compare(&[(A, "SELECT GET_LOCK('ks_gone', 0)")]).await);
+    let a = sides.through.swap_remove(A);
+    a.close().await.unwrap();
+    let direct_a = sides.direct.swap_remove(A);
+    direct_a.close().await.unwrap();
+    // C is now at index A; B stays at B.
+    let free = "SELECT IS_FREE_LOCK('ks_gone')";
+    eventually(&mut sides.through[B], free, "1").await;
+    eventually(&mut sides.direct[B], free, "1").await;
+    sides.finish().await;
+    report(differences);
+}
+
+/// The `held` and `pinned` rows of `SHOW SESSION STATE`.
+async fn held_or_pinned(conn: &mut MySqlConnection) -> Vec<String> {
+    let rows = sqlx::raw_sql("SHOW SESSION STATE")
+        .fetch_all(conn)
+        .await
+        .unwrap();
+    rows.iter()
+        .map(|r| (r.get::<String, _>(0), r.get::<String, _>(1)))
+        .filter(|(kind, _)| kind != "setting")
+        .map(|(kind, name)| format!("{kind} {name}"))
+        .collect()
+}
+
+/// Polls `sql` until it answers `expected` (a closed connection's locks go with it a moment
+/// later, on the database's time).
+async fn eventually(conn: &mut MySqlConnection, sql: &str, expected: &str) {
+    let started = Instant::now();
+    loop {
+        let answer = mysql_answer(conn, sql).await;
+        if answer == Ok(vec![format!("Some({expected})")]) {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{sql}: {answer:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_MYSQL_URL"]
+async fn mysql_pinning_never_takes_a_pools_last_connection() {
+    let mut sides = MySqlSides::start(1).await;
+    let a = &mut sides.through[A];
+    let refused = mysql_answer(a, "CREATE TEMPORARY TABLE tmp_x (x INT)").await;
+    assert_eq!(refused, Err("1040".to_owned()));
+    // The connection is usable, and nothing is held.
+    assert_eq!(
+        mysql_answer(a, "SELECT COUNT(*) FROM t_plain").await,
+        Ok(vec!["Some(1)".to_owned()])
+    );
+    assert_eq!(held_or_pinned(a).await, Vec::<String>::new());
+    let b = &mut sides.through[B];
+    assert_eq!(
+        mysql_answer(b, "SELECT COUNT(*) FROM t_plain").await,
+        Ok(vec!["Some(1)".to_owned()])
+    );
+    sides.finish().await;
+}
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_MYSQL_URL"]
+async fn mysql_session_state_shows_settings_and_pins() {
+    let mut sides = MySqlSides::start(2).await;
+    let a = &mut sides.through[A];
+    for sql in [
+        "SET time_zone = '+01:00'",
+        "CREATE TEMPORARY TABLE tmp_s (x INT)",
+    ] {
+        mysql_answer(a, sql).await.unwrap();
+    }
+    let rows = sqlx::raw_sql("SHOW SESSION STATE")
+        .fetch_all(&mut *a)
+        .await
+        .unwrap();
+    let rows: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let expected = [
+        ("setting", "time_zone", "+01:00"),
+        ("held", "temporary table", "tmp_s"),
+        ("pinned", "ds_0", "kept"),
+    ];
+    for (kind, name, value) in expected {
+        assert!(
+            rows.iter()
+                .any(|r| r == &(kind.into(), name.into(), value.into())),
+            "{kind} {name} {value} in {rows:?}"
+        );
+    }
+    sides.finish().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL. A session's TimeZone before it sets one is UTC through Keyshard (the shard
+// connections') and the server's default on a direct connection: `SHOW TimeZone` is compared
+// only once set.
+
+const PG_SETUP: &str = "CREATE TABLE t_order (order_id int8 PRIMARY KEY, user_id int4, \
+     created_at timestamptz, price numeric(10,2));
+     CREATE TABLE t_plain (id int4 PRIMARY KEY, note varchar(20));
+     INSERT INTO t_order VALUES (1, 1, '2024-01-02 03:04:05+00', 9.99),
+       (2, 2, '2024-06-30 23:00:00+00', 0.50), (3, 3, '2024-12-31 12:00:00+00', 100.00),
+       (4, 4, NULL, NULL);
+     INSERT INTO t_plain VALUES (1, 'one')";
+
+struct PgSides {
+    shards: PgShards,
+    proxy: PgProxy,
+    plain: PgShards,
+    through: Vec<tokio_postgres::Client>,
+    direct: Vec<tokio_postgres::Client>,
+}
+
+impl PgSides {
+    async fn start(size: u32) -> Self {
+        let shards = PgShards::postgres().await;
+        let (url_0, url_1) = (shards.url(0), shards.url(1));
+        let yaml = common::postgres::yaml(&url_0, &url_1, false);
+        let proxy = PgProxy::start(&with_pool_size(yaml, [&url_0, &url_1], size)).await;
+        let plain = PgShards::postgres().await;
+        let mut through = Vec::new();
+        let mut direct = Vec::new();
+        for _ in 0..3 {
+            through.push(proxy.client().await);
+            direct.push(connect(&plain.url(0).parse().unwrap()).await.unwrap());
+        }
+        for client in [&through[A], &direct[A]] {
+            client.batch_execute(PG_SETUP).await.unwrap();
+        }
+        Self {
+            shards,
+            proxy,
+            plain,
+            through,
+            direct,
+        }
+    }
+
+    async fn compare(&self, script: &[(usize, &str)]) -> Vec<String> {
+        let mut differences = Vec::new();
+        for (who, sql) in script {
+            let expected = pg_answer(&self.direct[*who], sql).await;
+            let got = pg_answer(&self.through[*who], sql).await;
+            if got != expected {
+                differences.push(format!(
+                    "client {who}: {sql}\n  Keyshard: {got:?}\n  database: {expected:?}"
+                ));
+            }
+        }
+        differences
+    }
+
+    async fn finish(self) {
+        drop(self.through);
+        drop(self.direct);
+        self.proxy.stop().await;
+        self.shards.cleanup().await;
+        self.plain.cleanup().await;
+    }
+}
+
+async fn pg_answer(client: &tokio_postgres::Client, sql: &str) -> Answer {
+    let code = |e: tokio_postgres::Error| match e.code() {
+        Some(code) => code.code().to_owned(),
+        None => e.to_string(),
+    };
+    // `EXTENDED:` runs the statement through Parse/Bind/Execute, its first column read as text.
+    if let Some(sql) = sql.strip_prefix("EXTENDED:") {
+        let rows = client.query(sql, &[]).await.map_err(code)?;
+        return Ok(rows
+            .iter()
+            .map(|r| format!("{:?}", r.get::<_, Option<String>>(0)))
+            .collect());
+    }
+    let messages = client.simple_query(sql).await.map_err(code)?;
+    Ok(messages
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(row) => Some(format!("{:?}", row.get(0))),
+            _ => None,
+        })
+        .collect())
+}
+
+const PG_SETTINGS: &[(usize, &str)] = &[
+    (A, "SET TIME ZONE 'Asia/Tokyo'"),
+    (A, "SHOW TimeZone"),
+    (A, "SELECT created_at::text FROM t_order WHERE order_id = 1"),
+    (B, "SELECT created_at::text FROM t_order WHERE order_id = 1"),
+    (A, "SELECT created_at::text FROM t_order ORDER BY order_id"),
+    (C, "SELECT created_at::text FROM t_order ORDER BY order_id"),
+    (
+        A,
+        "EXTENDED:SELECT created_at::text FROM t_order WHERE order_id = 2",
+    ),
+    (
+        B,
+        "EXTENDED:SELECT created_at::text FROM t_order WHERE order_id = 2",
+    ),
+    (A, "SET search_path TO nosuchschema"),
+    (A, "SELECT current_setting('search_path')"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "SELECT note FROM t_plain"),
+    (B, "SELECT COUNT(*) FROM t_order"),
+    (B, "SELECT note FROM t_plain"),
+    (A, "RESET search_path"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "SET statement_timeout = '20ms'"),
+    (A, "SHOW statement_timeout"),
+    (A, "SELECT pg_sleep(0.3)::text FROM t_plain"),
+    (B, "SELECT pg_sleep(0.05)::text FROM t_plain"),
+    (A, "SET statement_timeout TO DEFAULT"),
+    (A, "SELECT pg_sleep(0.05)::text FROM t_plain"),
+    (A, "SET DateStyle = 'SQL, DMY'"),
+    (A, "SELECT created_at::text FROM t_order WHERE order_id = 3"),
+    (B, "SELECT created_at::text FROM t_order WHERE order_id = 3"),
+    (A, "SELECT to_char(1234.5, '9G999D9')"),
+    // A rollback undoes a SET made in the transaction; a commit keeps it.
+    (A, "BEGIN"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "SET search_path TO nosuchschema"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "ROLLBACK"),
+    (A, "SHOW search_path"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "BEGIN"),
+    (A, "SELECT COUNT(*) FROM t_order WHERE order_id = 1"),
+    (A, "SET TIME ZONE 'America/New_York'"),
+    (A, "SELECT created_at::text FROM t_order ORDER BY order_id"),
+    (A, "COMMIT"),
+    (A, "SHOW TimeZone"),
+    (A, "SELECT created_at::text FROM t_order ORDER BY order_id"),
+    (B, "SELECT created_at::text FROM t_order ORDER BY order_id"),
+    // SET LOCAL lasts the transaction only, on the shards it touched before and after.
+    (A, "BEGIN"),
+    (A, "SELECT COUNT(*) FROM t_order WHERE order_id = 2"),
+    (A, "SET LOCAL statement_timeout = '20ms'"),
+    (A, "SELECT pg_sleep(0.3)::text FROM t_plain"),
+    (A, "ROLLBACK"),
+    (A, "SELECT pg_sleep(0.05)::text FROM t_plain"),
+    // A value the database refuses is refused.
+    (A, "SET statement_timeout = 'soon'"),
+    (A, "SET no_such_setting = 1"),
+    (A, "SHOW statement_timeout"),
+    (A, "RESET ALL"),
+    (A, "SELECT created_at::text FROM t_order ORDER BY order_id"),
+];
+
+/// pg_dump's `set_config`, temporary tables and advisory locks stay with A.
+const PG_HELD: &[(usize, &str)] = &[
+    (A, "SELECT pg_catalog.set_config('search_path', '', false)"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "SELECT COUNT(*) FROM public.t_plain"),
+    (B, "SELECT COUNT(*) FROM t_order"),
+    (C, "SELECT note FROM t_plain"),
+    (A, "DISCARD ALL"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "CREATE TEMP TABLE tmp_a (x int4)"),
+    (A, "INSERT INTO tmp_a VALUES (1), (2)"),
+    (A, "SELECT COUNT(*) FROM tmp_a"),
+    (B, "SELECT COUNT(*) FROM tmp_a"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "EXTENDED:SELECT COUNT(*)::text FROM tmp_a"),
+    (A, "BEGIN"),
+    (A, "INSERT INTO tmp_a VALUES (3)"),
+    (A, "SELECT COUNT(*) FROM tmp_a"),
+    (A, "INSERT INTO tmp_a VALUES ('x')"),
+    (A, "ROLLBACK"),
+    (A, "SELECT COUNT(*) FROM tmp_a"),
+    (A, "SELECT pg_try_advisory_lock(7)"),
+    (
+        A,
+        "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()",
+    ),
+    (A, "DROP TABLE tmp_a"),
+    (A, "SELECT COUNT(*) FROM tmp_a"),
+    (A, "SELECT pg_advisory_unlock_all()"),
+    (B, "SELECT COUNT(*) FROM tmp_a"),
+];
+
+const PG_CONTENDED: &[(usize, &str)] = &[
+    (A, "SELECT pg_try_advisory_lock(42)"),
+    (B, "SELECT pg_try_advisory_lock(42)"),
+    (A, "SELECT pg_advisory_unlock(42)"),
+    (B, "SELECT pg_try_advisory_lock(42)"),
+    (A, "SELECT pg_try_advisory_lock(42)"),
+    (B, "SELECT pg_advisory_unlock_all()"),
+    (A, "SELECT pg_try_advisory_lock(42)"),
+];
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_PG_URL"]
+async fn postgres_sessions_keep_their_settings_and_state_to_themselves() {
+    let mut differences = Vec::new();
+    for size in [1, 2] {
+        let sides = PgSides::start(size).await;
+        for difference in sides.compare(PG_SETTINGS).await {
+            differences.push(format!("pool of {size}: {difference}"));
+        }
+        sides.finish().await;
+    }
+    let sides = PgSides::start(2).await;
+    differences.extend(sides.compare(PG_HELD).await);
+    sides.finish().await;
+    let mut sides = PgSides::start(3).await;
+    differences.extend(sides.compare(PG_CONTENDED).await);
+    // A leaves holding a lock: B gets it once A's shard connection is gone.
+    differences.extend(
+        sides
+            .compare(&[(A, "SELECT pg_try_advisory_lock(9)")])
+            .await,
+    );
+    drop(sides.through.swap_remove(A));
+    drop(sides.direct.swap_remove(A));
+    for client in [&sides.through[B], &sides.direct[B]] {
+        let started = Instant::now();
+        loop {
+            let got = pg_answer(client, "SELECT pg_try_advisory_lock(9)").await;
+            if got == Ok(vec!["Some(\"t\")".to_owned()]) {
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(10), "{got:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    sides.finish().await;
+    report(differences);
+}
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_PG_URL"]
+async fn postgres_startup_parameters_reach_the_shards() {
+    let (shards, proxy) = common::postgres::on_postgres().await;
+    let setup = proxy.client().await;
+    setup.batch_execute(PG_SETUP).await.unwrap();
+    // libpq's PGOPTIONS: settings in the startup message's `options`.
+    let mut config = proxy.config("root", "root");
+    config.options("-c TimeZone=Asia/Tokyo --statement-timeout=20ms");
+    let tokyo = connect(&config).await.unwrap();
+    let utc = proxy.client().await;
+    utc.batch_execute("SET TIME ZONE 'UTC'").await.unwrap();
+    let read = "SELECT created_at::text FROM t_order WHERE order_id = 1";
+    for _ in 0..3 {
+        assert_eq!(
+            pg_answer(&tokyo, read).await,
+            Ok(vec!["Some(\"2024-01-02 12:04:05+09\")".to_owned()])
+        );
+        assert_eq!(
+            pg_answer(&utc, read).await,
+            Ok(vec!["Some(\"2024-01-02 03:04:05+00\")".to_owned()])
+        );
+    }
+    assert_eq!(
+        pg_answer(&tokyo, "SHOW statement_timeout").await,
+        Ok(vec!["Some(\"20ms\")".to_owned()])
+    );
+    assert_eq!(
+        pg_answer(&tokyo, "SELECT pg_sleep(0.3)::text FROM t_plain").await,
+        Err("57014".to_owned())
+    );
+    // RESET goes back to the startup value, as on the database.
+    tokyo
+        .batch_execute("SET TIME ZONE 'UTC'; RESET TimeZone")
+        .await
+        .unwrap();
+    assert_eq!(
+        pg_answer(&tokyo, read).await,
+        Ok(vec!["Some(\"2024-01-02 12:04:05+09\")".to_owned()])
+    );
+    drop((tokyo, utc, setup));
+    proxy.stop().await;
+    shards.cleanup().await;
+}
