@@ -25,13 +25,13 @@ pub enum BackendError {
         /// The database's message.
         message: String,
     },
-    /// A pinned session would take the last connection of a data source's pool.
+    /// A session may not keep (pin) one more connection of a data source.
     #[error("data source '{data_source}': {source}")]
-    PinsExhausted {
+    PinRefused {
         /// The data source's configured name.
         data_source: String,
-        /// The pool's size, and what to do.
-        source: crate::reuse::PinsExhausted,
+        /// Why, and what to do.
+        source: crate::reuse::PinRefused,
     },
     /// Pools were created outside a Tokio runtime, which sqlx needs for their upkeep.
     #[error("the backend must be created inside a Tokio runtime")]
@@ -122,9 +122,9 @@ impl BackendError {
                     message: db.message().to_owned(),
                 }
             }
-            sqlx::Error::Configuration(e) if e.is::<crate::reuse::PinsExhausted>() => {
-                match e.downcast::<crate::reuse::PinsExhausted>() {
-                    Ok(source) => BackendError::PinsExhausted {
+            sqlx::Error::Configuration(e) if e.is::<crate::reuse::PinRefused>() => {
+                match e.downcast::<crate::reuse::PinRefused>() {
+                    Ok(source) => BackendError::PinRefused {
                         data_source,
                         source: *source,
                     },
@@ -156,7 +156,7 @@ impl BackendError {
     pub fn data_source(&self) -> Option<&str> {
         match self {
             BackendError::Connect { data_source, .. }
-            | BackendError::PinsExhausted { data_source, .. }
+            | BackendError::PinRefused { data_source, .. }
             | BackendError::Database { data_source, .. }
             | BackendError::UnsupportedType { data_source, .. }
             | BackendError::XaUnsupported { data_source, .. } => Some(data_source),

@@ -43,7 +43,7 @@ pub use outcome::{Column, Outcome};
 pub use pool::Pool;
 pub use recovery::Recovered;
 pub use reuse::Connections;
-pub use reuse::{PinsExhausted, PoolStats};
+pub use reuse::{PinRefused, PoolStats};
 pub use sql_type::SqlType;
 pub use transaction::{SavepointCommand, SettingScope, Transaction};
 pub use xa::XaCoordinator;

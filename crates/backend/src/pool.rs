@@ -140,6 +140,7 @@ fn connections<DB: crate::reuse::Kind>(
         &source.name,
         pool_options(source).connect_lazy_with(options),
         idle_timeout,
+        source.pool.strict_session_state,
     )
 }
 

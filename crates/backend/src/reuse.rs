@@ -204,15 +204,25 @@ impl Drop for Pin {
 
 /// Why a pinned session may not keep one more connection.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "this session holds state that stays on its shard connections (temporary tables, locks, \
-     LISTEN, held cursors, set_config) and would take the last connection of a pool of {size}: \
-     raise the data source's maxPoolSize, or release that state (DISCARD ALL, \
-     COM_RESET_CONNECTION, reconnecting)"
-)]
-pub struct PinsExhausted {
-    /// The pool's size.
-    pub size: u32,
+pub enum PinRefused {
+    /// It would be the pool's last.
+    #[error(
+        "this session holds state that stays on its shard connections (temporary tables, \
+         locks, LISTEN, held cursors, set_config) and would take the last connection of a \
+         pool of {size}: raise the data source's maxPoolSize, or release that state (DISCARD \
+         ALL, COM_RESET_CONNECTION, reconnecting)"
+    )]
+    Exhausted {
+        /// The pool's size.
+        size: u32,
+    },
+    /// The data source is configured `sessionState: strict`.
+    #[error(
+        "state that stays on a shard connection (temporary tables, locks, LISTEN, held \
+         cursors, set_config) is refused here: the data source is configured with \
+         sessionState: strict"
+    )]
+    Strict,
 }
 
 /// A sqlx pool and the connections kept out of it between statements.
@@ -228,10 +238,17 @@ pub struct Connections<DB: Database> {
     acquire_timeout: Duration,
     /// Connections pinned sessions keep.
     kept: Arc<AtomicUsize>,
+    /// Pinning refused (`sessionState: strict`).
+    strict: bool,
 }
 
 impl<DB: Kind> Connections<DB> {
-    pub(crate) fn new(name: &str, pool: sqlx::Pool<DB>, idle_timeout: Duration) -> Self {
+    pub(crate) fn new(
+        name: &str,
+        pool: sqlx::Pool<DB>,
+        idle_timeout: Duration,
+        strict: bool,
+    ) -> Self {
         let acquire_timeout = pool.options().get_acquire_timeout();
         Self {
             name: name.to_owned(),
@@ -241,6 +258,7 @@ impl<DB: Kind> Connections<DB> {
             idle_timeout,
             acquire_timeout,
             kept: Arc::new(AtomicUsize::new(0)),
+            strict,
         }
     }
 
@@ -282,10 +300,15 @@ impl<DB: Kind> Connections<DB> {
     /// Counts one more pinned connection, refused when that would leave the pool none to
     /// share.
     fn reserve_pin(&self) -> Result<Pin, sqlx::Error> {
+        if self.strict {
+            return Err(sqlx::Error::Configuration(Box::new(PinRefused::Strict)));
+        }
         let size = self.pool.options().get_max_connections();
         let pin = Pin::new(&self.kept);
         if self.kept.load(Ordering::Relaxed) >= size as usize {
-            return Err(sqlx::Error::Configuration(Box::new(PinsExhausted { size })));
+            return Err(sqlx::Error::Configuration(Box::new(
+                PinRefused::Exhausted { size },
+            )));
         }
         Ok(pin)
     }

@@ -29,6 +29,9 @@ pub struct PoolSettings {
     pub idle_timeout_ms: Option<u64>,
     /// `maxLifetimeMilliseconds`.
     pub max_lifetime_ms: Option<u64>,
+    /// `sessionState: strict` (Keyshard's own): a statement that would pin one of its
+    /// connections to a session (temporary tables, locks, `set_config` …) is refused instead.
+    pub strict_session_state: bool,
 }
 
 /// One configured database.

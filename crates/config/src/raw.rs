@@ -123,6 +123,8 @@ pub(crate) struct RawDataSource {
     pub connection_timeout_milliseconds: Option<u64>,
     pub idle_timeout_milliseconds: Option<u64>,
     pub max_lifetime_milliseconds: Option<u64>,
+    /// Keyshard's own: `pin` (default) or `strict`.
+    pub session_state: Option<String>,
     /// Accepted so ShardingSphere-JDBC files load unchanged; Keyshard picks its own driver.
     #[serde(rename = "dataSourceClassName")]
     pub _data_source_class_name: Option<IgnoredAny>,

@@ -280,6 +280,20 @@ fn data_source(
     let password = env("password", raw.password.as_ref().map(|s| &s.0))?;
     let (kind, url) = normalize_url(&url, username.as_deref(), password.as_deref(), base_dir)
         .map_err(|e| ConfigError::at(format!("{path}.{key}"), e))?;
+    let strict_session_state = match raw.session_state.as_deref() {
+        None => false,
+        Some(s) if s.eq_ignore_ascii_case("pin") => false,
+        Some(s) if s.eq_ignore_ascii_case("strict") => true,
+        Some(other) => {
+            return Err(ConfigError::at(
+                format!("{path}.sessionState"),
+                Problem::InvalidValue {
+                    value: other.to_owned(),
+                    expected: "pin or strict",
+                },
+            ));
+        }
+    };
     Ok(DataSource {
         name: name.to_owned(),
         kind,
@@ -290,6 +304,7 @@ fn data_source(
             connection_timeout_ms: raw.connection_timeout_milliseconds,
             idle_timeout_ms: raw.idle_timeout_milliseconds,
             max_lifetime_ms: raw.max_lifetime_milliseconds,
+            strict_session_state,
         },
     })
 }

@@ -93,6 +93,22 @@ fn load(text: &str) -> Result<Config, ConfigError> {
     from_yaml_str(text, Path::new("/srv/keyshard"))
 }
 
+#[test]
+fn a_data_source_may_refuse_pinned_session_state() {
+    let strict = SAMPLE.replacen(
+        "maxPoolSize: 16",
+        "maxPoolSize: 16\n    sessionState: strict",
+        1,
+    );
+    let config = load(&strict).unwrap();
+    assert!(config.data_sources["ds_1"].pool.strict_session_state);
+    let error = error_with("maxPoolSize: 16", "sessionState: loose");
+    assert!(
+        error.contains("dataSources.ds_1.sessionState") && error.contains("pin or strict"),
+        "{error}"
+    );
+}
+
 /// The message of loading `SAMPLE` with `from` replaced by `to`.
 fn error_with(from: &str, to: &str) -> String {
     assert!(SAMPLE.contains(from), "sample has no {from:?}");
@@ -122,6 +138,7 @@ fn sample_loads_with_defaults_resolved() {
         (DatabaseKind::Sqlite, "sqlite:///srv/keyshard/data/ds_0.db")
     );
     assert_eq!(config.data_sources["ds_1"].pool.max_size, Some(16));
+    assert!(!config.data_sources["ds_1"].pool.strict_session_state);
 
     let sharding = &config.sharding;
     let order = sharding.table("T_ORDER").unwrap();

@@ -170,7 +170,11 @@ impl From<BackendError> for Error {
             BackendError::PartialCommit { .. } => ErrorKind::PartialCommit,
             BackendError::XaOutcomeUnknown { .. } => ErrorKind::OutcomeUnknown,
             BackendError::XaAborted { .. } => ErrorKind::XaRolledBack,
-            BackendError::PinsExhausted { .. } => ErrorKind::PoolExhausted,
+            BackendError::PinRefused {
+                source: keyshard_backend::PinRefused::Exhausted { .. },
+                ..
+            } => ErrorKind::PoolExhausted,
+            BackendError::PinRefused { .. } => ErrorKind::Unsupported,
             BackendError::Connect { .. }
             | BackendError::NoLease
             | BackendError::Coordination(_)

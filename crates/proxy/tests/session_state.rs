@@ -371,6 +371,47 @@ async fn mysql_pinning_never_takes_a_pools_last_connection() {
 
 #[tokio::test]
 #[ignore = "needs KEYSHARD_TEST_MYSQL_URL"]
+async fn a_strict_data_source_refuses_what_would_pin_and_keeps_settings() {
+    let shards = Shards::mariadb().await;
+    let (url_0, url_1) = (shards.url(0), shards.url(1));
+    let yaml = common::yaml(&url_0, &url_1).replace(
+        &format!("url: {url_0}\n"),
+        &format!("url: {url_0}\n    sessionState: strict\n"),
+    );
+    let proxy = Proxy::start(&yaml).await;
+    let mut a = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    sqlx::raw_sql(MYSQL_SETUP).execute(&mut a).await.unwrap();
+    sqlx::raw_sql(MYSQL_ROWS).execute(&mut a).await.unwrap();
+    // t_plain lives on ds_0, the strict one.
+    assert_eq!(
+        mysql_answer(&mut a, "SELECT GET_LOCK('ks_strict', 0) FROM t_plain").await,
+        Err("1235".to_owned())
+    );
+    assert_eq!(
+        mysql_answer(&mut a, "CREATE TEMPORARY TABLE tmp_strict (x INT)").await,
+        Err("1235".to_owned())
+    );
+    assert_eq!(held_or_pinned(&mut a).await, Vec::<String>::new());
+    mysql_answer(&mut a, "SET time_zone = '+03:00'")
+        .await
+        .unwrap();
+    assert_eq!(
+        mysql_answer(&mut a, "SELECT CAST(FROM_UNIXTIME(0) AS CHAR) FROM t_plain").await,
+        Ok(vec!["Some(\"1970-01-01 03:00:00\")".to_owned()])
+    );
+    assert_eq!(
+        mysql_answer(&mut a, "SELECT @@time_zone").await,
+        Ok(vec!["Some(\"+03:00\")".to_owned()])
+    );
+    a.close().await.unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_MYSQL_URL"]
 async fn mysql_session_state_shows_settings_and_pins() {
     let mut sides = MySqlSides::start(2).await;
     let a = &mut sides.through[A];
