@@ -21,6 +21,7 @@ use crate::intent::Intent;
 use crate::memory::{self, MemoryBudget, Reserved};
 use crate::metrics::Metrics;
 use crate::reply::Reply;
+use crate::routines::{self, Routines};
 use crate::session::{Planned, Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes};
 use crate::throttle::LoginThrottle;
@@ -50,6 +51,8 @@ pub struct Engine {
     memory: MemoryBudget,
     metrics: Metrics,
     identity: Arc<Identity>,
+    /// The functions and procedures the shards define: calling one pins a session.
+    routines: Routines,
 }
 
 impl Engine {
@@ -75,6 +78,8 @@ impl Engine {
         let memory = MemoryBudget::new(config.props.statement_memory, config.props.memory_budget);
         let metrics = Metrics::new(config.key_generators.names());
         let identity = Arc::new(Identity::of(&backend, &config).await);
+        let routines = Routines::default();
+        routines.load(&backend, &config).await;
         Ok(Self {
             mysql: router(Dialect::MySql).await,
             postgres: router(Dialect::Postgres).await,
@@ -87,6 +92,7 @@ impl Engine {
             memory,
             metrics,
             identity,
+            routines,
         })
     }
 
@@ -147,6 +153,19 @@ impl Engine {
     /// true (at once when transactions are not XA).
     pub async fn keep_recovering(&self, stop: tokio::sync::watch::Receiver<bool>) {
         crate::xa::keep_recovering(&self.backend, &self.config, stop).await;
+    }
+
+    /// Reads the shards' routines again every 30 s until `stop` turns true: an application's
+    /// migrations create functions beside the proxy, and a call of one must pin its session.
+    pub async fn keep_routines_fresh(&self, mut stop: tokio::sync::watch::Receiver<bool>) {
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(routines::REFRESH) => {
+                    self.routines.load(&self.backend, &self.config).await;
+                }
+                changed = stop.changed() => if changed.is_err() || *stop.borrow() { return },
+            }
+        }
     }
 
     /// Ends what `session` holds open when its client leaves.
@@ -256,7 +275,12 @@ impl Engine {
         sql: &str,
         reserved: Reserved,
     ) -> Result<Reply, Error> {
-        let Some(effect) = pinning::effect(sql) else {
+        if routines::changes_routines(sql) {
+            let reply = self.answer_text(session, sql, reserved).await;
+            self.routines.load(&self.backend, &self.config).await;
+            return reply;
+        }
+        let Some(effect) = pinning::effect(sql, &self.routines.names()) else {
             return self.answer_text(session, sql, reserved).await;
         };
         let pinned_now = self.holding(session, &effect);
@@ -418,7 +442,9 @@ impl Engine {
         }
         match self.plan_with_tree(sql, dialect).await {
             Ok((planned, tree)) => {
-                Ok((Statement::new(StatementKind::Planned(planned)), Some(tree)))
+                let mut statement = Statement::new(StatementKind::Planned(planned));
+                statement.effect = pinning::effect(sql, &self.routines.names());
+                Ok((statement, Some(tree)))
             }
             // A statement the parser refuses may still be a session statement, answered from
             // its text at execution; a real syntax error is reported then.

@@ -23,6 +23,7 @@ mod pinning;
 mod postgres;
 mod reflection;
 mod reply;
+mod routines;
 mod scrape;
 mod server;
 mod session;

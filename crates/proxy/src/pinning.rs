@@ -8,7 +8,7 @@
 //! `pg_advisory_lock(42)`), since anything else may name another lock at release; a lock taken
 //! any other way, or several in one statement, is held until the session resets.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// State a session holds on its shard connections.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -88,28 +88,47 @@ const UNLOCKING_ALL: &[&str] = &["release_all_locks", "pg_advisory_unlock_all"];
 
 /// What `sql` does to the state a session holds, if anything. Most statements are INSERTs,
 /// UPDATEs and DELETEs, answered by their first word.
-pub(crate) fn effect(sql: &str) -> Option<Effect> {
+/// `routines`: the lower-case names of the functions and procedures the shards define (see
+/// `routines`), whose calls may change the session unseen.
+pub(crate) fn effect(sql: &str, routines: &HashSet<String>) -> Option<Effect> {
     let first = crate::words::first_word(sql);
     let is = |word: &str| first.eq_ignore_ascii_case(word);
+    // A procedure or an anonymous block may do anything to the session.
+    if is("call") || is("do") {
+        return Some(Effect::Holds(Held::Session));
+    }
     let statement = [
         "create", "drop", "discard", "lock", "unlock", "listen", "unlisten",
     ]
     .iter()
     .chain(&["declare", "close"])
     .any(|w| is(w));
-    // Any other statement holds or releases state only by a function call: one with no `(`,
-    // `lock` or `set_config` in it (a point SELECT, say) is answered without more.
+    // Any other statement holds or releases state only by a function call: one with no `(`
+    // (a point SELECT, say) is answered without more, and so is one that mentions neither a
+    // routine of the shards nor `lock` or `set_config`.
     let bytes = sql.as_bytes();
-    let mentions = |word: &[u8]| {
-        bytes
-            .windows(word.len())
-            .any(|w| w.eq_ignore_ascii_case(word))
-    };
-    let dml = is("insert") || is("update") || is("delete") || is("replace");
-    if !statement
-        && (dml || !bytes.contains(&b'(') || !(mentions(b"lock") || mentions(b"set_config")))
-    {
-        return None;
+    if !statement {
+        if !bytes.contains(&b'(') {
+            return None;
+        }
+        let mentions = |word: &[u8]| {
+            bytes
+                .windows(word.len())
+                .any(|w| w.eq_ignore_ascii_case(word))
+        };
+        let builtin = mentions(b"lock") || mentions(b"set_config");
+        if !builtin && routines.is_empty() {
+            return None;
+        }
+        let lower = sql.to_ascii_lowercase();
+        if calls_any(&lower, routines) {
+            return Some(Effect::Holds(Held::Session));
+        }
+        let dml = is("insert") || is("update") || is("delete") || is("replace");
+        return match builtin && !dml {
+            true => function_effect(&lower),
+            false => None,
+        };
     }
     let lower = sql.to_ascii_lowercase();
     let words: Vec<&str> = lower
@@ -231,6 +250,25 @@ fn literal_key(space: &str, args: &str) -> Option<String> {
     Some(format!("{space}:{}", parts.join(",")))
 }
 
+/// Whether `lower` calls any of `routines`: a name (schema and quotes aside) right before `(`.
+fn calls_any(lower: &str, routines: &HashSet<String>) -> bool {
+    if routines.is_empty() {
+        return false;
+    }
+    let bytes = lower.as_bytes();
+    lower.match_indices('(').any(|(at, _)| {
+        let mut end = at;
+        while end > 0 && bytes[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        let start = lower[..end]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '"' || c == '`'))
+            .map_or(0, |i| i + 1);
+        let name = lower[start..end].trim_matches(['"', '`']);
+        !name.is_empty() && routines.contains(name)
+    })
+}
+
 /// The argument lists of each call of function `name` in `lower`: the name, not part of a
 /// longer one, then `(`, up to its matching `)` outside quotes.
 fn calls<'a>(lower: &'a str, name: &str) -> Vec<&'a str> {
@@ -297,6 +335,10 @@ pub(crate) fn release(holding: &mut BTreeMap<Held, usize>, released: &Released) 
 mod tests {
     use super::*;
 
+    fn effect(sql: &str) -> Option<Effect> {
+        super::effect(sql, &["audit_log".to_owned()].into())
+    }
+
     fn holds(sql: &str) -> Held {
         match effect(sql) {
             Some(Effect::Holds(held)) => held,
@@ -353,6 +395,14 @@ mod tests {
             holds("DECLARE c CURSOR WITH HOLD FOR SELECT 1"),
             Held::Cursors
         );
+        // The application's own functions and procedures may do anything to the session.
+        assert_eq!(holds("SELECT public.Audit_Log ('x')"), Held::Session);
+        assert_eq!(
+            holds("INSERT INTO t VALUES (audit_log('x'))"),
+            Held::Session
+        );
+        assert_eq!(holds("CALL refresh()"), Held::Session);
+        assert_eq!(holds("DO $$ BEGIN PERFORM 1; END $$"), Held::Session);
         for none in [
             "INSERT INTO t VALUES (get_lock('k', 0))",
             "SELECT pg_advisory_xact_lock(1)",
@@ -361,6 +411,7 @@ mod tests {
             "LOCK TABLE t IN ACCESS EXCLUSIVE MODE",
             "CREATE TABLE t (id int)",
             "SELECT RELEASE_LOCK(@name)",
+            "SELECT audit_logger(1), COUNT(*) FROM t",
         ] {
             assert_eq!(effect(none), None, "{none}");
         }

@@ -166,6 +166,11 @@ impl Server {
             let stopping = stopping.clone();
             tokio::spawn(async move { engine.keep_recovering(stopping).await })
         };
+        {
+            let engine = Arc::clone(&self.engine);
+            let stopping = stopping.clone();
+            tokio::spawn(async move { engine.keep_routines_fresh(stopping).await });
+        }
         if let Some(listener) = self.metrics {
             tokio::spawn(crate::scrape::serve(
                 listener,

@@ -211,7 +211,8 @@ pub struct Statement {
     pub kind: StatementKind,
     /// Parameters it takes.
     pub param_count: usize,
-    /// What a planned one does to the state the session holds on its shard connections.
+    /// What a planned one does to the state the session holds on its shard connections, set
+    /// when it is prepared (a text one is looked at as it runs).
     pub(crate) effect: Option<crate::pinning::Effect>,
 }
 
@@ -225,17 +226,10 @@ impl Statement {
             StatementKind::Planned(Planned::Direct(direct)) => direct.param_count(),
             StatementKind::Planned(Planned::Ddl(_)) | StatementKind::Text(_) => 0,
         };
-        let sql = match &kind {
-            StatementKind::Planned(Planned::Query(query)) => Some(query.sql()),
-            StatementKind::Planned(Planned::Direct(direct)) => Some(direct.sql()),
-            StatementKind::Planned(Planned::Ddl(ddl)) => ddl.plan.units.first().map(|u| &*u.sql),
-            _ => None,
-        };
-        let effect = sql.and_then(crate::pinning::effect);
         Self {
             kind,
             param_count,
-            effect,
+            effect: None,
         }
     }
 }

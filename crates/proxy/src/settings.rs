@@ -7,6 +7,7 @@
 
 use keyshard_router::Dialect;
 
+use crate::control::{self, Control};
 use crate::error::{Error, ErrorKind};
 use crate::words::split_top_level;
 
@@ -17,7 +18,21 @@ pub(crate) struct SetSettings {
     pub(crate) local: bool,
     /// PostgreSQL's `RESET ALL`: every setting back to the session's default first.
     pub(crate) reset_all: bool,
+    /// MySQL: autocommit and transaction characteristics set beside the settings
+    /// (`SET autocommit = 1, sql_mode = …`, as Connector/J sends), the session's own.
+    pub(crate) controls: Vec<Control>,
     pub(crate) changes: Vec<Change>,
+}
+
+impl SetSettings {
+    fn of(local: bool, changes: Vec<Change>) -> Self {
+        Self {
+            local,
+            reset_all: false,
+            controls: Vec::new(),
+            changes,
+        }
+    }
 }
 
 /// One setting's change.
@@ -80,7 +95,9 @@ pub(crate) fn parse(sql: &str, dialect: Dialect) -> Option<Result<SetSettings, E
         Dialect::Postgres => postgres(body),
     };
     match parsed {
-        Ok(set) if set.changes.is_empty() && !set.reset_all => None,
+        // Controls alone are `control`'s (recognised before): with only the proxy's own
+        // settings left, the session statement acknowledges them.
+        Ok(set) if set.changes.is_empty() && set.controls.is_empty() && !set.reset_all => None,
         other => Some(other),
     }
 }
@@ -111,6 +128,7 @@ fn reset(name: &str, dialect: Dialect) -> Option<Result<SetSettings, Error>> {
     Some(Ok(SetSettings {
         local: false,
         reset_all,
+        controls: Vec::new(),
         changes,
     }))
 }
@@ -118,6 +136,7 @@ fn reset(name: &str, dialect: Dialect) -> Option<Result<SetSettings, Error>> {
 /// `SET [SESSION | LOCAL | @@session. | @@] name = value, …` and `SET NAMES …`.
 fn mysql(body: &str) -> Result<SetSettings, Error> {
     let mut changes = Vec::new();
+    let mut controls = Vec::new();
     for item in split_top_level(body) {
         let item = item.trim();
         let lower = item.to_ascii_lowercase();
@@ -161,15 +180,20 @@ fn mysql(body: &str) -> Result<SetSettings, Error> {
                 check_charset(&value.to_ascii_lowercase())?;
                 continue;
             }
-            return Err(Error::unsupported(format!(
-                "{name} in a SET with other settings (send it in its own SET)"
-            )));
+            match control::parse(&format!("SET {name} = {value}")) {
+                Some(control) => {
+                    controls.push(control);
+                    continue;
+                }
+                None => return Err(syntax(item, Dialect::MySql)),
+            }
         }
         changes.push(change(name, value, |n, v| format!("{n} = {v}"))?);
     }
     Ok(SetSettings {
         local: false,
         reset_all: false,
+        controls,
         changes,
     })
 }
@@ -190,11 +214,7 @@ fn postgres(body: &str) -> Result<SetSettings, Error> {
         let change = change("constraints".to_owned(), value, |_, v| {
             format!("CONSTRAINTS {v}")
         })?;
-        return Ok(SetSettings {
-            local: true,
-            reset_all: false,
-            changes: vec![change],
-        });
+        return Ok(SetSettings::of(true, vec![change]));
     }
     let special = [
         ("timezone", &["time", "zone"][..], "TIME ZONE"),
@@ -230,11 +250,7 @@ fn postgres(body: &str) -> Result<SetSettings, Error> {
             },
             false => change(name.to_owned(), value, |_, v| format!("{keyword} {v}"))?,
         };
-        return Ok(SetSettings {
-            local,
-            reset_all: false,
-            changes: vec![change],
-        });
+        return Ok(SetSettings::of(local, vec![change]));
     }
     let (name, value) = split_assignment(rest, &["="])
         .or_else(|| {
@@ -244,18 +260,10 @@ fn postgres(body: &str) -> Result<SetSettings, Error> {
         .ok_or_else(|| syntax(body, Dialect::Postgres))?;
     let name = name.trim_matches('"').to_ascii_lowercase();
     if is_own(&name, Dialect::Postgres) {
-        return Ok(SetSettings {
-            local,
-            reset_all: false,
-            changes: Vec::new(),
-        });
+        return Ok(SetSettings::of(local, Vec::new()));
     }
     let change = change(name, value, |n, v| format!("{n} TO {v}"))?;
-    Ok(SetSettings {
-        local,
-        reset_all: false,
-        changes: vec![change],
-    })
+    Ok(SetSettings::of(local, vec![change]))
 }
 
 /// The change setting `name` to `value` (as written) makes; `assignment` writes it.
@@ -422,11 +430,21 @@ mod tests {
             "SET GLOBAL time_zone = '+00:00'",
             "SET @@global.sql_mode = ''",
             "SET time_zone = '+00:00'; DROP TABLE t",
-            "SET autocommit = 0, time_zone = 'UTC'",
         ] {
             assert!(matches!(parse(refused, my), Some(Err(_))), "{refused}");
         }
         assert!(parse("SELECT 1", my).is_none());
+        // Connector/J's first statement: autocommit beside settings.
+        match parse(
+            "SET autocommit=1, sql_mode = concat(@@sql_mode,',STRICT_TRANS_TABLES')",
+            my,
+        ) {
+            Some(Ok(set)) => {
+                assert_eq!(set.controls, vec![Control::Autocommit(true)]);
+                assert_eq!(set.changes.len(), 1);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

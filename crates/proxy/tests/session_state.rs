@@ -467,11 +467,23 @@ struct PgSides {
 
 impl PgSides {
     async fn start(size: u32) -> Self {
+        Self::start_with(size, None).await
+    }
+
+    /// Both sides, with `on_databases` run on each shard database and the plain one before the
+    /// proxy starts (what an application's migrations create beside the proxy).
+    async fn start_with(size: u32, on_databases: Option<&str>) -> Self {
         let shards = PgShards::postgres().await;
+        let plain = PgShards::postgres().await;
+        if let Some(sql) = on_databases {
+            for url in [shards.url(0), shards.url(1), plain.url(0)] {
+                let client = connect(&url.parse().unwrap()).await.unwrap();
+                client.batch_execute(sql).await.unwrap();
+            }
+        }
         let (url_0, url_1) = (shards.url(0), shards.url(1));
         let yaml = common::postgres::yaml(&url_0, &url_1, false);
         let proxy = PgProxy::start(&with_pool_size(yaml, [&url_0, &url_1], size)).await;
-        let plain = PgShards::postgres().await;
         let mut through = Vec::new();
         let mut direct = Vec::new();
         for _ in 0..3 {
@@ -600,8 +612,30 @@ const PG_SETTINGS: &[(usize, &str)] = &[
     (A, "SELECT created_at::text FROM t_order ORDER BY order_id"),
 ];
 
-/// pg_dump's `set_config`, temporary tables and advisory locks stay with A.
+/// An application's function that changes the session it runs in.
+const PG_FUNCTION: &str = "CREATE FUNCTION set_tenant(t text) RETURNS text LANGUAGE sql AS \
+     $$ SELECT set_config('app.tenant', t, false) $$";
+
+/// pg_dump's `set_config`, the application's own function, temporary tables and advisory
+/// locks stay with A.
 const PG_HELD: &[(usize, &str)] = &[
+    (A, "SELECT set_tenant('a')"),
+    (A, "SELECT current_setting('app.tenant')"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "SELECT current_setting('app.tenant')"),
+    (
+        B,
+        "SELECT coalesce(nullif(current_setting('app.tenant', true), ''), 'none')",
+    ),
+    (
+        C,
+        "SELECT coalesce(nullif(current_setting('app.tenant', true), ''), 'none')",
+    ),
+    (A, "DISCARD ALL"),
+    (
+        A,
+        "SELECT coalesce(nullif(current_setting('app.tenant', true), ''), 'none')",
+    ),
     (A, "SELECT pg_catalog.set_config('search_path', '', false)"),
     (A, "SELECT COUNT(*) FROM t_order"),
     (A, "SELECT COUNT(*) FROM public.t_plain"),
@@ -653,7 +687,7 @@ async fn postgres_sessions_keep_their_settings_and_state_to_themselves() {
         }
         sides.finish().await;
     }
-    let sides = PgSides::start(2).await;
+    let sides = PgSides::start_with(2, Some(PG_FUNCTION)).await;
     differences.extend(sides.compare(PG_HELD).await);
     sides.finish().await;
     let mut sides = PgSides::start(3).await;

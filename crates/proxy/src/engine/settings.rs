@@ -27,6 +27,9 @@ impl Engine {
         sql: &str,
         set: SetSettings,
     ) -> Result<Reply, Error> {
+        for control in set.controls {
+            self.control(session, control).await?;
+        }
         if set.local {
             // PostgreSQL's SET LOCAL: outside a transaction block it changes nothing.
             if let Some(transaction) = &mut session.transaction {

@@ -328,6 +328,9 @@ fn session_value(expr: &str) -> Option<(String, SessionValue)> {
                 .strip_prefix("current_setting('")
                 .and_then(|s| s.strip_suffix("')"))
             {
+                // A setting the proxy does not know by name (an application's own, `app.x`,
+                // made by set_config or a function) is the shard session's to answer.
+                default(setting)?;
                 return Some((
                     "current_setting".to_owned(),
                     SessionValue::CurrentSetting(setting.to_owned()),
