@@ -101,6 +101,15 @@ impl<DB: Database> Leased<DB> {
         }
     }
 
+    /// Whether its settings are `wanted`.
+    fn has(&self, wanted: Option<&Arc<Settings>>) -> bool {
+        match (&self.applied, wanted) {
+            (None, None) => true,
+            (Some(a), Some(w)) => Arc::ptr_eq(a, w) || a == w,
+            _ => false,
+        }
+    }
+
     /// Whether it holds nothing a session made, so that sqlx's pool may have it back.
     fn is_clean(&self) -> bool {
         self.applied.is_none() && self.kept.is_none() && !self.unknown
@@ -142,12 +151,7 @@ impl<DB: Kind> Leased<DB> {
     /// Brings it to `wanted`, with one statement when its settings differ. A failure leaves
     /// it in a state not known, to be closed.
     async fn settle(&mut self, wanted: Option<&Arc<Settings>>) -> Result<(), sqlx::Error> {
-        let same = match (&self.applied, wanted) {
-            (None, None) => true,
-            (Some(a), Some(w)) => Arc::ptr_eq(a, w) || a == w,
-            _ => false,
-        };
-        if same {
+        if self.has(wanted) {
             return Ok(());
         }
         let sql = Settings::transition(DB::KIND, self.applied.as_deref(), wanted.map(|w| &**w));
@@ -363,13 +367,7 @@ impl<DB: Kind> Connections<DB> {
                 let mut idle = lock(&self.idle);
                 // The most recent one whose settings are already the session's, else the most
                 // recent: stacks of sessions with the same settings change none.
-                let same = idle
-                    .iter()
-                    .rposition(|(conn, _)| match (&conn.applied, wanted) {
-                        (None, None) => true,
-                        (Some(a), Some(w)) => Arc::ptr_eq(a, w) || a == w,
-                        _ => false,
-                    });
+                let same = idle.iter().rposition(|(conn, _)| conn.has(wanted));
                 match same {
                     Some(at) => Some(idle.remove(at)),
                     None => idle.pop(),
@@ -396,9 +394,10 @@ impl<DB: Kind> Connections<DB> {
         let result = work(&mut conn).await;
         match &result {
             Ok(_) => self.release(conn),
-            // The database refused the statement; what a pinned session keeps on the
-            // connection stays with it.
-            Err(e) if conn.kept.is_some() && e.as_database_error().is_some() => {
+            // The database refused the statement and the connection is as it was: what a
+            // session made on it stays usable (closing it would cost a new connection, or lose
+            // a pinned session's temporary tables).
+            Err(e) if !conn.is_clean() && e.as_database_error().is_some() => {
                 self.release(conn);
             }
             Err(_) => drop(conn),
@@ -413,9 +412,10 @@ impl<DB: Kind> Connections<DB> {
             return;
         }
         if conn.kept.is_some() {
+            // A session that let go of its state meanwhile has it closed.
             match session_state::current() {
-                Some(session) => self.keep(&session, conn),
-                None => drop(conn),
+                Some(session) if session.is_pinned() => self.keep(&session, conn),
+                _ => drop(conn),
             }
             return;
         }

@@ -132,16 +132,6 @@ impl Session {
         self
     }
 
-    /// Whether the session's settings change how dates and times are written as text
-    /// (PostgreSQL's TimeZone, DateStyle, IntervalStyle).
-    pub fn renders_dates_its_own_way(&self) -> bool {
-        self.shard.wanted().is_some_and(|settings| {
-            ["timezone", "datestyle", "intervalstyle"]
-                .iter()
-                .any(|name| settings.get(name).is_some())
-        })
-    }
-
     /// Whether a transaction is open.
     pub fn in_transaction(&self) -> bool {
         self.transaction.is_some()

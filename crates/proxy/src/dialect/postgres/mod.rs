@@ -132,6 +132,51 @@ fn setting(name: &str, session: &Session) -> Option<String> {
     Some(value.to_owned())
 }
 
+/// Whether a value of type `oid` that a shard sent in binary is written in text as the shard
+/// would write it for `session`: the conversion (`postgres::wire_text`) writes dates and times
+/// as the shard connections' own settings have them (TimeZone UTC, DateStyle ISO,
+/// IntervalStyle postgres), which a session may have changed.
+pub(crate) fn writes_as_the_proxy(session: &Session, oid: u32) -> bool {
+    const DATE: u32 = 1082;
+    const TIMESTAMP: u32 = 1114;
+    const TIMESTAMPTZ: u32 = 1184;
+    const INTERVAL: u32 = 1186;
+    let value = |name: &str| {
+        session
+            .reported
+            .get(name)
+            .map(String::as_str)
+            .or_else(|| session.parameters.given(name))
+    };
+    let iso = || {
+        value("datestyle").is_none_or(|v| v.trim_start().to_ascii_uppercase().starts_with("ISO"))
+    };
+    let utc = || {
+        value("timezone").is_none_or(|v| {
+            let v = v.trim_matches(['\'', '"']).to_ascii_uppercase();
+            matches!(
+                v.as_str(),
+                "UTC"
+                    | "ETC/UTC"
+                    | "GMT"
+                    | "ETC/GMT"
+                    | "UCT"
+                    | "ZULU"
+                    | "UNIVERSAL"
+                    | "Z"
+                    | "+00"
+                    | "0"
+            )
+        })
+    };
+    match oid {
+        DATE | TIMESTAMP => iso(),
+        TIMESTAMPTZ => iso() && utc(),
+        INTERVAL => value("intervalstyle").is_none_or(|v| v.eq_ignore_ascii_case("postgres")),
+        _ => true,
+    }
+}
+
 /// The first words of the statements [`recognise`] takes.
 const WORDS: &[&str] = &["set", "reset", "show", "select", "discard"];
 

@@ -88,3 +88,29 @@ fn session_functions() {
         assert!(recognise(sql).is_none(), "{sql}");
     }
 }
+
+#[test]
+fn dates_are_converted_only_under_the_settings_the_conversion_follows() {
+    const DATE: u32 = 1082;
+    const TIMESTAMPTZ: u32 = 1184;
+    const INTERVAL: u32 = 1186;
+    let mut session = session();
+    assert!(writes_as_the_proxy(&session, TIMESTAMPTZ));
+    session.reported.insert("timezone".into(), "Etc/UTC".into());
+    assert!(writes_as_the_proxy(&session, TIMESTAMPTZ));
+    session
+        .reported
+        .insert("timezone".into(), "Asia/Tokyo".into());
+    assert!(!writes_as_the_proxy(&session, TIMESTAMPTZ));
+    assert!(writes_as_the_proxy(&session, DATE));
+    session
+        .reported
+        .insert("datestyle".into(), "SQL, DMY".into());
+    assert!(!writes_as_the_proxy(&session, DATE));
+    assert!(writes_as_the_proxy(&session, INTERVAL));
+    assert!(writes_as_the_proxy(&session, 23));
+    session
+        .reported
+        .insert("intervalstyle".into(), "iso_8601".into());
+    assert!(!writes_as_the_proxy(&session, INTERVAL));
+}

@@ -14,6 +14,8 @@ use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
 use sqlparser::ast;
 
 use super::Connection;
+use crate::dialect::postgres::writes_as_the_proxy;
+use crate::error::Error;
 use crate::postgres::Prepared;
 use crate::postgres::describe::{
     Field, Fields, MAX_PARAMETERS, describe, highest_placeholder, reply_fields,
@@ -382,12 +384,7 @@ impl Connection {
         params: &[Value],
         formats: &[i16],
     ) -> Result<(Vec<Field>, VecDeque<Vec<Value>>, String), PgError> {
-        // Mixed formats would have text columns written from the shard's binary values, as
-        // PostgreSQL writes them in UTC and ISO: not under a session's own time zone or date
-        // style, where shards are asked for text and a binary column of such a type is refused.
-        let mixed = formats.contains(&1) && formats.contains(&0);
-        self.session.binary_results =
-            formats.contains(&1) && !(mixed && self.session.renders_dates_its_own_way());
+        self.session.binary_results = formats.contains(&1);
         let ran = self
             .run(&prepared.sql, prepared.statement.as_ref(), params)
             .await;
@@ -399,10 +396,39 @@ impl Connection {
             _ => Vec::new(),
         };
         let rows = match reply {
-            Reply::Rows { rows, .. } => rows.into(),
-            Reply::Ok { .. } => VecDeque::new(),
+            Reply::Rows { rows, .. } => rows,
+            Reply::Ok { .. } => Vec::new(),
         };
-        Ok((fields, rows, tag))
+        self.check_written_as_asked(&fields, &rows, formats)?;
+        Ok((fields, rows.into(), tag))
+    }
+
+    /// Refuses text columns whose values came in binary (the shards answer in binary when
+    /// any column is asked for in it) and would be written in text under settings Keyshard's
+    /// conversion does not follow (a time zone other than UTC, a DateStyle other than ISO, an
+    /// IntervalStyle other than postgres): a wrong text is worse than the error.
+    fn check_written_as_asked(
+        &self,
+        fields: &[Field],
+        rows: &[Vec<Value>],
+        formats: &[i16],
+    ) -> Result<(), PgError> {
+        for (i, field) in fields.iter().enumerate() {
+            if format_of(formats, i) != 0 || writes_as_the_proxy(&self.session, field.oid) {
+                continue;
+            }
+            let from_binary = rows
+                .iter()
+                .any(|row| matches!(row.get(i), Some(Value::Wire(w)) if w.binary));
+            if from_binary {
+                return Err(PgError::from(Error::unsupported(format!(
+                    "column \"{}\" in the text format beside binary ones under this session's \
+                     TimeZone/DateStyle/IntervalStyle (ask for every column in one format)",
+                    field.name
+                ))));
+            }
+        }
+        Ok(())
     }
 
     /// Execute: the portal's next rows, at most `max_rows` of them (0: all).
