@@ -407,19 +407,25 @@ impl<DB: Kind> Connections<DB> {
 
     /// Keeps a connection whose statement completed, for the next statement: for its pinned
     /// session, or for any.
-    pub(crate) fn release(&self, conn: Leased<DB>) {
+    pub(crate) fn release(&self, mut conn: Leased<DB>) {
         if conn.unknown {
             return;
         }
-        if conn.kept.is_some() {
-            // A session that let go of its state meanwhile has it closed.
-            match session_state::current() {
-                Some(session) if session.is_pinned() => self.keep(&session, conn),
-                _ => drop(conn),
+        let session = session_state::current();
+        let pinned = session.as_ref().filter(|s| s.is_pinned());
+        match (pinned, conn.kept.is_some()) {
+            (Some(session), _) => {
+                // Taken before the session pinned (a transaction's connection, on which the
+                // pinning statement may have run): kept from now on as well.
+                if conn.kept.is_none() {
+                    conn.kept = Some(Pin::new(&self.kept));
+                }
+                self.keep(session, conn);
             }
-            return;
+            // A session that let go of its state meanwhile has it closed.
+            (None, true) => drop(conn),
+            (None, false) => self.share(conn),
         }
-        self.share(conn);
     }
 
     /// Keeps `conn` for `session`; closed when the session keeps one here already.

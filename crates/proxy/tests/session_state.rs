@@ -636,6 +636,16 @@ const PG_HELD: &[(usize, &str)] = &[
         A,
         "SELECT coalesce(nullif(current_setting('app.tenant', true), ''), 'none')",
     ),
+    // Pinned inside a transaction: the connection it already held is kept too.
+    (A, "BEGIN"),
+    (A, "SELECT note FROM t_plain"),
+    (A, "SELECT set_config('search_path', '', false)"),
+    (A, "COMMIT"),
+    (B, "SELECT note FROM t_plain"),
+    (C, "SELECT note FROM t_plain"),
+    (A, "SELECT note FROM t_plain"),
+    (B, "SELECT note FROM t_plain"),
+    (A, "DISCARD ALL"),
     (A, "SELECT pg_catalog.set_config('search_path', '', false)"),
     (A, "SELECT COUNT(*) FROM t_order"),
     (A, "SELECT COUNT(*) FROM public.t_plain"),
@@ -758,4 +768,67 @@ async fn postgres_startup_parameters_reach_the_shards() {
     drop((tokyo, utc, setup));
     proxy.stop().await;
     shards.cleanup().await;
+}
+
+/// The first statements of a `pg_dump --column-inserts` file, then its rows.
+const PG_DUMP: &str = "SET statement_timeout = 0;
+SET lock_timeout = 0;
+SET idle_in_transaction_session_timeout = 0;
+SET client_encoding = 'UTF8';
+SET standard_conforming_strings = on;
+SELECT pg_catalog.set_config('search_path', '', false);
+SET check_function_bodies = false;
+SET xmloption = content;
+SET client_min_messages = warning;
+SET row_security = off;
+INSERT INTO public.t_plain (id, note) VALUES (7, 'restored');
+INSERT INTO public.t_plain (id, note) VALUES (8, 'restored');
+";
+
+/// A dump restored through Keyshard (its `set_config('search_path', '', false)` included)
+/// leaves every other client's reads as they were, while the restoring session is open and
+/// after psql restored the same file and left.
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_PG_URL"]
+async fn a_restored_dump_leaves_other_clients_reads_alone() {
+    // The restoring session and psql's each keep a connection; the others share the third.
+    let sides = PgSides::start(3).await;
+    let (restoring, other) = (&sides.through[A], &sides.through[B]);
+    let count = "SELECT COUNT(*) FROM t_plain";
+    restoring.batch_execute(PG_DUMP).await.unwrap();
+    for _ in 0..4 {
+        assert_eq!(
+            pg_answer(other, count).await,
+            Ok(vec!["Some(\"3\")".to_owned()])
+        );
+        // The restoring session itself reads with its empty search_path, as on PostgreSQL.
+        assert_eq!(pg_answer(restoring, count).await, Err("42P01".to_owned()));
+    }
+    let file = std::env::temp_dir().join(common::unique("keyshard_dump"));
+    std::fs::write(&file, PG_DUMP.replace("(7,", "(17,").replace("(8,", "(18,")).unwrap();
+    let mut psql = std::process::Command::new("psql");
+    psql.env("PGPASSWORD", "root")
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p"])
+        .arg(sides.proxy.address.port().to_string())
+        .args(["-U", "root", "-d", "sharding_db", "-f"])
+        .arg(&file);
+    // The proxy runs on this test's runtime: psql is waited for off it.
+    let out = tokio::task::spawn_blocking(move || psql.output().expect("psql"))
+        .await
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for client in [other, &sides.through[C]] {
+        for _ in 0..4 {
+            assert_eq!(
+                pg_answer(client, count).await,
+                Ok(vec!["Some(\"5\")".to_owned()])
+            );
+        }
+    }
+    sides.finish().await;
 }

@@ -152,11 +152,16 @@ impl Engine {
         let Some(source) = source else {
             return Ok(None);
         };
+        // `RESET ALL` names nothing to check: back to what the session began with.
+        if changes.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
         let items: Vec<String> = changes
             .iter()
             .map(|c| match dialect {
                 Dialect::MySql => format!("CAST(@@session.{} AS CHAR)", c.name),
-                Dialect::Postgres => format!("current_setting('{}')", c.name),
+                // A custom setting reset away is no error, as RESET of it was none.
+                Dialect::Postgres => format!("current_setting('{}', true)", c.name),
             })
             .collect();
         let sql = format!("SELECT {}", items.join(", "));
