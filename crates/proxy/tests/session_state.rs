@@ -604,6 +604,16 @@ const PG_SETTINGS: &[(usize, &str)] = &[
     (A, "SELECT pg_sleep(0.3)::text FROM t_plain"),
     (A, "ROLLBACK"),
     (A, "SELECT pg_sleep(0.05)::text FROM t_plain"),
+    // A role is the session's: its privileges, not B's.
+    (A, "SET ROLE keyshard_test_role"),
+    (A, "SELECT current_user FROM t_plain"),
+    (A, "SHOW role"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (B, "SELECT current_user FROM t_plain"),
+    (B, "SELECT COUNT(*) FROM t_order"),
+    (A, "RESET ROLE"),
+    (A, "SELECT current_user FROM t_plain"),
+    (A, "SELECT COUNT(*) FROM t_order"),
     // A value the database refuses is refused.
     (A, "SET statement_timeout = 'soon'"),
     (A, "SET no_such_setting = 1"),
@@ -686,9 +696,16 @@ const PG_CONTENDED: &[(usize, &str)] = &[
     (A, "SELECT pg_try_advisory_lock(42)"),
 ];
 
+/// A role without privileges, the server's (both sides see it).
+const PG_ROLE: &str = "DO $$ BEGIN CREATE ROLE keyshard_test_role NOLOGIN; \
+     EXCEPTION WHEN duplicate_object THEN NULL; END $$";
+
 #[tokio::test]
 #[ignore = "needs KEYSHARD_TEST_PG_URL"]
 async fn postgres_sessions_keep_their_settings_and_state_to_themselves() {
+    let admin_url = std::env::var("KEYSHARD_TEST_PG_URL").expect("KEYSHARD_TEST_PG_URL");
+    let admin = connect(&admin_url.parse().unwrap()).await.unwrap();
+    admin.batch_execute(PG_ROLE).await.unwrap();
     let mut differences = Vec::new();
     for size in [1, 2] {
         let sides = PgSides::start(size).await;
