@@ -228,12 +228,19 @@ fn astronomical(year: i64, bc: bool) -> i64 {
     if bc { 1 - year } else { year }
 }
 
+/// PostgreSQL's `infinity` and `-infinity` (dates and timestamps) as the ends of the order.
+fn pg_infinity(text: &str) -> Option<i128> {
+    match text {
+        "infinity" => Some(i128::MAX),
+        "-infinity" => Some(i128::MIN),
+        _ => None,
+    }
+}
+
 /// A `date` in the ISO DateStyle (the shard connections' own), as days.
 fn pg_date_text(text: &str) -> Option<i128> {
-    match text {
-        "infinity" => return Some(i128::MAX),
-        "-infinity" => return Some(i128::MIN),
-        _ => {}
+    if let Some(end) = pg_infinity(text) {
+        return Some(end);
     }
     let (date, bc) = era(text);
     let (year, month, day) = ymd(date)?;
@@ -247,10 +254,8 @@ fn pg_time_of_day(text: &str) -> Option<i128> {
 
 /// A `timestamp` or `timestamptz` in the ISO DateStyle as microseconds since 1970 in UTC.
 fn pg_timestamp_text(text: &str) -> Option<i128> {
-    match text {
-        "infinity" => return Some(i128::MAX),
-        "-infinity" => return Some(i128::MIN),
-        _ => {}
+    if let Some(end) = pg_infinity(text) {
+        return Some(end);
     }
     let (text, bc) = era(text);
     let (date, time) = text.split_once(' ')?;

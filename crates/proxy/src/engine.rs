@@ -29,6 +29,7 @@ use crate::{pinning, reflection};
 
 mod copy_in;
 mod insert_select;
+mod pinned;
 mod planning;
 mod session_sql;
 mod settings;
@@ -267,52 +268,8 @@ impl Engine {
         self.metrics.render(&self.backend.pool_stats())
     }
 
-    /// Answers `sql`, for which `reserved` is held of the memory budget, keeping the shard
-    /// connections it runs on when it leaves state there.
-    async fn query_text(
-        &self,
-        session: &mut Session,
-        sql: &str,
-        reserved: Reserved,
-    ) -> Result<Reply, Error> {
-        if routines::changes_routines(sql) {
-            let reply = self.answer_text(session, sql, reserved).await;
-            self.routines.load(&self.backend, &self.config).await;
-            return reply;
-        }
-        let Some(effect) = pinning::effect(sql, &self.routines.names()) else {
-            return self.answer_text(session, sql, reserved).await;
-        };
-        let pinned_now = self.holding(session, &effect);
-        let reply = self.answer_text(session, sql, reserved).await;
-        self.held(session, effect, pinned_now, reply.is_ok());
-        reply
-    }
-
-    /// Pins the session's shard connections when `effect` holds state on them, before the
-    /// statement runs; answers whether they were not pinned before.
-    fn holding(&self, session: &Session, effect: &pinning::Effect) -> bool {
-        matches!(effect, pinning::Effect::Holds(_)) && session.shard.pin()
-    }
-
-    /// Records what a statement with `effect` now holds (or let go of); a session that holds
-    /// nothing any more gives its shard connections back (closed, with whatever they held).
-    fn held(&self, session: &mut Session, effect: pinning::Effect, pinned_now: bool, ok: bool) {
-        match effect {
-            pinning::Effect::Holds(held) if ok => pinning::hold(&mut session.held, held),
-            pinning::Effect::Holds(_) => {}
-            pinning::Effect::Releases(released) if ok => {
-                pinning::release(&mut session.held, &released);
-            }
-            pinning::Effect::Releases(_) => return,
-        }
-        if session.held.is_empty() && (pinned_now || ok) && session.shard.is_pinned() {
-            session.shard.unpin();
-        }
-    }
-
     /// Answers `sql`, for which `reserved` is held of the memory budget.
-    async fn answer_text(
+    pub(super) async fn answer_text(
         &self,
         session: &mut Session,
         sql: &str,
@@ -481,9 +438,9 @@ impl Engine {
                 StatementKind::Planned(planned) => match &statement.effect {
                     None => self.execute_planned(session, planned, params).await,
                     Some(effect) => {
-                        let pinned_now = self.holding(session, effect);
+                        let pinned_now = pinned::holding(session, effect);
                         let reply = self.execute_planned(session, planned, params).await;
-                        self.held(session, effect.clone(), pinned_now, reply.is_ok());
+                        pinned::held(session, effect.clone(), pinned_now, reply.is_ok());
                         reply
                     }
                 },
