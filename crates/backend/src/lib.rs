@@ -157,21 +157,25 @@ impl Backend {
             // A read needs no transaction: every data source answers at once, its units sharing
             // up to `max_connections_per_query` connections there.
             units if plan.merge.is_some() => {
-                let reads = read_parts(units, self.max_connections_per_query)
-                    .into_iter()
-                    .map(|positions| {
-                        let part: Vec<&ExecutionUnit> =
-                            positions.iter().map(|&i| &units[i]).collect();
-                        async move {
-                            let Some(data_source) = part.first().map(|u| &u.data_source) else {
-                                return Ok((positions, Vec::new()));
-                            };
-                            let results = execute::autocommit(self.pool(data_source)?, &part)
-                                .await
-                                .map_err(|e| BackendError::from_sqlx(data_source, e))?;
-                            Ok::<_, BackendError>((positions, results))
-                        }
-                    });
+                // A pinned session's state is on its one connection per data source.
+                let pinned = session_state::current().is_some_and(|s| s.is_pinned());
+                let connections = if pinned {
+                    1
+                } else {
+                    self.max_connections_per_query
+                };
+                let reads = read_parts(units, connections).into_iter().map(|positions| {
+                    let part: Vec<&ExecutionUnit> = positions.iter().map(|&i| &units[i]).collect();
+                    async move {
+                        let Some(data_source) = part.first().map(|u| &u.data_source) else {
+                            return Ok((positions, Vec::new()));
+                        };
+                        let results = execute::autocommit(self.pool(data_source)?, &part)
+                            .await
+                            .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+                        Ok::<_, BackendError>((positions, results))
+                    }
+                });
                 in_plan_order(
                     units.len(),
                     futures_util::future::try_join_all(reads).await?,

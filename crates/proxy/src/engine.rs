@@ -34,6 +34,7 @@ mod planning;
 mod session_sql;
 mod settings;
 mod shaped;
+mod table_locks;
 
 pub(crate) use settings::{startup_parameters, startup_settings};
 mod transactions;
@@ -208,6 +209,7 @@ impl Engine {
         session.shard.set_wanted(session.startup_settings.clone());
         session.reported.clear();
         session.settings_before = None;
+        session.settings_at_savepoints.clear();
     }
 
     /// Answers one statement sent as text, within the memory budget.
@@ -400,7 +402,7 @@ impl Engine {
         match self.plan_with_tree(sql, dialect).await {
             Ok((planned, tree)) => {
                 let mut statement = Statement::new(StatementKind::Planned(planned));
-                statement.effect = pinning::effect(sql, &self.routines.names());
+                statement.effect = pinning::effect(sql, dialect, &self.routines.names());
                 Ok((statement, Some(tree)))
             }
             // A statement the parser refuses may still be a session statement, answered from
@@ -453,6 +455,7 @@ impl Engine {
             StatementKind::Planned(Planned::Query(query)) => query.sql(),
             StatementKind::Planned(Planned::Direct(direct)) => direct.sql(),
             StatementKind::Planned(Planned::Ddl(_)) => "ddl",
+            StatementKind::Planned(Planned::Locks(_)) => "lock",
         };
         self.finished(session, head, started, &reply);
         reply
@@ -474,10 +477,14 @@ impl Engine {
             }
             Planned::Query(query) => (query.bind(params)?, query.is_read()),
             Planned::Direct(direct) => (direct.bind(params), direct.is_read()),
+            Planned::Locks(locks) => return self.table_locks(session, locks).await,
             Planned::Ddl(ddl) => {
                 let outcome = match session.transaction {
                     Some(_) => self.run(session, &ddl.plan).await?,
-                    None => self.backend.execute_local(&ddl.plan).await?,
+                    None => {
+                        table_locks::check_table_locks(session, &ddl.plan)?;
+                        self.backend.execute_local(&ddl.plan).await?
+                    }
                 };
                 // The table's columns changed (or it appeared or went): read them again.
                 if let Some(rule) = self.config.sharding.table(&ddl.logic_table)
@@ -573,6 +580,7 @@ impl Engine {
 
     /// Runs `plan` in the session's transaction, opening one when autocommit is off.
     async fn run(&self, session: &mut Session, plan: &Plan) -> Result<Outcome, Error> {
+        table_locks::check_table_locks(session, plan)?;
         if session.transaction.is_none() && !session.autocommit {
             session.transaction = Some(self.new_transaction(session, Characteristics::default()));
         }

@@ -10,6 +10,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use keyshard_router::Dialect;
+
 /// State a session holds on its shard connections.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Held {
@@ -90,7 +92,7 @@ const UNLOCKING_ALL: &[&str] = &["release_all_locks", "pg_advisory_unlock_all"];
 /// UPDATEs and DELETEs, answered by their first word.
 /// `routines`: the lower-case names of the functions and procedures the shards define (see
 /// `routines`), whose calls may change the session unseen.
-pub(crate) fn effect(sql: &str, routines: &HashSet<String>) -> Option<Effect> {
+pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) -> Option<Effect> {
     let first = crate::words::first_word(sql);
     let is = |word: &str| first.eq_ignore_ascii_case(word);
     // A procedure or an anonymous block may do anything to the session.
@@ -177,8 +179,8 @@ pub(crate) fn effect(sql: &str, routines: &HashSet<String>) -> Option<Effect> {
             return Some(Effect::Releases(Released::Tables(names)));
         }
         ["discard", "temp" | "temporary"] => return Some(Effect::Releases(Released::AllTables)),
-        ["lock", "tables" | "table", ..] if !lower.contains(" in ") => {
-            // PostgreSQL's `LOCK TABLE t IN … MODE` ends with its transaction.
+        // PostgreSQL's `LOCK` ends with its transaction.
+        ["lock", "tables" | "table", ..] if dialect == Dialect::MySql => {
             return Some(Effect::Holds(Held::TableLocks));
         }
         ["unlock", "tables" | "table"] => return Some(Effect::Releases(Released::TableLocks)),
@@ -336,7 +338,7 @@ mod tests {
     use super::*;
 
     fn effect(sql: &str) -> Option<Effect> {
-        super::effect(sql, &["audit_log".to_owned()].into())
+        super::effect(sql, Dialect::MySql, &["audit_log".to_owned()].into())
     }
 
     fn holds(sql: &str) -> Held {
@@ -408,12 +410,22 @@ mod tests {
             "SELECT pg_advisory_xact_lock(1)",
             "SELECT my_get_lock(1)",
             "SELECT 'get_lock' FROM t",
-            "LOCK TABLE t IN ACCESS EXCLUSIVE MODE",
             "CREATE TABLE t (id int)",
             "SELECT RELEASE_LOCK(@name)",
             "SELECT audit_logger(1), COUNT(*) FROM t",
         ] {
             assert_eq!(effect(none), None, "{none}");
+        }
+        // PostgreSQL's LOCK is its transaction's.
+        for lock in [
+            "LOCK TABLE t IN ACCESS EXCLUSIVE MODE",
+            "LOCK t",
+            "lock table t",
+        ] {
+            assert_eq!(
+                super::effect(lock, Dialect::Postgres, &HashSet::new()),
+                None
+            );
         }
     }
 

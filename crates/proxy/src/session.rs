@@ -7,7 +7,7 @@ use keyshard_backend::session_state::{SessionState, Settings};
 use keyshard_backend::{Characteristics, Transaction};
 use keyshard_config::TransactionType;
 use keyshard_router::{
-    DdlPlan, Dialect, Direct, InsertSelect, PreparedInsert, PreparedQuery, Value,
+    DdlPlan, Dialect, Direct, InsertSelect, PreparedInsert, PreparedQuery, TableLocks, Value,
 };
 
 use crate::control::{self, Control};
@@ -83,6 +83,9 @@ pub struct Session {
     /// PostgreSQL: the settings before the open transaction changed them, back when it rolls
     /// back.
     pub settings_before: Option<SettingsBefore>,
+    /// PostgreSQL: the settings at each savepoint of the open transaction (by its key), back
+    /// when it rolls back to one.
+    pub settings_at_savepoints: Vec<(String, SettingsBefore)>,
     /// State held on the session's shard connections, which keeps them pinned.
     pub(crate) held: BTreeMap<Held, usize>,
 }
@@ -121,6 +124,7 @@ impl Session {
             startup_settings: None,
             reported: BTreeMap::new(),
             settings_before: None,
+            settings_at_savepoints: Vec::new(),
             held: BTreeMap::new(),
         }
     }
@@ -214,7 +218,8 @@ impl Statement {
             StatementKind::Planned(Planned::InsertSelect(select)) => select.param_count(),
             StatementKind::Planned(Planned::Query(query)) => query.param_count(),
             StatementKind::Planned(Planned::Direct(direct)) => direct.param_count(),
-            StatementKind::Planned(Planned::Ddl(_)) | StatementKind::Text(_) => 0,
+            StatementKind::Planned(Planned::Ddl(_) | Planned::Locks(_))
+            | StatementKind::Text(_) => 0,
         };
         Self {
             kind,
@@ -247,4 +252,6 @@ pub enum Planned {
     Direct(Box<Direct>),
     /// DDL on a sharded table, one statement per actual table.
     Ddl(Box<DdlPlan>),
+    /// Table locks taken or let go.
+    Locks(Box<TableLocks>),
 }

@@ -274,6 +274,34 @@ const MYSQL_CONTENDED: &[(usize, &str)] = &[
     (A, "SELECT GET_LOCK('ks_shared', 0)"),
 ];
 
+/// MySQL's LOCK TABLES: A's locks keep B out (B gives up after a second) and keep A to the
+/// tables it locked; a second LOCK TABLES, UNLOCK TABLES and BEGIN each let them go.
+const MYSQL_TABLE_LOCKS: &[(usize, &str)] = &[
+    (B, "SET SESSION lock_wait_timeout = 1"),
+    (A, "LOCK TABLES t_order WRITE, t_plain READ"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "SELECT note FROM t_plain"),
+    (A, "INSERT INTO t_order VALUES (5, 1, NULL, NULL)"),
+    (A, "INSERT INTO t_plain VALUES (2, 'two')"),
+    (B, "SELECT note FROM t_plain"),
+    (B, "SELECT COUNT(*) FROM t_order"),
+    (B, "SELECT COUNT(*) FROM t_order WHERE user_id = 1"),
+    (A, "LOCK TABLES t_order READ"),
+    (A, "SELECT note FROM t_plain"),
+    (A, "PREPARE:SELECT COUNT(*) FROM t_order WHERE user_id = 1"),
+    (B, "SELECT COUNT(*) FROM t_order"),
+    (B, "INSERT INTO t_order VALUES (6, 0, NULL, NULL)"),
+    (B, "INSERT INTO t_order VALUES (7, 1, NULL, NULL)"),
+    (A, "UNLOCK TABLES"),
+    (B, "INSERT INTO t_order VALUES (6, 0, NULL, NULL)"),
+    (B, "INSERT INTO t_order VALUES (7, 1, NULL, NULL)"),
+    (A, "LOCK TABLES t_plain WRITE"),
+    (B, "SELECT note FROM t_plain"),
+    (A, "BEGIN"),
+    (B, "SELECT note FROM t_plain"),
+    (A, "COMMIT"),
+];
+
 fn report(differences: Vec<String>) {
     assert!(
         differences.is_empty(),
@@ -314,6 +342,35 @@ async fn mysql_sessions_keep_their_settings_and_state_to_themselves() {
     let free = "SELECT IS_FREE_LOCK('ks_gone')";
     eventually(&mut sides.through[B], free, "1").await;
     eventually(&mut sides.direct[B], free, "1").await;
+    sides.finish().await;
+    report(differences);
+}
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_MYSQL_URL"]
+async fn mysql_table_locks_are_the_sessions_on_every_shard() {
+    let mut sides = MySqlSides::start(2).await;
+    let mut differences = sides.compare(MYSQL_TABLE_LOCKS).await;
+    assert_eq!(
+        held_or_pinned(&mut sides.through[A]).await,
+        Vec::<String>::new()
+    );
+    // A write over both shards would begin a transaction there, which lets the locks go: it
+    // is refused, and the locks still hold.
+    differences.extend(sides.compare(&[(A, "LOCK TABLES t_order WRITE")]).await);
+    let across = "INSERT INTO t_order VALUES (8, 0, NULL, NULL), (9, 1, NULL, NULL)";
+    let refused = mysql_answer(&mut sides.through[A], across).await;
+    assert_eq!(refused, Err("1235".to_owned()));
+    differences.extend(
+        sides
+            .compare(&[
+                (B, "SELECT COUNT(*) FROM t_order"),
+                (A, "SELECT COUNT(*) FROM t_order"),
+                (A, "UNLOCK TABLES"),
+                (B, "SELECT COUNT(*) FROM t_order"),
+            ])
+            .await,
+    );
     sides.finish().await;
     report(differences);
 }
@@ -604,6 +661,23 @@ const PG_SETTINGS: &[(usize, &str)] = &[
     (A, "SELECT pg_sleep(0.3)::text FROM t_plain"),
     (A, "ROLLBACK"),
     (A, "SELECT pg_sleep(0.05)::text FROM t_plain"),
+    // A rollback to a savepoint undoes the SETs made after it, also on a shard the
+    // transaction reached after the SET; a release keeps them.
+    (A, "BEGIN"),
+    (A, "SELECT note FROM t_plain"),
+    (A, "SAVEPOINT s1"),
+    (A, "SET TIME ZONE 'Asia/Tokyo'"),
+    (A, "SELECT created_at::text FROM t_order ORDER BY order_id"),
+    (A, "ROLLBACK TO SAVEPOINT s1"),
+    (A, "SHOW TimeZone"),
+    (A, "SELECT created_at::text FROM t_order ORDER BY order_id"),
+    (A, "SAVEPOINT s2"),
+    (A, "SET TIME ZONE 'Asia/Tokyo'"),
+    (A, "RELEASE SAVEPOINT s2"),
+    (A, "SELECT created_at::text FROM t_order ORDER BY order_id"),
+    (A, "COMMIT"),
+    (A, "SHOW TimeZone"),
+    (A, "SELECT created_at::text FROM t_order ORDER BY order_id"),
     // A role is the session's: its privileges, not B's.
     (A, "SET ROLE keyshard_test_role"),
     (A, "SELECT current_user FROM t_plain"),
@@ -694,6 +768,22 @@ const PG_CONTENDED: &[(usize, &str)] = &[
     (A, "SELECT pg_try_advisory_lock(42)"),
     (B, "SELECT pg_advisory_unlock_all()"),
     (A, "SELECT pg_try_advisory_lock(42)"),
+    // LOCK is the transaction's: on every shard of the table, until it ends.
+    (B, "SET lock_timeout = '500ms'"),
+    (A, "LOCK TABLE t_order"),
+    (A, "BEGIN"),
+    (A, "LOCK TABLE t_order, t_plain IN SHARE MODE"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (B, "SELECT COUNT(*) FROM t_order"),
+    (B, "UPDATE t_order SET price = 1 WHERE order_id = 1"),
+    (B, "DELETE FROM t_plain"),
+    (A, "COMMIT"),
+    (B, "UPDATE t_order SET price = 1 WHERE order_id = 1"),
+    (A, "BEGIN"),
+    (A, "LOCK t_order IN ACCESS EXCLUSIVE MODE NOWAIT"),
+    (B, "SELECT COUNT(*) FROM t_order"),
+    (A, "ROLLBACK"),
+    (B, "SELECT COUNT(*) FROM t_order"),
 ];
 
 /// A role without privileges, the server's (both sides see it).

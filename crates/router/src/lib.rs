@@ -27,6 +27,7 @@ mod plan;
 mod query;
 mod route;
 mod shape;
+mod table_locks;
 mod template;
 mod tokens;
 mod unchanged;
@@ -53,6 +54,7 @@ pub use metadata::{Metadata, NoMetadata};
 pub use plan::{ExecutionUnit, MoveGuard, Plan};
 pub use query::PreparedQuery;
 pub use shape::Shape;
+pub use table_locks::{LockKind, TableLocks};
 pub use template::push_rows;
 pub use value::{Array, Dim, Value, Wire, WireKind};
 
@@ -78,6 +80,8 @@ pub enum Prepared {
     Query(PreparedQuery),
     /// A statement on unsharded or broadcast tables (or none), sent as it is.
     Direct(Direct),
+    /// Table locks taken or let go, one statement per data source.
+    Locks(TableLocks),
     /// Anything this router does not plan; the caller decides what to answer.
     Other(Other),
 }
@@ -312,6 +316,13 @@ impl Router {
                 }
                 Ok(Prepared::Query(query))
             }
+            Statement::LockTables { tables } => {
+                self.locks(|places| table_locks::lock_tables(tables, places))
+            }
+            Statement::Lock(lock) => self.locks(|places| table_locks::lock(lock, places)),
+            Statement::UnlockTables => Ok(Prepared::Locks(table_locks::unlock_tables(
+                &self.data_sources,
+            ))),
             _ => match ddl::plan(sql, statement, |t| self.table(t).cloned())? {
                 Some(ddl) => Ok(Prepared::Ddl(ddl)),
                 None => match ddl::names(statement) {
@@ -339,6 +350,24 @@ impl Router {
         is_read: bool,
     ) -> Result<Prepared, RouteError> {
         self.direct_as(sql, sql, parser, tables, is_read)
+    }
+
+    /// Table locks planned by `plan` with where this router's tables live.
+    fn locks(
+        &self,
+        plan: impl Fn(&table_locks::Places<'_>) -> Result<TableLocks, RouteError>,
+    ) -> Result<Prepared, RouteError> {
+        let rule = |table: &str| self.table(table).cloned();
+        let unsharded = |table: &str| match &self.default_data_source {
+            _ if self.is_broadcast(table) => Some(self.data_sources.clone()),
+            Some(default) => Some(vec![default.clone()]),
+            None => None,
+        };
+        let places = table_locks::Places {
+            rule: &rule,
+            unsharded: &unsharded,
+        };
+        plan(&places).map(Prepared::Locks)
     }
 
     /// [`Router::direct`] of `sql`, which runs as `text` (the same placeholders).
@@ -468,6 +497,7 @@ impl Router {
             Prepared::Ddl(ddl) => Ok(Ok(ddl.plan)),
             Prepared::Query(query) => query.bind(params).map(Ok),
             Prepared::Direct(direct) => Ok(Ok(direct.bind(params))),
+            Prepared::Locks(locks) => Ok(Ok(locks.plan)),
             Prepared::Other(other) => Ok(Err(other)),
             // Its rows are the result of its SELECT, which someone must run first.
             Prepared::InsertSelect(_) => Err(RouteError::Unsupported(

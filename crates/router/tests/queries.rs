@@ -587,3 +587,59 @@ fn equals_any_array_routes_as_the_in_list() {
         4
     );
 }
+
+#[test]
+fn table_locks_lock_every_actual_table_on_its_data_source() {
+    let mysql = |sql| units(&plan(sql, &[]).unwrap());
+    assert_eq!(
+        mysql("LOCK TABLES t_order READ, t_plain WRITE, `t_log` AS l LOW_PRIORITY WRITE"),
+        pairs(&[
+            (
+                "ds_0",
+                "LOCK TABLES t_order_0 READ, t_order_1 READ, t_plain WRITE, `t_log` AS l LOW_PRIORITY WRITE"
+            ),
+            (
+                "ds_1",
+                "LOCK TABLES t_order_0 READ, t_order_1 READ, `t_log` AS l LOW_PRIORITY WRITE"
+            ),
+        ])
+    );
+    // Two actual tables of one data source cannot share an alias.
+    let refused = plan("LOCK TABLES t_order AS o READ", &[]).unwrap_err();
+    assert!(
+        refused.to_string().contains("several actual tables"),
+        "{refused}"
+    );
+    // Broadcast tables are written everywhere, so they are locked everywhere.
+    assert_eq!(
+        mysql("LOCK TABLES t_dict READ LOCAL"),
+        pairs(&[
+            ("ds_0", "LOCK TABLES t_dict READ LOCAL"),
+            ("ds_1", "LOCK TABLES t_dict READ LOCAL"),
+        ])
+    );
+    assert_eq!(
+        mysql("UNLOCK TABLES"),
+        pairs(&[("ds_0", "UNLOCK TABLES"), ("ds_1", "UNLOCK TABLES")])
+    );
+    assert_eq!(
+        units(
+            &plan_in(
+                Dialect::Postgres,
+                "LOCK TABLE ONLY public.\"t_order\", t_plain IN SHARE MODE NOWAIT",
+                &[]
+            )
+            .unwrap()
+        ),
+        pairs(&[
+            (
+                "ds_0",
+                "LOCK TABLE ONLY public.\"t_order_0\", ONLY public.\"t_order_1\", t_plain IN SHARE MODE NOWAIT"
+            ),
+            (
+                "ds_1",
+                "LOCK TABLE ONLY public.\"t_order_0\", ONLY public.\"t_order_1\" IN SHARE MODE NOWAIT"
+            ),
+        ])
+    );
+}

@@ -24,7 +24,7 @@ impl Engine {
             self.routines.load(&self.backend, &self.config).await;
             return reply;
         }
-        let Some(effect) = pinning::effect(sql, &self.routines.names()) else {
+        let Some(effect) = pinning::effect(sql, session.dialect, &self.routines.names()) else {
             return self.answer_text(session, sql, reserved).await;
         };
         let pinned_now = holding(session, &effect);

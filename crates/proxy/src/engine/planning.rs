@@ -42,6 +42,7 @@ impl Engine {
             Prepared::Direct(direct) => Planned::Direct(Box::new(direct)),
             Prepared::InsertSelect(select) => Planned::InsertSelect(Box::new(select)),
             Prepared::Ddl(ddl) => Planned::Ddl(Box::new(ddl)),
+            Prepared::Locks(locks) => Planned::Locks(Box::new(locks)),
             Prepared::Other(other) => return Err(not_supported(other)),
         };
         Ok((planned, tree))
@@ -61,6 +62,7 @@ impl Engine {
             Planned::Query(query) => query.bind(&[])?,
             Planned::Direct(direct) => direct.bind(&[]),
             Planned::Ddl(ddl) => ddl.plan,
+            Planned::Locks(locks) => locks.plan,
             Planned::InsertSelect(_) => {
                 return Err(Error::unsupported("PREVIEW of this statement"));
             }

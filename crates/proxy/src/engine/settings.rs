@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use keyshard_backend::SettingScope;
 use keyshard_backend::session_state::Settings;
+use keyshard_backend::{SavepointCommand, SettingScope};
 use keyshard_config::DatabaseKind;
 use keyshard_router::{Dialect, Value};
 
@@ -180,12 +180,66 @@ impl Engine {
     /// Undoes the session's changes of settings made in a transaction that rolled back
     /// (PostgreSQL: the database undoes them on the connections the transaction held).
     pub(super) fn transaction_ended(&self, session: &mut Session, committed: bool) {
+        session.settings_at_savepoints.clear();
         if let Some(before) = session.settings_before.take()
             && !committed
         {
             session.shard.restore_wanted(before.wanted);
             session.reported = before.reported;
         }
+    }
+}
+
+impl Engine {
+    /// PostgreSQL: remembers the session's settings at savepoint `key`.
+    pub(super) fn settings_at_savepoint(&self, session: &mut Session, key: &str) {
+        let now = SettingsBefore {
+            wanted: session.shard.wanted(),
+            reported: session.reported.clone(),
+        };
+        session.settings_at_savepoints.push((key.to_owned(), now));
+    }
+
+    /// PostgreSQL: a rollback to savepoint `key` brings back the settings it had, on the
+    /// session and on the transaction's connections (those that joined it after a change
+    /// had it made before they began, which the database's rollback does not undo); a
+    /// release forgets them.
+    pub(super) async fn savepoint_ended(
+        &self,
+        session: &mut Session,
+        key: &str,
+        command: SavepointCommand,
+    ) -> Result<(), Error> {
+        let at = session
+            .settings_at_savepoints
+            .iter()
+            .rposition(|(k, _)| k == key);
+        let Some(at) = at else {
+            return Ok(());
+        };
+        if command == SavepointCommand::Release {
+            session.settings_at_savepoints.truncate(at);
+            return Ok(());
+        }
+        session.settings_at_savepoints.truncate(at + 1);
+        let then = session.settings_at_savepoints[at].1.clone();
+        let now = session.shard.wanted();
+        session.reported = then.reported;
+        if now == then.wanted {
+            return Ok(());
+        }
+        let kind = kind_of(session.dialect);
+        let back = Settings::transition(kind, now.as_deref(), then.wanted.as_deref());
+        session.shard.restore_wanted(then.wanted.clone());
+        if let Some(transaction) = &mut session.transaction
+            && !back.is_empty()
+        {
+            let scope = SettingScope::Session { undone: true };
+            self.backend
+                .set_in(transaction, &back, then.wanted, scope)
+                .await?;
+        }
+        Ok(())
     }
 }
 

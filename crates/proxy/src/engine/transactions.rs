@@ -64,7 +64,11 @@ impl Engine {
                 return Ok(Reply::done());
             }
             Control::Commit { chain } | Control::Rollback { chain } => *chain,
-            Control::Begin(_) | Control::Autocommit(_) => false,
+            Control::Begin(_) => {
+                self.begin_lets_go_of_table_locks(session).await?;
+                false
+            }
+            Control::Autocommit(_) => false,
         };
         let open = session.transaction.take();
         // A chained transaction keeps the characteristics of the one it follows.
@@ -128,6 +132,9 @@ impl Engine {
             self.backend
                 .savepoint(transaction, &name.sql, &name.key, mysql)
                 .await?;
+            if !mysql {
+                self.settings_at_savepoint(session, &name.key);
+            }
         }
         Ok(Reply::done())
     }
@@ -170,6 +177,10 @@ impl Engine {
         }
         if command == SavepointCommand::RollbackTo {
             session.failed = false;
+        }
+        // MySQL's settings are no transaction's.
+        if dialect == Dialect::Postgres {
+            self.savepoint_ended(session, &name.key, command).await?;
         }
         Ok(Reply::done())
     }

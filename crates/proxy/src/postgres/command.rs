@@ -46,6 +46,7 @@ pub fn tag(sql: &str, reply: &Reply) -> String {
         "COMMIT" | "END" => "COMMIT".to_owned(),
         "ROLLBACK" | "ABORT" => "ROLLBACK".to_owned(),
         "TRUNCATE" => "TRUNCATE TABLE".to_owned(),
+        "LOCK" => "LOCK TABLE".to_owned(),
         "CREATE" | "DROP" | "ALTER" => {
             let words: Vec<String> = words.take(5).map(str::to_ascii_uppercase).collect();
             // CREATE [OR REPLACE] [UNIQUE | TEMP | …] INDEX → CREATE INDEX.
