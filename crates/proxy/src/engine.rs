@@ -440,7 +440,7 @@ impl Engine {
                 StatementKind::Planned(planned) => match &statement.effect {
                     None => self.execute_planned(session, planned, params).await,
                     Some(effect) => {
-                        let pinned_now = pinned::holding(session, effect);
+                        let pinned_now = pinned::holding(session, effect)?;
                         let reply = self.execute_planned(session, planned, params).await;
                         pinned::held(session, effect.clone(), pinned_now, reply.is_ok());
                         reply

@@ -26,6 +26,8 @@ pub(crate) enum Held {
     Listening,
     /// A cursor declared `WITH HOLD`.
     Cursors,
+    /// Values a sequence handed out (`nextval`, `setval`), which `currval`/`lastval` read back.
+    Sequences,
     /// A function that changes the connection's session (`set_config`, and whatever else it
     /// set that the proxy does not follow): only a reset lets it go.
     Session,
@@ -40,6 +42,7 @@ impl Held {
             Held::TableLocks => ("table locks", String::new()),
             Held::Listening => ("listen", String::new()),
             Held::Cursors => ("cursors with hold", String::new()),
+            Held::Sequences => ("sequence values", String::new()),
             Held::Session => ("session state", String::new()),
         }
     }
@@ -51,6 +54,9 @@ pub(crate) enum Effect {
     Holds(Held),
     /// Lets go of every `Held` for which the predicate answers true.
     Releases(Released),
+    /// Reads what the session holds (`lastval()` its `nextval`s): refused when it holds none,
+    /// as a shared connection would answer with another session's.
+    Reads(Held),
 }
 
 /// What a statement lets go of.
@@ -67,6 +73,7 @@ pub(crate) enum Released {
     TableLocks,
     Listening,
     Cursors,
+    Sequences,
 }
 
 /// Lock functions, and the namespace of the keys they take.
@@ -107,10 +114,12 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) ->
     .any(|w| is(w));
     // Any other statement holds or releases state only by a function call: one with no `(`
     // (a point SELECT, say) is answered without more, and so is one that mentions neither a
-    // routine of the shards nor `lock` or `set_config`.
+    // routine of the shards nor `lock`, `set_config` or a sequence function.
     let bytes = sql.as_bytes();
     if !statement {
-        if !bytes.contains(&b'(') {
+        let sequences = mentions_sequences(bytes);
+        // MariaDB's `NEXT VALUE FOR s` calls without parentheses.
+        if !bytes.contains(&b'(') && !sequences {
             return None;
         }
         let mentions = |word: &[u8]| {
@@ -119,12 +128,15 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) ->
                 .any(|w| w.eq_ignore_ascii_case(word))
         };
         let builtin = mentions(b"lock") || mentions(b"set_config");
-        if !builtin && routines.is_empty() {
+        if !builtin && !sequences && routines.is_empty() {
             return None;
         }
         let lower = sql.to_ascii_lowercase();
         if calls_any(&lower, routines) {
             return Some(Effect::Holds(Held::Session));
+        }
+        if sequences && let Some(effect) = sequence_effect(&lower) {
+            return Some(effect);
         }
         let dml = is("insert") || is("update") || is("delete") || is("replace");
         return match builtin && !dml {
@@ -179,6 +191,7 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) ->
             return Some(Effect::Releases(Released::Tables(names)));
         }
         ["discard", "temp" | "temporary"] => return Some(Effect::Releases(Released::AllTables)),
+        ["discard", "sequences"] => return Some(Effect::Releases(Released::Sequences)),
         // PostgreSQL's `LOCK` ends with its transaction.
         ["lock", "tables" | "table", ..] if dialect == Dialect::MySql => {
             return Some(Effect::Holds(Held::TableLocks));
@@ -193,6 +206,36 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) ->
         _ => {}
     }
     function_effect(&lower)
+}
+
+/// Whether `sql` may use a sequence's session functions: `nextval`, `setval`, `currval`,
+/// `lastval`, `NEXT`/`PREVIOUS VALUE FOR`. One pass over the text, for every INSERT's sake.
+fn mentions_sequences(sql: &[u8]) -> bool {
+    let ends_with = |end: usize, word: &[u8]| {
+        end >= word.len() && sql[end - word.len()..end].eq_ignore_ascii_case(word)
+    };
+    sql.windows(3).enumerate().any(|(at, w)| {
+        w.eq_ignore_ascii_case(b"val")
+            && (["next", "curr", "last", "set"]
+                .iter()
+                .any(|p| ends_with(at, p.as_bytes()))
+                || sql[at..].len() >= 9 && sql[at..at + 9].eq_ignore_ascii_case(b"value for"))
+    })
+}
+
+/// What a statement's use of sequences does: `nextval`/`setval` (MariaDB's `NEXT VALUE FOR`)
+/// leave values on the connection, which `currval`/`lastval` (`PREVIOUS VALUE FOR`) read.
+/// An INSERT into a table whose key a sequence defaults to leaves one unseen: its `lastval`
+/// is refused like any other outside a session holding sequence values.
+fn sequence_effect(lower: &str) -> Option<Effect> {
+    let called = |f: &str| !calls(lower, f).is_empty();
+    if called("nextval") || called("setval") || lower.contains("next value for") {
+        return Some(Effect::Holds(Held::Sequences));
+    }
+    if called("currval") || called("lastval") || lower.contains("previous value for") {
+        return Some(Effect::Reads(Held::Sequences));
+    }
+    None
 }
 
 /// What the function calls in `lower` (a statement in lower case) do to the state it holds.
@@ -329,6 +372,7 @@ pub(crate) fn release(holding: &mut BTreeMap<Held, usize>, released: &Released) 
         (Released::TableLocks, Held::TableLocks) => false,
         (Released::Listening, Held::Listening) => false,
         (Released::Cursors, Held::Cursors) => false,
+        (Released::Sequences, Held::Sequences) => false,
         _ => true,
     });
 }
@@ -413,6 +457,26 @@ mod tests {
             "CREATE TABLE t (id int)",
             "SELECT RELEASE_LOCK(@name)",
             "SELECT audit_logger(1), COUNT(*) FROM t",
+        ] {
+            assert_eq!(effect(none), None, "{none}");
+        }
+        assert_eq!(holds("SELECT nextval('s')"), Held::Sequences);
+        assert_eq!(
+            holds("INSERT INTO t (id) VALUES (NEXTVAL ('s'))"),
+            Held::Sequences
+        );
+        assert_eq!(holds("SELECT NEXT VALUE FOR s"), Held::Sequences);
+        assert_eq!(holds("SELECT setval('s', 10)"), Held::Sequences);
+        for read in [
+            "SELECT lastval()",
+            "SELECT currval('s')",
+            "SELECT PREVIOUS VALUE FOR s",
+        ] {
+            assert_eq!(effect(read), Some(Effect::Reads(Held::Sequences)), "{read}");
+        }
+        for none in [
+            "INSERT INTO t VALUES (1, 'interval')",
+            "SELECT my_nextval(1)",
         ] {
             assert_eq!(effect(none), None, "{none}");
         }

@@ -688,6 +688,12 @@ const PG_SETTINGS: &[(usize, &str)] = &[
     (A, "RESET ROLE"),
     (A, "SELECT current_user FROM t_plain"),
     (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "SET SESSION AUTHORIZATION keyshard_test_role"),
+    (A, "SELECT session_user, current_user FROM t_plain"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (B, "SELECT session_user FROM t_plain"),
+    (A, "RESET SESSION AUTHORIZATION"),
+    (A, "SELECT session_user FROM t_plain"),
     // A value the database refuses is refused.
     (A, "SET statement_timeout = 'soon'"),
     (A, "SET no_such_setting = 1"),
@@ -784,6 +790,25 @@ const PG_CONTENDED: &[(usize, &str)] = &[
     (B, "SELECT COUNT(*) FROM t_order"),
     (A, "ROLLBACK"),
     (B, "SELECT COUNT(*) FROM t_order"),
+    // A sequence's values are the session's that took them.
+    (A, "CREATE SEQUENCE ks_seq"),
+    (A, "SELECT nextval('ks_seq')"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "SELECT currval('ks_seq')"),
+    (B, "SELECT nextval('ks_seq')"),
+    (A, "SELECT lastval()"),
+    (B, "SELECT currval('ks_seq')"),
+    (C, "SELECT lastval()"),
+    (C, "SELECT currval('ks_seq')"),
+    (A, "DISCARD SEQUENCES"),
+    (A, "SELECT lastval()"),
+    (B, "SELECT setval('ks_seq', 10)"),
+    (B, "SELECT lastval()"),
+    (A, "CREATE TEMP TABLE tmp_s (x int4)"),
+    (A, "INSERT INTO tmp_s VALUES (1)"),
+    (A, "DISCARD TEMP"),
+    (A, "SELECT COUNT(*) FROM tmp_s"),
+    (C, "DISCARD SEQUENCES"),
 ];
 
 /// A role without privileges, the server's (both sides see it).

@@ -334,7 +334,7 @@ impl Router {
                             .collect();
                         self.direct(sql, parser, &names, false)
                     }
-                    None => Ok(Prepared::Other(Other::NotRouted)),
+                    None => self.unclassified(sql, parser, statement),
                 },
             },
         }
@@ -350,6 +350,45 @@ impl Router {
         is_read: bool,
     ) -> Result<Prepared, RouteError> {
         self.direct_as(sql, sql, parser, tables, is_read)
+    }
+
+    /// A statement of a kind the router does not plan (a sequence, a view, a grant, a cursor,
+    /// a comment…): sent as written where unsharded statements go, as the database would take
+    /// it, unless a word of it names a sharded or broadcast table, which that data source
+    /// alone cannot answer for. `LISTEN` is refused: the proxy does not forward notifications.
+    fn unclassified(
+        &self,
+        sql: &str,
+        parser: &Parser<'_>,
+        statement: &Statement,
+    ) -> Result<Prepared, RouteError> {
+        if let Statement::LISTEN { .. } = statement {
+            return Err(RouteError::Unsupported(
+                "LISTEN: notifications from the shards are not forwarded to clients yet \
+                 (listen on the database itself)"
+                    .into(),
+            ));
+        }
+        if self.default_data_source.is_none() {
+            return Ok(Prepared::Other(Other::NotRouted));
+        }
+        let named = (0..)
+            .map(|index| parser.token_at(index))
+            .take_while(|token| token.token != sqlparser::tokenizer::Token::EOF)
+            .find_map(|token| match &token.token {
+                sqlparser::tokenizer::Token::Word(word)
+                    if self.table(&word.value).is_some() || self.is_broadcast(&word.value) =>
+                {
+                    Some(word.value.clone())
+                }
+                _ => None,
+            });
+        if let Some(table) = named {
+            return Err(RouteError::Unsupported(format!(
+                "this kind of statement on the sharded or broadcast table '{table}'"
+            )));
+        }
+        self.direct(sql, parser, &[], false)
     }
 
     /// Table locks planned by `plan` with where this router's tables live.

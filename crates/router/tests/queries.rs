@@ -643,3 +643,20 @@ fn table_locks_lock_every_actual_table_on_its_data_source() {
         ])
     );
 }
+
+#[test]
+fn statements_of_other_kinds_go_where_unsharded_tables_live_unless_they_name_sharded_ones() {
+    for sql in ["CREATE SEQUENCE s", "GRANT SELECT ON t_plain TO someone"] {
+        assert_eq!(
+            units(&plan_in(Dialect::Postgres, sql, &[]).unwrap()),
+            pairs(&[("ds_0", sql)])
+        );
+    }
+    for sql in [
+        "COMMENT ON TABLE t_order IS 'orders'",
+        "GRANT SELECT ON t_dict TO someone",
+        "LISTEN orders",
+    ] {
+        assert!(plan_in(Dialect::Postgres, sql, &[]).is_err(), "{sql}");
+    }
+}

@@ -2,10 +2,12 @@
 //! the session is pinned before such a statement runs, and lets its connections go once it
 //! holds nothing there.
 
+use keyshard_router::Dialect;
+
 use super::Engine;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::memory::Reserved;
-use crate::pinning::{self, Effect};
+use crate::pinning::{self, Effect, Released};
 use crate::reply::Reply;
 use crate::routines;
 use crate::session::Session;
@@ -27,17 +29,59 @@ impl Engine {
         let Some(effect) = pinning::effect(sql, session.dialect, &self.routines.names()) else {
             return self.answer_text(session, sql, reserved).await;
         };
-        let pinned_now = holding(session, &effect);
+        // What a DISCARD lets go of is on the connections the session keeps, if any (inside
+        // a transaction, on the one it runs on).
+        if let Effect::Releases(Released::AllTables | Released::Sequences) = effect
+            && session.dialect == Dialect::Postgres
+            && session.transaction.is_none()
+        {
+            self.on_kept_connections(session, sql).await?;
+            held(session, effect, false, true);
+            return Ok(Reply::done());
+        }
+        let pinned_now = holding(session, &effect)?;
         let reply = self.answer_text(session, sql, reserved).await;
         held(session, effect, pinned_now, reply.is_ok());
         reply
     }
 }
 
+impl Engine {
+    /// Runs `sql` on each shard connection the session keeps.
+    pub(super) async fn on_kept_connections(
+        &self,
+        session: &Session,
+        sql: &str,
+    ) -> Result<(), Error> {
+        for data_source in session.shard.kept_data_sources() {
+            self.backend.execute_on(&data_source, sql).await?;
+        }
+        Ok(())
+    }
+}
+
 /// Pins the session's shard connections when `effect` holds state on them, before the
-/// statement runs; answers whether they were not pinned before.
-pub(super) fn holding(session: &Session, effect: &Effect) -> bool {
-    matches!(effect, Effect::Holds(_)) && session.shard.pin()
+/// statement runs; answers whether they were not pinned before. A statement that reads state
+/// the session does not hold is refused.
+pub(super) fn holding(session: &Session, effect: &Effect) -> Result<bool, Error> {
+    match effect {
+        Effect::Holds(_) => Ok(session.shard.pin()),
+        Effect::Reads(held) if !session.held.contains_key(held) => Err(Error::new(
+            // PostgreSQL's own answer where the session has no value of its own yet.
+            match session.dialect {
+                Dialect::Postgres => ErrorKind::Shard {
+                    mysql_errno: None,
+                    sqlstate: Some("55000".to_owned()),
+                },
+                Dialect::MySql => ErrorKind::Unsupported,
+            },
+            "currval()/lastval() outside a session that called nextval() or setval(): the \
+             shard connection is shared, and would answer with another session's value (use \
+             INSERT … RETURNING, or call nextval() first, which keeps this session's \
+             connections)",
+        )),
+        Effect::Reads(_) | Effect::Releases(_) => Ok(false),
+    }
 }
 
 /// Records what a statement with `effect` now holds (or let go of); a session that holds
@@ -49,7 +93,7 @@ pub(super) fn held(session: &mut Session, effect: Effect, pinned_now: bool, ok: 
         Effect::Releases(released) if ok => {
             pinning::release(&mut session.held, &released);
         }
-        Effect::Releases(_) => return,
+        Effect::Releases(_) | Effect::Reads(_) => return,
     }
     if session.held.is_empty() && (pinned_now || ok) && session.shard.is_pinned() {
         session.shard.unpin();

@@ -9,7 +9,6 @@
 //! several shards, or a statement with autocommit off, is refused instead of silently
 //! unlocking.
 
-use keyshard_config::DatabaseKind;
 use keyshard_router::{LockKind, Plan, TableLocks};
 
 use super::Engine;
@@ -77,17 +76,11 @@ impl Engine {
         Ok(())
     }
 
-    /// `UNLOCK TABLES` on every MySQL data source, when the session holds table locks.
+    /// `UNLOCK TABLES` on the connections the session keeps, when it holds table locks
+    /// (which it took on them).
     async fn unlock_tables(&self, session: &Session) -> Result<(), Error> {
-        if !holds_table_locks(session) {
-            return Ok(());
-        }
-        for source in self.config.data_sources.values() {
-            if source.kind == DatabaseKind::MySql {
-                self.backend
-                    .execute_on(&source.name, "UNLOCK TABLES")
-                    .await?;
-            }
+        if holds_table_locks(session) {
+            self.on_kept_connections(session, "UNLOCK TABLES").await?;
         }
         Ok(())
     }
