@@ -175,6 +175,30 @@ impl sqlx::Type<Postgres> for UntypedNull {
     }
 }
 
+/// A binary value of a known type (a client's binary parameter, a shard's binary result),
+/// sent as that type's bytes unchanged.
+struct TypedBinary<'a>(&'a Wire);
+
+impl sqlx::Type<Postgres> for TypedBinary<'_> {
+    fn type_info() -> PgTypeInfo {
+        PgTypeInfo::with_oid(Oid(0))
+    }
+}
+
+impl sqlx::Encode<'_, Postgres> for TypedBinary<'_> {
+    fn produces(&self) -> Option<PgTypeInfo> {
+        Some(PgTypeInfo::with_oid(Oid(self.0.oid)))
+    }
+
+    fn encode_by_ref(
+        &self,
+        buf: &mut sqlx::postgres::PgArgumentBuffer,
+    ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+        buf.extend_from_slice(&self.0.bytes);
+        Ok(sqlx::encode::IsNull::No)
+    }
+}
+
 /// The type `Postgres::bind` sends `value` as; `None` for NULL, which the server types.
 fn pg_param_oid(value: &Value) -> Option<u32> {
     const BOOL: u32 = 16;
@@ -194,6 +218,7 @@ fn pg_param_oid(value: &Value) -> Option<u32> {
         Value::Bool(_) => Some(BOOL),
         Value::Text(_) => Some(TEXT),
         Value::Bytes(_) => Some(BYTEA),
+        Value::Wire(w) if w.binary && w.oid != 0 => Some(w.oid),
         Value::Wire(w) => Some(if w.text().is_some() { TEXT } else { BYTEA }),
         Value::Array(a) => ArrayParam(a).oid().or(Some(1009)),
     }
@@ -266,6 +291,7 @@ impl Driver for Postgres {
             Value::Text(s) => query.bind(s.as_str()),
             Value::Bytes(b) => query.bind(b.as_slice()),
             Value::Array(a) => query.bind(ArrayParam(a)),
+            Value::Wire(w) if w.binary && w.oid != 0 => query.bind(TypedBinary(w)),
             Value::Wire(w) => bind_wire(query, w),
         }
     }
@@ -310,7 +336,7 @@ impl Driver for Postgres {
                 index: index.to_string(),
                 source,
             })?;
-            return Ok(Value::Wire(Wire::new(kind, binary, bytes)));
+            return Ok(Value::Wire(Wire::new(kind, binary, bytes).with_oid(oid)));
         }
         if let Some(kind @ (TEXT_INTEGER | TEXT_STRING)) = *first {
             let decoded = raw.as_str().and_then(|text| {

@@ -13,8 +13,16 @@ use std::process::Command;
 
 use common::postgres::{PgProxy, PgShards, yaml};
 
-const CREATE: &str =
-    "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
+/// `t_order` as an application has it: timestamps, a price, a JSON document and a UUID beside
+/// the key, in each database's types. MariaDB's own UUID type is not used: sqlx does not tell
+/// its collation, so Keyshard cannot tell it (or a `utf8mb4_bin` VARCHAR) from VARBINARY, and
+/// clients would read bytes (see the README's column types).
+const CREATE_MYSQL: &str = "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, \
+     user_id INT NOT NULL, status VARCHAR(32), created_at DATETIME(6) NULL, \
+     updated_at DATETIME(6) NULL, price DECIMAL(10,2) NULL, doc JSON NULL, ref CHAR(36) NULL)";
+const CREATE_PG: &str = "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, \
+     user_id INT NOT NULL, status VARCHAR(32), created_at TIMESTAMPTZ NULL, \
+     updated_at TIMESTAMPTZ NULL, price NUMERIC(10,2) NULL, doc JSONB NULL, ref UUID NULL)";
 
 fn compat_dir() -> PathBuf {
     std::env::var_os("KEYSHARD_COMPAT_DIR").map_or_else(
@@ -212,7 +220,7 @@ async fn sqlalchemy_uuid_keys_on_postgresql() {
 }
 
 async fn mysql_client(script_name: &str, program: &str, extra: &[&str]) {
-    let (shards, proxy) = common::on_mariadb(CREATE).await;
+    let (shards, proxy) = common::on_mariadb(CREATE_MYSQL).await;
     let port = proxy.address.port();
     let keys = run(program, script_name, port, extra).await;
     let mut stored = Vec::new();
@@ -231,7 +239,7 @@ async fn mysql_client(script_name: &str, program: &str, extra: &[&str]) {
 async fn postgres_client(script_name: &str, program: &str, extra: &[&str]) {
     let shards = PgShards::postgres().await;
     let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
-    proxy.client().await.batch_execute(CREATE).await.unwrap();
+    proxy.client().await.batch_execute(CREATE_PG).await.unwrap();
     let port = proxy.address.port();
     let keys = run(program, script_name, port, extra).await;
     assert_eq!(

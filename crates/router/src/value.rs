@@ -40,6 +40,9 @@ pub struct Wire {
     /// The value: for MySQL's binary protocol without the length prefix of length-encoded
     /// types, and with the length byte of temporal ones, as sqlx hands them out.
     pub bytes: Box<[u8]>,
+    /// The PostgreSQL type the bytes are a value of (0: not known, or MySQL), so that a binary
+    /// value goes back to a shard as exactly that type.
+    pub oid: u32,
 }
 
 /// How a [`Wire`] value orders: the temporal types of each database, which Keyshard decodes
@@ -77,7 +80,14 @@ impl Wire {
             kind,
             binary,
             bytes: bytes.into(),
+            oid: 0,
         }
+    }
+
+    /// The same value, known to be of PostgreSQL type `oid`.
+    pub fn with_oid(mut self, oid: u32) -> Self {
+        self.oid = oid;
+        self
     }
 
     /// The value's text form, when it is in the text format and UTF-8.

@@ -369,6 +369,18 @@ fn reads_over_several_nodes_say_how_to_merge() {
         p.units[0].sql,
         "SELECT order_id, status AS ks_hidden_0 FROM t_order_0 ORDER BY status LIMIT 15 OFFSET 0"
     );
+    // Django's `.values_list("price").order_by("-price", "order_id")`: the hidden column's
+    // qualifier is the actual table on each node, as the statement's own are.
+    let qualified = plan_in(
+        Dialect::Postgres,
+        "SELECT \"t_order\".\"status\" FROM \"t_order\" ORDER BY \"t_order\".\"status\" DESC, \"t_order\".\"order_id\" ASC",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        qualified.units[1].sql,
+        "SELECT \"t_order_1\".\"status\", \"t_order_1\".\"order_id\" AS ks_hidden_0 FROM \"t_order_1\" ORDER BY \"t_order_1\".\"status\" DESC, \"t_order_1\".\"order_id\" ASC"
+    );
     assert!(p.units[0].params.is_empty());
     let spec = p.merge.unwrap();
     assert_eq!(

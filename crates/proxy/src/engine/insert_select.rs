@@ -15,7 +15,10 @@ impl Engine {
         select: &InsertSelect,
         params: &[Value],
     ) -> Result<Reply, Error> {
-        let rows = self.run(session, &select.source().bind(params)).await?.rows;
+        let mut rows = self.run(session, &select.source().bind(params)).await?.rows;
+        for value in rows.iter_mut().flatten() {
+            as_literal_text(value)?;
+        }
         match select.with_rows(&rows) {
             Some(sql) => self.insert_rows(session, &sql).await,
             None => Ok(Reply::done()),
@@ -41,4 +44,23 @@ impl Engine {
         let plan = self.bind_insert(&insert, || insert.bind(&[])).await?;
         self.reply(session, plan, false).await
     }
+}
+
+/// A PostgreSQL value the SELECT returned in the binary format (a timestamp, a UUID …) as its
+/// text form, which the INSERT's literal reads back as the column's type.
+fn as_literal_text(value: &mut Value) -> Result<(), Error> {
+    if let Value::Wire(wire) = value
+        && wire.binary
+        && wire.oid != 0
+    {
+        let text =
+            crate::postgres::wire_text::binary_to_text(wire.oid, &wire.bytes).ok_or_else(|| {
+                Error::unsupported(format!(
+                    "INSERT … SELECT of a value of type oid {} read in the binary format",
+                    wire.oid
+                ))
+            })?;
+        *value = Value::Text(text);
+    }
+    Ok(())
 }

@@ -11,7 +11,7 @@ mod formats;
 mod pg_error;
 mod types;
 mod wire;
-mod wire_text;
+pub(crate) mod wire_text;
 
 use std::sync::Arc;
 

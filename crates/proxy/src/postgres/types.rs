@@ -4,8 +4,9 @@
 use keyshard_backend::pg_array::{array_oid_of, element_oid_of};
 
 use super::arrays;
+use keyshard_backend::wire::pg_wire_kind;
 use keyshard_backend::{Column, SqlType, numeric};
-use keyshard_router::{Value, Wire};
+use keyshard_router::{Value, Wire, WireKind};
 
 /// Type OIDs from PostgreSQL's `pg_type`, the ones Keyshard speaks.
 pub mod oid {
@@ -397,8 +398,57 @@ fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// Reads a parameter sent as type `oid` in the given format. BOOL becomes 0 or 1 and NUMERIC
-/// stays text: the router's values have neither type.
+/// Reads a Bind parameter sent as type `oid` in the given format. A value of a type the
+/// router does not compute with (NUMERIC, dates, UUIDs …) keeps its type: sent in binary, it
+/// reaches the shard as the same bytes; a NUMERIC sent as text is bound as NUMERIC (sqlx binds
+/// in the binary format only, and TEXT would meet `numeric < text`).
+pub fn decode_param(bytes: Option<&[u8]>, oid: u32, binary: bool) -> Result<Value, TypeError> {
+    let typed = |bytes: &[u8]| Value::Wire(Wire::new(wire_kind(oid), true, bytes).with_oid(oid));
+    match bytes {
+        Some(bytes) if binary && element_oid_of(oid).is_none() && !router_computes(oid) => {
+            Ok(typed(bytes))
+        }
+        Some(bytes) if !binary && oid == oid::NUMERIC => {
+            let text = std::str::from_utf8(bytes).ok().map(str::trim);
+            match text.and_then(numeric::text_to_binary) {
+                Some(binary) => Ok(typed(&binary)),
+                None => decode(Some(bytes), oid, binary),
+            }
+        }
+        _ => decode(bytes, oid, binary),
+    }
+}
+
+/// Whether the router computes with values of type `oid` (routes by them, compares them):
+/// numbers, booleans, text and bytes, which it reads into its own values.
+fn router_computes(oid: u32) -> bool {
+    matches!(
+        oid,
+        oid::INT2
+            | oid::INT4
+            | oid::INT8
+            | oid::OID
+            | oid::FLOAT4
+            | oid::FLOAT8
+            | oid::BOOL
+            | oid::BYTEA
+            | oid::TEXT
+            | oid::VARCHAR
+            | oid::BPCHAR
+            | oid::NAME
+            | oid::UNKNOWN
+            // Unknown to the client too: the shard types it, from the bytes as they are.
+            | 0
+    )
+}
+
+fn wire_kind(oid: u32) -> WireKind {
+    pg_wire_kind(oid).unwrap_or(WireKind::Opaque)
+}
+
+/// Reads a value of type `oid` in the given format into the router's values (array elements,
+/// COPY fields): NUMERIC as text, and the types the shard's text form covers (dates, UUIDs …)
+/// as that text.
 pub fn decode(bytes: Option<&[u8]>, oid: u32, binary: bool) -> Result<Value, TypeError> {
     let Some(bytes) = bytes else {
         return Ok(Value::Null);
@@ -466,9 +516,13 @@ fn decode_binary(bytes: &[u8], oid: u32) -> Result<Value, TypeError> {
         },
         oid::BYTEA => Value::Bytes(bytes.to_vec()),
         oid::NUMERIC => Value::Text(numeric::binary_to_text(bytes).ok_or_else(wrong_size)?),
-        _ => match std::str::from_utf8(bytes) {
-            Ok(s) => Value::Text(s.to_owned()),
-            Err(_) => Value::Bytes(bytes.to_vec()),
+        // Text, in any of its types; a type this cannot read stays bytes.
+        _ => match super::wire_text::binary_to_text(oid, bytes) {
+            Some(text) => Value::Text(text),
+            None => match std::str::from_utf8(bytes) {
+                Ok(s) => Value::Text(s.to_owned()),
+                Err(_) => Value::Bytes(bytes.to_vec()),
+            },
         },
     })
 }
@@ -550,6 +604,37 @@ mod tests {
         }
         assert_eq!(encode(&Value::Null, oid::INT4, true).unwrap(), None);
         assert_eq!(decode(None, oid::INT4, true).unwrap(), Value::Null);
+    }
+
+    #[test]
+    fn parameters_of_types_the_router_does_not_compute_with_keep_their_type() {
+        // A binary timestamptz goes to the shard as the same type's same bytes.
+        let micros = 757_479_845_123_456_i64.to_be_bytes();
+        let Value::Wire(wire) = decode_param(Some(&micros), 1184, true).unwrap() else {
+            panic!("a binary timestamptz is kept as it came");
+        };
+        assert_eq!(
+            (wire.oid, wire.binary, &wire.bytes[..]),
+            (1184, true, &micros[..])
+        );
+        // A decimal sent as text is bound as NUMERIC, not as TEXT.
+        let Value::Wire(wire) = decode_param(Some(b"12.34"), oid::NUMERIC, false).unwrap() else {
+            panic!("a text numeric is bound as NUMERIC");
+        };
+        assert_eq!(
+            (wire.oid, numeric::binary_to_text(&wire.bytes).as_deref()),
+            (oid::NUMERIC, Some("12.34"))
+        );
+        // Text in a binary parameter of a text type stays text, for routing.
+        assert_eq!(
+            decode_param(Some(b"abc"), oid::VARCHAR, true).unwrap(),
+            Value::Text("abc".into())
+        );
+        // An element or COPY field of such a type is its text.
+        assert_eq!(
+            decode(Some(&micros), 1184, true).unwrap(),
+            Value::Text("2024-01-02 03:04:05.123456+00".into())
+        );
     }
 
     #[test]

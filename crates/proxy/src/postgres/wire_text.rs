@@ -32,7 +32,7 @@ const POSTGRES_EPOCH_DAYS: i64 = 10_957;
 
 /// The text form of a binary value of type `oid`; `None` for a type this does not convert, or
 /// bytes that are not a value of the type.
-pub(super) fn binary_to_text(oid: u32, bytes: &[u8]) -> Option<String> {
+pub(crate) fn binary_to_text(oid: u32, bytes: &[u8]) -> Option<String> {
     match oid {
         JSON | XML => String::from_utf8(bytes.to_vec()).ok(),
         JSONB => match bytes.split_first()? {

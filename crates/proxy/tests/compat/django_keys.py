@@ -2,9 +2,12 @@
 atomic() (a savepoint) rolled back, bulk_create (on PostgreSQL an INSERT … SELECT from
 UNNEST that returns each row's key), and inspectdb. argv: host port engine (mysql or
 postgresql). Prints the keys of the rows it expects stored, as JSON."""
+import datetime
 import io
 import json
 import sys
+import uuid
+from decimal import Decimal
 
 host, port, engine = sys.argv[1], sys.argv[2], sys.argv[3]
 if engine == "mysql":
@@ -27,12 +30,18 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 from django.db import models, transaction  # noqa: E402
+from django.db.models import Max, Min, Sum  # noqa: E402
 
 
 class Order(models.Model):
     order_id = models.BigAutoField(primary_key=True)
     user_id = models.IntegerField()
     status = models.CharField(max_length=32)
+    created_at = models.DateTimeField(auto_now_add=True, null=True)
+    updated_at = models.DateTimeField(auto_now=True, null=True)
+    price = models.DecimalField(max_digits=10, decimal_places=2, null=True)
+    doc = models.JSONField(null=True)
+    ref = models.UUIDField(null=True)
 
     class Meta:
         app_label = "keyshard"
@@ -70,6 +79,38 @@ else:
     for created in bulk:
         assert Order.objects.get(order_id=created.order_id).user_id == created.user_id
     keys += [created.order_id for created in bulk]
+
+# Every column type an application has comes back as it went in, in its Python type, and
+# filters, ordering and aggregates over the shards compare by value.
+prices = {7: Decimal("12.34"), 8: Decimal("5.00"), 9: Decimal("99.99"), 10: Decimal("0.10")}
+typed = {}
+for user, price in prices.items():
+    made = Order.objects.create(user_id=user, status="typed", price=price, ref=uuid.uuid4(),
+                                doc={"user": user, "tags": ["a", "é"], "ratio": 0.5})
+    typed[user] = made
+    keys.append(made.order_id)
+for user, made in typed.items():
+    back = Order.objects.get(order_id=made.order_id)
+    assert back.price == prices[user] and isinstance(back.price, Decimal), back.price
+    assert back.doc == {"user": user, "tags": ["a", "é"], "ratio": 0.5}, back.doc
+    assert back.ref == made.ref and isinstance(back.ref, uuid.UUID), back.ref
+    assert back.created_at == made.created_at, (back.created_at, made.created_at)
+    assert back.created_at.tzinfo is not None, back.created_at
+    assert Order.objects.get(ref=made.ref).order_id == made.order_id
+cheap = list(Order.objects.filter(price__lt=Decimal("50")).order_by("-price", "order_id")
+             .values_list("price", flat=True))
+assert cheap == [Decimal("12.34"), Decimal("5.00"), Decimal("0.10")], cheap
+newest = list(Order.objects.filter(status="typed").order_by("-created_at", "-order_id")
+              .values_list("order_id", flat=True))
+expected = sorted(typed.values(), key=lambda o: (o.created_at, o.order_id), reverse=True)
+assert newest == [o.order_id for o in expected], (newest, expected)
+since = typed[7].created_at - datetime.timedelta(seconds=1)
+assert Order.objects.filter(created_at__gte=since, status="typed").count() == 4
+totals = Order.objects.filter(status="typed").aggregate(Sum("price"), Max("created_at"),
+                                                         Min("price"))
+assert totals["price__sum"] == Decimal("117.43"), totals
+assert totals["price__min"] == Decimal("0.10"), totals
+assert totals["created_at__max"] == max(o.created_at for o in typed.values()), totals
 
 # inspectdb reads the catalog (information_schema on MySQL, pg_catalog on PostgreSQL): the
 # logic table, under its name, with its columns.

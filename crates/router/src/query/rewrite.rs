@@ -5,8 +5,9 @@
 use std::ops::{ControlFlow, Range};
 
 use sqlparser::ast::{
-    Expr, Function, FunctionArgumentList, FunctionArguments, GroupByExpr, OrderByKind, OrderBySort,
-    Query, Select, SelectItem, Spanned, Value as SqlValue, Visit, Visitor, visit_expressions,
+    Expr, Function, FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, OrderByKind,
+    OrderBySort, Query, Select, SelectItem, Spanned, Value as SqlValue, Visit, Visitor,
+    visit_expressions,
 };
 use sqlparser::parser::Parser;
 
@@ -193,7 +194,9 @@ pub(super) fn multi_read(
     });
 
     let mut edits = table_edits.to_vec();
-    let mut hidden: Vec<String> = Vec::new();
+    // Each hidden column as the pieces that write it: its qualifier, when it names a sharded
+    // table, is that table's actual name on each node.
+    let mut hidden: Vec<Vec<Piece>> = Vec::new();
     let mut aggregates = Vec::new();
     for (index, (item, range)) in select.projection.iter().zip(&items).enumerate() {
         let (expr, alias) = match item {
@@ -258,7 +261,9 @@ pub(super) fn multi_read(
                 });
             }
             *count_index = select.projection.len() + hidden.len();
-            hidden.push(format!("COUNT({})", &sql[arguments]));
+            hidden.push(vec![Piece::Text(
+                format!("COUNT({})", &sql[arguments]).into(),
+            )]);
         }
         aggregates.push(AggregateColumn {
             index,
@@ -270,24 +275,33 @@ pub(super) fn multi_read(
     }
 
     // A column the merge needs: where the select list has it, else appended and hidden.
-    let column_for = |expr: &Expr, hidden: &mut Vec<String>| -> Result<ColumnRef, String> {
+    let column_for = |expr: &Expr, hidden: &mut Vec<Vec<Piece>>| -> Result<ColumnRef, String> {
         if let Some(index) = find_item(expr, select) {
             return Ok(ColumnRef::Index(index));
         }
-        let name = match expr {
-            Expr::Identifier(ident) => ident.value.clone(),
+        let sharded = |qualifier: &Ident| {
+            tables
+                .rules
+                .iter()
+                .position(|r| r.logic_table.eq_ignore_ascii_case(&qualifier.value))
+        };
+        let mut pieces = Vec::new();
+        match expr {
+            Expr::Identifier(ident) => pieces.push(Piece::Text(ident.to_string().into())),
             Expr::CompoundIdentifier(parts) => match parts.as_slice() {
-                [qualifier, column]
-                    if !tables
-                        .rules
-                        .iter()
-                        .any(|r| r.logic_table.eq_ignore_ascii_case(&qualifier.value)) =>
-                {
-                    format!("{}.{}", qualifier, column)
+                [.., column] if wildcard => pieces.push(Piece::Text(column.value.clone().into())),
+                [qualifier, column] => {
+                    match sharded(qualifier) {
+                        // `t_order.status`: the qualifier is renamed per node, as in the text.
+                        Some(table) => pieces.push(Piece::Table(table, qualifier.quote_style)),
+                        None => pieces.push(Piece::Text(qualifier.to_string().into())),
+                    }
+                    pieces.push(Piece::Text(format!(".{column}").into()));
                 }
-                // `t_order.status` would need its qualifier renamed per node.
-                [.., column] if wildcard => column.value.clone(),
-                _ => return Err("ORDER BY or GROUP BY on a column qualified by its table name that is not selected".into()),
+                _ => return Err(
+                    "ORDER BY or GROUP BY on a column qualified by its schema that is not selected"
+                        .into(),
+                ),
             },
             _ => return Err("ORDER BY or GROUP BY on an expression that is not selected".into()),
         };
@@ -298,7 +312,8 @@ pub(super) fn multi_read(
             }
         }
         let label = format!("ks_hidden_{}", hidden.len());
-        hidden.push(format!("{name} AS {label}"));
+        pieces.push(Piece::Text(format!(" AS {label}").into()));
+        hidden.push(pieces);
         Ok(if wildcard {
             ColumnRef::Name(label)
         } else {
@@ -325,15 +340,16 @@ pub(super) fn multi_read(
     if let Some(last) = items.last()
         && !hidden.is_empty()
     {
-        let mut text = String::new();
+        // Insertions at one position keep their order.
         for column in &hidden {
-            text.push_str(", ");
-            text.push_str(column);
+            let separator = std::iter::once(Piece::Text(", ".into()));
+            for piece in separator.chain(column.iter().cloned()) {
+                edits.push(Edit {
+                    range: last.end..last.end,
+                    piece,
+                });
+            }
         }
-        edits.push(Edit {
-            range: last.end..last.end,
-            piece: Piece::Text(text.into()),
-        });
     }
 
     let (offset, limit, limit_ranges) = limit_clause(query, tokens, &mut locator)?;

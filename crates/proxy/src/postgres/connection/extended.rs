@@ -269,7 +269,7 @@ impl Connection {
             .enumerate()
             .map(|(i, bytes)| {
                 let binary = format_of(formats, i) == 1;
-                types::decode(bytes.as_deref(), types[i], binary)
+                types::decode_param(bytes.as_deref(), types[i], binary)
                     .map_err(|e| PgError::from(e).with_context(&format!("parameter ${}", i + 1)))
             })
             .collect::<Result<Vec<_>, _>>()?;
