@@ -320,9 +320,7 @@ impl Router {
                 self.locks(|places| table_locks::lock_tables(tables, places))
             }
             Statement::Lock(lock) => self.locks(|places| table_locks::lock(lock, places)),
-            Statement::UnlockTables => Ok(Prepared::Locks(table_locks::unlock_tables(
-                &self.data_sources,
-            ))),
+            Statement::UnlockTables => Ok(Prepared::Locks(table_locks::unlock_tables())),
             _ => match ddl::plan(sql, statement, |t| self.table(t).cloned())? {
                 Some(ddl) => Ok(Prepared::Ddl(ddl)),
                 None => match ddl::names(statement) {

@@ -29,7 +29,7 @@ pub enum LockKind {
     /// MySQL's `LOCK TABLES`: the session, until `UNLOCK TABLES`, a transaction begins, or it
     /// ends.
     Session,
-    /// MySQL's `UNLOCK TABLES`: sent to every data source.
+    /// MySQL's `UNLOCK TABLES`.
     Unlock,
     /// PostgreSQL's `LOCK`: the transaction.
     Transaction,
@@ -172,22 +172,12 @@ pub(crate) fn lock(lock: &Lock, places: &Places<'_>) -> Result<TableLocks, Route
     })
 }
 
-/// MySQL's `UNLOCK TABLES`, on each of `data_sources`.
-pub(crate) fn unlock_tables(data_sources: &[String]) -> TableLocks {
-    let units = data_sources
-        .iter()
-        .map(|data_source| ExecutionUnit {
-            data_source: data_source.clone(),
-            table: String::new(),
-            sql: "UNLOCK TABLES".to_owned(),
-            params: Vec::new(),
-            rows: Vec::new(),
-            binary_results: false,
-        })
-        .collect();
+/// MySQL's `UNLOCK TABLES`: on the connections that hold the session's locks, which only the
+/// caller knows; the plan is empty.
+pub(crate) fn unlock_tables() -> TableLocks {
     TableLocks {
         kind: LockKind::Unlock,
-        plan: Plan::of_units(units),
+        plan: Plan::of_units(Vec::new()),
     }
 }
 

@@ -630,10 +630,8 @@ fn table_locks_lock_every_actual_table_on_its_data_source() {
             ("ds_1", "LOCK TABLES t_dict READ LOCAL"),
         ])
     );
-    assert_eq!(
-        mysql("UNLOCK TABLES"),
-        pairs(&[("ds_0", "UNLOCK TABLES"), ("ds_1", "UNLOCK TABLES")])
-    );
+    // Let go where the session holds them, which only the proxy knows.
+    assert_eq!(mysql("UNLOCK TABLES"), pairs(&[]));
     assert_eq!(
         units(
             &plan_in(

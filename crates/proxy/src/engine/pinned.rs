@@ -44,9 +44,7 @@ impl Engine {
         held(session, effect, pinned_now, reply.is_ok());
         reply
     }
-}
 
-impl Engine {
     /// Runs `sql` on each shard connection the session keeps.
     pub(super) async fn on_kept_connections(
         &self,
