@@ -353,19 +353,26 @@ impl Router {
     /// A statement of a kind the router does not plan (a sequence, a view, a grant, a cursor,
     /// a comment…): sent as written where unsharded statements go, as the database would take
     /// it, unless a word of it names a sharded or broadcast table, which that data source
-    /// alone cannot answer for. `LISTEN` is refused: the proxy does not forward notifications.
+    /// alone cannot answer for. `LISTEN` and `COPY … TO` are refused: the proxy does not pass
+    /// notifications or copy-out data on.
     fn unclassified(
         &self,
         sql: &str,
         parser: &Parser<'_>,
         statement: &Statement,
     ) -> Result<Prepared, RouteError> {
-        if let Statement::LISTEN { .. } = statement {
-            return Err(RouteError::Unsupported(
-                "LISTEN: notifications from the shards are not forwarded to clients yet \
-                 (listen on the database itself)"
-                    .into(),
-            ));
+        let refused = match statement {
+            Statement::LISTEN { .. } => {
+                "LISTEN: notifications from the shards are not forwarded to clients yet (listen \
+                 on the database itself)"
+            }
+            // COPY … FROM STDIN is the proxy's own (see the frontends); the copy-out protocol
+            // of COPY … TO is not passed on yet.
+            Statement::Copy { .. } => "COPY … TO",
+            _ => "",
+        };
+        if !refused.is_empty() {
+            return Err(RouteError::Unsupported(refused.into()));
         }
         if self.default_data_source.is_none() {
             return Ok(Prepared::Other(Other::NotRouted));

@@ -666,6 +666,7 @@ fn statements_of_other_kinds_go_where_unsharded_tables_live_unless_they_name_sha
         "COMMENT ON TABLE t_order IS 'orders'",
         "GRANT SELECT ON t_dict TO someone",
         "LISTEN orders",
+        "COPY t_plain TO STDOUT",
     ] {
         assert!(plan_in(Dialect::Postgres, sql, &[]).is_err(), "{sql}");
     }
