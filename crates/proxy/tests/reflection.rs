@@ -105,6 +105,9 @@ const PG_CATALOG: &[&str] = &[
      WHERE pg_catalog.pg_class.relkind = ANY (ARRAY['r', 'p']) \
      AND pg_catalog.pg_table_is_visible(pg_catalog.pg_class.oid) \
      AND pg_catalog.pg_namespace.nspname != 'pg_catalog' ORDER BY 1",
+    // pg_dump reads the system column `tableoid` of pg_class.
+    "SELECT c.relname, c.tableoid = 'pg_catalog.pg_class'::regclass FROM pg_catalog.pg_class c \
+     WHERE c.relname = 't_order'",
     // Django names pg_class without its schema.
     "SELECT c.relname FROM pg_class c WHERE c.relname = 't_order' AND c.relkind = 'r'",
     "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",

@@ -45,7 +45,8 @@ const POSTGRES_INFORMATION_SCHEMA: &[&str] = &[
 ];
 
 /// The statement that reads the relations' columns on a data source of `dialect`: rows of
-/// schema, relation, column and (PostgreSQL) the column's type, in column order.
+/// schema, relation, column and (PostgreSQL) the column's type, in column order; with
+/// PostgreSQL's `tableoid` system column, which pg_dump reads of pg_class.
 pub fn catalog_columns_sql(dialect: Dialect) -> String {
     let list = |names: &[&str]| {
         names
@@ -68,7 +69,7 @@ pub fn catalog_columns_sql(dialect: Dialect) -> String {
              FROM pg_catalog.pg_attribute a \
              JOIN pg_catalog.pg_class c ON c.oid = a.attrelid \
              JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
-             WHERE a.attnum > 0 AND NOT a.attisdropped \
+             WHERE (a.attnum > 0 OR a.attname = 'tableoid') AND NOT a.attisdropped \
              AND (n.nspname = 'pg_catalog' AND c.relname IN ({}) \
              OR n.nspname = 'information_schema' AND c.relname IN ({})) \
              ORDER BY 1, 2, a.attnum",
