@@ -153,6 +153,22 @@ impl Branch {
         }
     }
 
+    /// Closes its connection, whose state is no longer known: the server rolls back what it
+    /// did; any statement but a rollback then fails, so the transaction can only end.
+    pub(crate) fn close_connection(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            close(conn);
+        }
+    }
+
+    /// Its connection, when the data source is PostgreSQL.
+    pub(crate) fn postgres(&mut self) -> Option<&mut sqlx::postgres::PgConnection> {
+        match self.conn.as_mut() {
+            Some(Conn::Postgres(c)) => Some(c),
+            _ => None,
+        }
+    }
+
     /// Sends `sql` (one or more statements) as text.
     pub(crate) async fn command(&mut self, sql: &str) -> Result<(), sqlx::Error> {
         let conn = self.conn.as_mut().ok_or_else(|| sqlx::Error::PoolClosed)?;
@@ -196,6 +212,10 @@ impl Branch {
 
     /// Rolls back, prepared or not.
     pub(crate) async fn rollback(self, pool: &Pool) -> Result<(), sqlx::Error> {
+        // A connection closed mid-transaction rolled back with it (see `close_connection`).
+        if self.conn.is_none() && !self.prepared {
+            return Ok(());
+        }
         let sql = match (&self.conn, &self.xid, self.prepared) {
             (Some(Conn::MySql(_)), Some(xid), true) => format!("XA ROLLBACK {xid}"),
             (Some(Conn::MySql(_)), Some(xid), false) => {

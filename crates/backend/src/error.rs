@@ -96,6 +96,14 @@ pub enum BackendError {
     /// The coordination repository failed, or did not answer in time.
     #[error(transparent)]
     Coordination(#[from] CoordinationError),
+    /// A statement only PostgreSQL has, planned for a data source of another kind.
+    #[error("data source '{data_source}' is not PostgreSQL, which {statement} needs")]
+    NotPostgres {
+        /// The data source's configured name.
+        data_source: String,
+        /// The statement, as a user names it.
+        statement: &'static str,
+    },
     /// A data source that cannot take part in XA.
     #[error("data source '{data_source}' cannot take part in XA transactions: {message}")]
     XaUnsupported {
@@ -159,7 +167,8 @@ impl BackendError {
             | BackendError::PinRefused { data_source, .. }
             | BackendError::Database { data_source, .. }
             | BackendError::UnsupportedType { data_source, .. }
-            | BackendError::XaUnsupported { data_source, .. } => Some(data_source),
+            | BackendError::XaUnsupported { data_source, .. }
+            | BackendError::NotPostgres { data_source, .. } => Some(data_source),
             BackendError::PartialCommit { failure, .. } => failure.data_source(),
             BackendError::UnknownDataSource(_)
             | BackendError::NoRuntime

@@ -7,6 +7,7 @@
 
 mod branch;
 mod characteristics;
+mod copy_out;
 mod described;
 mod driver;
 mod error;

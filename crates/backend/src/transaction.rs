@@ -142,7 +142,7 @@ impl Transaction {
         self.savepoints.len()
     }
 
-    fn branch(&mut self, data_source: &str) -> Option<&mut Branch> {
+    pub(crate) fn branch(&mut self, data_source: &str) -> Option<&mut Branch> {
         self.branches
             .iter_mut()
             .find(|b| b.data_source() == data_source)
@@ -193,32 +193,7 @@ impl Backend {
             };
         }
         for data_source in &touched {
-            if transaction.branch(data_source).is_some() {
-                continue;
-            }
-            let mut branch = self.acquire_branch(transaction, data_source).await?;
-            branch
-                .begin(transaction.characteristics)
-                .await
-                .map_err(|e| BackendError::from_sqlx(data_source, e))?;
-            if !transaction.savepoints.is_empty() || !transaction.local_settings.is_empty() {
-                let set: Vec<String> = transaction
-                    .local_settings
-                    .iter()
-                    .cloned()
-                    .chain(
-                        transaction
-                            .savepoints
-                            .iter()
-                            .map(|s| format!("SAVEPOINT {}", s.sql)),
-                    )
-                    .collect();
-                branch
-                    .command(&set.join("; "))
-                    .await
-                    .map_err(|e| BackendError::from_sqlx(data_source, e))?;
-            }
-            transaction.branches.push(branch);
+            self.open_branch(transaction, data_source).await?;
         }
         // One unit is one statement on one database, atomic by itself; several units (shards
         // on several data sources, or several tables of one) are made atomic by a savepoint.
@@ -252,6 +227,42 @@ impl Backend {
             Some(error) => Err(error),
             None => Outcome::of(plan, results),
         }
+    }
+
+    /// Begins `transaction`'s branch on `data_source` unless it has one, with the
+    /// transaction's own settings and savepoints so far.
+    pub(crate) async fn open_branch(
+        &self,
+        transaction: &mut Transaction,
+        data_source: &str,
+    ) -> Result<(), BackendError> {
+        if transaction.branch(data_source).is_some() {
+            return Ok(());
+        }
+        let mut branch = self.acquire_branch(transaction, data_source).await?;
+        branch
+            .begin(transaction.characteristics)
+            .await
+            .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+        if !transaction.savepoints.is_empty() || !transaction.local_settings.is_empty() {
+            let set: Vec<String> = transaction
+                .local_settings
+                .iter()
+                .cloned()
+                .chain(
+                    transaction
+                        .savepoints
+                        .iter()
+                        .map(|s| format!("SAVEPOINT {}", s.sql)),
+                )
+                .collect();
+            branch
+                .command(&set.join("; "))
+                .await
+                .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+        }
+        transaction.branches.push(branch);
+        Ok(())
     }
 
     /// A connection of `data_source` for a new branch of `transaction`, named for two phases

@@ -68,7 +68,7 @@ pub(crate) fn parse(sql: &str) -> Option<Result<CopyIn, Error>> {
         )));
     };
     let original = &text[text.len() - options.len()..];
-    Some(options_of(original).map(|format| CopyIn {
+    Some(options_of(original, false).map(|format| CopyIn {
         verb: "INSERT INTO",
         target: target.to_owned(),
         columns: column_count(target),
@@ -77,6 +77,26 @@ pub(crate) fn parse(sql: &str) -> Option<Result<CopyIn, Error>> {
         dialect: Dialect::Postgres,
         file: String::new(),
     }))
+}
+
+/// `COPY table [(columns)] TO STDOUT [options]`, or `COPY (query) TO STDOUT [options]`, which
+/// the router planned: how its rows are written, and how many columns it names.
+pub(crate) fn out_format(sql: &str) -> Result<(Format, Option<usize>), Error> {
+    let text = sql.trim().trim_end_matches(';').trim_end();
+    let lower = text.to_ascii_lowercase();
+    let not_stdout = || bad("COPY … TO other than STDOUT");
+    let to = find_word(&lower, "to").ok_or_else(not_stdout)?;
+    let target = text.get("copy".len()..to).unwrap_or_default().trim();
+    let options = lower[to + "to".len()..]
+        .trim_start()
+        .strip_prefix("stdout")
+        .ok_or_else(not_stdout)?;
+    let format = options_of(&text[text.len() - options.len()..], true)?;
+    let columns = match target.starts_with('(') {
+        true => None,
+        false => column_count(target),
+    };
+    Ok((format, columns))
 }
 
 /// The position of `word` standing alone in `lower`, outside parentheses and quotes.
@@ -107,8 +127,9 @@ pub(crate) fn column_count(target: &str) -> Option<usize> {
     Some(crate::words::split_top_level(list).len())
 }
 
-/// `WITH (FORMAT csv, HEADER, DELIMITER ';', NULL '')`, or the old `CSV HEADER DELIMITER ';'`.
-fn options_of(options: &str) -> Result<Format, Error> {
+/// `WITH (FORMAT csv, HEADER, DELIMITER ';', NULL '')`, or the old `CSV HEADER DELIMITER ';'`;
+/// `to`: of a `COPY … TO`, which the database writes (so only what shapes its rows matters).
+fn options_of(options: &str, to: bool) -> Result<Format, Error> {
     let options = options.trim();
     let options = options
         .strip_prefix("with")
@@ -164,16 +185,25 @@ fn options_of(options: &str) -> Result<Format, Error> {
             "escape" => escape = Some(single(&value()?)?),
             "encoding" => {
                 let encoding = value()?;
-                if !matches!(encoding.to_ascii_uppercase().as_str(), "UTF8" | "UTF-8") {
+                if !to && !matches!(encoding.to_ascii_uppercase().as_str(), "UTF8" | "UTF-8") {
                     return Err(Error::unsupported(format!("COPY in {encoding}")));
                 }
+            }
+            // Which columns the database quotes: `FORCE_QUOTE *`, `FORCE_QUOTE (a, b)`, and
+            // the old `FORCE QUOTE a, b`.
+            "force_quote" | "force" if to => {
+                if word.eq_ignore_ascii_case("force") {
+                    words.next_if(|w| w.eq_ignore_ascii_case("quote"));
+                }
+                while words.next_if(|w| !is_option(w)).is_some() {}
             }
             other => return Err(bad(&format!("unknown option {other}"))),
         }
     }
     if binary {
         // PostgreSQL refuses these too: the binary layout has no delimiters or NULL strings.
-        if csv || header || delimiter.is_some() || null.is_some() || escape.is_some() {
+        // (A COPY … TO gets the database's own refusal.)
+        if !to && (csv || header || delimiter.is_some() || null.is_some() || escape.is_some()) {
             return Err(bad("cannot specify text or CSV options in BINARY mode"));
         }
         return Ok(Format::Binary);
@@ -193,6 +223,23 @@ fn options_of(options: &str) -> Result<Format, Error> {
             mysql: false,
         }
     })
+}
+
+fn is_option(word: &str) -> bool {
+    const OPTIONS: &[&str] = &[
+        "format",
+        "csv",
+        "binary",
+        "header",
+        "delimiter",
+        "null",
+        "quote",
+        "escape",
+        "encoding",
+        "force_quote",
+        "force",
+    ];
+    OPTIONS.iter().any(|o| o.eq_ignore_ascii_case(word))
 }
 
 /// An option list's words, quoted strings unquoted.
@@ -535,6 +582,7 @@ fn csv_rows(
 }
 
 pub(crate) mod binary;
+pub(crate) mod out;
 
 #[cfg(test)]
 mod tests;

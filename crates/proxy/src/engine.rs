@@ -28,6 +28,7 @@ use crate::throttle::LoginThrottle;
 use crate::{pinning, reflection};
 
 mod copy_in;
+mod copy_out;
 mod insert_select;
 mod pinned;
 mod planning;
@@ -217,6 +218,7 @@ impl Engine {
         let started = Instant::now();
         // A load waits for its data only until the statement that named it is answered.
         session.copy_in = None;
+        session.copy_out = None;
         let reply = async {
             session.refuse_when_failed(Some(sql))?;
             // A long INSERT may be a bulk load that binds by its shape: it reserves in steps.
@@ -400,6 +402,8 @@ impl Engine {
             ));
         }
         match self.plan_with_tree(sql, dialect).await {
+            // Its data is the frontend's to pass on at each execution, as COPY FROM's.
+            Ok((Planned::CopyOut(_), _)) => Ok((text(sql), None)),
             Ok((planned, tree)) => {
                 let mut statement = Statement::new(StatementKind::Planned(planned));
                 statement.effect = pinning::effect(sql, dialect, &self.routines.names());
@@ -424,6 +428,7 @@ impl Engine {
     ) -> Result<Reply, Error> {
         let started = Instant::now();
         session.copy_in = None;
+        session.copy_out = None;
         let text = match &statement.kind {
             StatementKind::Text(sql) => Some(sql.as_str()),
             _ => None,
@@ -456,6 +461,7 @@ impl Engine {
             StatementKind::Planned(Planned::Direct(direct)) => direct.sql(),
             StatementKind::Planned(Planned::Ddl(_)) => "ddl",
             StatementKind::Planned(Planned::Locks(_)) => "lock",
+            StatementKind::Planned(Planned::CopyOut(_)) => "copy",
         };
         self.finished(session, head, started, &reply);
         reply
@@ -478,6 +484,11 @@ impl Engine {
             Planned::Query(query) => (query.bind(params)?, query.is_read()),
             Planned::Direct(direct) => (direct.bind(params), direct.is_read()),
             Planned::Locks(locks) => return self.table_locks(session, locks).await,
+            // The frontend passes the data on, with `copy_out`.
+            Planned::CopyOut(copy) => {
+                session.copy_out = Some((**copy).clone());
+                return Ok(Reply::done());
+            }
             Planned::Ddl(ddl) => {
                 let outcome = match session.transaction {
                     Some(_) => self.run(session, &ddl.plan).await?,

@@ -174,7 +174,9 @@ impl From<BackendError> for Error {
                 source: keyshard_backend::PinRefused::Exhausted { .. },
                 ..
             } => ErrorKind::PoolExhausted,
-            BackendError::PinRefused { .. } => ErrorKind::Unsupported,
+            BackendError::PinRefused { .. } | BackendError::NotPostgres { .. } => {
+                ErrorKind::Unsupported
+            }
             BackendError::Connect { .. }
             | BackendError::NoLease
             | BackendError::Coordination(_)

@@ -12,6 +12,7 @@ use keyshard_router::{
 
 use crate::control::{self, Control};
 use crate::copy::CopyIn;
+use crate::copy::out::CopyOut;
 use crate::dialect::{self, postgres::Parameters};
 use crate::error::{Error, ErrorKind};
 use crate::identity::Identity;
@@ -67,6 +68,8 @@ pub struct Session {
     /// A `COPY … FROM STDIN` or `LOAD DATA LOCAL INFILE` the client is now to send its data
     /// for.
     pub copy_in: Option<CopyIn>,
+    /// A `COPY … TO STDOUT` whose data the frontend is now to pass on.
+    pub copy_out: Option<CopyOut>,
     /// The statement now running reads its results in a binary format (MySQL's
     /// COM_STMT_EXECUTE, PostgreSQL binary result columns): set by the frontend around it, so
     /// that shards are asked for that format too.
@@ -120,6 +123,7 @@ impl Session {
             next_statement_id: 1,
             parameters: Parameters::default(),
             copy_in: None,
+            copy_out: None,
             shard: Arc::new(SessionState::default()),
             startup_settings: None,
             reported: BTreeMap::new(),
@@ -218,7 +222,7 @@ impl Statement {
             StatementKind::Planned(Planned::InsertSelect(select)) => select.param_count(),
             StatementKind::Planned(Planned::Query(query)) => query.param_count(),
             StatementKind::Planned(Planned::Direct(direct)) => direct.param_count(),
-            StatementKind::Planned(Planned::Ddl(_) | Planned::Locks(_))
+            StatementKind::Planned(Planned::Ddl(_) | Planned::Locks(_) | Planned::CopyOut(_))
             | StatementKind::Text(_) => 0,
         };
         Self {
@@ -254,4 +258,6 @@ pub enum Planned {
     Ddl(Box<DdlPlan>),
     /// Table locks taken or let go.
     Locks(Box<TableLocks>),
+    /// `COPY … TO STDOUT`, whose data the frontend passes on.
+    CopyOut(Box<CopyOut>),
 }

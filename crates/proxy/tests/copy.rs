@@ -1,7 +1,8 @@
 //! `COPY … FROM STDIN` through the PostgreSQL frontend: every row gets a key and lands on its
 //! shard, in the text, CSV and binary formats, by the extended protocol (tokio-postgres) and the
 //! simple one (psql); a load that fails leaves nothing behind, and the connection goes on. A
-//! malformed binary stream gets the SQLSTATE plain PostgreSQL gives it.
+//! malformed binary stream gets the SQLSTATE plain PostgreSQL gives it. `COPY … TO STDOUT`
+//! gives, byte for byte, what one plain database holding the same rows gives.
 
 mod common;
 
@@ -360,4 +361,312 @@ async fn binary_copy_on_postgres_shards() {
     );
     proxy.stop().await;
     shards.cleanup().await;
+}
+
+/// A table with what applications store: timestamps, decimals, JSON, text that needs escaping.
+const WIDE: &str = "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, \
+     status VARCHAR(32), price NUMERIC(10,2), created_at TIMESTAMPTZ, doc JSONB, note TEXT)";
+
+/// The rows of `WIDE`, order ids 1 to 14.
+fn wide_rows() -> Vec<String> {
+    let notes = [
+        "'plain'",
+        r"E'tab\there'",
+        r#"E'line\nbreak, "quoted"'"#,
+        r"E'back\\slash'",
+        "NULL",
+        "''",
+        "'ünï ✓'",
+    ];
+    (1..=14i64)
+        .map(|id| {
+            format!(
+                "({id}, {}, 's{}', {}.{:02}, TIMESTAMPTZ '2026-01-{:02} 10:{:02}:00+02', \
+                 '{{\"k\": {id}, \"a\": [1, \"x,y\"]}}', {})",
+                id * 7 % 5,
+                id % 3,
+                id * 13,
+                id * 7 % 100,
+                id,
+                id * 3,
+                notes[id as usize % notes.len()]
+            )
+        })
+        .collect()
+}
+
+/// All of a COPY … TO STDOUT's data, or the error's SQLSTATE.
+async fn copied(client: &tokio_postgres::Client, sql: &str) -> Result<Vec<u8>, String> {
+    use futures_util::TryStreamExt;
+    let code = |e: tokio_postgres::Error| e.code().map_or(e.to_string(), |c| c.code().to_owned());
+    let stream = client.copy_out(sql).await.map_err(code)?;
+    let mut stream = Box::pin(stream);
+    let mut data = Vec::new();
+    while let Some(chunk) = stream.try_next().await.map_err(code)? {
+        data.extend_from_slice(&chunk);
+    }
+    Ok(data)
+}
+
+/// psql's output for `sql`.
+fn psql(port: u16, database: &str, sql: &str) -> String {
+    let out = Command::new("psql")
+        .env("PGPASSWORD", "root")
+        .args(["-X", "-h", "127.0.0.1", "-p"])
+        .arg(port.to_string())
+        .args(["-U", "root", "-d", database, "-c", sql])
+        .output()
+        .expect("psql");
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+fn sorted_lines(data: &[u8]) -> Vec<String> {
+    let mut lines: Vec<String> = String::from_utf8_lossy(data)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn copy_to_stdout_is_what_one_database_writes() {
+    let (shards, proxy) = common::postgres::on_postgres().await;
+    let client = proxy.client().await;
+    let plain = common::postgres::Reference::create("keyshard_copy_out").await;
+    client.batch_execute(WIDE).await.unwrap();
+    plain.client.batch_execute(WIDE).await.unwrap();
+    let rows = wide_rows();
+    for row in &rows {
+        let insert = format!(
+            "INSERT INTO t_order (order_id, user_id, status, price, created_at, doc, note) \
+             VALUES {row}"
+        );
+        client.batch_execute(&insert).await.unwrap();
+    }
+    // The plain table gets the rows in the order the proxy reads its nodes (ds_{user_id % 2}
+    // .t_order_{order_id % 2}, each in insertion order), so that both write the same bytes.
+    let mut ordered: Vec<(i64, &String)> = (1..)
+        .zip(&rows)
+        .map(|(id, row)| ((id * 7 % 5 % 2) * 2 + id % 2, row))
+        .collect();
+    ordered.sort_by_key(|(node, _)| *node);
+    let values: Vec<&str> = ordered.iter().map(|(_, row)| row.as_str()).collect();
+    plain
+        .client
+        .batch_execute(&format!("INSERT INTO t_order VALUES {}", values.join(", ")))
+        .await
+        .unwrap();
+    // Both sessions write timestamps in one zone.
+    for c in [&client, &plain.client] {
+        c.batch_execute("SET TimeZone = 'Asia/Tokyo'")
+            .await
+            .unwrap();
+    }
+
+    for options in [
+        "",
+        "WITH (FORMAT csv)",
+        "WITH (FORMAT csv, HEADER, DELIMITER ';', FORCE_QUOTE (note))",
+        r"CSV HEADER QUOTE '''' ESCAPE '\'",
+        "(FORMAT binary)",
+        "WITH (NULL 'nil', DELIMITER '|')",
+    ] {
+        for columns in ["", " (order_id, note, doc)", " (note)"] {
+            let sql = format!("COPY public.t_order{columns} TO STDOUT {options}");
+            let theirs = copied(&plain.client, &sql).await;
+            assert!(theirs.as_ref().is_ok_and(|d| !d.is_empty()), "{sql}");
+            assert_eq!(copied(&client, &sql).await, theirs, "{sql}");
+        }
+    }
+    // psql's simple protocol.
+    let sql = r"\copy t_order (order_id, price, created_at) TO STDOUT WITH (FORMAT csv, HEADER)";
+    let ours = psql(proxy.address.port(), "sharding_db", sql);
+    assert_eq!(ours.lines().count(), 15, "{ours}");
+    let database = common::postgres::simple_rows(&plain.client, "SELECT current_database()").await;
+    let database = database[0][0].clone().unwrap_or_default();
+    assert_eq!(ours, psql(5432, &database, sql));
+
+    // Inside a transaction: the session's own rows, and those only until it rolls back.
+    for c in [&client, &plain.client] {
+        c.batch_execute(
+            "BEGIN; INSERT INTO t_order (order_id, user_id, status) VALUES (100, 1, 'mine')",
+        )
+        .await
+        .unwrap();
+    }
+    let sql = "COPY t_order (order_id, status) TO STDOUT";
+    let mine = copied(&client, sql).await.unwrap();
+    assert!(String::from_utf8_lossy(&mine).contains("100\tmine\n"));
+    let theirs = copied(&plain.client, sql).await.unwrap();
+    assert_eq!(sorted_lines(&mine), sorted_lines(&theirs));
+    for c in [&client, &plain.client] {
+        c.batch_execute("ROLLBACK").await.unwrap();
+    }
+    let theirs = copied(&plain.client, sql).await.unwrap();
+    assert_eq!(copied(&client, sql).await.unwrap(), theirs);
+
+    // Errors as the database gives them, and the connection goes on.
+    for sql in [
+        "COPY t_order (nosuch) TO STDOUT",
+        "COPY nosuch TO STDOUT",
+        "COPY t_order TO STDOUT (FORMAT binary, HEADER)",
+    ] {
+        let theirs = copied(&plain.client, sql).await;
+        assert!(theirs.is_err(), "{sql}");
+        assert_eq!(copied(&client, sql).await, theirs, "{sql}");
+    }
+    let count = "SELECT COUNT(*) FROM t_order";
+    assert_eq!(
+        common::postgres::simple_rows(&client, count).await,
+        common::postgres::simple_rows(&plain.client, count).await
+    );
+    // Refused inside a transaction, the copy leaves its shard connection in a state sqlx cannot
+    // bring back (it leaves the refusal's ReadyForQuery unread), so that connection is closed:
+    // the transaction can then only be rolled back (PostgreSQL would take ROLLBACK TO
+    // SAVEPOINT too; Keyshard refuses it rather than answer from a connection out of step).
+    client
+        .batch_execute(
+            "BEGIN; SAVEPOINT a; INSERT INTO t_order (order_id, user_id, status) \
+             VALUES (101, 0, 'gone')",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        copied(&client, "COPY nosuch TO STDOUT").await,
+        Err("42P01".into())
+    );
+    assert!(
+        client
+            .batch_execute("ROLLBACK TO SAVEPOINT a")
+            .await
+            .is_err()
+    );
+    client.batch_execute("ROLLBACK").await.unwrap();
+    for _ in 0..4 {
+        assert_eq!(
+            common::postgres::simple_rows(&client, count).await,
+            common::postgres::simple_rows(&plain.client, count).await
+        );
+    }
+    drop(client);
+    proxy.stop().await;
+    plain.drop_database().await;
+    shards.cleanup().await;
+}
+
+/// Runs a client program to its end off the runtime the proxy runs on; its stdout, or its
+/// stderr when it failed.
+async fn run(mut command: Command) -> Result<String, String> {
+    let out = tokio::task::spawn_blocking(move || command.output().expect("a client program"))
+        .await
+        .unwrap();
+    match out.status.success() {
+        true => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
+        false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+    }
+}
+
+fn psql_file(port: u16, user: &str, database: &str, file: &std::path::Path) -> Command {
+    let mut psql = Command::new("psql");
+    psql.env("PGPASSWORD", "root")
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p"])
+        .arg(port.to_string())
+        .args(["-U", user, "-d", database, "-f"])
+        .arg(file);
+    psql
+}
+
+/// pg_dump of the logical database through Keyshard (catalog and data), restored with psql
+/// into one plain database and through Keyshard onto fresh shards: the same rows everywhere,
+/// and the dumping session's settings never reach other clients.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn pg_dump_through_keyshard_restores_anywhere() {
+    let (shards, proxy) = common::postgres::on_postgres().await;
+    let client = proxy.client().await;
+    client.batch_execute(WIDE).await.unwrap();
+    let values = wide_rows().join(", ");
+    client
+        .batch_execute(&format!("INSERT INTO t_order VALUES {values}"))
+        .await
+        .unwrap();
+    client
+        .batch_execute(
+            "CREATE TABLE t_plain (id INT PRIMARY KEY, note TEXT); \
+             INSERT INTO t_plain VALUES (1, E'a\\tb'), (2, NULL)",
+        )
+        .await
+        .unwrap();
+
+    let mut pg_dump = Command::new("pg_dump");
+    pg_dump
+        .env("PGPASSWORD", "root")
+        .args(["-h", "127.0.0.1", "-p"])
+        .arg(proxy.address.port().to_string())
+        .args(["-U", "root", "--no-owner", "sharding_db"]);
+    let dump = run(pg_dump).await.unwrap();
+    assert!(dump.contains("COPY public.t_order "), "{dump}");
+    let file = std::env::temp_dir().join(common::unique("keyshard_dump"));
+    std::fs::write(&file, &dump).unwrap();
+
+    let read = [
+        "SELECT order_id, user_id, status, price, created_at, doc, note FROM t_order \
+         ORDER BY order_id",
+        "SELECT id, note FROM t_plain ORDER BY id",
+    ];
+    let mut expected = Vec::new();
+    for sql in read {
+        let rows = common::postgres::simple_rows(&client, sql).await;
+        assert!(!rows.is_empty());
+        expected.push(rows);
+    }
+    // The dumping session's empty search_path stayed with it.
+    assert_eq!(
+        common::postgres::simple_rows(&client, read[1]).await,
+        expected[1]
+    );
+
+    let plain = common::postgres::Reference::create("keyshard_restored").await;
+    let database = common::postgres::simple_rows(&plain.client, "SELECT current_database()").await;
+    let database = database[0][0].clone().unwrap_or_default();
+    let admin_port = std::env::var("KEYSHARD_TEST_PG_URL")
+        .unwrap()
+        .parse::<tokio_postgres::Config>()
+        .unwrap()
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432);
+    run(psql_file(admin_port, "postgres", &database, &file))
+        .await
+        .unwrap();
+    let (fresh, again) = common::postgres::on_postgres().await;
+    run(psql_file(
+        again.address.port(),
+        "root",
+        "sharding_db",
+        &file,
+    ))
+    .await
+    .unwrap();
+    let restored = again.client().await;
+    for (sql, expected) in read.iter().zip(&expected) {
+        assert_eq!(
+            &common::postgres::simple_rows(&plain.client, sql).await,
+            expected
+        );
+        assert_eq!(
+            &common::postgres::simple_rows(&restored, sql).await,
+            expected
+        );
+    }
+    let _ = std::fs::remove_file(&file);
+    drop((client, restored));
+    proxy.stop().await;
+    again.stop().await;
+    plain.drop_database().await;
+    shards.cleanup().await;
+    fresh.cleanup().await;
 }

@@ -4,12 +4,15 @@
 use std::sync::Arc;
 
 use keyshard_config::TableRule;
-use sqlparser::ast::{ObjectName, ObjectType, Spanned, Statement};
+use sqlparser::ast::{
+    AlterTableOperation, Ident, ObjectName, ObjectNamePart, ObjectType, Spanned, Statement,
+    TableConstraint,
+};
 
-use crate::RouteError;
 use crate::locate::Locator;
 use crate::names::{last_ident, push_identifier, quote_of};
 use crate::plan::{ExecutionUnit, Plan};
+use crate::{Dialect, RouteError};
 
 /// A DDL statement on one logic table, as one unit per actual table.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,20 +27,60 @@ pub struct DdlPlan {
 pub(crate) struct Names<'a> {
     pub(crate) tables: Vec<&'a ObjectName>,
     /// An index name that must differ per actual table where index names are per schema
-    /// (PostgreSQL, SQLite): ShardingSphere appends `_<actual table>`.
-    index: Option<&'a ObjectName>,
+    /// (PostgreSQL, SQLite): ShardingSphere appends `_<actual table>`. A primary key or
+    /// unique constraint added by name is one (its index takes the name).
+    index: Option<&'a Ident>,
+    /// Only the last part of each name is the table's (a schema before it stays), as in
+    /// queries; else the whole name is replaced (MySQL's qualifier is the logical database,
+    /// which the shards do not have).
+    last_part: bool,
 }
 
-pub(crate) fn names(statement: &Statement) -> Option<Names<'_>> {
-    fn tables(tables: Vec<&ObjectName>) -> Names<'_> {
+impl<'a> Names<'a> {
+    pub(crate) fn of_tables(tables: Vec<&'a ObjectName>) -> Self {
         Names {
             tables,
             index: None,
+            last_part: false,
         }
     }
+
+    /// A table named in a query, whose schema stays as written.
+    pub(crate) fn of_table_in_query(table: &'a ObjectName) -> Self {
+        Names {
+            tables: vec![table],
+            index: None,
+            last_part: true,
+        }
+    }
+}
+
+fn last_part(name: &ObjectName) -> Option<&Ident> {
+    match name.0.last() {
+        Some(ObjectNamePart::Identifier(ident)) => Some(ident),
+        _ => None,
+    }
+}
+
+pub(crate) fn names(statement: &Statement) -> Option<Names<'_>> {
+    let tables = Names::of_tables;
     match statement {
         Statement::CreateTable(create) => Some(tables(vec![&create.name])),
-        Statement::AlterTable(alter) => Some(tables(vec![&alter.name])),
+        Statement::AlterTable(alter) => {
+            let constraint = alter.operations.iter().find_map(|op| match op {
+                AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
+                    TableConstraint::PrimaryKey(key) => key.name.as_ref(),
+                    TableConstraint::Unique(unique) => unique.name.as_ref(),
+                    _ => None,
+                },
+                _ => None,
+            });
+            Some(Names {
+                tables: vec![&alter.name],
+                index: constraint,
+                last_part: false,
+            })
+        }
         Statement::Truncate(truncate) => Some(tables(
             truncate.table_names.iter().map(|t| &t.name).collect(),
         )),
@@ -53,25 +96,31 @@ pub(crate) fn names(statement: &Statement) -> Option<Names<'_>> {
             ..
         } if names.len() == 1 => Some(Names {
             tables: vec![table],
-            index: names.first(),
+            index: names.first().and_then(last_part),
+            last_part: false,
         }),
         Statement::CreateIndex(create) => Some(Names {
             tables: vec![&create.table_name],
-            index: create.name.as_ref(),
+            index: create.name.as_ref().and_then(last_part),
+            last_part: false,
         }),
         _ => None,
     }
 }
 
-/// Plans `statement` when it is DDL on a sharded table: `Ok(None)` when it is not.
+/// Plans `statement` when it is DDL on a sharded table: `Ok(None)` when it is not. On
+/// PostgreSQL a schema qualifier stays: `public.t_order` is `public.t_order_0` (pg_dump's
+/// restore runs with an empty search_path).
 pub(crate) fn plan(
     sql: &str,
     statement: &Statement,
+    dialect: Dialect,
     table: impl Fn(&str) -> Option<Arc<TableRule>>,
 ) -> Result<Option<DdlPlan>, RouteError> {
-    let Some(names) = names(statement) else {
+    let Some(mut names) = names(statement) else {
         return Ok(None);
     };
+    names.last_part = dialect == Dialect::Postgres;
     let rules: Vec<Option<Arc<TableRule>>> =
         names.tables.iter().map(|n| table(last_ident(n))).collect();
     let rule = match rules.as_slice() {
@@ -84,24 +133,31 @@ pub(crate) fn plan(
             ));
         }
     };
+    Ok(Some(DdlPlan {
+        logic_table: rule.logic_table.clone(),
+        plan: per_node(sql, &names, &rule)?,
+    }))
+}
+
+/// One unit per data node of `rule`: `sql` with the names in `names` (all `rule`'s logic
+/// table) spliced as the node's actual table, or index.
+pub(crate) fn per_node(sql: &str, names: &Names<'_>, rule: &TableRule) -> Result<Plan, RouteError> {
     let mut locator = Locator::new(sql);
     let mut edits: Vec<(std::ops::Range<usize>, Option<char>, bool)> = Vec::new();
-    for name in names
-        .tables
-        .iter()
-        .map(|n| (*n, false))
-        .chain(names.index.map(|n| (n, true)))
-    {
-        let (name, is_index) = name;
-        let span = name.span();
-        edits.push((
-            locator.offset(span.start)?..locator.offset(span.end)?,
-            quote_of(name),
-            is_index,
-        ));
+    for name in &names.tables {
+        let span = match last_part(name) {
+            Some(ident) if names.last_part => ident.span,
+            _ => name.span(),
+        };
+        let range = locator.offset(span.start)?..locator.offset(span.end)?;
+        edits.push((range, quote_of(name), false));
+    }
+    if let Some(index) = names.index {
+        let range = locator.offset(index.span.start)?..locator.offset(index.span.end)?;
+        edits.push((range, index.quote_style, true));
     }
     edits.sort_by_key(|(range, _, _)| range.start);
-    let index_name = names.index.map(last_ident).unwrap_or_default();
+    let index_name = names.index.map(|i| i.value.as_str()).unwrap_or_default();
 
     let mut units = Vec::with_capacity(rule.data_nodes.len());
     // The configuration refuses duplicate data nodes, so each gets exactly one statement.
@@ -130,8 +186,5 @@ pub(crate) fn plan(
             binary_results: false,
         });
     }
-    Ok(Some(DdlPlan {
-        logic_table: rule.logic_table.clone(),
-        plan: Plan::of_units(units),
-    }))
+    Ok(Plan::of_units(units))
 }

@@ -13,6 +13,7 @@
 pub mod array;
 mod budget;
 mod catalog;
+mod copy_out;
 mod ddl;
 mod direct;
 mod error;
@@ -82,6 +83,8 @@ pub enum Prepared {
     Direct(Direct),
     /// Table locks taken or let go, one statement per data source.
     Locks(TableLocks),
+    /// `COPY … TO STDOUT`: each unit's copy data, one after the other.
+    CopyOut(Plan),
     /// Anything this router does not plan; the caller decides what to answer.
     Other(Other),
 }
@@ -321,7 +324,13 @@ impl Router {
             }
             Statement::Lock(lock) => self.locks(|places| table_locks::lock(lock, places)),
             Statement::UnlockTables => Ok(Prepared::Locks(table_locks::unlock_tables())),
-            _ => match ddl::plan(sql, statement, |t| self.table(t).cloned())? {
+            Statement::Copy {
+                source,
+                to: true,
+                target,
+                ..
+            } => self.copy_out(sql, parser, source, target),
+            _ => match ddl::plan(sql, statement, self.dialect, |t| self.table(t).cloned())? {
                 Some(ddl) => Ok(Prepared::Ddl(ddl)),
                 None => match ddl::names(statement) {
                     Some(names) => {
@@ -353,8 +362,7 @@ impl Router {
     /// A statement of a kind the router does not plan (a sequence, a view, a grant, a cursor,
     /// a comment…): sent as written where unsharded statements go, as the database would take
     /// it, unless a word of it names a sharded or broadcast table, which that data source
-    /// alone cannot answer for. `LISTEN` and `COPY … TO` are refused: the proxy does not pass
-    /// notifications or copy-out data on.
+    /// alone cannot answer for. `LISTEN` is refused: the proxy does not pass notifications on.
     fn unclassified(
         &self,
         sql: &str,
@@ -366,9 +374,8 @@ impl Router {
                 "LISTEN: notifications from the shards are not forwarded to clients yet (listen \
                  on the database itself)"
             }
-            // COPY … FROM STDIN is the proxy's own (see the frontends); the copy-out protocol
-            // of COPY … TO is not passed on yet.
-            Statement::Copy { .. } => "COPY … TO",
+            // COPY … FROM STDIN is the proxy's own (see the frontends), COPY … TO planned above.
+            Statement::Copy { .. } => "this form of COPY",
             _ => "",
         };
         if !refused.is_empty() {
@@ -542,6 +549,7 @@ impl Router {
             Prepared::Query(query) => query.bind(params).map(Ok),
             Prepared::Direct(direct) => Ok(Ok(direct.bind(params))),
             Prepared::Locks(locks) => Ok(Ok(locks.plan)),
+            Prepared::CopyOut(plan) => Ok(Ok(plan)),
             Prepared::Other(other) => Ok(Err(other)),
             // Its rows are the result of its SELECT, which someone must run first.
             Prepared::InsertSelect(_) => Err(RouteError::Unsupported(

@@ -558,6 +558,29 @@ fn ddl_on_a_logic_table_goes_to_every_actual_table() {
         ddl("DROP INDEX idx_user ON t_order").plan.units[2].sql,
         "DROP INDEX idx_user_t_order_0 ON t_order_0"
     );
+    // MySQL's qualifier is the logical database, which the shards do not have; PostgreSQL's
+    // is a schema, which they do (a restored pg_dump creates `public.t_order` with an empty
+    // search_path).
+    assert_eq!(
+        ddl("DROP TABLE sharding_db.t_order").plan.units[0].sql,
+        "DROP TABLE t_order_0"
+    );
+    let postgres = Router::new(&common::rule(common::T_ORDER), Dialect::Postgres);
+    let pg_ddl = |sql: &str| match postgres.prepare(sql, &meta).unwrap() {
+        Prepared::Ddl(ddl) => ddl.plan.units[1].sql.clone(),
+        other => panic!("{sql}: {other:?}"),
+    };
+    assert_eq!(
+        pg_ddl("CREATE TABLE public.\"t_order\" (order_id int8)"),
+        "CREATE TABLE public.\"t_order_1\" (order_id int8)"
+    );
+    // pg_dump's primary key, named after the first shard's: its index is per schema too.
+    assert_eq!(
+        pg_ddl(
+            "ALTER TABLE ONLY public.t_order ADD CONSTRAINT t_order_0_pkey PRIMARY KEY (order_id)"
+        ),
+        "ALTER TABLE ONLY public.t_order_1 ADD CONSTRAINT t_order_0_pkey_t_order_1 PRIMARY KEY (order_id)"
+    );
     // Tables without a rule are not planned while the router knows no data source.
     assert!(matches!(
         router

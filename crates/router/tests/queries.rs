@@ -666,8 +666,44 @@ fn statements_of_other_kinds_go_where_unsharded_tables_live_unless_they_name_sha
         "COMMENT ON TABLE t_order IS 'orders'",
         "GRANT SELECT ON t_dict TO someone",
         "LISTEN orders",
-        "COPY t_plain TO STDOUT",
+        "COPY t_plain TO '/tmp/rows'",
+        "COPY (SELECT * FROM t_order) TO STDOUT",
     ] {
         assert!(plan_in(Dialect::Postgres, sql, &[]).is_err(), "{sql}");
+    }
+}
+
+#[test]
+fn copy_to_stdout_reads_every_data_node_of_a_sharded_table_its_schema_kept() {
+    let sql = "COPY public.\"t_order\" (order_id, status) TO STDOUT WITH (FORMAT csv)";
+    assert_eq!(
+        units(&plan_in(Dialect::Postgres, sql, &[]).unwrap()),
+        pairs(&[
+            (
+                "ds_0",
+                "COPY public.\"t_order_0\" (order_id, status) TO STDOUT WITH (FORMAT csv)"
+            ),
+            (
+                "ds_0",
+                "COPY public.\"t_order_1\" (order_id, status) TO STDOUT WITH (FORMAT csv)"
+            ),
+            (
+                "ds_1",
+                "COPY public.\"t_order_0\" (order_id, status) TO STDOUT WITH (FORMAT csv)"
+            ),
+            (
+                "ds_1",
+                "COPY public.\"t_order_1\" (order_id, status) TO STDOUT WITH (FORMAT csv)"
+            ),
+        ])
+    );
+    for sql in [
+        "COPY t_plain TO STDOUT",
+        "COPY (SELECT id FROM t_plain) TO STDOUT",
+    ] {
+        assert_eq!(
+            units(&plan_in(Dialect::Postgres, sql, &[]).unwrap()),
+            pairs(&[("ds_0", sql)])
+        );
     }
 }

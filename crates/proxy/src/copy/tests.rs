@@ -87,3 +87,45 @@ fn csv_format() {
     );
     assert!(copy.rows("a,b\n1,\"open\n").is_err());
 }
+
+#[test]
+fn copy_to_stdout_formats() {
+    let (format, columns) =
+        out_format("COPY public.t_order (order_id, status) TO stdout;").unwrap();
+    assert!(matches!(
+        format,
+        Format::Text {
+            delimiter: '\t',
+            ..
+        }
+    ));
+    assert_eq!(columns, Some(2));
+    let (format, columns) =
+        out_format("COPY (SELECT a, b FROM t) TO STDOUT WITH (FORMAT csv, HEADER, FORCE_QUOTE (a, b), DELIMITER ';')")
+            .unwrap();
+    assert!(matches!(
+        format,
+        Format::Csv {
+            delimiter: ';',
+            header: true,
+            ..
+        }
+    ));
+    assert_eq!(columns, None);
+    let (format, _) =
+        out_format("COPY t TO STDOUT CSV HEADER FORCE QUOTE a, b QUOTE '''' ").unwrap();
+    assert!(matches!(
+        format,
+        Format::Csv {
+            quote: '\'',
+            header: true,
+            ..
+        }
+    ));
+    assert!(matches!(
+        out_format("COPY t TO STDOUT (FORMAT binary)").unwrap().0,
+        Format::Binary
+    ));
+    assert!(out_format("COPY t TO '/tmp/x'").is_err());
+    assert!(out_format("COPY t TO STDOUT (FORMAT xml)").is_err());
+}

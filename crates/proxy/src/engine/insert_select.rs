@@ -35,14 +35,18 @@ impl Engine {
         // The rows became SQL text the size of their values: it takes memory as a statement
         // the client sent would.
         let _held = self.memory.reserve(sql, 0).await?;
-        let Planned::Insert(insert) = self.plan(sql, session.dialect).await? else {
-            return Err(Error::new(
+        match self.plan(sql, session.dialect).await? {
+            Planned::Insert(insert) => {
+                let plan = self.bind_insert(&insert, || insert.bind(&[])).await?;
+                self.reply(session, plan, false).await
+            }
+            // Into a table without a sharding rule (a restored dump's other tables).
+            Planned::Direct(direct) => self.reply(session, direct.bind(&[]), false).await,
+            _ => Err(Error::new(
                 ErrorKind::Internal,
                 "rows computed for an INSERT did not plan as one",
-            ));
-        };
-        let plan = self.bind_insert(&insert, || insert.bind(&[])).await?;
-        self.reply(session, plan, false).await
+            )),
+        }
     }
 }
 

@@ -4,6 +4,7 @@ use keyshard_router::{Dialect, Other, Prepared, RouteError, Router, Value};
 use sqlparser::ast;
 
 use super::Engine;
+use crate::copy::out::CopyOut;
 use crate::error::Error;
 use crate::reply::Reply;
 use crate::session::Planned;
@@ -43,6 +44,15 @@ impl Engine {
             Prepared::InsertSelect(select) => Planned::InsertSelect(Box::new(select)),
             Prepared::Ddl(ddl) => Planned::Ddl(Box::new(ddl)),
             Prepared::Locks(locks) => Planned::Locks(Box::new(locks)),
+            Prepared::CopyOut(plan) if dialect == Dialect::Postgres => {
+                let (format, columns) = crate::copy::out_format(sql)?;
+                Planned::CopyOut(Box::new(CopyOut {
+                    plan,
+                    format,
+                    columns,
+                }))
+            }
+            Prepared::CopyOut(_) => return Err(Error::unsupported("COPY on MySQL")),
             Prepared::Other(other) => return Err(not_supported(other)),
         };
         Ok((planned, tree))
@@ -63,6 +73,7 @@ impl Engine {
             Planned::Direct(direct) => direct.bind(&[]),
             Planned::Ddl(ddl) => ddl.plan,
             Planned::Locks(locks) => locks.plan,
+            Planned::CopyOut(copy) => copy.plan,
             Planned::InsertSelect(_) => {
                 return Err(Error::unsupported("PREVIEW of this statement"));
             }

@@ -311,6 +311,20 @@ impl Connection {
                             }
                         }
                     }
+                    // COPY TO STDOUT: its data goes out now, then its tag.
+                    if let Some(copy) = self.session.copy_out.take() {
+                        match self.copy_to_stdout(wire, &copy).await? {
+                            Ok(tag) => {
+                                wire.send(Out::CommandComplete(CommandComplete::new(tag)))
+                                    .await?;
+                                continue;
+                            }
+                            Err(e) => {
+                                self.send_error(wire, &e).await?;
+                                break;
+                            }
+                        }
+                    }
                     let fields = match reply_fields(&reply) {
                         Fields::Known(fields) => Some(fields),
                         _ => None,

@@ -99,7 +99,14 @@ pub(crate) fn prepare(
     let tokens = Tokens::scan(parser, &mut locator, dialect, &[&rule.logic_table])?;
     let layout = layout(&body, key_column, parser, &mut locator)?;
 
-    let name_span = name.span();
+    // PostgreSQL's schema stays (a restored pg_dump inserts into `public.t_order` with an
+    // empty search_path); MySQL's qualifier is the logical database, which shards do not have.
+    let name_span = match name.0.last() {
+        Some(sqlparser::ast::ObjectNamePart::Identifier(ident)) if dialect == Dialect::Postgres => {
+            ident.span
+        }
+        _ => name.span(),
+    };
     let name_range = locator.offset(name_span.start)?..locator.offset(name_span.end)?;
     let mut edits = vec![Edit {
         range: name_range.clone(),

@@ -1,11 +1,15 @@
-//! `COPY … FROM STDIN`: the sub-protocol that streams a load's data after the statement.
+//! `COPY … FROM STDIN` and `COPY … TO STDOUT`: the sub-protocols that stream a load's data
+//! after the statement, and a copy's data after its answer.
 
+use bytes::Bytes;
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::PgWireFrontendMessage as In;
-use pgwire::messages::copy::CopyInResponse;
+use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
+use tokio::sync::mpsc;
 
 use super::Connection;
 use crate::copy::CopyIn;
+use crate::copy::out::{CopyOut, Malformed, Merge};
 use crate::error::Error;
 use crate::postgres::copy_binary;
 use crate::postgres::pg_error::PgError;
@@ -115,4 +119,93 @@ impl Connection {
             Err(e) => Err(e.into()),
         })
     }
+
+    /// Passes on the data of each unit of `copy` in turn, joined into one stream
+    /// (CopyOutResponse, CopyData…, CopyDone); returns the command tag. The response goes out
+    /// with the first data, so a node refusing the statement is answered as the database would
+    /// (an error, no copy), and it says as many columns as the first row has. A node failing
+    /// later ends the copy with its error, as the database ends one it cannot finish.
+    pub(super) async fn copy_to_stdout(
+        &mut self,
+        wire: &mut Wire,
+        copy: &CopyOut,
+    ) -> Result<Result<String, PgError>, WireError> {
+        let mut merge = Merge::new(&copy.format);
+        let mut started = false;
+        let binary = i8::from(copy.format == crate::copy::Format::Binary);
+        let respond = |columns: Option<usize>| {
+            let columns = columns.or(copy.columns).unwrap_or(0);
+            Out::CopyOutResponse(CopyOutResponse::new(
+                binary,
+                i16::try_from(columns).unwrap_or(i16::MAX),
+                vec![i16::from(binary); columns],
+            ))
+        };
+        for (i, unit) in copy.plan.units.iter().enumerate() {
+            if i > 0
+                && let Err(e) = merge.next_unit()
+            {
+                return Ok(Err(malformed(e)));
+            }
+            // The node's data is read and written out at once, a few chunks apart.
+            let (sink, chunks) = mpsc::channel::<Bytes>(COPY_CHUNKS_IN_FLIGHT);
+            let copy_unit = self.frontend.engine.copy_out(&mut self.session, unit, sink);
+            let pass_on = async {
+                // Owned here, so that it is dropped when passing on stops, which ends the
+                // node's copy.
+                let mut chunks = chunks;
+                let mut out = Vec::new();
+                while let Some(chunk) = chunks.recv().await {
+                    merge.feed(&chunk, &mut out).map_err(Sink::Malformed)?;
+                    if out.is_empty() {
+                        continue;
+                    }
+                    if !started {
+                        started = true;
+                        wire.send(respond(merge.columns()))
+                            .await
+                            .map_err(Sink::Wire)?;
+                    }
+                    let data = Bytes::from(std::mem::take(&mut out));
+                    wire.send(Out::CopyData(CopyData::new(data)))
+                        .await
+                        .map_err(Sink::Wire)?;
+                }
+                Ok(())
+            };
+            let (copied, passed) = tokio::join!(copy_unit, pass_on);
+            match (passed, copied) {
+                (Err(Sink::Wire(e)), _) => return Err(e),
+                (Err(Sink::Malformed(e)), _) => return Ok(Err(malformed(e))),
+                (Ok(()), Err(e)) => return Ok(Err(e.into())),
+                (Ok(()), Ok(())) => {}
+            }
+        }
+        let mut end = Vec::new();
+        if let Err(e) = merge.finish(&mut end) {
+            return Ok(Err(malformed(e)));
+        }
+        if !started {
+            wire.send(respond(merge.columns())).await?;
+        }
+        if !end.is_empty() {
+            wire.send(Out::CopyData(CopyData::new(Bytes::from(end))))
+                .await?;
+        }
+        wire.send(Out::CopyDone(CopyDone::new())).await?;
+        Ok(Ok(format!("COPY {}", merge.rows())))
+    }
+}
+
+/// Chunks of a node's copy data read ahead of the client.
+const COPY_CHUNKS_IN_FLIGHT: usize = 16;
+
+/// Why a chunk of copy data was not passed on.
+enum Sink {
+    Wire(WireError),
+    Malformed(Malformed),
+}
+
+fn malformed(e: Malformed) -> PgError {
+    PgError::new("08P01", e.to_string())
 }

@@ -341,7 +341,7 @@ impl Connection {
                 // statement answered from its text): run it now and keep the rows for Execute.
                 let (fields, rows, tag) = self.run_prepared(&prepared, &params, &formats).await?;
                 // Only Execute streams a COPY's data.
-                if self.session.copy_in.take().is_some() {
+                if self.session.copy_in.take().is_some() || self.session.copy_out.take().is_some() {
                     return Err(PgError::new("0A000", "Describe of a COPY portal"));
                 }
                 let has_rows = !fields.is_empty();
@@ -467,6 +467,20 @@ impl Connection {
                 if let Some(copy) = self.session.copy_in.take() {
                     let tag = self
                         .copy_from_stdin(wire, &copy)
+                        .await
+                        .map_err(wire_failed)??;
+                    if let Some(portal) = self.portals.get_mut(&name) {
+                        portal.state = PortalState::Done(tag.clone());
+                    }
+                    return wire
+                        .send(Out::CommandComplete(CommandComplete::new(tag)))
+                        .await
+                        .map_err(wire_failed);
+                }
+                // COPY TO STDOUT: its data goes out now.
+                if let Some(copy) = self.session.copy_out.take() {
+                    let tag = self
+                        .copy_to_stdout(wire, &copy)
                         .await
                         .map_err(wire_failed)??;
                     if let Some(portal) = self.portals.get_mut(&name) {
