@@ -28,6 +28,9 @@ pub(crate) struct Branch {
     /// PostgreSQL), when the transaction may commit in two phases.
     xid: Option<String>,
     prepared: bool,
+    /// MySQL: the connection holds the session's table locks, which START TRANSACTION would
+    /// let go of: the branch runs with autocommit off instead, which keeps them.
+    keeps_table_locks: bool,
 }
 
 #[derive(Debug)]
@@ -67,6 +70,7 @@ impl Branch {
             conn: Some(conn),
             xid,
             prepared: false,
+            keeps_table_locks: false,
         })
     }
 
@@ -85,6 +89,9 @@ impl Branch {
     fn begin_sql(&self, characteristics: Characteristics) -> (String, usize) {
         let set = characteristics.sql();
         match (&self.conn, &self.xid) {
+            (Some(Conn::MySql(_)), _) if self.keeps_table_locks => {
+                ("SET autocommit = 0".to_owned(), 1)
+            }
             (Some(Conn::MySql(_)), xid) => {
                 let start = match xid {
                     Some(xid) => format!("XA START {xid}"),
@@ -153,6 +160,12 @@ impl Branch {
         }
     }
 
+    /// Runs the branch with autocommit off rather than in a transaction it begins (see the
+    /// field).
+    pub(crate) fn keep_table_locks(&mut self) {
+        self.keeps_table_locks = true;
+    }
+
     /// Closes its connection, whose state is no longer known: the server rolls back what it
     /// did; any statement but a rollback then fails, so the transaction can only end.
     pub(crate) fn close_connection(&mut self) {
@@ -205,6 +218,9 @@ impl Branch {
                 format!("XA END {xid}; XA COMMIT {xid} ONE PHASE")
             }
             (_, Some(xid), true) => format!("COMMIT PREPARED {xid}"),
+            (Some(Conn::MySql(_)), _, _) if self.keeps_table_locks => {
+                "COMMIT; SET autocommit = 1".to_owned()
+            }
             _ => "COMMIT".to_owned(),
         };
         self.end(&sql, true, pool).await
@@ -222,6 +238,9 @@ impl Branch {
                 format!("XA END {xid}; XA ROLLBACK {xid}")
             }
             (_, Some(xid), true) => format!("ROLLBACK PREPARED {xid}"),
+            (Some(Conn::MySql(_)), _, _) if self.keeps_table_locks => {
+                "ROLLBACK; SET autocommit = 1".to_owned()
+            }
             _ => "ROLLBACK".to_owned(),
         };
         self.end(&sql, false, pool).await

@@ -68,13 +68,22 @@ impl Pool {
                     .pipes_as_concat(false)
                     .no_engine_substitution(false)
                     .timezone(None);
-                Pool::MySql(connections(source, options))
+                // sqlx logs in with the IGNORE_SPACE capability, which adds IGNORE_SPACE to
+                // the session's sql_mode; a direct client's session has the server's.
+                let pool = pool_options(source).after_connect(|conn, _| {
+                    Box::pin(async move {
+                        sqlx::Executor::execute(conn, "SET SESSION sql_mode = @@GLOBAL.sql_mode")
+                            .await
+                            .map(drop)
+                    })
+                });
+                Pool::MySql(connections(source, pool, options))
             }
             DatabaseKind::Postgres => {
                 let options = PgConnectOptions::from_str(&source.url)
                     .map_err(invalid)?
                     .statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
-                Pool::Postgres(connections(source, options))
+                Pool::Postgres(connections(source, pool_options(source), options))
             }
             DatabaseKind::Sqlite => {
                 let options = SqliteConnectOptions::from_str(&source.url)
@@ -100,7 +109,7 @@ impl Pool {
                         message: format!("cannot create {}: {e}", dir.display()),
                     })?;
                 }
-                Pool::Sqlite(connections(source, options))
+                Pool::Sqlite(connections(source, pool_options(source), options))
             }
         })
     }
@@ -128,6 +137,7 @@ impl Pool {
 
 fn connections<DB: crate::reuse::Kind>(
     source: &DataSource,
+    pool: PoolOptions<DB>,
     options: <DB::Connection as sqlx::Connection>::Options,
 ) -> Connections<DB> {
     let idle_timeout = Duration::from_millis(
@@ -138,7 +148,7 @@ fn connections<DB: crate::reuse::Kind>(
     );
     Connections::new(
         &source.name,
-        pool_options(source).connect_lazy_with(options),
+        pool.connect_lazy_with(options),
         idle_timeout,
         source.pool.strict_session_state,
     )

@@ -49,6 +49,9 @@ pub struct Transaction {
     changes_columns: bool,
     /// PostgreSQL's `SET LOCAL …` statements made in it, for the branches that begin later.
     local_settings: Vec<String>,
+    /// MySQL: its connections hold the session's table locks (see
+    /// [`Transaction::keeping_table_locks`]).
+    keeps_table_locks: bool,
 }
 
 /// A client's savepoint.
@@ -99,6 +102,18 @@ impl Transaction {
             savepoints: Vec::new(),
             changes_columns: false,
             local_settings: Vec::new(),
+            keeps_table_locks: false,
+        }
+    }
+
+    /// A LOCAL transaction on connections that hold MySQL table locks: each branch runs with
+    /// autocommit off (`SET autocommit = 0` … `COMMIT; SET autocommit = 1`), which keeps the
+    /// locks where `START TRANSACTION` and `XA START` would let go of them.
+    pub fn keeping_table_locks() -> Self {
+        Self {
+            local: true,
+            keeps_table_locks: true,
+            ..Self::new()
         }
     }
 
@@ -282,9 +297,13 @@ impl Backend {
             Some(xa) => Some(xa.branch(data_source)?),
             None => None,
         };
-        Branch::acquire(data_source, self.pool(data_source)?, xid)
+        let mut branch = Branch::acquire(data_source, self.pool(data_source)?, xid)
             .await
-            .map_err(|e| BackendError::from_sqlx(data_source, e))
+            .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+        if transaction.keeps_table_locks {
+            branch.keep_table_locks();
+        }
+        Ok(branch)
     }
 
     /// Runs a session's `SET …` (`sql`) on every branch of `transaction`. A session setting

@@ -37,7 +37,7 @@ mod settings;
 mod shaped;
 mod table_locks;
 
-pub(crate) use settings::{startup_parameters, startup_settings};
+pub(crate) use settings::{mysql_startup_settings, startup_parameters, startup_settings};
 mod transactions;
 
 /// The proxy's shared state.
@@ -329,7 +329,23 @@ impl Engine {
             Intent::SetUserVariables(assignments) => {
                 return self.set_user_variables(session, &assignments).await;
             }
-            Intent::Settings(set) => return self.set_settings(session, sql, set?).await,
+            // The first that fails ends them; those before it hold (MySQL makes none).
+            Intent::SetEach(assignments) => {
+                for assignment in assignments {
+                    let set = format!("SET {assignment}");
+                    Box::pin(self.answer_text(session, &set, Reserved::Whole)).await?;
+                }
+                return Ok(Reply::done());
+            }
+            Intent::Settings(set) => {
+                // mysqldump's `SET SQL_MODE=@OLD_SQL_MODE`: the value is the variable's.
+                if dialect == Dialect::MySql
+                    && let Some(text) = self.with_user_variables(session, sql)?
+                {
+                    return Box::pin(self.answer_text(session, &text, Reserved::Whole)).await;
+                }
+                return self.set_settings(session, sql, set?).await;
+            }
             Intent::Session(statement) => {
                 if statement.resets_session() {
                     self.reset_session(session).await;
@@ -352,15 +368,7 @@ impl Engine {
             Intent::Routed => None,
         };
         let substituted = match session.dialect {
-            Dialect::MySql => {
-                let variables = &session.variables;
-                substitute_session_values(routed.unwrap_or(sql), session.last_insert_id, &|name| {
-                    variables
-                        .get(name)
-                        .unwrap_or(&Value::Null)
-                        .to_literal(Dialect::MySql)
-                })?
-            }
+            Dialect::MySql => self.with_user_variables(session, routed.unwrap_or(sql))?,
             Dialect::Postgres => None,
         };
         let text = substituted.as_deref().unwrap_or(routed.unwrap_or(sql));
@@ -374,6 +382,22 @@ impl Engine {
             self.learn_shape(dialect, shape, &planned, metadata_version, false);
         }
         self.execute_planned(session, &planned, &[]).await
+    }
+
+    /// MySQL: `sql` with the session's user variables and `LAST_INSERT_ID()` written in as
+    /// literals, when it names any.
+    fn with_user_variables(&self, session: &Session, sql: &str) -> Result<Option<String>, Error> {
+        let variables = &session.variables;
+        Ok(substitute_session_values(
+            sql,
+            session.last_insert_id,
+            &|name| {
+                variables
+                    .get(name)
+                    .unwrap_or(&Value::Null)
+                    .to_literal(Dialect::MySql)
+            },
+        )?)
     }
 
     /// Prepares a statement: parsed and planned once, bound at each execution. A statement the
@@ -492,10 +516,10 @@ impl Engine {
             Planned::Ddl(ddl) => {
                 let outcome = match session.transaction {
                     Some(_) => self.run(session, &ddl.plan).await?,
-                    None => {
-                        table_locks::check_table_locks(session, &ddl.plan)?;
-                        self.backend.execute_local(&ddl.plan).await?
-                    }
+                    None => match self.ddl_keeping_table_locks(session, &ddl.plan).await {
+                        Some(outcome) => outcome?,
+                        None => self.backend.execute_local(&ddl.plan).await?,
+                    },
                 };
                 // The table's columns changed (or it appeared or went): read them again.
                 if let Some(rule) = self.config.sharding.table(&ddl.logic_table)
@@ -591,9 +615,14 @@ impl Engine {
 
     /// Runs `plan` in the session's transaction, opening one when autocommit is off.
     async fn run(&self, session: &mut Session, plan: &Plan) -> Result<Outcome, Error> {
-        table_locks::check_table_locks(session, plan)?;
+        if let Some(outcome) = self.run_keeping_table_locks(session, plan).await {
+            return outcome;
+        }
         if session.transaction.is_none() && !session.autocommit {
-            session.transaction = Some(self.new_transaction(session, Characteristics::default()));
+            session.transaction = Some(
+                table_locks::implicit_transaction(session)
+                    .unwrap_or_else(|| self.new_transaction(session, Characteristics::default())),
+            );
         }
         let local = self.local(session);
         Ok(match &mut session.transaction {

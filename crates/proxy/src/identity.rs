@@ -77,6 +77,22 @@ impl Identity {
 
     /// The version in MySQL's handshake: MariaDB 10 puts `5.5.5-` first, so that clients
     /// written for MySQL 5 do not take 10 for a MySQL version; its drivers strip it.
+    /// The server whose executable comments (`/*!40101 … */`) run on the MySQL frontend.
+    pub(crate) fn mysql_server(&self) -> crate::mysql::versioned::Server {
+        let mut parts = leading_number(&self.mysql)
+            .split('.')
+            .map(|p| p.parse::<u32>().unwrap_or(0));
+        let (major, minor, patch) = (
+            parts.next().unwrap_or(0),
+            parts.next().unwrap_or(0),
+            parts.next().unwrap_or(0),
+        );
+        crate::mysql::versioned::Server {
+            version: major * 10_000 + minor.min(99) * 100 + patch.min(99),
+            mariadb: self.mysql.contains("-MariaDB"),
+        }
+    }
+
     pub(crate) fn mysql_greeting(&self) -> String {
         if self.mysql.contains("-MariaDB") && !self.mysql.starts_with("11.") {
             format!("5.5.5-{}", self.mysql)

@@ -26,6 +26,8 @@ pub(crate) enum Intent<'a> {
     SqlPrepare(Command<'a>),
     /// MySQL's `SET @a = expr, …`: names lower-cased, expressions as written.
     SetUserVariables(Vec<(String, &'a str)>),
+    /// MySQL's `SET` of user variables and settings together: each assignment in turn.
+    SetEach(Vec<&'a str>),
     /// Settings the shards hold (`SET time_zone`, `SET search_path`, `RESET …`), or why they
     /// are refused.
     Settings(Result<SetSettings, Error>),
@@ -65,6 +67,11 @@ impl Intent<'_> {
             && let Some(assignments) = user_variables::parse_set(sql)
         {
             return Intent::SetUserVariables(assignments);
+        }
+        if dialect == Dialect::MySql
+            && let Some(assignments) = user_variables::split_mixed_set(sql)
+        {
+            return Intent::SetEach(assignments);
         }
         if let Some(set) = settings::parse(sql, dialect) {
             return Intent::Settings(set);

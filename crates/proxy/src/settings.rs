@@ -177,7 +177,14 @@ fn mysql(body: &str) -> Result<SetSettings, Error> {
         let name = name.trim_matches('`').to_ascii_lowercase();
         if is_own(&name, Dialect::MySql) {
             if name.starts_with("character_set") || name == "collation_connection" {
-                check_charset(&value.to_ascii_lowercase())?;
+                let value = value.to_ascii_lowercase();
+                // Results "as stored", which mariadb-dump asks for around SHOW CREATE TABLE:
+                // the shards store and send utf8mb4, so the bytes are the ones it gets anyway.
+                if !(name == "character_set_results"
+                    && value.trim().trim_matches(['\'', '"']) == "binary")
+                {
+                    check_charset(&value)?;
+                }
                 continue;
             }
             match control::parse(&format!("SET {name} = {value}")) {

@@ -9,6 +9,21 @@ pub(crate) const MAX_VARIABLES: usize = 1024;
 
 /// The assignments of `SET @a = expr [, @b := expr …]`, names lower-cased; `None` when `sql`
 /// is not such a statement (or mixes in other settings, left to the session statements).
+/// A MySQL `SET` that assigns both user variables and settings (mysqldump's
+/// `SET @OLD_UNIQUE_CHECKS=@@UNIQUE_CHECKS, UNIQUE_CHECKS=0`): its assignments, each to be
+/// made as a `SET` of its own, in order (so `@OLD…` reads the value before it changes).
+pub(crate) fn split_mixed_set(sql: &str) -> Option<Vec<&str>> {
+    if !starts_with_any(sql, &["set"]) || !sql.contains('@') {
+        return None;
+    }
+    let text = sql.trim().trim_end_matches(';').trim_end();
+    let body = text.get(3..)?.trim_start();
+    let items: Vec<&str> = split_top_level(body).into_iter().map(str::trim).collect();
+    let user = |item: &&str| item.starts_with('@') && !item.starts_with("@@");
+    let mixed = items.iter().any(user) && !items.iter().all(user);
+    mixed.then_some(items)
+}
+
 pub(crate) fn parse_set(sql: &str) -> Option<Vec<(String, &str)>> {
     if !starts_with_any(sql, &["set"]) || !sql.contains('@') {
         return None;

@@ -188,3 +188,54 @@ pub(crate) fn per_node(sql: &str, names: &Names<'_>, rule: &TableRule) -> Result
     }
     Ok(Plan::of_units(units))
 }
+
+/// MySQL's `ALTER TABLE t DISABLE KEYS` / `ENABLE KEYS`, which mysqldump writes around a
+/// table's rows and sqlparser does not read: where the table's name stands (its last part,
+/// a database before it included), and that last part with its quote.
+pub(crate) fn toggled_keys(sql: &str) -> Option<(std::ops::Range<usize>, String, Option<char>)> {
+    let text = sql.trim_end().trim_end_matches(';').trim_end();
+    let mut rest = text.trim_start();
+    for word in ["alter", "table"] {
+        rest = strip_word(rest, word)?;
+    }
+    let start = text.len() - rest.len();
+    let mut end = start;
+    // `name`, `` `name` ``, or either qualified by a database.
+    let (value, quote) = loop {
+        let part = &text[end..];
+        let (value, quote, len) = match part.strip_prefix('`') {
+            Some(quoted) => {
+                let close = quoted.find('`')?;
+                (quoted[..close].to_owned(), Some('`'), close + 2)
+            }
+            None => {
+                let len = part
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                    .unwrap_or(part.len());
+                (part[..len].to_owned(), None, len)
+            }
+        };
+        if value.is_empty() {
+            return None;
+        }
+        end += len;
+        match text[end..].strip_prefix('.') {
+            Some(_) => end += 1,
+            None => break (value, quote),
+        }
+    };
+    let mut tail = text[end..].trim_start();
+    tail = strip_word(tail, "disable").or_else(|| strip_word(tail, "enable"))?;
+    if !tail.eq_ignore_ascii_case("keys") {
+        return None;
+    }
+    let name_start = end - value.len() - if quote.is_some() { 2 } else { 0 };
+    Some((name_start..end, value, quote))
+}
+
+fn strip_word<'a>(text: &'a str, word: &str) -> Option<&'a str> {
+    let head = text.get(..word.len())?;
+    let rest = &text[word.len()..];
+    (head.eq_ignore_ascii_case(word) && rest.starts_with(char::is_whitespace))
+        .then(|| rest.trim_start())
+}

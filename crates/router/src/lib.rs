@@ -232,6 +232,51 @@ impl Router {
         self.prepare_parsed(&self.parse(sql)?, metadata)
     }
 
+    /// A statement the parser does not read but the router knows by its text: MySQL's
+    /// `ALTER TABLE t DISABLE|ENABLE KEYS` (mysqldump's), one statement per actual table of a
+    /// sharded table, as written where other tables live.
+    pub fn prepare_unparsed(&self, sql: &str) -> Option<Prepared> {
+        if self.dialect != Dialect::MySql {
+            return None;
+        }
+        let (range, table, quote) = ddl::toggled_keys(sql)?;
+        let Some(rule) = self.table(&table) else {
+            let default = self.default_data_source.clone()?;
+            let data_sources = match self.is_broadcast(&table) {
+                true => self.data_sources.clone(),
+                false => vec![default],
+            };
+            return Some(Prepared::Direct(Direct {
+                sql: sql.into(),
+                replicated: data_sources.len() > 1,
+                data_sources,
+                param_count: 0,
+                is_read: false,
+            }));
+        };
+        let units = rule
+            .data_nodes
+            .iter()
+            .map(|node| {
+                let mut text = sql[..range.start].to_owned();
+                names::push_identifier(&mut text, &node.table, quote);
+                text.push_str(&sql[range.end..]);
+                ExecutionUnit {
+                    data_source: node.data_source.clone(),
+                    table: node.table.clone(),
+                    sql: text,
+                    params: Vec::new(),
+                    rows: Vec::new(),
+                    binary_results: false,
+                }
+            })
+            .collect();
+        Some(Prepared::Ddl(DdlPlan {
+            logic_table: rule.logic_table.clone(),
+            plan: Plan::of_units(units),
+        }))
+    }
+
     /// Parses `sql`, which must be one statement.
     pub fn parse<'a>(&self, sql: &'a str) -> Result<Parsed<'a>, RouteError> {
         static MYSQL: MySqlDialect = MySqlDialect {};

@@ -5,13 +5,22 @@ use sqlparser::ast;
 
 use super::Engine;
 use crate::copy::out::CopyOut;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::Planned;
 
 impl Engine {
     pub(super) async fn plan(&self, sql: &str, dialect: Dialect) -> Result<Planned, Error> {
-        Ok(self.plan_with_tree(sql, dialect).await?.0)
+        match self.plan_with_tree(sql, dialect).await {
+            Ok((planned, _)) => Ok(planned),
+            Err(e) if e.kind == ErrorKind::Syntax => {
+                match self.router(dialect).prepare_unparsed(sql) {
+                    Some(prepared) => planned(prepared, sql, dialect),
+                    None => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Parses and plans `sql`, loading a table's columns first when a column-less INSERT needs
@@ -37,25 +46,7 @@ impl Engine {
             }
             other => other?,
         };
-        let planned = match prepared {
-            Prepared::Insert(insert) => Planned::Insert(Box::new(insert)),
-            Prepared::Query(query) => Planned::Query(Box::new(query)),
-            Prepared::Direct(direct) => Planned::Direct(Box::new(direct)),
-            Prepared::InsertSelect(select) => Planned::InsertSelect(Box::new(select)),
-            Prepared::Ddl(ddl) => Planned::Ddl(Box::new(ddl)),
-            Prepared::Locks(locks) => Planned::Locks(Box::new(locks)),
-            Prepared::CopyOut(plan) if dialect == Dialect::Postgres => {
-                let (format, columns) = crate::copy::out_format(sql)?;
-                Planned::CopyOut(Box::new(CopyOut {
-                    plan,
-                    format,
-                    columns,
-                }))
-            }
-            Prepared::CopyOut(_) => return Err(Error::unsupported("COPY on MySQL")),
-            Prepared::Other(other) => return Err(not_supported(other)),
-        };
-        Ok((planned, tree))
+        Ok((planned(prepared, sql, dialect)?, tree))
     }
 
     pub(super) fn router(&self, dialect: Dialect) -> &Router {
@@ -85,6 +76,28 @@ impl Engine {
             .collect();
         Ok(Reply::preview(rows))
     }
+}
+
+/// The router's plan as the engine keeps it.
+fn planned(prepared: Prepared, sql: &str, dialect: Dialect) -> Result<Planned, Error> {
+    Ok(match prepared {
+        Prepared::Insert(insert) => Planned::Insert(Box::new(insert)),
+        Prepared::Query(query) => Planned::Query(Box::new(query)),
+        Prepared::Direct(direct) => Planned::Direct(Box::new(direct)),
+        Prepared::InsertSelect(select) => Planned::InsertSelect(Box::new(select)),
+        Prepared::Ddl(ddl) => Planned::Ddl(Box::new(ddl)),
+        Prepared::Locks(locks) => Planned::Locks(Box::new(locks)),
+        Prepared::CopyOut(plan) if dialect == Dialect::Postgres => {
+            let (format, columns) = crate::copy::out_format(sql)?;
+            Planned::CopyOut(Box::new(CopyOut {
+                plan,
+                format,
+                columns,
+            }))
+        }
+        Prepared::CopyOut(_) => return Err(Error::unsupported("COPY on MySQL")),
+        Prepared::Other(other) => return Err(not_supported(other)),
+    })
 }
 
 fn not_supported(other: Other) -> Error {

@@ -53,6 +53,12 @@ impl Engine {
         }
         for change in &set.changes {
             match &change.assignment {
+                // MySQL reads `@@sql_mode` in `CONCAT(@@sql_mode, ',X')` in the session, whose
+                // value may not be the one a shard connection begins with.
+                Some(assignment) if session.dialect == Dialect::MySql => next.set(
+                    change.name.clone(),
+                    with_session_values(assignment, &session.reported),
+                ),
                 Some(assignment) => next.set(change.name.clone(), assignment.clone()),
                 // Back to the session's default: its startup value, or the database's.
                 None => match session
@@ -264,6 +270,43 @@ fn text_of(value: &Value) -> Option<String> {
 
 /// A MySQL system variable's value as it is set again: numbers bare (a numeric variable
 /// refuses a string), NULL, else a quoted string.
+/// `assignment` with each `@@name` (`@@session.name`, `@@local.name`) the session has a value
+/// for written as that value.
+fn with_session_values(
+    assignment: &str,
+    reported: &std::collections::BTreeMap<String, String>,
+) -> String {
+    let mut out = String::with_capacity(assignment.len());
+    let (mut rest, mut quote) = (assignment, None);
+    while let Some(c) = rest.chars().next() {
+        match (c, quote) {
+            ('\'' | '"' | '`', None) => quote = Some(c),
+            (c, Some(q)) if c == q => quote = None,
+            ('@', None) if rest.starts_with("@@") => {
+                let after = &rest[2..];
+                let lower = after.to_ascii_lowercase();
+                let scope = ["session.", "local."]
+                    .iter()
+                    .find(|p| lower.starts_with(**p))
+                    .map_or(0, |p| p.len());
+                let name_len = after[scope..]
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len() - scope);
+                let name = lower[scope..scope + name_len].to_owned();
+                if let Some(value) = reported.get(&name) {
+                    out.push_str(&mysql_literal(Some(value)));
+                    rest = &after[scope + name_len..];
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 fn mysql_literal(value: Option<&str>) -> String {
     match value {
         None => "NULL".to_owned(),
@@ -302,6 +345,28 @@ pub(crate) fn startup_parameters(
     spelt
 }
 
+/// A MySQL client's sql_mode from its login, when it is not the server's: one that asks for
+/// CLIENT_IGNORE_SPACE gets IGNORE_SPACE added, as the server gives it (the shard connections
+/// themselves begin with the server's sql_mode, `base`). The setting, and its value as the
+/// server reports it (the modes in the server's order).
+pub(crate) fn mysql_startup_settings(
+    ignore_space: bool,
+    base: Option<&str>,
+) -> Option<(Settings, String)> {
+    let base = base.filter(|_| ignore_space)?;
+    let mut modes: Vec<&str> = base.split(',').filter(|m| !m.is_empty()).collect();
+    if modes.iter().any(|m| m.eq_ignore_ascii_case("IGNORE_SPACE")) {
+        return None;
+    }
+    let before = ["REAL_AS_FLOAT", "PIPES_AS_CONCAT", "ANSI_QUOTES"];
+    let at = modes.iter().take_while(|m| before.contains(m)).count();
+    modes.insert(at, "IGNORE_SPACE");
+    let mode = modes.join(",");
+    let mut settings = Settings::new(DatabaseKind::MySql);
+    settings.set("sql_mode".to_owned(), format!("sql_mode = '{mode}'"));
+    Some((settings, mode))
+}
+
 /// A PostgreSQL client's startup parameters that the shards hold (its time zone, DateStyle,
 /// extra_float_digits, …), as the settings its session begins with.
 pub(crate) fn startup_settings(parameters: &BTreeMap<String, String>) -> Option<Settings> {
@@ -322,4 +387,43 @@ pub(crate) fn startup_settings(parameters: &BTreeMap<String, String>) -> Option<
         settings.set(name.clone(), format!("{name} TO '{quoted}'"));
     }
     (!settings.is_empty()).then_some(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[test]
+    fn a_relative_mysql_setting_reads_the_sessions_values() {
+        let reported = BTreeMap::from([("sql_mode".to_owned(), "IGNORE_SPACE,ANSI".to_owned())]);
+        assert_eq!(
+            with_session_values(
+                "sql_mode = (SELECT CONCAT(@@sql_mode, ',X', @@SESSION.sql_mode, '@@sql_mode', @@time_zone))",
+                &reported
+            ),
+            "sql_mode = (SELECT CONCAT('IGNORE_SPACE,ANSI', ',X', 'IGNORE_SPACE,ANSI', '@@sql_mode', @@time_zone))"
+        );
+    }
+
+    #[test]
+    fn a_client_asking_for_ignore_space_gets_it_in_its_sql_mode() {
+        let base = "PIPES_AS_CONCAT,STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION";
+        let (settings, mode) = mysql_startup_settings(true, Some(base)).unwrap();
+        assert_eq!(
+            mode,
+            "PIPES_AS_CONCAT,IGNORE_SPACE,STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"
+        );
+        assert_eq!(
+            settings.get("sql_mode"),
+            Some(&*format!("sql_mode = '{mode}'"))
+        );
+        assert!(mysql_startup_settings(false, Some(base)).is_none());
+        assert!(mysql_startup_settings(true, Some("IGNORE_SPACE")).is_none());
+        assert_eq!(
+            mysql_startup_settings(true, Some("")).map(|(_, m)| m),
+            Some("IGNORE_SPACE".to_owned())
+        );
+    }
 }

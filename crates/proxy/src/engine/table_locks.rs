@@ -5,10 +5,11 @@
 //! belongs to the transaction, on each data source it names.
 //!
 //! A transaction begun on a shard connection lets go of its table locks (and XA START refuses
-//! to begin), so while the session holds them nothing may begin one unasked: a write over
-//! several shards, or a statement with autocommit off, is refused instead of silently
-//! unlocking.
+//! to begin), so while the session holds them a write over several shards, and a session's
+//! statements with autocommit off, run with autocommit off on the shards instead, as MySQL's
+//! manual says to combine the two: one COMMIT per data source (LOCAL), locks kept.
 
+use keyshard_backend::{Outcome, Transaction};
 use keyshard_router::{LockKind, Plan, TableLocks};
 
 use super::Engine;
@@ -95,27 +96,66 @@ impl Engine {
     }
 }
 
-/// Refuses to run `plan` in a way that would begin a transaction on the connections holding
-/// the session's table locks (see the module's note).
-pub(super) fn check_table_locks(session: &Session, plan: &Plan) -> Result<(), Error> {
-    if session.transaction.is_some() || !holds_table_locks(session) {
-        return Ok(());
+impl Engine {
+    /// Runs `plan`, a write over several shards outside a transaction, when the session holds
+    /// table locks: all or none on each data source, the locks kept (see the module's note).
+    /// `None` when the session holds none, for the caller to run it as ever.
+    pub(super) async fn run_keeping_table_locks(
+        &self,
+        session: &Session,
+        plan: &Plan,
+    ) -> Option<Result<Outcome, Error>> {
+        if session.transaction.is_some()
+            || !session.autocommit
+            || !holds_table_locks(session)
+            || plan.units.len() < 2
+            || plan.merge.is_some()
+        {
+            return None;
+        }
+        Some(self.run_with_autocommit_off(plan).await)
     }
-    let what = if !session.autocommit {
-        "a statement with autocommit off"
-    } else if plan.units.len() > 1 && plan.merge.is_none() {
-        "a write to several shards"
-    } else {
-        return Ok(());
-    };
-    Err(Error::new(
-        ErrorKind::Unsupported,
-        format!(
-            "{what} while LOCK TABLES holds: the transaction it needs on the shards would \
-             let go of the table locks (UNLOCK TABLES first, or write one shard's rows per \
-             statement)"
-        ),
-    ))
+
+    /// DDL over several shards while the session holds table locks: each statement on its
+    /// own (MySQL commits each DDL statement at once, keeping the locks); `None` when the
+    /// session holds none.
+    pub(super) async fn ddl_keeping_table_locks(
+        &self,
+        session: &Session,
+        plan: &Plan,
+    ) -> Option<Result<Outcome, Error>> {
+        if !holds_table_locks(session) {
+            return None;
+        }
+        let mut outcome = Outcome::default();
+        for unit in &plan.units {
+            match self.backend.execute_on(&unit.data_source, &unit.sql).await {
+                Ok(done) => outcome.affected_rows += done.affected_rows,
+                Err(e) => return Some(Err(e.into())),
+            }
+        }
+        Some(Ok(outcome))
+    }
+
+    async fn run_with_autocommit_off(&self, plan: &Plan) -> Result<Outcome, Error> {
+        let mut transaction = Transaction::keeping_table_locks();
+        match self.backend.execute_in(&mut transaction, plan).await {
+            Ok(outcome) => match self.backend.commit(transaction).await {
+                Ok(()) => Ok(outcome),
+                Err(e) => Err(e.into()),
+            },
+            Err(e) => {
+                let _ = self.backend.rollback(transaction).await;
+                Err(e.into())
+            }
+        }
+    }
+}
+
+/// The transaction a session with autocommit off opens: one that keeps its table locks when
+/// it holds some.
+pub(super) fn implicit_transaction(session: &Session) -> Option<Transaction> {
+    holds_table_locks(session).then(Transaction::keeping_table_locks)
 }
 
 fn holds_table_locks(session: &Session) -> bool {

@@ -21,6 +21,7 @@ use super::protocol::response::{self, ResultColumn};
 use crate::distsql;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorKind};
+use crate::mysql::versioned;
 use crate::reply::Reply;
 use crate::session::{Session, Statement};
 use crate::throttle;
@@ -86,18 +87,30 @@ pub async fn serve(
     io.set_max_payload(DEFAULT_MAX_PAYLOAD);
     let counted = Arc::clone(&engine);
     let _connected = counted.metrics().connected(Dialect::MySql);
+    let ignores_space = client
+        .capabilities
+        .contains(CapabilityFlags::CLIENT_IGNORE_SPACE);
+    let mut session = Session::new(
+        connection_id,
+        client.user,
+        client.database,
+        Dialect::MySql,
+        Arc::clone(engine.identity()),
+    );
+    let base_mode = engine.identity().mysql_variables.get("sql_mode");
+    if let Some((settings, mode)) =
+        crate::engine::mysql_startup_settings(ignores_space, base_mode.map(String::as_str))
+    {
+        session = session.with_startup_settings(Some(settings));
+        session.reported.insert("sql_mode".to_owned(), mode);
+    }
     let mut connection = Connection {
         caps: client.capabilities,
         multi_statements: client
             .capabilities
             .contains(CapabilityFlags::CLIENT_MULTI_STATEMENTS),
-        session: Session::new(
-            connection_id,
-            client.user,
-            client.database,
-            Dialect::MySql,
-            Arc::clone(engine.identity()),
-        ),
+        server: engine.identity().mysql_server(),
+        session,
         engine,
     };
     // The session's settings and kept shard connections follow it into the backend.
@@ -151,6 +164,8 @@ struct Connection {
     /// Whether a COM_QUERY may hold several statements (CLIENT_MULTI_STATEMENTS, or
     /// COM_SET_OPTION).
     multi_statements: bool,
+    /// The server whose executable comments (`/*!40101 … */`) run here.
+    server: versioned::Server,
     session: Session,
     engine: Arc<Engine>,
 }
@@ -218,6 +233,7 @@ impl Connection {
         };
         match command {
             Command::Query(sql) => {
+                let sql = versioned::opened(&sql, self.server);
                 let statements = match self.multi_statements {
                     true => crate::statements::split(&sql, Dialect::MySql),
                     false => Vec::new(),
@@ -271,7 +287,11 @@ impl Connection {
                     ),
                 );
             }
-            Command::StmtPrepare(sql) => match self.engine.prepare(&sql, Dialect::MySql).await {
+            Command::StmtPrepare(sql) => match self
+                .engine
+                .prepare(&versioned::opened(&sql, self.server), Dialect::MySql)
+                .await
+            {
                 Ok((statement, _)) => {
                     let params = statement.param_count;
                     let id = self.add_statement(statement);

@@ -2,6 +2,7 @@
 
 mod connection;
 pub mod protocol;
+pub(crate) mod versioned;
 
 pub(crate) use connection::PreparedStatement;
 pub use connection::serve;

@@ -55,6 +55,8 @@ pub fn server_capabilities() -> CapabilityFlags {
         | CapabilityFlags::CLIENT_CONNECT_ATTRS
         | CapabilityFlags::CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
         | CapabilityFlags::CLIENT_DEPRECATE_EOF
+        // Honoured by the session's sql_mode (see `engine::mysql_startup_settings`).
+        | CapabilityFlags::CLIENT_IGNORE_SPACE
 }
 
 /// utf8mb4_general_ci: a utf8mb4 collation that every client library knows, unlike 255.
