@@ -75,6 +75,10 @@ const QUERIES: &[&str] = &[
     "SELECT * FROM t_order ORDER BY amount DESC, order_id",
     "SELECT order_id, amount FROM t_order ORDER BY amount NULLS FIRST, order_id LIMIT 5",
     "SELECT order_id FROM t_order ORDER BY order_id LIMIT 3 OFFSET 4",
+    // SQLAlchemy's asyncpg and psycopg dialects cast the LIMIT; Hibernate aliases a table
+    // with its own name.
+    "SELECT order_id FROM t_order ORDER BY order_id LIMIT 3::INTEGER OFFSET CAST(1 AS BIGINT)",
+    "SELECT t_order.order_id, t_order.amount FROM t_order t_order ORDER BY t_order.amount DESC, t_order.order_id LIMIT 4",
     "SELECT COUNT(*), COUNT(amount), SUM(amount), MIN(amount), MAX(amount), AVG(amount) FROM t_order",
     "SELECT user_id, COUNT(*), SUM(amount), AVG(amount) FROM t_order GROUP BY user_id ORDER BY user_id",
     "SELECT status, COUNT(*) AS n, MAX(amount) AS top FROM t_order GROUP BY status ORDER BY n DESC, status",
@@ -144,8 +148,8 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
     // Parameters through the extended protocol route and merge the same way.
     let rows = client
         .query(
-            "SELECT order_id, user_id FROM t_order WHERE user_id = $1 OR user_id = $2 ORDER BY order_id LIMIT $3",
-            &[&1i32, &2i32, &5i64],
+            "SELECT order_id, user_id FROM t_order WHERE user_id = $1 OR user_id = $2 ORDER BY order_id LIMIT $3::INTEGER",
+            &[&1i32, &2i32, &5i32],
         )
         .await
         .unwrap();

@@ -267,6 +267,7 @@ const QUERIES: &[&str] = &[
     "SELECT order_id, amount FROM t_order ORDER BY amount, order_id LIMIT 5",
     "SELECT order_id FROM t_order ORDER BY order_id LIMIT 3 OFFSET 4",
     "SELECT order_id FROM t_order ORDER BY order_id DESC LIMIT 4, 3",
+    "SELECT t_order.order_id FROM t_order t_order ORDER BY t_order.order_id LIMIT 3",
     "SELECT order_id FROM t_order ORDER BY user_id, status, order_id",
     "SELECT COUNT(*) FROM t_order",
     "SELECT COUNT(*), COUNT(amount), SUM(amount), MIN(amount), MAX(amount), AVG(amount) FROM t_order",

@@ -381,6 +381,24 @@ fn reads_over_several_nodes_say_how_to_merge() {
         qualified.units[1].sql,
         "SELECT \"t_order_1\".\"status\", \"t_order_1\".\"order_id\" AS ks_hidden_0 FROM \"t_order_1\" ORDER BY \"t_order_1\".\"status\" DESC, \"t_order_1\".\"order_id\" ASC"
     );
+    // Hibernate's and peewee's alias that is the table's own name: the qualifiers name the
+    // alias, which stays.
+    let aliased = plan_in(
+        Dialect::Postgres,
+        "SELECT t_order.* FROM t_order t_order ORDER BY t_order.status LIMIT $1::INTEGER",
+        &[Value::Int(2)],
+    )
+    .unwrap();
+    assert_eq!(
+        aliased.units[1].sql,
+        "SELECT t_order.*, status AS ks_hidden_0 FROM t_order_1 t_order ORDER BY t_order.status LIMIT 2::INTEGER"
+    );
+    let cast = plan(
+        "SELECT order_id FROM t_order ORDER BY order_id LIMIT CAST(? AS UNSIGNED)",
+        &[Value::Int(4)],
+    )
+    .unwrap();
+    assert_eq!(cast.merge.unwrap().limit, Some(4));
     assert!(p.units[0].params.is_empty());
     let spec = p.merge.unwrap();
     assert_eq!(

@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use sqlparser::ast::{Expr, LimitClause, Query, Spanned, Value as SqlValue};
+use sqlparser::ast::{DataType, Expr, LimitClause, Query, Spanned, Value as SqlValue};
 
 use super::{Operand, operand};
 use crate::RouteError;
@@ -39,7 +39,9 @@ pub(super) fn limit_clause(
     };
     let mut ranges = Vec::new();
     let mut read = |expr: Option<&Expr>, is_offset: bool| -> Result<Option<Operand>, String> {
-        let Some(expr) = expr else { return Ok(None) };
+        let Some(expr) = expr.map(without_integer_cast) else {
+            return Ok(None);
+        };
         // `LIMIT ALL` (PostgreSQL) or `LIMIT NULL`: no limit.
         if let Expr::Value(v) = expr
             && v.value == SqlValue::Null
@@ -60,6 +62,33 @@ pub(super) fn limit_clause(
     let offset = read(offset, true)?;
     let limit = read(limit, false)?;
     Ok((offset, limit, ranges))
+}
+
+/// The number or parameter inside `$2::INTEGER` or `CAST(10 AS BIGINT)`: SQLAlchemy's asyncpg
+/// and psycopg dialects cast every LIMIT parameter. The cast stays in the text around the
+/// value each node is sent.
+fn without_integer_cast(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Cast {
+            expr: inner,
+            data_type:
+                DataType::TinyInt(_)
+                | DataType::Int2(_)
+                | DataType::SmallInt(_)
+                | DataType::MediumInt(_)
+                | DataType::Int(_)
+                | DataType::Int4(_)
+                | DataType::Int8(_)
+                | DataType::Integer(_)
+                | DataType::BigInt(_)
+                | DataType::Signed
+                | DataType::SignedInteger
+                | DataType::Unsigned
+                | DataType::UnsignedInteger,
+            ..
+        } => without_integer_cast(inner),
+        _ => expr,
+    }
 }
 
 pub(super) fn limit_number(value: &Value) -> Result<u64, RouteError> {

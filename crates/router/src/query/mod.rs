@@ -90,10 +90,11 @@ pub(crate) fn prepare(
         });
     }
     for (range, quote, table) in &tokens.qualifiers {
-        if !tables
-            .names
-            .iter()
-            .any(|(name, _, _)| name.start <= range.start && range.end <= name.end)
+        if !tables.self_aliased.contains(table)
+            && !tables
+                .names
+                .iter()
+                .any(|(name, _, _)| name.start <= range.start && range.end <= name.end)
         {
             edits.push(Edit {
                 range: range.clone(),

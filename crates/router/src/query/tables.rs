@@ -26,6 +26,9 @@ pub(crate) struct Tables<'a> {
     pub(crate) repeated: bool,
     /// Aliases of the top-level FROM, lower-cased, by sharded table number.
     pub(crate) aliases: Vec<(String, usize)>,
+    /// Sharded tables the top-level FROM aliases with their own name (`t_order t_order`, as
+    /// Hibernate and peewee write): a `t_order.` qualifier names the alias, which stays.
+    pub(crate) self_aliased: Vec<usize>,
     pub(crate) locator: Locator<'a>,
 }
 
@@ -41,6 +44,7 @@ pub(crate) fn tables<'a>(
         names: Vec::new(),
         repeated: false,
         aliases: Vec::new(),
+        self_aliased: Vec::new(),
         locator: Locator::new(sql),
     };
     let mut others = Vec::new();
@@ -98,6 +102,9 @@ pub(crate) fn tables<'a>(
                         .as_ref()
                         .map_or(logic, |a| a.name.value.as_str())
                         .to_ascii_lowercase();
+                    if alias.is_some() && written.eq_ignore_ascii_case(logic) {
+                        tables.self_aliased.push(n);
+                    }
                     tables.aliases.push((written, n));
                 }
             }
