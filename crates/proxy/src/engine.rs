@@ -433,6 +433,9 @@ impl Engine {
                 statement.effect = pinning::effect(sql, dialect, &self.routines.names());
                 Ok((statement, Some(tree)))
             }
+            // One that takes parameters cannot run as text, without them: the client hears
+            // of its syntax error now, not as a parameter count mismatch at execution.
+            Err(e) if e.kind == ErrorKind::Syntax && takes_parameters(sql, dialect) => Err(e),
             // A statement the parser refuses may still be a session statement, answered from
             // its text at execution; a real syntax error is reported then.
             Err(Error {
@@ -672,4 +675,15 @@ fn size_of_value(value: &Value) -> usize {
         _ => 0,
     };
     heap + std::mem::size_of::<Value>()
+}
+
+/// Whether `sql` has placeholders (`?`, `$1`) outside strings and comments.
+fn takes_parameters(sql: &str, dialect: Dialect) -> bool {
+    use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect};
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = match dialect {
+        Dialect::MySql => Tokenizer::new(&MySqlDialect {}, sql).tokenize(),
+        Dialect::Postgres => Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize(),
+    };
+    tokens.is_ok_and(|tokens| tokens.iter().any(|t| matches!(t, Token::Placeholder(_))))
 }

@@ -182,6 +182,14 @@ async fn errors_leave_the_connection_usable(
         .await
         .unwrap_err();
     assert_eq!(number(&error), Some(1064), "{error}");
+    // A statement the parser cannot read is refused at PREPARE when it takes parameters,
+    // rather than accepted with none (the client's bind then failing with 1210).
+    let error = sqlx::query("SELECT INTERVAL(user_id, 1, 5) FROM t_order WHERE order_id = ?")
+        .bind(1)
+        .fetch_all(&mut conn)
+        .await
+        .unwrap_err();
+    assert_eq!(number(&error), Some(1064), "{error}");
     conn.ping().await.unwrap();
     conn.close().await.unwrap();
     (proxy, shards)
