@@ -10,7 +10,8 @@ use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{
-    Dialect, Plan, PreparedInsert, RouteError, Router, Shape, Value, substitute_session_values,
+    Dialect, Plan, PreparedInsert, RouteError, Router, SessionValues, Shape, Value,
+    substitute_session_values,
 };
 use sqlparser::ast;
 
@@ -248,6 +249,10 @@ impl Engine {
         started: Instant,
         reply: &Result<Reply, Error>,
     ) {
+        session.row_count = match reply {
+            Ok(Reply::Ok { affected_rows, .. }) => i64::try_from(*affected_rows).unwrap_or(-1),
+            Ok(Reply::Rows { .. }) | Err(_) => -1,
+        };
         let code = match reply {
             Ok(_) => None,
             Err(e) => {
@@ -384,20 +389,21 @@ impl Engine {
         self.execute_planned(session, &planned, &[]).await
     }
 
-    /// MySQL: `sql` with the session's user variables and `LAST_INSERT_ID()` written in as
-    /// literals, when it names any.
+    /// MySQL: `sql` with the session's user variables, `LAST_INSERT_ID()` and `ROW_COUNT()`
+    /// written in as literals, when it names any.
     fn with_user_variables(&self, session: &Session, sql: &str) -> Result<Option<String>, Error> {
         let variables = &session.variables;
-        Ok(substitute_session_values(
-            sql,
-            session.last_insert_id,
-            &|name| {
+        let values = SessionValues {
+            last_insert_id: session.last_insert_id,
+            row_count: session.row_count,
+            variable: &|name| {
                 variables
                     .get(name)
                     .unwrap_or(&Value::Null)
                     .to_literal(Dialect::MySql)
             },
-        )?)
+        };
+        Ok(substitute_session_values(sql, &values)?)
     }
 
     /// Prepares a statement: parsed and planned once, bound at each execution. A statement the
@@ -417,9 +423,7 @@ impl Engine {
             _ => return Ok((text(sql), None)),
         }
         // Its value is the session's at each execution, which a plan made once cannot carry.
-        if dialect == Dialect::MySql
-            && substitute_session_values(sql, 0, &|_| String::new())?.is_some()
-        {
+        if dialect == Dialect::MySql && substitute_session_values(sql, &NO_VALUES)?.is_some() {
             return Err(Error::unsupported(
                 "LAST_INSERT_ID() or a user variable inside a prepared statement (send the \
                  statement as text, or bind the value as a parameter)",
@@ -687,3 +691,10 @@ fn takes_parameters(sql: &str, dialect: Dialect) -> bool {
     };
     tokens.is_ok_and(|tokens| tokens.iter().any(|t| matches!(t, Token::Placeholder(_))))
 }
+
+/// Session values for finding whether a statement names any.
+const NO_VALUES: SessionValues<'static> = SessionValues {
+    last_insert_id: 0,
+    row_count: 0,
+    variable: &|_| String::new(),
+};

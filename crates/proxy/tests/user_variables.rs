@@ -4,6 +4,7 @@
 mod common;
 
 use common::compare::{MariaDbAlike, mysql_answer};
+use sqlx::{Column as _, Row as _};
 
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
@@ -25,6 +26,15 @@ const SCRIPT: &[&str] = &[
     "SELECT order_id FROM t_order WHERE order_id IN (@x, @m - 7) ORDER BY order_id",
     "UPDATE t_order SET status = @s WHERE order_id = @y",
     "SELECT status FROM t_order WHERE order_id = @y",
+    // ROW_COUNT() is the session's: the rows its last statement changed over every shard.
+    "SELECT ROW_COUNT()",
+    "UPDATE t_order SET status = 'c' WHERE order_id IN (@x, @y)",
+    "SELECT ROW_COUNT()",
+    "INSERT INTO t_order (order_id, user_id) VALUES (100, 0), (101, 1), (102, 2)",
+    "SELECT ROW_COUNT()",
+    "SELECT ROW_COUNT()",
+    "DELETE FROM t_order WHERE order_id >= 100",
+    "SELECT ROW_COUNT() FROM t_order WHERE order_id = @x",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -56,5 +66,12 @@ async fn user_variables_answer_as_mariadb() {
         .await
         .unwrap_err();
     assert!(prepared.to_string().contains("user variable"), "{prepared}");
+    // A session value standing alone as a select item keeps its label, as MariaDB labels it.
+    let row = sqlx::raw_sql("SELECT LAST_INSERT_ID(), row_count(), @key, @key AS k")
+        .fetch_one(&mut *through)
+        .await
+        .unwrap();
+    let labels: Vec<&str> = row.columns().iter().map(|c| c.name()).collect();
+    assert_eq!(labels, ["LAST_INSERT_ID()", "row_count()", "@key", "k"]);
     both.finish().await;
 }

@@ -1,22 +1,35 @@
 //! The session's values inside a statement for the shards: the shards know nothing of the
-//! keys the proxy generated nor of the client's user variables, so there `LAST_INSERT_ID()`
-//! answers 0 and `@x` NULL, and `INSERT INTO child (parent_id) VALUES (LAST_INSERT_ID())` would
-//! store 0. Both are replaced by the session's values first.
+//! keys the proxy generated, the rows its statements changed nor the client's user variables,
+//! so there `LAST_INSERT_ID()` answers 0, `ROW_COUNT()` the shard's own count and `@x` NULL, and
+//! `INSERT INTO child (parent_id) VALUES (LAST_INSERT_ID())` would store 0. They are replaced by
+//! the session's values first; a select item keeps its label (`SELECT LAST_INSERT_ID()` is
+//! still labelled `LAST_INSERT_ID()`).
 
 use sqlparser::dialect::MySqlDialect;
+use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// What a MySQL session knows that its shards do not.
+pub struct SessionValues<'a> {
+    /// `LAST_INSERT_ID()`.
+    pub last_insert_id: u64,
+    /// `ROW_COUNT()`: the rows the previous statement changed, -1 after a result set.
+    pub row_count: i64,
+    /// A user variable's value as an SQL literal, by lower-cased name.
+    pub variable: &'a dyn Fn(&str) -> String,
+}
 
 use crate::RouteError;
 use crate::locate::{Locator, splice};
 
-/// `sql` with every `LAST_INSERT_ID()` (no argument) replaced by `last_insert_id` and every
-/// user variable `@name` by the SQL literal `variable` gives for its lower-cased name; `None`
-/// when it has neither, which a byte search decides for almost every statement. An assignment
-/// (`@x := …`) inside a statement is refused: its value would stay on the shard.
+/// `sql` with every `LAST_INSERT_ID()` and `ROW_COUNT()` (no argument) replaced by the
+/// session's values and every user variable `@name` by the SQL literal `values.variable` gives
+/// for its lower-cased name; `None` when it has none, which a byte search decides for almost
+/// every statement. An assignment (`@x := …`) inside a statement is refused: its value would
+/// stay on the shard.
 pub fn substitute_session_values(
     sql: &str,
-    last_insert_id: u64,
-    variable: &dyn Fn(&str) -> String,
+    values: &SessionValues<'_>,
 ) -> Result<Option<String>, RouteError> {
     if !mentions_a_session_value(sql.as_bytes()) {
         return Ok(None);
@@ -31,7 +44,13 @@ pub fn substitute_session_values(
         .collect();
     let mut locator = Locator::new(sql);
     let mut edits = Vec::new();
+    let mut depth = 0i32;
     for (i, token) in significant.iter().enumerate() {
+        match token.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ => {}
+        }
         let Token::Word(word) = &token.token else {
             if token.token == Token::Assignment {
                 return Err(RouteError::Unsupported(
@@ -44,33 +63,81 @@ pub fn substitute_session_values(
         if word.quote_style.is_some() {
             continue;
         }
-        let call = || {
+        let call = |name: &str| {
             let open = significant.get(i + 1)?;
             let close = significant.get(i + 2)?;
-            (word.value.eq_ignore_ascii_case("last_insert_id")
+            (word.value.eq_ignore_ascii_case(name)
                 && open.token == Token::LParen
                 && close.token == Token::RParen)
-                .then_some(close)
+                .then_some(i + 2)
         };
-        let (end, value) = if let Some(name) = word
+        let (last, value) = if let Some(name) = word
             .value
             .strip_prefix('@')
             .filter(|n| !n.is_empty() && !n.starts_with('@'))
         {
-            (*token, variable(&name.to_lowercase()))
-        } else if let Some(close) = call() {
-            (*close, last_insert_id.to_string())
+            (i, (values.variable)(&name.to_lowercase()))
+        } else if let Some(close) = call("last_insert_id") {
+            (close, values.last_insert_id.to_string())
+        } else if let Some(close) = call("row_count") {
+            (close, values.row_count.to_string())
         } else {
             continue;
         };
         let start = locator.offset(token.span.start)?;
-        let end = locator.offset(end.span.end)?;
+        let end = locator.offset(significant[last].span.end)?;
+        let item = depth == 0
+            && i.checked_sub(1)
+                .is_some_and(|p| starts_an_item(&significant[p].token))
+            && significant
+                .get(last + 1)
+                .is_none_or(|n| ends_an_item(&n.token));
+        let value = match item {
+            true => format!("{value} AS `{}`", sql[start..end].replace('`', "``")),
+            false => value,
+        };
         edits.push((start..end, value));
     }
     if edits.is_empty() {
         return Ok(None);
     }
     splice(sql, edits).map(Some)
+}
+
+/// Whether a select item may begin after `token`.
+fn starts_an_item(token: &Token) -> bool {
+    match token {
+        Token::Comma => true,
+        Token::Word(w) => matches!(
+            w.keyword,
+            Keyword::SELECT | Keyword::DISTINCT | Keyword::ALL
+        ),
+        _ => false,
+    }
+}
+
+/// Whether a select item without an alias ends before `token`.
+fn ends_an_item(token: &Token) -> bool {
+    match token {
+        Token::Comma | Token::SemiColon | Token::EOF => true,
+        Token::Word(w) => matches!(
+            w.keyword,
+            Keyword::FROM
+                | Keyword::WHERE
+                | Keyword::UNION
+                | Keyword::EXCEPT
+                | Keyword::INTERSECT
+                | Keyword::INTO
+                | Keyword::ORDER
+                | Keyword::GROUP
+                | Keyword::HAVING
+                | Keyword::LIMIT
+                | Keyword::FOR
+                | Keyword::LOCK
+                | Keyword::WINDOW
+        ),
+        _ => false,
+    }
 }
 
 /// `sql` with its placeholders replaced by `values`, SQL text each: MySQL's `?` in order,
@@ -120,19 +187,19 @@ pub fn bind_placeholders(sql: &str, dialect: crate::Dialect, values: &[String]) 
     Some(out)
 }
 
-/// Whether `sql` contains `@` or `last_insert_id` in any case. Runs on every MySQL text
-/// statement, in one pass: only the rare `@` and underscores are looked at, the name around
-/// its first underscore.
+/// Whether `sql` contains `@`, `last_insert_id` or `row_count` in any case. Runs on every
+/// MySQL text statement, in one pass: only the rare `@` and underscores are looked at, each
+/// name around its first underscore.
 fn mentions_a_session_value(sql: &[u8]) -> bool {
-    const NAME: &[u8] = b"last_insert_id";
-    const FIRST_UNDERSCORE: usize = 4;
+    const NAMES: [(&[u8], usize); 2] = [(b"last_insert_id", 4), (b"row_count", 3)];
     sql.iter().enumerate().any(|(i, b)| {
         *b == b'@'
             || *b == b'_'
-                && i >= FIRST_UNDERSCORE
-                && sql
-                    .get(i - FIRST_UNDERSCORE..i - FIRST_UNDERSCORE + NAME.len())
-                    .is_some_and(|w| w.eq_ignore_ascii_case(NAME))
+                && NAMES.iter().any(|(name, underscore)| {
+                    i.checked_sub(*underscore)
+                        .and_then(|start| sql.get(start..start + name.len()))
+                        .is_some_and(|w| w.eq_ignore_ascii_case(name))
+                })
     })
 }
 
@@ -141,7 +208,12 @@ mod tests {
     use super::*;
 
     fn substitute_last_insert_id(sql: &str, id: u64) -> Option<String> {
-        substitute_session_values(sql, id, &|name| format!("<{name}>")).unwrap()
+        let values = SessionValues {
+            last_insert_id: id,
+            row_count: -1,
+            variable: &|name| format!("<{name}>"),
+        };
+        substitute_session_values(sql, &values).unwrap()
     }
 
     #[test]
@@ -173,10 +245,15 @@ mod tests {
     fn user_variables_become_their_values() {
         assert_eq!(
             substitute_last_insert_id("SELECT @x, @@version, @Y + 1, '@z' FROM t", 0).as_deref(),
-            Some("SELECT <x>, @@version, <y> + 1, '@z' FROM t")
+            Some("SELECT <x> AS `@x`, @@version, <y> + 1, '@z' FROM t")
         );
         assert_eq!(substitute_last_insert_id("SELECT a@b", 0), None);
-        let assigns = substitute_session_values("SELECT @x := 1", 0, &|_| String::new());
+        let values = SessionValues {
+            last_insert_id: 0,
+            row_count: 0,
+            variable: &|_| String::new(),
+        };
+        let assigns = substitute_session_values("SELECT @x := 1", &values);
         assert!(matches!(assigns, Err(RouteError::Unsupported(_))));
     }
 
@@ -217,7 +294,30 @@ mod tests {
         }
         assert_eq!(
             substitute_last_insert_id("SELECT 'é', LAST_INSERT_ID()", 3).as_deref(),
-            Some("SELECT 'é', 3")
+            Some("SELECT 'é', 3 AS `LAST_INSERT_ID()`")
         );
+    }
+
+    #[test]
+    fn row_count_is_the_sessions_and_select_items_keep_their_labels() {
+        assert_eq!(
+            substitute_last_insert_id("SELECT LAST_INSERT_ID(), row_count() FROM dual; ", 8)
+                .as_deref(),
+            Some("SELECT 8 AS `LAST_INSERT_ID()`, -1 AS `row_count()` FROM dual; ")
+        );
+        for (sql, expected) in [
+            ("SELECT LAST_INSERT_ID() AS id", "SELECT 8 AS id"),
+            ("SELECT LAST_INSERT_ID() id", "SELECT 8 id"),
+            (
+                "SELECT IFNULL(@a, LAST_INSERT_ID())",
+                "SELECT IFNULL(<a>, 8)",
+            ),
+            ("SELECT ROW_COUNT() + 1", "SELECT -1 + 1"),
+            ("SELECT DISTINCT @a", "SELECT DISTINCT <a> AS `@a`"),
+        ] {
+            assert_eq!(substitute_last_insert_id(sql, 8).as_deref(), Some(expected));
+        }
+        assert!(mentions_a_session_value(b"SELECT ROW_COUNT()"));
+        assert!(!mentions_a_session_value(b"SELECT row_coun"));
     }
 }

@@ -50,7 +50,7 @@ pub use direct::Direct;
 pub use error::RouteError;
 pub use insert::PreparedInsert;
 pub use insert::select::InsertSelect;
-pub use last_insert_id::{bind_placeholders, substitute_session_values};
+pub use last_insert_id::{SessionValues, bind_placeholders, substitute_session_values};
 pub use metadata::{Metadata, NoMetadata};
 pub use plan::{ExecutionUnit, MoveGuard, Plan};
 pub use query::PreparedQuery;

@@ -61,7 +61,7 @@ impl Engine {
         // Text that MySQL's session values would rewrite is not learned (see `shapes`).
         if dialect == Dialect::MySql
             && !matches!(
-                substitute_session_values(&first, session.last_insert_id, &|_| String::new()),
+                substitute_session_values(&first, &super::NO_VALUES),
                 Ok(None)
             )
         {
