@@ -197,6 +197,7 @@ impl Engine {
         self.roll_back_open(session).await;
         session.autocommit = true;
         session.last_insert_id = 0;
+        session.last_generated = None;
         session.transaction_type = None;
         session.characteristics = Characteristics::default();
         session.next_characteristics = Characteristics::default();
@@ -416,6 +417,12 @@ impl Engine {
     ) -> Result<(Statement, Option<ast::Statement>), Error> {
         let _held = self.memory.reserve(sql, 0).await?;
         match Intent::of(sql, dialect) {
+            // Answered by the session at each execution when it generated a key last.
+            Intent::Routed
+                if dialect == Dialect::Postgres && crate::pinning::is_bare_lastval(sql) =>
+            {
+                return Ok((text(sql), None));
+            }
             Intent::Routed => {}
             // MySQL asks for the file only for a LOAD DATA sent as text.
             Intent::CopyIn(_) if dialect == Dialect::MySql => return Err(load_prepared()),
@@ -600,6 +607,9 @@ impl Engine {
         let first_key = first_key(&plan);
         if let Some(key) = first_key {
             session.last_insert_id = key;
+        }
+        if let Some(Key::Int(last)) = plan.generated_keys.last() {
+            session.last_generated = Some(*last);
         }
         Ok(if reads || !outcome.columns.is_empty() {
             Reply::Rows {

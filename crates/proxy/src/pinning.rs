@@ -208,6 +208,22 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) ->
     function_effect(&lower)
 }
 
+/// `SELECT lastval()` and nothing else (PDO's `lastInsertId()`), which the session answers with
+/// the key it last generated when it took no sequence value since.
+pub(crate) fn is_bare_lastval(sql: &str) -> bool {
+    let compact: String = sql
+        .trim()
+        .trim_end_matches(';')
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    matches!(
+        compact.as_str(),
+        "selectlastval()" | "selectpg_catalog.lastval()"
+    )
+}
+
 /// Whether `sql` may use a sequence's session functions: `nextval`, `setval`, `currval`,
 /// `lastval`, `NEXT`/`PREVIOUS VALUE FOR`. One pass over the text, for every INSERT's sake.
 fn mentions_sequences(sql: &[u8]) -> bool {

@@ -63,6 +63,17 @@ async fn keys_reach_the_client_and_the_shards(shards: &PgShards) {
         .unwrap();
     let users: Vec<i32> = rows.iter().map(|r| r.get(1)).collect();
     assert_eq!(users, [2, 3, 4]);
+    // PDO's lastInsertId(): `SELECT LASTVAL()` answers the last key generated, by either
+    // protocol; a session that generated none gets PostgreSQL's 55000.
+    let last: i64 = rows[2].get(0);
+    let lastval = client.query_one("SELECT LASTVAL()", &[]).await.unwrap();
+    assert_eq!(lastval.get::<_, i64>(0), last);
+    let simple = common::postgres::simple_rows(&client, "select lastval();").await;
+    assert_eq!(simple, [[Some(last.to_string())]]);
+    let fresh = proxy.client().await;
+    let error = fresh.query_one("SELECT lastval()", &[]).await.unwrap_err();
+    assert_eq!(error.code().map(|c| c.code()), Some("55000"), "{error}");
+    drop(fresh);
     returned.extend(
         rows.iter()
             .map(|r| (i64::from(r.get::<_, i32>(1)), r.get(0))),

@@ -7,7 +7,10 @@ use keyshard_router::Dialect;
 use super::Engine;
 use crate::error::{Error, ErrorKind};
 use crate::memory::Reserved;
-use crate::pinning::{self, Effect, Released};
+use keyshard_backend::{Column, SqlType};
+use keyshard_router::Value;
+
+use crate::pinning::{self, Effect, Held, Released};
 use crate::reply::Reply;
 use crate::routines;
 use crate::session::Session;
@@ -38,6 +41,9 @@ impl Engine {
             self.on_kept_connections(session, sql).await?;
             held(session, effect, false, true);
             return Ok(Reply::done());
+        }
+        if let Some(reply) = lastval_of_session(session, &effect, sql) {
+            return Ok(reply);
         }
         let pinned_now = holding(session, &effect)?;
         let reply = self.answer_text(session, sql, reserved).await;
@@ -85,6 +91,10 @@ pub(super) fn holding(session: &Session, effect: &Effect) -> Result<bool, Error>
 /// Records what a statement with `effect` now holds (or let go of); a session that holds
 /// nothing any more gives its shard connections back (closed, with whatever they held).
 pub(super) fn held(session: &mut Session, effect: Effect, pinned_now: bool, ok: bool) {
+    // The shards' sequences answer `lastval()` from now on.
+    if ok && effect == Effect::Holds(Held::Sequences) {
+        session.last_generated = None;
+    }
     match effect {
         Effect::Holds(held) if ok => pinning::hold(&mut session.held, held),
         Effect::Holds(_) => {}
@@ -96,4 +106,27 @@ pub(super) fn held(session: &mut Session, effect: Effect, pinned_now: bool, ok: 
     if session.held.is_empty() && (pinned_now || ok) && session.shard.is_pinned() {
         session.shard.unpin();
     }
+}
+
+/// PostgreSQL's `SELECT lastval()` (`sql`, whose `effect` reads sequence values) answered by
+/// the session: the key it last generated, when it took no sequence value since.
+fn lastval_of_session(session: &Session, effect: &Effect, sql: &str) -> Option<Reply> {
+    let key = session.last_generated?;
+    if *effect != Effect::Reads(Held::Sequences)
+        || session.dialect != Dialect::Postgres
+        || !pinning::is_bare_lastval(sql)
+    {
+        return None;
+    }
+    let column = Column::new(
+        "lastval",
+        SqlType::Int {
+            bytes: 8,
+            unsigned: false,
+        },
+    );
+    Some(Reply::Rows {
+        columns: vec![column],
+        rows: vec![vec![Value::Int(key)]],
+    })
 }

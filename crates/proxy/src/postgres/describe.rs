@@ -117,6 +117,7 @@ pub async fn describe(
     let fields = match distsql_fields(sql)
         .or_else(|| session_fields(sql))
         .or_else(|| preview_fields(sql))
+        .or_else(|| lastval_fields(sql))
     {
         Some(fields) => fields,
         None => match tree.map_or_else(|| parse(sql), |tree| Ok(vec![tree])) {
@@ -153,6 +154,16 @@ fn session_fields(sql: &str) -> Option<Fields> {
         columns,
         rows: Vec::new(),
     }))
+}
+
+/// The column of `SELECT lastval()`, which the session may answer itself.
+fn lastval_fields(sql: &str) -> Option<Fields> {
+    crate::pinning::is_bare_lastval(sql).then(|| {
+        Fields::Known(vec![Field {
+            name: "lastval".to_owned(),
+            oid: oid::INT8,
+        }])
+    })
 }
 
 /// The columns of `PREVIEW …`, the same whatever it previews: a client that describes before
