@@ -21,6 +21,7 @@ use crate::identity::Identity;
 use crate::intent::Intent;
 use crate::memory::{self, MemoryBudget, Reserved};
 use crate::metrics::Metrics;
+use crate::processlist::Sessions;
 use crate::reply::Reply;
 use crate::routines::{self, Routines};
 use crate::session::{Planned, Session, Statement, StatementKind};
@@ -57,6 +58,8 @@ pub struct Engine {
     identity: Arc<Identity>,
     /// The functions and procedures the shards define: calling one pins a session.
     routines: Routines,
+    /// The sessions logged in, for `SHOW PROCESSLIST`.
+    sessions: Sessions,
 }
 
 impl Engine {
@@ -97,7 +100,19 @@ impl Engine {
             metrics,
             identity,
             routines,
+            sessions: Sessions::default(),
         })
+    }
+
+    /// Lists `session` among the proxy's sessions until it ends; `host` is its client's
+    /// address.
+    pub(crate) fn list(&self, session: &mut Session, host: &str) {
+        session.listed = Some(self.sessions.enter(
+            session.connection_id,
+            &session.user,
+            host,
+            session.database.as_deref(),
+        ));
     }
 
     /// The versions the proxy reports, its shards'.
@@ -218,6 +233,9 @@ impl Engine {
     /// Answers one statement sent as text, within the memory budget.
     pub async fn query(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
         let started = Instant::now();
+        if let Some(listed) = &session.listed {
+            listed.running(sql, session.database.as_deref());
+        }
         // A load waits for its data only until the statement that named it is answered.
         session.copy_in = None;
         session.copy_out = None;
@@ -250,6 +268,9 @@ impl Engine {
         started: Instant,
         reply: &Result<Reply, Error>,
     ) {
+        if let Some(listed) = &session.listed {
+            listed.idle();
+        }
         session.row_count = match reply {
             Ok(Reply::Ok { affected_rows, .. }) => i64::try_from(*affected_rows).unwrap_or(-1),
             Ok(Reply::Rows { .. }) | Err(_) => -1,
@@ -335,6 +356,7 @@ impl Engine {
             Intent::SetUserVariables(assignments) => {
                 return self.set_user_variables(session, &assignments).await;
             }
+            Intent::ProcessList { full } => return Ok(self.sessions.processlist(full)),
             // The first that fails ends them; those before it hold (MySQL makes none).
             Intent::SetEach(assignments) => {
                 for assignment in assignments {
@@ -471,6 +493,15 @@ impl Engine {
             StatementKind::Text(sql) => Some(sql.as_str()),
             _ => None,
         };
+        if let Some(listed) = &session.listed {
+            let sql = match &statement.kind {
+                StatementKind::Text(sql) => sql.as_str(),
+                StatementKind::Planned(Planned::Query(query)) => query.sql(),
+                StatementKind::Planned(Planned::Direct(direct)) => direct.sql(),
+                StatementKind::Planned(_) => "(a prepared statement)",
+            };
+            listed.running(sql, session.database.as_deref());
+        }
         let reply = async {
             session.refuse_when_failed(text)?;
             let params_size = params.iter().map(size_of_value).sum();

@@ -28,6 +28,8 @@ pub(crate) enum Intent<'a> {
     SetUserVariables(Vec<(String, &'a str)>),
     /// MySQL's `SET` of user variables and settings together: each assignment in turn.
     SetEach(Vec<&'a str>),
+    /// MySQL's `SHOW [FULL] PROCESSLIST`: the proxy's sessions.
+    ProcessList { full: bool },
     /// Settings the shards hold (`SET time_zone`, `SET search_path`, `RESET …`), or why they
     /// are refused.
     Settings(Result<SetSettings, Error>),
@@ -73,6 +75,11 @@ impl Intent<'_> {
         {
             return Intent::SetEach(assignments);
         }
+        if dialect == Dialect::MySql
+            && let Some(full) = processlist(sql)
+        {
+            return Intent::ProcessList { full };
+        }
         if let Some(set) = settings::parse(sql, dialect) {
             return Intent::Settings(set);
         }
@@ -94,6 +101,19 @@ impl Intent<'_> {
         }
         Intent::Routed
     }
+}
+
+/// `SHOW [FULL] PROCESSLIST`: whether FULL.
+fn processlist(sql: &str) -> Option<bool> {
+    let rest = strip_keyword(sql, "show")?;
+    let (full, rest) = match strip_keyword(rest, "full") {
+        Some(rest) => (true, rest),
+        None => (false, rest),
+    };
+    rest.trim_end_matches(';')
+        .trim_end()
+        .eq_ignore_ascii_case("processlist")
+        .then_some(full)
 }
 
 /// The statement `PREVIEW …` previews.

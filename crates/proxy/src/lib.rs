@@ -21,6 +21,7 @@ mod metrics;
 mod mysql;
 mod pinning;
 mod postgres;
+mod processlist;
 mod reflection;
 mod reply;
 mod routines;

@@ -39,6 +39,8 @@ pub struct Session {
     /// session's last INSERT that generated integer keys got (PDO's `lastInsertId()`); `None`
     /// once the session took a sequence value since, which the shards then answer for.
     pub last_generated: Option<i64>,
+    /// Its place among the proxy's sessions (`SHOW PROCESSLIST`), once logged in.
+    pub listed: Option<crate::processlist::Listed>,
     /// MySQL's `ROW_COUNT()`: the rows the last statement changed, -1 after a result set or
     /// an error.
     pub row_count: i64,
@@ -118,6 +120,7 @@ impl Session {
             binary_results: false,
             last_insert_id: 0,
             row_count: -1,
+            listed: None,
             last_generated: None,
             autocommit: true,
             transaction: None,

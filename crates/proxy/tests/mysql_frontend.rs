@@ -688,6 +688,78 @@ async fn load_data_local_infile_gets_keys(
     (proxy, shards)
 }
 
+/// `SHOW [FULL] PROCESSLIST` lists the proxy's sessions, not the shards' pooled connections;
+/// `KILL` of an id is refused rather than sent where it would name a shared connection.
+async fn processlist_shows_the_proxys_sessions(
+    proxy: Proxy,
+    mut conn: MySqlConnection,
+    shards: Shards,
+) -> (Proxy, Shards) {
+    let mut other = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    let id = |row: &sqlx::mysql::MySqlRow| row.get::<i64, _>(0);
+    let mine = sqlx::raw_sql("SELECT CONNECTION_ID()")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    let theirs = sqlx::raw_sql("SELECT CONNECTION_ID()")
+        .fetch_one(&mut other)
+        .await
+        .unwrap();
+    let (mine, theirs) = (
+        i64::try_from(mine.get::<u64, _>(0)).unwrap(),
+        i64::try_from(theirs.get::<u64, _>(0)).unwrap(),
+    );
+    let rows = sqlx::raw_sql("SHOW FULL PROCESSLIST")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    let names: Vec<&str> = rows[0].columns().iter().map(|c| c.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "Id", "User", "Host", "db", "Command", "Time", "State", "Info", "Progress"
+        ]
+    );
+    let listed: Vec<(i64, String, Option<String>)> =
+        rows.iter().map(|r| (id(r), r.get(4), r.get(7))).collect();
+    assert_eq!(
+        listed,
+        [
+            (
+                mine,
+                "Query".to_owned(),
+                Some("SHOW FULL PROCESSLIST".to_owned())
+            ),
+            (theirs, "Sleep".to_owned(), None),
+        ]
+    );
+    assert_eq!(rows[0].get::<String, _>(1), "root");
+    let error = sqlx::raw_sql(&format!("KILL {theirs}"))
+        .execute(&mut conn)
+        .await
+        .unwrap_err();
+    assert_eq!(error_number(&error), Some(1235), "{error}");
+    other.close().await.unwrap();
+    // A session leaves the list when the proxy has seen its client go, a moment later.
+    let mut listed = Vec::new();
+    for _ in 0..100 {
+        let rows = sqlx::raw_sql("SHOW PROCESSLIST")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        listed = rows.iter().map(id).collect::<Vec<_>>();
+        if listed == [mine] {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(listed, [mine]);
+    conn.close().await.unwrap();
+    (proxy, shards)
+}
+
 macro_rules! on_both {
     ($($name:ident),+) => {
         mod sqlite {
@@ -722,5 +794,6 @@ on_both!(
     integral_doubles_and_integer_strings_route_as_integers,
     updates_that_keep_the_sharding_value_run,
     insert_select_of_constants_gets_keys,
-    load_data_local_infile_gets_keys
+    load_data_local_infile_gets_keys,
+    processlist_shows_the_proxys_sessions
 );

@@ -421,6 +421,12 @@ impl Router {
             }
             // COPY … FROM STDIN is the proxy's own (see the frontends), COPY … TO planned above.
             Statement::Copy { .. } => "this form of COPY",
+            // An id of SHOW PROCESSLIST is the proxy's session; on a shard it would name a
+            // pooled connection other clients share.
+            Statement::Kill { .. } => {
+                "KILL: stopping another session is not offered yet (the ids the shards know are \
+                 connections every client shares)"
+            }
             _ => "",
         };
         if !refused.is_empty() {

@@ -684,6 +684,7 @@ fn statements_of_other_kinds_go_where_unsharded_tables_live_unless_they_name_sha
         "COMMENT ON TABLE t_order IS 'orders'",
         "GRANT SELECT ON t_dict TO someone",
         "LISTEN orders",
+        "KILL 5",
         "COPY t_plain TO '/tmp/rows'",
         "COPY (SELECT * FROM t_order) TO STDOUT",
     ] {

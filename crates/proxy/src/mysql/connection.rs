@@ -104,6 +104,7 @@ pub async fn serve(
         session = session.with_startup_settings(Some(settings));
         session.reported.insert("sql_mode".to_owned(), mode);
     }
+    engine.list(&mut session, &peer);
     let mut connection = Connection {
         caps: client.capabilities,
         multi_statements: client

@@ -93,6 +93,7 @@ pub async fn serve(
     let parameters = startup_parameters(&client.parameters);
     let mut session = session.with_startup_settings(startup_settings(&parameters));
     session.parameters = Parameters::from_startup(&parameters);
+    counted.engine.list(&mut session, &peer);
     let mut connection = Connection {
         session,
         frontend,
