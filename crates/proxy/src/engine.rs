@@ -31,6 +31,7 @@ use crate::{pinning, reflection};
 
 mod copy_in;
 mod copy_out;
+mod explain;
 mod insert_select;
 mod pinned;
 mod planning;
@@ -531,6 +532,7 @@ impl Engine {
             StatementKind::Planned(Planned::Ddl(_)) => "ddl",
             StatementKind::Planned(Planned::Locks(_)) => "lock",
             StatementKind::Planned(Planned::CopyOut(_)) => "copy",
+            StatementKind::Planned(Planned::Explain(_)) => "explain",
         };
         self.finished(session, head, started, &reply);
         reply
@@ -553,6 +555,7 @@ impl Engine {
             Planned::Query(query) => (query.bind(params)?, query.is_read()),
             Planned::Direct(direct) => (direct.bind(params), direct.is_read()),
             Planned::Locks(locks) => return self.table_locks(session, locks).await,
+            Planned::Explain(explain) => return self.explain(session, explain).await,
             // The frontend passes the data on, with `copy_out`.
             Planned::CopyOut(copy) => {
                 session.copy_out = Some((**copy).clone());

@@ -234,7 +234,9 @@ impl Statement {
             StatementKind::Planned(Planned::InsertSelect(select)) => select.param_count(),
             StatementKind::Planned(Planned::Query(query)) => query.param_count(),
             StatementKind::Planned(Planned::Direct(direct)) => direct.param_count(),
-            StatementKind::Planned(Planned::Ddl(_) | Planned::Locks(_) | Planned::CopyOut(_))
+            StatementKind::Planned(
+                Planned::Ddl(_) | Planned::Locks(_) | Planned::CopyOut(_) | Planned::Explain(_),
+            )
             | StatementKind::Text(_) => 0,
         };
         Self {
@@ -272,4 +274,6 @@ pub enum Planned {
     Locks(Box<TableLocks>),
     /// `COPY … TO STDOUT`, whose data the frontend passes on.
     CopyOut(Box<CopyOut>),
+    /// `EXPLAIN` of a statement on sharded tables: each node's plan.
+    Explain(Box<keyshard_router::Explain>),
 }

@@ -240,6 +240,22 @@ async fn preview_shows_the_actual_sql(
     for (ds, table) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
         assert!(shards.ids(ds, table).await.is_empty());
     }
+    // EXPLAIN: each node's own plan of the statement it would run, labelled.
+    let rows = sqlx::raw_sql("EXPLAIN SELECT status FROM t_order WHERE user_id = 1")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    let names: Vec<&str> = rows[0].columns().iter().map(|c| c.name()).collect();
+    assert_eq!(names[..2], ["data_source", "actual_sql"]);
+    let mut nodes: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    nodes.dedup();
+    assert_eq!(
+        nodes,
+        [0, 1].map(|t| (
+            "ds_1".to_owned(),
+            format!("EXPLAIN SELECT status FROM t_order_{t} WHERE user_id = 1")
+        ))
+    );
     conn.close().await.unwrap();
     (proxy, shards)
 }

@@ -145,6 +145,32 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
         assert_eq!(fetch(&client, sql).await, expected, "{sql}");
     }
 
+    // EXPLAIN: each node's plan after a line naming the node and the statement it runs there;
+    // EXPLAIN ANALYZE of a write is refused, since it would make the write.
+    let plan = common::postgres::simple_rows(
+        &client,
+        "EXPLAIN (COSTS OFF) SELECT order_id FROM t_order WHERE user_id = 1",
+    )
+    .await;
+    let headers: Vec<&str> = plan
+        .iter()
+        .filter_map(|r| r[0].as_deref())
+        .filter(|line| line.starts_with("ds_"))
+        .collect();
+    assert_eq!(
+        headers,
+        [
+            "ds_1: EXPLAIN (COSTS OFF) SELECT order_id FROM t_order_0 WHERE user_id = 1",
+            "ds_1: EXPLAIN (COSTS OFF) SELECT order_id FROM t_order_1 WHERE user_id = 1"
+        ]
+    );
+    assert!(plan.len() > headers.len(), "{plan:?}");
+    let refused = client
+        .simple_query("EXPLAIN ANALYZE DELETE FROM t_order")
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code().map(|c| c.code()), Some("0A000"), "{refused}");
+
     // Parameters through the extended protocol route and merge the same way.
     let rows = client
         .query(

@@ -17,6 +17,7 @@ mod copy_out;
 mod ddl;
 mod direct;
 mod error;
+mod explain;
 mod insert;
 mod last_insert_id;
 mod literal;
@@ -48,6 +49,7 @@ pub use catalog::{CatalogColumn, CatalogViews, LogicalNames, catalog_columns_sql
 pub use ddl::DdlPlan;
 pub use direct::Direct;
 pub use error::RouteError;
+pub use explain::Explain;
 pub use insert::PreparedInsert;
 pub use insert::select::InsertSelect;
 pub use last_insert_id::{SessionValues, bind_placeholders, substitute_session_values};
@@ -85,6 +87,8 @@ pub enum Prepared {
     Locks(TableLocks),
     /// `COPY … TO STDOUT`: each unit's copy data, one after the other.
     CopyOut(Plan),
+    /// `EXPLAIN` of a statement on sharded tables: each node's plan.
+    Explain(Explain),
     /// Anything this router does not plan; the caller decides what to answer.
     Other(Other),
 }
@@ -333,37 +337,12 @@ impl Router {
                 }
             }
             Statement::Query(_) | Statement::Update(_) | Statement::Delete(_) => {
-                if let Statement::Delete(Delete { tables, .. }) = statement
-                    && !tables.is_empty()
-                {
-                    return Err(RouteError::Unsupported("multi-table DELETE".into()));
-                }
-                let is_read = matches!(statement, Statement::Query(_));
-                let (tables, others) = query::tables(sql, statement, |t| self.table(t).cloned())?;
-                if tables.rules.is_empty() {
-                    if is_read
-                        && let Some(catalog) = &self.catalog
-                        && let Some(logical) = catalog.rewrite(sql, statement)?
-                    {
-                        return self.direct_as(sql, &logical, parser, &others, is_read);
-                    }
-                    return self.direct(sql, parser, &others, is_read);
-                }
-                if let Some(other) = others.iter().find(|t| !self.is_broadcast(t)) {
-                    return Err(RouteError::Unsupported(format!(
-                        "a statement on both sharded tables and the unsharded table '{other}'"
-                    )));
-                }
-                self.check_bound(&tables.rules)?;
-                let mut query = query::prepare(sql, self.dialect, parser, statement, tables)?;
-                if let Some(guard_sql) = query.guard_sql() {
-                    match self.prepare(guard_sql, metadata) {
-                        Ok(Prepared::Query(guard)) => query.set_guard(guard),
-                        _ => return Err(query.moves()),
-                    }
-                }
-                Ok(Prepared::Query(query))
+                self.prepare_query(sql, parser, statement, metadata)
             }
+            Statement::Explain { .. } => match self.explain(sql, parser, statement, metadata)? {
+                Some(explain) => Ok(explain),
+                None => self.unclassified(sql, parser, statement),
+            },
             Statement::LockTables { tables } => {
                 self.locks(|places| table_locks::lock_tables(tables, places))
             }
@@ -390,6 +369,46 @@ impl Router {
                 },
             },
         }
+    }
+
+    /// Plans a SELECT, UPDATE or DELETE.
+    fn prepare_query(
+        &self,
+        sql: &str,
+        parser: &Parser<'_>,
+        statement: &Statement,
+        metadata: &dyn Metadata,
+    ) -> Result<Prepared, RouteError> {
+        if let Statement::Delete(Delete { tables, .. }) = statement
+            && !tables.is_empty()
+        {
+            return Err(RouteError::Unsupported("multi-table DELETE".into()));
+        }
+        let is_read = matches!(statement, Statement::Query(_));
+        let (tables, others) = query::tables(sql, statement, |t| self.table(t).cloned())?;
+        if tables.rules.is_empty() {
+            if is_read
+                && let Some(catalog) = &self.catalog
+                && let Some(logical) = catalog.rewrite(sql, statement)?
+            {
+                return self.direct_as(sql, &logical, parser, &others, is_read);
+            }
+            return self.direct(sql, parser, &others, is_read);
+        }
+        if let Some(other) = others.iter().find(|t| !self.is_broadcast(t)) {
+            return Err(RouteError::Unsupported(format!(
+                "a statement on both sharded tables and the unsharded table '{other}'"
+            )));
+        }
+        self.check_bound(&tables.rules)?;
+        let mut query = query::prepare(sql, self.dialect, parser, statement, tables)?;
+        if let Some(guard_sql) = query.guard_sql() {
+            match self.prepare(guard_sql, metadata) {
+                Ok(Prepared::Query(guard)) => query.set_guard(guard),
+                _ => return Err(query.moves()),
+            }
+        }
+        Ok(Prepared::Query(query))
     }
 
     /// A statement on `tables`, none of them sharded: to the default data source, or, for a
@@ -601,6 +620,7 @@ impl Router {
             Prepared::Direct(direct) => Ok(Ok(direct.bind(params))),
             Prepared::Locks(locks) => Ok(Ok(locks.plan)),
             Prepared::CopyOut(plan) => Ok(Ok(plan)),
+            Prepared::Explain(explain) => Ok(Ok(explain.plan)),
             Prepared::Other(other) => Ok(Err(other)),
             // Its rows are the result of its SELECT, which someone must run first.
             Prepared::InsertSelect(_) => Err(RouteError::Unsupported(

@@ -726,3 +726,33 @@ fn copy_to_stdout_reads_every_data_node_of_a_sharded_table_its_schema_kept() {
         );
     }
 }
+
+#[test]
+fn explain_of_a_statement_on_sharded_tables_explains_each_node_statement() {
+    let sql =
+        "EXPLAIN ANALYZE SELECT order_id FROM t_order WHERE user_id = 3 ORDER BY order_id LIMIT 2";
+    assert_eq!(
+        units(&plan(sql, &[]).unwrap()),
+        pairs(&[
+            (
+                "ds_1",
+                "EXPLAIN ANALYZE SELECT order_id FROM t_order_0 WHERE user_id = 3 ORDER BY order_id LIMIT 2"
+            ),
+            (
+                "ds_1",
+                "EXPLAIN ANALYZE SELECT order_id FROM t_order_1 WHERE user_id = 3 ORDER BY order_id LIMIT 2"
+            ),
+        ])
+    );
+    for sql in [
+        "EXPLAIN ANALYZE UPDATE t_order SET status = 'x'",
+        "EXPLAIN SELECT * FROM t_order WHERE user_id = ?",
+    ] {
+        assert!(plan(sql, &[]).is_err(), "{sql}");
+    }
+    // Reading no sharded table, it goes as written where such tables live.
+    assert_eq!(
+        units(&plan("EXPLAIN SELECT * FROM t_plain", &[]).unwrap()),
+        pairs(&[("ds_0", "EXPLAIN SELECT * FROM t_plain")])
+    );
+}

@@ -65,6 +65,7 @@ impl Engine {
             Planned::Ddl(ddl) => ddl.plan,
             Planned::Locks(locks) => locks.plan,
             Planned::CopyOut(copy) => copy.plan,
+            Planned::Explain(explain) => explain.plan,
             Planned::InsertSelect(_) => {
                 return Err(Error::unsupported("PREVIEW of this statement"));
             }
@@ -96,6 +97,7 @@ fn planned(prepared: Prepared, sql: &str, dialect: Dialect) -> Result<Planned, E
             }))
         }
         Prepared::CopyOut(_) => return Err(Error::unsupported("COPY on MySQL")),
+        Prepared::Explain(explain) => Planned::Explain(Box::new(explain)),
         Prepared::Other(other) => return Err(not_supported(other)),
     })
 }
