@@ -663,6 +663,68 @@ async fn pg_dump_through_keyshard_restores_anywhere() {
         );
     }
     let _ = std::fs::remove_file(&file);
+
+    // The custom format of chosen tables (pg_dump looks them up with OPERATOR(pg_catalog.~)
+    // after RESET search_path, inside its transaction), restored with pg_restore.
+    let archive = std::env::temp_dir().join(common::unique("keyshard_dump_fc"));
+    let mut pg_dump = Command::new("pg_dump");
+    pg_dump
+        .env("PGPASSWORD", "root")
+        .args([
+            "-Fc",
+            "--no-owner",
+            "-t",
+            "t_order",
+            "-t",
+            "t_plain",
+            "-h",
+            "127.0.0.1",
+        ])
+        .args(["-p", &proxy.address.port().to_string(), "-U", "root", "-f"])
+        .arg(&archive)
+        .arg("sharding_db");
+    run(pg_dump).await.unwrap();
+    let custom = common::postgres::Reference::create("keyshard_restored_fc").await;
+    let name = common::postgres::simple_rows(&custom.client, "SELECT current_database()").await;
+    let mut pg_restore = Command::new("pg_restore");
+    pg_restore
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &admin_port.to_string(),
+            "-U",
+            "postgres",
+            "-d",
+        ])
+        .arg(name[0][0].clone().unwrap_or_default())
+        .arg(&archive);
+    run(pg_restore).await.unwrap();
+    let _ = std::fs::remove_file(&archive);
+    for (sql, expected) in read.iter().zip(&expected) {
+        assert_eq!(
+            &common::postgres::simple_rows(&custom.client, sql).await,
+            expected
+        );
+    }
+    custom.drop_database().await;
+    // psql's \d reads the catalog with the same syntax.
+    let mut describe = Command::new("psql");
+    describe
+        .env("PGPASSWORD", "root")
+        .args([
+            "-X",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &proxy.address.port().to_string(),
+        ])
+        .args(["-U", "root", "-d", "sharding_db", "-c", "\\d t_order"]);
+    let described = run(describe).await.unwrap();
+    assert!(
+        described.contains("Table \"public.t_order\""),
+        "{described}"
+    );
     drop((client, restored));
     proxy.stop().await;
     again.stop().await;

@@ -11,6 +11,7 @@ use keyshard_router::{Dialect, Value};
 
 use super::Engine;
 use crate::error::Error;
+use crate::pinning::Held;
 use crate::reply::Reply;
 use crate::session::{Session, SettingsBefore};
 use crate::settings::{Change, SetSettings};
@@ -74,7 +75,11 @@ impl Engine {
             }
         }
         // What a change inside a transaction must do to the connections the transaction
-        // holds, whose settings are the session's before it.
+        // holds, whose settings are the session's before it. `set_config` changed the
+        // connections the session keeps without being tracked (pg_dump's empty search_path):
+        // a SET or RESET after it is made there as written too, or RESET would leave it.
+        let untracked =
+            session.dialect == Dialect::Postgres && session.held.contains_key(&Held::Session);
         let on_branches = Settings::transition(kind, before.as_deref(), Some(&next));
         let undone = session.dialect == Dialect::Postgres;
         if undone && session.transaction.is_some() && session.settings_before.is_none() {
@@ -85,14 +90,21 @@ impl Engine {
         }
         session.shard.set_wanted(Some(next));
         let applied = async {
-            if let Some(transaction) = &mut session.transaction
-                && !on_branches.is_empty()
-            {
-                let wanted = session.shard.wanted();
-                let scope = SettingScope::Session { undone };
-                self.backend
-                    .set_in(transaction, &on_branches, wanted, scope)
-                    .await?;
+            if let Some(transaction) = &mut session.transaction {
+                if !on_branches.is_empty() {
+                    let wanted = session.shard.wanted();
+                    let scope = SettingScope::Session { undone };
+                    self.backend
+                        .set_in(transaction, &on_branches, wanted, scope)
+                        .await?;
+                }
+                // On the branches it has and those it opens on kept connections later.
+                if untracked {
+                    let scope = SettingScope::Transaction;
+                    self.backend.set_in(transaction, sql, None, scope).await?;
+                }
+            } else if untracked {
+                self.on_kept_connections(session, sql).await?;
             }
             self.report(session, &set.changes).await
         }

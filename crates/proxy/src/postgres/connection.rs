@@ -290,7 +290,8 @@ impl Connection {
 
     /// Query: each statement in turn, stopping at the first error; then ReadyForQuery.
     async fn simple_query(&mut self, wire: &mut Wire, sql: &str) -> Result<(), WireError> {
-        let statements = crate::statements::split(sql, Dialect::Postgres);
+        let sql = super::operators::plain(sql);
+        let statements = crate::statements::split(&sql, Dialect::Postgres);
         if statements.is_empty() {
             wire.send(Out::EmptyQueryResponse(EmptyQueryResponse::new()))
                 .await?;

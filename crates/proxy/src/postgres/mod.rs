@@ -8,6 +8,7 @@ mod connection;
 mod copy_binary;
 mod describe;
 mod formats;
+mod operators;
 mod pg_error;
 mod types;
 mod wire;

@@ -81,7 +81,10 @@ impl Connection {
                 format!("prepared statement \"{name}\" already exists"),
             ));
         }
-        let sql = parse.query;
+        let sql = match crate::postgres::operators::plain(&parse.query) {
+            std::borrow::Cow::Owned(plain) => plain,
+            std::borrow::Cow::Borrowed(_) => parse.query,
+        };
         // Refused before anything is sized by it: `$99999999999` would otherwise ask for a
         // parameter list of that length.
         let highest = highest_placeholder(&sql);
