@@ -77,6 +77,13 @@ async fn logic_tables_reflect_as_one_mariadb_table() {
     .await
     .unwrap();
     assert_eq!(schemas, [("sharding_db".to_owned(),)]);
+    // The list of databases is the logical one alone, not the shard server's.
+    let databases: Vec<(String,)> =
+        sqlx::query_as("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY 1")
+            .fetch_all(&mut both.through)
+            .await
+            .unwrap();
+    assert_eq!(databases, [("sharding_db".to_owned(),)]);
     both.finish().await;
 }
 
@@ -134,6 +141,9 @@ async fn logic_tables_reflect_as_one_postgres_table() {
             "{sql}"
         );
     }
+    // psql's \\l: the logical database alone, as the shard's current one.
+    let databases = simple_rows(&through, "SELECT datname FROM pg_catalog.pg_database").await;
+    assert_eq!(databases, [[Some("sharding_db".to_owned())]]);
     // The extended protocol, with parameters as drivers bind them: a relation name as text and
     // a boolean (SQLAlchemy's reflection binds both).
     let sql = "SELECT pg_catalog.pg_class.relname FROM pg_catalog.pg_class \

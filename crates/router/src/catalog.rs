@@ -33,8 +33,9 @@ const MYSQL_RELATIONS: &[&str] = &[
     "CHECK_CONSTRAINTS",
     "PARTITIONS",
     "VIEWS",
+    "SCHEMATA",
 ];
-const POSTGRES_CATALOG: &[&str] = &["pg_class", "pg_tables", "pg_indexes"];
+const POSTGRES_CATALOG: &[&str] = &["pg_class", "pg_tables", "pg_indexes", "pg_database"];
 const POSTGRES_INFORMATION_SCHEMA: &[&str] = &[
     "tables",
     "columns",
@@ -249,8 +250,12 @@ fn view_select(dialect: Dialect, columns: &[CatalogColumn], names: &LogicalNames
         ) || name == "relname" && c.relation == "pg_class"
     };
     let is_schema = |c: &CatalogColumn| {
-        dialect == Dialect::MySql && c.name.to_ascii_lowercase().ends_with("_schema")
+        let name = c.name.to_ascii_lowercase();
+        dialect == Dialect::MySql && (name.ends_with("_schema") || name == "schema_name")
     };
+    // PostgreSQL's list of databases (psql's `\l`) shows the logical database alone, as the
+    // shard's current one.
+    let is_database = |c: &CatalogColumn| c.relation == "pg_database" && c.name == "datname";
     let mut select = String::from("SELECT ");
     for (i, column) in columns.iter().enumerate() {
         if i > 0 {
@@ -268,6 +273,8 @@ fn view_select(dialect: Dialect, columns: &[CatalogColumn], names: &LogicalNames
             }
             case.push_str(&format!(" ELSE {name} END"));
             Some(case)
+        } else if is_database(column) {
+            Some(literal(&names.logic_database))
         } else if is_schema(column) {
             Some(format!(
                 "CASE WHEN {name} = {} THEN {} ELSE {name} END",
@@ -298,15 +305,23 @@ fn view_select(dialect: Dialect, columns: &[CatalogColumn], names: &LogicalNames
     ));
     let mut conditions = Vec::new();
     if dialect == Dialect::MySql
-        && let Some(schema) = ["TABLE_SCHEMA", "CONSTRAINT_SCHEMA", "INDEX_SCHEMA"]
-            .iter()
-            .find(|s| columns.iter().any(|c| c.name.eq_ignore_ascii_case(s)))
+        && let Some(schema) = [
+            "TABLE_SCHEMA",
+            "CONSTRAINT_SCHEMA",
+            "INDEX_SCHEMA",
+            "SCHEMA_NAME",
+        ]
+        .iter()
+        .find(|s| columns.iter().any(|c| c.name.eq_ignore_ascii_case(s)))
     {
         conditions.push(format!(
             "{} = {}",
             ident(schema),
             literal(&names.shard_database)
         ));
+    }
+    if columns.iter().any(is_database) {
+        conditions.push("datname = current_database()".to_owned());
     }
     if !names.hidden.is_empty() {
         let hidden: Vec<String> = names.hidden.iter().map(|h| literal(h)).collect();

@@ -118,3 +118,48 @@ fn logic_tables_stand_for_their_first_node_on_the_default_data_source() {
     );
     assert_eq!(names.hidden, ["keyshard_worker_id", "t_order", "t_order_1"]);
 }
+
+#[test]
+fn database_lists_show_the_logical_database_alone() {
+    let columns = [
+        column("pg_catalog", "pg_database", "oid", "oid"),
+        column("pg_catalog", "pg_database", "datname", "name"),
+    ];
+    let views = CatalogViews::new(Dialect::Postgres, &columns, &names());
+    assert_eq!(
+        rewrite(
+            &views,
+            Dialect::Postgres,
+            "SELECT d.datname FROM pg_database d"
+        )
+        .unwrap(),
+        "SELECT d.datname FROM (SELECT \"oid\", CAST('sharding_db' AS name) AS \"datname\" \
+         FROM \"pg_catalog\".\"pg_database\" WHERE datname = current_database()) d"
+    );
+    let columns = [
+        column(
+            "information_schema",
+            "SCHEMATA",
+            "SCHEMA_NAME",
+            "varchar(64)",
+        ),
+        column(
+            "information_schema",
+            "SCHEMATA",
+            "DEFAULT_CHARACTER_SET_NAME",
+            "varchar(32)",
+        ),
+    ];
+    let views = CatalogViews::new(Dialect::MySql, &columns, &names());
+    assert_eq!(
+        rewrite(
+            &views,
+            Dialect::MySql,
+            "SELECT schema_name FROM information_schema.schemata s"
+        )
+        .unwrap(),
+        "SELECT schema_name FROM (SELECT CASE WHEN `SCHEMA_NAME` = 'shard_0' THEN 'sharding_db' \
+         ELSE `SCHEMA_NAME` END AS `SCHEMA_NAME`, `DEFAULT_CHARACTER_SET_NAME` FROM \
+         `information_schema`.`SCHEMATA` WHERE `SCHEMA_NAME` = 'shard_0') s"
+    );
+}
