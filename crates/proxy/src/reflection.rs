@@ -57,6 +57,15 @@ pub(crate) async fn answer(
             let table = logic_name(table, database_name)?;
             create_table(shards, &table, database_name).await
         }
+        Request::CreateDatabase {
+            name,
+            if_not_exists,
+        } => {
+            if !name.eq_ignore_ascii_case(database_name) {
+                return Err(Error::unknown_database(&name));
+            }
+            create_database(shards, database_name, if_not_exists).await
+        }
         Request::Indexes { table } => {
             let table = logic_name(table, database_name)?;
             indexes(shards, &table, database_name).await
@@ -172,6 +181,45 @@ fn first_actual(
         return Err(no_such_table(database_name, table));
     }
     Ok((data_source, actual))
+}
+
+/// `SHOW CREATE DATABASE`: the logical database, with the character set and collation of the
+/// default data source's, in MariaDB's words.
+async fn create_database(
+    shards: &Shards<'_>,
+    database_name: &str,
+    if_not_exists: bool,
+) -> Result<Reply, Error> {
+    let refused = || Error::unsupported("SHOW CREATE DATABASE without a MySQL default data source");
+    let default = default_data_source(shards).ok_or_else(refused)?;
+    if kind_of(shards, &default) != DatabaseKind::MySql {
+        return Err(refused());
+    }
+    let sql = "SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME \
+               FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = DATABASE()";
+    let row = shards.run_on(&default, sql).await?.rows.into_iter().next();
+    let text = |i: usize| match row.as_ref().and_then(|r| r.get(i)) {
+        Some(Value::Text(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let (charset, collation) = (text(0), text(1));
+    let name = database_name.replace('`', "``");
+    let exists = if if_not_exists {
+        "/*!32312 IF NOT EXISTS*/ "
+    } else {
+        ""
+    };
+    let definition = format!(
+        "CREATE DATABASE {exists}`{name}` /*!40100 DEFAULT CHARACTER SET {charset} COLLATE \
+         {collation} */"
+    );
+    Ok(Reply::text_rows(
+        &["Database", "Create Database"],
+        vec![vec![
+            Value::Text(database_name.to_owned()),
+            Value::Text(definition),
+        ]],
+    ))
 }
 
 /// `SHOW CREATE TABLE`: the first actual table's definition, under the logic table's name.

@@ -84,6 +84,24 @@ async fn logic_tables_reflect_as_one_mariadb_table() {
             .await
             .unwrap();
     assert_eq!(databases, [("sharding_db".to_owned(),)]);
+    // SHOW CREATE DATABASE (mariadb-dump's --databases) as MariaDB words it.
+    let (plain_name,): (String,) = sqlx::query_as("SELECT DATABASE()")
+        .fetch_one(&mut both.plain)
+        .await
+        .unwrap();
+    for if_not_exists in ["", "IF NOT EXISTS "] {
+        let sql = |name: &str| format!("SHOW CREATE DATABASE {if_not_exists}{name}");
+        let (name, definition): (String, String) = sqlx::query_as(&sql("sharding_db"))
+            .fetch_one(&mut both.through)
+            .await
+            .unwrap();
+        let (_, plain): (String, String) = sqlx::query_as(&sql(&plain_name))
+            .fetch_one(&mut both.plain)
+            .await
+            .unwrap();
+        assert_eq!(name, "sharding_db");
+        assert_eq!(definition, plain.replace(&plain_name, "sharding_db"));
+    }
     both.finish().await;
 }
 

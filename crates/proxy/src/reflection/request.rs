@@ -26,6 +26,8 @@ pub(crate) enum Request {
     },
     /// `SHOW CREATE TABLE t`.
     CreateTable { table: Name },
+    /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] db` (mariadb-dump's `--databases`).
+    CreateDatabase { name: String, if_not_exists: bool },
     /// `SHOW {INDEX | INDEXES | KEYS} {FROM | IN} t [{FROM | IN} db]`.
     Indexes { table: Name },
     /// One of these statements in a form the proxy does not answer (`… WHERE expr`).
@@ -79,8 +81,18 @@ pub(crate) fn request(sql: &str) -> Option<Request> {
             }
             let like = t.like();
             Request::Columns { table, full, like }
-        } else if !full && t.keyword("create") && t.keyword("table") {
-            Request::CreateTable { table: t.name()? }
+        } else if !full && t.keyword("create") {
+            if t.keyword("table") {
+                Request::CreateTable { table: t.name()? }
+            } else if t.keyword("database") || t.keyword("schema") {
+                let if_not_exists = t.keyword("if") && t.keyword("not") && t.keyword("exists");
+                Request::CreateDatabase {
+                    name: t.word()?,
+                    if_not_exists,
+                }
+            } else {
+                return None;
+            }
         } else if !full && (t.keyword("index") || t.keyword("indexes") || t.keyword("keys")) {
             t.take_from_or_in().then_some(())?;
             let mut table = t.name()?;
