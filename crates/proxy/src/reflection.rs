@@ -10,6 +10,7 @@ use crate::reply::Reply;
 use crate::words::like;
 
 mod request;
+mod status;
 mod views;
 
 use keyshard_backend::{Backend, Outcome};
@@ -57,6 +58,15 @@ pub(crate) async fn answer(
             let table = logic_name(table, database_name)?;
             create_table(shards, &table, database_name).await
         }
+        Request::TableStatus { database, like } => {
+            if let Some(database) = database
+                && !database.eq_ignore_ascii_case(database_name)
+            {
+                return Err(Error::unknown_database(&database));
+            }
+            let names = logic_tables(shards, like.as_deref()).await?;
+            status::table_status(shards, &names).await
+        }
         Request::CreateDatabase {
             name,
             if_not_exists,
@@ -94,6 +104,32 @@ async fn tables(
     pattern: Option<&str>,
     database_name: &str,
 ) -> Result<Reply, Error> {
+    let names = logic_tables(shards, pattern).await?;
+    // MySQL names the column after the pattern too.
+    let column = match pattern {
+        Some(pattern) => format!("Tables_in_{database_name} ({pattern})"),
+        None => format!("Tables_in_{database_name}"),
+    };
+    let rows = names
+        .into_iter()
+        .map(|n| {
+            let mut row = vec![Value::Text(n)];
+            if full {
+                row.push(Value::Text("BASE TABLE".into()));
+            }
+            row
+        })
+        .collect();
+    Ok(if full {
+        Reply::text_rows(&[&column, "Table_type"], rows)
+    } else {
+        Reply::text_rows(&[&column], rows)
+    })
+}
+
+/// The tables of the logical database whose names match `pattern`, sorted: the logic and
+/// broadcast tables, and the default data source's tables that no rule places there.
+async fn logic_tables(shards: &Shards<'_>, pattern: Option<&str>) -> Result<Vec<String>, Error> {
     let config = shards.config;
     let sharding = &config.sharding;
     let mut names: Vec<String> = sharding
@@ -137,26 +173,7 @@ async fn tables(
     if let Some(pattern) = pattern {
         names.retain(|n| like(n, pattern));
     }
-    // MySQL names the column after the pattern too.
-    let column = match pattern {
-        Some(pattern) => format!("Tables_in_{database_name} ({pattern})"),
-        None => format!("Tables_in_{database_name}"),
-    };
-    let rows = names
-        .into_iter()
-        .map(|n| {
-            let mut row = vec![Value::Text(n)];
-            if full {
-                row.push(Value::Text("BASE TABLE".into()));
-            }
-            row
-        })
-        .collect();
-    Ok(if full {
-        Reply::text_rows(&[&column, "Table_type"], rows)
-    } else {
-        Reply::text_rows(&[&column], rows)
-    })
+    Ok(names)
 }
 
 /// Where a logic table's definition is read: its first actual table, or the table itself on

@@ -5,6 +5,7 @@
 mod common;
 
 use common::compare::MariaDbAlike;
+use sqlx::{Column as _, Row as _};
 
 const CREATE: &str = "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, \
                       status VARCHAR(32), KEY idx_user (user_id, status))";
@@ -84,6 +85,18 @@ async fn logic_tables_reflect_as_one_mariadb_table() {
             .await
             .unwrap();
     assert_eq!(databases, [("sharding_db".to_owned(),)]);
+    // SHOW TABLE STATUS: one row per logic table, in the server's columns.
+    let mut statuses = Vec::new();
+    for conn in [&mut both.through, &mut both.plain] {
+        let rows = sqlx::raw_sql("SHOW TABLE STATUS LIKE 't\\_%'")
+            .fetch_all(&mut *conn)
+            .await
+            .unwrap();
+        let columns: Vec<String> = rows[0].columns().iter().map(|c| c.name().into()).collect();
+        let names: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+        statuses.push((columns, names));
+    }
+    assert_eq!(statuses[0], statuses[1]);
     // SHOW CREATE DATABASE (mariadb-dump's --databases) as MariaDB words it.
     let (plain_name,): (String,) = sqlx::query_as("SELECT DATABASE()")
         .fetch_one(&mut both.plain)

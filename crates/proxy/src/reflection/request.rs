@@ -24,6 +24,11 @@ pub(crate) enum Request {
         full: bool,
         like: Option<String>,
     },
+    /// `SHOW TABLE STATUS [{FROM | IN} db] [LIKE 'pattern']`.
+    TableStatus {
+        database: Option<String>,
+        like: Option<String>,
+    },
     /// `SHOW CREATE TABLE t`.
     CreateTable { table: Name },
     /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] db` (mariadb-dump's `--databases`).
@@ -65,7 +70,14 @@ pub(crate) fn request(sql: &str) -> Option<Request> {
     } else {
         let _ = t.keyword("show");
         let full = t.keyword("full");
-        if t.keyword("tables") {
+        if !full && t.keyword("table") {
+            t.keyword("status").then_some(())?;
+            let database = t.from().map(|n| n.table);
+            Request::TableStatus {
+                database,
+                like: t.like(),
+            }
+        } else if t.keyword("tables") {
             let database = t.from().map(|n| n.table);
             let like = t.like();
             Request::Tables {
