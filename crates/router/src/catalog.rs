@@ -112,8 +112,8 @@ pub struct LogicalNames {
 pub struct CatalogViews {
     dialect: Dialect,
     views: Vec<View>,
-    /// MySQL: `DATABASE()` and `SCHEMA()` in a catalog statement name the logical database, as
-    /// the renamed schema columns do.
+    /// `DATABASE()` and `SCHEMA()` (PostgreSQL's `current_database()`) in a catalog statement
+    /// name the logical database, as the renamed schema and database columns do.
     database: Option<String>,
 }
 
@@ -146,7 +146,7 @@ impl CatalogViews {
         Self {
             dialect,
             views,
-            database: (dialect == Dialect::MySql).then(|| names.logic_database.clone()),
+            database: Some(names.logic_database.clone()),
         }
     }
 
@@ -203,9 +203,9 @@ impl CatalogViews {
             ));
         }
         if let Some(database) = &self.database {
-            for name in found.calls {
-                let start = locator.offset(name.start)?;
-                if let Some(end) = empty_arguments_end(sql, locator.offset(name.end)?) {
+            for (first, last) in found.calls {
+                let start = locator.offset(first.start)?;
+                if let Some(end) = empty_arguments_end(sql, locator.offset(last.end)?) {
                     edits.push((
                         start..end,
                         Value::Text(database.clone()).to_literal(self.dialect),
@@ -355,8 +355,9 @@ struct Found<'v> {
     relations: Vec<(Span, Span, usize, Alias)>,
     /// Column references qualified with a view's schema: the schema part and the relation part.
     qualified: Vec<(Span, Span)>,
-    /// The names of `DATABASE()` / `SCHEMA()` calls.
-    calls: Vec<Span>,
+    /// The names of `DATABASE()` / `SCHEMA()` calls (PostgreSQL's `current_database()`), from
+    /// their first part to their last.
+    calls: Vec<(Span, Span)>,
 }
 
 impl Visitor for Found<'_> {
@@ -391,13 +392,25 @@ impl Visitor for Found<'_> {
                 }
             }
             Expr::Function(function) => {
-                if let [ObjectNamePart::Identifier(name)] = function.name.0.as_slice()
-                    && name.quote_style.is_none()
-                    && ["database", "schema"]
-                        .iter()
-                        .any(|n| name.value.eq_ignore_ascii_case(n))
-                {
-                    self.calls.push(name.span);
+                let names: &[&str] = match self.views.dialect {
+                    Dialect::MySql => &["database", "schema"],
+                    Dialect::Postgres => &["current_database"],
+                };
+                let called = |name: &Ident| {
+                    name.quote_style.is_none()
+                        && names.iter().any(|n| name.value.eq_ignore_ascii_case(n))
+                };
+                match function.name.0.as_slice() {
+                    [ObjectNamePart::Identifier(name)] if called(name) => {
+                        self.calls.push((name.span, name.span));
+                    }
+                    [
+                        ObjectNamePart::Identifier(schema),
+                        ObjectNamePart::Identifier(name),
+                    ] if schema.value.eq_ignore_ascii_case("pg_catalog") && called(name) => {
+                        self.calls.push((schema.span, name.span));
+                    }
+                    _ => {}
                 }
             }
             _ => {}

@@ -163,3 +163,20 @@ fn database_lists_show_the_logical_database_alone() {
          `information_schema`.`SCHEMATA` WHERE `SCHEMA_NAME` = 'shard_0') s"
     );
 }
+
+#[test]
+fn current_database_in_a_catalog_read_is_the_logical_one() {
+    let columns = [column("pg_catalog", "pg_database", "datname", "name")];
+    let views = CatalogViews::new(Dialect::Postgres, &columns, &names());
+    let rewritten = rewrite(
+        &views,
+        Dialect::Postgres,
+        "SELECT datname FROM pg_database WHERE datname = current_database() \
+         OR datname = pg_catalog.current_database ( )",
+    )
+    .unwrap();
+    assert!(
+        rewritten.ends_with("WHERE datname = 'sharding_db' OR datname = 'sharding_db'"),
+        "{rewritten}"
+    );
+}
