@@ -386,7 +386,8 @@ impl Engine {
                     backend: &self.backend,
                     config: &self.config,
                 };
-                return reflection::answer(&shards, request, &self.config.database_name).await;
+                let (database, user) = (&self.config.database_name, &session.user);
+                return reflection::answer(&shards, request, database, user).await;
             }
             // The frontend streams the data in, then calls `copy_in`.
             Intent::CopyIn(copy) => {

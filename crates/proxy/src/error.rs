@@ -35,6 +35,8 @@ pub enum ErrorKind {
     LocalFilesDisabled,
     /// The database named does not exist.
     UnknownDatabase,
+    /// `SHOW GRANTS FOR` a user `authority` does not have.
+    NoSuchGrant,
     /// A prepared statement id or name that is not there.
     UnknownStatement,
     /// A statement that may not itself be prepared (PREPARE, EXECUTE, DEALLOCATE).

@@ -36,8 +36,10 @@ pub(crate) async fn answer(
     shards: &Shards<'_>,
     request: Request,
     database_name: &str,
+    session_user: &str,
 ) -> Result<Reply, Error> {
     match request {
+        Request::Grants { user } => grants(shards, user.as_deref().unwrap_or(session_user)),
         Request::Tables {
             full,
             database,
@@ -198,6 +200,31 @@ fn first_actual(
         return Err(no_such_table(database_name, table));
     }
     Ok((data_source, actual))
+}
+
+/// `SHOW GRANTS`: what `authority` lets a configured user do, which is everything
+/// (ShardingSphere's ALL_PERMITTED, the one privilege provider Keyshard has).
+fn grants(shards: &Shards<'_>, user: &str) -> Result<Reply, Error> {
+    let configured = shards.config.users.iter().find(|u| u.name == user);
+    let host = match configured {
+        Some(u) => u.host.clone().unwrap_or_else(|| "%".to_owned()),
+        None if shards.config.users.is_empty() => "%".to_owned(),
+        None => {
+            return Err(Error::new(
+                ErrorKind::NoSuchGrant,
+                format!("There is no such grant defined for user '{user}' on host '%'"),
+            ));
+        }
+    };
+    let quoted = |s: &str| format!("`{}`", s.replace('`', "``"));
+    Ok(Reply::text_rows(
+        &[&format!("Grants for {user}@{host}")],
+        vec![vec![Value::Text(format!(
+            "GRANT ALL PRIVILEGES ON *.* TO {}@{} WITH GRANT OPTION",
+            quoted(user),
+            quoted(&host)
+        ))]],
+    ))
 }
 
 /// `SHOW CREATE DATABASE`: the logical database, with the character set and collation of the

@@ -752,6 +752,22 @@ async fn processlist_shows_the_proxys_sessions(
         ]
     );
     assert_eq!(rows[0].get::<String, _>(1), "root");
+    // SHOW GRANTS answers from `authority` (everything, for a configured user).
+    let grants = sqlx::raw_sql("SHOW GRANTS")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(grants.columns()[0].name(), "Grants for root@%");
+    let grant: String = grants.get(0);
+    assert_eq!(
+        grant,
+        "GRANT ALL PRIVILEGES ON *.* TO `root`@`%` WITH GRANT OPTION"
+    );
+    let error = sqlx::raw_sql("SHOW GRANTS FOR nobody")
+        .execute(&mut conn)
+        .await
+        .unwrap_err();
+    assert_eq!(error_number(&error), Some(1141), "{error}");
     let error = sqlx::raw_sql(&format!("KILL {theirs}"))
         .execute(&mut conn)
         .await

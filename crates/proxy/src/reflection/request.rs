@@ -31,6 +31,8 @@ pub(crate) enum Request {
     },
     /// `SHOW CREATE TABLE t`.
     CreateTable { table: Name },
+    /// `SHOW GRANTS [FOR CURRENT_USER[()] | FOR user]`: `None` for the session's own user.
+    Grants { user: Option<String> },
     /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] db` (mariadb-dump's `--databases`).
     CreateDatabase { name: String, if_not_exists: bool },
     /// `SHOW {INDEX | INDEXES | KEYS} {FROM | IN} t [{FROM | IN} db]`.
@@ -70,7 +72,32 @@ pub(crate) fn request(sql: &str) -> Option<Request> {
     } else {
         let _ = t.keyword("show");
         let full = t.keyword("full");
-        if !full && t.keyword("table") {
+        if !full && t.keyword("grants") {
+            let user = match t.keyword("for") {
+                false => None,
+                true if t.keyword("current_user") => {
+                    if t.peek() == Some(&Token::LParen) {
+                        t.at += 1;
+                        (t.peek() == Some(&Token::RParen)).then_some(())?;
+                        t.at += 1;
+                    }
+                    None
+                }
+                // `root@'%'` reads as the word `root@` and a string.
+                true => {
+                    let user = t.word_or_string()?;
+                    Some(user.split('@').next().unwrap_or_default().to_owned())
+                }
+            };
+            // `user@host`: the host is not matched (as `authority` does not), however the
+            // tokenizer splits it.
+            if user.is_some() {
+                while t.peek().is_some_and(|p| *p != Token::SemiColon) {
+                    t.at += 1;
+                }
+            }
+            Request::Grants { user }
+        } else if !full && t.keyword("table") {
             t.keyword("status").then_some(())?;
             let database = t.from().map(|n| n.table);
             Request::TableStatus {

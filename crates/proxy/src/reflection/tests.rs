@@ -100,3 +100,39 @@ fn recognises_catalog_statements() {
     assert_eq!(request("SHOW VARIABLES"), None);
     assert_eq!(request("SELECT 1"), None);
 }
+
+#[test]
+fn recognises_operator_catalog_statements() {
+    let grants = |user: Option<&str>| {
+        Some(Request::Grants {
+            user: user.map(Into::into),
+        })
+    };
+    assert_eq!(request("SHOW GRANTS"), grants(None));
+    assert_eq!(request("show grants for current_user()"), grants(None));
+    assert_eq!(request("SHOW GRANTS FOR CURRENT_USER;"), grants(None));
+    assert_eq!(request("SHOW GRANTS FOR root@'%'"), grants(Some("root")));
+    assert_eq!(
+        request("SHOW GRANTS FOR 'app'@'localhost'"),
+        grants(Some("app"))
+    );
+    assert_eq!(
+        request("SHOW TABLE STATUS FROM sharding_db LIKE 't%'"),
+        Some(Request::TableStatus {
+            database: Some("sharding_db".into()),
+            like: Some("t%".into())
+        })
+    );
+    assert_eq!(
+        request("SHOW TABLE STATUS WHERE Rows > 1"),
+        Some(Request::Refused)
+    );
+    assert_eq!(
+        request("SHOW CREATE SCHEMA IF NOT EXISTS sharding_db"),
+        Some(Request::CreateDatabase {
+            name: "sharding_db".into(),
+            if_not_exists: true
+        })
+    );
+    assert_eq!(request("SHOW CREATE VIEW v"), None);
+}
