@@ -299,33 +299,18 @@ impl Connection {
         for statement in statements {
             match self.run(statement, None, &[]).await {
                 Ok((reply, tag)) => {
-                    // COPY FROM STDIN: its data comes now; the COPY's own answer is its tag.
-                    if let Some(copy) = self.session.copy_in.take() {
-                        match self.copy_from_stdin(wire, &copy).await? {
-                            Ok(tag) => {
-                                wire.send(Out::CommandComplete(CommandComplete::new(tag)))
-                                    .await?;
-                                continue;
-                            }
-                            Err(e) => {
-                                self.send_error(wire, &e).await?;
-                                break;
-                            }
+                    // COPY: its data comes in or goes out now; its own answer is its tag.
+                    match self.pending_copy(wire).await? {
+                        Some(Ok(tag)) => {
+                            wire.send(Out::CommandComplete(CommandComplete::new(tag)))
+                                .await?;
+                            continue;
                         }
-                    }
-                    // COPY TO STDOUT: its data goes out now, then its tag.
-                    if let Some(copy) = self.session.copy_out.take() {
-                        match self.copy_to_stdout(wire, &copy).await? {
-                            Ok(tag) => {
-                                wire.send(Out::CommandComplete(CommandComplete::new(tag)))
-                                    .await?;
-                                continue;
-                            }
-                            Err(e) => {
-                                self.send_error(wire, &e).await?;
-                                break;
-                            }
+                        Some(Err(e)) => {
+                            self.send_error(wire, &e).await?;
+                            break;
                         }
+                        None => {}
                     }
                     let fields = match reply_fields(&reply) {
                         Fields::Known(fields) => Some(fields),

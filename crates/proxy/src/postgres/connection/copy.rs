@@ -17,10 +17,25 @@ use crate::postgres::wire::{Wire, WireError};
 use crate::reply::Reply;
 
 impl Connection {
+    /// Runs the copy the statement just answered left pending, if any: COPY FROM STDIN's data
+    /// in, or COPY TO STDOUT's out. Its command tag, or why it failed.
+    pub(super) async fn pending_copy(
+        &mut self,
+        wire: &mut Wire,
+    ) -> Result<Option<Result<String, PgError>>, WireError> {
+        if let Some(copy) = self.session.copy_in.take() {
+            return self.copy_from_stdin(wire, &copy).await.map(Some);
+        }
+        if let Some(copy) = self.session.copy_out.take() {
+            return self.copy_to_stdout(wire, &copy).await.map(Some);
+        }
+        Ok(None)
+    }
+
     /// Asks for the data (CopyInResponse), takes CopyData until CopyDone, then inserts all its
     /// rows at once: all or none. CopyFail, data beyond the statement limit or another message
     /// end it with an error and nothing inserted. Returns the command tag.
-    pub(super) async fn copy_from_stdin(
+    async fn copy_from_stdin(
         &mut self,
         wire: &mut Wire,
         copy: &CopyIn,
@@ -125,7 +140,7 @@ impl Connection {
     /// with the first data, so a node refusing the statement is answered as the database would
     /// (an error, no copy), and it says as many columns as the first row has. A node failing
     /// later ends the copy with its error, as the database ends one it cannot finish.
-    pub(super) async fn copy_to_stdout(
+    async fn copy_to_stdout(
         &mut self,
         wire: &mut Wire,
         copy: &CopyOut,

@@ -466,26 +466,9 @@ impl Connection {
                 let described = portal.described.clone();
                 let formats = portal.formats.clone();
                 let (derived, rows, tag) = self.run_prepared(&prepared, &params, &formats).await?;
-                // COPY FROM STDIN: its data comes now, before the Sync.
-                if let Some(copy) = self.session.copy_in.take() {
-                    let tag = self
-                        .copy_from_stdin(wire, &copy)
-                        .await
-                        .map_err(wire_failed)??;
-                    if let Some(portal) = self.portals.get_mut(&name) {
-                        portal.state = PortalState::Done(tag.clone());
-                    }
-                    return wire
-                        .send(Out::CommandComplete(CommandComplete::new(tag)))
-                        .await
-                        .map_err(wire_failed);
-                }
-                // COPY TO STDOUT: its data goes out now.
-                if let Some(copy) = self.session.copy_out.take() {
-                    let tag = self
-                        .copy_to_stdout(wire, &copy)
-                        .await
-                        .map_err(wire_failed)??;
+                // COPY: its data comes in or goes out now, before the Sync.
+                if let Some(copied) = self.pending_copy(wire).await.map_err(wire_failed)? {
+                    let tag = copied?;
                     if let Some(portal) = self.portals.get_mut(&name) {
                         portal.state = PortalState::Done(tag.clone());
                     }
