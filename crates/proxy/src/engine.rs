@@ -61,6 +61,8 @@ pub struct Engine {
     routines: Routines,
     /// The sessions logged in, for `SHOW PROCESSLIST`.
     sessions: Sessions,
+    /// When the proxy started serving, for its uptime.
+    started: Instant,
 }
 
 impl Engine {
@@ -102,7 +104,21 @@ impl Engine {
             identity,
             routines,
             sessions: Sessions::default(),
+            started: Instant::now(),
         })
+    }
+
+    /// MySQL's COM_STATISTICS line (the mariadb client's `\s`), from what the proxy counts:
+    /// its uptime, sessions and statements.
+    pub(crate) fn statistics(&self) -> String {
+        let uptime = self.started.elapsed().as_secs();
+        let questions = self.metrics.statements_answered();
+        let per_second = questions as f64 / uptime.max(1) as f64;
+        format!(
+            "Uptime: {uptime}  Threads: {}  Questions: {questions}  Slow queries: 0  Opens: 0  \
+             Open tables: 0  Queries per second avg: {per_second:.3}",
+            self.sessions.count()
+        )
     }
 
     /// Lists `session` among the proxy's sessions until it ends; `host` is its client's

@@ -61,6 +61,15 @@ impl Drop for Connected<'_> {
 }
 
 impl Metrics {
+    /// Statements answered since start, both frontends (MySQL's `Questions`).
+    pub(crate) fn statements_answered(&self) -> u64 {
+        [&self.mysql, &self.postgres]
+            .iter()
+            .flat_map(|f| f.statements.iter())
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum()
+    }
+
     /// Counters for the generators configured as `generators`.
     pub(crate) fn new<'a>(generators: impl IntoIterator<Item = &'a str>) -> Self {
         Self {

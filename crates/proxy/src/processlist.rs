@@ -62,6 +62,11 @@ impl Sessions {
         }
     }
 
+    /// How many sessions are logged in.
+    pub(crate) fn count(&self) -> usize {
+        self.0.lock().map_or(0, |list| list.len())
+    }
+
     /// MariaDB's `SHOW [FULL] PROCESSLIST`.
     pub(crate) fn processlist(&self, full: bool) -> Reply {
         let sessions: Vec<(u32, Arc<Mutex<Activity>>)> = match self.0.lock() {

@@ -752,6 +752,22 @@ async fn processlist_shows_the_proxys_sessions(
         ]
     );
     assert_eq!(rows[0].get::<String, _>(1), "root");
+    // COM_STATISTICS (mariadb-admin status, the client's \\s): the proxy's own figures, its
+    // sessions counting mariadb-admin's.
+    let port = proxy.address.port().to_string();
+    let status = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("mariadb-admin")
+            .args(["-h", "127.0.0.1", "-P", &port, "-uroot", "-proot", "status"])
+            .output()
+            .expect("mariadb-admin")
+    })
+    .await
+    .unwrap();
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(
+        status.starts_with("Uptime: ") && status.contains("Threads: 3  Questions: "),
+        "{status}"
+    );
     // SHOW GRANTS answers from `authority` (everything, for a configured user).
     let grants = sqlx::raw_sql("SHOW GRANTS")
         .fetch_one(&mut conn)

@@ -334,7 +334,7 @@ impl Connection {
                 io.write_packet(&response::eof(self.caps, self.status(false)));
             }
             Command::FieldList(_) => io.write_packet(&response::eof(self.caps, self.status(false))),
-            Command::Statistics => io.write_packet(b"Keyshard: statistics are not collected"),
+            Command::Statistics => io.write_packet(self.engine.statistics().as_bytes()),
             Command::Unknown(code) => {
                 self.send_error(
                     io,
