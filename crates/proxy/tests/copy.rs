@@ -732,3 +732,79 @@ async fn pg_dump_through_keyshard_restores_anywhere() {
     shards.cleanup().await;
     fresh.cleanup().await;
 }
+
+/// A dump of one plain PostgreSQL database (pg_dump straight from it), restored with psql
+/// through Keyshard onto fresh shards: every key kept, every row on the shard its sharding
+/// values choose, the same rows read back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn a_plain_databases_dump_restores_through_keyshard_onto_its_shards() {
+    let plain = common::postgres::Reference::create("keyshard_dumped").await;
+    plain.client.batch_execute(WIDE).await.unwrap();
+    let values = wide_rows().join(", ");
+    plain
+        .client
+        .batch_execute(&format!("INSERT INTO t_order VALUES {values}"))
+        .await
+        .unwrap();
+    let database = common::postgres::simple_rows(&plain.client, "SELECT current_database()").await;
+    let admin: tokio_postgres::Config = std::env::var("KEYSHARD_TEST_PG_URL")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let port = admin.get_ports().first().copied().unwrap_or(5432);
+    let mut pg_dump = Command::new("pg_dump");
+    pg_dump
+        .args([
+            "--no-owner",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-U",
+            "postgres",
+        ])
+        .arg(database[0][0].clone().unwrap_or_default());
+    let dump = run(pg_dump).await.unwrap();
+    let file = std::env::temp_dir().join(common::unique("keyshard_plain_dump"));
+    std::fs::write(&file, &dump).unwrap();
+
+    let (shards, proxy) = common::postgres::on_postgres().await;
+    run(psql_file(
+        proxy.address.port(),
+        "root",
+        "sharding_db",
+        &file,
+    ))
+    .await
+    .unwrap();
+    let _ = std::fs::remove_file(&file);
+    let client = proxy.client().await;
+    let read = "SELECT order_id, user_id, status, price, created_at, doc, note FROM t_order \
+                ORDER BY order_id";
+    assert_eq!(
+        common::postgres::simple_rows(&client, read).await,
+        common::postgres::simple_rows(&plain.client, read).await
+    );
+    // ds_{user_id % 2}.t_order_{order_id % 2}, with the keys the dump had.
+    let mut placed = Vec::new();
+    for ds in 0..2 {
+        for table in 0..2 {
+            for key in shards.ids(ds, table).await {
+                let user = key * 7 % 5;
+                assert_eq!(
+                    ((user % 2) as usize, (key % 2) as usize),
+                    (ds, table),
+                    "{key}"
+                );
+                placed.push(key);
+            }
+        }
+    }
+    placed.sort_unstable();
+    assert_eq!(placed, (1..=14).collect::<Vec<i64>>());
+    drop(client);
+    proxy.stop().await;
+    plain.drop_database().await;
+    shards.cleanup().await;
+}

@@ -1138,3 +1138,88 @@ async fn mariadb_dump_through_keyshard_restores_anywhere() {
     shards.cleanup().await;
     fresh.cleanup().await;
 }
+
+/// A dump of one plain MariaDB database (mariadb-dump straight from it), restored with the
+/// mariadb client through Keyshard onto fresh shards: every key kept, every row on the shard
+/// its sharding values choose, the same rows read back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs KEYSHARD_TEST_MYSQL_URL"]
+async fn a_plain_databases_dump_restores_through_keyshard_onto_its_shards() {
+    let admin_url = std::env::var("KEYSHARD_TEST_MYSQL_URL").unwrap();
+    let mut admin = MySqlConnection::connect(&admin_url).await.unwrap();
+    let plain = common::unique("keyshard_dumped");
+    sqlx::raw_sql(&format!("CREATE DATABASE {plain}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let (base, _) = admin_url.rsplit_once('/').unwrap();
+    let mut plain_conn = MySqlConnection::connect(&format!("{base}/{plain}"))
+        .await
+        .unwrap();
+    sqlx::raw_sql(
+        "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, \
+         status VARCHAR(32), created_at DATETIME(3), price DECIMAL(10,2), doc JSON); \
+         CREATE TABLE t_plain (id INT PRIMARY KEY, note TEXT); \
+         INSERT INTO t_plain VALUES (1, 'a\\tb')",
+    )
+    .execute(&mut plain_conn)
+    .await
+    .unwrap();
+    for key in 1..=12i64 {
+        sqlx::query("INSERT INTO t_order VALUES (?, ?, ?, '2026-01-02 03:04:05.678', 9.99, '[1]')")
+            .bind(key)
+            .bind(key * 7 % 5)
+            .bind(format!("s'{key}"))
+            .execute(&mut plain_conn)
+            .await
+            .unwrap();
+    }
+    let server = admin_url.trim_start_matches("mysql://");
+    let (user, server) = server.split_once('@').expect("a user in the URL");
+    let (user, password) = user.split_once(':').unwrap_or((user, ""));
+    let port = server
+        .split(['/', ':'])
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(3306);
+    let mut dump = mysql_program("mariadb-dump", port, user, password);
+    dump.arg(&plain);
+    let dumped = run_client(dump, None).await.unwrap();
+
+    let (shards, proxy) = common::on_mariadb("SELECT 1").await;
+    let mut restore = mysql_program("mariadb", proxy.address.port(), "root", "root");
+    restore.arg("sharding_db");
+    run_client(restore, Some(dumped)).await.unwrap();
+    let mut through = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    assert_eq!(
+        mysql_rows(&mut through).await,
+        mysql_rows(&mut plain_conn).await
+    );
+    let mut placed = Vec::new();
+    for ds in 0..2 {
+        for table in 0..2 {
+            for key in shards.ids(ds, table).await {
+                let user = key * 7 % 5;
+                assert_eq!(
+                    ((user % 2) as usize, (key % 2) as usize),
+                    (ds, table),
+                    "{key}"
+                );
+                placed.push(key);
+            }
+        }
+    }
+    placed.sort_unstable();
+    assert_eq!(placed, (1..=12).collect::<Vec<i64>>());
+    for c in [through, plain_conn] {
+        c.close().await.unwrap();
+    }
+    sqlx::raw_sql(&format!("DROP DATABASE {plain}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}
