@@ -1029,6 +1029,20 @@ fn mysql_program(program: &str, port: u16, user: &str, password: &str) -> std::p
     command
 }
 
+/// `program` for the MariaDB server of `url` (`mysql://user[:password]@host:port/db`), as
+/// its user.
+fn program_on_server(program: &str, url: &str) -> std::process::Command {
+    let server = url.trim_start_matches("mysql://");
+    let (user, server) = server.split_once('@').expect("a user in the URL");
+    let (user, password) = user.split_once(':').unwrap_or((user, ""));
+    let port = server
+        .split(['/', ':'])
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(3306);
+    mysql_program(program, port, user, password)
+}
+
 /// Each row of `t_order` and `t_plain` as one text, by key.
 async fn mysql_rows(conn: &mut MySqlConnection) -> Vec<Option<String>> {
     let mut rows = Vec::new();
@@ -1091,15 +1105,7 @@ async fn mariadb_dump_through_keyshard_restores_anywhere() {
         .execute(&mut admin)
         .await
         .unwrap();
-    let server = admin_url.trim_start_matches("mysql://");
-    let (user, server) = server.split_once('@').expect("a user in the URL");
-    let (user, password) = user.split_once(':').unwrap_or((user, ""));
-    let server_port = server
-        .split(['/', ':'])
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(3306);
-    let mut restore = mysql_program("mariadb", server_port, user, password);
+    let mut restore = program_on_server("mariadb", &admin_url);
     restore.arg(&plain);
     run_client(restore, Some(dumped.clone())).await.unwrap();
     let (base, _) = admin_url.rsplit_once('/').unwrap();
@@ -1174,15 +1180,7 @@ async fn a_plain_databases_dump_restores_through_keyshard_onto_its_shards() {
             .await
             .unwrap();
     }
-    let server = admin_url.trim_start_matches("mysql://");
-    let (user, server) = server.split_once('@').expect("a user in the URL");
-    let (user, password) = user.split_once(':').unwrap_or((user, ""));
-    let port = server
-        .split(['/', ':'])
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(3306);
-    let mut dump = mysql_program("mariadb-dump", port, user, password);
+    let mut dump = program_on_server("mariadb-dump", &admin_url);
     dump.arg(&plain);
     let dumped = run_client(dump, None).await.unwrap();
 
