@@ -182,6 +182,22 @@ impl Branch {
         }
     }
 
+    /// Its connection, when the data source is MySQL.
+    pub(crate) fn mysql(&mut self) -> Option<&mut sqlx::mysql::MySqlConnection> {
+        match self.conn.as_mut() {
+            Some(Conn::MySql(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Its connection, when the data source is SQLite.
+    pub(crate) fn sqlite(&mut self) -> Option<&mut sqlx::sqlite::SqliteConnection> {
+        match self.conn.as_mut() {
+            Some(Conn::Sqlite(c)) => Some(c),
+            _ => None,
+        }
+    }
+
     /// Sends `sql` (one or more statements) as text.
     pub(crate) async fn command(&mut self, sql: &str) -> Result<(), sqlx::Error> {
         let conn = self.conn.as_mut().ok_or_else(|| sqlx::Error::PoolClosed)?;

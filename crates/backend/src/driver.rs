@@ -64,6 +64,11 @@ pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
         std::future::ready(Ok(()))
     }
 
+    /// The type OIDs a prepared statement's parameters were given (PostgreSQL only).
+    fn parameter_oids(_statement: &Self::Statement<'_>) -> Vec<u32> {
+        Vec::new()
+    }
+
     /// A result column named `name`, of the type `type_info` names.
     fn column(name: &str, type_info: &Self::TypeInfo) -> Column {
         Column::new(name, SqlType::of(type_info.name(), Self::KIND))
@@ -234,6 +239,17 @@ impl sqlx::Encode<'_, Postgres> for UntypedNull {
 }
 
 impl Driver for Postgres {
+    fn parameter_oids(statement: &sqlx::postgres::PgStatement<'_>) -> Vec<u32> {
+        use sqlx::Statement as _;
+        match statement.parameters() {
+            Some(sqlx::Either::Left(types)) => types
+                .iter()
+                .map(|t| t.oid().map_or(0, |oid| oid.0))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     const KIND: DatabaseKind = DatabaseKind::Postgres;
 
     fn column(name: &str, type_info: &PgTypeInfo) -> Column {

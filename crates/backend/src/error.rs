@@ -104,6 +104,28 @@ pub enum BackendError {
         /// The statement, as a user names it.
         statement: &'static str,
     },
+    /// A gathered read would gather more than `props` allow.
+    #[error(
+        "this read gathers more rows from the shards than props.{limit} ({value}) allows: \
+         narrow it (a condition on the sharding column reads fewer nodes) or raise the limit"
+    )]
+    GatherLimit {
+        /// The `props` key.
+        limit: &'static str,
+        /// Its value.
+        value: u64,
+    },
+    /// A gathered read over data sources of different kinds.
+    #[error(
+        "data source '{data_source}' is not of the kind of '{gathering}', where the rows of a \
+         read across shards are gathered"
+    )]
+    GatherKinds {
+        /// The node's data source.
+        data_source: String,
+        /// The gathering data source.
+        gathering: String,
+    },
     /// A data source that cannot take part in XA.
     #[error("data source '{data_source}' cannot take part in XA transactions: {message}")]
     XaUnsupported {
@@ -168,6 +190,7 @@ impl BackendError {
             | BackendError::Database { data_source, .. }
             | BackendError::UnsupportedType { data_source, .. }
             | BackendError::XaUnsupported { data_source, .. }
+            | BackendError::GatherKinds { data_source, .. }
             | BackendError::NotPostgres { data_source, .. } => Some(data_source),
             BackendError::PartialCommit { failure, .. } => failure.data_source(),
             BackendError::UnknownDataSource(_)
@@ -176,6 +199,7 @@ impl BackendError {
             | BackendError::XaAborted { .. }
             | BackendError::XaOutcomeUnknown { .. }
             | BackendError::NoLease
+            | BackendError::GatherLimit { .. }
             | BackendError::Coordination(_) => None,
         }
     }

@@ -13,6 +13,7 @@ mod driver;
 mod error;
 mod execute;
 pub mod failpoint;
+mod gather;
 mod merge;
 mod metadata;
 pub mod numeric;
@@ -38,6 +39,7 @@ use transaction::in_plan_order;
 
 pub use characteristics::{Characteristics, Isolation};
 pub use error::BackendError;
+pub use gather::GatherLimits;
 pub use merge::MergeError;
 pub use metadata::MetadataStore;
 pub use outcome::{Column, Outcome};
@@ -61,6 +63,8 @@ pub struct Backend {
     max_connections_per_query: usize,
     /// Set under `!TRANSACTION defaultType: XA`.
     xa: Option<Arc<XaCoordinator>>,
+    /// What one gathered read may gather.
+    gather_limits: GatherLimits,
 }
 
 impl Backend {
@@ -80,6 +84,10 @@ impl Backend {
             sql_show: config.props.sql_show,
             max_connections_per_query: config.props.max_connections_per_query,
             xa: None,
+            gather_limits: GatherLimits {
+                max_rows: config.props.gather_max_rows,
+                max_bytes: config.props.gather_max_bytes,
+            },
         })
     }
 
@@ -274,6 +282,10 @@ impl Backend {
         &self,
         plan: &Plan,
     ) -> Result<(Vec<Column>, Vec<u32>), BackendError> {
+        if let Some(gather) = &plan.gather {
+            let (outcome, params) = self.gather(None, gather, false, true).await?;
+            return Ok((outcome.columns, params));
+        }
         let Some(unit) = plan.units.first() else {
             return Ok((Vec::new(), Vec::new()));
         };

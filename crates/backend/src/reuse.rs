@@ -301,6 +301,23 @@ impl<DB: Kind> Connections<DB> {
         }
     }
 
+    /// A pooled connection with the running session's settings that is never one the session
+    /// keeps: a gathered read's, whose temporary tables are dropped before it is shared again
+    /// ([`Connections::release_apart`]).
+    pub(crate) async fn acquire_apart(&self) -> Result<Leased<DB>, sqlx::Error> {
+        let wanted = session_state::current().and_then(|s| s.wanted());
+        let mut conn = self.acquire_pooled(wanted.as_ref()).await?;
+        conn.settle(wanted.as_ref()).await?;
+        Ok(conn)
+    }
+
+    /// Shares a connection from [`Connections::acquire_apart`] again.
+    pub(crate) fn release_apart(&self, conn: Leased<DB>) {
+        if !conn.unknown {
+            self.share(conn);
+        }
+    }
+
     /// Counts one more pinned connection, refused when that would leave the pool none to
     /// share.
     fn reserve_pin(&self) -> Result<Pin, sqlx::Error> {

@@ -148,6 +148,12 @@ pub struct Props {
     /// as one multi-statement text (one round trip, the server answering one after the
     /// other); with as many connections as units, each runs on its own at once.
     pub max_connections_per_query: usize,
+    /// `gather-max-rows` (Keyshard's own; default 1,000,000): rows a read across shards that
+    /// no merge answers may gather onto one data source (see the README's "Reads the shards
+    /// cannot merge").
+    pub gather_max_rows: u64,
+    /// `gather-max-bytes` (Keyshard's own; default 256 MiB): bytes of those rows.
+    pub gather_max_bytes: u64,
 }
 
 impl Default for Props {
@@ -159,6 +165,8 @@ impl Default for Props {
             statement_memory: 256 << 20,
             memory_budget: 1 << 30,
             max_connections_per_query: 1,
+            gather_max_rows: 1_000_000,
+            gather_max_bytes: 256 << 20,
         }
     }
 }

@@ -109,6 +109,12 @@ pub(crate) struct RawProps {
     /// ShardingSphere's: connections one read takes per data source (default 1).
     #[serde(rename = "max-connections-size-per-query")]
     pub max_connections_size_per_query: Option<u64>,
+    /// Keyshard's own: rows one read across shards may gather (default 1,000,000).
+    #[serde(rename = "gather-max-rows")]
+    pub gather_max_rows: Option<u64>,
+    /// Keyshard's own: bytes one read across shards may gather (default 256 MiB).
+    #[serde(rename = "gather-max-bytes")]
+    pub gather_max_bytes: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -85,6 +85,14 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
             ),
             statement_memory: bytes(raw.props.statement_memory_bytes, defaults.statement_memory),
             memory_budget: bytes(raw.props.memory_budget_bytes, defaults.memory_budget),
+            gather_max_rows: raw
+                .props
+                .gather_max_rows
+                .unwrap_or(defaults.gather_max_rows),
+            gather_max_bytes: raw
+                .props
+                .gather_max_bytes
+                .unwrap_or(defaults.gather_max_bytes),
             max_connections_per_query: match raw.props.max_connections_size_per_query {
                 None => defaults.max_connections_per_query,
                 Some(0) => {

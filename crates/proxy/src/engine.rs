@@ -692,6 +692,13 @@ impl Engine {
                     .unwrap_or_else(|| self.new_transaction(session, Characteristics::default())),
             );
         }
+        if let Some(gather) = &plan.gather {
+            let binary = session.binary_results;
+            let gathered = self
+                .backend
+                .gather(session.transaction.as_mut(), gather, binary, false);
+            return Ok(gathered.await?.0);
+        }
         let local = self.local(session);
         Ok(match &mut session.transaction {
             Some(transaction) => self.backend.execute_in(transaction, plan).await?,

@@ -176,9 +176,10 @@ impl From<BackendError> for Error {
                 source: keyshard_backend::PinRefused::Exhausted { .. },
                 ..
             } => ErrorKind::PoolExhausted,
-            BackendError::PinRefused { .. } | BackendError::NotPostgres { .. } => {
-                ErrorKind::Unsupported
-            }
+            BackendError::PinRefused { .. }
+            | BackendError::NotPostgres { .. }
+            | BackendError::GatherKinds { .. } => ErrorKind::Unsupported,
+            BackendError::GatherLimit { .. } => ErrorKind::OutOfMemory,
             BackendError::Connect { .. }
             | BackendError::NoLease
             | BackendError::Coordination(_)

@@ -83,6 +83,13 @@ impl Router {
             (None, None) => true,
         };
         let bound = query.bind(&[])?;
+        if bound.gather.is_some() {
+            return Err(RouteError::Unsupported(
+                "EXPLAIN of a read whose rows are gathered from several shards (PREVIEW shows \
+                 how it runs)"
+                    .into(),
+            ));
+        }
         Ok(Some(Prepared::Explain(Explain {
             plan: Plan::of_units(bound.units),
             text,

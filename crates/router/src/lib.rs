@@ -18,6 +18,7 @@ mod ddl;
 mod direct;
 mod error;
 mod explain;
+pub mod gather;
 mod insert;
 mod last_insert_id;
 mod literal;
@@ -395,13 +396,69 @@ impl Router {
             }
             return self.direct(sql, parser, &others, is_read);
         }
-        if let Some(other) = others.iter().find(|t| !self.is_broadcast(t)) {
-            return Err(RouteError::Unsupported(format!(
-                "a statement on both sharded tables and the unsharded table '{other}'"
-            )));
+        let unsharded = others.iter().find(|t| !self.is_broadcast(t));
+        // A read the shards cannot answer node by node is gathered; a write is refused.
+        let mut always = None;
+        if let Some(other) = unsharded {
+            let why =
+                format!("a statement on both sharded tables and the unsharded table '{other}'");
+            match is_read {
+                true => always = Some(why),
+                false => return Err(RouteError::Unsupported(why)),
+            }
         }
-        self.check_bound(&tables.rules)?;
+        if let Err(refused) = self.check_bound(&tables.rules) {
+            match is_read {
+                true => {
+                    let why = match refused {
+                        RouteError::Unsupported(why) => why,
+                        other => other.to_string(),
+                    };
+                    always = always.or(Some(why));
+                }
+                false => return Err(refused),
+            }
+        }
+        let gather = is_read.then(|| {
+            gather::GatherQuery::prepare(
+                sql,
+                self.dialect,
+                &tables.rules,
+                &tables.written,
+                &self.data_sources,
+                self.default_data_source.as_deref(),
+                unsharded.is_some(),
+            )
+        });
         let mut query = query::prepare(sql, self.dialect, parser, statement, tables)?;
+        if let Some(gather) = gather
+            && (always.is_some() || query.unmerged())
+        {
+            // A gathered read would lock nothing on the shards, or store its INTO elsewhere.
+            let unfit = match statement {
+                Statement::Query(q) if !q.locks.is_empty() => {
+                    Some("a locking read (FOR UPDATE, FOR SHARE)")
+                }
+                Statement::Query(q) if query::select_into(q) => Some("SELECT … INTO"),
+                _ => None,
+            };
+            match (gather, unfit, always) {
+                (Ok(mut gather), None, always) => {
+                    gather.always = always;
+                    query.set_gather(gather);
+                }
+                // Refused when it binds to several nodes, as before gathering.
+                (_, _, None) => {}
+                (Err(why), None, Some(always)) => {
+                    return Err(RouteError::Unsupported(format!(
+                        "{always}, gathering {why}"
+                    )));
+                }
+                (_, Some(unfit), Some(always)) => {
+                    return Err(RouteError::Unsupported(format!("{unfit} in {always}")));
+                }
+            }
+        }
         if let Some(guard_sql) = query.guard_sql() {
             match self.prepare(guard_sql, metadata) {
                 Ok(Prepared::Query(guard)) => query.set_guard(guard),

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use keyshard_keygen::Key;
 
 use crate::RouteError;
+use crate::gather::Gather;
 use crate::merge::MergeSpec;
 use crate::value::Value;
 
@@ -32,6 +33,9 @@ pub struct Plan {
     /// literals it cuts (a read's WHERE clause) never change a result's columns, so the
     /// columns can be kept under it instead of under a key made from each statement's text.
     pub described_as: Option<Arc<str>>,
+    /// A read no merge answers: its tables' rows gathered on one data source, where the
+    /// statement runs as written (see [`Gather`]); `units` is then empty.
+    pub gather: Option<Box<Gather>>,
 }
 
 /// The rows an UPDATE would have to move to another data node: those its WHERE clause matches
@@ -81,6 +85,7 @@ impl Plan {
             replicated: false,
             guard: None,
             described_as: None,
+            gather: None,
         }
     }
 }

@@ -194,18 +194,25 @@ fn bound_tables_join_node_by_node() {
             ),
         ])
     );
-    let e = plan(
-        "SELECT * FROM t_order o JOIN t_log l ON o.order_id = l.id",
+    // Joins the nodes cannot answer one by one are gathered: every node of each table.
+    let p = plan(
+        "SELECT * FROM t_order o JOIN t_log l ON o.order_id = l.id WHERE o.user_id = 1",
         &[],
     )
-    .unwrap_err();
-    assert!(e.to_string().contains("not bound"), "{e}");
-    let e = plan(
+    .unwrap();
+    let gather = p.gather.expect("gathered");
+    assert!(gather.reason.contains("not bound"), "{}", gather.reason);
+    let reads: Vec<usize> = gather.tables.iter().map(|t| t.reads.len()).collect();
+    assert_eq!(reads, [4, 2]);
+    let gather = plan(
         "SELECT * FROM t_order a JOIN t_order b ON a.order_id = b.order_id",
         &[],
     )
-    .unwrap_err();
-    assert!(e.to_string().contains("twice"), "{e}");
+    .unwrap()
+    .gather
+    .expect("gathered");
+    assert!(gather.reason.contains("twice"), "{}", gather.reason);
+    assert_eq!(gather.tables.len(), 1);
 }
 
 #[test]
@@ -443,7 +450,7 @@ fn postgres_placeholders_are_renumbered_per_unit() {
 }
 
 #[test]
-fn what_cannot_be_merged_is_refused_only_over_several_nodes() {
+fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     for sql in [
         "SELECT DISTINCT status FROM t_order",
         "SELECT status FROM t_order GROUP BY status HAVING COUNT(*) > 1",
@@ -452,17 +459,48 @@ fn what_cannot_be_merged_is_refused_only_over_several_nodes() {
         "SELECT COUNT(*) + 1 FROM t_order",
         "SELECT status FROM t_order UNION SELECT status FROM t_order_item",
     ] {
-        let e = plan(sql, &[]).unwrap_err();
-        assert!(matches!(e, RouteError::Unsupported(_)), "{sql}: {e}");
+        let gather = plan(sql, &[]).unwrap().gather.expect(sql);
+        assert_eq!(gather.statement.sql, sql);
+        assert_eq!(gather.tables[0].reads.len(), 4, "{sql}");
         let narrowed = sql.replacen(
             "FROM t_order",
             "FROM t_order WHERE user_id = 1 AND order_id = 1 AND 1 = 1",
             1,
         );
         if !sql.contains("UNION") && !sql.contains("(SELECT") {
-            assert!(plan(&narrowed, &[]).is_ok(), "{narrowed}");
+            let p = plan(&narrowed, &[]).unwrap();
+            assert!(p.gather.is_none() && p.units.len() == 1, "{narrowed}");
         }
     }
+    // Over the nodes its WHERE clause routes to; without the qualifier, which names no schema
+    // of the gathered table; with the actual table's, on each node.
+    let p = plan_in(
+        Dialect::Postgres,
+        "SELECT DISTINCT status FROM public.t_order WHERE user_id = $1",
+        &[Value::Int(1)],
+    )
+    .unwrap();
+    let gather = p.gather.expect("gathered");
+    assert_eq!(
+        gather.statement.sql,
+        "SELECT DISTINCT status FROM t_order WHERE user_id = $1"
+    );
+    assert_eq!(gather.statement.params, [Value::Int(1)]);
+    let reads: Vec<(&str, &str)> = gather.tables[0]
+        .reads
+        .iter()
+        .map(|r| (r.data_source.as_str(), r.sql.as_str()))
+        .collect();
+    assert_eq!(
+        reads,
+        [
+            ("ds_1", "SELECT * FROM public.\"t_order_0\""),
+            ("ds_1", "SELECT * FROM public.\"t_order_1\"")
+        ]
+    );
+    // A locking read cannot be gathered: it would lock nothing on the shards.
+    let e = plan("SELECT DISTINCT status FROM t_order FOR UPDATE", &[]).unwrap_err();
+    assert!(matches!(e, RouteError::Unsupported(_)), "{e}");
 }
 
 #[test]
@@ -496,8 +534,21 @@ fn unsharded_broadcast_and_tableless_statements() {
             "SELECT * FROM t_order_0 o JOIN t_dict d ON o.status = d.code WHERE o.user_id = 2 AND o.order_id = 2"
         )])
     );
+    // With an unsharded table: gathered where that table lives, even from one node.
+    let p = plan(
+        "SELECT * FROM t_order o JOIN t_user u ON o.user_id = u.id WHERE o.user_id = 1 AND o.order_id = 1",
+        &[],
+    )
+    .unwrap();
+    let gather = p.gather.expect("gathered");
+    assert!(
+        gather.reason.contains("unsharded table 't_user'"),
+        "{}",
+        gather.reason
+    );
+    assert_eq!(gather.data_source, "ds_0");
     let e = plan(
-        "SELECT * FROM t_order o JOIN t_user u ON o.user_id = u.id",
+        "DELETE FROM t_order WHERE user_id IN (SELECT id FROM t_user)",
         &[],
     )
     .unwrap_err();
@@ -598,15 +649,14 @@ fn equals_any_array_routes_as_the_in_list() {
     ] {
         assert_eq!(pg(sql, &[]).len(), 4, "{sql}");
     }
-    // A subquery's array is never routed by: refused as subqueries over several shards are.
-    assert!(
-        plan_in(
-            Dialect::Postgres,
-            "SELECT * FROM t_order WHERE user_id = ANY(SELECT id FROM t_dict)",
-            &[]
-        )
-        .is_err()
-    );
+    // A subquery's array is never routed by: the read is gathered from every node.
+    let p = plan_in(
+        Dialect::Postgres,
+        "SELECT * FROM t_order WHERE user_id = ANY(SELECT id FROM t_dict)",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(p.gather.expect("gathered").tables[0].reads.len(), 4);
     // A parameter that is not an array: every node (the database reports the error).
     assert_eq!(
         pg(

@@ -70,11 +70,22 @@ impl Engine {
                 return Err(Error::unsupported("PREVIEW of this statement"));
             }
         };
-        let rows = plan
+        let mut rows: Vec<Vec<Value>> = plan
             .units
             .into_iter()
             .map(|u| vec![Value::Text(u.data_source), Value::Text(u.sql)])
             .collect();
+        // A gathered read: each node's read, then the statement where the rows were gathered.
+        if let Some(gather) = plan.gather {
+            for table in gather.tables {
+                rows.extend(table.reads.into_iter().map(|u| {
+                    let sql = format!("{} -- gathered into {}", u.sql, table.name);
+                    vec![Value::Text(u.data_source), Value::Text(sql)]
+                }));
+            }
+            let sql = format!("{} -- gathered: {}", gather.statement.sql, gather.reason);
+            rows.push(vec![Value::Text(gather.data_source), Value::Text(sql)]);
+        }
         Ok(Reply::preview(rows))
     }
 }

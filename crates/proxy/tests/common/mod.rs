@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod postgres;
+pub mod random_select;
 pub mod relay;
 
 use std::net::SocketAddr;

@@ -16,6 +16,7 @@ use keyshard_config::TableRule;
 use sqlparser::ast::{Query, Select, SetExpr, Statement};
 use sqlparser::parser::Parser;
 
+use crate::gather::GatherQuery;
 use crate::plan::{ExecutionUnit, Plan};
 use crate::shape::Shape;
 use crate::template::{Edit, Literals, Piece, Renderer, RowKey, Template};
@@ -56,6 +57,11 @@ pub struct PreparedQuery {
     unchanged: Vec<Unchanged>,
     /// An UPDATE's sharding column set where the WHERE clause does not pin it.
     moving: Option<Moving>,
+    /// A read over several nodes that no merge answers: how its rows are gathered instead.
+    gather: Option<Arc<GatherQuery>>,
+    /// The WHERE clause routes the gather too: the statement reads one sharded table, once,
+    /// alone in its FROM.
+    narrows_gather: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -102,6 +108,7 @@ pub(crate) fn prepare(
             });
         }
     }
+    let narrows_gather = tables.alone && tables.rules.len() == 1 && !tables.repeated;
     let mut assigned = Vec::new();
     let (selection, kind) = match statement {
         Statement::Query(query) => {
@@ -165,6 +172,8 @@ pub(crate) fn prepare(
         param_count: tokens.param_count,
         unchanged,
         moving,
+        gather: None,
+        narrows_gather,
     })
 }
 
@@ -183,6 +192,11 @@ fn placeholder_edits(tokens: &Tokens, skip: &[Range<usize>]) -> Vec<Edit> {
             piece: Piece::Param(p.index),
         })
         .collect()
+}
+
+/// Whether a read stores its result (`SELECT … INTO @v`, `INTO OUTFILE`) instead of returning it.
+pub(crate) fn select_into(query: &Query) -> bool {
+    select_of(query).is_some_and(|s| s.into.is_some())
 }
 
 fn select_of(query: &Query) -> Option<&Select> {
@@ -216,6 +230,17 @@ impl PreparedQuery {
     /// Whether the statement only reads.
     pub fn is_read(&self) -> bool {
         matches!(self.kind, Kind::Read(_))
+    }
+
+    /// Whether a read over several nodes would be refused, and not gathered, so that the
+    /// router prepares its gather.
+    pub(crate) fn unmerged(&self) -> bool {
+        matches!(self.kind, Kind::Read(Err(_)))
+    }
+
+    /// Gathers the read's rows where they cannot be merged (see [`crate::gather`]).
+    pub(crate) fn set_gather(&mut self, gather: GatherQuery) {
+        self.gather = Some(Arc::new(gather));
     }
 
     /// Plans one execution with `params`.
@@ -276,6 +301,11 @@ impl PreparedQuery {
         for unchanged in &self.unchanged {
             unchanged.check(params)?;
         }
+        if let Some(gather) = &self.gather
+            && let Some(why) = &gather.always
+        {
+            return gather.bind(self.dialect, params, None, why);
+        }
         let mut scratch = String::new();
         let mut nodes = self.condition.nodes(&self.tables, params, &mut scratch)?;
         let guard = match &self.moving {
@@ -309,9 +339,15 @@ impl PreparedQuery {
                 plan.guard = guard;
                 Ok(plan)
             }
-            Kind::Read(Err(why)) => Err(RouteError::Unsupported(format!(
-                "{why} when the rows are on several shards"
-            ))),
+            Kind::Read(Err(why)) => match &self.gather {
+                Some(gather) => {
+                    let nodes = self.narrows_gather.then_some(chosen.as_slice());
+                    gather.bind(self.dialect, params, nodes, why)
+                }
+                None => Err(RouteError::Unsupported(format!(
+                    "{why} when the rows are on several shards"
+                ))),
+            },
             Kind::Read(Ok(read)) => self.bind_read(read, &chosen, params, literals),
         }
     }

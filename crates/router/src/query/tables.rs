@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use keyshard_config::TableRule;
 use sqlparser::ast::{
-    Delete, FromTable, ObjectName, ObjectNamePart, Statement, TableFactor, TableWithJoins,
+    Delete, FromTable, ObjectName, ObjectNamePart, Spanned, Statement, TableFactor, TableWithJoins,
     visit_relations,
 };
 use sqlparser::tokenizer::Span;
 
 use super::select_of;
 use crate::RouteError;
+use crate::gather::Written;
 use crate::locate::Locator;
 use crate::names::last_ident;
 
@@ -22,8 +23,13 @@ pub(crate) struct Tables<'a> {
     pub(crate) rules: Vec<Arc<TableRule>>,
     /// Where each sharded table's name is written, with its number and quote style.
     pub(crate) names: Vec<(Range<usize>, usize, Option<char>)>,
+    /// The same names with their qualifiers, for a gathered read.
+    pub(crate) written: Vec<Written>,
     /// The same table twice (a self-join or a subquery on it).
     pub(crate) repeated: bool,
+    /// The top-level FROM is one sharded table and nothing else, so that the WHERE clause's
+    /// conditions are all on it.
+    pub(crate) alone: bool,
     /// Aliases of the top-level FROM, lower-cased, by sharded table number.
     pub(crate) aliases: Vec<(String, usize)>,
     /// Sharded tables the top-level FROM aliases with their own name (`t_order t_order`, as
@@ -42,13 +48,16 @@ pub(crate) fn tables<'a>(
     let mut tables = Tables {
         rules: Vec::new(),
         names: Vec::new(),
+        written: Vec::new(),
         repeated: false,
+        alone: false,
         aliases: Vec::new(),
         self_aliased: Vec::new(),
         locator: Locator::new(sql),
     };
     let mut others = Vec::new();
-    let mut spans: Vec<(Span, usize, Option<char>)> = Vec::new();
+    // The name's last part, and the whole name.
+    let mut spans: Vec<(Span, Span, usize, Option<char>, String)> = Vec::new();
     let _ = visit_relations(statement, |name: &ObjectName| {
         let Some(ObjectNamePart::Identifier(ident)) = name.0.last() else {
             return ControlFlow::<()>::Continue(());
@@ -66,14 +75,22 @@ pub(crate) fn tables<'a>(
                         tables.rules.len() - 1
                     }
                 };
-                spans.push((ident.span, number, ident.quote_style));
+                let unquoted = ident.value.clone();
+                spans.push((ident.span, name.span(), number, ident.quote_style, unquoted));
             }
             None => others.push(ident.value.clone()),
         }
         ControlFlow::Continue(())
     });
-    for (span, number, quote) in spans {
+    for (span, whole, number, quote, unquoted) in spans {
         let range = tables.locator.offset(span.start)?..tables.locator.offset(span.end)?;
+        let start = tables.locator.offset(whole.start)?;
+        tables.written.push(Written {
+            schema: start..range.start,
+            table: number,
+            end: range.end,
+            unquoted,
+        });
         tables.names.push((range, number, quote));
     }
     // Relations only: a qualified column (`t_order.id`) is not one.
@@ -88,6 +105,11 @@ pub(crate) fn tables<'a>(
         },
         _ => Vec::new(),
     };
+    tables.alone = matches!(
+        froms.as_slice(),
+        [TableWithJoins { relation: TableFactor::Table { name, .. }, joins }]
+            if joins.is_empty() && rule_of(last_ident(name)).is_some()
+    );
     for from in froms {
         let factors = std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation));
         for factor in factors {

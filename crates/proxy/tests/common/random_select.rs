@@ -1,0 +1,256 @@
+//! Random SELECTs over the queries tests' schema, for differential testing: each runs through
+//! the proxy and against one plain database holding the same rows, and the two must answer
+//! alike. `t_order o` is sharded, `t_order_item i` bound to it (when `items`), `t_user u`
+//! unsharded and `t_dict d` broadcast or unsharded; the statements mix what the proxy merges
+//! from the shards' results with what it can only gather (DISTINCT, HAVING, subqueries,
+//! UNION, window functions, joins with unsharded tables or of a table with itself).
+//!
+//! Seeded: `KEYSHARD_QUERY_SEED` picks another seed, and a failure names its statement.
+
+/// xorshift64*: deterministic, so a seed reproduces its statements.
+pub struct RandomSelects {
+    state: u64,
+    /// Whether `t_order_item` exists.
+    items: bool,
+}
+
+/// The seed of this run: `KEYSHARD_QUERY_SEED`, else a fixed one.
+pub fn seed() -> u64 {
+    let seed = std::env::var("KEYSHARD_QUERY_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_2026_1203);
+    println!("random SELECT seed {seed} (KEYSHARD_QUERY_SEED)");
+    seed
+}
+
+/// Which way the proxy answered a statement, from its PREVIEW rows' SQL.
+#[derive(Debug, Default)]
+pub struct Paths {
+    pub one_node: usize,
+    pub merged: usize,
+    pub gathered: usize,
+}
+
+impl Paths {
+    pub fn count(&mut self, preview: &[String]) {
+        if preview.iter().any(|sql| sql.contains("-- gathered:")) {
+            self.gathered += 1;
+        } else if preview.len() > 1 {
+            self.merged += 1;
+        } else {
+            self.one_node += 1;
+        }
+    }
+}
+
+impl std::fmt::Display for Paths {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let total = (self.one_node + self.merged + self.gathered).max(1) as f64;
+        let share = |n: usize| 100.0 * n as f64 / total;
+        write!(
+            f,
+            "{} statements: one node {} ({:.0}%), merged {} ({:.0}%), gathered {} ({:.0}%)",
+            self.one_node + self.merged + self.gathered,
+            self.one_node,
+            share(self.one_node),
+            self.merged,
+            share(self.merged),
+            self.gathered,
+            share(self.gathered)
+        )
+    }
+}
+
+impl RandomSelects {
+    pub fn new(seed: u64, items: bool) -> Self {
+        Self {
+            state: seed | 1,
+            items,
+        }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        self.state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, choices: &[&'a str]) -> &'a str {
+        choices[self.below(choices.len())]
+    }
+
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+
+    /// A condition on `o` (and what it may read of other tables).
+    fn condition(&mut self) -> String {
+        let user = 1 + self.below(5);
+        let other = 1 + self.below(5);
+        let amount = self.below(100);
+        let status = self.pick(&["new", "paid", "shipped"]);
+        // Subqueries one time in five: the others leave reads the shards' results merge.
+        let kind = match self.chance(20) {
+            true => 7 + self.below(if self.items { 4 } else { 2 }),
+            false => self.below(7),
+        };
+        match kind {
+            0 => format!("o.user_id = {user}"),
+            1 => format!("o.user_id IN ({user}, {other})"),
+            2 => format!("o.amount > {amount}"),
+            3 => "o.amount IS NULL".to_owned(),
+            4 => format!("o.status = '{status}'"),
+            5 => format!("o.status <> '{status}'"),
+            6 => format!("o.amount BETWEEN {} AND {}", amount / 2, amount),
+            7 => "EXISTS (SELECT 1 FROM t_user u2 WHERE u2.id = o.user_id)".to_owned(),
+            8 => format!(
+                "o.amount > (SELECT AVG(o3.amount) FROM t_order o3 WHERE o3.user_id = {user})"
+            ),
+            9 => format!(
+                "o.order_id IN (SELECT i2.order_id FROM t_order_item i2 WHERE i2.qty > {})",
+                self.below(4)
+            ),
+            _ => "NOT EXISTS (SELECT 1 FROM t_order_item i3 WHERE i3.order_id = o.order_id)"
+                .to_owned(),
+        }
+    }
+
+    fn conditions(&mut self) -> String {
+        let n = self.below(3);
+        let parts: Vec<String> = (0..n).map(|_| self.condition()).collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            let joiner = if self.chance(80) { " AND " } else { " OR " };
+            format!(" WHERE {}", parts.join(joiner))
+        }
+    }
+
+    /// A FROM clause and the columns it adds to `o`'s.
+    fn from(&mut self) -> (&'static str, &'static [&'static str]) {
+        let choices: &[(&str, &[&str])] = &[
+            ("t_order o", &[]),
+            ("t_order o", &[]),
+            ("t_order o", &[]),
+            ("t_order o", &[]),
+            ("t_order o JOIN t_user u ON u.id = o.user_id", &["u.name"]),
+            (
+                "t_order o LEFT JOIN t_user u ON u.id = o.user_id",
+                &["u.name"],
+            ),
+            ("t_order o JOIN t_dict d ON d.code = o.status", &["d.label"]),
+            (
+                "t_order o JOIN t_order o2 ON o2.user_id = o.user_id AND o2.order_id < o.order_id",
+                &["o2.amount"],
+            ),
+            (
+                "t_order o JOIN t_order_item i ON i.order_id = o.order_id AND i.user_id = o.user_id",
+                &["i.qty"],
+            ),
+            (
+                "t_order o LEFT JOIN t_order_item i ON i.order_id = o.order_id",
+                &["i.qty"],
+            ),
+        ];
+        let usable = if self.items {
+            choices.len()
+        } else {
+            choices.len() - 2
+        };
+        choices[self.below(usable)]
+    }
+
+    /// One random SELECT.
+    pub fn select(&mut self) -> String {
+        let (from, extra) = self.from();
+        let mut columns: Vec<&str> = vec!["o.order_id", "o.user_id", "o.status", "o.amount"];
+        columns.extend_from_slice(extra);
+        let wh = self.conditions();
+        match self.below(10) {
+            // Plain or DISTINCT columns, maybe sorted and cut.
+            0..=3 => {
+                let n = 1 + self.below(3);
+                let chosen: Vec<&str> = (0..n).map(|_| self.pick(&columns)).collect();
+                let distinct = if self.chance(30) { "DISTINCT " } else { "" };
+                let list = chosen.join(", ");
+                let tail = if self.chance(40) {
+                    format!(" ORDER BY {list} LIMIT {}", 1 + self.below(6))
+                } else {
+                    String::new()
+                };
+                format!("SELECT {distinct}{list} FROM {from}{wh}{tail}")
+            }
+            // Groups, with HAVING, DISTINCT aggregates and aggregates inside expressions.
+            4 | 5 => {
+                let key = self.pick(&["o.user_id", "o.status", "o.amount IS NULL"]);
+                let aggregate = self.pick(&[
+                    "COUNT(*)",
+                    "SUM(o.amount)",
+                    "MAX(o.amount)",
+                    "MIN(o.order_id)",
+                    "COUNT(DISTINCT o.status)",
+                    "COUNT(DISTINCT o.user_id)",
+                    "SUM(o.amount) * 2 + COUNT(*)",
+                    "MAX(o.amount) - MIN(o.amount)",
+                    "AVG(o.amount)",
+                ]);
+                let having = if self.chance(30) {
+                    format!(" HAVING COUNT(*) > {}", self.below(6))
+                } else {
+                    String::new()
+                };
+                format!(
+                    "SELECT {key} AS k, {aggregate} AS a FROM {from}{wh} GROUP BY {key}{having}"
+                )
+            }
+            // A subquery in FROM, as peewee's count() writes it, and EXISTS as its exists().
+            6 => {
+                let distinct = if self.chance(50) { "DISTINCT " } else { "" };
+                let column = self.pick(&["o.status", "o.user_id", "1"]);
+                if self.chance(70) {
+                    format!(
+                        "SELECT COUNT(1) AS n FROM (SELECT {distinct}{column} FROM {from}{wh}) AS w"
+                    )
+                } else {
+                    format!("SELECT EXISTS (SELECT 1 FROM {from}{wh}) AS e")
+                }
+            }
+            // UNION, with or without ALL.
+            7 => {
+                let all = if self.chance(50) { "ALL " } else { "" };
+                let other = self.conditions();
+                let right = self.pick(&[
+                    "SELECT d.code FROM t_dict d",
+                    "SELECT u.name FROM t_user u",
+                    "SELECT o.status FROM t_order o",
+                ]);
+                let other = if right.contains("t_order o") {
+                    other
+                } else {
+                    String::new()
+                };
+                format!("SELECT o.status FROM {from}{wh} UNION {all}{right}{other}")
+            }
+            // Window functions.
+            8 => {
+                let window = self.pick(&[
+                    "ROW_NUMBER() OVER (PARTITION BY o.user_id ORDER BY o.order_id)",
+                    "RANK() OVER (ORDER BY o.amount, o.order_id)",
+                    "COUNT(*) OVER (PARTITION BY o.status)",
+                    "SUM(o.amount) OVER (PARTITION BY o.user_id)",
+                ]);
+                format!("SELECT o.order_id, {window} AS w FROM {from}{wh}")
+            }
+            // A correlated scalar subquery in the select list.
+            _ => format!(
+                "SELECT o.order_id, (SELECT COUNT(*) FROM t_order o4 WHERE o4.user_id = o.user_id AND o4.order_id <= o.order_id) AS n FROM {from}{wh}"
+            ),
+        }
+    }
+}
