@@ -806,3 +806,20 @@ fn explain_of_a_statement_on_sharded_tables_explains_each_node_statement() {
         pairs(&[("ds_0", "EXPLAIN SELECT * FROM t_plain")])
     );
 }
+
+#[test]
+fn a_condition_on_another_tables_column_does_not_route() {
+    // `user_id` here is the broadcast table's: the subquery's t_order rows may be anywhere.
+    let p = plan(
+        "SELECT * FROM t_dict WHERE user_id = 1 AND order_id = 1 AND EXISTS (SELECT 1 FROM t_order o WHERE o.status = t_dict.code)",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(p.gather.expect("gathered").tables[0].reads.len(), 4);
+    let p = plan(
+        "SELECT * FROM t_order WHERE user_id = 1 AND order_id = 1 AND status IN (SELECT code FROM t_dict)",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(units(&p).len(), 1);
+}

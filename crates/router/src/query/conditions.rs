@@ -282,7 +282,10 @@ impl Context<'_> {
         };
         let known = match table {
             Some(t) => shards_by(t),
-            None => (0..self.rules.len()).any(shards_by),
+            // An unqualified column is a sharded table's only when one is in the top-level
+            // FROM: otherwise it is another table's (a broadcast table's `user_id`) and says
+            // nothing of where the rows of a sharded table in a subquery are.
+            None => !self.aliases.is_empty() && (0..self.rules.len()).any(shards_by),
         };
         known.then_some((table, column))
     }
