@@ -289,7 +289,8 @@ impl CopyError {
     }
 }
 
-/// Streams `sql`'s rows from `from` into INSERTs (`head` and the rows' literals) on `into`.
+/// Streams `sql`'s rows from `from` into INSERTs (`head` and the rows' literals) on `into`,
+/// the next batch written while the database inserts the one before.
 async fn insert_rows<D: Driver>(
     from: &mut D::Connection,
     into: &mut D::Connection,
@@ -300,43 +301,61 @@ async fn insert_rows<D: Driver>(
 where
     for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
 {
-    let mut stream = from.fetch_many(sqlx::raw_sql(sql));
-    let mut batch = String::with_capacity(head.len() + BATCH_BYTES + 1024);
-    batch.push_str(head);
-    let mut decoding = Vec::new();
-    while let Some(item) = stream.try_next().await.map_err(CopyError::Node)? {
-        let Either::Right(row) = item else { continue };
-        let start = batch.len();
-        if start > head.len() {
-            batch.push_str(", ");
-        }
-        batch.push('(');
-        decoding.resize(sqlx::Row::len(&row), None);
-        for (i, first) in decoding.iter_mut().enumerate() {
-            if i > 0 {
+    let (send, mut batches) = tokio::sync::mpsc::channel::<String>(1);
+    // Owns the sender, so the writer's loop ends once the reader is done.
+    let read = async move {
+        let mut stream = from.fetch_many(sqlx::raw_sql(sql));
+        let fresh = || {
+            let mut batch = String::with_capacity(head.len() + BATCH_BYTES + 1024);
+            batch.push_str(head);
+            batch
+        };
+        let mut batch = fresh();
+        let mut decoding = Vec::new();
+        while let Some(item) = stream.try_next().await.map_err(CopyError::Node)? {
+            let Either::Right(row) = item else { continue };
+            let start = batch.len();
+            if start > head.len() {
                 batch.push_str(", ");
             }
-            let value = D::decode(&row, i, first, false).map_err(CopyError::Node)?;
-            push_literal(&mut batch, <D as Driver>::KIND, &value);
+            batch.push('(');
+            decoding.resize(sqlx::Row::len(&row), None);
+            for (i, first) in decoding.iter_mut().enumerate() {
+                if i > 0 {
+                    batch.push_str(", ");
+                }
+                let value = D::decode(&row, i, first, false).map_err(CopyError::Node)?;
+                push_literal(&mut batch, <D as Driver>::KIND, &value);
+            }
+            batch.push(')');
+            tally
+                .add(1, (batch.len() - start) as u64)
+                .map_err(CopyError::Limit)?;
+            if batch.len() >= BATCH_BYTES
+                && send
+                    .send(std::mem::replace(&mut batch, fresh()))
+                    .await
+                    .is_err()
+            {
+                // The writer stopped on an error, which it reports.
+                return Ok(());
+            }
         }
-        batch.push(')');
-        tally
-            .add(1, (batch.len() - start) as u64)
-            .map_err(CopyError::Limit)?;
-        if batch.len() >= BATCH_BYTES {
+        if batch.len() > head.len() {
+            let _ = send.send(batch).await;
+        }
+        Ok(())
+    };
+    let write = async move {
+        while let Some(batch) = batches.recv().await {
             into.execute(sqlx::raw_sql(&batch))
                 .await
                 .map_err(CopyError::Into)?;
-            batch.truncate(head.len());
         }
-    }
-    drop(stream);
-    if batch.len() > head.len() {
-        into.execute(sqlx::raw_sql(&batch))
-            .await
-            .map_err(CopyError::Into)?;
-    }
-    Ok(())
+        Ok(())
+    };
+    let (read, write) = tokio::join!(read, write);
+    write.and(read)
 }
 
 /// Creates each table, empty, with the columns of the actual table it stands for.
@@ -348,7 +367,7 @@ async fn create<DB: Kind>(
     for table in tables {
         let _ = write!(
             sql,
-            "CREATE TEMPORARY TABLE {} AS SELECT * FROM {} LIMIT 0;",
+            "CREATE TEMPORARY TABLE {} AS {} LIMIT 0;",
             quoted(DB::KIND, &table.name),
             table.like
         );

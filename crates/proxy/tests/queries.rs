@@ -21,6 +21,10 @@ authority:
     - user: root@%
       password: root
 databaseName: sharding_db
+props:
+  # Every read below gathers at most t_order's 40 rows and t_order_item's 20; the bulk rows
+  # added later take t_order beyond.
+  gather-max-rows: 60
 dataSources:
   ds_0:
     url: URL_0
@@ -435,6 +439,7 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     assert_eq!(fields, ["order_id", "user_id", "status", "amount"]);
 
     shaped(&mut conn, reference).await;
+    gather_limit(&mut conn).await;
     transactions(proxy, shards, &mut conn).await;
     conn.close().await.unwrap();
 }
@@ -460,6 +465,29 @@ async fn shaped(conn: &mut MySqlConnection, reference: &mut Reference) {
         reference.execute(sql).await;
     }
     compare(conn, reference, QUERIES[0]).await;
+}
+
+/// A read that would gather more rows than `gather-max-rows` is refused with ER_OUTOFMEMORY,
+/// naming the limit, and the connection goes on.
+async fn gather_limit(conn: &mut MySqlConnection) {
+    assert!(count(conn, "1 = 1").await > 60);
+    let error = sqlx::raw_sql("SELECT DISTINCT status FROM t_order")
+        .fetch_all(&mut *conn)
+        .await
+        .unwrap_err();
+    let code = error
+        .as_database_error()
+        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+        .map(|d| d.number());
+    assert_eq!(code, Some(1037), "{error}");
+    assert!(error.to_string().contains("gather-max-rows"), "{error}");
+    // Narrowed by its WHERE clause to one user's nodes, it gathers few enough.
+    let (_, rows) = fetch_mysql(
+        conn,
+        "SELECT DISTINCT status FROM t_order WHERE user_id = 1",
+    )
+    .await;
+    assert!(!rows.is_empty());
 }
 
 /// Users 1001 and 1002 live on different data sources.

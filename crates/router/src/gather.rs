@@ -9,10 +9,19 @@
 //! the statement needs no change beyond its sharded tables' qualifiers (`public.t_order`,
 //! `sharding_db.t_order`): the temporary table is not in that schema.
 
+use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
 
 use keyshard_config::TableRule;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{Expr, Select, TableFactor, Value as SqlValue, visit_expressions};
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Token;
+
+use crate::locate::Locator;
 
 use crate::names::push_identifier;
 use crate::plan::{ExecutionUnit, Plan};
@@ -38,10 +47,9 @@ pub struct Gather {
 pub struct GatheredTable {
     /// Its name: the logic table's, unquoted.
     pub name: String,
-    /// An actual table of the logic table on the gathering data source, as a reference the
-    /// data source reads (its schema when the statement named one): the temporary table takes
-    /// its columns, without its keys and indexes (rows unique per shard need not be unique
-    /// together).
+    /// A read of an actual table of the logic table on the gathering data source (in its
+    /// schema when the statement named one): the temporary table takes the columns it
+    /// returns, without keys and indexes (rows unique per shard need not be unique together).
     pub like: String,
     /// A read of each data node the statement may need rows of, on the node's data source,
     /// run in the session's transaction when it has one so that it sees its own writes.
@@ -66,6 +74,12 @@ struct Source {
     schema: String,
     /// Index of the node on the gathering data source.
     like_node: usize,
+    /// What each node's read selects: the columns the statement may use, or `*`.
+    columns: String,
+    /// What follows the actual table's name in each node's read: the statement's alias and
+    /// WHERE clause, when the statement reads this table alone and its condition can be
+    /// evaluated on the node as well (see [`pushdown`]).
+    filter: String,
 }
 
 /// Where a statement writes a sharded table's name: its number and its qualifier (`public.`;
@@ -73,22 +87,40 @@ struct Source {
 pub(crate) struct Written {
     pub(crate) table: usize,
     pub(crate) schema: Range<usize>,
-    /// Where the name ends, and the name itself.
-    pub(crate) end: usize,
-    pub(crate) unquoted: String,
+    /// The name itself, in quotes when `quoted`.
+    pub(crate) name: Range<usize>,
+    pub(crate) quoted: bool,
+}
+
+impl Written {
+    /// The name without its quotes.
+    fn unquoted<'s>(&self, sql: &'s str) -> &'s str {
+        let name = sql.get(self.name.clone()).unwrap_or_default();
+        match self.quoted {
+            true => name
+                .get(1..name.len().saturating_sub(1))
+                .unwrap_or_default(),
+            false => name,
+        }
+    }
 }
 
 impl GatherQuery {
     /// Prepares `sql`'s gather: `rules` are its sharded tables (numbered as in `written`),
-    /// `unsharded` whether it reads tables of the default data source too.
+    /// `unsharded` whether it reads tables of the default data source too, `columns` each
+    /// table's columns when they are known.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn prepare(
         sql: &str,
         dialect: Dialect,
+        parser: &Parser<'_>,
         rules: &[Arc<TableRule>],
         written: &[Written],
         data_sources: &[String],
         default: Option<&str>,
         unsharded: bool,
+        columns: impl Fn(&str) -> Option<Vec<String>>,
+        filter: Option<String>,
     ) -> Result<Self, String> {
         // Where every sharded table has a node (to take its columns from), and the unsharded
         // tables live, if it reads any.
@@ -122,7 +154,7 @@ impl GatherQuery {
         sorted.sort_by_key(|w| w.schema.start);
         for w in sorted {
             let logic = rules.get(w.table).map_or("", |r| r.logic_table.as_str());
-            if w.unquoted == logic {
+            if w.unquoted(sql) == logic {
                 if w.schema.is_empty() {
                     continue;
                 }
@@ -131,14 +163,46 @@ impl GatherQuery {
             } else {
                 out.push_str(sql.get(at..w.schema.start).unwrap_or_default());
                 push_identifier(&mut out, logic, Some(quote_char(dialect)));
-                at = w.end;
+                at = w.name.end;
             }
         }
         out.push_str(sql.get(at..).unwrap_or_default());
+        let words = match dialect {
+            Dialect::MySql => named_words(parser),
+            // A PostgreSQL table's name alone is its whole row (`SELECT o FROM t_order o`,
+            // `row_to_json(o)`): every column is read.
+            Dialect::Postgres => None,
+        };
+        let selected = |rule: &TableRule| -> String {
+            let (Some(words), Some(columns)) = (&words, columns(&rule.logic_table)) else {
+                return "*".to_owned();
+            };
+            let mut out = String::new();
+            for column in columns
+                .iter()
+                .filter(|c| words.contains(&c.to_ascii_lowercase()))
+            {
+                if !out.is_empty() {
+                    out.push_str(", ");
+                }
+                push_identifier(&mut out, column, Some(quote_char(dialect)));
+            }
+            // None named (`SELECT COUNT(*)`): a row each, of any column.
+            match (out.is_empty(), columns.first()) {
+                (true, Some(first)) => {
+                    push_identifier(&mut out, first, Some(quote_char(dialect)));
+                    out
+                }
+                (true, None) => "*".to_owned(),
+                (false, _) => out,
+            }
+        };
         let tables = rules
             .iter()
             .enumerate()
             .map(|(number, rule)| Source {
+                columns: selected(rule),
+                filter: filter.clone().unwrap_or_default(),
                 rule: Arc::clone(rule),
                 schema: match dialect {
                     // A MySQL qualifier names a database: the logical one, not the node's.
@@ -197,7 +261,12 @@ impl GatherQuery {
                 .map(|node| ExecutionUnit {
                     data_source: node.data_source.clone(),
                     table: node.table.clone(),
-                    sql: format!("SELECT * FROM {}", reference(&source.schema, &node.table)),
+                    sql: format!(
+                        "SELECT {} FROM {}{}",
+                        source.columns,
+                        reference(&source.schema, &node.table),
+                        source.filter
+                    ),
                     params: Vec::new(),
                     rows: Vec::new(),
                     binary_results: false,
@@ -205,7 +274,11 @@ impl GatherQuery {
                 .collect();
             tables.push(GatheredTable {
                 name: source.rule.logic_table.clone(),
-                like: reference(&source.schema, &like.table),
+                like: format!(
+                    "SELECT {} FROM {}",
+                    source.columns,
+                    reference(&source.schema, &like.table)
+                ),
                 reads,
             });
         }
@@ -234,4 +307,133 @@ fn quote_char(dialect: Dialect) -> char {
         Dialect::MySql => '`',
         Dialect::Postgres => '"',
     }
+}
+
+/// Every word of a statement, lower-cased, when it names each column it reads; `None` when it
+/// may read columns it does not name: a wildcard (`*`, `o.*`), a natural join, MySQL's
+/// `TABLE t`.
+fn named_words(parser: &Parser<'_>) -> Option<HashSet<String>> {
+    let mut words = HashSet::new();
+    // Whether a `*` here would be a wildcard: at the start, after `,` or `.`, or after a
+    // keyword that starts a select list.
+    let mut wildcard_here = true;
+    for index in 0.. {
+        let token = &parser.token_at(index).token;
+        match token {
+            Token::EOF => break,
+            Token::Whitespace(_) => continue,
+            Token::Mul if wildcard_here => return None,
+            Token::Word(w) if matches!(w.keyword, Keyword::NATURAL | Keyword::TABLE) => {
+                return None;
+            }
+            Token::Word(w) => {
+                words.insert(w.value.to_ascii_lowercase());
+            }
+            _ => {}
+        }
+        wildcard_here = match token {
+            Token::Comma | Token::Period => true,
+            Token::Word(w) => matches!(
+                w.keyword,
+                Keyword::SELECT | Keyword::DISTINCT | Keyword::DISTINCTROW | Keyword::ALL
+            ),
+            _ => false,
+        };
+    }
+    Some(words)
+}
+
+/// For a SELECT that reads one sharded table alone, ` AS alias WHERE condition` for each
+/// node's read: the same rows reach the gathered table as pass the statement's own WHERE
+/// clause there, so each node sends only those. Only a condition that means the same on any
+/// connection at any moment is sent: no subquery, function, variable or parameter.
+pub(crate) fn pushdown(sql: &str, parser: &Parser<'_>, select: &Select) -> Option<String> {
+    let selection = select.selection.as_ref()?;
+    let [from] = select.from.as_slice() else {
+        return None;
+    };
+    let TableFactor::Table { name, alias, .. } = &from.relation else {
+        return None;
+    };
+    let mut portable = true;
+    let _ = visit_expressions(selection, |expr: &Expr| {
+        portable &= match expr {
+            Expr::Subquery(_)
+            | Expr::Exists { .. }
+            | Expr::Function(_)
+            | Expr::Value(sqlparser::ast::ValueWithSpan {
+                value: SqlValue::Placeholder(_),
+                ..
+            }) => false,
+            Expr::Identifier(ident) => !ident.value.starts_with('@'),
+            Expr::CompoundIdentifier(parts) => parts.iter().all(|p| !p.value.starts_with('@')),
+            _ => true,
+        };
+        ControlFlow::<()>::Continue(())
+    });
+    if !portable {
+        return None;
+    }
+    // The clause's text: from after the top-level WHERE to the next top-level clause.
+    let mut depth = 0usize;
+    let mut start = None;
+    let mut end = None;
+    for index in 0.. {
+        let token = parser.token_at(index);
+        match &token.token {
+            Token::EOF | Token::SemiColon if start.is_some() => {
+                end = Some(token.span.start);
+                break;
+            }
+            Token::EOF => break,
+            // A subquery or a parameter inside the clause: not sent (see above).
+            Token::Placeholder(_) if start.is_some() => return None,
+            Token::Word(w) if start.is_some() && w.keyword == Keyword::SELECT => return None,
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            Token::Word(w) if depth == 0 && start.is_none() && w.keyword == Keyword::WHERE => {
+                start = Some(token.span.end);
+            }
+            Token::Word(w)
+                if depth == 0
+                    && start.is_some()
+                    && matches!(
+                        w.keyword,
+                        Keyword::GROUP
+                            | Keyword::HAVING
+                            | Keyword::WINDOW
+                            | Keyword::QUALIFY
+                            | Keyword::ORDER
+                            | Keyword::LIMIT
+                            | Keyword::OFFSET
+                            | Keyword::FETCH
+                            | Keyword::FOR
+                            | Keyword::LOCK
+                            | Keyword::INTO
+                            | Keyword::UNION
+                            | Keyword::EXCEPT
+                            | Keyword::INTERSECT
+                    ) =>
+            {
+                end = Some(token.span.start);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let mut locator = Locator::new(sql);
+    let start = locator.offset(start?).ok()?;
+    let end = locator.offset(end?).ok()?;
+    let condition = sql.get(start..end)?.trim();
+    let mut out = String::from(" AS ");
+    match alias {
+        Some(alias) => push_identifier(&mut out, &alias.name.value, alias.name.quote_style),
+        None => {
+            let last = name.0.last()?.as_ident()?;
+            push_identifier(&mut out, &last.value, last.quote_style);
+        }
+    }
+    out.push_str(" WHERE ");
+    out.push_str(condition);
+    Some(out)
 }

@@ -386,7 +386,7 @@ impl Router {
             return Err(RouteError::Unsupported("multi-table DELETE".into()));
         }
         let is_read = matches!(statement, Statement::Query(_));
-        let (tables, others) = query::tables(sql, statement, |t| self.table(t).cloned())?;
+        let (mut tables, others) = query::tables(sql, statement, |t| self.table(t).cloned())?;
         if tables.rules.is_empty() {
             if is_read
                 && let Some(catalog) = &self.catalog
@@ -419,21 +419,26 @@ impl Router {
                 false => return Err(refused),
             }
         }
-        let gather = is_read.then(|| {
-            gather::GatherQuery::prepare(
+        let written = std::mem::take(&mut tables.written);
+        let mut query = query::prepare(sql, self.dialect, parser, statement, tables)?;
+        if is_read && (always.is_some() || query.unmerged()) {
+            let gather = gather::GatherQuery::prepare(
                 sql,
                 self.dialect,
-                &tables.rules,
-                &tables.written,
+                parser,
+                query.rules(),
+                &written,
                 &self.data_sources,
                 self.default_data_source.as_deref(),
                 unsharded.is_some(),
-            )
-        });
-        let mut query = query::prepare(sql, self.dialect, parser, statement, tables)?;
-        if let Some(gather) = gather
-            && (always.is_some() || query.unmerged())
-        {
+                |table| metadata.visible_columns(table),
+                match statement {
+                    Statement::Query(q) if query.narrows_gather() => {
+                        query::select_of(q).and_then(|select| gather::pushdown(sql, parser, select))
+                    }
+                    _ => None,
+                },
+            );
             // A gathered read would lock nothing on the shards, or store its INTO elsewhere.
             let unfit = match statement {
                 Statement::Query(q) if !q.locks.is_empty() => {

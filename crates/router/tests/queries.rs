@@ -498,6 +498,34 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
             ("ds_1", "SELECT * FROM public.\"t_order_1\"")
         ]
     );
+    // Its condition goes to each node too when it reads the one table and means the same
+    // there: no function, subquery, variable or parameter.
+    let reads = |sql: &str, params: &[Value]| -> Vec<String> {
+        let gather = plan(sql, params).unwrap().gather.expect(sql);
+        gather.tables[0]
+            .reads
+            .iter()
+            .map(|r| r.sql.clone())
+            .collect()
+    };
+    assert_eq!(
+        reads(
+            "SELECT DISTINCT status FROM t_order o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL) ORDER BY status",
+            &[]
+        )[0],
+        "SELECT * FROM `t_order_0` AS o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL)"
+    );
+    for sql in [
+        "SELECT DISTINCT status FROM t_order WHERE amount > RAND()",
+        "SELECT DISTINCT status FROM t_order WHERE amount > @floor",
+        "SELECT DISTINCT status FROM t_order WHERE amount IN (SELECT 1)",
+        "SELECT DISTINCT status FROM t_order WHERE amount > ?",
+        "SELECT DISTINCT o.status FROM t_order o JOIN t_dict d ON o.status = d.code WHERE amount > 1",
+    ] {
+        let params = [Value::Int(1)];
+        let params = &params[..sql.matches('?').count()];
+        assert_eq!(reads(sql, params)[0], "SELECT * FROM `t_order_0`", "{sql}");
+    }
     // A locking read cannot be gathered: it would lock nothing on the shards.
     let e = plan("SELECT DISTINCT status FROM t_order FOR UPDATE", &[]).unwrap_err();
     assert!(matches!(e, RouteError::Unsupported(_)), "{e}");

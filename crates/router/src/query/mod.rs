@@ -199,7 +199,7 @@ pub(crate) fn select_into(query: &Query) -> bool {
     select_of(query).is_some_and(|s| s.into.is_some())
 }
 
-fn select_of(query: &Query) -> Option<&Select> {
+pub(crate) fn select_of(query: &Query) -> Option<&Select> {
     match &*query.body {
         SetExpr::Select(select) => Some(select),
         _ => None,
@@ -230,6 +230,17 @@ impl PreparedQuery {
     /// Whether the statement only reads.
     pub fn is_read(&self) -> bool {
         matches!(self.kind, Kind::Read(_))
+    }
+
+    /// Whether the statement reads one sharded table alone, so that its WHERE clause routes
+    /// its gather.
+    pub(crate) fn narrows_gather(&self) -> bool {
+        self.narrows_gather
+    }
+
+    /// The sharded tables, numbered as the statement's.
+    pub(crate) fn rules(&self) -> &[Arc<TableRule>] {
+        &self.tables
     }
 
     /// Whether a read over several nodes would be refused, and not gathered, so that the

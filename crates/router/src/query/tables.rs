@@ -57,7 +57,7 @@ pub(crate) fn tables<'a>(
     };
     let mut others = Vec::new();
     // The name's last part, and the whole name.
-    let mut spans: Vec<(Span, Span, usize, Option<char>, String)> = Vec::new();
+    let mut spans: Vec<(Span, Span, usize, Option<char>)> = Vec::new();
     let _ = visit_relations(statement, |name: &ObjectName| {
         let Some(ObjectNamePart::Identifier(ident)) = name.0.last() else {
             return ControlFlow::<()>::Continue(());
@@ -75,21 +75,20 @@ pub(crate) fn tables<'a>(
                         tables.rules.len() - 1
                     }
                 };
-                let unquoted = ident.value.clone();
-                spans.push((ident.span, name.span(), number, ident.quote_style, unquoted));
+                spans.push((ident.span, name.span(), number, ident.quote_style));
             }
             None => others.push(ident.value.clone()),
         }
         ControlFlow::Continue(())
     });
-    for (span, whole, number, quote, unquoted) in spans {
+    for (span, whole, number, quote) in spans {
         let range = tables.locator.offset(span.start)?..tables.locator.offset(span.end)?;
         let start = tables.locator.offset(whole.start)?;
         tables.written.push(Written {
             schema: start..range.start,
             table: number,
-            end: range.end,
-            unquoted,
+            name: range.clone(),
+            quoted: quote.is_some(),
         });
         tables.names.push((range, number, quote));
     }
