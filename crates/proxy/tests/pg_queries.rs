@@ -200,6 +200,26 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
     let none = client.query(sql, &[&1000i32]).await.unwrap();
     assert!(none.is_empty());
 
+    // A gathered locking read locks what it reads on every node, in the reader's transaction:
+    // another client's UPDATE of such a row waits (and times out), as on one database.
+    let other = proxy.client().await;
+    other
+        .batch_execute("SET lock_timeout = '500ms'")
+        .await
+        .unwrap();
+    client.batch_execute("BEGIN").await.unwrap();
+    let locked = fetch(
+        &client,
+        "SELECT o.order_id, u.name FROM t_order o JOIN t_user u ON u.id = o.user_id WHERE o.user_id IN (1, 2) FOR UPDATE OF o",
+    )
+    .await;
+    assert!(!locked.1.is_empty());
+    let update = "UPDATE t_order SET amount = amount WHERE user_id = 2";
+    let error = other.batch_execute(update).await.unwrap_err();
+    assert_eq!(error.code().map(|c| c.code()), Some("55P03"), "{error:?}");
+    client.batch_execute("ROLLBACK").await.unwrap();
+    other.batch_execute(update).await.unwrap();
+
     // EXPLAIN: each node's plan after a line naming the node and the statement it runs there;
     // EXPLAIN ANALYZE of a write is refused, since it would make the write.
     let plan = common::postgres::simple_rows(

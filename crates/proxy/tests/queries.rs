@@ -417,8 +417,8 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     );
     for sql in [
         moving.as_str(),
-        // A gathered read would lock nothing on the shards; a write cannot be gathered.
-        "SELECT DISTINCT status FROM t_order FOR UPDATE",
+        // A gathered read would keep its INTO on another connection; a write is not gathered.
+        "SELECT DISTINCT status INTO @s FROM t_order",
         "DELETE FROM t_order WHERE user_id IN (SELECT id FROM t_user)",
     ] {
         let error = sqlx::raw_sql(sql).execute(&mut conn).await.expect_err(sql);
@@ -440,6 +440,9 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
 
     shaped(&mut conn, reference).await;
     gather_limit(&mut conn).await;
+    if matches!(shards, Shards::MariaDb { .. }) {
+        gathered_lock(proxy, &mut conn).await;
+    }
     transactions(proxy, shards, &mut conn).await;
     conn.close().await.unwrap();
 }
@@ -488,6 +491,32 @@ async fn gather_limit(conn: &mut MySqlConnection) {
     )
     .await;
     assert!(!rows.is_empty());
+}
+
+/// A gathered locking read locks the rows it reads on every node, in the reader's transaction:
+/// another client's UPDATE of such a row waits for it (and times out), as on one database.
+async fn gathered_lock(proxy: &Proxy, conn: &mut MySqlConnection) {
+    let mut other = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    affected(&mut other, "SET SESSION innodb_lock_wait_timeout = 1").await;
+    let update = "UPDATE t_order SET amount = amount WHERE user_id = 2";
+    affected(conn, "BEGIN").await;
+    let (_, locked) = fetch_mysql(
+        conn,
+        "SELECT DISTINCT user_id FROM t_order WHERE user_id IN (1, 2) FOR UPDATE",
+    )
+    .await;
+    assert_eq!(locked.len(), 2);
+    let error = sqlx::raw_sql(update).execute(&mut other).await.unwrap_err();
+    let code = error
+        .as_database_error()
+        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+        .map(|d| d.number());
+    assert_eq!(code, Some(1205), "{error}");
+    affected(conn, "ROLLBACK").await;
+    affected(&mut other, update).await;
+    other.close().await.unwrap();
 }
 
 /// Users 1001 and 1002 live on different data sources.

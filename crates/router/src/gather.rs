@@ -78,7 +78,7 @@ struct Source {
     columns: String,
     /// What follows the actual table's name in each node's read: the statement's alias and
     /// WHERE clause, when the statement reads this table alone and its condition can be
-    /// evaluated on the node as well (see [`pushdown`]).
+    /// evaluated on the node as well (see [`pushdown`]), and a locking read's lock.
     filter: String,
 }
 
@@ -121,6 +121,7 @@ impl GatherQuery {
         unsharded: bool,
         columns: impl Fn(&str) -> Option<Vec<String>>,
         filter: Option<String>,
+        lock: Option<&str>,
     ) -> Result<Self, String> {
         // Where every sharded table has a node (to take its columns from), and the unsharded
         // tables live, if it reads any.
@@ -202,7 +203,11 @@ impl GatherQuery {
             .enumerate()
             .map(|(number, rule)| Source {
                 columns: selected(rule),
-                filter: filter.clone().unwrap_or_default(),
+                filter: format!(
+                    "{}{}",
+                    filter.as_deref().unwrap_or_default(),
+                    lock.unwrap_or_default()
+                ),
                 rule: Arc::clone(rule),
                 schema: match dialect {
                     // A MySQL qualifier names a database: the logical one, not the node's.
@@ -435,5 +440,28 @@ pub(crate) fn pushdown(sql: &str, parser: &Parser<'_>, select: &Select) -> Optio
     }
     out.push_str(" WHERE ");
     out.push_str(condition);
+    Some(out)
+}
+
+/// The lock a locking read takes on every row each node reads for it (a superset of the rows
+/// one database would lock, never fewer), in the session's transaction: ` FOR UPDATE`,
+/// ` FOR SHARE` (MySQL: ` LOCK IN SHARE MODE`), with `NOWAIT` or `SKIP LOCKED`.
+pub(crate) fn lock_clause(
+    locks: &[sqlparser::ast::LockClause],
+    dialect: Dialect,
+) -> Option<String> {
+    use sqlparser::ast::{LockType, NonBlock};
+    let update = locks.iter().any(|l| l.lock_type == LockType::Update);
+    let first = locks.first()?;
+    let mut out = match (update, dialect) {
+        (true, _) => " FOR UPDATE".to_owned(),
+        (false, Dialect::MySql) => " LOCK IN SHARE MODE".to_owned(),
+        (false, Dialect::Postgres) => " FOR SHARE".to_owned(),
+    };
+    match first.nonblock {
+        Some(NonBlock::Nowait) => out.push_str(" NOWAIT"),
+        Some(NonBlock::SkipLocked) => out.push_str(" SKIP LOCKED"),
+        None => {}
+    }
     Some(out)
 }

@@ -438,12 +438,14 @@ impl Router {
                     }
                     _ => None,
                 },
-            );
-            // A gathered read would lock nothing on the shards, or store its INTO elsewhere.
-            let unfit = match statement {
-                Statement::Query(q) if !q.locks.is_empty() => {
-                    Some("a locking read (FOR UPDATE, FOR SHARE)")
+                match statement {
+                    Statement::Query(q) => gather::lock_clause(&q.locks, self.dialect),
+                    _ => None,
                 }
+                .as_deref(),
+            );
+            // A gathered read would store its INTO on the gathering connection.
+            let unfit = match statement {
                 Statement::Query(q) if query::select_into(q) => Some("SELECT … INTO"),
                 _ => None,
             };

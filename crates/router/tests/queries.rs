@@ -526,8 +526,20 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
         let params = &params[..sql.matches('?').count()];
         assert_eq!(reads(sql, params)[0], "SELECT * FROM `t_order_0`", "{sql}");
     }
-    // A locking read cannot be gathered: it would lock nothing on the shards.
-    let e = plan("SELECT DISTINCT status FROM t_order FOR UPDATE", &[]).unwrap_err();
+    // A locking read locks every row each node reads for it.
+    assert_eq!(
+        reads(
+            "SELECT DISTINCT status FROM t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED",
+            &[]
+        )[0],
+        "SELECT * FROM `t_order_0` AS t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED"
+    );
+    assert_eq!(
+        reads("SELECT COUNT(DISTINCT status) FROM t_order FOR SHARE", &[])[0],
+        "SELECT * FROM `t_order_0` LOCK IN SHARE MODE"
+    );
+    // SELECT … INTO cannot be gathered: it would store its result on the gathering connection.
+    let e = plan("SELECT DISTINCT status INTO @s FROM t_order", &[]).unwrap_err();
     assert!(matches!(e, RouteError::Unsupported(_)), "{e}");
 }
 
