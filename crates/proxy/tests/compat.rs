@@ -253,6 +253,12 @@ async fn postgres_client(script_name: &str, program: &str, extra: &[&str]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn peewee() {
+    mysql_client("peewee_reads.py", "python", &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
 async fn pymysql() {
     mysql_client("pymysql_keys.py", "python", &[]).await;
 }

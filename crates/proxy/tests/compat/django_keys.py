@@ -30,7 +30,7 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 from django.db import models, transaction  # noqa: E402
-from django.db.models import Max, Min, Sum  # noqa: E402
+from django.db.models import Count, Max, Min, Subquery, Sum  # noqa: E402
 
 
 class Order(models.Model):
@@ -111,6 +111,20 @@ totals = Order.objects.filter(status="typed").aggregate(Sum("price"), Max("creat
 assert totals["price__sum"] == Decimal("117.43"), totals
 assert totals["price__min"] == Decimal("0.10"), totals
 assert totals["created_at__max"] == max(o.created_at for o in typed.values()), totals
+
+# Reads the shards cannot merge are gathered onto one data source and answered there:
+# distinct(), a distinct count per group, a Subquery, and count() of a distinct queryset (a
+# COUNT over a subquery).
+statuses = list(Order.objects.filter(status__in=["bulk", "typed"])
+                .values_list("status", flat=True).distinct().order_by("status"))
+assert statuses == ["bulk", "typed"], statuses
+per_status = (Order.objects.filter(status__in=["bulk", "typed"]).values("status")
+              .annotate(users=Count("user_id", distinct=True)).order_by("status"))
+assert [(r["status"], r["users"]) for r in per_status] == [("bulk", 3), ("typed", 4)], per_status
+bulk_users = Order.objects.filter(status="bulk").values("user_id")
+assert Order.objects.filter(user_id__in=Subquery(bulk_users)).count() == 3
+all_statuses = set(Order.objects.values_list("status", flat=True))
+assert Order.objects.values("status").distinct().count() == len(all_statuses), all_statuses
 
 # inspectdb reads the catalog (information_schema on MySQL, pg_catalog on PostgreSQL): the
 # logic table, under its name, with its columns.

@@ -117,6 +117,19 @@ with Session(engine) as session:
         Order.created_at >= (at if postgres else at.replace(tzinfo=None))).order_by(Order.user_id)).all()
     assert in_range == [7, 8], in_range
 
+# Reads the shards cannot merge are gathered onto one data source and answered there: DISTINCT,
+# a COUNT over a subquery; .limit() is a parameter (psycopg casts it to INTEGER).
+with Session(engine) as session:
+    statuses = session.scalars(select(Order.status).distinct()
+                               .where(Order.status.in_(["batch", "typed"]))
+                               .order_by(Order.status)).all()
+    assert statuses == ["batch", "typed"], statuses
+    users = select(Order.user_id).where(Order.status == "typed").distinct().subquery()
+    assert session.scalar(select(func.count()).select_from(users)) == 3
+    first = session.scalars(select(Order.user_id).where(Order.status == "typed")
+                            .order_by(Order.user_id).limit(2).offset(1)).all()
+    assert first == [8, 9], first
+
 # Reflection reads the logic table: on MySQL has_table() runs DESCRIBE `db`.`t`; on PostgreSQL
 # every step reads pg_catalog, where the proxy shows the logic table in place of its actual ones.
 inspector = inspect(engine)
