@@ -87,6 +87,9 @@ impl Backend {
             ($connections:expr, $db:ty, $fill:expr) => {{
                 let connections = $connections;
                 let mut conn = connections.acquire_apart().await.map_err(failed)?;
+                // Its temporary tables would hide tables of the same name from whoever took
+                // it next: until they are dropped, a cancelled statement closes it.
+                conn.holding(true);
                 let mut result = async {
                     create::<$db>(&mut conn, &gather.tables)
                         .await
@@ -104,7 +107,10 @@ impl Backend {
                 .await;
                 let dropped = drop_tables::<$db>(&mut conn, &gather.tables).await;
                 match (&mut result, dropped) {
-                    (_, Ok(())) => connections.release_apart(conn),
+                    (_, Ok(())) => {
+                        conn.holding(false);
+                        connections.release_apart(conn);
+                    }
                     (Ok(_), Err(e)) => {
                         conn.close();
                         result = Err(failed(e));

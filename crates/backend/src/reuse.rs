@@ -115,6 +115,13 @@ impl<DB: Database> Leased<DB> {
         self.applied.is_none() && self.kept.is_none() && !self.unknown
     }
 
+    /// Marks it as holding state of its own (a gathered read's temporary tables) until
+    /// `holding(false)`: dropped meanwhile (its statement cancelled), it is closed, never
+    /// given to another session with that state.
+    pub(crate) fn holding(&mut self, holds: bool) {
+        self.unknown = holds;
+    }
+
     /// Closes it instead of giving it back, whatever it holds.
     pub(crate) fn close(mut self) {
         self.unknown = true;

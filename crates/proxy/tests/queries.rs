@@ -56,6 +56,14 @@ rules:
         standard:
           shardingColumn: order_id
           shardingAlgorithmName: item_table
+    # An actual table named as its logic table, which a gathered read's temporary table
+    # hides on its own connection only.
+    t_log:
+      actualDataNodes: ds_${0..1}.t_log
+      databaseStrategy:
+        standard:
+          shardingColumn: user_id
+          shardingAlgorithmName: by_user
   bindingTables:
     - t_order, t_order_item
   shardingAlgorithms:
@@ -432,13 +440,14 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     // The catalog shows logic tables, not actual ones.
     let (_, tables) = fetch_mysql(&mut conn, "SHOW TABLES").await;
     let tables: Vec<_> = tables.into_iter().flatten().flatten().collect();
-    assert_eq!(tables, ["t_dict", "t_order", "t_order_item", "t_user"]);
+    assert_eq!(tables, ["t_dict", "t_log", "t_order", "t_order_item", "t_user"]);
     let (names, columns) = fetch_mysql(&mut conn, "DESCRIBE t_order").await;
     assert_eq!(names[0], "Field");
     let fields: Vec<_> = columns.iter().map(|c| c[0].clone().unwrap()).collect();
     assert_eq!(fields, ["order_id", "user_id", "status", "amount"]);
 
     shaped(&mut conn, reference).await;
+    same_names(proxy, &mut conn, reference).await;
     gather_limit(&mut conn).await;
     if matches!(shards, Shards::MariaDb { .. }) {
         gathered_lock(proxy, &mut conn).await;
@@ -468,6 +477,35 @@ async fn shaped(conn: &mut MySqlConnection, reference: &mut Reference) {
         reference.execute(sql).await;
     }
     compare(conn, reference, QUERIES[0]).await;
+}
+
+/// A gathered read of a logic table whose actual tables have its name: the temporary table
+/// hides the real one on the gathering connection alone, and is gone after.
+async fn same_names(proxy: &Proxy, conn: &mut MySqlConnection, reference: &mut Reference) {
+    for sql in [
+        "CREATE TABLE t_log (id INT PRIMARY KEY, user_id INT NOT NULL, level VARCHAR(10))",
+        "INSERT INTO t_log VALUES (1, 1, 'info'), (2, 2, 'warn'), (3, 3, 'info'), (4, 4, 'error')",
+    ] {
+        affected(conn, sql).await;
+        reference.execute(sql).await;
+    }
+    for sql in [
+        "SELECT DISTINCT level FROM t_log ORDER BY level",
+        "SELECT a.id, b.id FROM t_log a JOIN t_log b ON a.level = b.level AND a.id < b.id ORDER BY 1",
+        "SELECT level, COUNT(*) FROM t_log GROUP BY level HAVING COUNT(*) > 1",
+    ] {
+        compare(conn, reference, sql).await;
+    }
+    // Every pooled connection still reads the real tables, on both data sources.
+    let mut others = Vec::new();
+    for _ in 0..4 {
+        let mut other = MySqlConnection::connect(&proxy.url("root", "root"))
+            .await
+            .unwrap();
+        let (_, rows) = fetch_mysql(&mut other, "SELECT id FROM t_log ORDER BY id").await;
+        assert_eq!(rows.len(), 4);
+        others.push(other);
+    }
 }
 
 /// A read that would gather more rows than `gather-max-rows` is refused with ER_OUTOFMEMORY,
