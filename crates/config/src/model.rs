@@ -154,6 +154,15 @@ pub struct Props {
     pub gather_max_rows: u64,
     /// `gather-max-bytes` (Keyshard's own; default 256 MiB): bytes of those rows.
     pub gather_max_bytes: u64,
+    /// `max-connections` (Keyshard's own; default 10,000): client connections the proxy keeps
+    /// at once; beyond, a new one is refused at once (1040, 53300).
+    pub max_connections: usize,
+    /// `max-unauthenticated-connections` (Keyshard's own; default 512): of those, the ones
+    /// still logging in.
+    pub max_unauthenticated_connections: usize,
+    /// `max-unauthenticated-connections-per-address` (Keyshard's own; default 128): the ones
+    /// still logging in from one address.
+    pub max_unauthenticated_per_address: usize,
 }
 
 impl Default for Props {
@@ -167,6 +176,9 @@ impl Default for Props {
             max_connections_per_query: 1,
             gather_max_rows: 1_000_000,
             gather_max_bytes: 256 << 20,
+            max_connections: 10_000,
+            max_unauthenticated_connections: 512,
+            max_unauthenticated_per_address: 128,
         }
     }
 }

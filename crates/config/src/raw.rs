@@ -109,6 +109,15 @@ pub(crate) struct RawProps {
     /// ShardingSphere's: connections one read takes per data source (default 1).
     #[serde(rename = "max-connections-size-per-query")]
     pub max_connections_size_per_query: Option<u64>,
+    /// Keyshard's own: connections the proxy keeps at once (default 10,000).
+    #[serde(rename = "max-connections")]
+    pub max_connections: Option<u64>,
+    /// Keyshard's own: connections still logging in (default 512).
+    #[serde(rename = "max-unauthenticated-connections")]
+    pub max_unauthenticated_connections: Option<u64>,
+    /// Keyshard's own: connections still logging in from one address (default 128).
+    #[serde(rename = "max-unauthenticated-connections-per-address")]
+    pub max_unauthenticated_per_address: Option<u64>,
     /// Keyshard's own: rows one read across shards may gather (default 1,000,000).
     #[serde(rename = "gather-max-rows")]
     pub gather_max_rows: Option<u64>,

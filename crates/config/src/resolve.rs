@@ -83,8 +83,8 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
                 defaults.shutdown_drain_timeout,
                 std::time::Duration::from_millis,
             ),
-            statement_memory: bytes(raw.props.statement_memory_bytes, defaults.statement_memory),
-            memory_budget: bytes(raw.props.memory_budget_bytes, defaults.memory_budget),
+            statement_memory: amount(raw.props.statement_memory_bytes, defaults.statement_memory),
+            memory_budget: amount(raw.props.memory_budget_bytes, defaults.memory_budget),
             gather_max_rows: raw
                 .props
                 .gather_max_rows
@@ -93,6 +93,15 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
                 .props
                 .gather_max_bytes
                 .unwrap_or(defaults.gather_max_bytes),
+            max_connections: amount(raw.props.max_connections, defaults.max_connections),
+            max_unauthenticated_connections: amount(
+                raw.props.max_unauthenticated_connections,
+                defaults.max_unauthenticated_connections,
+            ),
+            max_unauthenticated_per_address: amount(
+                raw.props.max_unauthenticated_per_address,
+                defaults.max_unauthenticated_per_address,
+            ),
             max_connections_per_query: match raw.props.max_connections_size_per_query {
                 None => defaults.max_connections_per_query,
                 Some(0) => {
@@ -143,8 +152,9 @@ fn check_broadcast(
     Ok(())
 }
 
-/// A byte count from the YAML, `default` when absent; beyond the address space, all of it.
-fn bytes(raw: Option<u64>, default: usize) -> usize {
+/// A byte count or a count from the YAML, `default` when absent; beyond the address space,
+/// all of it.
+fn amount(raw: Option<u64>, default: usize) -> usize {
     raw.map_or(default, |b| usize::try_from(b).unwrap_or(usize::MAX))
 }
 

@@ -2,17 +2,19 @@
 //! stop accepting, let running statements finish, then close the pools.
 
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use keyshard_config::{Config, DatabaseKind};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use keyshard_coordination::{Keeper, WorkerIdStatus};
 
+use crate::admission::{self, Admission};
 use crate::engine::Engine;
 use crate::tls::Tls;
 use crate::{coordination, mysql, postgres};
@@ -70,6 +72,7 @@ pub struct Server {
     postgres: Option<(TcpListener, Arc<postgres::Frontend>)>,
     metrics: Option<TcpListener>,
     keeper: Option<Keeper>,
+    admission: Arc<Admission>,
 }
 
 impl Server {
@@ -126,6 +129,7 @@ impl Server {
                 Arc::new(postgres::Frontend::new(Arc::clone(&engine), tls.clone())),
             )
         });
+        let admission = Arc::new(Admission::new(&engine.config().props));
         Ok(Self {
             engine,
             tls,
@@ -133,6 +137,7 @@ impl Server {
             postgres,
             metrics,
             keeper,
+            admission,
         })
     }
 
@@ -183,17 +188,33 @@ impl Server {
             tokio::select! {
                 accepted = accept(self.mysql.as_ref()) => {
                     if let Some(stream) = accepted.await {
-                        connections.spawn(mysql::serve(
-                            stream,
-                            Arc::clone(&self.engine),
-                            self.tls.clone(),
-                            stopping.clone(),
-                        ));
+                        match self.admission.admit(peer_ip(&stream)) {
+                            Ok(ticket) => {
+                                connections.spawn(mysql::serve(
+                                    stream,
+                                    Arc::clone(&self.engine),
+                                    self.tls.clone(),
+                                    stopping.clone(),
+                                    ticket,
+                                ));
+                            }
+                            Err(refused) => refuse(stream, admission::mysql_refusal(refused)),
+                        }
                     }
                 }
                 accepted = accept(self.postgres.as_ref().map(|(l, _)| l)) => {
                     if let (Some(stream), Some((_, frontend))) = (accepted.await, &self.postgres) {
-                        connections.spawn(postgres::serve(stream, Arc::clone(frontend), stopping.clone()));
+                        match self.admission.admit(peer_ip(&stream)) {
+                            Ok(ticket) => {
+                                connections.spawn(postgres::serve(
+                                    stream,
+                                    Arc::clone(frontend),
+                                    stopping.clone(),
+                                    ticket,
+                                ));
+                            }
+                            Err(refused) => refuse(stream, admission::postgres_refusal(refused)),
+                        }
                     }
                 }
                 // Reap finished connections so the set does not grow without bound.
@@ -235,6 +256,29 @@ pub(crate) fn accepted(stream: &TcpStream) -> String {
         .peer_addr()
         .map(|a| a.ip().to_string())
         .unwrap_or_default()
+}
+
+/// The client's address, for the caps on connections still logging in.
+fn peer_ip(stream: &TcpStream) -> IpAddr {
+    stream
+        .peer_addr()
+        .map_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), |a| a.ip())
+}
+
+/// Tells a connection the caps refuse why, and closes it; a client that does not read within
+/// a second is not waited for.
+fn refuse(mut stream: TcpStream, refusal: Vec<u8>) {
+    tracing::debug!(
+        "connection from {} refused: too many connections",
+        peer_ip(&stream)
+    );
+    tokio::spawn(async move {
+        let told = async {
+            stream.write_all(&refusal).await?;
+            stream.shutdown().await
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), told).await;
+    });
 }
 
 async fn listen(address: SocketAddr) -> Result<TcpListener, ServerError> {

@@ -587,3 +587,76 @@ async fn repeated_failed_logins_are_throttled_on_both_ports() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// Sockets that never log in cannot keep real clients out: beyond
+/// `max-unauthenticated-connections-per-address` from one address a new connection is told
+/// "too many connections" at once (MySQL's 1040 in place of the greeting, PostgreSQL's
+/// 53300), clients from another address still get in, and once the silent sockets go, so do
+/// clients from theirs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sockets_that_never_log_in_cannot_keep_real_clients_out() {
+    let _serial = SERIAL.lock().await;
+    let shards = common::postgres::PgShards::sqlite();
+    let yaml = common::postgres::yaml(&shards.url(0), &shards.url(1), true).replace(
+        "props:\n  sql-show: false\n",
+        "props:\n  sql-show: false\n  max-unauthenticated-connections-per-address: 8\n  max-unauthenticated-connections: 12\n",
+    );
+    let proxy = common::postgres::PgProxy::start(&yaml).await;
+    let mysql_address = proxy.mysql_address.expect("a MySQL listener");
+    let mut silent = Vec::new();
+    for _ in 0..8 {
+        let mut stream = TcpStream::connect(mysql_address).await.unwrap();
+        // The greeting arrived: the connection is the proxy's, waiting for a login.
+        let mut greeting = [0u8; 5];
+        stream.read_exact(&mut greeting).await.unwrap();
+        assert_eq!(greeting[4], 10, "protocol version 10");
+        silent.push(stream);
+    }
+    // The ninth from the same address: an ERR packet, 1040, then the end.
+    let error = MySqlConnection::connect(&format!("mysql://root:root@{mysql_address}/sharding_db"))
+        .await
+        .unwrap_err();
+    assert_eq!(mysql_code(&error), Some(1040), "{error}");
+    let error = common::postgres::connect(&proxy.config("root", "root"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.code(),
+        Some(&tokio_postgres::error::SqlState::TOO_MANY_CONNECTIONS),
+        "{error}"
+    );
+    // Another address is let in.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+    let mut other = socket.connect(mysql_address).await.unwrap();
+    let mut greeting = [0u8; 5];
+    other.read_exact(&mut greeting).await.unwrap();
+    assert_eq!(greeting[4], 10, "another address gets the greeting");
+    drop(other);
+    // The silent sockets gone, their address logs in again.
+    drop(silent);
+    let mut connected = None;
+    for _ in 0..50 {
+        match MySqlConnection::connect(&format!("mysql://root:root@{mysql_address}/sharding_db"))
+            .await
+        {
+            Ok(conn) => {
+                connected = Some(conn);
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    connected
+        .expect("a login after the silent sockets closed")
+        .close()
+        .await
+        .unwrap();
+    assert!(
+        common::postgres::connect(&proxy.config("root", "root"))
+            .await
+            .is_ok()
+    );
+    proxy.stop().await;
+    shards.cleanup().await;
+}

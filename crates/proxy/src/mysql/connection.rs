@@ -18,6 +18,7 @@ use super::protocol::error::ProtocolError;
 use super::protocol::handshake::{self, Greeting};
 use super::protocol::packet::{DEFAULT_MAX_PAYLOAD, PacketIo};
 use super::protocol::response::{self, ResultColumn};
+use crate::admission::Ticket;
 use crate::distsql;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorKind};
@@ -39,6 +40,7 @@ pub async fn serve(
     engine: Arc<Engine>,
     tls: Option<Arc<Tls>>,
     mut shutdown: watch::Receiver<bool>,
+    mut admitted: Ticket,
 ) {
     let peer = crate::server::accepted(&stream);
     // Before login only a handshake response can arrive, a few hundred bytes: a stranger gets
@@ -68,6 +70,7 @@ pub async fn serve(
     let client = match login {
         Ok(Ok(client)) => {
             engine.logins().record(&client.user, &peer, true);
+            admitted.logged_in();
             client
         }
         Ok(Err(e)) => {

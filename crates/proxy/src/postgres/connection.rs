@@ -26,6 +26,7 @@ use super::describe::{Fields, reply_fields};
 use super::formats::{data_row, row_description};
 use super::pg_error::PgError;
 use super::wire::{Wire, WireError};
+use crate::admission::Ticket;
 use crate::dialect::postgres::Parameters;
 use crate::engine::{startup_parameters, startup_settings};
 use crate::reply::Reply;
@@ -45,6 +46,7 @@ pub async fn serve(
     stream: TcpStream,
     frontend: Arc<Frontend>,
     mut shutdown: watch::Receiver<bool>,
+    mut admitted: Ticket,
 ) {
     let peer = crate::server::accepted(&stream);
     let mut wire = Wire::new(Stream::Plain(stream));
@@ -69,6 +71,7 @@ pub async fn serve(
     let client = match startup {
         Ok(Ok(client)) => {
             wire.logged_in();
+            admitted.logged_in();
             client
         }
         Ok(Err(StartupError::Gone)) => return,
