@@ -174,6 +174,13 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
         .await;
     }
     for sql in [
+        common::random_select::event_table("TIMESTAMP"),
+        common::random_select::event_rows(),
+    ] {
+        execute(&client, &sql).await;
+        execute(reference, &sql).await;
+    }
+    for sql in [
         "INSERT INTO t_user VALUES (1, 'ann'), (2, 'bob')",
         "INSERT INTO t_dict VALUES ('new', 'New'), ('paid', 'Paid'), ('shipped', 'Shipped')",
     ] {
@@ -337,8 +344,12 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
 async fn queries_on_postgres_shards_match_one_database() {
     let shards = PgShards::postgres().await;
     // The default rule (t_order over ds_{0,1}.t_order_{0,1}), plus a broadcast table.
-    let yaml = common::postgres::yaml(&shards.url(0), &shards.url(1), false)
-        + "- !BROADCAST\n  tables: [t_dict]\n";
+    let yaml = common::postgres::yaml(&shards.url(0), &shards.url(1), false).replace(
+        "  shardingAlgorithms:",
+        "    t_event:\n      actualDataNodes: ds_${0..1}.t_event\n      databaseStrategy:\n        \
+         standard:\n          shardingColumn: user_id\n          \
+         shardingAlgorithmName: database_inline\n  shardingAlgorithms:",
+    ) + "- !BROADCAST\n  tables: [t_dict]\n";
     let proxy = PgProxy::start(&yaml).await;
     let reference = Reference::create("keyshard_pg_reference").await;
     scenario(&proxy, &reference.client).await;

@@ -22,9 +22,9 @@ authority:
       password: root
 databaseName: sharding_db
 props:
-  # Every read below gathers at most t_order's 40 rows and t_order_item's 20; the bulk rows
-  # added later take t_order beyond.
-  gather-max-rows: 60
+  # Every read below gathers at most t_order's 40 rows and t_event's 36; the bulk rows added
+  # later take t_order beyond.
+  gather-max-rows: 80
 dataSources:
   ds_0:
     url: URL_0
@@ -58,6 +58,12 @@ rules:
           shardingAlgorithmName: item_table
     # An actual table named as its logic table, which a gathered read's temporary table
     # hides on its own connection only.
+    t_event:
+      actualDataNodes: ds_${0..1}.t_event
+      databaseStrategy:
+        standard:
+          shardingColumn: user_id
+          shardingAlgorithmName: by_user
     t_log:
       actualDataNodes: ds_${0..1}.t_log
       databaseStrategy:
@@ -266,6 +272,14 @@ async fn load(conn: &mut MySqlConnection, reference: &mut Reference) {
             reference.execute(&item).await;
         }
     }
+    let events = [
+        common::random_select::event_table("DATETIME"),
+        common::random_select::event_rows(),
+    ];
+    for sql in &events {
+        affected(conn, sql).await;
+        reference.execute(sql).await;
+    }
     for sql in [
         "INSERT INTO t_user VALUES (1, 'ann'), (2, 'bob')",
         "INSERT INTO t_dict VALUES ('new', 'New'), ('paid', 'Paid'), ('shipped', 'Shipped')",
@@ -451,7 +465,14 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     let tables: Vec<_> = tables.into_iter().flatten().flatten().collect();
     assert_eq!(
         tables,
-        ["t_dict", "t_log", "t_order", "t_order_item", "t_user"]
+        [
+            "t_dict",
+            "t_event",
+            "t_log",
+            "t_order",
+            "t_order_item",
+            "t_user"
+        ]
     );
     let (names, columns) = fetch_mysql(&mut conn, "DESCRIBE t_order").await;
     assert_eq!(names[0], "Field");
@@ -523,11 +544,13 @@ async fn same_names(proxy: &Proxy, conn: &mut MySqlConnection, reference: &mut R
 /// A read that would gather more rows than `gather-max-rows` is refused with ER_OUTOFMEMORY,
 /// naming the limit, and the connection goes on.
 async fn gather_limit(conn: &mut MySqlConnection) {
-    assert!(count(conn, "1 = 1").await > 60);
-    let error = sqlx::raw_sql("SELECT DISTINCT status FROM t_order")
-        .fetch_all(&mut *conn)
-        .await
-        .unwrap_err();
+    assert!(count(conn, "1 = 1").await > 80 - 36);
+    let error = sqlx::raw_sql(
+        "SELECT DISTINCT o.status FROM t_order o JOIN t_event e ON e.user_id = o.user_id",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .unwrap_err();
     let code = error
         .as_database_error()
         .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())

@@ -7,6 +7,45 @@
 //!
 //! Seeded: `KEYSHARD_QUERY_SEED` picks another seed, and a failure names its statement.
 
+/// `t_event`, sharded by `user_id` alone (one table per data source): dates, decimals and
+/// NULLs for the random statements. The timestamp type is the database's.
+pub fn event_table(timestamp: &str) -> String {
+    format!(
+        "CREATE TABLE t_event (event_id INT PRIMARY KEY, user_id INT NOT NULL, kind VARCHAR(10), \
+         price DECIMAL(10,2), at {timestamp}, note VARCHAR(20))"
+    )
+}
+
+/// The rows of `t_event`, as one INSERT.
+pub fn event_rows() -> String {
+    let kinds = ["'click'", "'view'", "'buy'", "NULL"];
+    let notes = ["'alpha'", "'beta'", "NULL", "'gamma'", "'delta'"];
+    let rows: Vec<String> = (0..36)
+        .map(|i: usize| {
+            let price = match i % 6 {
+                0 => "NULL".to_owned(),
+                n => format!("{}.{:02}", (i * 7) % 40, (n * 13) % 100),
+            };
+            let at = match i % 7 {
+                0 => "NULL".to_owned(),
+                n => format!(
+                    "'2026-01-{:02} {:02}:{:02}:00'",
+                    1 + i % 9,
+                    (n * 5) % 24,
+                    (i * 11) % 60
+                ),
+            };
+            format!(
+                "({i}, {}, {}, {price}, {at}, {})",
+                i % 5 + 1,
+                kinds[i % 4],
+                notes[i % 5]
+            )
+        })
+        .collect();
+    format!("INSERT INTO t_event VALUES {}", rows.join(", "))
+}
+
 /// xorshift64*: deterministic, so a seed reproduces its statements.
 pub struct RandomSelects {
     state: u64,
@@ -166,8 +205,87 @@ impl RandomSelects {
         choices[self.below(usable)]
     }
 
+    /// A condition on `e`.
+    fn event_condition(&mut self) -> String {
+        let user = 1 + self.below(5);
+        let price = self.below(40);
+        let day = 1 + self.below(9);
+        match self.below(8) {
+            0 => format!("e.user_id = {user}"),
+            1 => format!("e.price > {price}.5"),
+            2 => "e.price IS NULL".to_owned(),
+            3 => format!("e.at >= '2026-01-{day:02}'"),
+            4 => "e.at IS NULL".to_owned(),
+            5 => format!("e.kind = '{}'", self.pick(&["click", "view", "buy"])),
+            6 => format!("e.price BETWEEN {} AND {price}", price / 3),
+            _ => "e.note IS NOT NULL".to_owned(),
+        }
+    }
+
+    /// A random SELECT over `t_event` (dates, decimals, NULLs), alone or joined with `t_order`.
+    pub fn typed_select(&mut self) -> String {
+        let wh = match self.below(3) {
+            0 => String::new(),
+            1 => format!(" WHERE {}", self.event_condition()),
+            _ => format!(
+                " WHERE {} AND {}",
+                self.event_condition(),
+                self.event_condition()
+            ),
+        };
+        match self.below(7) {
+            0 => {
+                let columns = self.pick(&["e.kind", "e.note", "e.kind, e.note", "e.at", "e.price"]);
+                let distinct = if self.chance(50) { "DISTINCT " } else { "" };
+                format!("SELECT {distinct}{columns} FROM t_event e{wh}")
+            }
+            1 => {
+                let key = self.pick(&["e.kind", "e.user_id", "e.note"]);
+                let aggregate = self.pick(&[
+                    "SUM(e.price)",
+                    "MAX(e.at)",
+                    "MIN(e.price)",
+                    "COUNT(e.at)",
+                    "AVG(e.price)",
+                    "SUM(e.price) * 2 - COUNT(*)",
+                    "COUNT(DISTINCT e.kind)",
+                ]);
+                let having = if self.chance(30) {
+                    " HAVING COUNT(*) > 2"
+                } else {
+                    ""
+                };
+                format!(
+                    "SELECT {key} AS k, {aggregate} AS a FROM t_event e{wh} GROUP BY {key}{having}"
+                )
+            }
+            2 => format!(
+                "SELECT e.event_id, e.price, e.at FROM t_event e{wh} ORDER BY e.at, e.price, e.event_id LIMIT {}",
+                1 + self.below(8)
+            ),
+            3 => {
+                let window = self.pick(&[
+                    "SUM(e.price) OVER (PARTITION BY e.user_id ORDER BY e.event_id)",
+                    "RANK() OVER (ORDER BY e.at, e.event_id)",
+                    "MAX(e.at) OVER (PARTITION BY e.kind)",
+                ]);
+                format!("SELECT e.event_id, {window} AS w FROM t_event e{wh}")
+            }
+            4 => format!(
+                "SELECT o.status, e.kind, COUNT(*) AS n, SUM(e.price) AS p FROM t_order o JOIN t_event e ON e.user_id = o.user_id{wh} GROUP BY o.status, e.kind"
+            ),
+            5 => format!("SELECT e.note FROM t_event e{wh} UNION SELECT o.status FROM t_order o"),
+            _ => format!(
+                "SELECT COUNT(*) AS n FROM (SELECT DISTINCT e.user_id, e.kind FROM t_event e{wh}) AS w"
+            ),
+        }
+    }
+
     /// One random SELECT.
     pub fn select(&mut self) -> String {
+        if self.chance(30) {
+            return self.typed_select();
+        }
         let (from, extra) = self.from();
         let mut columns: Vec<&str> = vec!["o.order_id", "o.user_id", "o.status", "o.amount"];
         columns.extend_from_slice(extra);

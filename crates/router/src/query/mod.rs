@@ -298,9 +298,11 @@ impl PreparedQuery {
                 .zip(&original.tables)
                 .all(|(mine, theirs)| Arc::ptr_eq(mine, theirs))
             && same_kind
-            && [self, original]
-                .iter()
-                .all(|q| q.unchanged.is_empty() && q.moving.is_none())
+            // A gathered read runs the statement's own text, literals and all, on the
+            // gathering data source: parsed each time, never bound through a shape.
+            && [self, original].iter().all(|q| {
+                q.unchanged.is_empty() && q.moving.is_none() && q.gather.is_none()
+            })
             && self.condition.stands_for(&original.condition, values)
     }
 
