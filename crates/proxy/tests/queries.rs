@@ -404,6 +404,24 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     assert_eq!(keys.len(), 16);
     let (key, user) = keys[3];
 
+    // A gathered read as a prepared statement: parameters bound on the gathering data
+    // source, rows in the binary protocol.
+    let sql = "SELECT DISTINCT status, COUNT(*) OVER (PARTITION BY status) AS n FROM t_order WHERE amount > ? ORDER BY status";
+    let through: Vec<(String, i64)> = sqlx::query_as(sql)
+        .bind(10)
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    let expected = reference
+        .fetch(&sql.replace('?', "10"))
+        .await
+        .1
+        .into_iter()
+        .map(|r| (r[0].clone().unwrap(), r[1].clone().unwrap().parse().unwrap()))
+        .collect::<Vec<(String, i64)>>();
+    assert!(!expected.is_empty());
+    assert_eq!(through, expected);
+
     // A point query by key touches one shard.
     let preview = fetch_mysql(
         &mut conn,
