@@ -175,10 +175,12 @@ mod tests {
     #[test]
     fn invented_names_lock_out_their_address_and_evict_no_lockout() {
         let throttle = LoginThrottle::default();
-        // The real user is locked out from an address.
-        for _ in 0..FREE_FAILURES {
+        // The real user is locked out from an address, for minutes (longer than the flood
+        // below takes, whatever the machine).
+        for _ in 0..FREE_FAILURES + 8 {
             throttle.record("root", "10.0.0.9", false);
         }
+        assert!(throttle.wait("root", "10.0.0.9").unwrap() > Duration::from_secs(60));
         assert!(throttle.wait("root", "10.0.0.9").is_some());
         // A flood of invented names from many addresses fills the table.
         for i in 0..MAX_ENTRIES + 500 {

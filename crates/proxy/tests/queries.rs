@@ -417,7 +417,12 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
         .await
         .1
         .into_iter()
-        .map(|r| (r[0].clone().unwrap(), r[1].clone().unwrap().parse().unwrap()))
+        .map(|r| {
+            (
+                r[0].clone().unwrap(),
+                r[1].clone().unwrap().parse().unwrap(),
+            )
+        })
         .collect::<Vec<(String, i64)>>();
     assert!(!expected.is_empty());
     assert_eq!(through, expected);
