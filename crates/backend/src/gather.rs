@@ -5,7 +5,9 @@
 //! The rows pass through the proxy in bounded pieces, never whole: PostgreSQL's as COPY data
 //! from each node's `COPY … TO STDOUT` into `COPY … FROM STDIN`, MySQL's and SQLite's as
 //! multi-row INSERTs of about [`BATCH_BYTES`] each, while the node's result is still being
-//! read. What one statement may gather is bounded by `props` (rows and bytes).
+//! read; the nodes of the gathering data source itself, outside a transaction, by the database
+//! (`INSERT INTO … SELECT`). What one statement may gather is bounded by `props` (rows and
+//! bytes; rows only for what the database copies itself).
 
 use std::fmt::Write as _;
 
@@ -96,8 +98,8 @@ impl Backend {
                         .map_err(failed)?;
                     if !describe {
                         for table in &gather.tables {
-                            let tables = transaction.as_deref_mut();
-                            $fill(self, tables, &mut conn, data_source, table, &mut tally).await?;
+                            let within = transaction.as_deref_mut();
+                            $fill(self, within, &mut conn, gather, table, &mut tally).await?;
                         }
                     }
                     answer::<$db>(&mut conn, &statement, describe)
@@ -133,16 +135,26 @@ impl Backend {
         &self,
         mut transaction: Option<&mut Transaction>,
         into: &mut D::Connection,
-        data_source: &str,
+        gather: &Gather,
         table: &GatheredTable,
         tally: &mut Tally,
     ) -> Result<(), BackendError>
     where
         for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
     {
+        let data_source = gather.data_source.as_str();
         let head = insert_head(<D as Driver>::KIND, &table.name);
         for read in &table.reads {
             self.starting(read);
+            if copies_within(transaction.as_deref(), read, gather) {
+                let copy = copy_within(&table.name, &read.sql, <D as Driver>::KIND);
+                let done = into
+                    .execute(sqlx::raw_sql(&copy))
+                    .await
+                    .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+                tally.add(D::rows_affected(&done), 0)?;
+                continue;
+            }
             let kinds = || BackendError::GatherKinds {
                 data_source: read.data_source.clone(),
                 gathering: data_source.to_owned(),
@@ -182,12 +194,22 @@ impl Backend {
         &self,
         mut transaction: Option<&mut Transaction>,
         into: &mut sqlx::PgConnection,
-        data_source: &str,
+        gather: &Gather,
         table: &GatheredTable,
         tally: &mut Tally,
     ) -> Result<(), BackendError> {
+        let data_source = gather.data_source.as_str();
         for read in &table.reads {
             self.starting(read);
+            if copies_within(transaction.as_deref(), read, gather) {
+                let copy = copy_within(&table.name, &read.sql, DatabaseKind::Postgres);
+                let done = into
+                    .execute(sqlx::raw_sql(&copy))
+                    .await
+                    .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+                tally.add(done.rows_affected(), 0)?;
+                continue;
+            }
             if self.pool(&read.data_source)?.kind() != DatabaseKind::Postgres {
                 return Err(BackendError::GatherKinds {
                     data_source: read.data_source.clone(),
@@ -442,15 +464,27 @@ fn quoted(kind: DatabaseKind, name: &str) -> String {
         DatabaseKind::Postgres | DatabaseKind::Sqlite => '"',
     };
     let mut out = String::with_capacity(name.len() + 2);
-    out.push(quote);
-    for c in name.chars() {
-        if c == quote {
-            out.push(c);
-        }
-        out.push(c);
-    }
-    out.push(quote);
+    keyshard_router::names::push_identifier(&mut out, name, Some(quote));
     out
+}
+
+/// Whether `read` is copied by the database on the gathering connection ([`copy_within`]): a
+/// node of the gathering data source itself, outside a transaction, whose table no temporary
+/// table hides there (`ds_0.t_log` under logic table `t_log` is read as any other node).
+fn copies_within(transaction: Option<&Transaction>, read: &ExecutionUnit, gather: &Gather) -> bool {
+    transaction.is_none()
+        && read.data_source == gather.data_source
+        && !gather
+            .tables
+            .iter()
+            .any(|t| t.name.eq_ignore_ascii_case(&read.table))
+}
+
+/// A node's read on the gathering data source itself: copied into the temporary table by the
+/// database, on the gathering connection (no rows through the proxy, and no second connection
+/// of a pool that may have only one).
+fn copy_within(table: &str, read: &str, kind: DatabaseKind) -> String {
+    format!("INSERT INTO {} {read}", quoted(kind, table))
 }
 
 /// Writes `value`, read from a node in the text protocol, as a literal the same database

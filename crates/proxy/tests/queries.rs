@@ -25,11 +25,15 @@ props:
   # Every read below gathers at most t_order's 40 rows and t_event's 36; the bulk rows added
   # later take t_order beyond.
   gather-max-rows: 80
+# Small pools, shared by the test's clients: a gathered read takes a connection of its own
+# beside them.
 dataSources:
   ds_0:
     url: URL_0
+    maxPoolSize: 2
   ds_1:
     url: URL_1
+    maxPoolSize: 2
 rules:
 - !SHARDING
   tables:
@@ -697,4 +701,56 @@ async fn queries_on_sqlite_shards_match_one_database() {
 #[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
 async fn queries_on_mariadb_shards_match_one_database() {
     run(Shards::mariadb().await).await;
+}
+
+/// Several clients sharing pools of one connection per data source run gathered reads at once:
+/// each gathering connection copies its own data source's nodes itself, so no read waits for
+/// a second connection that does not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn gathered_reads_share_pools_of_one_connection() {
+    let shards = Shards::mariadb().await;
+    let yaml = RULES
+        .replace("URL_0", &shards.url(0))
+        .replace("URL_1", &shards.url(1))
+        .replace("maxPoolSize: 2", "maxPoolSize: 1");
+    let proxy = Proxy::start(&yaml).await;
+    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    affected(&mut conn, TABLES[0]).await;
+    let rows: Vec<String> = (0..40)
+        .map(|i| format!("({}, 's{}', {i})", i % 5 + 1, i % 3))
+        .collect();
+    let insert = format!(
+        "INSERT INTO t_order (user_id, status, amount) VALUES {}",
+        rows.join(", ")
+    );
+    affected(&mut conn, &insert).await;
+    conn.close().await.unwrap();
+    let clients = (0..4).map(|_| {
+        let url = proxy.url("root", "root");
+        async move {
+            let mut conn = MySqlConnection::connect(&url).await.unwrap();
+            for _ in 0..10 {
+                let (_, distinct) = fetch_mysql(
+                    &mut conn,
+                    "SELECT COUNT(DISTINCT status), COUNT(DISTINCT user_id) FROM t_order",
+                )
+                .await;
+                assert_eq!(distinct, [[Some("3".to_owned()), Some("5".to_owned())]]);
+                let (_, wrapped) = fetch_mysql(
+                    &mut conn,
+                    "SELECT COUNT(1) FROM (SELECT 1 FROM t_order WHERE amount >= 20) AS _wrapped",
+                )
+                .await;
+                assert_eq!(wrapped, [[Some("20".to_owned())]]);
+            }
+            conn.close().await.unwrap();
+        }
+    });
+    // On this task, at once: the clients' statements interleave on the proxy's pools.
+    futures_util::future::join_all(clients).await;
+    proxy.stop().await;
+    shards.cleanup().await;
 }

@@ -41,7 +41,7 @@ pub(crate) fn identifier_quote(dialect: Dialect) -> char {
 }
 
 /// Writes `name` quoted with `quote` (`[` closes with `]`), doubling the closing quote inside.
-pub(crate) fn push_identifier(out: &mut String, name: &str, quote: Option<char>) {
+pub fn push_identifier(out: &mut String, name: &str, quote: Option<char>) {
     match quote {
         None => out.push_str(name),
         Some(open) => {
