@@ -6,6 +6,7 @@ mod common;
 
 use std::future::Future;
 
+use common::mysql_code as number;
 use common::{Proxy, Shards};
 use sqlx::mysql::MySqlConnection;
 use sqlx::{Column, Connection, Row};
@@ -144,13 +145,6 @@ async fn keys_reach_the_client_and_the_shards(
     }
     conn.close().await.unwrap();
     (proxy, shards)
-}
-
-fn number(error: &sqlx::Error) -> Option<u16> {
-    error
-        .as_database_error()
-        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
-        .map(|d| d.number())
 }
 
 async fn errors_leave_the_connection_usable(

@@ -480,10 +480,7 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
         "DELETE FROM t_order WHERE user_id IN (SELECT id FROM t_user)",
     ] {
         let error = sqlx::raw_sql(sql).execute(&mut conn).await.expect_err(sql);
-        let code = error
-            .as_database_error()
-            .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
-            .map(|d| d.number());
+        let code = common::mysql_code(&error);
         assert_eq!(code, Some(1235), "{sql}: {error}");
     }
 
@@ -578,10 +575,7 @@ async fn gather_limit(conn: &mut MySqlConnection) {
     .fetch_all(&mut *conn)
     .await
     .unwrap_err();
-    let code = error
-        .as_database_error()
-        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
-        .map(|d| d.number());
+    let code = common::mysql_code(&error);
     assert_eq!(code, Some(1037), "{error}");
     assert!(error.to_string().contains("gather-max-rows"), "{error}");
     // Narrowed by its WHERE clause to one user's nodes, it gathers few enough.
@@ -609,10 +603,7 @@ async fn gathered_lock(proxy: &Proxy, conn: &mut MySqlConnection) {
     .await;
     assert_eq!(locked.len(), 2);
     let error = sqlx::raw_sql(update).execute(&mut other).await.unwrap_err();
-    let code = error
-        .as_database_error()
-        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
-        .map(|d| d.number());
+    let code = common::mysql_code(&error);
     assert_eq!(code, Some(1205), "{error}");
     affected(conn, "ROLLBACK").await;
     affected(&mut other, update).await;

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Proxy, Shards};
+use common::{Proxy, Shards, mysql_code};
 use sqlx::mysql::MySqlConnection;
 use sqlx::{Connection, Executor};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -516,13 +516,6 @@ async fn shutdown_closes_idle_and_busy_sessions_without_the_drain() {
     let mut idle_mysql = idle_mysql;
     assert!(idle_mysql.execute("SELECT 1").await.is_err());
     shards.cleanup().await;
-}
-
-fn mysql_code(error: &sqlx::Error) -> Option<u16> {
-    error
-        .as_database_error()
-        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
-        .map(|d| d.number())
 }
 
 /// Five wrong passwords lock the user out from that address for a second, doubling with each

@@ -21,7 +21,10 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
+use crate::Router;
 use crate::locate::Locator;
+use crate::metadata::Metadata;
+use crate::query::{self, PreparedQuery};
 
 use crate::names::push_identifier;
 use crate::plan::{ExecutionUnit, Plan};
@@ -101,6 +104,82 @@ impl Written {
                 .get(1..name.len().saturating_sub(1))
                 .unwrap_or_default(),
             false => name,
+        }
+    }
+}
+
+/// A read on sharded tables, as the router prepares its gather.
+pub(crate) struct Read<'a> {
+    pub(crate) sql: &'a str,
+    pub(crate) parser: &'a Parser<'a>,
+    pub(crate) statement: &'a sqlparser::ast::Statement,
+    pub(crate) written: &'a [Written],
+    /// An unsharded table it also reads.
+    pub(crate) unsharded: Option<String>,
+    /// Why its sharded tables cannot be joined node by node, if they cannot.
+    pub(crate) unbound: Option<RouteError>,
+}
+
+/// Why a statement on sharded tables and the unsharded table `other` runs on no one node.
+pub(crate) fn with_unsharded(other: &str) -> String {
+    format!("a statement on both sharded tables and the unsharded table '{other}'")
+}
+
+impl Router {
+    /// Prepares how `query` is gathered: always when no node can answer it (it reads an
+    /// unsharded table, or joins tables not bound), else when it cannot be merged and binds to
+    /// several nodes. An error when it must be gathered and cannot be.
+    pub(crate) fn prepare_gather(
+        &self,
+        query: &mut PreparedQuery,
+        read: Read<'_>,
+        metadata: &dyn Metadata,
+    ) -> Result<(), RouteError> {
+        let always = match (&read.unsharded, read.unbound) {
+            (Some(other), _) => Some(with_unsharded(other)),
+            (None, Some(RouteError::Unsupported(why))) => Some(why),
+            (None, Some(other)) => Some(other.to_string()),
+            (None, None) => None,
+        };
+        if always.is_none() && !query.unmerged() {
+            return Ok(());
+        }
+        let sqlparser::ast::Statement::Query(q) = read.statement else {
+            return Ok(());
+        };
+        let pushdown = match query.narrows_gather() {
+            true => query::select_of(q).and_then(|s| pushdown(read.sql, read.parser, s)),
+            false => None,
+        };
+        let gather = GatherQuery::prepare(
+            read.sql,
+            self.dialect,
+            read.parser,
+            query.rules(),
+            read.written,
+            &self.data_sources,
+            self.default_data_source.as_deref(),
+            read.unsharded.is_some(),
+            |table| metadata.visible_columns(table),
+            pushdown,
+            lock_clause(&q.locks, self.dialect).as_deref(),
+        );
+        // A gathered read would store its INTO on the gathering connection.
+        let unfit = query::select_into(q).then_some("SELECT … INTO");
+        match (gather, unfit, always) {
+            (Ok(mut gather), None, always) => {
+                gather.always = always;
+                query.set_gather(gather);
+                Ok(())
+            }
+            // Refused when it binds to several nodes, as before gathering.
+            (_, _, None) => Ok(()),
+            (Err(why), None, Some(always)) => Err(RouteError::Unsupported(format!(
+                "{always}, gathering {why}"
+            ))),
+            (_, Some(unfit), Some(always)) => {
+                Err(RouteError::Unsupported(format!("{unfit} in {always}")))
+            }
         }
     }
 }

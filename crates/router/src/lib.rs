@@ -396,75 +396,29 @@ impl Router {
             }
             return self.direct(sql, parser, &others, is_read);
         }
-        let unsharded = others.iter().find(|t| !self.is_broadcast(t));
+        let unsharded = others.iter().find(|t| !self.is_broadcast(t)).cloned();
+        let unbound = self.check_bound(&tables.rules).err();
         // A read the shards cannot answer node by node is gathered; a write is refused.
-        let mut always = None;
-        if let Some(other) = unsharded {
-            let why =
-                format!("a statement on both sharded tables and the unsharded table '{other}'");
-            match is_read {
-                true => always = Some(why),
-                false => return Err(RouteError::Unsupported(why)),
+        if !is_read {
+            if let Some(other) = &unsharded {
+                return Err(RouteError::Unsupported(gather::with_unsharded(other)));
             }
-        }
-        if let Err(refused) = self.check_bound(&tables.rules) {
-            match is_read {
-                true => {
-                    let why = match refused {
-                        RouteError::Unsupported(why) => why,
-                        other => other.to_string(),
-                    };
-                    always = always.or(Some(why));
-                }
-                false => return Err(refused),
+            if let Some(refused) = unbound {
+                return Err(refused);
             }
         }
         let written = std::mem::take(&mut tables.written);
         let mut query = query::prepare(sql, self.dialect, parser, statement, tables)?;
-        if is_read && (always.is_some() || query.unmerged()) {
-            let gather = gather::GatherQuery::prepare(
+        if is_read {
+            let read = gather::Read {
                 sql,
-                self.dialect,
                 parser,
-                query.rules(),
-                &written,
-                &self.data_sources,
-                self.default_data_source.as_deref(),
-                unsharded.is_some(),
-                |table| metadata.visible_columns(table),
-                match statement {
-                    Statement::Query(q) if query.narrows_gather() => {
-                        query::select_of(q).and_then(|select| gather::pushdown(sql, parser, select))
-                    }
-                    _ => None,
-                },
-                match statement {
-                    Statement::Query(q) => gather::lock_clause(&q.locks, self.dialect),
-                    _ => None,
-                }
-                .as_deref(),
-            );
-            // A gathered read would store its INTO on the gathering connection.
-            let unfit = match statement {
-                Statement::Query(q) if query::select_into(q) => Some("SELECT … INTO"),
-                _ => None,
+                statement,
+                written: &written,
+                unsharded,
+                unbound,
             };
-            match (gather, unfit, always) {
-                (Ok(mut gather), None, always) => {
-                    gather.always = always;
-                    query.set_gather(gather);
-                }
-                // Refused when it binds to several nodes, as before gathering.
-                (_, _, None) => {}
-                (Err(why), None, Some(always)) => {
-                    return Err(RouteError::Unsupported(format!(
-                        "{always}, gathering {why}"
-                    )));
-                }
-                (_, Some(unfit), Some(always)) => {
-                    return Err(RouteError::Unsupported(format!("{unfit} in {always}")));
-                }
-            }
+            self.prepare_gather(&mut query, read, metadata)?;
         }
         if let Some(guard_sql) = query.guard_sql() {
             match self.prepare(guard_sql, metadata) {

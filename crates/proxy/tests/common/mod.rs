@@ -16,6 +16,14 @@ use sqlx::Connection;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+/// The MySQL error number of a failed statement, if the server (or the proxy) sent one.
+pub fn mysql_code(error: &sqlx::Error) -> Option<u16> {
+    error
+        .as_database_error()
+        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+        .map(|d| d.number())
+}
+
 pub fn unique(prefix: &str) -> String {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     format!(
