@@ -174,7 +174,7 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
         .await;
     }
     for sql in [
-        common::random_select::event_table("TIMESTAMP"),
+        common::random_select::event_table("TIMESTAMP", "JSONB", "UUID"),
         common::random_select::event_rows(),
     ] {
         execute(&client, &sql).await;

@@ -277,7 +277,7 @@ async fn load(conn: &mut MySqlConnection, reference: &mut Reference) {
         }
     }
     let events = [
-        common::random_select::event_table("DATETIME"),
+        common::random_select::event_table("DATETIME", "JSON", "CHAR(36)"),
         common::random_select::event_rows(),
     ];
     for sql in &events {

@@ -7,12 +7,13 @@
 //!
 //! Seeded: `KEYSHARD_QUERY_SEED` picks another seed, and a failure names its statement.
 
-/// `t_event`, sharded by `user_id` alone (one table per data source): dates, decimals and
-/// NULLs for the random statements. The timestamp type is the database's.
-pub fn event_table(timestamp: &str) -> String {
+/// `t_event`, sharded by `user_id` alone (one table per data source): dates, decimals, JSON,
+/// UUIDs and NULLs for the random statements, in the database's types for the last three
+/// (`DATETIME`, `JSON`, `CHAR(36)` on MySQL; `TIMESTAMP`, `JSONB`, `UUID` on PostgreSQL).
+pub fn event_table(timestamp: &str, json: &str, uuid: &str) -> String {
     format!(
         "CREATE TABLE t_event (event_id INT PRIMARY KEY, user_id INT NOT NULL, kind VARCHAR(10), \
-         price DECIMAL(10,2), at {timestamp}, note VARCHAR(20))"
+         price DECIMAL(10,2), at {timestamp}, note VARCHAR(20), doc {json}, ref {uuid})"
     )
 }
 
@@ -35,8 +36,16 @@ pub fn event_rows() -> String {
                     (i * 11) % 60
                 ),
             };
+            let doc = match i % 4 {
+                0 => "NULL".to_owned(),
+                n => format!("'{{\"k\": {n}, \"tags\": [\"é\", {}]}}'", i % 2),
+            };
+            let uuid = match i % 5 {
+                0 => "NULL".to_owned(),
+                n => format!("'00000000-0000-4000-8000-{:012}'", n * 7 + i % 3),
+            };
             format!(
-                "({i}, {}, {}, {price}, {at}, {})",
+                "({i}, {}, {}, {price}, {at}, {}, {doc}, {uuid})",
                 i % 5 + 1,
                 kinds[i % 4],
                 notes[i % 5]
@@ -210,7 +219,7 @@ impl RandomSelects {
         let user = 1 + self.below(5);
         let price = self.below(40);
         let day = 1 + self.below(9);
-        match self.below(8) {
+        match self.below(11) {
             0 => format!("e.user_id = {user}"),
             1 => format!("e.price > {price}.5"),
             2 => "e.price IS NULL".to_owned(),
@@ -218,7 +227,13 @@ impl RandomSelects {
             4 => "e.at IS NULL".to_owned(),
             5 => format!("e.kind = '{}'", self.pick(&["click", "view", "buy"])),
             6 => format!("e.price BETWEEN {} AND {price}", price / 3),
-            _ => "e.note IS NOT NULL".to_owned(),
+            7 => "e.note IS NOT NULL".to_owned(),
+            8 => "e.ref IS NULL".to_owned(),
+            9 => format!(
+                "e.ref = '00000000-0000-4000-8000-{:012}'",
+                7 + self.below(3)
+            ),
+            _ => "e.doc IS NOT NULL".to_owned(),
         }
     }
 
@@ -235,7 +250,16 @@ impl RandomSelects {
         };
         match self.below(7) {
             0 => {
-                let columns = self.pick(&["e.kind", "e.note", "e.kind, e.note", "e.at", "e.price"]);
+                let columns = self.pick(&[
+                    "e.kind",
+                    "e.note",
+                    "e.kind, e.note",
+                    "e.at",
+                    "e.price",
+                    "e.doc",
+                    "e.ref",
+                    "e.ref, e.doc, e.at",
+                ]);
                 let distinct = if self.chance(50) { "DISTINCT " } else { "" };
                 format!("SELECT {distinct}{columns} FROM t_event e{wh}")
             }
