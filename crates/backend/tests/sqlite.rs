@@ -97,13 +97,16 @@ async fn an_unreachable_data_source_is_named_and_does_not_stall_the_others() {
 #[tokio::test]
 async fn a_statement_on_an_unreachable_shard_fails_naming_it_while_other_shards_serve() {
     let dir = TempDir::new();
-    let yaml = common::yaml(
-        &dir.sqlite_url("ds_0.db"),
-        "mysql://root@127.0.0.1:1/nowhere",
-    )
-    .replace(
-        "connectionTimeoutMilliseconds: 3000",
-        "connectionTimeoutMilliseconds: 300",
+    // Only the unreachable shard gives up quickly: ds_0's timeout is also SQLite's busy
+    // timeout, and the statement for ds_0 alone must outwait the failing one's write lock.
+    let unreachable = "mysql://root@127.0.0.1:1/nowhere";
+    let yaml = common::yaml(&dir.sqlite_url("ds_0.db"), unreachable).replace(
+        &format!("{unreachable}\"\n    connectionTimeoutMilliseconds: 3000"),
+        &format!("{unreachable}\"\n    connectionTimeoutMilliseconds: 300"),
+    );
+    assert!(
+        yaml.contains("connectionTimeoutMilliseconds: 300\n"),
+        "{yaml}"
     );
     let config = common::config(&yaml);
     let backend = Backend::new(&config).unwrap();
