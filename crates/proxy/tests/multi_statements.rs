@@ -43,3 +43,54 @@ async fn several_statements_in_one_query_answer_as_mariadb() {
     assert!(stored.contains(&key), "{key} not in {stored:?}");
     both.finish().await;
 }
+
+/// `INSERT INTO t_order` of one row, for the PostgreSQL script.
+fn pg_row(order_id: u32, user_id: u32) -> String {
+    format!("INSERT INTO t_order (order_id, user_id, status) VALUES ({order_id}, {user_id}, 's')")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn several_statements_in_one_postgresql_query_are_one_transaction_as_in_postgresql() {
+    let both = common::compare::PostgresAlike::start(CREATE).await;
+    let ten: Vec<String> = (10..20).map(|id| pg_row(id, id % 3)).collect();
+    let script = [
+        // An error rolls back every statement before it in the message, on every shard.
+        format!("{}; {}; SELECT 1/0", pg_row(1, 0), pg_row(2, 1)),
+        format!("{}; {}", ten.join("; "), pg_row(10, 1)),
+        "SELECT order_id FROM t_order ORDER BY order_id".to_owned(),
+        // COMMIT and ROLLBACK end the block; the statements after them start another.
+        format!("{}; COMMIT; {}; SELECT 1/0", pg_row(20, 0), pg_row(21, 1)),
+        format!("{}; ROLLBACK; {}", pg_row(30, 1), pg_row(31, 0)),
+        // Savepoints and AND CHAIN belong to transaction blocks.
+        format!("{}; SAVEPOINT a; {}", pg_row(40, 0), pg_row(41, 1)),
+        format!("{}; COMMIT AND CHAIN", pg_row(50, 1)),
+        format!("{}; ROLLBACK AND CHAIN", pg_row(51, 1)),
+        "SELECT order_id FROM t_order ORDER BY order_id".to_owned(),
+        // BEGIN makes the block the client's, statements before it included.
+        format!("{}; BEGIN; {}", pg_row(60, 0), pg_row(61, 1)),
+        "SELECT order_id FROM t_order ORDER BY order_id".to_owned(),
+        "ROLLBACK".to_owned(),
+        format!(
+            "BEGIN; {}; COMMIT; {}; SELECT 1/0",
+            pg_row(70, 0),
+            pg_row(71, 1)
+        ),
+        // An error inside the client's own block leaves it failed, not rolled back.
+        format!("BEGIN; {}; SELECT 1/0", pg_row(80, 1)),
+        "SELECT 1".to_owned(),
+        "ROLLBACK".to_owned(),
+        // Settings made in a block that rolls back go back too.
+        format!(
+            "SET statement_timeout = '5s'; {}; SELECT 1/0",
+            pg_row(90, 1)
+        ),
+        "SHOW statement_timeout".to_owned(),
+        // Without an error, the whole message commits.
+        format!("{}; {}; {}", pg_row(100, 0), pg_row(101, 1), pg_row(102, 2)),
+        "SELECT order_id FROM t_order ORDER BY order_id".to_owned(),
+    ];
+    let script: Vec<&str> = script.iter().map(String::as_str).collect();
+    both.compare(&script, false).await;
+    both.finish().await;
+}

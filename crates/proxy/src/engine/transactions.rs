@@ -36,7 +36,7 @@ impl Engine {
     /// transaction commits it first, and turning autocommit back on commits. PostgreSQL's
     /// rules on its frontend: BEGIN inside a transaction changes nothing, and COMMIT of a
     /// failed transaction rolls it back.
-    pub(super) async fn control(
+    pub(crate) async fn control(
         &self,
         session: &mut Session,
         control: Control,

@@ -35,8 +35,10 @@ use crate::tls::Stream;
 
 mod copy;
 mod extended;
+mod implicit;
 
 use extended::Portal;
+use implicit::{Implicit, Step};
 
 /// How long a client may take to authenticate, PostgreSQL's `authentication_timeout`.
 const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -291,7 +293,8 @@ impl Connection {
         .await
     }
 
-    /// Query: each statement in turn, stopping at the first error; then ReadyForQuery.
+    /// Query: each statement in turn, stopping at the first error; then ReadyForQuery. Its
+    /// statements share one implicit transaction block (see `implicit`).
     async fn simple_query(&mut self, wire: &mut Wire, sql: &str) -> Result<(), WireError> {
         let sql = super::operators::plain(sql);
         let statements = crate::statements::split(&sql, Dialect::Postgres);
@@ -299,58 +302,72 @@ impl Connection {
             wire.send(Out::EmptyQueryResponse(EmptyQueryResponse::new()))
                 .await?;
         }
+        let mut implicit = Implicit::new(statements.len());
+        let mut failure = None;
         for statement in statements {
-            match self.run(statement, None, &[]).await {
-                Ok((reply, tag)) => {
-                    // COPY: its data comes in or goes out now; its own answer is its tag.
-                    match self.pending_copy(wire).await? {
-                        Some(Ok(tag)) => {
-                            wire.send(Out::CommandComplete(CommandComplete::new(tag)))
-                                .await?;
-                            continue;
-                        }
-                        Some(Err(e)) => {
-                            self.send_error(wire, &e).await?;
-                            break;
-                        }
-                        None => {}
-                    }
-                    let fields = match reply_fields(&reply) {
-                        Fields::Known(fields) => Some(fields),
-                        _ => None,
-                    };
-                    if let Some(fields) = &fields {
-                        wire.send(row_description(fields, &[])).await?;
-                    }
-                    let rows = match reply {
-                        Reply::Rows { rows, .. } => rows,
-                        Reply::Ok { .. } => Vec::new(),
-                    };
-                    let fields = fields.unwrap_or_default();
-                    let mut failed = None;
-                    for row in &rows {
-                        match data_row(row, &fields, &[]) {
-                            Ok(row) => wire.send(row).await?,
-                            Err(e) => {
-                                failed = Some(e);
-                                break;
-                            }
-                        }
-                    }
-                    if let Some(e) = failed {
-                        self.send_error(wire, &e).await?;
-                        break;
-                    }
-                    wire.send(Out::CommandComplete(CommandComplete::new(tag)))
+            failure = match self.enter(&mut implicit, statement).await {
+                Ok(Step::Run) => self.query_one(wire, &mut implicit, statement).await?,
+                Ok(Step::Answered(tag)) => {
+                    wire.send(Out::CommandComplete(CommandComplete::new(tag.to_owned())))
                         .await?;
+                    None
                 }
-                Err(e) => {
-                    self.send_error(wire, &e).await?;
-                    break;
-                }
+                Err(e) => Some(e),
+            };
+            if failure.is_some() {
+                break;
             }
         }
+        let ended = self.leave(&mut implicit, failure.is_some()).await;
+        if let Some(e) = failure.or(ended.err()) {
+            self.send_error(wire, &e).await?;
+        }
         self.ready(wire).await
+    }
+
+    /// One statement of a Query, its results sent; the error it failed with, not yet sent.
+    async fn query_one(
+        &mut self,
+        wire: &mut Wire,
+        implicit: &mut Implicit,
+        statement: &str,
+    ) -> Result<Option<PgError>, WireError> {
+        let (reply, tag) = match self.run(statement, None, &[]).await {
+            Ok(done) => done,
+            Err(e) => return Ok(Some(e)),
+        };
+        self.ran(wire, implicit, statement).await?;
+        // COPY: its data comes in or goes out now; its own answer is its tag.
+        match self.pending_copy(wire).await? {
+            Some(Ok(tag)) => {
+                wire.send(Out::CommandComplete(CommandComplete::new(tag)))
+                    .await?;
+                return Ok(None);
+            }
+            Some(Err(e)) => return Ok(Some(e)),
+            None => {}
+        }
+        let fields = match reply_fields(&reply) {
+            Fields::Known(fields) => Some(fields),
+            _ => None,
+        };
+        if let Some(fields) = &fields {
+            wire.send(row_description(fields, &[])).await?;
+        }
+        let rows = match reply {
+            Reply::Rows { rows, .. } => rows,
+            Reply::Ok { .. } => Vec::new(),
+        };
+        let fields = fields.unwrap_or_default();
+        for row in &rows {
+            match data_row(row, &fields, &[]) {
+                Ok(row) => wire.send(row).await?,
+                Err(e) => return Ok(Some(e)),
+            }
+        }
+        wire.send(Out::CommandComplete(CommandComplete::new(tag)))
+            .await?;
+        Ok(None)
     }
 
     /// Runs one statement through the engine, and tags its reply.
