@@ -37,6 +37,27 @@ fn code(error: &tokio_postgres::Error) -> Option<&SqlState> {
     error.code()
 }
 
+/// A VARCHAR parameter whose bytes are not UTF-8.
+#[derive(Debug)]
+struct NotUtf8;
+
+impl tokio_postgres::types::ToSql for NotUtf8 {
+    fn to_sql(
+        &self,
+        _: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(b"caf\xc3(");
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        *ty == tokio_postgres::types::Type::VARCHAR
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}
+
 /// The keys every way of inserting returns are the keys stored, each where it routes.
 async fn keys_reach_the_client_and_the_shards(shards: &PgShards) {
     let (proxy, client) = start(shards).await;
@@ -177,6 +198,20 @@ async fn errors_leave_the_connection_usable(shards: &PgShards) {
         .await
         .unwrap_err();
     assert_eq!(code(&e), Some(&SqlState::SYNTAX_ERROR), "{e}");
+    // Text that is not UTF-8, bound in binary: refused as PostgreSQL refuses it, not stored
+    // as other bytes.
+    let e = client
+        .query(
+            "INSERT INTO t_order (user_id, status) VALUES ($1, $2)",
+            &[&1i32, &NotUtf8],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        code(&e),
+        Some(&SqlState::CHARACTER_NOT_IN_REPERTOIRE),
+        "{e}"
+    );
     // Extended protocol: the error skipped to Sync, the next statement runs.
     let row = client
         .query_one(

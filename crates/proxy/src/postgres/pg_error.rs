@@ -40,6 +40,7 @@ impl From<types::TypeError> for PgError {
             types::TypeError::Protocol(_) => "08P01",
             types::TypeError::WrongElementType { .. } => "42804",
             types::TypeError::Unsupported(_) => "0A000",
+            types::TypeError::Encoding(_) => "22021",
         };
         Self::new(code, error.to_string())
     }

@@ -56,6 +56,29 @@ pub enum TypeError {
     /// An array whose elements Keyshard does not convert in this format (SQLSTATE 0A000).
     #[error("{0}")]
     Unsupported(String),
+    /// Text that is not UTF-8 (SQLSTATE 22021, PostgreSQL's words).
+    #[error("invalid byte sequence for encoding \"UTF8\": {0}")]
+    Encoding(String),
+}
+
+impl TypeError {
+    /// Why `bytes` are not UTF-8: the bytes of the first character that is not, as many as
+    /// its first byte announces, as PostgreSQL shows them.
+    fn encoding(bytes: &[u8], error: std::str::Utf8Error) -> Self {
+        let rest = &bytes[error.valid_up_to()..];
+        let announced = match rest.first() {
+            Some(0xc0..=0xdf) => 2,
+            Some(0xe0..=0xef) => 3,
+            Some(0xf0..=0xf7) => 4,
+            _ => 1,
+        };
+        let shown: Vec<String> = rest
+            .iter()
+            .take(announced)
+            .map(|b| format!("0x{b:02x}"))
+            .collect();
+        Self::Encoding(shown.join(" "))
+    }
 }
 
 /// The OID a column of type `ty` is described with. Types Keyshard does not convert travel as
@@ -459,12 +482,7 @@ pub fn decode(bytes: Option<&[u8]>, oid: u32, binary: bool) -> Result<Value, Typ
     if binary {
         return decode_binary(bytes, oid);
     }
-    let text = || {
-        std::str::from_utf8(bytes).map_err(|_| TypeError::Invalid {
-            type_name: name_of(oid),
-            detail: "not valid UTF-8".to_owned(),
-        })
-    };
+    let text = || std::str::from_utf8(bytes).map_err(|e| TypeError::encoding(bytes, e));
     Ok(match oid {
         oid::INT2 | oid::INT4 | oid::INT8 | oid::OID => {
             let s = text()?;
@@ -516,6 +534,11 @@ fn decode_binary(bytes: &[u8], oid: u32) -> Result<Value, TypeError> {
         },
         oid::BYTEA => Value::Bytes(bytes.to_vec()),
         oid::NUMERIC => Value::Text(numeric::binary_to_text(bytes).ok_or_else(wrong_size)?),
+        oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME => Value::Text(
+            std::str::from_utf8(bytes)
+                .map_err(|e| TypeError::encoding(bytes, e))?
+                .to_owned(),
+        ),
         // Text, in any of its types; a type this cannot read stays bytes.
         _ => match super::wire_text::binary_to_text(oid, bytes) {
             Some(text) => Value::Text(text),
@@ -565,6 +588,25 @@ mod tests {
         assert_eq!(
             oid_of(SqlType::of("INTEGER", DatabaseKind::Sqlite)),
             oid::INT8
+        );
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_refused_in_either_format_and_bytes_are_not() {
+        for binary in [false, true] {
+            for oid in [oid::TEXT, oid::VARCHAR, oid::BPCHAR] {
+                let error = decode_param(Some(b"ok\xc3("), oid, binary).unwrap_err();
+                assert_eq!(
+                    error.to_string(),
+                    "invalid byte sequence for encoding \"UTF8\": 0xc3 0x28"
+                );
+            }
+        }
+        let cut = decode_param(Some(b"ok\xe2\x82"), oid::TEXT, true).unwrap_err();
+        assert_eq!(cut, TypeError::Encoding("0xe2 0x82".into()));
+        assert_eq!(
+            decode_param(Some(b"\xff"), oid::BYTEA, true),
+            Ok(Value::Bytes(vec![0xff]))
         );
     }
 
