@@ -89,6 +89,11 @@ async fn several_statements_in_one_postgresql_query_are_one_transaction_as_in_po
         // Without an error, the whole message commits.
         format!("{}; {}; {}", pg_row(100, 0), pg_row(101, 1), pg_row(102, 2)),
         "SELECT order_id FROM t_order ORDER BY order_id".to_owned(),
+        // A schema change and statements that need it, in one message (a setup script).
+        format!(
+            "DROP TABLE t_order; {CREATE}; INSERT INTO t_order VALUES (200, 1, 'new'); \
+             SELECT order_id FROM t_order"
+        ),
     ];
     let script: Vec<&str> = script.iter().map(String::as_str).collect();
     both.compare(&script, false).await;

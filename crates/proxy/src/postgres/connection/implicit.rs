@@ -5,6 +5,11 @@
 //! ROLLBACK ends it with a warning, and the statements after them start another; savepoints
 //! and `AND CHAIN` are refused in it. A Query of one statement needs no block: each
 //! statement the proxy routes is atomic by itself.
+//!
+//! One difference: a schema change (CREATE, ALTER, DROP) commits the block before
+//! it and runs on its own, and the statements after it begin another. Keyshard reads a
+//! table's columns on connections of its own, which would not see a change its block has not
+//! committed (`CREATE TABLE t …; INSERT INTO t VALUES …` would fail).
 
 use keyshard_backend::Characteristics;
 use pgwire::messages::PgWireBackendMessage as Out;
@@ -54,6 +59,10 @@ impl Connection {
             return Ok(Step::Run);
         }
         let control = control::parse(statement);
+        if changes_schema(statement) {
+            self.leave(implicit, false).await?;
+            return Ok(Step::Run);
+        }
         if !implicit.open && !self.session.in_transaction() {
             if matches!(control, Some(Control::Begin(_))) {
                 return Ok(Step::Run);
@@ -140,4 +149,9 @@ impl Connection {
             .await?;
         Ok(())
     }
+}
+
+/// Whether `statement` changes the schema, which a block must not hold uncommitted.
+fn changes_schema(statement: &str) -> bool {
+    crate::words::starts_with_any(statement, &["create", "alter", "drop"])
 }
