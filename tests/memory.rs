@@ -144,3 +144,89 @@ async fn a_statement_too_big_for_memory_is_refused_on_the_mysql_frontend() {
 async fn a_statement_too_big_for_memory_is_refused_on_the_postgresql_frontend() {
     refused_in_little_memory("postgres", "53200").await;
 }
+
+/// The first column of the one row `sql` answers, as text.
+async fn mysql_answer(conn: &mut MySqlConnection, sql: &str) -> String {
+    use sqlx::Row;
+    let row = sqlx::raw_sql(sql).fetch_one(conn).await.unwrap();
+    row.try_get::<i64, _>(0)
+        .map(|n| n.to_string())
+        .or_else(|_| row.try_get::<String, _>(0))
+        .unwrap()
+}
+
+/// The code of a refusal, as either frontend gives it.
+fn code_of(error: &sqlx::Error) -> String {
+    let error = error.as_database_error().unwrap();
+    match error.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>() {
+        Some(mysql) => mysql.number().to_string(),
+        None => error.code().unwrap_or_default().into_owned(),
+    }
+}
+
+/// User variables of 2 MB each (MySQL): the session keeps at most 64 MiB of them, the
+/// one that does not fit is refused with 1037, and the session goes on with what it kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_variables_are_kept_within_the_session_limit() {
+    let dir = TempDir::new("memory_variables");
+    let (server, mysql_port, pg_port) = start(&dir);
+    let Client::MySql(mut conn) = Client::connect("mysql", mysql_port, pg_port).await else {
+        unreachable!()
+    };
+    let idle = peak_mib(server.id());
+    let value = "x".repeat(2 << 20);
+    let mut refused = None;
+    for i in 0..100 {
+        let sql = format!("SET @v{i} = '{value}'");
+        if let Err(e) = sqlx::raw_sql(&sql).execute(&mut conn).await {
+            refused = Some((i, e));
+            break;
+        }
+    }
+    let (refused_at, error) = refused.expect("refused");
+    assert_eq!(code_of(&error), "1037", "{error}");
+    assert!(
+        error.to_string().contains("session-memory-bytes"),
+        "{error}"
+    );
+    assert!((25..=32).contains(&refused_at), "refused at {refused_at}");
+    let kept = mysql_answer(&mut conn, "SELECT LENGTH(@v0)").await;
+    assert_eq!(kept, (2 << 20).to_string());
+    let peak = peak_mib(server.id());
+    assert!(peak - idle < 200, "idle {idle} MiB, peak {peak} MiB");
+}
+
+/// Named prepared statements of 10 MB each (PostgreSQL's Parse, as sqlx prepares every
+/// statement): refused with 53200 once the session keeps its limit, and the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_statements_are_kept_within_the_session_limit() {
+    let dir = TempDir::new("memory_prepared");
+    let (server, mysql_port, pg_port) = start(&dir);
+    let Client::Postgres(mut conn) = Client::connect("postgres", mysql_port, pg_port).await else {
+        unreachable!()
+    };
+    let idle = peak_mib(server.id());
+    let value = "x".repeat(10 << 20);
+    let mut refused = None;
+    for i in 0..30 {
+        let sql = format!("SELECT {i} AS n, '{value}' AS v");
+        if let Err(e) = sqlx::query(&sql).fetch_one(&mut conn).await {
+            refused = Some((i, e));
+            break;
+        }
+    }
+    let (refused_at, error) = refused.expect("refused");
+    assert_eq!(code_of(&error), "53200", "{error}");
+    assert!(
+        error.to_string().contains("session-memory-bytes"),
+        "{error}"
+    );
+    assert!((1..=3).contains(&refused_at), "refused at {refused_at}");
+    let one: i32 = sqlx::query_scalar("SELECT 1")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(one, 1);
+    let peak = peak_mib(server.id());
+    assert!(peak - idle < 200, "idle {idle} MiB, peak {peak} MiB");
+}

@@ -143,6 +143,10 @@ pub struct Props {
     /// `memory-budget-bytes` (Keyshard's own; default 1 GiB): what all statements in flight
     /// may take together; a statement that does not fit waits.
     pub memory_budget: usize,
+    /// `session-memory-bytes` (Keyshard's own; default 64 MiB): what one session may keep
+    /// between its statements (user variables, prepared statements, long data, portals); all
+    /// sessions together keep at most half of `memory-budget-bytes`.
+    pub session_memory: usize,
     /// `max-connections-size-per-query` (ShardingSphere's; default 1): how many connections a
     /// read takes on one data source. Its units there share them: on one connection they go
     /// as one multi-statement text (one round trip, the server answering one after the
@@ -173,6 +177,7 @@ impl Default for Props {
             shutdown_drain_timeout: std::time::Duration::from_secs(30),
             statement_memory: 256 << 20,
             memory_budget: 1 << 30,
+            session_memory: 64 << 20,
             max_connections_per_query: 1,
             gather_max_rows: 1_000_000,
             gather_max_bytes: 256 << 20,

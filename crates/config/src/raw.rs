@@ -106,6 +106,9 @@ pub(crate) struct RawProps {
     /// Keyshard's own: the memory all statements in flight may take (default 1 GiB).
     #[serde(rename = "memory-budget-bytes")]
     pub memory_budget_bytes: Option<u64>,
+    /// Keyshard's own: what one session may keep between statements (default 64 MiB).
+    #[serde(rename = "session-memory-bytes")]
+    pub session_memory_bytes: Option<u64>,
     /// ShardingSphere's: connections one read takes per data source (default 1).
     #[serde(rename = "max-connections-size-per-query")]
     pub max_connections_size_per_query: Option<u64>,

@@ -85,6 +85,7 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
             ),
             statement_memory: amount(raw.props.statement_memory_bytes, defaults.statement_memory),
             memory_budget: amount(raw.props.memory_budget_bytes, defaults.memory_budget),
+            session_memory: amount(raw.props.session_memory_bytes, defaults.session_memory),
             gather_max_rows: raw
                 .props
                 .gather_max_rows

@@ -85,7 +85,12 @@ impl Engine {
             );
             reflection::with_catalog(router, &backend, &config).await
         };
-        let memory = MemoryBudget::new(config.props.statement_memory, config.props.memory_budget);
+        let props = &config.props;
+        let memory = MemoryBudget::new(
+            props.statement_memory,
+            props.memory_budget,
+            props.session_memory,
+        );
         let metrics = Metrics::new(config.key_generators.names());
         let identity = Arc::new(Identity::of(&backend, &config).await);
         let routines = Routines::default();
@@ -159,6 +164,11 @@ impl Engine {
     /// The backend (pools and metadata).
     pub fn backend(&self) -> &Backend {
         &self.backend
+    }
+
+    /// The account of what a new session keeps between its statements.
+    pub(crate) fn session_memory(&self) -> Arc<crate::memory::SessionMemory> {
+        self.memory.session()
     }
 
     /// A new connection id.
@@ -522,7 +532,7 @@ impl Engine {
         }
         let reply = async {
             session.refuse_when_failed(text)?;
-            let params_size = params.iter().map(size_of_value).sum();
+            let params_size = params.iter().map(Value::size).sum();
             let _held = self
                 .memory
                 .reserve(text.unwrap_or_default(), params_size)
@@ -739,16 +749,6 @@ fn first_key(plan: &Plan) -> Option<u64> {
 }
 
 /// About what a bound parameter takes in memory.
-fn size_of_value(value: &Value) -> usize {
-    let heap = match value {
-        Value::Text(s) => s.len(),
-        Value::Bytes(b) => b.len(),
-        Value::Array(a) => a.elements.iter().map(size_of_value).sum(),
-        _ => 0,
-    };
-    heap + std::mem::size_of::<Value>()
-}
-
 /// Whether `sql` has placeholders (`?`, `$1`) outside strings and comments.
 fn takes_parameters(sql: &str, dialect: Dialect) -> bool {
     use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect};

@@ -13,8 +13,14 @@
 //! ([`keyshard_router::PreparedInsert::binding_bytes`]) or, when it is parsed after all, the
 //! rest of its whole estimate.
 
+mod kept;
+
+use std::sync::Arc;
+
 use keyshard_router::Shape;
 use tokio::sync::{Semaphore, SemaphorePermit};
+
+pub(crate) use kept::{Charge, Kept, KeptMap, SessionMemory, Weigh};
 
 use crate::error::{Error, ErrorKind};
 
@@ -27,8 +33,10 @@ const UNIT: usize = 1024;
 /// The memory that statements in flight may take together.
 #[derive(Debug)]
 pub(crate) struct MemoryBudget {
-    available: Semaphore,
+    available: Arc<Semaphore>,
     per_statement: usize,
+    /// What sessions keep between statements, from the same budget.
+    kept: Arc<Kept>,
 }
 
 /// What a statement sent as text holds of the budget when it is answered.
@@ -46,13 +54,21 @@ pub(crate) enum Reserved {
 pub(crate) struct Reservation<'a>(#[allow(dead_code)] SemaphorePermit<'a>);
 
 impl MemoryBudget {
-    /// A budget of `total` bytes, of which one statement may take `per_statement`.
-    pub(crate) fn new(per_statement: usize, total: usize) -> Self {
-        let units = u32::try_from(total.div_ceil(UNIT)).unwrap_or(u32::MAX);
+    /// A budget of `total` bytes, of which one statement may take `per_statement` and one
+    /// session keep `per_session`.
+    pub(crate) fn new(per_statement: usize, total: usize, per_session: usize) -> Self {
+        let units = u32::try_from(total.div_ceil(UNIT)).unwrap_or(u32::MAX) as usize;
+        let available = Arc::new(Semaphore::new(units));
         Self {
-            available: Semaphore::new(units as usize),
+            kept: Arc::new(Kept::new(Arc::clone(&available), units, per_session)),
+            available,
             per_statement: per_statement.min(total),
         }
+    }
+
+    /// The account of a new session's kept memory.
+    pub(crate) fn session(&self) -> Arc<SessionMemory> {
+        self.kept.session()
     }
 
     /// Holds what `sql` (with `extra` bytes of parameters) is estimated to need, waiting while
@@ -124,6 +140,19 @@ pub(crate) fn scan_estimate(sql: &str) -> usize {
     Shape::memory_bound(sql.len(), value_starts(sql))
 }
 
+/// About the bytes a statement kept prepared holds: its text, and its parsed form, which
+/// costs less per value than parsing does at its peak. 200,000 named statements of 75
+/// bytes held 229 MB, and 60 of 10 MB (a long string each) 1.4 GB.
+pub(crate) fn kept_estimate(sql: &str) -> usize {
+    sql.len()
+        .saturating_mul(3)
+        .saturating_add(count_value_starts(sql).saturating_mul(KEPT_PER_VALUE))
+        .saturating_add(1024)
+}
+
+/// Bytes a prepared statement keeps per value or token of its text.
+const KEPT_PER_VALUE: usize = 128;
+
 /// The places in `sql` where a value or token may start, outside quotes; for a short
 /// statement, without a scan, as if every other byte were one.
 fn value_starts(sql: &str) -> usize {
@@ -131,6 +160,10 @@ fn value_starts(sql: &str) -> usize {
         // The common case, on every statement's path: no scan.
         return sql.len() / 2 + 1;
     }
+    count_value_starts(sql)
+}
+
+fn count_value_starts(sql: &str) -> usize {
     let mut values: usize = 1;
     let mut quote = None;
     for b in sql.bytes() {
@@ -170,7 +203,7 @@ mod tests {
 
     #[tokio::test]
     async fn over_the_statement_limit_is_refused_and_the_budget_makes_others_wait() {
-        let budget = MemoryBudget::new(1 << 20, 2 << 20);
+        let budget = MemoryBudget::new(1 << 20, 2 << 20, 1 << 20);
         let big = format!("SELECT {}", vec!["1"; 2_000].join(","));
         let refused = budget.reserve(&big, 0).await.unwrap_err();
         assert_eq!(refused.kind, ErrorKind::OutOfMemory);

@@ -1,6 +1,6 @@
 //! Per-connection state, whichever protocol the connection speaks.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use keyshard_backend::session_state::{SessionState, Settings};
@@ -16,6 +16,7 @@ use crate::copy::out::CopyOut;
 use crate::dialect::{self, postgres::Parameters};
 use crate::error::{Error, ErrorKind};
 use crate::identity::Identity;
+use crate::memory::{KeptMap, SessionMemory};
 use crate::mysql::PreparedStatement;
 use crate::pinning::Held;
 use crate::postgres::Prepared;
@@ -60,16 +61,19 @@ pub struct Session {
     pub characteristics: Characteristics,
     /// MySQL's `SET TRANSACTION …`: for the next transaction only.
     pub next_characteristics: Characteristics,
+    /// What the session keeps between statements, within its memory limit: the four maps
+    /// below, long data and portals.
+    pub(crate) memory: Arc<SessionMemory>,
     /// MySQL user variables (`SET @x = …`), by lower-cased name.
-    pub variables: HashMap<String, Value>,
+    pub(crate) variables: KeptMap<String, Value>,
     /// Statements prepared with SQL (`PREPARE s FROM …`), by name.
-    pub sql_statements: HashMap<String, String>,
+    pub(crate) sql_statements: KeptMap<String, String>,
     /// PostgreSQL: statements prepared with the protocol (Parse), by name; SQL's `DEALLOCATE`
     /// and `DISCARD ALL` reach them too. (MySQL's, by id, are the protocol's alone.)
-    pub prepared: HashMap<String, Arc<Prepared>>,
+    pub(crate) prepared: KeptMap<String, Arc<Prepared>>,
     /// MySQL: statements prepared with the protocol (COM_STMT_PREPARE), by id; SQL's
     /// PREPARE names are another namespace there.
-    pub mysql_prepared: HashMap<u32, PreparedStatement>,
+    pub(crate) mysql_prepared: KeptMap<u32, PreparedStatement>,
     /// MySQL: the id the next COM_STMT_PREPARE gets.
     pub next_statement_id: u32,
     /// PostgreSQL: the run-time parameters the client set.
@@ -128,10 +132,11 @@ impl Session {
             failed: false,
             characteristics: Characteristics::default(),
             next_characteristics: Characteristics::default(),
-            variables: HashMap::new(),
-            sql_statements: HashMap::new(),
-            prepared: HashMap::new(),
-            mysql_prepared: HashMap::new(),
+            memory: Arc::default(),
+            variables: KeptMap::default(),
+            sql_statements: KeptMap::default(),
+            prepared: KeptMap::default(),
+            mysql_prepared: KeptMap::default(),
             next_statement_id: 1,
             parameters: Parameters::default(),
             copy_in: None,
@@ -143,6 +148,13 @@ impl Session {
             settings_at_savepoints: Vec::new(),
             held: BTreeMap::new(),
         }
+    }
+
+    /// Keeps what it keeps between statements within `memory` (see `memory::kept`); a session
+    /// without one keeps without a limit.
+    pub(crate) fn with_memory(mut self, memory: Arc<SessionMemory>) -> Self {
+        self.memory = memory;
+        self
     }
 
     /// Begins with `settings` on the shards (a PostgreSQL client's startup parameters).

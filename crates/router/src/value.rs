@@ -154,6 +154,19 @@ impl From<&Key> for Value {
 }
 
 impl Value {
+    /// About the bytes the value takes, itself and what it owns: for the proxy's memory
+    /// budget.
+    pub fn size(&self) -> usize {
+        let owned = match self {
+            Value::Text(s) => s.len(),
+            Value::Bytes(b) => b.len(),
+            Value::Array(a) => a.elements.iter().map(Value::size).sum(),
+            Value::Wire(w) => w.bytes.len(),
+            Value::Null | Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Bool(_) => 0,
+        };
+        owned + std::mem::size_of::<Value>()
+    }
+
     /// The value as an SQL literal of `dialect` (`'it''s'`, `NULL`, `X'0a'`).
     pub fn to_literal(&self, dialect: crate::Dialect) -> String {
         let mut out = String::new();

@@ -68,7 +68,7 @@ impl Engine {
                         ),
                     ));
                 }
-                statements.insert(name, text);
+                statements.insert(&session.memory, name, text, "PREPARE")?;
                 Ok(Reply::done())
             }
             sql_prepare::Command::Execute { name, args } => {
@@ -149,7 +149,10 @@ impl Engine {
             ));
         }
         for ((name, _), value) in assignments.iter().zip(values) {
-            session.variables.insert(name.clone(), value);
+            let what = format!("SET @{name}");
+            session
+                .variables
+                .insert(&session.memory, name.clone(), value, &what)?;
         }
         Ok(Reply::done())
     }

@@ -2,14 +2,14 @@
 //! connection breaks, or the server shuts down between two commands.
 
 mod load_data;
+mod prepared;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use keyshard_backend::session_state;
 use keyshard_router::{Dialect, Value};
-use mysql_common::constants::{CapabilityFlags, ColumnType, StatusFlags};
+use mysql_common::constants::{CapabilityFlags, StatusFlags};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
@@ -27,6 +27,7 @@ use crate::reply::Reply;
 use crate::session::{Session, Statement};
 use crate::throttle;
 use crate::tls::{Stream, Tls};
+pub(crate) use prepared::PreparedStatement;
 
 /// How long a client may take to log in (PostgreSQL's frontend allows the same).
 const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -99,7 +100,8 @@ pub async fn serve(
         client.database,
         Dialect::MySql,
         Arc::clone(engine.identity()),
-    );
+    )
+    .with_memory(engine.session_memory());
     let base_mode = engine.identity().mysql_variables.get("sql_mode");
     if let Some((settings, mode)) =
         crate::engine::mysql_startup_settings(ignores_space, base_mode.map(String::as_str))
@@ -172,51 +174,6 @@ struct Connection {
     server: versioned::Server,
     session: Session,
     engine: Arc<Engine>,
-}
-
-/// A prepared statement and what the binary protocol keeps beside it.
-#[derive(Debug)]
-pub(crate) struct PreparedStatement {
-    statement: Arc<Statement>,
-    /// Parameter types sent with an earlier execution, reused when a client does not resend them.
-    param_types: Vec<(ColumnType, bool)>,
-    /// `COM_STMT_SEND_LONG_DATA` chunks by parameter, until the next execution.
-    long_data: HashMap<u16, Vec<u8>>,
-    /// Why long data was refused since the last execution: the protocol has no reply to
-    /// `COM_STMT_SEND_LONG_DATA`, so the next execution reports it, as MySQL does.
-    long_data_refused: Option<Error>,
-}
-
-impl PreparedStatement {
-    /// Keeps a chunk of a long parameter, within the parameter count and, over all of this
-    /// statement's parameters, within the packet limit.
-    fn add_long_data(&mut self, param: u16, data: &[u8]) {
-        if self.long_data_refused.is_some() {
-            return;
-        }
-        if usize::from(param) >= self.statement.param_count {
-            self.long_data_refused = Some(Error::new(
-                ErrorKind::BadArguments,
-                "Incorrect arguments to mysqld_stmt_send_long_data: no such parameter",
-            ));
-            self.long_data.clear();
-            return;
-        }
-        let held: usize = self.long_data.values().map(Vec::len).sum();
-        if held + data.len() > DEFAULT_MAX_PAYLOAD {
-            self.long_data_refused = Some(Error::new(
-                ErrorKind::TooLarge,
-                "Parameter of prepared statement which is set through mysql_send_long_data() is \
-                 longer than 'max_allowed_packet' bytes",
-            ));
-            self.long_data.clear();
-            return;
-        }
-        self.long_data
-            .entry(param)
-            .or_default()
-            .extend_from_slice(data);
-    }
 }
 
 /// MySQL's default `max_prepared_stmt_count`, here per connection.
@@ -298,8 +255,13 @@ impl Connection {
             {
                 Ok((statement, _)) => {
                     let params = statement.param_count;
-                    let id = self.add_statement(statement);
-                    response::write_prepare_ok(io, self.caps, id, params, &known_columns(&sql));
+                    match self.add_statement(statement, &sql) {
+                        Ok(id) => {
+                            let columns = known_columns(&sql);
+                            response::write_prepare_ok(io, self.caps, id, params, &columns);
+                        }
+                        Err(e) => self.send_error(io, &e),
+                    }
                 }
                 Err(e) => self.send_error(io, &e),
             },
@@ -324,7 +286,6 @@ impl Connection {
                 let reply = match self.session.mysql_prepared.get_mut(&id) {
                     Some(statement) => {
                         statement.long_data.clear();
-                        statement.long_data_refused = None;
                         Ok(Reply::done())
                     }
                     None => Err(unknown_statement(id)),
@@ -358,15 +319,14 @@ impl Connection {
             .mysql_prepared
             .get_mut(&request.stmt_id)
             .ok_or_else(|| unknown_statement(request.stmt_id))?;
-        if let Some(refused) = prepared.long_data_refused.take() {
-            prepared.long_data.clear();
+        if let Some(refused) = prepared.long_data.refused() {
             return Err(refused);
         }
         let params: Vec<Value> = decode_params(
             request,
             prepared.statement.param_count,
             &mut prepared.param_types,
-            &mut prepared.long_data,
+            prepared.long_data.chunks(),
         )
         .map_err(|e| {
             Error::new(
@@ -387,19 +347,15 @@ impl Connection {
     }
 
     /// Stores a prepared statement and returns its id.
-    fn add_statement(&mut self, statement: Statement) -> u32 {
+    fn add_statement(&mut self, statement: Statement, sql: &str) -> Result<u32, Error> {
         let id = self.session.next_statement_id;
-        self.session.next_statement_id = id.wrapping_add(1).max(1);
-        self.session.mysql_prepared.insert(
-            id,
-            PreparedStatement {
-                statement: Arc::new(statement),
-                param_types: Vec::new(),
-                long_data: HashMap::new(),
-                long_data_refused: None,
-            },
-        );
-        id
+        let prepared = PreparedStatement::new(statement, sql, &self.session.memory);
+        let session = &mut self.session;
+        session
+            .mysql_prepared
+            .insert(&session.memory, id, prepared, "COM_STMT_PREPARE")?;
+        session.next_statement_id = id.wrapping_add(1).max(1);
+        Ok(id)
     }
 
     /// What the OK and EOF packets tell the client of its session: connectors read these
@@ -507,50 +463,4 @@ fn unknown_statement(id: u32) -> Error {
         ErrorKind::UnknownStatement,
         format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::session::StatementKind;
-
-    fn prepared(param_count: usize) -> PreparedStatement {
-        PreparedStatement {
-            statement: Arc::new(Statement {
-                kind: StatementKind::Text("SELECT ?".into()),
-                param_count,
-                effect: None,
-            }),
-            param_types: Vec::new(),
-            long_data: HashMap::new(),
-            long_data_refused: None,
-        }
-    }
-
-    #[test]
-    fn long_data_for_a_parameter_that_does_not_exist_is_refused() {
-        let mut statement = prepared(1);
-        statement.add_long_data(0, b"kept");
-        statement.add_long_data(7, &[0; 1024]);
-        assert!(statement.long_data.is_empty());
-        let refused = statement.long_data_refused.as_ref().unwrap();
-        assert_eq!(refused.mysql_code().0, 1210);
-        // Nothing more is kept until the next execution reports the refusal.
-        statement.add_long_data(0, b"more");
-        assert!(statement.long_data.is_empty());
-    }
-
-    #[test]
-    fn long_data_beyond_the_packet_limit_is_refused_without_being_kept() {
-        let mut statement = prepared(2);
-        let chunk = vec![0u8; 16 * 1024 * 1024];
-        for _ in 0..4 {
-            statement.add_long_data(1, &chunk);
-        }
-        assert_eq!(statement.long_data[&1].len(), 64 * 1024 * 1024);
-        statement.add_long_data(0, b"one byte too many");
-        assert!(statement.long_data.is_empty());
-        let refused = statement.long_data_refused.as_ref().unwrap();
-        assert_eq!(refused.mysql_code(), (1153, "08S01"));
-    }
 }

@@ -94,7 +94,8 @@ pub async fn serve(
         Some(client.database),
         Dialect::Postgres,
         Arc::clone(counted.engine.identity()),
-    );
+    )
+    .with_memory(counted.engine.session_memory());
     let parameters = startup_parameters(&client.parameters);
     let mut session = session.with_startup_settings(startup_settings(&parameters));
     session.parameters = Parameters::from_startup(&parameters);

@@ -28,6 +28,14 @@ pub(crate) struct Prepared {
     /// `None` for an empty query string.
     statement: Option<crate::session::Statement>,
     description: describe::Description,
+    /// What keeping it takes ([`crate::memory::kept_estimate`]).
+    weight: usize,
+}
+
+impl crate::memory::Weigh for Prepared {
+    fn weight(&self) -> usize {
+        self.weight
+    }
 }
 
 /// What every PostgreSQL connection shares.

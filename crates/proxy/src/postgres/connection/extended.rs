@@ -16,6 +16,7 @@ use sqlparser::ast;
 use super::Connection;
 use crate::dialect::postgres::writes_as_the_proxy;
 use crate::error::Error;
+use crate::memory::Charge;
 use crate::postgres::Prepared;
 use crate::postgres::describe::{
     Field, Fields, MAX_PARAMETERS, describe, highest_placeholder, reply_fields,
@@ -35,6 +36,8 @@ pub(super) struct Portal {
     /// The columns Describe reported, which the rows must then match.
     described: Option<Vec<Field>>,
     state: PortalState,
+    /// Its parameters, held within the session's memory until the portal closes.
+    _params_held: Charge,
 }
 
 enum PortalState {
@@ -69,7 +72,7 @@ impl Connection {
             && unnamed.metadata_version == metadata_version
         {
             let prepared = Arc::clone(&unnamed.prepared);
-            self.session.prepared.insert(name, prepared);
+            self.keep(name, prepared)?;
             return wire
                 .send(Out::ParseComplete(ParseComplete::new()))
                 .await
@@ -163,6 +166,7 @@ impl Connection {
                 .resize(statement.param_count, types::oid::TEXT);
         }
         let prepared = Arc::new(Prepared {
+            weight: crate::memory::kept_estimate(&sql),
             sql,
             statement,
             description,
@@ -178,10 +182,20 @@ impl Connection {
             metadata_version,
             prepared: Arc::clone(&prepared),
         });
-        self.session.prepared.insert(name, prepared);
+        self.keep(name, prepared)?;
         wire.send(Out::ParseComplete(ParseComplete::new()))
             .await
             .map_err(wire_failed)
+    }
+
+    /// Keeps a parsed statement as `name`, within the session's memory.
+    fn keep(&mut self, name: String, prepared: Arc<Prepared>) -> Result<(), PgError> {
+        let session = &mut self.session;
+        let what = StatementName(name.clone());
+        session
+            .prepared
+            .insert(&session.memory, name, prepared, what)?;
+        Ok(())
     }
 
     /// The result columns of a read, as a shard describes it, and the parameter types it
@@ -276,6 +290,11 @@ impl Connection {
                     .map_err(|e| PgError::from(e).with_context(&format!("parameter ${}", i + 1)))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let size = params.iter().map(Value::size).sum();
+        let held = self.session.memory.charge(
+            size,
+            format_args!("the parameters of portal \"{portal_name}\""),
+        )?;
         self.portals.insert(
             portal_name,
             Portal {
@@ -284,6 +303,7 @@ impl Connection {
                 formats: bind.result_column_format_codes,
                 described: None,
                 state: PortalState::Ready,
+                _params_held: held,
             },
         );
         wire.send(Out::BindComplete(BindComplete::new()))
@@ -541,4 +561,16 @@ fn returning_probe(tree: &ast::Statement) -> Option<String> {
     let items = insert.returning.as_ref()?;
     let items: Vec<String> = items.iter().map(ToString::to_string).collect();
     Some(format!("SELECT {} FROM {table}", items.join(", ")))
+}
+
+/// A prepared statement's name as an error names it.
+struct StatementName(String);
+
+impl std::fmt::Display for StatementName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.as_str() {
+            "" => f.write_str("the unnamed statement"),
+            name => write!(f, "prepared statement \"{name}\""),
+        }
+    }
 }
