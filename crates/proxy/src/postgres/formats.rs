@@ -35,7 +35,7 @@ pub(super) fn row_description(fields: &[Field], formats: &[i16]) -> Out {
             .enumerate()
             .map(|(i, f)| {
                 FieldDescription::new(
-                    f.name.clone(),
+                    identifier(&f.name).to_owned(),
                     0,
                     0,
                     f.oid,
@@ -46,6 +46,21 @@ pub(super) fn row_description(fields: &[Field], formats: &[i16]) -> Out {
             })
             .collect(),
     ))
+}
+
+/// A column's name as PostgreSQL keeps an identifier: at most 63 bytes (NAMEDATALEN - 1),
+/// cut at a character boundary. A shard that is not PostgreSQL (SQLite names a column by its
+/// expression) may give a longer one.
+fn identifier(name: &str) -> &str {
+    const MAX: usize = 63;
+    if name.len() <= MAX {
+        return name;
+    }
+    let end = (0..=MAX)
+        .rev()
+        .find(|&i| name.is_char_boundary(i))
+        .unwrap_or(0);
+    &name[..end]
 }
 
 pub(super) fn data_row(row: &[Value], fields: &[Field], formats: &[i16]) -> Result<Out, PgError> {
@@ -95,6 +110,15 @@ fn push_plain_text(data: &mut bytes::BytesMut, value: &Value, oid: u32) -> bool 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_cut_to_postgresql_identifiers_at_a_character_boundary() {
+        assert_eq!(identifier("order_id"), "order_id");
+        assert_eq!(identifier(&"x".repeat(100)), "x".repeat(63));
+        // 'é' is two bytes: the 63rd byte would split one.
+        let accented = "é".repeat(40);
+        assert_eq!(identifier(&accented), "é".repeat(31));
+    }
 
     #[test]
     fn plain_text_is_what_the_general_encoding_writes() {

@@ -30,6 +30,18 @@ pub struct ResultColumn {
     pub decimals: u8,
 }
 
+/// The most characters of a column's name MySQL and MariaDB send; a shard that is not one of
+/// them (SQLite names a column by its expression) may give a longer one.
+const MAX_NAME_CHARS: usize = 255;
+
+/// `name` cut to [`MAX_NAME_CHARS`].
+fn shown(name: &str) -> &str {
+    match name.char_indices().nth(MAX_NAME_CHARS) {
+        Some((end, _)) => &name[..end],
+        None => name,
+    }
+}
+
 impl ResultColumn {
     fn new(name: impl Into<String>, column_type: ColumnType, length: u32) -> Self {
         use ColumnType::*;
@@ -65,6 +77,7 @@ impl ResultColumn {
     /// A column of type `ty`; one of a type the model does not know (SQLite reports none for
     /// expressions) is typed by `sample`, the column's first non-null value.
     pub fn of(name: &str, ty: SqlType, sample: Option<&Value>) -> Self {
+        let name = shown(name);
         let mut column = match mysql_type(ty) {
             Some((column_type, length)) => Self::new(name, column_type, length),
             None => Self::from_sample(name, sample),
@@ -178,6 +191,14 @@ mod tests {
 
     fn ty(type_name: &str) -> (ColumnType, bool) {
         typed(type_name, DatabaseKind::MySql)
+    }
+
+    #[test]
+    fn names_are_cut_to_what_mysql_sends() {
+        let long = "é".repeat(300);
+        let column = ResultColumn::of(&long, ty_of("INT"), None);
+        assert_eq!(column.name, "é".repeat(255));
+        assert_eq!(ResultColumn::of("id", ty_of("INT"), None).name, "id");
     }
 
     #[test]
