@@ -283,3 +283,34 @@ async fn long_names_take_turns_within_the_budget() {
     let peak = peak_mib(server.id());
     assert!(peak - idle < 200, "idle {idle} MiB, peak {peak} MiB");
 }
+
+/// A 12 MiB COPY (about a million rows) goes in as it arrives, a batch at a time: all of it is
+/// stored and the proxy stays within 200 MiB above idle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_copy_is_loaded_in_little_memory() {
+    let dir = TempDir::new("memory_copy");
+    let (server, mysql_port, pg_port) = start(&dir);
+    let Client::Postgres(mut conn) = Client::connect("postgres", mysql_port, pg_port).await else {
+        unreachable!()
+    };
+    sqlx::raw_sql(CREATE).execute(&mut conn).await.unwrap();
+    let idle = peak_mib(server.id());
+    let mut copy = conn
+        .copy_in_raw("COPY t_order (user_id, status) FROM STDIN")
+        .await
+        .unwrap();
+    let (mut sent, mut rows) = (0, 0);
+    while sent < 12 << 20 {
+        let chunk: String = (0..10_000)
+            .map(|i| format!("{}\tstatus{}\n", (rows + i) % 1000, i % 7))
+            .collect();
+        sent += chunk.len();
+        rows += 10_000;
+        copy.send(chunk.as_bytes()).await.unwrap();
+    }
+    assert_eq!(copy.finish().await.unwrap(), rows);
+    let mut client = Client::Postgres(conn);
+    assert_eq!(client.count().await, rows as i64);
+    let peak = peak_mib(server.id());
+    assert!(peak - idle < 200, "idle {idle} MiB, peak {peak} MiB");
+}

@@ -23,6 +23,8 @@ pub(crate) struct CopyIn {
     pub(crate) format: Format,
     /// Leading lines to skip (MySQL's `IGNORE n LINES`).
     pub(crate) skip: usize,
+    /// Rows of the load read before these (errors number rows from the load's start).
+    pub(crate) rows_before: usize,
     pub(crate) dialect: Dialect,
     /// MySQL: the file the client is asked for.
     pub(crate) file: String,
@@ -74,6 +76,7 @@ pub(crate) fn parse(sql: &str) -> Option<Result<CopyIn, Error>> {
         columns: column_count(target),
         format,
         skip: 0,
+        rows_before: 0,
         dialect: Dialect::Postgres,
         file: String::new(),
     }))
@@ -328,6 +331,54 @@ impl CopyIn {
         (unquote(table), columns)
     }
 
+    /// Where the first `rows` complete rows of `data` end, when it holds that many (text and
+    /// CSV; `None` for the binary format, read whole). A row ends at a newline outside CSV
+    /// quotes, as `rows` reads it.
+    pub(crate) fn rows_end(&self, data: &[u8], rows: usize) -> Option<usize> {
+        let (quote, escape) = match &self.format {
+            Format::Binary => return None,
+            Format::Text { .. } => (None, None),
+            Format::Csv { quote, escape, .. } => {
+                let ascii = |c: char| u8::try_from(c).ok().filter(u8::is_ascii);
+                // A quote or escape that is not one byte: read whole.
+                (Some(ascii(*quote)?), Some(ascii(*escape)?))
+            }
+        };
+        let mut found = 0;
+        let (mut quoted, mut i) = (false, 0);
+        while i < data.len() {
+            let b = data[i];
+            let next = data.get(i + 1).copied();
+            if quoted {
+                if Some(b) == escape && (next == quote || (escape != quote && next == escape)) {
+                    i += 1;
+                } else if Some(b) == quote {
+                    quoted = false;
+                }
+            } else if Some(b) == quote {
+                quoted = true;
+            } else if b == b'\n' {
+                found += 1;
+                if found == rows {
+                    return Some(i + 1);
+                }
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// The load as it goes on after `rows` more rows: no header to drop or lines to skip.
+    pub(crate) fn continued(&self, rows: usize) -> CopyIn {
+        let mut copy = self.clone();
+        copy.skip = 0;
+        copy.rows_before += rows;
+        if let Format::Csv { header, .. } = &mut copy.format {
+            *header = false;
+        }
+        copy
+    }
+
     /// The rows of `data`, the whole stream the client sent; each row's values are text or
     /// NULL, which the shards convert to the columns' types as they would for COPY.
     pub(crate) fn rows(&self, data: &str) -> Result<Vec<Vec<Value>>, Error> {
@@ -367,7 +418,7 @@ impl CopyIn {
             };
             return Err(Error::new(
                 ErrorKind::ColumnCount,
-                format!("COPY row {}: {what}", line + 1),
+                format!("COPY row {}: {what}", self.rows_before + line + 1),
             ));
         }
         Ok(rows)

@@ -155,6 +155,7 @@ fn statement(t: &mut Tokens) -> Result<CopyIn, Error> {
         target,
         format,
         skip,
+        rows_before: 0,
         dialect: Dialect::MySql,
         file,
     })

@@ -129,3 +129,27 @@ fn copy_to_stdout_formats() {
     assert!(out_format("COPY t TO '/tmp/x'").is_err());
     assert!(out_format("COPY t TO STDOUT (FORMAT xml)").is_err());
 }
+
+#[test]
+fn batches_cut_at_row_ends_read_the_rows_the_whole_data_holds() {
+    let csv = parse("COPY t (a, b) FROM STDIN (FORMAT csv, HEADER true)")
+        .unwrap()
+        .unwrap();
+    let data = "a,b\n1,\"two\nlines\"\n2,\"say \"\"hi\"\"\n,\"\n3,x\n4,";
+    let whole = csv.rows(data).unwrap();
+    let (mut copy, mut rest, mut batched) = (csv.clone(), data.as_bytes(), Vec::new());
+    while let Some(end) = copy.rows_end(rest, 2) {
+        let (batch, tail) = rest.split_at(end);
+        batched.extend(copy.rows(std::str::from_utf8(batch).unwrap()).unwrap());
+        (copy, rest) = (copy.continued(2), tail);
+    }
+    batched.extend(copy.rows(std::str::from_utf8(rest).unwrap()).unwrap());
+    assert_eq!(batched, whole);
+    assert_eq!(whole.len(), 4);
+    // The text format ends rows at every newline; binary data is read whole.
+    let tsv = parse("COPY t (a, b) FROM STDIN").unwrap().unwrap();
+    assert_eq!(tsv.rows_end(b"1\tx\n2\ty\n3", 2), Some(8));
+    assert_eq!(tsv.rows_end(b"1\tx\n2\ty", 2), None);
+    let binary = parse("COPY t FROM STDIN (FORMAT binary)").unwrap().unwrap();
+    assert_eq!(binary.rows_end(b"\n\n\n", 1), None);
+}

@@ -1,5 +1,6 @@
 //! `LOAD DATA LOCAL INFILE`: the server asks for the file (0xFB and its name) and the client
-//! sends it in packets, an empty one last.
+//! sends it in packets, an empty one last; its rows are inserted as they arrive (see
+//! `engine::copy_in`).
 
 use mysql_common::constants::CapabilityFlags;
 
@@ -25,37 +26,34 @@ impl Connection {
                  server sides",
             )));
         }
+        let mut load = match self.engine.load_start(&mut self.session, copy).await {
+            Ok(load) => load,
+            Err(e) => return Some(Err(e)),
+        };
         let mut request = vec![0xFB];
         request.extend_from_slice(copy.file.as_bytes());
         io.write_packet(&request);
         io.flush().await.ok()?;
-        let limit = self.engine.copy_limit();
-        let mut data = Vec::new();
-        let mut refused = None;
+        // Rows are inserted as they arrive; after an error the rest of the file is read and
+        // dropped.
+        let mut failed = None;
         loop {
             let packet = io.read_packet().await.ok()??;
             if packet.is_empty() {
                 break;
             }
-            if refused.is_some() {
-                continue;
-            }
-            if data.len() + packet.len() > limit {
-                data = Vec::new();
-                refused = Some(Error::new(
-                    ErrorKind::OutOfMemory,
-                    format!(
-                        "LOAD DATA of more than {limit} bytes: a load is inserted as one \
-                         statement (raise props.statement-memory-bytes, or split the file)"
-                    ),
-                ));
-            } else {
-                data.extend_from_slice(&packet);
+            if failed.is_none() {
+                failed = self
+                    .engine
+                    .load_feed(&mut self.session, &mut load, &packet)
+                    .await
+                    .err();
             }
         }
-        if let Some(error) = refused {
-            return Some(Err(error));
-        }
-        Some(self.engine.copy_in(&mut self.session, copy, data).await)
+        Some(
+            self.engine
+                .load_finish(&mut self.session, load, failed)
+                .await,
+        )
     }
 }

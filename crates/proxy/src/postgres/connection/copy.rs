@@ -32,9 +32,10 @@ impl Connection {
         Ok(None)
     }
 
-    /// Asks for the data (CopyInResponse), takes CopyData until CopyDone, then inserts all its
-    /// rows at once: all or none. CopyFail, data beyond the statement limit or another message
-    /// end it with an error and nothing inserted. Returns the command tag.
+    /// Asks for the data (CopyInResponse) and takes CopyData until CopyDone: text and CSV
+    /// rows are inserted as they arrive, binary data once it is all there, all in one
+    /// transaction (see `engine::copy_in`): all rows or none. CopyFail, an error or another
+    /// message end it with an error and nothing inserted. Returns the command tag.
     async fn copy_from_stdin(
         &mut self,
         wire: &mut Wire,
@@ -42,7 +43,8 @@ impl Connection {
     ) -> Result<Result<String, PgError>, WireError> {
         // A binary load's fields are read by its columns' types, known before the data comes.
         // Its columns are checked against the table's first, whatever the format.
-        let types = match self.frontend.engine.copy_column_types(copy).await {
+        let engine = &self.frontend.engine;
+        let types = match engine.copy_column_types(copy).await {
             Ok(types) if copy.is_binary() => types.map(Some).ok_or_else(|| {
                 Error::unsupported(format!(
                     "binary COPY into {}: its column types are not known (only sharded \
@@ -53,8 +55,15 @@ impl Connection {
             Ok(_) => Ok(None),
             Err(e) => Err(e),
         };
-        let types = match types {
-            Ok(types) => types,
+        let started = match types {
+            Ok(types) => engine
+                .load_start(&mut self.session, copy)
+                .await
+                .map(|load| (types, load)),
+            Err(e) => Err(e),
+        };
+        let (types, mut load) = match started {
+            Ok(started) => started,
             Err(e) => {
                 self.session.statement_failed();
                 return Ok(Err(e.into()));
@@ -70,64 +79,75 @@ impl Connection {
         )))
         .await?;
         wire.flush().await?;
-        let limit = self.frontend.engine.copy_limit();
+        let limit = engine.copy_limit();
+        // Binary data, read whole.
         let mut data = Vec::new();
-        let mut refused = None;
+        let mut failed: Option<Error> = None;
+        let mut ended: Option<PgError> = None;
         loop {
             let Some(message) = wire.read_message().await? else {
                 return Err(WireError::Io(std::io::ErrorKind::UnexpectedEof.into()));
             };
             match message {
-                In::CopyData(chunk) if refused.is_none() => {
-                    if data.len() + chunk.data.len() > limit {
-                        // What came is dropped at once; the rest is read and dropped too.
+                In::CopyData(chunk) if failed.is_none() => {
+                    let fed = if types.is_none() {
+                        engine
+                            .load_feed(&mut self.session, &mut load, &chunk.data)
+                            .await
+                    } else if data.len() + chunk.data.len() > limit {
                         data = Vec::new();
-                        refused = Some(PgError::new(
-                            "53200",
+                        Err(Error::new(
+                            crate::error::ErrorKind::OutOfMemory,
                             format!(
-                                "COPY data over {limit} bytes: a COPY is inserted as one \
-                                 statement (raise props.statement-memory-bytes, or split \
-                                 the load)"
+                                "binary COPY data over {limit} bytes: it is read whole (raise \
+                                 props.statement-memory-bytes, split the load, or send text)"
                             ),
-                        ));
+                        ))
                     } else {
                         data.extend_from_slice(&chunk.data);
-                    }
+                        Ok(())
+                    };
+                    // What comes after an error is read and dropped, up to CopyDone.
+                    failed = fed.err();
                 }
                 In::CopyData(_) | In::Flush(_) | In::Sync(_) => {}
                 In::CopyDone(_) => break,
                 In::CopyFail(fail) => {
-                    return Ok(Err(PgError::new(
+                    ended = Some(PgError::new(
                         "57014",
                         format!("COPY from stdin failed: {}", fail.message),
-                    )));
+                    ));
+                    break;
                 }
                 _ => {
-                    return Ok(Err(PgError::new(
+                    ended = Some(PgError::new(
                         "08P01",
                         "unexpected message during COPY from stdin",
-                    )));
+                    ));
+                    break;
                 }
             }
         }
-        if let Some(error) = refused {
-            return Ok(Err(error));
-        }
-        let engine = &self.frontend.engine;
-        let reply = match types {
-            Some(types) => {
-                let rows = copy_binary::rows(&data, &types);
-                drop(data);
-                match rows {
-                    Ok(rows) => engine.copy_rows(&mut self.session, copy, rows).await,
-                    Err(e) => {
-                        self.session.statement_failed();
-                        return Ok(Err(e));
-                    }
-                }
-            }
-            None => engine.copy_in(&mut self.session, copy, data).await,
+        // Binary data, all there now, is read by the columns' types.
+        let binary = match (&ended, &failed, types) {
+            (None, None, Some(types)) => copy_binary::rows(&std::mem::take(&mut data), &types),
+            _ => Ok(Vec::new()),
         };
+        let ended = ended.or(binary.as_ref().err().cloned());
+        if let Some(ended) = ended {
+            let abandoned = Error::new(crate::error::ErrorKind::Internal, "COPY ended");
+            let _ = engine
+                .load_finish(&mut self.session, load, Some(abandoned))
+                .await;
+            return Ok(Err(ended));
+        }
+        if let (Ok(rows), None) = (binary, &failed) {
+            failed = engine
+                .load_rows(&mut self.session, &mut load, rows)
+                .await
+                .err();
+        }
+        let reply = engine.load_finish(&mut self.session, load, failed).await;
         Ok(match reply {
             Ok(Reply::Ok { affected_rows, .. }) => Ok(format!("COPY {affected_rows}")),
             Ok(Reply::Rows { rows, .. }) => Ok(format!("COPY {}", rows.len())),
