@@ -99,3 +99,48 @@ async fn several_statements_in_one_postgresql_query_are_one_transaction_as_in_po
     both.compare(&script, false).await;
     both.finish().await;
 }
+
+/// pgjdbc's executeBatch sends every entry before one Sync: one implicit transaction, so an
+/// entry that fails leaves nothing of its batch stored, through Keyshard as on one plain
+/// PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL), a JDK and pgjdbc"]
+async fn a_pgjdbc_batch_is_one_transaction_as_in_postgresql() {
+    const PGJDBC: &str = "/usr/share/java/postgresql.jar";
+    let both = common::compare::PostgresAlike::start(CREATE).await;
+    let classes = std::env::temp_dir().join(common::unique("keyshard_pgbatch"));
+    std::fs::create_dir_all(&classes).unwrap();
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/jdbc/PgBatch.java");
+    let run = |command: &mut std::process::Command| {
+        let out = command.output().expect("a JDK");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(std::process::Command::new("javac")
+        .arg("-d")
+        .arg(&classes)
+        .arg(&source));
+    let batch = |url: String, user: &str, password: &str| {
+        run(std::process::Command::new("java")
+            .arg("-cp")
+            .arg(format!("{}:{PGJDBC}", classes.display()))
+            .args(["PgBatch", &url, user, password]))
+    };
+    let through = batch(
+        format!("jdbc:postgresql://{}/sharding_db", both.proxy.address),
+        "root",
+        "root",
+    );
+    let plain = both
+        .plain_url()
+        .replace("postgres://postgres@", "jdbc:postgresql://");
+    let plain = batch(plain, "postgres", "");
+    assert_eq!(through, plain);
+    assert!(through.contains("stored: 4 5 6 7\n"), "{through}");
+    let _ = std::fs::remove_dir_all(&classes);
+    both.finish().await;
+}

@@ -105,6 +105,7 @@ pub async fn serve(
         frontend,
         portals: HashMap::new(),
         skipping: false,
+        batch: Implicit::default(),
         mid_batch: false,
         last_unnamed: None,
     };
@@ -180,6 +181,8 @@ struct Connection {
     portals: HashMap<String, Portal>,
     /// After an error in the extended protocol: skip messages until Sync.
     skipping: bool,
+    /// The implicit transaction block of the extended-protocol batch up to the next Sync.
+    batch: Implicit,
     /// The last unnamed INSERT parsed, to be reused by the next Parse of the same text.
     last_unnamed: Option<extended::Unnamed>,
 }
@@ -215,7 +218,11 @@ impl Connection {
             }
             In::Close(close) => self.close(wire, close).await,
             In::Sync(_) => {
-                self.skipping = false;
+                let failed = std::mem::take(&mut self.skipping);
+                let mut batch = std::mem::take(&mut self.batch);
+                if let Err(e) = self.leave(&mut batch, failed).await {
+                    self.send_error(wire, &e).await?;
+                }
                 if !self.session.in_transaction() {
                     self.portals.clear();
                 }

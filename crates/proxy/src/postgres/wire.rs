@@ -167,6 +167,11 @@ impl Wire {
         decode_message(message, &self.context).map(Some)
     }
 
+    /// Whether the next message, already received, is a Sync: without waiting for more.
+    pub fn sync_is_next(&self) -> bool {
+        self.read.len() >= 5 && self.read[0] == b'S' && be_u32(&self.read[1..5]) == 4
+    }
+
     /// A large simple Query (a multi-row INSERT of megabytes), read straight into its own
     /// string: through the shared buffer it would take that buffer's doubling and a copy more.
     /// Not cancel safe, unlike the path for other messages: the connection closes whenever a

@@ -162,6 +162,12 @@ impl PostgresAlike {
         );
     }
 
+    /// The plain database's URL.
+    #[allow(dead_code)]
+    pub fn plain_url(&self) -> String {
+        self.plain_shards.url(0)
+    }
+
     /// Stops the proxy and drops both sides' databases.
     pub async fn finish(self) {
         self.proxy.stop().await;

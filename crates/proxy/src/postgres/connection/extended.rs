@@ -14,6 +14,7 @@ use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
 use sqlparser::ast;
 
 use super::Connection;
+use super::implicit::Step;
 use crate::dialect::postgres::writes_as_the_proxy;
 use crate::error::Error;
 use crate::memory::Charge;
@@ -485,7 +486,26 @@ impl Connection {
                 let params = std::mem::take(&mut portal.params);
                 let described = portal.described.clone();
                 let formats = portal.formats.clone();
+                // The batch's implicit transaction block, opened unless this is its only
+                // statement.
+                let mut batch = std::mem::take(&mut self.batch);
+                batch.before_execute(wire.sync_is_next());
+                let step = self.enter(&mut batch, &prepared.sql).await;
+                self.batch = batch;
+                if let Step::Answered(tag) = step? {
+                    if let Some(portal) = self.portals.get_mut(&name) {
+                        portal.state = PortalState::Done(tag.to_owned());
+                    }
+                    return wire
+                        .send(Out::CommandComplete(CommandComplete::new(tag.to_owned())))
+                        .await
+                        .map_err(wire_failed);
+                }
                 let (derived, rows, tag) = self.run_prepared(&prepared, &params, &formats).await?;
+                let mut batch = std::mem::take(&mut self.batch);
+                let warned = self.ran(wire, &mut batch, &prepared.sql).await;
+                self.batch = batch;
+                warned.map_err(wire_failed)?;
                 // COPY: its data comes in or goes out now, before the Sync.
                 if let Some(copied) = self.pending_copy(wire).await.map_err(wire_failed)? {
                     let tag = copied?;

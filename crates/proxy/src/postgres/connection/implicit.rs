@@ -1,10 +1,12 @@
-//! PostgreSQL runs the statements of one Query message as one transaction, its implicit
-//! transaction block, unless they control their own: an error rolls back every statement of
-//! the message before it, and the block commits when the message is done. BEGIN turns the
-//! block into the client's own transaction block (statements before it included); COMMIT or
-//! ROLLBACK ends it with a warning, and the statements after them start another; savepoints
-//! and `AND CHAIN` are refused in it. A Query of one statement needs no block: each
-//! statement the proxy routes is atomic by itself.
+//! PostgreSQL runs the statements of one Query message, and those an extended-protocol batch
+//! executes before its Sync, as one transaction, its implicit transaction block, unless they
+//! control their own: an error rolls back every statement of the message or batch before it,
+//! and the block commits when the message is done or at the Sync. BEGIN turns the block into
+//! the client's own transaction block (statements before it included); COMMIT or ROLLBACK
+//! ends it with a warning, and the statements after them start another; savepoints and `AND
+//! CHAIN` are refused in it. A lone statement needs no block (each statement the proxy routes
+//! is atomic by itself): a Query of one statement, or an Execute whose Sync has already
+//! arrived behind it with nothing executed before it, the usual Parse/Bind/Execute/Sync.
 //!
 //! One difference: a schema change (CREATE, ALTER, DROP) commits the block before
 //! it and runs on its own, and the statements after it begin another. Keyshard reads a
@@ -36,6 +38,12 @@ impl Implicit {
             several: statements > 1,
             open: false,
         }
+    }
+
+    /// Before an Execute: the batch runs in a block unless this statement is known to be its
+    /// only one (`sync_is_next`, and no block opened by an earlier one).
+    pub(super) fn before_execute(&mut self, sync_is_next: bool) {
+        self.several = self.open || !sync_is_next;
     }
 }
 
