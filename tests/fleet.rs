@@ -277,3 +277,47 @@ async fn a_killed_instance_restarts_without_duplicates_on_zookeeper() {
     );
     a_killed_instance_restarts_without_duplicates("zookeeper", &mode).await;
 }
+
+/// With a configured worker id, a killed instance's restart finds the id still held by its own
+/// previous run: it waits for that lease to run out (at most the time to live, 4 s here), then
+/// serves with the same id, its keys above every key the previous run acknowledged.
+#[tokio::test]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn a_killed_instance_with_a_fixed_worker_id_restarts_once_its_lease_runs_out() {
+    let dir = TempDir::new("fleet_fixed");
+    let shards = Shards::new("fixed").await;
+    let port = free_port();
+    let mode = "mode:\n  type: Cluster\n  repository:\n    type: JDBC\n    props:\n      \
+                timeToLiveSeconds: 4\n";
+    let config = serve_config(&dir.0, &shards, port, mode);
+    let yaml = std::fs::read_to_string(&config).unwrap().replace(
+        "        max-vibration-offset: 3",
+        "        max-vibration-offset: 3\n        worker-id: 7",
+    );
+    std::fs::write(&config, yaml).unwrap();
+    let mut first = serve(&config);
+    connect(port)
+        .await
+        .execute("CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))")
+        .await
+        .unwrap();
+    let before = load(port, Duration::from_secs(1)).await;
+    first.kill().unwrap(); // SIGKILL: the id is not given back
+    first.wait().unwrap();
+    let restarted = Instant::now();
+    let mut second = serve(&config);
+    connect(port).await;
+    let waited = restarted.elapsed();
+    let after = load(port, Duration::from_secs(1)).await;
+    assert!(second.try_wait().unwrap().is_none(), "the restart stopped");
+    assert!(waited < Duration::from_secs(15), "served after {waited:?}");
+    let worker = |k: &i64| Snowflake::decode(*k).unwrap().worker_id;
+    assert!(before.iter().chain(&after).all(|k| worker(k) == 7));
+    let last_before = before.iter().max().unwrap();
+    assert!(after.iter().all(|k| k > last_before));
+    let stored: HashSet<i64> = shards.stored().await.into_iter().collect();
+    assert_eq!(stored.len(), before.len() + after.len());
+    second.kill().unwrap();
+    let _ = second.wait();
+    shards.drop_all().await;
+}

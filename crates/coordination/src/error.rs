@@ -11,6 +11,10 @@ pub enum CoordinationError {
         worker_id: u16,
         /// The instance holding it.
         holder: String,
+        /// Where the holder serves, when the repository records it.
+        address: Option<String>,
+        /// How long its lease lasts unless renewed, when the repository knows.
+        expires_in: Option<std::time::Duration>,
     },
     /// All 1,024 worker ids are held by live instances.
     #[error("all 1024 worker ids are held by live instances; no worker id is free")]

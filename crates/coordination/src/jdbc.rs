@@ -251,10 +251,7 @@ impl JdbcRepository {
             .rows_affected());
         if claimed == 0 {
             return Err(match preferred {
-                Some(worker_id) => CoordinationError::WorkerIdHeld {
-                    worker_id,
-                    holder: self.holder_of(worker_id).await?,
-                },
+                Some(worker_id) => self.held(worker_id).await?,
                 None => CoordinationError::NoFreeWorkerId,
             });
         }
@@ -278,14 +275,23 @@ impl JdbcRepository {
         })
     }
 
-    async fn holder_of(&self, worker_id: u16) -> Result<String, CoordinationError> {
-        let sql =
-            format!("SELECT instance_id, address FROM {WORKERS} WHERE worker_id = {worker_id}");
-        let (instance, address): (String, String) = on_pool!(self, pool => {
+    /// Why `worker_id` could not be claimed: who holds it, where, and for how long.
+    async fn held(&self, worker_id: u16) -> Result<CoordinationError, CoordinationError> {
+        let now = self.dialect().now;
+        let sql = format!(
+            "SELECT instance_id, address, expires_at - {now} FROM {WORKERS} \
+             WHERE worker_id = {worker_id}"
+        );
+        let (instance, address, left): (String, String, i64) = on_pool!(self, pool => {
             let row = sqlx::query(&sql).fetch_one(pool).await?;
-            (row.try_get(0)?, row.try_get(1)?)
+            (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)
         });
-        Ok(format!("{instance} ({address})"))
+        Ok(CoordinationError::WorkerIdHeld {
+            worker_id,
+            holder: format!("{instance} ({address})"),
+            address: Some(address),
+            expires_in: Some(Duration::from_millis(u64::try_from(left).unwrap_or(0))),
+        })
     }
 
     /// Runs an UPDATE of `claim`'s row; `LeaseLost` when the row is no longer this claim's.

@@ -83,7 +83,7 @@ impl Keeper {
         let mut tasks = JoinSet::new();
         if registry.needs_worker_id() || shared.settings.claim_worker_id {
             shared.check_service_times().await?;
-            shared.claim_and_grant().await?;
+            shared.first_claim().await?;
             tasks.spawn(Arc::clone(&shared).keep_worker_id(stopped.clone()));
         }
         for (_, configured) in registry.iter() {
@@ -238,6 +238,49 @@ impl Shared {
 
     /// Claims a worker id, persists the first reservation, and only then lets the generators
     /// use it.
+    /// The claim at start. A configured worker id may still be held by this instance's own
+    /// previous run, killed before it could give the id back: when the holder served at this
+    /// instance's address (or the repository does not record where it served), the claim
+    /// waits for that lease to run out, at most one time to live, saying so, and tries once
+    /// more. A holder still renewing is a live instance, and the start fails.
+    async fn first_claim(&self) -> Result<(), CoordinationError> {
+        let held = match self.claim_and_grant().await {
+            Err(held @ CoordinationError::WorkerIdHeld { .. }) => held,
+            other => return other,
+        };
+        let CoordinationError::WorkerIdHeld {
+            worker_id,
+            holder,
+            address,
+            expires_in,
+        } = &held
+        else {
+            return Err(held);
+        };
+        let ours = &self.settings.instance.address;
+        if address.as_ref().is_some_and(|address| address != ours) {
+            return Err(held);
+        }
+        let wait = expires_in.unwrap_or(self.ttl()).min(self.ttl()) + self.settings.retry_interval;
+        let seconds = wait.as_secs_f64();
+        match address {
+            Some(_) => tracing::warn!(
+                worker_id,
+                "worker id {worker_id} is held by {holder}, which served at this instance's \
+                 address: a previous run stopped without giving it back (killed). Its lease \
+                 runs out unless renewed; waiting {seconds:.1} s for that"
+            ),
+            None => tracing::warn!(
+                worker_id,
+                "worker id {worker_id} is held by {holder}; if that is a previous run of this \
+                 instance that stopped without giving it back (killed), its lease runs out \
+                 within the time to live; waiting {seconds:.1} s for that"
+            ),
+        }
+        tokio::time::sleep(wait).await;
+        self.claim_and_grant().await
+    }
+
     async fn claim_and_grant(&self) -> Result<(), CoordinationError> {
         let instance = &self.settings.instance;
         let claim = self

@@ -124,7 +124,9 @@ async fn preferred_id_held_names_the_holder() {
     let claim = a.claim(&alice, Some(42)).await.expect("claim 42");
     assert_eq!(claim.worker_id, 42);
     match b.claim(&bob, Some(42)).await {
-        Err(CoordinationError::WorkerIdHeld { worker_id, holder }) => {
+        Err(CoordinationError::WorkerIdHeld {
+            worker_id, holder, ..
+        }) => {
             assert_eq!((worker_id, holder), (42, alice.id.clone()));
         }
         other => panic!("expected WorkerIdHeld, got {other:?}"),

@@ -101,7 +101,13 @@ impl ZooKeeperRepository {
             Some(worker_id) => match self.reserve(&client, instance, worker_id).await? {
                 Reservation::Reserved(stat) => (worker_id, stat),
                 Reservation::Held(holder) => {
-                    return Err(CoordinationError::WorkerIdHeld { worker_id, holder });
+                    // The holder's address and its session's expiry are not recorded.
+                    return Err(CoordinationError::WorkerIdHeld {
+                        worker_id,
+                        holder,
+                        address: None,
+                        expires_in: None,
+                    });
                 }
             },
             None => self.reserve_lowest_free(&client, instance).await?,
