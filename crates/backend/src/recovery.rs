@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashSet};
 use keyshard_coordination::CoordinationError;
 use keyshard_router::Value;
 
-use crate::xa::{BranchNaming, PREFIX, coordinator_of};
+use crate::xa::{BranchNaming, PREFIX, parse_gtrid};
 use crate::{Backend, BackendError, Pool};
 
 /// What one recovery pass did.
@@ -26,6 +26,8 @@ pub struct Recovered {
     pub rolled_back: usize,
     /// Branches of live coordinators, left alone.
     pub in_flight: usize,
+    /// Branches gone by the time recovery finished them: finished by another instance.
+    pub finished_meanwhile: usize,
     /// Data sources that could not be scanned or finished, with why.
     pub unreachable: Vec<String>,
 }
@@ -88,6 +90,7 @@ impl Backend {
                 .into_iter()
                 .map(|node| (node.worker_id, node.epoch))
                 .collect();
+        let watch = xa.watch();
         let me = xa.identity();
         // Per commit decision applied: whether every branch of it was committed.
         let mut committed: BTreeMap<String, bool> = BTreeMap::new();
@@ -103,11 +106,14 @@ impl Backend {
                 }
             };
             for branch in prepared {
-                let Some(owner) = coordinator_of(&branch.gtrid) else {
+                let Some((owner, _)) = parse_gtrid(&branch.gtrid) else {
                     continue;
                 };
-                let gone = !xa.is_in_flight(&branch.gtrid)
-                    && (Some(owner) == me || !live.contains(&owner));
+                // This instance's own transaction is gone once it is not in flight, unless it
+                // was in flight during the pass: then it may have finished after the scan
+                // (the next pass sees whether it left the branch behind).
+                let gone =
+                    !watch.saw(&branch.gtrid) && (Some(owner) == me || !live.contains(&owner));
                 if !gone {
                     report.in_flight += 1;
                     continue;
@@ -117,14 +123,21 @@ impl Backend {
                 if commit {
                     *committed.entry(branch.gtrid.clone()).or_insert(true) &= done.is_ok();
                 }
+                let verb = if commit { "committed" } else { "rolled back" };
                 match done {
-                    Ok(()) if commit => report.committed += 1,
-                    Ok(()) => report.rolled_back += 1,
-                    Err(e) => report.unreachable.push(format!("{name}: {e}")),
+                    Ok(false) => {
+                        report.finished_meanwhile += 1;
+                        continue;
+                    }
+                    Ok(true) if commit => report.committed += 1,
+                    Ok(true) => report.rolled_back += 1,
+                    Err(e) => {
+                        report.unreachable.push(format!("{name}: {e}"));
+                        continue;
+                    }
                 }
                 tracing::warn!(
-                    "XA recovery: {} branch {} of {} on data source '{name}'",
-                    if commit { "committed" } else { "rolled back" },
+                    "XA recovery: {verb} branch {} of {} on data source '{name}'",
                     branch.xid,
                     branch.gtrid
                 );
@@ -191,13 +204,14 @@ impl Backend {
         })
     }
 
+    /// Commits or rolls back `branch`: `false` when it was gone already.
     async fn finish_branch(
         &self,
         data_source: &str,
         naming: &BranchNaming,
         branch: &Prepared,
         commit: bool,
-    ) -> Result<(), BackendError> {
+    ) -> Result<bool, BackendError> {
         let sql = match (naming, commit) {
             (BranchNaming::MySql { .. }, true) => format!("XA COMMIT {}", branch.xid),
             (BranchNaming::MySql { .. }, false) => format!("XA ROLLBACK {}", branch.xid),
@@ -207,16 +221,16 @@ impl Backend {
             }
         };
         match self.execute_on(data_source, &sql).await {
-            Ok(_) => Ok(()),
-            // Finished meanwhile by its coordinator or another instance.
+            Ok(_) => Ok(true),
+            // Finished meanwhile by another instance's recovery.
             Err(BackendError::Database {
                 mysql_errno: Some(1397),
                 ..
-            }) => Ok(()),
+            }) => Ok(false),
             Err(BackendError::Database {
                 sqlstate: Some(code),
                 ..
-            }) if code == "42704" => Ok(()),
+            }) if code == "42704" => Ok(false),
             Err(e) => Err(e),
         }
     }

@@ -85,13 +85,16 @@ fn quote(text: &str) -> String {
     text.replace('\'', "''")
 }
 
-/// A transaction id's coordinator: worker id and lease epoch.
-pub(crate) fn coordinator_of(gtrid: &str) -> Option<(u16, u64)> {
+/// A transaction id's coordinator (worker id and lease epoch) and sequence.
+pub(crate) fn parse_gtrid(gtrid: &str) -> Option<((u16, u64), u64)> {
     let mut parts = gtrid.strip_prefix(PREFIX)?.split('-');
     let worker = parts.next()?.parse().ok()?;
     let epoch = parts.next()?.parse().ok()?;
-    let _sequence: u64 = parts.next()?.parse().ok()?;
-    parts.next().is_none().then_some((worker, epoch))
+    let sequence = parts.next()?.parse().ok()?;
+    parts
+        .next()
+        .is_none()
+        .then_some(((worker, epoch), sequence))
 }
 
 impl XaCoordinator {
@@ -137,9 +140,13 @@ impl XaCoordinator {
             .current()
             .filter(|g| g.valid_until > Instant::now())
             .ok_or(BackendError::NoLease)?;
-        let sequence = self.sequence.fetch_add(1, Ordering::Relaxed);
+        // Taken and registered under the lock, so that a watch sees either the transaction in
+        // flight or a sequence at or past its own start.
+        let mut in_flight = lock(&self.in_flight);
+        let sequence = self.sequence.fetch_add(1, Ordering::SeqCst);
         let gtrid = format!("{PREFIX}{}-{}-{sequence}", grant.worker_id, grant.epoch);
-        lock(&self.in_flight).insert(gtrid.clone());
+        in_flight.insert(gtrid.clone());
+        drop(in_flight);
         Ok(XaTransaction {
             coordinator: Arc::clone(self),
             gtrid,
@@ -151,8 +158,19 @@ impl XaCoordinator {
         self.lease.current().map(|g| (g.worker_id, g.epoch))
     }
 
-    pub(crate) fn is_in_flight(&self, gtrid: &str) -> bool {
-        lock(&self.in_flight).contains(gtrid)
+    /// Starts watching this instance's transactions for a recovery pass: a branch the pass
+    /// finds prepared may belong to a transaction that finished between the scan and the
+    /// look at what is in flight, and whose decision is already dropped. The watch tells
+    /// every transaction in flight at any moment since it began; its memory is bounded by
+    /// the transactions in flight when it began, not by those that run meanwhile.
+    pub(crate) fn watch(&self) -> Watch<'_> {
+        let in_flight = lock(&self.in_flight);
+        Watch {
+            coordinator: self,
+            identity: self.identity(),
+            since: self.sequence.load(Ordering::SeqCst),
+            in_flight_then: in_flight.clone(),
+        }
     }
 
     /// The data source that can hold a transaction's decision in its own commit.
@@ -274,6 +292,33 @@ fn database_of(url: &str) -> Option<String> {
     Some(database.to_owned())
 }
 
+/// What a recovery pass knows of this instance's transactions since it began.
+#[derive(Debug)]
+pub(crate) struct Watch<'a> {
+    coordinator: &'a XaCoordinator,
+    /// The instance's worker id and epoch when the pass began.
+    identity: Option<(u16, u64)>,
+    /// The first sequence a transaction begun during the pass can have.
+    since: u64,
+    in_flight_then: HashSet<String>,
+}
+
+impl Watch<'_> {
+    /// Whether transaction `gtrid` has been in flight here at any moment since the watch
+    /// began: in flight then or now, or begun since (this instance's, with a later sequence).
+    pub(crate) fn saw(&self, gtrid: &str) -> bool {
+        if self.in_flight_then.contains(gtrid) || lock(&self.coordinator.in_flight).contains(gtrid)
+        {
+            return true;
+        }
+        let Some((owner, sequence)) = parse_gtrid(gtrid) else {
+            return false;
+        };
+        let ours = Some(owner) == self.identity || Some(owner) == self.coordinator.identity();
+        ours && sequence >= self.since
+    }
+}
+
 /// One two-phase transaction of this instance, in flight until dropped.
 #[derive(Debug)]
 pub(crate) struct XaTransaction {
@@ -315,10 +360,10 @@ mod tests {
 
     #[test]
     fn transaction_ids_name_their_coordinator() {
-        assert_eq!(coordinator_of("ks-12-7-0"), Some((12, 7)));
+        assert_eq!(parse_gtrid("ks-12-7-0"), Some(((12, 7), 0)));
         assert_eq!(
-            coordinator_of("ks-1023-18446744073709551615-9"),
-            Some((1023, u64::MAX))
+            parse_gtrid("ks-1023-18446744073709551615-9"),
+            Some(((1023, u64::MAX), 9))
         );
         for other in [
             "ks-12-7",
@@ -328,10 +373,63 @@ mod tests {
             "ks-1024000-1-1",
             "",
         ] {
-            assert_eq!(coordinator_of(other), None, "{other}");
+            assert_eq!(parse_gtrid(other), None, "{other}");
         }
         // The longest id fits MySQL's 64-byte gtrid.
         assert!(format!("{PREFIX}1023-{}-{}", u64::MAX, u64::MAX).len() <= 64);
+    }
+
+    /// A recovery pass must not take a transaction that finished after its scan for one its
+    /// coordinator left behind (its decision may already be dropped: recovery would record an
+    /// abort and report a rollback of a committed branch).
+    #[tokio::test]
+    async fn a_watch_sees_every_transaction_in_flight_since_it_began() {
+        let repository = keyshard_coordination::JdbcRepository::connect(
+            &DataSource {
+                name: "repository".to_owned(),
+                kind: DatabaseKind::Sqlite,
+                url: "sqlite::memory:".to_owned(),
+                pool: Default::default(),
+            },
+            Duration::from_secs(30),
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap();
+        let lease = Arc::new(WorkerLease::new());
+        lease.grant(keyshard_keygen::Grant {
+            worker_id: 3,
+            epoch: 9,
+            valid_until: Instant::now() + Duration::from_secs(60),
+            reserved_until_millis: i64::MAX,
+            offset_millis: 0,
+        });
+        let xa = Arc::new(
+            XaCoordinator::new(
+                Arc::new(repository),
+                lease,
+                &BTreeMap::new(),
+                None,
+                Duration::from_secs(5),
+            )
+            .unwrap(),
+        );
+        let ended_before = xa.begin().unwrap().gtrid().to_owned();
+        let ending = xa.begin().unwrap();
+        let running = xa.begin().unwrap();
+        let watch = xa.watch();
+        let ends_during = ending.gtrid().to_owned();
+        drop(ending);
+        let begun_during = xa.begin().unwrap().gtrid().to_owned();
+        assert!(!watch.saw(&ended_before));
+        for seen in [&ends_during, running.gtrid(), &begun_during] {
+            assert!(watch.saw(seen), "{seen}");
+        }
+        // Later sequences of another worker id, or of an earlier epoch of this one, are not
+        // this instance's.
+        assert!(!watch.saw("ks-4-9-100"));
+        assert!(!watch.saw("ks-3-8-100"));
+        assert!(watch.saw("ks-3-9-100"));
     }
 
     #[test]
