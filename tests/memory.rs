@@ -19,10 +19,18 @@ fn start(dir: &TempDir) -> (Serving, u16, u16) {
     start_with(dir, "")
 }
 
-/// [`start`], with `props` (YAML lines) added to the configuration's.
+/// [`start`], with `props` (YAML lines) added to the configuration's. The coordination
+/// repository gets a SQLite file of its own: in ds_0's, a load's long transaction would hold
+/// the write lock the lease renewals need.
 fn start_with(dir: &TempDir, props: &str) -> (Serving, u16, u16) {
     let (mysql, postgres) = (free_port(), free_port());
-    let yaml = keyshard_config::embedded_default()
+    let mode = format!(
+        "mode:\n  type: Standalone\n  repository:\n    type: JDBC\n    props:\n      \
+         jdbc_url: sqlite://{}/coordination.db\n",
+        dir.0.display()
+    );
+    let yaml = mode
+        + &keyshard_config::embedded_default()
         .replacen("props:\n", &format!("props:\n{props}"), 1)
         .replace("sqlite://../data/", &format!("sqlite://{}/", dir.0.display()))
         .replace(
