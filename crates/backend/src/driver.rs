@@ -1,5 +1,7 @@
 //! What differs between the three databases: binding our values and reading result values.
 
+use std::borrow::Cow;
+
 use keyshard_config::DatabaseKind;
 use keyshard_router::{Value, Wire, WireKind};
 use sqlx::Either;
@@ -11,7 +13,7 @@ use sqlx::sqlite::{Sqlite, SqliteQueryResult, SqliteRow};
 use sqlx::{Connection, Database, Executor, Row, Statement, TypeInfo, ValueRef};
 
 use crate::pg_array::{ArrayParam, decode_array, element_oid_of};
-use crate::wire::{mysql_wire_kind, pg_wire_kind};
+use crate::wire::{mysql_wire_kind, pg_cast_name, pg_wire_kind};
 use crate::{Column, SqlType};
 
 /// An array for a database without arrays: PostgreSQL's text form, the string a client would
@@ -62,6 +64,11 @@ pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
         _params: &'a [Value],
     ) -> impl Future<Output = Result<(), sqlx::Error>> + Send + 'a {
         std::future::ready(Ok(()))
+    }
+
+    /// The statement as the shard gets it with `params` bound.
+    fn shard_sql<'a>(sql: &'a str, _params: &[Value]) -> Cow<'a, str> {
+        Cow::Borrowed(sql)
     }
 
     /// The type OIDs a prepared statement's parameters were given (PostgreSQL only).
@@ -204,6 +211,22 @@ impl sqlx::Encode<'_, Postgres> for TypedBinary<'_> {
     }
 }
 
+/// `text` as a PostgreSQL string literal that reads the same whatever the session's
+/// `standard_conforming_strings`.
+fn escaped_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 3);
+    out.push_str("E'");
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("''"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
 /// The type `Postgres::bind` sends `value` as; `None` for NULL, which the server types.
 fn pg_param_oid(value: &Value) -> Option<u32> {
     const BOOL: u32 = 16;
@@ -239,6 +262,37 @@ impl sqlx::Encode<'_, Postgres> for UntypedNull {
 }
 
 impl Driver for Postgres {
+    /// A parameter the client sent as text with a type declared (or inferred from its column)
+    /// that Keyshard does not read — `timestamptz`, `jsonb`, `uuid`, an enum …, as
+    /// node-postgres sends every value and psycopg a `Jsonb` or `%t` — is bound as text, since
+    /// sqlx binds in the binary format only. The statement makes the shard read it as the
+    /// client meant: a cast to its type, or, for a type without a name known here (one the
+    /// application created), the text as a literal, which the shard types from its context
+    /// exactly as it would the client's untyped parameter.
+    fn shard_sql<'a>(sql: &'a str, params: &[Value]) -> Cow<'a, str> {
+        fn typed_text(value: &Value) -> Option<&Wire> {
+            match value {
+                Value::Wire(wire) if !wire.binary && wire.oid != 0 => Some(wire),
+                _ => None,
+            }
+        }
+        if !params.iter().any(|p| typed_text(p).is_some()) {
+            return Cow::Borrowed(sql);
+        }
+        let with: Vec<Option<String>> = params
+            .iter()
+            .enumerate()
+            .map(|(i, value)| {
+                let wire = typed_text(value)?;
+                Some(match pg_cast_name(wire.oid) {
+                    Some(name) => format!("${}::{name}", i + 1),
+                    None => escaped_literal(&String::from_utf8_lossy(&wire.bytes)),
+                })
+            })
+            .collect();
+        keyshard_router::replace_placeholders(sql, &with).map_or(Cow::Borrowed(sql), Cow::Owned)
+    }
+
     fn parameter_oids(statement: &sqlx::postgres::PgStatement<'_>) -> Vec<u32> {
         use sqlx::Statement as _;
         match statement.parameters() {

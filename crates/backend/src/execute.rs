@@ -28,9 +28,12 @@ where
 {
     let (sql, params) = (unit.sql.as_str(), unit.params.as_slice());
     let binary = !params.is_empty() || unit.binary_results;
+    let shard_sql;
     let mut stream = if !binary {
         conn.fetch_many(sqlx::raw_sql(sql))
     } else {
+        shard_sql = D::shard_sql(sql, params);
+        let sql = &*shard_sql;
         D::fit_cache(conn, sql, params).await?;
         let mut query = sqlx::query::<D>(sql);
         for param in params {

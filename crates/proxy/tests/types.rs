@@ -787,10 +787,24 @@ impl Pg {
     /// Parse (unnamed, no parameter types), Bind (text parameters, the given result formats),
     /// Describe portal, Execute, Sync.
     async fn extended(&mut self, sql: &str, params: &[&str], formats: &[i16]) -> Outcome {
+        self.extended_typed(sql, &[], params, formats).await
+    }
+
+    /// The same with the parameters' types declared in Parse (0: left to the server).
+    async fn extended_typed(
+        &mut self,
+        sql: &str,
+        types: &[u32],
+        params: &[&str],
+        formats: &[i16],
+    ) -> Outcome {
         let mut parse = Vec::new();
         put_cstr(&mut parse, "");
         put_cstr(&mut parse, sql);
-        parse.extend_from_slice(&0i16.to_be_bytes());
+        parse.extend_from_slice(&(types.len() as i16).to_be_bytes());
+        for oid in types {
+            parse.extend_from_slice(&oid.to_be_bytes());
+        }
         let mut bind = vec![0, 0, 0, 0];
         bind.extend_from_slice(&(params.len() as i16).to_be_bytes());
         for p in params {
@@ -857,6 +871,69 @@ impl PgSides {
     }
 }
 
+impl PgSides {
+    /// `sql` with text parameters declared as `types`, results in text and, when `reads`, in
+    /// binary too.
+    async fn compare_typed(&mut self, sql: &str, types: &[u32], params: &[&str], reads: bool) {
+        let formats: &[&[i16]] = if reads { &[&[], &[1]] } else { &[&[]] };
+        for &formats in formats {
+            let want = self.plain.extended_typed(sql, types, params, formats).await;
+            if let Err(e) = &want {
+                panic!("the plain database refused {sql} {types:?} {params:?}: {e}");
+            }
+            let got = self
+                .subject
+                .extended_typed(sql, types, params, formats)
+                .await;
+            let mode = format!("declared {types:?}, result formats {formats:?}");
+            diff(&mut self.out, &label(mode, sql, params), &got, &want);
+        }
+    }
+
+    /// Each column's first value written and compared as a text parameter (the way
+    /// node-postgres sends every value and psycopg a `Jsonb` or `%t`): left for the server to
+    /// type and declared with the column's type, in an INSERT, an UPDATE and a WHERE.
+    async fn text_parameters(&mut self, columns: &[Typed]) {
+        for (i, (name, _, _)) in columns.iter().enumerate() {
+            let text_of = format!(
+                "SELECT {name}::text, pg_typeof({name})::oid FROM t_order WHERE order_id = 1"
+            );
+            let answer = match self.plain.simple(&text_of).await {
+                Ok(answer) => answer,
+                Err(e) => panic!("the plain database refused {text_of}: {e}"),
+            };
+            let [Some(value), Some(oid)] = &answer.rows[0][..] else {
+                continue;
+            };
+            let value = String::from_utf8(value.clone()).unwrap();
+            let oid: u32 = std::str::from_utf8(oid).unwrap().parse().unwrap();
+            // A type created per database has another OID on each: left undeclared.
+            let declared = [0, if oid >= 16384 { 0 } else { oid }];
+            for (j, oid) in declared.into_iter().enumerate() {
+                let key = (1000 + 10 * i + j).to_string();
+                let insert =
+                    format!("INSERT INTO t_order (order_id, user_id, {name}) VALUES ($1, 3, $2)");
+                self.compare_typed(&insert, &[0, oid], &[&key, &value], false)
+                    .await;
+                let update = format!("UPDATE t_order SET {name} = $1 WHERE order_id = $2");
+                self.compare_typed(&update, &[oid, 0], &[&value, &key], false)
+                    .await;
+                let read = format!("SELECT order_id, {name} FROM t_order WHERE order_id = {key}");
+                self.compare(&[PgMode::Text, PgMode::Binary], &read, &[])
+                    .await;
+                // No `=` for json and xml; a regclass compares as an oid, whose input a name is not.
+                if !["c_json", "c_xml", "c_regclass", "c_regtype"].contains(name) {
+                    let filter = format!(
+                        "SELECT order_id FROM t_order WHERE {name} = $1 AND order_id >= 1000 \
+                         ORDER BY order_id"
+                    );
+                    self.compare_typed(&filter, &[oid], &[&value], true).await;
+                }
+            }
+        }
+    }
+}
+
 const PG_MODES: [PgMode; 4] = [PgMode::Simple, PgMode::Text, PgMode::Binary, PgMode::Mixed];
 
 /// `behind` are the databases the subject reads: the enum and the domain are created there
@@ -903,6 +980,7 @@ async fn pg_matrix(subject: Pg, plain: Pg, behind: &[String]) -> Vec<String> {
         }
         diff(&mut s.out, &format!("[{mode:?}] SELECT now()"), &got, &want);
     }
+    s.text_parameters(PG_COLUMNS).await;
     s.out
 }
 

@@ -140,53 +140,6 @@ fn ends_an_item(token: &Token) -> bool {
     }
 }
 
-/// `sql` with its placeholders replaced by `values`, SQL text each: MySQL's `?` in order,
-/// PostgreSQL's `$n` by number (as `(value)`). `None` when a placeholder has no value or a value
-/// no placeholder (SQL-level EXECUTE's arguments must match).
-pub fn bind_placeholders(sql: &str, dialect: crate::Dialect, values: &[String]) -> Option<String> {
-    let tokens: Vec<_> = match dialect {
-        crate::Dialect::MySql => Tokenizer::new(&MySqlDialect {}, sql).tokenize_with_location(),
-        crate::Dialect::Postgres => {
-            Tokenizer::new(&sqlparser::dialect::PostgreSqlDialect {}, sql).tokenize_with_location()
-        }
-    }
-    .ok()?;
-    let mut locator = Locator::new(sql);
-    let mut out = String::with_capacity(sql.len());
-    let (mut copied, mut next, mut used) = (0, 0, vec![false; values.len()]);
-    for token in &tokens {
-        let Token::Placeholder(text) = &token.token else {
-            continue;
-        };
-        let index = match text.strip_prefix('$') {
-            Some(number) => number.parse::<usize>().ok()?.checked_sub(1)?,
-            None => {
-                next += 1;
-                next - 1
-            }
-        };
-        let value = values.get(index)?;
-        used[index] = true;
-        let start = locator.offset(token.span.start).ok()?;
-        let end = locator.offset(token.span.end).ok()?;
-        out.push_str(&sql[copied..start]);
-        match dialect {
-            crate::Dialect::MySql => out.push_str(value),
-            crate::Dialect::Postgres => {
-                out.push('(');
-                out.push_str(value);
-                out.push(')');
-            }
-        }
-        copied = end;
-    }
-    if used.iter().any(|u| !u) {
-        return None;
-    }
-    out.push_str(&sql[copied..]);
-    Some(out)
-}
-
 /// Whether `sql` contains `@`, `last_insert_id` or `row_count` in any case. Runs on every
 /// MySQL text statement, in one pass: only the rare `@` and underscores are looked at, each
 /// name around its first underscore.
@@ -214,31 +167,6 @@ mod tests {
             variable: &|name| format!("<{name}>"),
         };
         substitute_session_values(sql, &values).unwrap()
-    }
-
-    #[test]
-    fn placeholders_take_their_values_in_order_or_by_number() {
-        let values = ["1".to_owned(), "'it''s'".to_owned()];
-        assert_eq!(
-            bind_placeholders("SELECT ?, '?', ?", crate::Dialect::MySql, &values).as_deref(),
-            Some("SELECT 1, '?', 'it''s'")
-        );
-        assert_eq!(
-            bind_placeholders("SELECT $2, $1, $2", crate::Dialect::Postgres, &values).as_deref(),
-            Some("SELECT ('it''s'), (1), ('it''s')")
-        );
-        assert_eq!(
-            bind_placeholders("SELECT ?", crate::Dialect::MySql, &values),
-            None
-        );
-        assert_eq!(
-            bind_placeholders("SELECT ?, ?, ?", crate::Dialect::MySql, &values),
-            None
-        );
-        assert_eq!(
-            bind_placeholders("SELECT $3", crate::Dialect::Postgres, &values),
-            None
-        );
     }
 
     #[test]

@@ -335,7 +335,7 @@ async fn analyse_insert(insert: &Insert, known: &TableColumns, params: &mut [u32
     for row in rows {
         for (expr, column) in row.iter().zip(&targets) {
             if let Some(column) = column {
-                set_param(expr, oid_of(column.ty), params);
+                set_param(expr, column_oid(column), params);
             }
         }
     }
@@ -433,7 +433,7 @@ fn assign(assignment: &Assignment, columns: &[Column], params: &mut [u32]) {
     if let AssignmentTarget::ColumnName(name) = &assignment.target
         && let Some(column) = find(columns, last_ident(name))
     {
-        set_param(&assignment.value, oid_of(column.ty), params);
+        set_param(&assignment.value, column_oid(column), params);
     }
     walk(&assignment.value, columns, params);
 }
@@ -441,11 +441,11 @@ fn assign(assignment: &Assignment, columns: &[Column], params: &mut [u32]) {
 /// Types placeholders compared with columns anywhere in `expr`.
 fn walk(expr: &Expr, columns: &[Column], params: &mut [u32]) {
     let column_oid = |e: &Expr| match e {
-        Expr::Identifier(i) => find(columns, &i.value).map(|c| oid_of(c.ty)),
+        Expr::Identifier(i) => find(columns, &i.value).map(column_oid),
         Expr::CompoundIdentifier(parts) => parts
             .last()
             .and_then(|i| find(columns, &i.value))
-            .map(|c| oid_of(c.ty)),
+            .map(column_oid),
         _ => None,
     };
     match expr {

@@ -1,7 +1,7 @@
 //! PostgreSQL types on the wire: which OID a column or parameter gets, and how a [`Value`] is
 //! written to, or read from, the text and binary formats.
 
-use keyshard_backend::pg_array::{array_oid_of, element_oid_of};
+use keyshard_backend::pg_array::{array_oid_of, element_oid_of, element_supported};
 
 use super::arrays;
 use keyshard_backend::wire::pg_wire_kind;
@@ -422,23 +422,29 @@ fn parse_bool(s: &str) -> Option<bool> {
 }
 
 /// Reads a Bind parameter sent as type `oid` in the given format. A value of a type the
-/// router does not compute with (NUMERIC, dates, UUIDs …) keeps its type: sent in binary, it
-/// reaches the shard as the same bytes; a NUMERIC sent as text is bound as NUMERIC (sqlx binds
-/// in the binary format only, and TEXT would meet `numeric < text`).
+/// router does not compute with (NUMERIC, dates, UUIDs, JSON …) keeps its type: sent in binary,
+/// it reaches the shard as the same bytes; a NUMERIC sent as text is bound as NUMERIC's binary
+/// form, any other as its text with a cast to its type (sqlx binds in the binary format only,
+/// and plain TEXT would meet `numeric < text` or a `jsonb` column).
 pub fn decode_param(bytes: Option<&[u8]>, oid: u32, binary: bool) -> Result<Value, TypeError> {
-    let typed = |bytes: &[u8]| Value::Wire(Wire::new(wire_kind(oid), true, bytes).with_oid(oid));
+    let typed = |binary: bool, bytes: &[u8]| {
+        Value::Wire(Wire::new(wire_kind(oid), binary, bytes).with_oid(oid))
+    };
     match bytes {
-        Some(bytes) if binary && element_oid_of(oid).is_none() && !router_computes(oid) => {
-            Ok(typed(bytes))
+        Some(bytes)
+            if element_oid_of(oid).is_some_and(element_supported) || router_computes(oid) =>
+        {
+            decode(Some(bytes), oid, binary)
         }
-        Some(bytes) if !binary && oid == oid::NUMERIC => {
-            let text = std::str::from_utf8(bytes).ok().map(str::trim);
-            match text.and_then(numeric::text_to_binary) {
-                Some(binary) => Ok(typed(&binary)),
-                None => decode(Some(bytes), oid, binary),
+        Some(bytes) if binary => Ok(typed(true, bytes)),
+        Some(bytes) => {
+            let text = std::str::from_utf8(bytes).map_err(|e| TypeError::encoding(bytes, e))?;
+            match (oid == oid::NUMERIC).then(|| numeric::text_to_binary(text.trim())) {
+                Some(Some(binary)) => Ok(typed(true, &binary)),
+                _ => Ok(typed(false, bytes)),
             }
         }
-        _ => decode(bytes, oid, binary),
+        None => Ok(Value::Null),
     }
 }
 
@@ -667,6 +673,15 @@ mod tests {
             (wire.oid, numeric::binary_to_text(&wire.bytes).as_deref()),
             (oid::NUMERIC, Some("12.34"))
         );
+        // Any other type sent as text keeps its type, to be cast to it on the shard.
+        let Value::Wire(wire) = decode_param(Some(b"{\"a\": 1}"), 3802, false).unwrap() else {
+            panic!("a text jsonb keeps its type");
+        };
+        assert_eq!(
+            (wire.oid, wire.binary, wire.text()),
+            (3802, false, Some("{\"a\": 1}"))
+        );
+        assert!(decode_param(Some(&[b'x', 0xff]), 1184, false).is_err());
         // Text in a binary parameter of a text type stays text, for routing.
         assert_eq!(
             decode_param(Some(b"abc"), oid::VARCHAR, true).unwrap(),

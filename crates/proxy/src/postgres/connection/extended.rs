@@ -149,7 +149,8 @@ impl Connection {
                 if probe.is_none() && direct {
                     for (i, oid) in shard_params.into_iter().enumerate() {
                         if undeclared(i)
-                            && types::is_native(oid)
+                            && (types::is_native(oid)
+                                || keyshard_backend::wire::pg_cast_name(oid).is_some())
                             && let Some(param) = description.params.get_mut(i)
                             && *param == types::oid::TEXT
                         {
