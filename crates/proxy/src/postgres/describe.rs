@@ -440,7 +440,7 @@ fn assign(assignment: &Assignment, columns: &[Column], params: &mut [u32]) {
 
 /// Types placeholders compared with columns anywhere in `expr`.
 fn walk(expr: &Expr, columns: &[Column], params: &mut [u32]) {
-    let column_oid = |e: &Expr| match e {
+    let oid_of_column = |e: &Expr| match e {
         Expr::Identifier(i) => find(columns, &i.value).map(column_oid),
         Expr::CompoundIdentifier(parts) => parts
             .last()
@@ -454,10 +454,10 @@ fn walk(expr: &Expr, columns: &[Column], params: &mut [u32]) {
                 walk(left, columns, params);
                 walk(right, columns, params);
             } else {
-                if let Some(oid) = column_oid(left) {
+                if let Some(oid) = oid_of_column(left) {
                     set_param(right, oid, params);
                 }
-                if let Some(oid) = column_oid(right) {
+                if let Some(oid) = oid_of_column(right) {
                     set_param(left, oid, params);
                 }
             }
@@ -468,7 +468,7 @@ fn walk(expr: &Expr, columns: &[Column], params: &mut [u32]) {
             target: InTarget::List(list),
             ..
         } => {
-            if let Some(oid) = column_oid(expr) {
+            if let Some(oid) = oid_of_column(expr) {
                 for item in list {
                     set_param(item, oid, params);
                 }
@@ -477,7 +477,7 @@ fn walk(expr: &Expr, columns: &[Column], params: &mut [u32]) {
         // `order_id = ANY($1)`: the placeholder is an array of the column's type, so drivers
         // (asyncpg) send their list as one; `ANY(ARRAY[$1, $2])` types each element.
         Expr::AnyOp { left, right, .. } | Expr::AllOp { left, right, .. } => {
-            if let Some(oid) = column_oid(left) {
+            if let Some(oid) = oid_of_column(left) {
                 match &**right {
                     Expr::Array(array) => {
                         for element in &array.elem {
@@ -491,7 +491,7 @@ fn walk(expr: &Expr, columns: &[Column], params: &mut [u32]) {
         Expr::Between {
             expr, low, high, ..
         } => {
-            if let Some(oid) = column_oid(expr) {
+            if let Some(oid) = oid_of_column(expr) {
                 set_param(low, oid, params);
                 set_param(high, oid, params);
             }
