@@ -198,7 +198,7 @@ impl<DB: Database> Drop for Leased<DB> {
 
 /// One connection pinned, counted in its pool's count while it lives.
 #[derive(Debug)]
-struct Pin(Arc<AtomicUsize>);
+pub(crate) struct Pin(Arc<AtomicUsize>);
 
 impl Pin {
     fn new(count: &Arc<AtomicUsize>) -> Self {
@@ -327,7 +327,7 @@ impl<DB: Kind> Connections<DB> {
 
     /// Counts one more pinned connection, refused when that would leave the pool none to
     /// share.
-    fn reserve_pin(&self) -> Result<Pin, sqlx::Error> {
+    pub(crate) fn reserve_pin(&self) -> Result<Pin, sqlx::Error> {
         if self.strict {
             return Err(sqlx::Error::Configuration(Box::new(PinRefused::Strict)));
         }

@@ -48,7 +48,7 @@ mod transactions;
 pub struct Engine {
     config: Config,
     mysql: Router,
-    postgres: Router,
+    pub(crate) postgres: Router,
     backend: Backend,
     shapes: Shapes,
     next_connection_id: AtomicU32,
@@ -250,6 +250,8 @@ impl Engine {
         // The shard connections it kept are closed with all they held, and the ones it takes
         // next are brought back to the settings it began with.
         session.held.clear();
+        session.listener = None;
+        session.listening_before = None;
         session.shard.unpin();
         session.shard.set_wanted(session.startup_settings.clone());
         session.reported.clear();
@@ -420,6 +422,7 @@ impl Engine {
                 session.copy_in = Some(copy?);
                 return Ok(Reply::done());
             }
+            Intent::Listen(command) => return self.listen(session, command).await,
             Intent::Preview(statement) => Some(statement),
             Intent::Routed => None,
         };

@@ -40,6 +40,8 @@ pub(crate) enum Intent<'a> {
     /// PostgreSQL's `COPY … FROM STDIN`, MySQL's `LOAD DATA LOCAL INFILE`, or why the load is
     /// refused.
     CopyIn(Result<CopyIn, Error>),
+    /// PostgreSQL's `LISTEN` / `UNLISTEN`: the session's own listening connection.
+    Listen(crate::notify::Command),
     /// `PREVIEW statement`: where it would go, without running it.
     Preview(&'a str),
     /// Anything else: planned by the router and run on the shards.
@@ -95,6 +97,11 @@ impl Intent<'_> {
         };
         if let Some(load) = load {
             return Intent::CopyIn(load);
+        }
+        if dialect == Dialect::Postgres
+            && let Some(command) = crate::notify::parse(sql)
+        {
+            return Intent::Listen(command);
         }
         if let Some(statement) = previewed(sql) {
             return Intent::Preview(statement);

@@ -20,6 +20,7 @@ mod load_data;
 mod memory;
 mod metrics;
 mod mysql;
+mod notify;
 mod pinning;
 mod postgres;
 mod processlist;

@@ -1,6 +1,6 @@
 //! Statements that leave state on the shard connection they run on which no setting makes
-//! again elsewhere — temporary tables, user and advisory locks, LOCK TABLES, LISTEN, cursors
-//! held past their transaction, `set_config` — and the statements that let it go. A session
+//! again elsewhere — temporary tables, user and advisory locks, LOCK TABLES, cursors held
+//! past their transaction, `set_config` — and the statements that let it go. A session
 //! that holds any of it keeps the shard connections it uses (pinned) until it holds none.
 //!
 //! What is let go must be known for certain, or the session stays pinned: a lock is counted
@@ -22,8 +22,6 @@ pub(crate) enum Held {
     Lock(String),
     /// MySQL's `LOCK TABLES`.
     TableLocks,
-    /// PostgreSQL's `LISTEN`.
-    Listening,
     /// A cursor declared `WITH HOLD`.
     Cursors,
     /// Values a sequence handed out (`nextval`, `setval`), which `currval`/`lastval` read back.
@@ -40,7 +38,6 @@ impl Held {
             Held::TemporaryTable(name) => ("temporary table", name.clone()),
             Held::Lock(key) => ("lock", key.clone()),
             Held::TableLocks => ("table locks", String::new()),
-            Held::Listening => ("listen", String::new()),
             Held::Cursors => ("cursors with hold", String::new()),
             Held::Sequences => ("sequence values", String::new()),
             Held::Session => ("session state", String::new()),
@@ -71,7 +68,6 @@ pub(crate) enum Released {
     /// Every lock.
     Locks,
     TableLocks,
-    Listening,
     Cursors,
     Sequences,
 }
@@ -197,8 +193,6 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) ->
             return Some(Effect::Holds(Held::TableLocks));
         }
         ["unlock", "tables" | "table"] => return Some(Effect::Releases(Released::TableLocks)),
-        ["listen", ..] => return Some(Effect::Holds(Held::Listening)),
-        ["unlisten", "*"] => return Some(Effect::Releases(Released::Listening)),
         ["declare", ..] if lower.contains("with hold") => {
             return Some(Effect::Holds(Held::Cursors));
         }
@@ -386,7 +380,6 @@ pub(crate) fn release(holding: &mut BTreeMap<Held, usize>, released: &Released) 
         (Released::AllTables, Held::TemporaryTable(_)) => false,
         (Released::Locks, Held::Lock(_)) => false,
         (Released::TableLocks, Held::TableLocks) => false,
-        (Released::Listening, Held::Listening) => false,
         (Released::Cursors, Held::Cursors) => false,
         (Released::Sequences, Held::Sequences) => false,
         _ => true,
@@ -452,7 +445,6 @@ mod tests {
             Held::Session
         );
         assert_eq!(holds("LOCK TABLES t_order WRITE"), Held::TableLocks);
-        assert_eq!(holds("LISTEN channel"), Held::Listening);
         assert_eq!(
             holds("DECLARE c CURSOR WITH HOLD FOR SELECT 1"),
             Held::Cursors

@@ -104,6 +104,11 @@ pub struct Session {
     pub settings_at_savepoints: Vec<(String, SettingsBefore)>,
     /// State held on the session's shard connections, which keeps them pinned.
     pub(crate) held: BTreeMap<Held, usize>,
+    /// PostgreSQL: the connection that listens for the session's `LISTEN` channels.
+    pub(crate) listener: Option<keyshard_backend::Listener>,
+    /// The channels listened on before the open transaction changed them, back if it rolls
+    /// back.
+    pub(crate) listening_before: Option<std::collections::BTreeSet<String>>,
 }
 
 impl Session {
@@ -147,6 +152,8 @@ impl Session {
             settings_before: None,
             settings_at_savepoints: Vec::new(),
             held: BTreeMap::new(),
+            listener: None,
+            listening_before: None,
         }
     }
 

@@ -1221,3 +1221,89 @@ async fn a_plain_databases_dump_restores_through_keyshard_onto_its_shards() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// A client whose notifications arrive on the returned channel as (channel, payload).
+async fn listening(
+    config: &tokio_postgres::Config,
+) -> (
+    tokio_postgres::Client,
+    tokio::sync::mpsc::UnboundedReceiver<(String, String)>,
+) {
+    let (client, mut connection) = config.connect(tokio_postgres::NoTls).await.unwrap();
+    let (send, received) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(Ok(message)) =
+            futures_util::future::poll_fn(|cx| connection.poll_message(cx)).await
+        {
+            if let tokio_postgres::AsyncMessage::Notification(n) = message {
+                let _ = send.send((n.channel().to_owned(), n.payload().to_owned()));
+            }
+        }
+    });
+    (client, received)
+}
+
+/// What arrives within `wait`, sorted.
+async fn notifications(
+    received: &mut tokio::sync::mpsc::UnboundedReceiver<(String, String)>,
+    wait: Duration,
+) -> Vec<(String, String)> {
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + wait;
+    while let Ok(Some(n)) = tokio::time::timeout_at(deadline, received.recv()).await {
+        got.push(n);
+    }
+    got.sort();
+    got
+}
+
+/// LISTEN through Keyshard as on one database: A hears what B (and A itself) notifies on its
+/// channels, nothing after UNLISTEN, a rolled-back LISTEN or DISCARD ALL; the pooled
+/// connections other clients use never listen.
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_PG_URL"]
+async fn postgres_notifications_reach_their_listener_only() {
+    let sides = PgSides::start(2).await;
+    let plain: tokio_postgres::Config = sides.plain.url(0).parse().unwrap();
+    let through = sides.proxy.config("root", "root");
+    let mut heard = Vec::new();
+    for (config, others) in [(&through, &sides.through), (&plain, &sides.direct)] {
+        let (a, mut a_hears) = listening(config).await;
+        let b = &others[B];
+        a.batch_execute("LISTEN orders; LISTEN \"Mixed\"")
+            .await
+            .unwrap();
+        b.batch_execute(
+            "NOTIFY orders, 'first'; SELECT pg_notify('Mixed', 'second'); NOTIFY other, 'nobody'",
+        )
+        .await
+        .unwrap();
+        a.batch_execute("NOTIFY orders, 'self'").await.unwrap();
+        let first = notifications(&mut a_hears, Duration::from_millis(1500)).await;
+        let listening_elsewhere =
+            pg_answer(&others[C], "SELECT count(*) FROM pg_listening_channels()").await;
+        a.batch_execute("UNLISTEN orders").await.unwrap();
+        b.batch_execute("NOTIFY orders, 'after'; NOTIFY \"Mixed\", 'still'")
+            .await
+            .unwrap();
+        let second = notifications(&mut a_hears, Duration::from_millis(800)).await;
+        // In a transaction: a rollback undoes LISTEN, a commit keeps it.
+        a.batch_execute("BEGIN; LISTEN rolled; ROLLBACK; BEGIN; LISTEN kept; COMMIT")
+            .await
+            .unwrap();
+        b.batch_execute("NOTIFY rolled, 'no'; NOTIFY kept, 'yes'")
+            .await
+            .unwrap();
+        let fourth = notifications(&mut a_hears, Duration::from_millis(800)).await;
+        a.batch_execute("DISCARD ALL").await.unwrap();
+        b.batch_execute("NOTIFY \"Mixed\", 'discarded'; NOTIFY kept, 'gone'")
+            .await
+            .unwrap();
+        let third = notifications(&mut a_hears, Duration::from_millis(800)).await;
+        heard.push((first, listening_elsewhere, second, fourth, third));
+    }
+    assert_eq!(heard[0], heard[1], "Keyshard, then the database");
+    assert_eq!(heard[0].0.len(), 3, "{:?}", heard[0]);
+    assert_eq!(heard[0].3.len(), 1, "{:?}", heard[0]);
+    sides.finish().await;
+}

@@ -446,7 +446,8 @@ impl Router {
     /// A statement of a kind the router does not plan (a sequence, a view, a grant, a cursor,
     /// a comment…): sent as written where unsharded statements go, as the database would take
     /// it, unless a word of it names a sharded or broadcast table, which that data source
-    /// alone cannot answer for. `LISTEN` is refused: the proxy does not pass notifications on.
+    /// alone cannot answer for. The proxy answers `LISTEN channel` itself: another form of it
+    /// is refused.
     fn unclassified(
         &self,
         sql: &str,
@@ -454,10 +455,7 @@ impl Router {
         statement: &Statement,
     ) -> Result<Prepared, RouteError> {
         let refused = match statement {
-            Statement::LISTEN { .. } => {
-                "LISTEN: notifications from the shards are not forwarded to clients yet (listen \
-                 on the database itself)"
-            }
+            Statement::LISTEN { .. } => "this form of LISTEN (LISTEN takes one channel name)",
             // COPY … FROM STDIN is the proxy's own (see the frontends), COPY … TO planned above.
             Statement::Copy { .. } => "this form of COPY",
             // An id of SHOW PROCESSLIST is the proxy's session; on a shard it would name a

@@ -92,6 +92,8 @@ impl Engine {
         if !matches!(control, Control::Autocommit(false)) {
             let rolled_back = failed || matches!(control, Control::Rollback { .. });
             self.transaction_ended(session, ended.is_ok() && !rolled_back);
+            self.listening_ended(session, ended.is_ok() && !rolled_back)
+                .await;
         }
         match control {
             Control::Begin(asked) => {

@@ -14,7 +14,8 @@ use keyshard_router::{Dialect, Value};
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::PgWireFrontendMessage as In;
 use pgwire::messages::response::{
-    CommandComplete, EmptyQueryResponse, ErrorResponse, ReadyForQuery, TransactionStatus,
+    CommandComplete, EmptyQueryResponse, ErrorResponse, NotificationResponse, ReadyForQuery,
+    TransactionStatus,
 };
 use tokio::net::TcpStream;
 use tokio::sync::watch;
@@ -117,6 +118,13 @@ pub async fn serve(
         let shutdown = shutdown.changed();
         tokio::pin!(shutdown);
         loop {
+            // A listening session's notifications go out while it is idle, between
+            // transactions and batches, as PostgreSQL sends them. The listener is out of the
+            // session while the session is borrowed below.
+            let mut listener = connection.session.listener.take();
+            let notify = listener.is_some()
+                && !connection.mid_batch
+                && connection.session.status() == session::TransactionStatus::Idle;
             // Shutdown closes the connection only between batches: a client must not lose the
             // answer to a statement that committed, or its retry would insert a duplicate.
             let message = tokio::select! {
@@ -132,7 +140,15 @@ pub async fn serve(
                         .await;
                     break;
                 }
+                notification = notified(listener.as_mut()), if notify => {
+                    connection.session.listener = listener;
+                    if pass_on(&mut wire, notification).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
             };
+            connection.session.listener = listener;
             let message = match message {
                 Ok(Some(message)) => message,
                 Ok(None) => break,
@@ -171,6 +187,35 @@ pub async fn serve(
             .await;
     })
     .await;
+}
+
+/// The next notification of a session that listens (never, for one that does not).
+async fn notified(
+    listener: Option<&mut keyshard_backend::Listener>,
+) -> Result<keyshard_backend::Notification, keyshard_backend::BackendError> {
+    match listener {
+        Some(listener) => listener.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Writes a notification to the client; one the listening connection could not deliver is
+/// logged, and listening goes on (the connection is opened again).
+async fn pass_on(
+    wire: &mut Wire,
+    notification: Result<keyshard_backend::Notification, keyshard_backend::BackendError>,
+) -> Result<(), WireError> {
+    match notification {
+        Ok(n) => {
+            let message = NotificationResponse::new(n.process_id, n.channel, n.payload);
+            wire.send(Out::NotificationResponse(message)).await?;
+            wire.flush().await
+        }
+        Err(e) => {
+            tracing::warn!("LISTEN: {e}");
+            Ok(())
+        }
+    }
 }
 
 struct Connection {

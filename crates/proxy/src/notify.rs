@@ -1,0 +1,158 @@
+//! PostgreSQL's `LISTEN` and `UNLISTEN`: a listening session keeps a connection of the default
+//! data source (where `NOTIFY` goes) listening on its channels, and the frontend passes each
+//! notification on while the session is idle, as PostgreSQL delivers them between
+//! transactions. `DISCARD ALL` and disconnecting stop all listening.
+
+use std::collections::BTreeSet;
+
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::reply::Reply;
+use crate::session::Session;
+
+/// `LISTEN channel`, `UNLISTEN channel`, `UNLISTEN *`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Command {
+    Listen(String),
+    /// A channel, or every channel.
+    Unlisten(Option<String>),
+}
+
+/// The command `sql` is, with the channel named as the server keeps it (folded to lower case
+/// unless quoted); `None` for any other statement.
+pub(crate) fn parse(sql: &str) -> Option<Command> {
+    let sql = sql.trim().trim_end_matches(';').trim_end();
+    let (keyword, rest) = sql.split_once(char::is_whitespace)?;
+    let rest = rest.trim();
+    if keyword.eq_ignore_ascii_case("unlisten") && rest == "*" {
+        return Some(Command::Unlisten(None));
+    }
+    let channel = identifier(rest)?;
+    if keyword.eq_ignore_ascii_case("listen") {
+        Some(Command::Listen(channel))
+    } else if keyword.eq_ignore_ascii_case("unlisten") {
+        Some(Command::Unlisten(Some(channel)))
+    } else {
+        None
+    }
+}
+
+/// One identifier, whole: `"Quoted ""name"""` as written, a bare one lower-cased.
+fn identifier(text: &str) -> Option<String> {
+    if let Some(quoted) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        let name = quoted.replace("\"\"", "\"");
+        // A lone quote inside was not a doubled one: not one identifier.
+        return (!name.is_empty() && !quoted.replace("\"\"", "").contains('"')).then_some(name);
+    }
+    let mut chars = text.chars();
+    let first = chars.next()?;
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    ((first.is_alphabetic() || first == '_') && chars.all(word)).then(|| text.to_lowercase())
+}
+
+impl Engine {
+    /// Starts or stops listening, at once. Inside a transaction the channels listened on
+    /// before it come back if it rolls back (PostgreSQL makes the change at COMMIT instead;
+    /// either way a rolled-back transaction changes nothing).
+    pub(crate) async fn listen(
+        &self,
+        session: &mut Session,
+        command: Command,
+    ) -> Result<Reply, Error> {
+        if session.in_transaction() && session.listening_before.is_none() {
+            session.listening_before = Some(channels(session));
+        }
+        match command {
+            Command::Listen(channel) => self.listener(session).await?.listen(&channel).await?,
+            Command::Unlisten(channel) => {
+                if let Some(listener) = &mut session.listener {
+                    listener.unlisten(channel.as_deref()).await?;
+                    if !listener.is_listening() {
+                        session.listener = None;
+                    }
+                }
+            }
+        }
+        Ok(Reply::done())
+    }
+
+    /// After a transaction: a rollback brings back the channels listened on before it.
+    pub(crate) async fn listening_ended(&self, session: &mut Session, committed: bool) {
+        let Some(before) = session.listening_before.take() else {
+            return;
+        };
+        if committed || before == channels(session) {
+            return;
+        }
+        if before.is_empty() {
+            session.listener = None;
+            return;
+        }
+        let restored = match self.listener(session).await {
+            Ok(listener) => listener.listen_only(&before).await.map_err(Error::from),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = restored {
+            tracing::warn!("LISTEN: the channels before a rolled-back transaction: {e}");
+        }
+    }
+
+    /// The session's listening connection, opened on the default data source (where NOTIFY
+    /// goes) when it has none.
+    async fn listener<'s>(
+        &self,
+        session: &'s mut Session,
+    ) -> Result<&'s mut keyshard_backend::Listener, Error> {
+        match &mut session.listener {
+            Some(listener) => Ok(listener),
+            listener @ None => {
+                let data_source = self.postgres.default_data_source().ok_or_else(|| {
+                    Error::unsupported("LISTEN without a data source for unsharded tables")
+                })?;
+                Ok(listener.insert(self.backend().listener(data_source).await?))
+            }
+        }
+    }
+}
+
+/// The channels `session` listens on.
+fn channels(session: &Session) -> BTreeSet<String> {
+    session
+        .listener
+        .as_ref()
+        .map(|l| l.channels().clone())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channels_are_named_as_the_server_names_them() {
+        assert_eq!(
+            parse("LISTEN Orders;"),
+            Some(Command::Listen("orders".into()))
+        );
+        assert_eq!(
+            parse("listen \"New \"\"Orders\"\"\""),
+            Some(Command::Listen("New \"Orders\"".into()))
+        );
+        assert_eq!(
+            parse("UNLISTEN orders"),
+            Some(Command::Unlisten(Some("orders".into())))
+        );
+        assert_eq!(parse("unlisten *"), Some(Command::Unlisten(None)));
+        for other in [
+            "LISTEN",
+            "LISTEN a b",
+            "LISTEN *",
+            "LISTEN \"a\"b\"",
+            "LISTEN 1a",
+            "NOTIFY orders",
+            "SELECT 1",
+        ] {
+            assert_eq!(parse(other), None, "{other}");
+        }
+    }
+}
