@@ -292,6 +292,12 @@ impl<DB: Kind> Connections<DB> {
         } else {
             let pin = self.reserve_pin()?;
             let mut conn = self.acquire_pooled(wanted.as_ref()).await?;
+            // A statement that did not pin (an INSERT whose serial default took a value) may
+            // have left sequence values here, which `currval`/`lastval` of the session that
+            // keeps the connection now would read as its own.
+            if DB::KIND == DatabaseKind::Postgres {
+                DB::run_text(&mut conn.conn, "DISCARD SEQUENCES").await?;
+            }
             conn.kept = Some(pin);
             conn
         };

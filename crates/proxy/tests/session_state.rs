@@ -829,6 +829,18 @@ const PG_CONTENDED: &[(usize, &str)] = &[
     (A, "DISCARD TEMP"),
     (A, "SELECT COUNT(*) FROM tmp_s"),
     (C, "DISCARD SEQUENCES"),
+    // Values a statement took without pinning (a serial default, on a shared connection)
+    // are not read back by the session that keeps that connection next.
+    (A, "DISCARD ALL"),
+    (
+        C,
+        "CREATE TABLE t_serial (id serial PRIMARY KEY, note text)",
+    ),
+    (C, "INSERT INTO t_serial (note) VALUES ('c')"),
+    (B, "INSERT INTO t_serial (note) VALUES ('b')"),
+    (A, "SELECT nextval('ks_seq')"),
+    (A, "SELECT currval('t_serial_id_seq')"),
+    (A, "DISCARD ALL"),
 ];
 
 /// A role without privileges, the server's (both sides see it).
