@@ -36,6 +36,9 @@ pub enum BackendError {
     /// Pools were created outside a Tokio runtime, which sqlx needs for their upkeep.
     #[error("the backend must be created inside a Tokio runtime")]
     NoRuntime,
+    /// A merge running apart from the runtime's thread did not finish.
+    #[error("merging the shards' rows did not finish: the proxy is shutting down")]
+    MergeInterrupted,
     /// A plan names a data source the configuration does not have.
     #[error("no data source named '{0}'")]
     UnknownDataSource(String),
@@ -196,6 +199,7 @@ impl BackendError {
             BackendError::UnknownDataSource(_)
             | BackendError::NoRuntime
             | BackendError::Merge(_)
+            | BackendError::MergeInterrupted
             | BackendError::XaAborted { .. }
             | BackendError::XaOutcomeUnknown { .. }
             | BackendError::NoLease

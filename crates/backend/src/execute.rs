@@ -50,7 +50,12 @@ where
                 // A multi-statement text's next result has columns of its own.
                 decoding.clear();
             }
-            Either::Right(row) => push_row::<D>(&mut result, &mut decoding, &row, binary)?,
+            Either::Right(row) => {
+                push_row::<D>(&mut result, &mut decoding, &row, binary)?;
+                // Rows arrive faster than the socket's reads count against the runtime's
+                // budget: a long result must let other sessions' statements run between rows.
+                tokio::task::consume_budget().await;
+            }
         }
     }
     Ok(result)
@@ -109,7 +114,10 @@ where
                 results.push(std::mem::take(&mut current));
                 decoding.clear();
             }
-            Either::Right(row) => push_row::<D>(&mut current, &mut decoding, &row, false)?,
+            Either::Right(row) => {
+                push_row::<D>(&mut current, &mut decoding, &row, false)?;
+                tokio::task::consume_budget().await;
+            }
         }
     }
     if results.len() != units {

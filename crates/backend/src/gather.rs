@@ -342,6 +342,7 @@ where
         let mut decoding = Vec::new();
         while let Some(item) = stream.try_next().await.map_err(CopyError::Node)? {
             let Either::Right(row) = item else { continue };
+            tokio::task::consume_budget().await;
             let start = batch.len();
             if start > head.len() {
                 batch.push_str(", ");

@@ -197,7 +197,7 @@ impl Backend {
                     .await?
             }
         };
-        Outcome::of(plan, results)
+        Outcome::of(plan, results).await
     }
 
     /// Runs one statement, as text, on one data source (DDL, administration), in

@@ -50,12 +50,24 @@ pub(crate) struct UnitResult {
     pub(crate) rows: Vec<Vec<Value>>,
 }
 
+/// Rows above which a merge runs on a blocking thread: ordering, grouping or just gathering
+/// that many takes long enough to stall the other sessions of the runtime's thread.
+const MERGE_APART_ROWS: usize = 20_000;
+
 impl Outcome {
     /// The plan's outcome from its units' results (in unit order): a read's rows merged by its
     /// merge spec, a broadcast write counted once.
-    pub(crate) fn of(plan: &Plan, results: Vec<UnitResult>) -> Result<Self, BackendError> {
+    pub(crate) async fn of(plan: &Plan, results: Vec<UnitResult>) -> Result<Self, BackendError> {
         if let Some(spec) = &plan.merge {
-            let merged = merge(spec, results)?;
+            let rows: usize = results.iter().map(|r| r.rows.len()).sum();
+            let merged = if rows > MERGE_APART_ROWS {
+                let spec = spec.clone();
+                tokio::task::spawn_blocking(move || merge(&spec, results))
+                    .await
+                    .map_err(|_| BackendError::MergeInterrupted)??
+            } else {
+                merge(spec, results)?
+            };
             return Ok(Outcome {
                 affected_rows: merged.affected_rows,
                 columns: merged.columns,

@@ -196,7 +196,7 @@ impl Backend {
             {
                 Ok(results) => {
                     transaction.branches.push(branch);
-                    Outcome::of(plan, results)
+                    Outcome::of(plan, results).await
                 }
                 // The branch may be open: it ends with the transaction.
                 Err((true, e)) => {
@@ -240,7 +240,7 @@ impl Backend {
         }
         match failure {
             Some(error) => Err(error),
-            None => Outcome::of(plan, results),
+            None => Outcome::of(plan, results).await,
         }
     }
 

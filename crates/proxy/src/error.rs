@@ -187,6 +187,7 @@ impl From<BackendError> for Error {
             | BackendError::UnknownDataSource(_)
             | BackendError::UnsupportedType { .. }
             | BackendError::NoRuntime
+            | BackendError::MergeInterrupted
             | BackendError::Merge(_) => ErrorKind::Internal,
         };
         Self::new(kind, message)

@@ -216,6 +216,9 @@ impl Wire {
         if self.write.len() >= WRITE_HIGH_WATER {
             self.flush().await?;
         }
+        // Each 64 KiB write counts once against the runtime's budget, hundreds of rows: a long
+        // result must let other sessions run between messages, not between megabytes.
+        tokio::task::consume_budget().await;
         Ok(())
     }
 

@@ -1,0 +1,55 @@
+"""Point INSERT latency on one connection while another loads, reads and merges in bulk.
+
+Run by bench/stall.sh: python stall.py DSN ROWS. A writer thread sends a one-row INSERT every
+5 ms on its own connection; the main connection meanwhile runs each bulk phase; each phase
+prints the INSERTs' median, 99th percentile and worst latency.
+"""
+import statistics, sys, threading, time
+import psycopg
+
+DSN = sys.argv[1]
+ROWS = int(sys.argv[2])
+
+def writer(stop, lat):
+    c = psycopg.connect(DSN, autocommit=True)
+    while not stop.is_set():
+        t = time.perf_counter()
+        c.execute("INSERT INTO t_order (user_id, status) VALUES (7, 'probe')")
+        lat.append((time.perf_counter() - t) * 1000)
+        time.sleep(0.005)
+
+def phase(name, work):
+    stop, lat = threading.Event(), []
+    w = threading.Thread(target=writer, args=(stop, lat))
+    w.start()
+    time.sleep(0.5)
+    t = time.perf_counter()
+    work()
+    took = time.perf_counter() - t
+    stop.set(); w.join()
+    lat.sort()
+    p99 = lat[int(len(lat) * 0.99) - 1] if lat else 0
+    print(f"{name}: {took:.1f} s; point INSERT latency over {len(lat)}: median {statistics.median(lat):.1f} ms, p99 {p99:.1f} ms, max {lat[-1]:.1f} ms", flush=True)
+
+bulk = psycopg.connect(DSN, autocommit=True)
+bulk.execute("DROP TABLE IF EXISTS t_order")
+bulk.execute("CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(50))")
+phase("idle", lambda: time.sleep(3))
+def load():
+    with bulk.cursor().copy("COPY t_order (user_id, status) FROM STDIN") as cp:
+        for i in range(ROWS):
+            cp.write_row((i % 1000, f"status {i % 7}"))
+phase(f"COPY of {ROWS} rows", load)
+def read():
+    n = 0
+    with bulk.cursor() as cur:
+        cur.execute("SELECT order_id, user_id, status FROM t_order")
+        for _ in cur:
+            n += 1
+    assert n >= ROWS
+phase(f"SELECT of {ROWS} rows over 4 nodes", read)
+def ordered():
+    with bulk.cursor() as cur:
+        cur.execute("SELECT order_id, user_id, status FROM t_order ORDER BY status, user_id LIMIT 10")
+        cur.fetchall()
+phase(f"ORDER BY over {ROWS} rows (merge)", ordered)

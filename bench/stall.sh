@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# No client stalls another: a point INSERT's latency on one connection while another
+# connection COPYs, reads and merges a million rows through the same Keyshard.
+#
+#   bash bench/stall.sh [rows]   (default 1000000)
+#
+# Keyshard (release build, the configuration's default runtime: one thread) over two
+# PostgreSQL shards, driven by bench/stall.py with psycopg 3 (the compatibility suite's venv,
+# made by .ci/compat.sh, or any python3 that imports psycopg). Issue 39's goal: the worst
+# INSERT within 50 ms in every phase. Its port (6634) and databases (ks_stall_*) are its own.
+# Not part of CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROWS=${1:-1000000}
+WORK=$(mktemp -d)
+PID=
+cleanup() {
+  [ -n "$PID" ] && kill "$PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+if [ -z "${KEYSHARD_BIN:-}" ]; then
+  cargo build --release -q -p keyshard
+  KEYSHARD_BIN=${CARGO_TARGET_DIR:-target}/release/keyshard
+fi
+PYTHON=${PYTHON:-$HOME/.cache/keyshard-compat/venv/bin/python}
+[ -x "$PYTHON" ] || PYTHON=python3
+for db in ks_stall_0 ks_stall_1; do
+  psql -X -q -h 127.0.0.1 -U postgres -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+done
+sed -e 's/127.0.0.1:6433/127.0.0.1:6634/' -e 's/keyshard_bench_/ks_stall_/g' \
+  bench/keyshard-postgres.yaml > "$WORK/keyshard.yaml"
+"$KEYSHARD_BIN" serve --config "$WORK/keyshard.yaml" > "$WORK/keyshard.log" 2>&1 &
+PID=$!
+DSN="host=127.0.0.1 port=6634 user=root password=root dbname=sharding_db"
+for _ in $(seq 1 100); do
+  "$PYTHON" -c "import psycopg; psycopg.connect('$DSN')" 2>/dev/null && break
+  sleep 0.2
+done
+"$PYTHON" bench/stall.py "$DSN" "$ROWS"
