@@ -199,8 +199,9 @@ async fn notified(
     }
 }
 
-/// Writes a notification to the client; one the listening connection could not deliver is
-/// logged, and listening goes on (the connection is opened again).
+/// Writes a notification to the client. A listening connection that failed is logged, and
+/// listening goes on a second later (sqlx opens the connection again), so a shard that stays
+/// down costs a retry a second, not a busy loop.
 async fn pass_on(
     wire: &mut Wire,
     notification: Result<keyshard_backend::Notification, keyshard_backend::BackendError>,
@@ -213,6 +214,7 @@ async fn pass_on(
         }
         Err(e) => {
             tracing::warn!("LISTEN: {e}");
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
             Ok(())
         }
     }
