@@ -77,12 +77,11 @@ impl Listener {
         };
         done.map_err(|e| BackendError::from_sqlx(&self.data_source, e))?;
         match channel {
-            Some(channel) => self.channels.remove(channel),
-            None => {
-                self.channels.clear();
-                true
+            Some(channel) => {
+                self.channels.remove(channel);
             }
-        };
+            None => self.channels.clear(),
+        }
         Ok(())
     }
 
