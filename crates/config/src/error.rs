@@ -71,8 +71,15 @@ pub enum Problem {
     #[error("only one !{0} rule is allowed")]
     DuplicateRule(&'static str),
     /// A sharding algorithm type Keyshard does not implement.
-    #[error("unsupported sharding algorithm type '{0}' (supported: INLINE, MOD, HASH_MOD)")]
+    #[error(
+        "unsupported sharding algorithm type '{0}' (supported: INLINE, MOD, HASH_MOD, \
+         VOLUME_RANGE, BOUNDARY_RANGE, AUTO_INTERVAL, INTERVAL; CLASS_BASED runs a Java class, \
+         which Keyshard cannot)"
+    )]
     UnsupportedAlgorithm(String),
+    /// Algorithm properties that do not make a working algorithm.
+    #[error("{0}")]
+    InvalidAlgorithm(String),
     /// A privilege provider Keyshard does not implement.
     #[error("unsupported privilege type '{0}' (supported: ALL_PERMITTED)")]
     UnsupportedPrivilege(String),

@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod algorithm;
 mod datasource;
 mod env;
 mod error;

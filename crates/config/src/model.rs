@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use keyshard_keygen::{KeyGenerator, Registry};
 
+use crate::algorithm::{AutoInterval, Boundaries, Interval};
 use crate::datasource::DataSource;
 use crate::inline::InlineExpr;
 use crate::mode::Mode;
@@ -301,6 +302,20 @@ pub enum Algorithm {
         /// `sharding-count`, at least 1.
         sharding_count: u64,
     },
+    /// `VOLUME_RANGE` and `BOUNDARY_RANGE`: the target whose name ends with the partition an
+    /// integer falls in.
+    Range {
+        /// Which of the two, for messages.
+        kind: &'static str,
+        /// Where the partitions begin.
+        boundaries: Boundaries,
+    },
+    /// `AUTO_INTERVAL`: the target whose name ends with the number of spans of seconds a
+    /// date-time is after the lower end.
+    AutoInterval(AutoInterval),
+    /// `INTERVAL`: the targets whose names end with the start of the interval a date-time
+    /// falls in, written in the suffix pattern.
+    Interval(Box<Interval>),
 }
 
 impl Algorithm {
@@ -310,6 +325,9 @@ impl Algorithm {
             Algorithm::Inline { .. } => "INLINE",
             Algorithm::Mod { .. } => "MOD",
             Algorithm::HashMod { .. } => "HASH_MOD",
+            Algorithm::Range { kind, .. } => kind,
+            Algorithm::AutoInterval(_) => "AUTO_INTERVAL",
+            Algorithm::Interval(_) => "INTERVAL",
         }
     }
 }

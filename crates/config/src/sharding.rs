@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use keyshard_keygen::Registry;
 
+use crate::algorithm::algorithm_from;
 use crate::datasource::DataSource;
 use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem};
-use crate::inline::{InlineExpr, expand};
+use crate::inline::expand;
 use crate::model::{Algorithm, DataNode, KeyGenerateStrategy, ShardingRule, Strategy, TableRule};
-use crate::raw::{RawAlgorithm, RawKeyGenerateStrategy, RawSharding, RawStrategy, RawTable};
+use crate::raw::{RawKeyGenerateStrategy, RawSharding, RawStrategy, RawTable};
 
 /// What a `!SHARDING` rule resolves to.
 pub(crate) struct Resolved {
@@ -260,85 +261,4 @@ fn data_nodes(
         });
     }
     Ok(nodes)
-}
-
-const INLINE_PROPS: &str = "algorithm-expression, allow-range-query-with-inline-sharding";
-const MOD_PROPS: &str = "sharding-count";
-
-fn algorithm_from(raw: &RawAlgorithm, path: &str) -> Result<Algorithm, ConfigError> {
-    let props = raw.props();
-    let props_path = format!("{path}.props");
-    let check_known = |algorithm: &'static str, allowed: &'static str| match props
-        .keys()
-        .find(|k| !allowed.split(", ").any(|a| a == k.as_str()))
-    {
-        Some(name) => Err(ConfigError::at(
-            &props_path,
-            Problem::UnknownProperty {
-                name: name.clone(),
-                algorithm,
-                allowed,
-            },
-        )),
-        None => Ok(()),
-    };
-    match raw.kind.to_ascii_uppercase().as_str() {
-        "INLINE" => {
-            check_known("INLINE", INLINE_PROPS)?;
-            let text = props.get("algorithm-expression").ok_or_else(|| {
-                ConfigError::at(
-                    &props_path,
-                    Problem::MissingProperty("algorithm-expression"),
-                )
-            })?;
-            let expression = InlineExpr::parse(text)
-                .map_err(|e| ConfigError::at(format!("{props_path}.algorithm-expression"), e))?;
-            let allow_range_query = match props.get("allow-range-query-with-inline-sharding") {
-                None => false,
-                Some(v) => v.trim().parse::<bool>().map_err(|_| {
-                    ConfigError::at(
-                        format!("{props_path}.allow-range-query-with-inline-sharding"),
-                        Problem::InvalidValue {
-                            value: v.clone(),
-                            expected: "true or false",
-                        },
-                    )
-                })?,
-            };
-            Ok(Algorithm::Inline {
-                expression,
-                allow_range_query,
-            })
-        }
-        kind @ ("MOD" | "HASH_MOD") => {
-            let name = if kind == "MOD" { "MOD" } else { "HASH_MOD" };
-            check_known(name, MOD_PROPS)?;
-            let text = props.get("sharding-count").ok_or_else(|| {
-                ConfigError::at(&props_path, Problem::MissingProperty("sharding-count"))
-            })?;
-            let sharding_count = text
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| {
-                    ConfigError::at(
-                        format!("{props_path}.sharding-count"),
-                        Problem::InvalidValue {
-                            value: text.clone(),
-                            expected: "a positive integer",
-                        },
-                    )
-                })?;
-            Ok(if kind == "MOD" {
-                Algorithm::Mod { sharding_count }
-            } else {
-                Algorithm::HashMod { sharding_count }
-            })
-        }
-        _ => Err(ConfigError::at(
-            format!("{path}.type"),
-            Problem::UnsupportedAlgorithm(raw.kind.clone()),
-        )),
-    }
 }

@@ -361,8 +361,24 @@ fn algorithm_errors_name_path_and_value() {
     );
     assert_eq!(
         error_with("type: mod", "type: VOLUME_RANGE"),
-        "rules[0].shardingAlgorithms.mod4.type: unsupported sharding algorithm type 'VOLUME_RANGE' \
-         (supported: INLINE, MOD, HASH_MOD)"
+        "rules[0].shardingAlgorithms.mod4.props: unknown property 'sharding-count' for VOLUME_RANGE \
+         (allowed: range-lower, range-upper, sharding-volume)"
+    );
+    assert_eq!(
+        error_with("type: mod", "type: CLASS_BASED"),
+        "rules[0].shardingAlgorithms.mod4.type: unsupported sharding algorithm type 'CLASS_BASED' \
+         (supported: INLINE, MOD, HASH_MOD, VOLUME_RANGE, BOUNDARY_RANGE, AUTO_INTERVAL, INTERVAL; \
+         CLASS_BASED runs a Java class, which Keyshard cannot)"
+    );
+    assert_eq!(
+        error_with(
+            "type: mod\n      props:\n        sharding-count: 4",
+            "type: INTERVAL\n      props:\n        datetime-pattern: yyyy-MM-dd\n        \
+             datetime-lower: '2021-01-01'\n        sharding-suffix-pattern: yyyyMMdd\n        \
+             datetime-interval-unit: HOURS"
+        ),
+        "rules[0].shardingAlgorithms.mod4.props: datetime-interval-unit Hours does not apply to \
+         values of datetime-pattern 'yyyy-MM-dd'"
     );
     assert_eq!(
         error_with("worker-id: 1", "worker-id: 1024"),

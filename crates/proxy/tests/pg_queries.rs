@@ -193,6 +193,7 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
         assert_eq!(fetch(&client, sql).await, expected, "{sql}");
     }
     random_selects(&client, reference).await;
+    ranges(&client, reference).await;
 
     // A gathered read with parameters, described before it runs, in the binary format.
     let sql = "SELECT DISTINCT status, MAX(amount) OVER (PARTITION BY status) AS top FROM t_order WHERE amount > $1 ORDER BY status";
@@ -339,6 +340,121 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
     assert_eq!(fetch(&client, ours).await.1[0][0].as_deref(), Some("2"));
 }
 
+/// `t_timed`: a table per month of 2026, the first half on ds_0, by INTERVAL over a timestamp.
+const TIMED_TABLE: &str = "    t_timed:
+      actualDataNodes: ds_0.t_timed_20260${1..6},ds_1.t_timed_20260${7..9},ds_1.t_timed_2026${10..12}
+      tableStrategy:
+        standard:
+          shardingColumn: created_at
+          shardingAlgorithmName: by_month
+  shardingAlgorithms:";
+
+const BY_MONTH: &str = "    by_month:
+      type: INTERVAL
+      props:
+        datetime-pattern: \"yyyy-MM-dd HH:mm:ss\"
+        datetime-lower: \"2026-01-01 00:00:00\"
+        datetime-upper: \"2026-12-31 23:59:59\"
+        sharding-suffix-pattern: yyyyMM
+        datetime-interval-unit: MONTHS
+  keyGenerators:";
+
+/// `y-m-d h:00:00` UTC, as tokio-postgres binds a timestamp: in PostgreSQL's binary form.
+fn utc(year: i64, month: i64, day: i64, hour: u64) -> std::time::SystemTime {
+    // Days from 1970-01-01 to the date (Howard Hinnant's days_from_civil).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs(days as u64 * 86_400 + hour * 3_600)
+}
+
+/// INTERVAL over a PostgreSQL timestamp: rows land in their month's table, whether the value
+/// is written in the statement or bound in the binary form, and range conditions read only
+/// the tables they can match while answering as the plain database does.
+async fn ranges(client: &Client, reference: &Client) {
+    let create = "CREATE TABLE t_timed (id INT PRIMARY KEY, created_at TIMESTAMP NOT NULL, price NUMERIC(10,2))";
+    execute(client, create).await;
+    execute(reference, create).await;
+    let rows: Vec<String> = (0..40)
+        .map(|i| {
+            format!(
+                "({i}, '2026-{:02}-{:02} {:02}:{:02}:00', {}.{:02})",
+                i % 12 + 1,
+                (i * 7) % 28 + 1,
+                (i * 5) % 24,
+                (i * 13) % 60,
+                i % 9,
+                (i * 31) % 100
+            )
+        })
+        .collect();
+    let insert = format!("INSERT INTO t_timed VALUES {}", rows.join(", "));
+    execute(client, &insert).await;
+    execute(reference, &insert).await;
+    let bound = "INSERT INTO t_timed (id, created_at, price) VALUES ($1, $2, 1.5)";
+    for i in 40..48i32 {
+        let at = utc(2026, i64::from(i % 12 + 1), 28, 23);
+        client.execute(bound, &[&i, &at]).await.unwrap();
+        reference.execute(bound, &[&i, &at]).await.unwrap();
+    }
+    for (sql, units) in [
+        (
+            "SELECT id, created_at, price FROM t_timed WHERE created_at BETWEEN '2026-03-01' AND '2026-04-30 23:59:59' ORDER BY id",
+            2,
+        ),
+        (
+            "SELECT id, created_at FROM t_timed WHERE created_at >= TIMESTAMP '2026-11-15' ORDER BY created_at",
+            2,
+        ),
+        (
+            "SELECT COUNT(*), SUM(price) FROM t_timed WHERE created_at > '2026-06-30 12:00'::timestamp AND created_at <= '2026-08-01'",
+            3,
+        ),
+    ] {
+        assert_eq!(
+            fetch(client, sql).await,
+            fetch(reference, sql).await,
+            "{sql}"
+        );
+        let (_, preview) = fetch(client, &format!("PREVIEW {sql}")).await;
+        assert_eq!(preview.len(), units, "{sql}: {preview:?}");
+    }
+    // Each month's condition reads its month's table alone: finding every row of the month
+    // there shows each row was stored in it.
+    for month in 1..=12 {
+        let next = match month {
+            12 => "2027-01-01".to_owned(),
+            _ => format!("2026-{:02}-01", month + 1),
+        };
+        let sql = format!(
+            "SELECT count(*) FROM t_timed WHERE created_at >= '2026-{month:02}-01' \
+             AND created_at < '{next}'"
+        );
+        assert_eq!(
+            fetch(client, &sql).await.1,
+            [[Some("4".to_owned())]],
+            "{sql}"
+        );
+        assert_eq!(
+            fetch(client, &format!("PREVIEW {sql}")).await.1.len(),
+            1,
+            "{sql}"
+        );
+    }
+    let count = "SELECT COUNT(*) FROM t_timed WHERE created_at BETWEEN $1 AND $2";
+    let (from, to) = (utc(2026, 5, 1, 0), utc(2026, 5, 31, 23));
+    let through: i64 = client.query_one(count, &[&from, &to]).await.unwrap().get(0);
+    let expected: i64 = reference
+        .query_one(count, &[&from, &to])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!((through, expected), (4, 4));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
 async fn queries_on_postgres_shards_match_one_database() {
@@ -349,7 +465,10 @@ async fn queries_on_postgres_shards_match_one_database() {
         "    t_event:\n      actualDataNodes: ds_${0..1}.t_event\n      databaseStrategy:\n        \
          standard:\n          shardingColumn: user_id\n          \
          shardingAlgorithmName: database_inline\n  shardingAlgorithms:",
-    ) + "- !BROADCAST\n  tables: [t_dict]\n";
+    )
+    .replace("  shardingAlgorithms:", TIMED_TABLE)
+    .replace("  keyGenerators:", BY_MONTH)
+        + "- !BROADCAST\n  tables: [t_dict]\n";
     let proxy = PgProxy::start(&yaml).await;
     let reference = Reference::create("keyshard_pg_reference").await;
     scenario(&proxy, &reference.client).await;

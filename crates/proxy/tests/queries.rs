@@ -74,6 +74,19 @@ rules:
         standard:
           shardingColumn: user_id
           shardingAlgorithmName: by_user
+    # A table per month of 2026, the first half on ds_0 (see `ranges`).
+    t_timed:
+      actualDataNodes: ds_0.t_timed_20260${1..6},ds_1.t_timed_20260${7..9},ds_1.t_timed_2026${10..12}
+      tableStrategy:
+        standard:
+          shardingColumn: created_at
+          shardingAlgorithmName: by_month
+    t_volume:
+      actualDataNodes: ds_0.t_volume_${0..2},ds_1.t_volume_${3..5}
+      tableStrategy:
+        standard:
+          shardingColumn: id
+          shardingAlgorithmName: by_tens
   bindingTables:
     - t_order, t_order_item
   shardingAlgorithms:
@@ -89,6 +102,20 @@ rules:
       type: INLINE
       props:
         algorithm-expression: t_order_item_${order_id % 2}
+    by_month:
+      type: INTERVAL
+      props:
+        datetime-pattern: "yyyy-MM-dd HH:mm:ss"
+        datetime-lower: "2026-01-01 00:00:00"
+        datetime-upper: "2026-12-31 23:59:59"
+        sharding-suffix-pattern: yyyyMM
+        datetime-interval-unit: MONTHS
+    by_tens:
+      type: VOLUME_RANGE
+      props:
+        range-lower: 10
+        range-upper: 45
+        sharding-volume: 10
   keyGenerators:
     snowflake:
       type: SNOWFLAKE
@@ -495,7 +522,9 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
             "t_log",
             "t_order",
             "t_order_item",
-            "t_user"
+            "t_timed",
+            "t_user",
+            "t_volume"
         ]
     );
     let (names, columns) = fetch_mysql(&mut conn, "DESCRIBE t_order").await;
@@ -503,6 +532,7 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     let fields: Vec<_> = columns.iter().map(|c| c[0].clone().unwrap()).collect();
     assert_eq!(fields, ["order_id", "user_id", "status", "amount"]);
 
+    ranges(shards, &mut conn, reference).await;
     shaped(&mut conn, reference).await;
     same_names(proxy, &mut conn, reference).await;
     gather_limit(&mut conn).await;
@@ -511,6 +541,133 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     }
     transactions(proxy, shards, &mut conn).await;
     conn.close().await.unwrap();
+}
+
+/// The text of the first column of `sql`'s rows, read from data source `ds` directly.
+async fn on_shard(shards: &Shards, ds: usize, sql: &str) -> Vec<String> {
+    let url = shards.url(ds);
+    match shards {
+        Shards::Sqlite(_) => {
+            let mut conn = SqliteConnection::connect(&url).await.unwrap();
+            sqlx::query_scalar(sql).fetch_all(&mut conn).await.unwrap()
+        }
+        Shards::MariaDb { .. } => {
+            let mut conn = MySqlConnection::connect(&url).await.unwrap();
+            let rows = sqlx::raw_sql(sql).fetch_all(&mut conn).await.unwrap();
+            rows.iter()
+                .map(|r| r.try_get_unchecked::<String, _>(0).unwrap())
+                .collect()
+        }
+    }
+}
+
+/// INTERVAL by a DATETIME column and VOLUME_RANGE by an integer: each row lands in the table
+/// of its month or range, and range conditions read only the tables they can match while
+/// answering as the plain database does.
+async fn ranges(shards: &Shards, conn: &mut MySqlConnection, reference: &mut Reference) {
+    for sql in [
+        "CREATE TABLE t_timed (id INT PRIMARY KEY, created_at DATETIME NOT NULL, price DECIMAL(10,2))",
+        "CREATE TABLE t_volume (id INT PRIMARY KEY, label VARCHAR(10))",
+    ] {
+        affected(conn, sql).await;
+        reference.execute(sql).await;
+    }
+    let rows: Vec<String> = (0..48)
+        .map(|i| {
+            format!(
+                "({i}, '2026-{:02}-{:02} {:02}:{:02}:00', {}.{:02})",
+                i % 12 + 1,
+                (i * 7) % 28 + 1,
+                (i * 5) % 24,
+                (i * 13) % 60,
+                i % 9,
+                (i * 31) % 100
+            )
+        })
+        .collect();
+    let insert = format!("INSERT INTO t_timed VALUES {}", rows[..40].join(", "));
+    assert_eq!(affected(conn, &insert).await, 40);
+    reference.execute(&insert).await;
+    // The rest as a prepared statement: the date-time arrives as a bound parameter.
+    for i in 40..48 {
+        let at = format!("2026-{:02}-28 23:59:59", i % 12 + 1);
+        sqlx::query("INSERT INTO t_timed (id, created_at, price) VALUES (?, ?, 1.5)")
+            .bind(i)
+            .bind(&at)
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        reference
+            .execute(&format!(
+                "INSERT INTO t_timed (id, created_at, price) VALUES ({i}, '{at}', 1.5)"
+            ))
+            .await;
+    }
+    for month in 1..=12 {
+        let ds = usize::from(month > 6);
+        let stored = on_shard(
+            shards,
+            ds,
+            &format!("SELECT created_at FROM t_timed_2026{month:02}"),
+        )
+        .await;
+        assert_eq!(stored.len(), 4, "t_timed_2026{month:02}: {stored:?}");
+        let prefix = format!("2026-{month:02}-");
+        assert!(
+            stored.iter().all(|at| at.starts_with(&prefix)),
+            "{stored:?}"
+        );
+    }
+    let volume = "INSERT INTO t_volume VALUES (3, 'a'), (10, 'b'), (19, 'c'), (20, 'd'), (38, 'e'), (44, 'f'), (45, 'g'), (90, 'h')";
+    affected(conn, volume).await;
+    reference.execute(volume).await;
+    assert_eq!(
+        on_shard(shards, 1, "SELECT label FROM t_volume_5 ORDER BY id").await,
+        ["g", "h"]
+    );
+
+    for (sql, units) in [
+        (
+            "SELECT id, created_at, price FROM t_timed WHERE created_at BETWEEN '2026-03-01' AND '2026-04-30 23:59:59' ORDER BY id",
+            2,
+        ),
+        (
+            "SELECT id, created_at FROM t_timed WHERE created_at >= '2026-11-15' ORDER BY created_at",
+            2,
+        ),
+        (
+            "SELECT id, price FROM t_timed WHERE created_at < '2026-02-10' AND price > 2 ORDER BY id",
+            2,
+        ),
+        (
+            "SELECT COUNT(*), SUM(price) FROM t_timed WHERE created_at > '2026-06-30 12:00:00' AND created_at <= '2026-08-01'",
+            3,
+        ),
+        (
+            "SELECT id FROM t_timed WHERE created_at < '2026-02-01' OR created_at = '2026-09-28 23:59:59' ORDER BY id",
+            2,
+        ),
+        (
+            "SELECT id, label FROM t_volume WHERE id BETWEEN 12 AND 38 ORDER BY id",
+            3,
+        ),
+        (
+            "SELECT id, label FROM t_volume WHERE id >= 40 ORDER BY id",
+            2,
+        ),
+    ] {
+        compare(conn, reference, sql).await;
+        let (_, preview) = fetch_mysql(conn, &format!("PREVIEW {sql}")).await;
+        assert_eq!(preview.len(), units, "{sql}: {preview:?}");
+    }
+    let through: (i64,) =
+        sqlx::query_as("SELECT COUNT(*) FROM t_timed WHERE created_at BETWEEN ? AND ?")
+            .bind("2026-05-01")
+            .bind("2026-05-31 23:59:59")
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+    assert_eq!(through.0, 4);
 }
 
 /// Text statements of one shape: the proxy parses the first two and binds the others through it;

@@ -119,5 +119,75 @@ fn cut_and_bind(insert: &PreparedInsert, sql: &str, dialect: Dialect) -> Plan {
     insert.bind_shape(sql, &shape).unwrap()
 }
 
-criterion_group!(benches, router);
+/// One table per month of 2021, by INLINE over an integer and by INTERVAL over a date-time.
+const BY_MONTH: &str = r#"
+databaseName: sharding_db
+dataSources:
+  ds_0:
+    url: "sqlite::memory:"
+rules:
+- !SHARDING
+  tables:
+    t_inline:
+      actualDataNodes: ds_0.t_inline_${1..12}
+      tableStrategy:
+        standard:
+          shardingColumn: month
+          shardingAlgorithmName: inline
+    t_interval:
+      actualDataNodes: ds_0.t_interval_20210${1..9},ds_0.t_interval_2021${10..12}
+      tableStrategy:
+        standard:
+          shardingColumn: created_at
+          shardingAlgorithmName: interval
+  shardingAlgorithms:
+    inline:
+      type: INLINE
+      props:
+        algorithm-expression: t_inline_${month}
+    interval:
+      type: INTERVAL
+      props:
+        datetime-pattern: "yyyy-MM-dd HH:mm:ss"
+        datetime-lower: "2021-01-01 00:00:00"
+        datetime-upper: "2021-12-31 23:59:59"
+        sharding-suffix-pattern: yyyyMM
+        datetime-interval-unit: MONTHS
+"#;
+
+/// A prepared one-row INSERT routed by INLINE and by INTERVAL: what reading a date-time and
+/// finding its interval costs beside evaluating an inline expression.
+fn algorithms(c: &mut Criterion) {
+    let rule = common::rule(BY_MONTH);
+    let router = Router::new(&rule, Dialect::MySql);
+    let metadata = common::metadata();
+    let prepare = |sql: &str| match router.prepare(sql, &metadata).unwrap() {
+        Prepared::Insert(insert) => insert,
+        _ => panic!("{sql} is an INSERT into a sharded table"),
+    };
+    let inline = prepare("INSERT INTO t_inline (month, created_at, note) VALUES (?, ?, ?)");
+    let interval = prepare("INSERT INTO t_interval (month, created_at, note) VALUES (?, ?, ?)");
+    let params = [
+        Value::Int(6),
+        Value::Text("2021-06-15 12:34:56".into()),
+        Value::Text("OK".into()),
+    ];
+    assert_eq!(inline.bind(&params).unwrap().units[0].table, "t_inline_6");
+    assert_eq!(
+        interval.bind(&params).unwrap().units[0].table,
+        "t_interval_202106"
+    );
+
+    let mut group = c.benchmark_group("prepared by algorithm");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("INLINE", |b| {
+        b.iter(|| inline.bind(black_box(&params)).unwrap())
+    });
+    group.bench_function("INTERVAL", |b| {
+        b.iter(|| interval.bind(black_box(&params)).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, router, algorithms);
 criterion_main!(benches);

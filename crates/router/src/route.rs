@@ -1,9 +1,13 @@
 //! Sharding: a row's sharding values through the table's strategies to one data node.
 
+use std::ops::Bound;
+
+use chrono::NaiveDateTime;
+use keyshard_config::algorithm::AutoInterval;
 use keyshard_config::inline::Value as InlineValue;
 use keyshard_config::{Algorithm, DataNode, Strategy, TableRule};
 
-use crate::value::Value;
+use crate::value::{Value, WireKind};
 
 /// Why a value could not be routed; the caller adds the row and column.
 pub(crate) type RouteProblem = String;
@@ -91,6 +95,175 @@ pub(crate) fn nodes_with(
     Some(nodes)
 }
 
+/// Whether each of the rule's data nodes can hold a row whose `column` lies between `lower`
+/// and `upper`. `None` when no strategy on `column` narrows the range (an algorithm that does
+/// not order its values, an end it cannot read): the caller must then look everywhere.
+pub(crate) fn nodes_between(
+    rule: &TableRule,
+    column: &str,
+    lower: Bound<&Value>,
+    upper: Bound<&Value>,
+) -> Option<Vec<bool>> {
+    let mut nodes = vec![true; rule.data_nodes.len()];
+    let mut narrowed = false;
+    for (strategy, in_database) in [
+        (&rule.database_strategy, true),
+        (&rule.table_strategy, false),
+    ] {
+        let Some(strategy) = strategy
+            .as_ref()
+            .filter(|s| s.column.eq_ignore_ascii_case(column))
+        else {
+            continue;
+        };
+        let Some(keep) = targets_between(strategy, lower, upper) else {
+            continue;
+        };
+        for (kept, node) in nodes.iter_mut().zip(&rule.data_nodes) {
+            let name = if in_database {
+                &node.data_source
+            } else {
+                &node.table
+            };
+            *kept &= keep.matches(name);
+        }
+        narrowed = true;
+    }
+    narrowed.then_some(nodes)
+}
+
+/// The targets a range of sharding values reaches.
+enum Targets {
+    /// Those whose name ends with one of these numbers (`t_order_3`, `t_order_03`).
+    Numbered(std::ops::RangeInclusive<u64>),
+    /// Those whose name ends with one of these remainders.
+    Remainders(Vec<u64>),
+    /// Those whose name ends with one of these texts.
+    Suffixes(Vec<String>),
+}
+
+impl Targets {
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            Targets::Numbered(range) => suffix_number(name).is_some_and(|n| range.contains(&n)),
+            Targets::Remainders(values) => suffix_number(name).is_some_and(|n| values.contains(&n)),
+            Targets::Suffixes(suffixes) => suffixes.iter().any(|s| name.ends_with(s.as_str())),
+        }
+    }
+}
+
+/// What a range of values reaches under `strategy`'s algorithm; `None` for every target.
+fn targets_between(
+    strategy: &Strategy,
+    lower: Bound<&Value>,
+    upper: Bound<&Value>,
+) -> Option<Targets> {
+    // An end that cannot be read leaves the range open there: looking further is only slower.
+    fn end<T>(bound: Bound<&Value>, read: impl Fn(&Value) -> Option<T>) -> Bound<T> {
+        match bound {
+            Bound::Included(v) => read(v).map_or(Bound::Unbounded, Bound::Included),
+            Bound::Excluded(v) => read(v).map_or(Bound::Unbounded, Bound::Excluded),
+            Bound::Unbounded => Bound::Unbounded,
+        }
+    }
+    // Integer algorithms read only numbers as ends: a text end compares as text where the
+    // column is text, and '9' > '12' there.
+    let integer = |v: &Value| match v {
+        Value::Int(i) => Some(*i),
+        Value::UInt(u) => i64::try_from(*u).ok(),
+        Value::Double(d) if d.fract() == 0.0 && d.abs() < 9.2e18 => Some(*d as i64),
+        _ => None,
+    };
+    let inclusive = |bound: Bound<i64>, step: i64| match bound {
+        Bound::Included(v) => Some(v),
+        Bound::Excluded(v) => v.checked_add(step),
+        Bound::Unbounded => None,
+    };
+    let present = |bound: Bound<NaiveDateTime>| match bound {
+        Bound::Included(v) | Bound::Excluded(v) => Some(v),
+        Bound::Unbounded => None,
+    };
+    match &*strategy.algorithm {
+        Algorithm::Inline { .. } | Algorithm::HashMod { .. } => None,
+        Algorithm::Mod { sharding_count } => {
+            // Shorter than the count, the span's own remainders; else every one.
+            let low = inclusive(end(lower, integer), 1)?;
+            let high = inclusive(end(upper, integer), -1)?;
+            if i128::from(high) - i128::from(low) >= i128::from(*sharding_count) - 1 {
+                return None;
+            }
+            let count = i128::from(*sharding_count);
+            Some(Targets::Remainders(
+                (low..=high)
+                    .map(|v| i128::from(v).rem_euclid(count) as u64)
+                    .collect(),
+            ))
+        }
+        Algorithm::Range { boundaries, .. } => {
+            let low = inclusive(end(lower, integer), 1);
+            let high = inclusive(end(upper, integer), -1);
+            Some(Targets::Numbered(boundaries.partitions(low, high)))
+        }
+        Algorithm::AutoInterval(auto) => {
+            let read = |v: &Value| datetime(v, AutoInterval::value).ok();
+            Some(Targets::Numbered(auto.partitions(
+                present(end(lower, read)),
+                present(end(upper, read)),
+            )))
+        }
+        Algorithm::Interval(interval) => {
+            let read = |v: &Value| datetime(v, |text| interval.value(text)).ok();
+            let intervals = interval.intervals_meeting(end(lower, read), end(upper, read));
+            Some(Targets::Suffixes(
+                intervals.map(|i| interval.suffix(i).to_owned()).collect(),
+            ))
+        }
+    }
+}
+
+/// The number a target's name ends with.
+fn suffix_number(name: &str) -> Option<u64> {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    name[name.len() - digits..].parse().ok()
+}
+
+/// A date-time sharding value: text read by `read`, a PostgreSQL `timestamp` or `date` in its
+/// binary form, or an integer read as its digits (a year).
+fn datetime(
+    value: &Value,
+    read: impl Fn(&str) -> Option<NaiveDateTime>,
+) -> Result<NaiveDateTime, RouteProblem> {
+    let unreadable = || format!("{} is not a date-time", describe(value));
+    let text = match value {
+        Value::Text(s) => s.as_str(),
+        Value::Bytes(b) => std::str::from_utf8(b).map_err(|_| unreadable())?,
+        Value::Int(i) => return read(&i.to_string()).ok_or_else(unreadable),
+        Value::Wire(wire) if wire.binary => {
+            // PostgreSQL counts from 2000-01-01: microseconds for a timestamp, days for a date.
+            let epoch = chrono::NaiveDate::from_ymd_opt(2000, 1, 1)
+                .unwrap_or_default()
+                .and_time(chrono::NaiveTime::MIN);
+            let bytes = &wire.bytes[..];
+            let moved = match (wire.kind, bytes.len()) {
+                (WireKind::PgTimestamp, 8) => {
+                    let micros = i64::from_be_bytes(bytes.try_into().map_err(|_| unreadable())?);
+                    epoch.checked_add_signed(chrono::TimeDelta::microseconds(micros))
+                }
+                (WireKind::PgDate, 4) => {
+                    let days = i32::from_be_bytes(bytes.try_into().map_err(|_| unreadable())?);
+                    chrono::TimeDelta::try_days(days.into())
+                        .and_then(|d| epoch.checked_add_signed(d))
+                }
+                _ => None,
+            };
+            return moved.ok_or_else(unreadable);
+        }
+        Value::Wire(wire) => wire.text().ok_or_else(unreadable)?,
+        _ => return Err(unreadable()),
+    };
+    read(text).ok_or_else(unreadable)
+}
+
 /// Whether `column` is one of the columns `rule` shards by.
 pub(crate) fn is_sharding_column(rule: &TableRule, column: &str) -> bool {
     [&rule.database_strategy, &rule.table_strategy]
@@ -123,9 +296,9 @@ fn target<'t>(
     targets: impl Iterator<Item = &'t str> + Clone,
     scratch: &mut String,
 ) -> Result<&'t str, RouteProblem> {
-    let sharding_value = inline_value(value)?;
     match &*strategy.algorithm {
         Algorithm::Inline { expression, .. } => {
+            let sharding_value = inline_value(value)?;
             scratch.clear();
             expression
                 .evaluate_into(&|_| Some(sharding_value), scratch)
@@ -146,7 +319,7 @@ fn target<'t>(
                 })
         }
         Algorithm::Mod { sharding_count } => {
-            let InlineValue::Int(v) = sharding_value else {
+            let InlineValue::Int(v) = inline_value(value)? else {
                 return Err(format!("MOD needs an integer, got {}", describe(value)));
             };
             // BigInteger.mod, as ShardingSphere computes it: never negative.
@@ -154,8 +327,42 @@ fn target<'t>(
             by_suffix(remainder as u64, targets, value)
         }
         Algorithm::HashMod { sharding_count } => {
-            let hash = u64::from(java_hash_code(sharding_value).unsigned_abs());
+            let hash = u64::from(java_hash_code(inline_value(value)?).unsigned_abs());
             by_suffix(hash % sharding_count, targets, value)
+        }
+        Algorithm::Range { kind, boundaries } => {
+            // `Long.parseLong(value.toString())`, as ShardingSphere reads the value.
+            let number = match inline_value(value)? {
+                InlineValue::Int(v) => Some(v),
+                InlineValue::Str(s) => s.parse().ok(),
+            };
+            let number = number
+                .ok_or_else(|| format!("{kind} needs an integer, got {}", describe(value)))?;
+            by_suffix(boundaries.partition(number), targets, value)
+        }
+        Algorithm::AutoInterval(auto) => {
+            let at = datetime(value, AutoInterval::value)?;
+            by_suffix(auto.partition(at), targets, value)
+        }
+        Algorithm::Interval(interval) => {
+            let at = datetime(value, |text| interval.value(text))?;
+            let index = interval.interval_of(at).ok_or_else(|| {
+                format!(
+                    "{} is outside INTERVAL's datetime-lower to datetime-upper",
+                    describe(value)
+                )
+            })?;
+            let suffix = interval.suffix(index);
+            targets
+                .clone()
+                .find(|t| t.ends_with(suffix))
+                .ok_or_else(|| {
+                    format!(
+                        "{} falls in the interval '{suffix}', and none of {} ends with it",
+                        describe(value),
+                        list(targets)
+                    )
+                })
         }
     }
 }
@@ -169,12 +376,7 @@ fn by_suffix<'t>(
 ) -> Result<&'t str, RouteProblem> {
     targets
         .clone()
-        .find(|t| {
-            let digits = t.len() - t.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-            t[t.len() - digits..]
-                .parse::<u64>()
-                .is_ok_and(|n| n == remainder)
-        })
+        .find(|t| suffix_number(t) == Some(remainder))
         .ok_or_else(|| {
             format!(
                 "{} gives remainder {remainder}, and none of {} ends with it",

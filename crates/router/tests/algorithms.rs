@@ -1,0 +1,315 @@
+//! The range and interval algorithms through the router: where INSERTs go, and which nodes
+//! range conditions (`BETWEEN`, `<`, `>=` …) reach, on both dialects.
+
+mod common;
+
+use keyshard_router::{Dialect, Plan, RouteError, Router, Value, Wire, WireKind};
+
+/// `t_event` by month of `created_at` (INTERVAL), `t_volume` by `id` in tens (VOLUME_RANGE),
+/// `t_auto` by 4-second spans (AUTO_INTERVAL), `t_mod` by `id % 4`.
+const RULE: &str = r#"
+databaseName: sharding_db
+dataSources:
+  ds_0:
+    url: "sqlite::memory:"
+  ds_1:
+    url: "sqlite::memory:"
+rules:
+- !SHARDING
+  tables:
+    t_event:
+      actualDataNodes: ds_0.t_event_20210${1..9},ds_0.t_event_2021${10..12}
+      tableStrategy:
+        standard:
+          shardingColumn: created_at
+          shardingAlgorithmName: by_month
+      keyGenerateStrategy:
+        column: event_id
+        keyGeneratorName: snowflake
+    t_volume:
+      actualDataNodes: ds_${0..1}.t_volume_${0..5}
+      databaseStrategy:
+        standard:
+          shardingColumn: id
+          shardingAlgorithmName: by_half
+      tableStrategy:
+        standard:
+          shardingColumn: id
+          shardingAlgorithmName: by_tens
+    t_auto:
+      actualDataNodes: ds_0.t_auto_${0..5}
+      tableStrategy:
+        standard:
+          shardingColumn: created_at
+          shardingAlgorithmName: by_spans
+    t_mod:
+      actualDataNodes: ds_0.t_mod_${0..3}
+      tableStrategy:
+        standard:
+          shardingColumn: id
+          shardingAlgorithmName: mod_4
+  shardingAlgorithms:
+    by_month:
+      type: INTERVAL
+      props:
+        datetime-pattern: "yyyy-MM-dd HH:mm:ss"
+        datetime-lower: "2021-01-01 00:00:00"
+        datetime-upper: "2021-12-31 23:59:59"
+        sharding-suffix-pattern: yyyyMM
+        datetime-interval-amount: 1
+        datetime-interval-unit: MONTHS
+    by_tens:
+      type: VOLUME_RANGE
+      props:
+        range-lower: 10
+        range-upper: 45
+        sharding-volume: 10
+    by_half:
+      type: BOUNDARY_RANGE
+      props:
+        sharding-ranges: 30
+    by_spans:
+      type: AUTO_INTERVAL
+      props:
+        datetime-lower: "2020-01-01 00:00:00"
+        datetime-upper: "2020-01-01 00:00:16"
+        sharding-seconds: 4
+    mod_4:
+      type: MOD
+      props:
+        sharding-count: 4
+  keyGenerators:
+    snowflake:
+      type: SNOWFLAKE
+"#;
+
+fn router(dialect: Dialect) -> Router {
+    Router::new(&common::rule(RULE), dialect)
+}
+
+fn route(router: &Router, sql: &str, params: &[Value]) -> Result<Plan, RouteError> {
+    router
+        .plan(sql, params, &common::metadata())
+        .map(|p| p.unwrap_or_else(|o| panic!("{sql}: not planned: {o:?}")))
+}
+
+/// The nodes a statement reaches, `ds.table`, in plan order.
+fn nodes(router: &Router, sql: &str, params: &[Value]) -> Vec<String> {
+    let plan = route(router, sql, params).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    plan.units
+        .iter()
+        .map(|u| format!("{}.{}", u.data_source, u.table))
+        .collect()
+}
+
+fn months(months: &[u32]) -> Vec<String> {
+    months
+        .iter()
+        .map(|m| format!("ds_0.t_event_2021{m:02}"))
+        .collect()
+}
+
+#[test]
+fn interval_places_rows_by_their_month() {
+    let router = router(Dialect::MySql);
+    let insert = "INSERT INTO t_event (created_at, note) VALUES ('2021-03-15 10:00:00', 'a'), \
+                  ('2021-12-31 23:00:00.5', 'b'), ('2021-07-01', 'c')";
+    let plan = route(&router, insert, &[]).unwrap();
+    let tables: Vec<&str> = plan
+        .row_units
+        .iter()
+        .map(|&u| plan.units[u].table.as_str())
+        .collect();
+    assert_eq!(
+        tables,
+        ["t_event_202103", "t_event_202112", "t_event_202107"]
+    );
+    // A MySQL DATETIME parameter arrives as its text.
+    let one = nodes(
+        &router,
+        "INSERT INTO t_event (created_at) VALUES (?)",
+        &[Value::Text("2021-05-31 23:59:59.999999".into())],
+    );
+    assert_eq!(one, months(&[5]));
+    let outside = route(
+        &router,
+        "INSERT INTO t_event (created_at) VALUES ('2022-01-01 00:00:00')",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        outside
+            .to_string()
+            .contains("outside INTERVAL's datetime-lower to datetime-upper"),
+        "{outside}"
+    );
+}
+
+#[test]
+fn interval_ranges_reach_only_their_months() {
+    let router = router(Dialect::MySql);
+    let select = |condition: &str| {
+        nodes(
+            &router,
+            &format!("SELECT * FROM t_event WHERE {condition}"),
+            &[],
+        )
+    };
+    assert_eq!(
+        select("created_at BETWEEN '2021-03-01' AND '2021-04-30 23:59:59'"),
+        months(&[3, 4])
+    );
+    assert_eq!(select("created_at >= '2021-11-10'"), months(&[11, 12]));
+    assert_eq!(select("'2021-11-10' <= created_at"), months(&[11, 12]));
+    assert_eq!(
+        select("created_at < TIMESTAMP '2021-02-01 00:00:00'"),
+        months(&[1])
+    );
+    assert_eq!(
+        select("created_at >= '2021-06-01' AND created_at < '2021-08-01' AND note = 'x'"),
+        months(&[6, 7])
+    );
+    assert_eq!(
+        select("created_at < '2021-02-01' OR created_at = '2021-09-09 09:09:09'"),
+        months(&[1, 9])
+    );
+    // Nothing the algorithm reads narrows nothing.
+    assert_eq!(select("created_at > NOW()").len(), 12);
+    assert_eq!(
+        select("NOT created_at BETWEEN '2021-01-01' AND '2021-02-01'").len(),
+        12
+    );
+    // A range no month meets still answers, from one node, with no rows.
+    assert_eq!(select("created_at < '2020-06-01'").len(), 1);
+}
+
+#[test]
+fn interval_ranges_bind_parameters_of_both_dialects() {
+    let mysql = router(Dialect::MySql);
+    assert_eq!(
+        nodes(
+            &mysql,
+            "SELECT * FROM t_event WHERE created_at BETWEEN ? AND ?",
+            &[
+                Value::Text("2021-04-02 00:00:00".into()),
+                Value::Text("2021-05-01 00:00:00".into())
+            ]
+        ),
+        months(&[4, 5])
+    );
+    let postgres = router(Dialect::Postgres);
+    // psycopg and asyncpg send a timestamp in PostgreSQL's binary form: microseconds since
+    // 2000-01-01. 2021-10-05 is 7,948 days after it.
+    let micros = 7_948i64 * 86_400 * 1_000_000;
+    let binary = Value::Wire(Wire::new(
+        WireKind::PgTimestamp,
+        true,
+        &micros.to_be_bytes(),
+    ));
+    assert_eq!(
+        nodes(
+            &postgres,
+            "SELECT * FROM t_event WHERE created_at >= $1::timestamp",
+            std::slice::from_ref(&binary)
+        ),
+        months(&[10, 11, 12])
+    );
+    assert_eq!(
+        nodes(
+            &postgres,
+            "SELECT * FROM t_event WHERE created_at = $1",
+            &[binary]
+        ),
+        months(&[10])
+    );
+    assert_eq!(
+        nodes(
+            &postgres,
+            "SELECT * FROM t_event WHERE created_at < '2021-03-01'::timestamp",
+            &[]
+        ),
+        months(&[1, 2])
+    );
+}
+
+#[test]
+fn volume_and_boundary_ranges_route_as_shardingsphere_does() {
+    let router = router(Dialect::MySql);
+    let select = |condition: &str| {
+        nodes(
+            &router,
+            &format!("SELECT * FROM t_volume WHERE {condition}"),
+            &[],
+        )
+    };
+    assert_eq!(select("id = 0"), ["ds_0.t_volume_0"]);
+    assert_eq!(select("id = 44"), ["ds_1.t_volume_4"]);
+    assert_eq!(select("id = '12'"), ["ds_0.t_volume_1"]);
+    assert_eq!(select("id < 12"), ["ds_0.t_volume_0", "ds_0.t_volume_1"]);
+    // Each strategy narrows on its own, as in ShardingSphere: both data sources (30 splits
+    // them), tables 1 to 5 on each.
+    assert_eq!(select("id BETWEEN 12 AND 55").len(), 10);
+    assert_eq!(
+        select("id BETWEEN 12 AND 25"),
+        ["ds_0.t_volume_1", "ds_0.t_volume_2"]
+    );
+    assert_eq!(select("id > 40"), ["ds_1.t_volume_4", "ds_1.t_volume_5"]);
+    // An end given as text compares as text where the column is text: not narrowed.
+    assert_eq!(select("id > '40'").len(), 12);
+    let insert = route(
+        &router,
+        "INSERT INTO t_volume (id) VALUES (9), (10), (45)",
+        &[],
+    )
+    .unwrap();
+    let placed: Vec<String> = insert
+        .row_units
+        .iter()
+        .map(|&u| format!("{}.{}", insert.units[u].data_source, insert.units[u].table))
+        .collect();
+    assert_eq!(
+        placed,
+        ["ds_0.t_volume_0", "ds_0.t_volume_1", "ds_1.t_volume_5"]
+    );
+}
+
+#[test]
+fn auto_interval_and_mod_ranges() {
+    let router = router(Dialect::MySql);
+    let auto = |condition: &str| {
+        nodes(
+            &router,
+            &format!("SELECT * FROM t_auto WHERE {condition}"),
+            &[],
+        )
+    };
+    assert_eq!(
+        auto("created_at = '2020-01-01 00:00:01'"),
+        ["ds_0.t_auto_1"]
+    );
+    assert_eq!(
+        auto("created_at BETWEEN '2020-01-01 00:00:04' AND '2020-01-01 00:00:10'"),
+        ["ds_0.t_auto_1", "ds_0.t_auto_2", "ds_0.t_auto_3"]
+    );
+    assert_eq!(
+        auto("created_at > '2020-01-01 00:00:09'"),
+        ["ds_0.t_auto_3", "ds_0.t_auto_4", "ds_0.t_auto_5"]
+    );
+    let modulo = |condition: &str| {
+        nodes(
+            &router,
+            &format!("SELECT * FROM t_mod WHERE {condition}"),
+            &[],
+        )
+    };
+    assert_eq!(
+        modulo("id BETWEEN 5 AND 6"),
+        ["ds_0.t_mod_1", "ds_0.t_mod_2"]
+    );
+    assert_eq!(
+        modulo("id > 5 AND id <= 7"),
+        ["ds_0.t_mod_2", "ds_0.t_mod_3"]
+    );
+    assert_eq!(modulo("id BETWEEN 1 AND 10").len(), 4);
+    assert_eq!(modulo("id >= 5").len(), 4);
+}
