@@ -15,6 +15,9 @@ pub struct CheckArgs {
 
 pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let config = args.config.load()?;
+    for warning in &config.warnings {
+        writeln!(out, "warning: {warning}")?;
+    }
     let results = runtime()?.block_on(async {
         let backend = Backend::new(&config)?;
         let results: Vec<(String, Result<(), String>)> = backend

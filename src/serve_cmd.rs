@@ -22,6 +22,9 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         })
         .with_target(false)
         .init();
+    for warning in &config.warnings {
+        tracing::warn!("configuration: {warning}");
+    }
     // One thread by default: a statement's work then never wakes another thread, which cost
     // ~10 % more CPU per statement on the multi-threaded runtime (README, Benchmarks).
     let mut builder = match config.server.worker_threads {

@@ -65,8 +65,29 @@ pub enum Problem {
     #[error("no sharded table named '{0}'")]
     UnknownTable(String),
     /// A rule tag Keyshard does not implement.
-    #[error("unsupported rule '!{0}' (supported: !SHARDING, !BROADCAST, !TRANSACTION)")]
+    #[error(
+        "unsupported rule '!{0}' (supported: !SHARDING, !BROADCAST, !SINGLE, !TRANSACTION, \
+         !AUTHORITY; ShardingSphere's engine settings such as !SQL_PARSER load with a warning)"
+    )]
     UnsupportedRule(String),
+    /// A property neither Keyshard nor ShardingSphere defines.
+    #[error("unknown setting '{0}' (neither Keyshard's nor ShardingSphere's)")]
+    UnknownSetting(String),
+    /// A field ShardingSphere defines whose meaning Keyshard does not implement yet.
+    #[error("{0} is not supported yet")]
+    NotYetSupported(&'static str),
+    /// An auditor type Keyshard does not implement.
+    #[error("unsupported auditor type '{0}' (supported: DML_SHARDING_CONDITIONS)")]
+    UnsupportedAuditor(String),
+    /// A reference to an auditor that is not configured.
+    #[error("no auditor named '{0}'")]
+    UnknownAuditor(String),
+    /// A `!SINGLE` table not written as `*.*`, `ds.*` or `ds.table`.
+    #[error("single table '{0}' is not of the form *.*, <data source>.* or <data source>.<table>")]
+    MalformedSingleTable(String),
+    /// Two default data sources that differ.
+    #[error("defaultDataSource '{0}' differs from !SHARDING's '{1}'")]
+    ConflictingDefault(String, String),
     /// A second rule of a kind that may appear once.
     #[error("only one !{0} rule is allowed")]
     DuplicateRule(&'static str),

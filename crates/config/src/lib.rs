@@ -19,6 +19,9 @@ mod model;
 mod raw;
 mod resolve;
 mod sharding;
+mod single;
+#[cfg(test)]
+mod ss_samples;
 #[cfg(test)]
 mod tests;
 
@@ -28,8 +31,8 @@ pub use datasource::{DataSource, DataSourceError, DatabaseKind, PoolSettings};
 pub use error::{ConfigError, Problem};
 pub use mode::{Mode, ModeType, Repository, Timing};
 pub use model::{
-    Algorithm, Config, DataNode, KeyGenerateStrategy, Props, Server, ShardingRule, Strategy,
-    TableRule, Tls, TransactionType, User,
+    Algorithm, Config, DataNode, KeyGenerateStrategy, Props, Server, ShardingRule, SingleTable,
+    Strategy, TableRule, Tls, TransactionType, User,
 };
 
 /// Reads and validates the configuration file at `path`. Relative SQLite and TLS paths are resolved

@@ -38,6 +38,9 @@ pub struct Config {
     /// How statements and transactions that write to several data sources commit
     /// (`!TRANSACTION defaultType`).
     pub transaction_type: TransactionType,
+    /// What the configuration says that changes nothing here (ShardingSphere's engine
+    /// settings), each with its YAML path: logged at start, listed by `keyshard check`.
+    pub warnings: Vec<String>,
 }
 
 /// `!TRANSACTION defaultType`: how a statement or transaction that writes to several data
@@ -201,6 +204,20 @@ pub struct ShardingRule {
     pub default_data_source: Option<String>,
     /// The configured sharding algorithms by name, shared by the strategies that use them.
     pub algorithms: BTreeMap<String, Arc<Algorithm>>,
+    /// `!SINGLE`'s tables: where tables without a sharding or broadcast rule live.
+    pub single_tables: Vec<SingleTable>,
+    /// SS 5.0–5.3's `broadcastTables` inside `!SHARDING`, until the configuration merges them
+    /// with `!BROADCAST`'s (always empty in a loaded [`Config`]).
+    pub broadcast_tables: Vec<String>,
+}
+
+/// An entry of `!SINGLE`'s `tables`: `*.*`, `ds.*` or `ds.table`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SingleTable {
+    /// The data source; `None` for every one (`*.*`).
+    pub data_source: Option<String>,
+    /// The table; `None` for every table of the data source.
+    pub table: Option<String>,
 }
 
 impl ShardingRule {
@@ -240,6 +257,10 @@ pub struct TableRule {
     pub table_strategy: Option<Strategy>,
     /// The table's own key generation, else the rule's default; `None` generates no keys.
     pub key_generate: Option<KeyGenerateStrategy>,
+    /// The `DML_SHARDING_CONDITIONS` auditors of the table (its own `auditStrategy`, else the
+    /// rule's default): a SELECT, UPDATE or DELETE of it without a condition on a sharding
+    /// column is refused.
+    pub auditors: Vec<String>,
 }
 
 impl TableRule {

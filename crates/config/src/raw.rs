@@ -23,6 +23,32 @@ pub(crate) struct RawConfig {
     pub data_sources: BTreeMap<String, RawDataSource>,
     #[serde(default)]
     pub rules: Vec<RawRule>,
+    /// SS-Proxy 5.4+'s `transaction:` beside `rules` (the `!TRANSACTION` rule's body).
+    pub transaction: Option<RawTransaction>,
+    // SS-Proxy 5.4+'s global settings that tune ShardingSphere's own engine: they change no
+    // result here, and load with a warning.
+    pub sql_parser: Option<IgnoredAny>,
+    pub sql_federation: Option<IgnoredAny>,
+    pub sql_translator: Option<IgnoredAny>,
+    pub logging: Option<IgnoredAny>,
+    pub global_clock: Option<IgnoredAny>,
+    pub traffic: Option<IgnoredAny>,
+}
+
+impl RawConfig {
+    /// The names of ShardingSphere's engine settings present.
+    pub fn engine_settings(&self) -> impl Iterator<Item = &'static str> {
+        [
+            ("sqlParser", self.sql_parser.is_some()),
+            ("sqlFederation", self.sql_federation.is_some()),
+            ("sqlTranslator", self.sql_translator.is_some()),
+            ("logging", self.logging.is_some()),
+            ("globalClock", self.global_clock.is_some()),
+            ("traffic", self.traffic.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, present)| present.then_some(name))
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -89,8 +115,9 @@ pub(crate) struct RawPrivilege {
     pub _props: Option<IgnoredAny>,
 }
 
+/// Unknown keys are kept in `other`, so that ShardingSphere's own (which tune its engine) load
+/// with a warning and anything else is refused by name.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(crate) struct RawProps {
     #[serde(rename = "sql-show", default)]
     pub sql_show: bool,
@@ -127,6 +154,13 @@ pub(crate) struct RawProps {
     /// Keyshard's own: bytes one read across shards may gather (default 256 MiB).
     #[serde(rename = "gather-max-bytes")]
     pub gather_max_bytes: Option<u64>,
+    /// ShardingSphere's: client connections at once (0 or less: no limit), Keyshard's
+    /// `max-connections`.
+    #[serde(rename = "proxy-frontend-max-connections")]
+    pub proxy_frontend_max_connections: Option<i64>,
+    /// Every other key.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -136,11 +170,26 @@ pub(crate) struct RawDataSource {
     pub jdbc_url: Option<String>,
     pub username: Option<Scalar>,
     pub password: Option<Scalar>,
+    // HikariCP's own names, as ShardingSphere-JDBC files write them, mean the same.
+    #[serde(alias = "maximumPoolSize")]
     pub max_pool_size: Option<u32>,
+    #[serde(alias = "minimumIdle")]
     pub min_pool_size: Option<u32>,
+    #[serde(alias = "connectionTimeout")]
     pub connection_timeout_milliseconds: Option<u64>,
+    #[serde(alias = "idleTimeout")]
     pub idle_timeout_milliseconds: Option<u64>,
+    #[serde(alias = "maxLifetime")]
     pub max_lifetime_milliseconds: Option<u64>,
+    /// SS-Proxy's pool settings that change no result here, accepted with a warning.
+    #[serde(rename = "readOnly")]
+    pub read_only: Option<IgnoredAny>,
+    /// As above.
+    #[serde(rename = "customPoolProps")]
+    pub custom_pool_props: Option<IgnoredAny>,
+    /// HikariCP's pool name, as above.
+    #[serde(rename = "poolName")]
+    pub pool_name: Option<IgnoredAny>,
     /// Keyshard's own: `pin` (default) or `strict`.
     pub session_state: Option<String>,
     /// Accepted so ShardingSphere-JDBC files load unchanged; Keyshard picks its own driver.
@@ -158,9 +207,35 @@ pub(crate) enum RawRule {
     Sharding(Box<RawSharding>),
     Broadcast(RawBroadcast),
     Transaction(RawTransaction),
+    Single(RawSingle),
+    /// SS 5.1–5.3's global `!AUTHORITY` rule (server.yaml), the same as `authority:`.
+    Authority(RawAuthority),
+    /// A global rule that tunes ShardingSphere's own engine (`!SQL_PARSER` …): accepted with
+    /// a warning.
+    Ignored(String),
     /// Any other tag, kept so validation can name its index (serde_yaml_ng's own
     /// unknown-variant error loses the sequence index).
     Unsupported(String),
+}
+
+/// The global rules that change no result in Keyshard.
+const IGNORED_RULES: [&str; 6] = [
+    "SQL_PARSER",
+    "SQL_FEDERATION",
+    "SQL_TRANSLATOR",
+    "LOGGING",
+    "GLOBAL_CLOCK",
+    "TRAFFIC",
+];
+
+/// `!SINGLE`: where tables without a sharding or broadcast rule live.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawSingle {
+    /// `*.*`, `ds.*`, `ds.table` (and `schema`-qualified forms on PostgreSQL).
+    #[serde(default)]
+    pub tables: Vec<String>,
+    pub default_data_source: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -169,7 +244,15 @@ pub(crate) struct RawSharding {
     #[serde(default)]
     pub tables: BTreeMap<String, RawTable>,
     #[serde(default)]
-    pub binding_tables: Vec<String>,
+    pub binding_tables: Vec<RawBindingGroup>,
+    /// SS 5.0–5.3's broadcast tables, inside the sharding rule.
+    #[serde(default)]
+    pub broadcast_tables: Vec<String>,
+    /// SS 5.x's automatic tables: refused, by name, until Keyshard numbers them as SS does.
+    pub auto_tables: Option<IgnoredAny>,
+    #[serde(default)]
+    pub auditors: BTreeMap<String, RawAlgorithm>,
+    pub default_audit_strategy: Option<RawAuditStrategy>,
     pub default_database_strategy: Option<RawStrategy>,
     pub default_table_strategy: Option<RawStrategy>,
     pub default_key_generate_strategy: Option<RawKeyGenerateStrategy>,
@@ -188,12 +271,51 @@ pub(crate) struct RawTable {
     pub database_strategy: Option<RawStrategy>,
     pub table_strategy: Option<RawStrategy>,
     pub key_generate_strategy: Option<RawKeyGenerateStrategy>,
+    pub audit_strategy: Option<RawAuditStrategy>,
+}
+
+/// A binding group: `t_order, t_order_item`, or named as SS 5.4+ writes it,
+/// `ref_0:t_order,t_order_item` or `ref_0: t_order, t_order_item` (a YAML map).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RawBindingGroup {
+    Tables(String),
+    Named(BTreeMap<String, String>),
+}
+
+impl RawBindingGroup {
+    /// The group's tables, as written.
+    pub fn tables(&self) -> Vec<&str> {
+        let list = match self {
+            // A name before a colon is the group's; the tables follow it.
+            RawBindingGroup::Tables(text) => text.split_once(':').map_or(text.as_str(), |(_, t)| t),
+            RawBindingGroup::Named(map) => map.values().next().map_or("", String::as_str),
+        };
+        list.split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .collect()
+    }
+}
+
+/// `auditStrategy`: which auditors check a table's statements.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawAuditStrategy {
+    #[serde(default)]
+    pub auditor_names: Vec<String>,
+    /// A hint may switch the auditors off; Keyshard reads no hints yet, so it never does.
+    #[serde(rename = "allowHintDisable")]
+    pub _allow_hint_disable: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawStrategy {
     pub standard: Option<RawStandardStrategy>,
+    /// `complex` and `hint` strategies: refused by name, not yet implemented.
+    pub complex: Option<IgnoredAny>,
+    pub hint: Option<IgnoredAny>,
     /// `none: {}` and a bare `none:` both count as present.
     #[serde(default, deserialize_with = "present")]
     pub none: bool,
@@ -300,7 +422,7 @@ impl<'de> Deserialize<'de> for RawRule {
         impl<'de> Visitor<'de> for RuleVisitor {
             type Value = RawRule;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a rule tagged !SHARDING, !BROADCAST or !TRANSACTION")
+                f.write_str("a rule tagged !SHARDING, !BROADCAST, !SINGLE or !TRANSACTION")
             }
             fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<RawRule, A::Error> {
                 let (tag, body): (String, _) = data.variant()?;
@@ -308,6 +430,11 @@ impl<'de> Deserialize<'de> for RawRule {
                     "SHARDING" => body.newtype_variant().map(RawRule::Sharding),
                     "BROADCAST" => body.newtype_variant().map(RawRule::Broadcast),
                     "TRANSACTION" => body.newtype_variant().map(RawRule::Transaction),
+                    "SINGLE" => body.newtype_variant().map(RawRule::Single),
+                    "AUTHORITY" => body.newtype_variant().map(RawRule::Authority),
+                    tag if IGNORED_RULES.contains(&tag) => body
+                        .newtype_variant::<IgnoredAny>()
+                        .map(|_| RawRule::Ignored(tag.to_owned())),
                     _ => body
                         .newtype_variant::<IgnoredAny>()
                         .map(|_| RawRule::Unsupported(tag)),
@@ -316,7 +443,13 @@ impl<'de> Deserialize<'de> for RawRule {
         }
         deserializer.deserialize_enum(
             "Rule",
-            &["SHARDING", "BROADCAST", "TRANSACTION"],
+            &[
+                "SHARDING",
+                "BROADCAST",
+                "TRANSACTION",
+                "SINGLE",
+                "AUTHORITY",
+            ],
             RuleVisitor,
         )
     }

@@ -10,70 +10,135 @@ use crate::datasource::{DataSource, DataSourceError, PoolSettings, normalize_url
 use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem};
 use crate::model::{Config, Props, Server, ShardingRule, Tls, TransactionType, User};
-use crate::raw::{RawAuthority, RawConfig, RawDataSource, RawListener, RawRule, RawServer};
-use crate::{mode, sharding};
+use crate::raw::{
+    RawAuthority, RawConfig, RawDataSource, RawListener, RawRule, RawServer, RawSingle,
+};
+use crate::{mode, sharding, single};
 
 pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigError> {
-    let data_sources = data_sources(&raw.data_sources, base_dir)?;
+    // A rule Keyshard does not implement is named before anything else can fail on it
+    // (`!READWRITE_SPLITTING`'s group names are not data sources).
+    for (i, rule) in raw.rules.iter().enumerate() {
+        if let RawRule::Unsupported(tag) = rule {
+            return Err(ConfigError::at(
+                format!("rules[{i}]"),
+                Problem::UnsupportedRule(tag.clone()),
+            ));
+        }
+    }
+    let mut warnings = Vec::new();
+    let data_sources = data_sources(&raw.data_sources, base_dir, &mut warnings)?;
     let mut sharding_rule: Option<sharding::Resolved> = None;
     let mut broadcast: Option<Vec<String>> = None;
-    let mut transaction_type: Option<TransactionType> = None;
+    let mut single: Option<(usize, &RawSingle)> = None;
+    let mut authority = raw.authority.as_ref().map(|a| ("authority".to_owned(), a));
+    let mut transaction = raw
+        .transaction
+        .as_ref()
+        .map(|t| ("transaction".to_owned(), t));
     for (i, rule) in raw.rules.iter().enumerate() {
         let prefix = format!("rules[{i}]");
+        let once = |present: bool, name: &'static str| {
+            if present {
+                Err(ConfigError::at(&prefix, Problem::DuplicateRule(name)))
+            } else {
+                Ok(())
+            }
+        };
         match rule {
             RawRule::Sharding(raw) => {
-                if sharding_rule.is_some() {
-                    return Err(ConfigError::at(prefix, Problem::DuplicateRule("SHARDING")));
-                }
+                once(sharding_rule.is_some(), "SHARDING")?;
                 sharding_rule = Some(sharding::resolve(raw, &prefix, &data_sources)?);
             }
             RawRule::Broadcast(raw) => {
-                if broadcast.is_some() {
-                    return Err(ConfigError::at(prefix, Problem::DuplicateRule("BROADCAST")));
-                }
+                once(broadcast.is_some(), "BROADCAST")?;
                 broadcast = Some(raw.tables.clone());
             }
+            RawRule::Single(raw) => {
+                once(single.is_some(), "SINGLE")?;
+                single = Some((i, raw));
+            }
             RawRule::Transaction(raw) => {
-                if transaction_type.is_some() {
-                    return Err(ConfigError::at(
-                        prefix,
-                        Problem::DuplicateRule("TRANSACTION"),
-                    ));
-                }
-                transaction_type = Some(match raw.default_type.as_deref() {
-                    None => TransactionType::Local,
-                    Some(t) if t.eq_ignore_ascii_case("LOCAL") => TransactionType::Local,
-                    Some(t) if t.eq_ignore_ascii_case("XA") => TransactionType::Xa,
-                    Some(other) => {
-                        return Err(ConfigError::at(
-                            format!("{prefix}.defaultType"),
-                            Problem::InvalidValue {
-                                value: other.to_owned(),
-                                expected: "LOCAL or XA (BASE is not supported)",
-                            },
-                        ));
-                    }
-                });
+                once(transaction.is_some(), "TRANSACTION")?;
+                transaction = Some((prefix.clone(), raw));
             }
-            RawRule::Unsupported(tag) => {
-                return Err(ConfigError::at(
-                    prefix,
-                    Problem::UnsupportedRule(tag.clone()),
-                ));
+            RawRule::Authority(raw) => {
+                once(authority.is_some(), "AUTHORITY")?;
+                authority = Some((prefix.clone(), raw));
             }
+            RawRule::Ignored(tag) => warnings.push(format!(
+                "{prefix}: !{tag} tunes ShardingSphere's own engine and changes nothing here"
+            )),
+            RawRule::Unsupported(_) => {}
         }
     }
-    let (sharding, key_generators) = match sharding_rule {
+    for setting in raw.engine_settings() {
+        warnings.push(format!(
+            "{setting}: tunes ShardingSphere's own engine and changes nothing here"
+        ));
+    }
+    let transaction_type = match transaction {
+        None => TransactionType::Local,
+        Some((path, raw)) => match raw.default_type.as_deref() {
+            None => TransactionType::Local,
+            Some(t) if t.eq_ignore_ascii_case("LOCAL") => TransactionType::Local,
+            Some(t) if t.eq_ignore_ascii_case("XA") => TransactionType::Xa,
+            Some(other) => {
+                return Err(ConfigError::at(
+                    format!("{path}.defaultType"),
+                    Problem::InvalidValue {
+                        value: other.to_owned(),
+                        expected: "LOCAL or XA (BASE is not supported)",
+                    },
+                ));
+            }
+        },
+    };
+    let (mut sharding, key_generators) = match sharding_rule {
         Some(resolved) => (resolved.rule, resolved.key_generators),
         None => (ShardingRule::default(), Registry::new()),
     };
-    let broadcast_tables = broadcast.unwrap_or_default();
+    if let Some((index, raw)) = single {
+        single::resolve(raw, index, &data_sources, &mut sharding)?;
+    }
+    // SS 5.0–5.3 listed broadcast tables in the sharding rule; either place (not both) works.
+    let broadcast_tables = match (broadcast, sharding.broadcast_tables.is_empty()) {
+        (Some(_), false) => {
+            return Err(ConfigError::at(
+                "rules",
+                Problem::DuplicateRule("BROADCAST (and !SHARDING's broadcastTables)"),
+            ));
+        }
+        (Some(tables), true) => tables,
+        (None, _) => std::mem::take(&mut sharding.broadcast_tables),
+    };
     check_broadcast(&raw.rules, &broadcast_tables, &sharding)?;
     let defaults = Props::default();
+    let max_connections = match (
+        raw.props.max_connections,
+        raw.props.proxy_frontend_max_connections,
+    ) {
+        (Some(n), _) => Some(n),
+        // ShardingSphere's: 0 or less means no limit, which Keyshard's default stands for.
+        (None, Some(n)) => u64::try_from(n).ok().filter(|n| *n > 0),
+        (None, None) => None,
+    };
+    for key in raw.props.other.keys() {
+        if !SHARDINGSPHERE_PROPS.contains(&key.as_str()) {
+            return Err(ConfigError::at(
+                format!("props.{key}"),
+                Problem::UnknownSetting(key.clone()),
+            ));
+        }
+        warnings.push(format!(
+            "props.{key}: tunes ShardingSphere's own engine and changes nothing here"
+        ));
+    }
     Ok(Config {
+        warnings,
         mode: mode::resolve(raw.mode.as_ref(), &data_sources, base_dir)?,
         server: server(raw.server.as_ref(), base_dir)?,
-        users: users(raw.authority.as_ref())?,
+        users: users(authority)?,
         props: Props {
             sql_show: raw.props.sql_show,
             idle_in_transaction_timeout: (raw.props.idle_in_transaction_timeout_ms > 0).then(
@@ -94,7 +159,7 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
                 .props
                 .gather_max_bytes
                 .unwrap_or(defaults.gather_max_bytes),
-            max_connections: amount(raw.props.max_connections, defaults.max_connections),
+            max_connections: amount(max_connections, defaults.max_connections),
             max_unauthenticated_connections: amount(
                 raw.props.max_unauthenticated_connections,
                 defaults.max_unauthenticated_connections,
@@ -122,9 +187,48 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
         sharding,
         broadcast_tables,
         key_generators,
-        transaction_type: transaction_type.unwrap_or_default(),
+        transaction_type,
     })
 }
+
+/// ShardingSphere 5.x's `props` that tune its own engine (threads, Netty, metadata checks,
+/// logging): accepted with a warning so its files load unchanged.
+const SHARDINGSPHERE_PROPS: [&str; 34] = [
+    "system-log-level",
+    "sql-simple",
+    "kernel-executor-size",
+    "check-table-metadata-enabled",
+    "check-duplicate-table-enabled",
+    "load-table-metadata-batch-size",
+    "sql-federation-type",
+    "sql-federation-enabled",
+    "sql-comment-parse-enabled",
+    "proxy-frontend-database-protocol-type",
+    "proxy-frontend-flush-threshold",
+    "proxy-hint-enabled",
+    "proxy-backend-query-fetch-size",
+    "proxy-frontend-executor-size",
+    "proxy-backend-executor-suitable",
+    "proxy-backend-driver-type",
+    "proxy-default-port",
+    "proxy-netty-backlog",
+    "proxy-instance-type",
+    "proxy-mysql-default-version",
+    "proxy-frontend-ssl-enabled",
+    "proxy-frontend-ssl-version",
+    "proxy-frontend-ssl-cipher",
+    "proxy-frontend-connection-limit",
+    "proxy-opentracing-enabled",
+    "proxy-meta-data-collector-enabled",
+    "proxy-meta-data-collector-cron",
+    "cdc-server-port",
+    "show-process-list-enabled",
+    "executor-size",
+    "persist-schemas-to-repository-enabled",
+    "system-schema-metadata-enabled",
+    "system-schema-metadata-assembly-enabled",
+    "agent-plugins-enabled",
+];
 
 fn check_broadcast(
     rules: &[RawRule],
@@ -222,15 +326,16 @@ fn listen_addr(text: &str, path: &str) -> Result<SocketAddr, ConfigError> {
     }
 }
 
-fn users(raw: Option<&RawAuthority>) -> Result<Vec<User>, ConfigError> {
-    let Some(raw) = raw else {
+/// The users of `authority:` or of a `!AUTHORITY` rule (`raw`, at its path).
+fn users(raw: Option<(String, &RawAuthority)>) -> Result<Vec<User>, ConfigError> {
+    let Some((path, raw)) = raw else {
         return Ok(Vec::new());
     };
     if let Some(privilege) = &raw.privilege
         && !privilege.kind.eq_ignore_ascii_case("ALL_PERMITTED")
     {
         return Err(ConfigError::at(
-            "authority.privilege.type",
+            format!("{path}.privilege.type"),
             Problem::UnsupportedPrivilege(privilege.kind.clone()),
         ));
     }
@@ -244,7 +349,7 @@ fn users(raw: Option<&RawAuthority>) -> Result<Vec<User>, ConfigError> {
             };
             if name.is_empty() {
                 return Err(ConfigError::at(
-                    format!("authority.users[{i}].user"),
+                    format!("{path}.users[{i}].user"),
                     Problem::InvalidValue {
                         value: user.user.clone(),
                         expected: "a user name",
@@ -253,7 +358,7 @@ fn users(raw: Option<&RawAuthority>) -> Result<Vec<User>, ConfigError> {
             }
             let password = match &user.password {
                 Some(p) => substitute_env(&p.0)
-                    .map_err(|e| ConfigError::at(format!("authority.users[{i}].password"), e))?,
+                    .map_err(|e| ConfigError::at(format!("{path}.users[{i}].password"), e))?,
                 None => String::new(),
             };
             Ok(User {
@@ -268,9 +373,24 @@ fn users(raw: Option<&RawAuthority>) -> Result<Vec<User>, ConfigError> {
 fn data_sources(
     raw: &BTreeMap<String, RawDataSource>,
     base_dir: &Path,
+    warnings: &mut Vec<String>,
 ) -> Result<BTreeMap<String, DataSource>, ConfigError> {
     if raw.is_empty() {
         return Err(ConfigError::at("dataSources", Problem::NoDataSources));
+    }
+    for (name, ds) in raw {
+        for (field, present) in [
+            ("readOnly", ds.read_only.is_some()),
+            ("customPoolProps", ds.custom_pool_props.is_some()),
+            ("poolName", ds.pool_name.is_some()),
+        ] {
+            if present {
+                warnings.push(format!(
+                    "dataSources.{name}.{field}: a setting of ShardingSphere's pool, which \
+                     changes nothing here"
+                ));
+            }
+        }
     }
     raw.iter()
         .map(|(name, ds)| Ok((name.clone(), data_source(name, ds, base_dir)?)))

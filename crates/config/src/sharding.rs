@@ -35,6 +35,14 @@ pub(crate) fn resolve(
         })
         .collect::<Result<BTreeMap<_, _>, ConfigError>>()?;
 
+    if raw.auto_tables.is_some() {
+        return Err(ConfigError::at(
+            format!("{prefix}.autoTables"),
+            Problem::NotYetSupported("autoTables (write the tables with actualDataNodes)"),
+        ));
+    }
+    let auditors = auditors(raw, prefix)?;
+
     let mut key_generators = Registry::new();
     for (name, generator) in &raw.key_generators {
         let path = format!("{prefix}.keyGenerators.{name}");
@@ -82,6 +90,29 @@ pub(crate) fn resolve(
             table.key_generate_strategy.as_ref(),
             &format!("{path}.keyGenerateStrategy"),
         )?;
+        let (audit, audit_path) = match &table.audit_strategy {
+            Some(own) => (Some(own), format!("{path}.auditStrategy")),
+            None => (
+                raw.default_audit_strategy.as_ref(),
+                format!("{prefix}.defaultAuditStrategy"),
+            ),
+        };
+        let table_auditors = audit
+            .map(|strategy| {
+                strategy
+                    .auditor_names
+                    .iter()
+                    .map(|name| match auditors.contains(name) {
+                        true => Ok(name.clone()),
+                        false => Err(ConfigError::at(
+                            format!("{audit_path}.auditorNames"),
+                            Problem::UnknownAuditor(name.clone()),
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?
+            .unwrap_or_default();
         let rule = TableRule {
             logic_table: name.clone(),
             data_nodes: data_nodes(name, table, &path, data_sources)?,
@@ -89,6 +120,7 @@ pub(crate) fn resolve(
             database_strategy: own_database.unwrap_or_else(|| default_database.clone().flatten()),
             table_strategy: own_table.unwrap_or_else(|| default_table.clone().flatten()),
             key_generate: own_key.or_else(|| default_key.clone()),
+            auditors: table_auditors,
         };
         if tables.insert(name.to_ascii_lowercase(), rule).is_some() {
             return Err(ConfigError::at(path, Problem::DuplicateTable(name.clone())));
@@ -99,7 +131,7 @@ pub(crate) fn resolve(
     for (i, group) in raw.binding_tables.iter().enumerate() {
         let path = format!("{prefix}.bindingTables[{i}]");
         let mut members = Vec::new();
-        for member in group.split(',').map(str::trim).filter(|m| !m.is_empty()) {
+        for member in group.tables() {
             let key = member.to_ascii_lowercase();
             if !tables.contains_key(&key) {
                 return Err(ConfigError::at(
@@ -127,9 +159,28 @@ pub(crate) fn resolve(
             binding_groups,
             default_data_source: raw.default_data_source.clone(),
             algorithms,
+            single_tables: Vec::new(),
+            broadcast_tables: raw.broadcast_tables.clone(),
         },
         key_generators,
     })
+}
+
+/// The names of the rule's auditors, each of a type Keyshard implements.
+fn auditors(raw: &RawSharding, prefix: &str) -> Result<Vec<String>, ConfigError> {
+    raw.auditors
+        .iter()
+        .map(|(name, auditor)| {
+            if auditor.kind.eq_ignore_ascii_case("DML_SHARDING_CONDITIONS") {
+                Ok(name.clone())
+            } else {
+                Err(ConfigError::at(
+                    format!("{prefix}.auditors.{name}.type"),
+                    Problem::UnsupportedAuditor(auditor.kind.clone()),
+                ))
+            }
+        })
+        .collect()
 }
 
 /// Name lookups shared by every strategy of one rule.
@@ -149,6 +200,21 @@ impl Context<'_> {
         let Some(raw) = raw else {
             return Ok(None);
         };
+        for (kind, present) in [
+            ("complex", raw.complex.is_some()),
+            ("hint", raw.hint.is_some()),
+        ] {
+            if present {
+                return Err(ConfigError::at(
+                    format!("{path}.{kind}"),
+                    Problem::NotYetSupported(if kind == "complex" {
+                        "a complex strategy"
+                    } else {
+                        "a hint strategy"
+                    }),
+                ));
+            }
+        }
         let standard = match (&raw.standard, raw.none) {
             (Some(standard), false) => standard,
             (None, true) => return Ok(Some(None)),

@@ -1,5 +1,6 @@
-//! The range and interval algorithms through the router: where INSERTs go, and which nodes
-//! range conditions (`BETWEEN`, `<`, `>=` …) reach, on both dialects.
+//! ShardingSphere's algorithms and auditors through the router: where INSERTs go, which nodes
+//! range conditions (`BETWEEN`, `<`, `>=` …) reach on both dialects, and the statements the
+//! `DML_SHARDING_CONDITIONS` auditor refuses.
 
 mod common;
 
@@ -312,4 +313,69 @@ fn auto_interval_and_mod_ranges() {
     );
     assert_eq!(modulo("id BETWEEN 1 AND 10").len(), 4);
     assert_eq!(modulo("id >= 5").len(), 4);
+}
+
+/// ShardingSphere's `DML_SHARDING_CONDITIONS` auditor on `t_order` (its sample configuration's).
+const AUDITED: &str = r#"
+databaseName: sharding_db
+dataSources:
+  ds_0:
+    url: "sqlite::memory:"
+  ds_1:
+    url: "sqlite::memory:"
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: ds_${0..1}.t_order
+      databaseStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: by_order
+      auditStrategy:
+        auditorNames: [sharding_key_required_auditor]
+        allowHintDisable: true
+    t_free:
+      actualDataNodes: ds_${0..1}.t_free
+      databaseStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: by_order
+  shardingAlgorithms:
+    by_order:
+      type: MOD
+      props:
+        sharding-count: 2
+  auditors:
+    sharding_key_required_auditor:
+      type: DML_SHARDING_CONDITIONS
+"#;
+
+#[test]
+fn the_auditor_refuses_statements_that_would_read_every_shard() {
+    let router = Router::new(&common::rule(AUDITED), Dialect::MySql);
+    for sql in [
+        "SELECT * FROM t_order",
+        "SELECT * FROM t_order WHERE status = 'x'",
+        "SELECT * FROM t_order WHERE order_id = 1 OR status = 'x'",
+        "UPDATE t_order SET status = 'x'",
+        "DELETE FROM t_order WHERE status = 'x'",
+    ] {
+        let error = route(&router, sql, &[]).unwrap_err();
+        assert!(
+            matches!(&error, RouteError::Unsupported(m) if m.contains("sharding_key_required_auditor")),
+            "{sql}: {error}"
+        );
+    }
+    for sql in [
+        "SELECT * FROM t_order WHERE order_id = 1",
+        "SELECT * FROM t_order WHERE order_id IN (1, 2) AND status = 'x'",
+        "SELECT * FROM t_order WHERE order_id BETWEEN 1 AND 2",
+        "UPDATE t_order SET status = 'x' WHERE order_id = ?",
+        "INSERT INTO t_order (order_id, status) VALUES (1, 'x')",
+        "SELECT * FROM t_free",
+    ] {
+        let params = [Value::Int(1)];
+        assert!(route(&router, sql, &params).is_ok(), "{sql}");
+    }
 }

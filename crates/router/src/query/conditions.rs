@@ -79,6 +79,17 @@ impl Condition {
         context.condition(expr, locator)
     }
 
+    /// Whether the clause says nothing of where its rows are: no condition on a sharding
+    /// column, or one only on a side of an OR.
+    pub(super) fn is_any(&self) -> bool {
+        match self {
+            Condition::Any => true,
+            Condition::Equals { .. } | Condition::InArray { .. } | Condition::Range(_) => false,
+            Condition::And(parts) => parts.iter().all(Condition::is_any),
+            Condition::Or(parts) => parts.iter().any(Condition::is_any),
+        }
+    }
+
     /// The one value the clause requires `column` to have in every row it matches: an
     /// equality with a single value, alone or among conditions joined by AND.
     pub(super) fn pinned(&self, column: &str) -> Option<Operand> {

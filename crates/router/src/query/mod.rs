@@ -139,6 +139,7 @@ pub(crate) fn prepare(
         &tokens,
         &mut tables.locator,
     )?;
+    audit(statement, &tables.rules, &condition)?;
     let mut unchanged = Vec::new();
     let mut moving = None;
     for (column, value) in assigned {
@@ -175,6 +176,35 @@ pub(crate) fn prepare(
         gather: None,
         narrows_gather,
     })
+}
+
+/// ShardingSphere's `DML_SHARDING_CONDITIONS` auditor: a statement on an audited table must
+/// say something of where its rows are, so that no application reads or changes every shard
+/// by mistake.
+fn audit(
+    statement: &Statement,
+    rules: &[Arc<TableRule>],
+    condition: &Condition,
+) -> Result<(), RouteError> {
+    if !condition.is_any() {
+        return Ok(());
+    }
+    let Some((rule, auditor)) = rules
+        .iter()
+        .find_map(|r| r.auditors.first().map(|a| (r, a)))
+    else {
+        return Ok(());
+    };
+    let kind = match statement {
+        Statement::Update(_) => "UPDATE",
+        Statement::Delete(_) => "DELETE",
+        _ => "SELECT",
+    };
+    Err(RouteError::Unsupported(format!(
+        "{kind} of '{}' without a condition on its sharding columns (auditor '{auditor}', \
+         DML_SHARDING_CONDITIONS)",
+        rule.logic_table
+    )))
 }
 
 /// Every placeholder outside `skip`, rendered (and for PostgreSQL renumbered) per unit.

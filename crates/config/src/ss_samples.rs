@@ -1,0 +1,283 @@
+//! ShardingSphere-Proxy 5.x's own sample configurations load unchanged: its `global.yaml`
+//! (engine settings, `transaction:`, ZooKeeper mode) and `database-sharding.yaml` (auditors,
+//! binding and broadcast tables) in one file, and the other forms its versions write.
+
+use std::path::Path;
+
+use crate::{Config, TransactionType, from_yaml_str};
+
+fn load(text: &str) -> Result<Config, String> {
+    from_yaml_str(text, Path::new("/tmp")).map_err(|e| e.to_string())
+}
+
+/// SS-Proxy 5.4's `conf/global.yaml` and the MySQL half of `conf/database-sharding.yaml`,
+/// uncommented, as one file.
+const PROXY_SAMPLE: &str = r#"
+mode:
+  type: Cluster
+  repository:
+    type: ZooKeeper
+    props:
+      namespace: governance_ds_1
+      server-lists: localhost:2181
+      retryIntervalMilliseconds: 500
+      timeToLiveSeconds: 60
+      maxRetries: 3
+      operationTimeoutMilliseconds: 500
+authority:
+  users:
+    - user: root@%
+      password: root
+    - user: sharding
+      password: sharding
+  privilege:
+    type: ALL_PERMITTED
+transaction:
+  defaultType: XA
+  providerType: Atomikos
+sqlParser:
+  sqlStatementCache:
+    initialCapacity: 2000
+    maximumSize: 65535
+  parseTreeCache:
+    initialCapacity: 128
+    maximumSize: 1024
+logging:
+  loggers:
+  - loggerName: ShardingSphere-SQL
+    additivity: true
+    level: INFO
+    props:
+      enable: false
+sqlFederation:
+  sqlFederationEnabled: false
+  executionPlanCache:
+    initialCapacity: 2000
+    maximumSize: 65535
+props:
+  system-log-level: INFO
+  max-connections-size-per-query: 1
+  kernel-executor-size: 16  # Infinite by default.
+  proxy-frontend-flush-threshold: 128  # The default value is 128.
+  sql-show: false
+  check-table-metadata-enabled: false
+  proxy-backend-query-fetch-size: -1
+  proxy-frontend-executor-size: 0
+  proxy-frontend-max-connections: 0 # Less than or equal to 0 means no limitation.
+  proxy-default-port: 3307 # Proxy default port.
+  proxy-netty-backlog: 1024 # Proxy netty backlog.
+  cdc-server-port: 33071 # CDC server port
+  proxy-frontend-ssl-enabled: false
+  proxy-frontend-ssl-cipher: ''
+  proxy-frontend-ssl-version: TLSv1.2,TLSv1.3
+
+databaseName: sharding_db
+
+dataSources:
+  ds_0:
+    url: jdbc:mysql://127.0.0.1:3306/demo_ds_0?useSSL=false
+    username: root
+    password:
+    connectionTimeoutMilliseconds: 30000
+    idleTimeoutMilliseconds: 60000
+    maxLifetimeMilliseconds: 1800000
+    maxPoolSize: 50
+    minPoolSize: 1
+  ds_1:
+    url: jdbc:mysql://127.0.0.1:3306/demo_ds_1?useSSL=false
+    username: root
+    password:
+    connectionTimeoutMilliseconds: 30000
+    idleTimeoutMilliseconds: 60000
+    maxLifetimeMilliseconds: 1800000
+    maxPoolSize: 50
+    minPoolSize: 1
+
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: ds_${0..1}.t_order_${0..1}
+      tableStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: t_order_inline
+      keyGenerateStrategy:
+        column: order_id
+        keyGeneratorName: snowflake
+      auditStrategy:
+        auditorNames:
+          - sharding_key_required_auditor
+        allowHintDisable: true
+    t_order_item:
+      actualDataNodes: ds_${0..1}.t_order_item_${0..1}
+      tableStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: t_order_item_inline
+      keyGenerateStrategy:
+        column: order_item_id
+        keyGeneratorName: snowflake
+  bindingTables:
+    - t_order,t_order_item
+  defaultDatabaseStrategy:
+    standard:
+      shardingColumn: user_id
+      shardingAlgorithmName: database_inline
+  defaultTableStrategy:
+    none:
+  defaultAuditStrategy:
+    auditorNames:
+      - sharding_key_required_auditor
+    allowHintDisable: true
+
+  shardingAlgorithms:
+    database_inline:
+      type: INLINE
+      props:
+        algorithm-expression: ds_${user_id % 2}
+    t_order_inline:
+      type: INLINE
+      props:
+        algorithm-expression: t_order_${order_id % 2}
+    t_order_item_inline:
+      type: INLINE
+      props:
+        algorithm-expression: t_order_item_${order_id % 2}
+
+  keyGenerators:
+    snowflake:
+      type: SNOWFLAKE
+
+  auditors:
+    sharding_key_required_auditor:
+      type: DML_SHARDING_CONDITIONS
+
+- !BROADCAST
+  tables:
+    - t_address
+"#;
+
+#[test]
+fn proxy_sample_loads_unchanged() {
+    let config = load(PROXY_SAMPLE).unwrap();
+    assert_eq!(config.transaction_type, TransactionType::Xa);
+    assert_eq!(config.users.len(), 2);
+    assert_eq!(config.broadcast_tables, ["t_address"]);
+    assert_eq!(
+        config.sharding.binding_groups,
+        [vec!["t_order".to_owned(), "t_order_item".to_owned()]]
+    );
+    for table in ["t_order", "t_order_item"] {
+        let rule = config.sharding.table(table).unwrap();
+        assert_eq!(rule.auditors, ["sharding_key_required_auditor"]);
+    }
+    // 0 is ShardingSphere's "no limit": Keyshard's default stays.
+    assert_eq!(config.props.max_connections, 10_000);
+    let warned: Vec<&str> = config
+        .warnings
+        .iter()
+        .map(|w| w.split(':').next().unwrap_or_default())
+        .collect();
+    for setting in [
+        "sqlParser",
+        "sqlFederation",
+        "logging",
+        "props.kernel-executor-size",
+        "props.proxy-frontend-ssl-version",
+    ] {
+        assert!(warned.contains(&setting), "{setting} not in {warned:?}");
+    }
+    assert!(!warned.contains(&"props.sql-show"), "{warned:?}");
+}
+
+#[test]
+fn other_versions_forms_load() {
+    // SS 5.0–5.3: broadcast tables inside the sharding rule, global rules as tags.
+    let older = PROXY_SAMPLE
+        .replace("- !BROADCAST\n  tables:\n    - t_address\n", "")
+        .replace(
+            "  bindingTables:",
+            "  broadcastTables:\n    - t_address\n  bindingTables:",
+        )
+        .replace(
+            "transaction:\n  defaultType: XA\n  providerType: Atomikos\n",
+            "",
+        )
+        + "- !TRANSACTION\n  defaultType: XA\n- !SQL_PARSER\n  sqlCommentParseEnabled: true\n";
+    let config = load(&older).unwrap();
+    assert_eq!(config.broadcast_tables, ["t_address"]);
+    assert_eq!(config.transaction_type, TransactionType::Xa);
+    assert!(config.warnings.iter().any(|w| w.contains("!SQL_PARSER")));
+
+    // SS 5.4+'s named binding groups, as a string or as YAML reads `name: tables`.
+    for group in ["ref_0:t_order,t_order_item", "ref_0: t_order, t_order_item"] {
+        let named = PROXY_SAMPLE.replace("- t_order,t_order_item", &format!("- {group}"));
+        let config = load(&named).unwrap();
+        assert_eq!(
+            config.sharding.binding_groups,
+            [vec!["t_order".to_owned(), "t_order_item".to_owned()]],
+            "{group}"
+        );
+    }
+
+    // !SINGLE, and HikariCP's own names in a ShardingSphere-JDBC file.
+    let single = PROXY_SAMPLE.replace("    maxPoolSize: 50\n", "    maximumPoolSize: 7\n")
+        + "- !SINGLE\n  tables:\n    - \"*.*\"\n    - ds_1.t_audit\n  defaultDataSource: ds_1\n";
+    let config = load(&single).unwrap();
+    assert_eq!(config.data_sources["ds_0"].pool.max_size, Some(7));
+    assert_eq!(config.sharding.default_data_source.as_deref(), Some("ds_1"));
+    assert_eq!(config.sharding.single_tables.len(), 2);
+}
+
+#[test]
+fn what_keyshard_cannot_honour_is_named() {
+    let with = |from: &str, to: &str| {
+        assert!(PROXY_SAMPLE.contains(from), "{from}");
+        load(&PROXY_SAMPLE.replacen(from, to, 1)).unwrap_err()
+    };
+    // A read/write splitting group's name used as a data source: the rule is named first.
+    let splitting = PROXY_SAMPLE.replace("ds_${0..1}.t_order_${0..1}", "rw_ds.t_order_${0..1}")
+        + "- !READWRITE_SPLITTING\n  dataSourceGroups:\n    rw_ds:\n      writeDataSourceName: ds_0\n";
+    let error = load(&splitting).unwrap_err();
+    assert!(
+        error.starts_with("rules[2]: unsupported rule '!READWRITE_SPLITTING'"),
+        "{error}"
+    );
+    assert_eq!(
+        with("kernel-executor-size: 16", "kernel-executor-sise: 16"),
+        "props.kernel-executor-sise: unknown setting 'kernel-executor-sise' (neither Keyshard's \
+         nor ShardingSphere's)"
+    );
+    assert_eq!(
+        with("type: DML_SHARDING_CONDITIONS", "type: CUSTOM"),
+        "rules[0].auditors.sharding_key_required_auditor.type: unsupported auditor type 'CUSTOM' \
+         (supported: DML_SHARDING_CONDITIONS)"
+    );
+    assert!(
+        with(
+            "          - sharding_key_required_auditor\n        allowHintDisable",
+            "          - nobody\n        allowHintDisable"
+        )
+        .contains("no auditor named 'nobody'")
+    );
+    assert_eq!(
+        with(
+            "  defaultTableStrategy:\n    none:",
+            "  defaultTableStrategy:\n    hint:\n      shardingAlgorithmName: x"
+        ),
+        "rules[0].defaultTableStrategy.hint: a hint strategy is not supported yet"
+    );
+    assert_eq!(
+        with(
+            "  auditors:",
+            "  autoTables:\n    t_x:\n      actualDataSources: ds_0\n  auditors:"
+        ),
+        "rules[0].autoTables: autoTables (write the tables with actualDataNodes) is not supported yet"
+    );
+    assert!(
+        load(&(PROXY_SAMPLE.to_owned() + "- !SINGLE\n  tables:\n    - ds_9.t_x\n"))
+            .unwrap_err()
+            .contains("no data source named 'ds_9'")
+    );
+}
