@@ -78,11 +78,14 @@ impl Engine {
         if let Err(e) = backend.load_metadata(&config.sharding).await {
             tracing::warn!("table metadata not loaded: {e}");
         }
+        let single = crate::single_tables::discover(&backend, &config).await;
         let router = async |dialect| {
-            let router = Router::new(&config.sharding, dialect).with_data_sources(
-                config.data_sources.keys().cloned().collect(),
-                config.broadcast_tables.clone(),
-            );
+            let router = Router::new(&config.sharding, dialect)
+                .with_data_sources(
+                    config.data_sources.keys().cloned().collect(),
+                    config.broadcast_tables.clone(),
+                )
+                .with_single_tables(single.iter().map(|(t, ds)| (t.as_str(), ds.as_str())));
             reflection::with_catalog(router, &backend, &config).await
         };
         let props = &config.props;

@@ -32,6 +32,7 @@ mod server;
 mod session;
 mod settings;
 mod shapes;
+mod single_tables;
 mod sql_prepare;
 mod statements;
 mod throttle;

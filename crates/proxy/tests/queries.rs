@@ -124,6 +124,9 @@ rules:
         max-vibration-offset: 3
 - !BROADCAST
   tables: [t_dict]
+# Tables without a rule live where the data sources hold them (`t_audit` on ds_1 alone).
+- !SINGLE
+  tables: ["*.*"]
 "#;
 
 const TABLES: [&str; 4] = [
@@ -533,6 +536,7 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     assert_eq!(fields, ["order_id", "user_id", "status", "amount"]);
 
     ranges(shards, &mut conn, reference).await;
+    single_tables(shards, &mut conn, reference).await;
     shaped(&mut conn, reference).await;
     same_names(proxy, &mut conn, reference).await;
     gather_limit(&mut conn).await;
@@ -541,6 +545,41 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     }
     transactions(proxy, shards, &mut conn).await;
     conn.close().await.unwrap();
+}
+
+/// Runs `sql` on data source `ds` directly.
+async fn on_shard_execute(shards: &Shards, ds: usize, sql: &str) {
+    let url = shards.url(ds);
+    match shards {
+        Shards::Sqlite(_) => {
+            let mut conn = SqliteConnection::connect(&format!("{url}?mode=rwc"))
+                .await
+                .unwrap();
+            sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
+        }
+        Shards::MariaDb { .. } => {
+            let mut conn = MySqlConnection::connect(&url).await.unwrap();
+            sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
+        }
+    }
+}
+
+/// `t_audit`, made on ds_1 alone before the proxy started: `!SINGLE`'s `*.*` finds it there,
+/// and reads and writes of it go there, the default data source's tables staying where they
+/// are.
+async fn single_tables(shards: &Shards, conn: &mut MySqlConnection, reference: &mut Reference) {
+    let insert = "INSERT INTO t_audit VALUES (1, 'login'), (2, 'logout')";
+    assert_eq!(affected(conn, insert).await, 2);
+    reference.execute(insert).await;
+    compare(conn, reference, "SELECT id, what FROM t_audit ORDER BY id").await;
+    let (_, preview) = fetch_mysql(conn, "PREVIEW SELECT * FROM t_audit").await;
+    assert_eq!(preview[0][0].as_deref(), Some("ds_1"), "{preview:?}");
+    assert_eq!(
+        on_shard(shards, 1, "SELECT what FROM t_audit ORDER BY id").await,
+        ["login", "logout"]
+    );
+    let (_, preview) = fetch_mysql(conn, "PREVIEW SELECT * FROM t_user").await;
+    assert_eq!(preview[0][0].as_deref(), Some("ds_0"), "{preview:?}");
 }
 
 /// The text of the first column of `sql`'s rows, read from data source `ds` directly.
@@ -826,8 +865,11 @@ async fn run(shards: Shards) {
     let yaml = RULES
         .replace("URL_0", &shards.url(0))
         .replace("URL_1", &shards.url(1));
+    let audit = "CREATE TABLE t_audit (id INT PRIMARY KEY, what VARCHAR(20))";
+    on_shard_execute(&shards, 1, audit).await;
     let proxy = Proxy::start(&yaml).await;
     let (mut reference, reference_db) = Reference::open(&shards).await;
+    reference.execute(audit).await;
     scenario(&proxy, &shards, &mut reference).await;
     proxy.stop().await;
     if let (Some(name), Shards::MariaDb { admin_url, .. }) = (reference_db, &shards) {

@@ -31,6 +31,7 @@ mod plan;
 mod query;
 mod route;
 mod shape;
+mod single;
 mod table_locks;
 mod template;
 mod tokens;
@@ -133,6 +134,8 @@ pub struct Router {
     dialect: Dialect,
     /// The default data source's catalog as the logical database, when it has been read.
     catalog: Option<CatalogViews>,
+    /// Where `!SINGLE`'s tables live.
+    single: single::SingleHomes,
 }
 
 impl Router {
@@ -152,7 +155,26 @@ impl Router {
             default_data_source: rule.default_data_source.clone(),
             dialect,
             catalog: None,
+            single: single::SingleHomes::default(),
         }
+    }
+
+    /// Statements on these tables without a rule go to the data source each lives on
+    /// (`!SINGLE`, as read from the data sources at start).
+    pub fn with_single_tables<'a>(
+        mut self,
+        homes: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        for (table, data_source) in homes {
+            self.single.add(table, data_source);
+        }
+        self
+    }
+
+    /// The data source a statement on the unsharded `tables` goes to: where they live, else
+    /// the default one.
+    fn home<'a>(&'a self, tables: &[String], default: &'a str) -> Result<&'a str, RouteError> {
+        Ok(self.single.of(tables, default)?.unwrap_or(default))
     }
 
     /// Where statements on tables without a sharding rule go: unsharded tables live on the
@@ -248,10 +270,10 @@ impl Router {
         }
         let (range, table, quote) = ddl::toggled_keys(sql)?;
         let Some(rule) = self.table(&table) else {
-            let default = self.default_data_source.clone()?;
+            let default = self.default_data_source.as_deref()?;
             let data_sources = match self.is_broadcast(&table) {
                 true => self.data_sources.clone(),
-                false => vec![default],
+                false => vec![self.home(&[table], default).ok()?.to_owned()],
             };
             return Some(Prepared::Direct(Direct {
                 sql: sql.into(),
@@ -499,7 +521,11 @@ impl Router {
         let rule = |table: &str| self.table(table).cloned();
         let unsharded = |table: &str| match &self.default_data_source {
             _ if self.is_broadcast(table) => Some(self.data_sources.clone()),
-            Some(default) => Some(vec![default.clone()]),
+            Some(default) => Some(vec![
+                self.home(&[table.to_owned()], default)
+                    .unwrap_or(default)
+                    .to_owned(),
+            ]),
             None => None,
         };
         let places = table_locks::Places {
@@ -527,7 +553,7 @@ impl Router {
         let data_sources = if replicated {
             self.data_sources.clone()
         } else {
-            vec![default.clone()]
+            vec![self.home(tables, default)?.to_owned()]
         };
         let mut locator = locate::Locator::new(sql);
         let tokens = tokens::Tokens::scan(parser, &mut locator, self.dialect, &[])?;
@@ -567,7 +593,7 @@ impl Router {
             });
         }
         let data_source = match (others.is_empty(), &self.default_data_source) {
-            (false, Some(default)) => default.clone(),
+            (false, Some(default)) => self.home(&others, default)?.to_owned(),
             (false, None) => {
                 return Ok(Prepared::Other(Other::UnshardedTable(
                     others.first().cloned().unwrap_or_default(),
