@@ -204,6 +204,12 @@ pub struct ShardingRule {
     pub default_data_source: Option<String>,
     /// The configured sharding algorithms by name, shared by the strategies that use them.
     pub algorithms: BTreeMap<String, Arc<Algorithm>>,
+    /// Each algorithm's properties as configured, for `SHOW SHARDING ALGORITHMS`.
+    pub algorithm_props: BTreeMap<String, BTreeMap<String, String>>,
+    /// Each binding group's name (`ref_0`, or as configured), in `binding_groups`' order.
+    pub binding_names: Vec<String>,
+    /// The auditors by name, with their type.
+    pub auditors: BTreeMap<String, String>,
     /// `!SINGLE`'s tables: where tables without a sharding or broadcast rule live.
     pub single_tables: Vec<SingleTable>,
     /// SS 5.0–5.3's `broadcastTables` inside `!SHARDING`, until the configuration merges them

@@ -284,6 +284,14 @@ pub(crate) enum RawBindingGroup {
 }
 
 impl RawBindingGroup {
+    /// The group's name, when it has one.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            RawBindingGroup::Tables(text) => text.split_once(':').map(|(name, _)| name.trim()),
+            RawBindingGroup::Named(map) => map.keys().next().map(String::as_str),
+        }
+    }
+
     /// The group's tables, as written.
     pub fn tables(&self) -> Vec<&str> {
         let list = match self {

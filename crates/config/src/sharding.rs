@@ -128,7 +128,13 @@ pub(crate) fn resolve(
     }
 
     let mut binding_groups = Vec::new();
+    let mut binding_names = Vec::new();
     for (i, group) in raw.binding_tables.iter().enumerate() {
+        binding_names.push(
+            group
+                .name()
+                .map_or_else(|| format!("ref_{i}"), str::to_owned),
+        );
         let path = format!("{prefix}.bindingTables[{i}]");
         let mut members = Vec::new();
         for member in group.tables() {
@@ -159,6 +165,17 @@ pub(crate) fn resolve(
             binding_groups,
             default_data_source: raw.default_data_source.clone(),
             algorithms,
+            algorithm_props: raw
+                .sharding_algorithms
+                .iter()
+                .map(|(name, algorithm)| (name.clone(), algorithm.props()))
+                .collect(),
+            binding_names,
+            auditors: raw
+                .auditors
+                .iter()
+                .map(|(name, auditor)| (name.clone(), auditor.kind.to_ascii_uppercase()))
+                .collect(),
             single_tables: Vec::new(),
             broadcast_tables: raw.broadcast_tables.clone(),
         },

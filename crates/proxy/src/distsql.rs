@@ -5,14 +5,18 @@
 //! `SHOW DIST VARIABLE WHERE NAME = transaction_type` (ShardingSphere 5.0's `SET VARIABLE` /
 //! `SHOW VARIABLE transaction_type` too).
 //!
+//! The rules as configured (RQL, `SHOW SHARDING TABLE RULES` …) are in [`rql`].
+//!
 //! Only these exact statements are recognised: anything longer (`SHOW COMPUTE NODES WHERE …`)
 //! is left to go where it went before, rather than answered as if the rest were not there.
+
+mod rql;
 
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use keyshard_backend::{Column, SqlType};
-use keyshard_config::TransactionType;
+use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::{ComputeNode, Repository};
 use keyshard_keygen::{Props, Registry};
 use keyshard_router::Value;
@@ -23,7 +27,7 @@ use crate::session::Session;
 use crate::words::starts_with_any;
 
 /// A DistSQL statement the proxy answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum DistSql {
     /// `SHOW COMPUTE NODES`.
     ComputeNodes,
@@ -36,6 +40,8 @@ pub(crate) enum DistSql {
     /// `SHOW SESSION STATE`: the settings the session made and the state it holds on its
     /// shard connections.
     SessionState,
+    /// An RQL statement about the rules, with the database its `FROM` names.
+    Rules(rql::Rql, Option<String>),
 }
 
 const COMPUTE_NODES: &[&str] = &["show", "compute", "nodes"];
@@ -61,6 +67,13 @@ pub(crate) fn parse(sql: &str) -> Option<DistSql> {
             .all(|e| words.next().is_some_and(|w| w.eq_ignore_ascii_case(e)))
             && words.next().is_none()
     };
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if let [show, rest @ ..] = words.as_slice()
+        && show.eq_ignore_ascii_case("show")
+        && let Some((statement, database)) = rql::parse(rest)
+    {
+        return Some(DistSql::Rules(statement, database));
+    }
     if matches(COMPUTE_NODES) {
         Some(DistSql::ComputeNodes)
     } else if matches(KEY_GENERATORS) {
@@ -127,6 +140,12 @@ const BIGINT: SqlType = SqlType::Int {
 /// The result columns of `statement`, as its answer has them.
 fn columns(statement: DistSql) -> Vec<Column> {
     let spec: &[(&str, SqlType)] = match statement {
+        DistSql::Rules(rules, _) => {
+            return rql::columns(&rules)
+                .iter()
+                .map(|name| Column::new(*name, SqlType::VarChar))
+                .collect();
+        }
         DistSql::ComputeNodes => &[
             ("instance_id", SqlType::VarChar),
             ("worker_id", BIGINT),
@@ -160,12 +179,25 @@ fn columns(statement: DistSql) -> Vec<Column> {
 pub(crate) async fn answer(
     statement: DistSql,
     session: &mut Session,
-    configured: TransactionType,
+    config: &Config,
+    single_tables: &[(String, String)],
     repository: Option<&Arc<dyn Repository>>,
-    generators: &Registry,
     timeout: Duration,
 ) -> Result<Reply, Error> {
-    let rows = match statement {
+    let configured = config.transaction_type;
+    let generators = &config.key_generators;
+    let rows = match &statement {
+        DistSql::Rules(rules, database) => {
+            if let Some(database) = database
+                && !database.eq_ignore_ascii_case(&config.database_name)
+            {
+                return Err(Error::new(
+                    ErrorKind::UnknownDatabase,
+                    format!("Unknown database '{database}'"),
+                ));
+            }
+            rql::values(rql::rows(rules, config, single_tables))
+        }
         DistSql::SetTransactionType(chosen) => {
             if session.in_transaction() {
                 return Err(Error::new(
@@ -173,14 +205,14 @@ pub(crate) async fn answer(
                     "transaction_type cannot change inside a transaction",
                 ));
             }
-            if chosen == TransactionType::Xa && configured != TransactionType::Xa {
+            if *chosen == TransactionType::Xa && configured != TransactionType::Xa {
                 return Err(Error::new(
                     ErrorKind::Unsupported,
                     "XA is not enabled on this instance: configure `!TRANSACTION defaultType: \
                      XA` (sessions can then choose LOCAL)",
                 ));
             }
-            session.transaction_type = Some(chosen);
+            session.transaction_type = Some(*chosen);
             return Ok(Reply::Ok {
                 affected_rows: 0,
                 last_insert_id: 0,

@@ -63,6 +63,8 @@ pub struct Engine {
     sessions: Sessions,
     /// When the proxy started serving, for its uptime.
     started: Instant,
+    /// `!SINGLE`'s tables and where they were found, for `SHOW SINGLE TABLES`.
+    single_tables: Vec<(String, String)>,
 }
 
 impl Engine {
@@ -111,6 +113,7 @@ impl Engine {
             metrics,
             identity,
             routines,
+            single_tables: single.clone(),
             sessions: Sessions::default(),
             started: Instant::now(),
         })
@@ -729,9 +732,9 @@ impl Engine {
         distsql::answer(
             statement,
             session,
-            self.config.transaction_type,
+            &self.config,
+            &self.single_tables,
             self.coordination.as_ref(),
-            &self.config.key_generators,
             self.config.mode.timing.operation_timeout,
         )
         .await

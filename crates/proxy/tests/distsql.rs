@@ -395,3 +395,91 @@ async fn pg_a_repository_error_reaches_the_client() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// ShardingSphere's RQL over the default configuration: its table rule, nodes, algorithms,
+/// storage units, in SS 5.4's column layout, as text and prepared, on both frontends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_are_shown_as_shardingsphere_shows_them() {
+    let shards = PgShards::sqlite();
+    let proxy = PgProxy::start(&common::postgres::yaml(
+        &shards.url(0),
+        &shards.url(1),
+        true,
+    ))
+    .await;
+    let mysql_address = proxy.mysql_address.unwrap();
+    let mut conn =
+        MySqlConnection::connect(&format!("mysql://root:root@{mysql_address}/sharding_db"))
+            .await
+            .unwrap();
+    let rows = sqlx::raw_sql("SHOW SHARDING TABLE RULES FROM sharding_db")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    let names = column_names(&rows[0]);
+    assert_eq!(names.len(), 16);
+    assert_eq!(
+        &names[..4],
+        [
+            "table",
+            "actual_data_nodes",
+            "actual_data_sources",
+            "database_strategy_type"
+        ]
+    );
+    let text = |name: &str| rows[0].get::<String, _>(name);
+    assert_eq!(text("table"), "t_order");
+    assert_eq!(
+        text("actual_data_nodes"),
+        "ds_0.t_order_0, ds_0.t_order_1, ds_1.t_order_0, ds_1.t_order_1"
+    );
+    assert_eq!(text("table_sharding_algorithm_type"), "INLINE");
+    assert_eq!(
+        text("table_sharding_algorithm_props"),
+        "algorithm-expression=t_order_${order_id % 2}"
+    );
+    assert_eq!(text("key_generator_type"), "SNOWFLAKE");
+    let nodes = sqlx::query("SHOW SHARDING TABLE NODES t_order")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(nodes.get::<String, _>("name"), "t_order");
+    let algorithms = sqlx::raw_sql("SHOW SHARDING ALGORITHMS")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    let types: Vec<String> = algorithms.iter().map(|r| r.get("type")).collect();
+    assert!(types.iter().all(|t| t == "INLINE"), "{types:?}");
+    let units = sqlx::raw_sql("SHOW STORAGE UNITS")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    let names: Vec<String> = units.iter().map(|r| r.get("name")).collect();
+    assert_eq!(names, ["ds_0", "ds_1"]);
+    assert_eq!(units[0].get::<String, _>("type"), "Sqlite");
+    for empty in [
+        "SHOW BROADCAST TABLE RULES",
+        "SHOW SHARDING AUDITORS",
+        "SHOW SINGLE TABLES",
+    ] {
+        let rows = sqlx::raw_sql(empty).fetch_all(&mut conn).await.unwrap();
+        assert!(rows.is_empty(), "{empty}");
+    }
+    let error = sqlx::raw_sql("SHOW SHARDING TABLE RULES FROM other_db")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap_err();
+    assert_eq!(common::mysql_code(&error), Some(1049), "{error}");
+
+    let client = proxy.client().await;
+    let rows = client
+        .query("SHOW SHARDING TABLE RULES", &[])
+        .await
+        .unwrap();
+    assert_eq!(rows[0].get::<_, String>("table"), "t_order");
+    let simple = simple_rows(&client, "SHOW SHARDING TABLE NODES").await;
+    assert_eq!(simple.len(), 1);
+    proxy.stop().await;
+    shards.cleanup().await;
+}

@@ -144,17 +144,26 @@ impl Repository for Silent {
     }
 }
 
+/// The embedded default configuration (LOCAL transactions).
+fn default_config() -> keyshard_config::Config {
+    keyshard_config::from_yaml_str(
+        keyshard_config::embedded_default(),
+        std::path::Path::new("/tmp"),
+    )
+    .unwrap()
+}
+
 #[tokio::test]
 async fn a_repository_that_does_not_answer_is_an_error_in_time() {
     let repository: Arc<dyn Repository> = Arc::new(Silent);
-    let generators = Registry::new();
     let mut session = scratch_session();
+    let config = default_config();
     let answer = answer(
         DistSql::ComputeNodes,
         &mut session,
-        TransactionType::Local,
+        &config,
+        &[],
         Some(&repository),
-        &generators,
         Duration::from_millis(20),
     );
     let error = tokio::time::timeout(Duration::from_secs(5), answer)
@@ -174,9 +183,9 @@ async fn without_a_repository_there_are_no_compute_nodes() {
     let reply = answer(
         DistSql::ComputeNodes,
         &mut session,
-        TransactionType::Local,
+        &default_config(),
+        &[],
         None,
-        &Registry::new(),
         Duration::from_secs(1),
     )
     .await

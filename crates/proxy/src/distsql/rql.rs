@@ -1,0 +1,302 @@
+//! ShardingSphere's RQL: the rules as configured, in SS 5.4's column layout. `SHOW SHARDING
+//! TABLE RULES`, `SHOW SHARDING TABLE NODES [table]`, `SHOW SHARDING ALGORITHMS`, `SHOW
+//! SHARDING TABLE REFERENCE RULES` (5.3's `SHOW SHARDING BINDING TABLE RULES`), `SHOW
+//! BROADCAST TABLE RULES`, `SHOW SINGLE TABLES`, `SHOW STORAGE UNITS` (5.3's `SHOW STORAGE
+//! RESOURCES`), `SHOW SHARDING AUDITORS`, each with an optional `FROM <database>`.
+
+use std::collections::BTreeMap;
+
+use keyshard_config::{Config, Strategy, TableRule};
+use keyshard_router::Value;
+
+/// An RQL statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Rql {
+    TableRules,
+    /// The nodes of one table, or of all.
+    TableNodes(Option<String>),
+    Algorithms,
+    ReferenceRules,
+    BroadcastRules,
+    SingleTables,
+    StorageUnits,
+    Auditors,
+}
+
+/// The statements' words, the table name of `TABLE NODES` aside.
+const FORMS: [(&[&str], Rql); 10] = [
+    (&["sharding", "table", "rules"], Rql::TableRules),
+    (&["sharding", "table", "nodes"], Rql::TableNodes(None)),
+    (&["sharding", "algorithms"], Rql::Algorithms),
+    (
+        &["sharding", "table", "reference", "rules"],
+        Rql::ReferenceRules,
+    ),
+    (
+        &["sharding", "binding", "table", "rules"],
+        Rql::ReferenceRules,
+    ),
+    (&["broadcast", "table", "rules"], Rql::BroadcastRules),
+    (&["single", "tables"], Rql::SingleTables),
+    (&["storage", "units"], Rql::StorageUnits),
+    (&["storage", "resources"], Rql::StorageUnits),
+    (&["sharding", "auditors"], Rql::Auditors),
+];
+
+/// The statement after `SHOW`, and the database its `FROM` names, if any.
+pub(crate) fn parse(words: &[&str]) -> Option<(Rql, Option<String>)> {
+    let (words, database) = match words {
+        [rest @ .., from, database] if from.eq_ignore_ascii_case("from") => {
+            (rest, Some(unquote(database)))
+        }
+        _ => (words, None),
+    };
+    let same = |a: &[&str], b: &[&str]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.eq_ignore_ascii_case(y))
+    };
+    for (form, statement) in FORMS {
+        if same(words, form) {
+            return Some((statement, database));
+        }
+        // `SHOW SHARDING TABLE NODES t_order`.
+        if statement == Rql::TableNodes(None)
+            && let [head @ .., table] = words
+            && same(head, form)
+        {
+            return Some((Rql::TableNodes(Some(unquote(table))), database));
+        }
+    }
+    None
+}
+
+fn unquote(name: &str) -> String {
+    name.trim_matches(|c| c == '`' || c == '"').to_owned()
+}
+
+/// The statement's column names.
+pub(crate) fn columns(statement: &Rql) -> &'static [&'static str] {
+    match statement {
+        Rql::TableRules => &[
+            "table",
+            "actual_data_nodes",
+            "actual_data_sources",
+            "database_strategy_type",
+            "database_sharding_column",
+            "database_sharding_algorithm_type",
+            "database_sharding_algorithm_props",
+            "table_strategy_type",
+            "table_sharding_column",
+            "table_sharding_algorithm_type",
+            "table_sharding_algorithm_props",
+            "key_generate_column",
+            "key_generator_type",
+            "key_generator_props",
+            "auditor_types",
+            "allow_hint_disable",
+        ],
+        Rql::TableNodes(_) => &["name", "nodes"],
+        Rql::Algorithms | Rql::Auditors => &["name", "type", "props"],
+        Rql::ReferenceRules => &["name", "sharding_table_reference"],
+        Rql::BroadcastRules => &["broadcast_table"],
+        Rql::SingleTables => &["table_name", "storage_unit_name"],
+        Rql::StorageUnits => &[
+            "name",
+            "type",
+            "host",
+            "port",
+            "db",
+            "connection_timeout_milliseconds",
+            "idle_timeout_milliseconds",
+            "max_lifetime_milliseconds",
+            "max_pool_size",
+            "min_pool_size",
+        ],
+    }
+}
+
+/// The statement's rows, from `config` and the single tables found at start.
+pub(crate) fn rows(
+    statement: &Rql,
+    config: &Config,
+    single: &[(String, String)],
+) -> Vec<Vec<String>> {
+    let rule = &config.sharding;
+    let tables = || rule.tables.values();
+    match statement {
+        Rql::TableRules => tables().map(|t| table_rule_row(t, config)).collect(),
+        Rql::TableNodes(only) => tables()
+            .filter(|t| {
+                only.as_ref()
+                    .is_none_or(|o| o.eq_ignore_ascii_case(&t.logic_table))
+            })
+            .map(|t| vec![t.logic_table.clone(), nodes(t)])
+            .collect(),
+        Rql::Algorithms => rule
+            .algorithms
+            .iter()
+            .map(|(name, algorithm)| {
+                vec![
+                    name.clone(),
+                    algorithm.type_name().to_owned(),
+                    props(rule.algorithm_props.get(name)),
+                ]
+            })
+            .collect(),
+        Rql::ReferenceRules => rule
+            .binding_names
+            .iter()
+            .zip(&rule.binding_groups)
+            .map(|(name, group)| vec![name.clone(), group.join(",")])
+            .collect(),
+        Rql::BroadcastRules => config
+            .broadcast_tables
+            .iter()
+            .map(|t| vec![t.clone()])
+            .collect(),
+        Rql::SingleTables => single
+            .iter()
+            .map(|(table, ds)| vec![table.clone(), ds.clone()])
+            .collect(),
+        Rql::StorageUnits => config
+            .data_sources
+            .values()
+            .map(|ds| {
+                let (host, port, db) = address(&ds.url);
+                let number = |n: Option<u64>| n.map(|n| n.to_string()).unwrap_or_default();
+                vec![
+                    ds.name.clone(),
+                    format!("{:?}", ds.kind),
+                    host,
+                    port,
+                    db,
+                    number(ds.pool.connection_timeout_ms),
+                    number(ds.pool.idle_timeout_ms),
+                    number(ds.pool.max_lifetime_ms),
+                    number(ds.pool.max_size.map(u64::from)),
+                    number(ds.pool.min_size.map(u64::from)),
+                ]
+            })
+            .collect(),
+        Rql::Auditors => rule
+            .auditors
+            .iter()
+            .map(|(name, kind)| vec![name.clone(), kind.clone(), String::new()])
+            .collect(),
+    }
+}
+
+fn table_rule_row(table: &TableRule, config: &Config) -> Vec<String> {
+    let rule = &config.sharding;
+    let strategy = |s: &Option<Strategy>| match s {
+        Some(s) => [
+            "STANDARD".to_owned(),
+            s.column.clone(),
+            s.algorithm.type_name().to_owned(),
+            props(rule.algorithm_props.get(&s.algorithm_name)),
+        ],
+        None => Default::default(),
+    };
+    let mut row = vec![table.logic_table.clone(), nodes(table), String::new()];
+    row.extend(strategy(&table.database_strategy));
+    row.extend(strategy(&table.table_strategy));
+    match &table.key_generate {
+        Some(key) => {
+            let generator = config
+                .key_generators
+                .iter()
+                .find(|(n, _)| *n == key.generator_name);
+            row.push(key.column.clone());
+            row.push(key.generator.type_name().to_owned());
+            row.push(generator.map_or_else(String::new, |(_, g)| {
+                props(Some(
+                    &g.props
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ))
+            }));
+        }
+        None => row.extend([String::new(), String::new(), String::new()]),
+    }
+    let auditors: Vec<&str> = table
+        .auditors
+        .iter()
+        .filter_map(|a| rule.auditors.get(a).map(String::as_str))
+        .collect();
+    row.push(auditors.join(","));
+    row.push(String::new());
+    row
+}
+
+fn nodes(table: &TableRule) -> String {
+    table
+        .data_nodes
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `k=v, k2=v2`, as `SHOW SHARDING KEY GENERATORS` writes them.
+fn props(props: Option<&BTreeMap<String, String>>) -> String {
+    props
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The host, port and database of a data source's URL (a SQLite file's path as its database).
+fn address(url: &str) -> (String, String, String) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Default::default();
+    };
+    let rest = rest.split('?').next().unwrap_or_default();
+    if scheme == "sqlite" {
+        return (String::new(), String::new(), rest.to_owned());
+    }
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+    let (authority, db) = rest.split_once('/').unwrap_or((rest, ""));
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !host.ends_with(']') || authority.starts_with('[') => (host, port),
+        _ => (authority, ""),
+    };
+    (host.to_owned(), port.to_owned(), db.to_owned())
+}
+
+/// The rows as the frontends encode them.
+pub(crate) fn values(rows: Vec<Vec<String>>) -> Vec<Vec<Value>> {
+    rows.into_iter()
+        .map(|row| row.into_iter().map(Value::Text).collect())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_and_their_database() {
+        fn words(s: &str) -> Vec<&str> {
+            s.split_whitespace().collect()
+        }
+        assert_eq!(
+            parse(&words("sharding table rules from sharding_db")),
+            Some((Rql::TableRules, Some("sharding_db".into())))
+        );
+        assert_eq!(
+            parse(&words("SHARDING TABLE NODES `t_order`")),
+            Some((Rql::TableNodes(Some("t_order".into())), None))
+        );
+        assert_eq!(
+            parse(&words("sharding binding table rules")),
+            Some((Rql::ReferenceRules, None))
+        );
+        assert_eq!(parse(&words("sharding table rules where x")), None);
+        assert_eq!(
+            address("mysql://root:pw@127.0.0.1:3306/shop?ssl-mode=disabled"),
+            ("127.0.0.1".into(), "3306".into(), "shop".into())
+        );
+    }
+}
