@@ -248,8 +248,9 @@ pub(crate) struct RawSharding {
     /// SS 5.0–5.3's broadcast tables, inside the sharding rule.
     #[serde(default)]
     pub broadcast_tables: Vec<String>,
-    /// SS 5.x's automatic tables: refused, by name, until Keyshard numbers them as SS does.
-    pub auto_tables: Option<IgnoredAny>,
+    /// SS 5.x's automatic tables: numbered and spread over data sources by the algorithm.
+    #[serde(default)]
+    pub auto_tables: BTreeMap<String, RawAutoTable>,
     #[serde(default)]
     pub auditors: BTreeMap<String, RawAlgorithm>,
     pub default_audit_strategy: Option<RawAuditStrategy>,
@@ -270,6 +271,17 @@ pub(crate) struct RawTable {
     pub actual_data_nodes: Option<String>,
     pub database_strategy: Option<RawStrategy>,
     pub table_strategy: Option<RawStrategy>,
+    pub key_generate_strategy: Option<RawKeyGenerateStrategy>,
+    pub audit_strategy: Option<RawAuditStrategy>,
+}
+
+/// An automatic table: `{logic}_0` … `{logic}_{n-1}`, n the algorithm's partitions, over the
+/// data sources in turn.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawAutoTable {
+    pub actual_data_sources: Option<String>,
+    pub sharding_strategy: Option<RawStrategy>,
     pub key_generate_strategy: Option<RawKeyGenerateStrategy>,
     pub audit_strategy: Option<RawAuditStrategy>,
 }

@@ -12,7 +12,9 @@ use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem};
 use crate::inline::expand;
 use crate::model::{Algorithm, DataNode, KeyGenerateStrategy, ShardingRule, Strategy, TableRule};
-use crate::raw::{RawKeyGenerateStrategy, RawSharding, RawStrategy, RawTable};
+use crate::raw::{
+    RawAuditStrategy, RawAutoTable, RawKeyGenerateStrategy, RawSharding, RawStrategy, RawTable,
+};
 
 /// What a `!SHARDING` rule resolves to.
 pub(crate) struct Resolved {
@@ -35,13 +37,28 @@ pub(crate) fn resolve(
         })
         .collect::<Result<BTreeMap<_, _>, ConfigError>>()?;
 
-    if raw.auto_tables.is_some() {
-        return Err(ConfigError::at(
-            format!("{prefix}.autoTables"),
-            Problem::NotYetSupported("autoTables (write the tables with actualDataNodes)"),
-        ));
-    }
     let auditors = auditors(raw, prefix)?;
+    // A table's own `auditStrategy`, else the rule's default: the auditors' names.
+    let audited = |own: Option<&RawAuditStrategy>, path: &str| {
+        let (strategy, path) = match own {
+            Some(own) => (Some(own), format!("{path}.auditStrategy")),
+            None => (
+                raw.default_audit_strategy.as_ref(),
+                format!("{prefix}.defaultAuditStrategy"),
+            ),
+        };
+        strategy
+            .iter()
+            .flat_map(|s| &s.auditor_names)
+            .map(|name| match auditors.contains(name) {
+                true => Ok(name.clone()),
+                false => Err(ConfigError::at(
+                    format!("{path}.auditorNames"),
+                    Problem::UnknownAuditor(name.clone()),
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
 
     let mut key_generators = Registry::new();
     for (name, generator) in &raw.key_generators {
@@ -90,29 +107,7 @@ pub(crate) fn resolve(
             table.key_generate_strategy.as_ref(),
             &format!("{path}.keyGenerateStrategy"),
         )?;
-        let (audit, audit_path) = match &table.audit_strategy {
-            Some(own) => (Some(own), format!("{path}.auditStrategy")),
-            None => (
-                raw.default_audit_strategy.as_ref(),
-                format!("{prefix}.defaultAuditStrategy"),
-            ),
-        };
-        let table_auditors = audit
-            .map(|strategy| {
-                strategy
-                    .auditor_names
-                    .iter()
-                    .map(|name| match auditors.contains(name) {
-                        true => Ok(name.clone()),
-                        false => Err(ConfigError::at(
-                            format!("{audit_path}.auditorNames"),
-                            Problem::UnknownAuditor(name.clone()),
-                        )),
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .transpose()?
-            .unwrap_or_default();
+        let table_auditors = audited(table.audit_strategy.as_ref(), &path)?;
         let rule = TableRule {
             logic_table: name.clone(),
             data_nodes: data_nodes(name, table, &path, data_sources)?,
@@ -121,6 +116,34 @@ pub(crate) fn resolve(
             table_strategy: own_table.unwrap_or_else(|| default_table.clone().flatten()),
             key_generate: own_key.or_else(|| default_key.clone()),
             auditors: table_auditors,
+        };
+        if tables.insert(name.to_ascii_lowercase(), rule).is_some() {
+            return Err(ConfigError::at(path, Problem::DuplicateTable(name.clone())));
+        }
+    }
+    for (name, table) in &raw.auto_tables {
+        let path = format!("{prefix}.autoTables.{name}");
+        let strategy_path = format!("{path}.shardingStrategy");
+        let Some(Some(strategy)) =
+            ctx.strategy(table.sharding_strategy.as_ref(), &strategy_path)?
+        else {
+            return Err(ConfigError::at(
+                strategy_path,
+                Problem::InvalidAlgorithm("an auto table needs a standard strategy".into()),
+            ));
+        };
+        let rule = TableRule {
+            logic_table: name.clone(),
+            data_nodes: auto_nodes(name, table, &strategy, &path, data_sources)?,
+            database_strategy: None,
+            table_strategy: Some(strategy),
+            key_generate: ctx
+                .key_generate(
+                    table.key_generate_strategy.as_ref(),
+                    &format!("{path}.keyGenerateStrategy"),
+                )?
+                .or_else(|| default_key.clone()),
+            auditors: audited(table.audit_strategy.as_ref(), &path)?,
         };
         if tables.insert(name.to_ascii_lowercase(), rule).is_some() {
             return Err(ConfigError::at(path, Problem::DuplicateTable(name.clone())));
@@ -296,6 +319,65 @@ impl Context<'_> {
             generator,
         }))
     }
+}
+
+/// An auto table's nodes, as ShardingSphere makes them: `{logic}_{i}` for each of the
+/// algorithm's partitions, on the data sources of `actualDataSources` (else all) in turn.
+fn auto_nodes(
+    logic_table: &str,
+    table: &RawAutoTable,
+    strategy: &Strategy,
+    path: &str,
+    data_sources: &BTreeMap<String, DataSource>,
+) -> Result<Vec<DataNode>, ConfigError> {
+    let count = match &*strategy.algorithm {
+        Algorithm::Mod { sharding_count } | Algorithm::HashMod { sharding_count } => {
+            *sharding_count
+        }
+        Algorithm::Range { boundaries, .. } => boundaries.count(),
+        Algorithm::AutoInterval(auto) => auto.count(),
+        other => {
+            return Err(ConfigError::at(
+                format!("{path}.shardingStrategy"),
+                Problem::InvalidAlgorithm(format!(
+                    "{} does not number auto tables (MOD, HASH_MOD, VOLUME_RANGE, \
+                     BOUNDARY_RANGE and AUTO_INTERVAL do)",
+                    other.type_name()
+                )),
+            ));
+        }
+    };
+    let names = match &table.actual_data_sources {
+        Some(text) => {
+            let sources_path = format!("{path}.actualDataSources");
+            let names = expand(text).map_err(|e| ConfigError::at(&sources_path, e))?;
+            for name in &names {
+                if !data_sources.contains_key(name) {
+                    return Err(ConfigError::at(
+                        sources_path,
+                        Problem::UnknownDataSource(name.clone()),
+                    ));
+                }
+            }
+            names
+        }
+        None => data_sources.keys().cloned().collect(),
+    };
+    if names.is_empty() || count > 100_000 {
+        return Err(ConfigError::at(
+            path,
+            Problem::InvalidAlgorithm(format!(
+                "{count} auto tables over {} data sources",
+                names.len()
+            )),
+        ));
+    }
+    Ok((0..count)
+        .map(|i| DataNode {
+            data_source: names[i as usize % names.len()].clone(),
+            table: format!("{logic_table}_{i}"),
+        })
+        .collect())
 }
 
 /// Expands `actualDataNodes`; without it the table lives, under its own name, on every data

@@ -230,6 +230,47 @@ fn other_versions_forms_load() {
     assert_eq!(config.sharding.single_tables.len(), 2);
 }
 
+/// SS 5.x's auto tables, as DistSQL's `CREATE SHARDING TABLE RULE t_auto (STORAGE_UNITS(ds_0,
+/// ds_1), SHARDING_COLUMN=id, TYPE(NAME='mod', PROPERTIES('sharding-count'='4')))` stores them.
+#[test]
+fn auto_tables_are_numbered_over_their_data_sources() {
+    let auto = PROXY_SAMPLE.replace(
+        "  auditors:",
+        "  autoTables:
+    t_auto:
+      actualDataSources: ds_${0..1}
+      shardingStrategy:
+        standard:
+          shardingColumn: id
+          shardingAlgorithmName: t_auto_mod
+      keyGenerateStrategy:
+        column: id
+        keyGeneratorName: snowflake
+  auditors:",
+    )
+    .replace(
+        "  shardingAlgorithms:",
+        "  shardingAlgorithms:\n    t_auto_mod:\n      type: MOD\n      props:\n        sharding-count: 4",
+    );
+    let config = load(&auto).unwrap();
+    let rule = config.sharding.table("t_auto").unwrap();
+    let nodes: Vec<String> = rule.data_nodes.iter().map(|n| n.to_string()).collect();
+    assert_eq!(
+        nodes,
+        [
+            "ds_0.t_auto_0",
+            "ds_1.t_auto_1",
+            "ds_0.t_auto_2",
+            "ds_1.t_auto_3"
+        ]
+    );
+    assert!(rule.database_strategy.is_none());
+    assert_eq!(rule.table_strategy.as_ref().unwrap().column, "id");
+    assert_eq!(rule.key_generate.as_ref().unwrap().column, "id");
+    // The rule's default auditor applies to it too.
+    assert_eq!(rule.auditors, ["sharding_key_required_auditor"]);
+}
+
 #[test]
 fn what_keyshard_cannot_honour_is_named() {
     let with = |from: &str, to: &str| {
@@ -273,7 +314,16 @@ fn what_keyshard_cannot_honour_is_named() {
             "  auditors:",
             "  autoTables:\n    t_x:\n      actualDataSources: ds_0\n  auditors:"
         ),
-        "rules[0].autoTables: autoTables (write the tables with actualDataNodes) is not supported yet"
+        "rules[0].autoTables.t_x.shardingStrategy: an auto table needs a standard strategy"
+    );
+    assert_eq!(
+        with(
+            "  auditors:",
+            "  autoTables:\n    t_x:\n      shardingStrategy:\n        standard:\n          \
+             shardingColumn: order_id\n          shardingAlgorithmName: t_order_inline\n  auditors:"
+        ),
+        "rules[0].autoTables.t_x.shardingStrategy: INLINE does not number auto tables (MOD, \
+         HASH_MOD, VOLUME_RANGE, BOUNDARY_RANGE and AUTO_INTERVAL do)"
     );
     assert!(
         load(&(PROXY_SAMPLE.to_owned() + "- !SINGLE\n  tables:\n    - ds_9.t_x\n"))

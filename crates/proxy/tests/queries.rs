@@ -87,9 +87,21 @@ rules:
         standard:
           shardingColumn: id
           shardingAlgorithmName: by_tens
+  # As DistSQL's CREATE SHARDING TABLE RULE stores one: t_auto_0 … t_auto_3 over ds_0, ds_1.
+  autoTables:
+    t_auto:
+      actualDataSources: ds_${0..1}
+      shardingStrategy:
+        standard:
+          shardingColumn: id
+          shardingAlgorithmName: mod_4
   bindingTables:
     - t_order, t_order_item
   shardingAlgorithms:
+    mod_4:
+      type: MOD
+      props:
+        sharding-count: 4
     by_user:
       type: INLINE
       props:
@@ -520,6 +532,7 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     assert_eq!(
         tables,
         [
+            "t_auto",
             "t_dict",
             "t_event",
             "t_log",
@@ -607,6 +620,7 @@ async fn ranges(shards: &Shards, conn: &mut MySqlConnection, reference: &mut Ref
     for sql in [
         "CREATE TABLE t_timed (id INT PRIMARY KEY, created_at DATETIME NOT NULL, price DECIMAL(10,2))",
         "CREATE TABLE t_volume (id INT PRIMARY KEY, label VARCHAR(10))",
+        "CREATE TABLE t_auto (id INT PRIMARY KEY, label VARCHAR(10))",
     ] {
         affected(conn, sql).await;
         reference.execute(sql).await;
@@ -699,6 +713,28 @@ async fn ranges(shards: &Shards, conn: &mut MySqlConnection, reference: &mut Ref
         let (_, preview) = fetch_mysql(conn, &format!("PREVIEW {sql}")).await;
         assert_eq!(preview.len(), units, "{sql}: {preview:?}");
     }
+    // The auto table: each row in t_auto_<id % 4>, on ds_<id % 2>.
+    let auto = "INSERT INTO t_auto VALUES (0, 'a'), (1, 'b'), (2, 'c'), (3, 'd'), (4, 'e'), (5, 'f'), (6, 'g'), (7, 'h')";
+    affected(conn, auto).await;
+    reference.execute(auto).await;
+    for table in 0..4 {
+        let labels = on_shard(
+            shards,
+            table % 2,
+            &format!("SELECT label FROM t_auto_{table} ORDER BY id"),
+        )
+        .await;
+        let expected: Vec<String> = [table, table + 4]
+            .iter()
+            .map(|i| ((b'a' + *i as u8) as char).to_string())
+            .collect();
+        assert_eq!(labels, expected, "t_auto_{table}");
+    }
+    let sql = "SELECT id, label FROM t_auto WHERE id BETWEEN 5 AND 6 ORDER BY id";
+    compare(conn, reference, sql).await;
+    let (_, preview) = fetch_mysql(conn, &format!("PREVIEW {sql}")).await;
+    assert_eq!(preview.len(), 2, "{preview:?}");
+
     let through: (i64,) =
         sqlx::query_as("SELECT COUNT(*) FROM t_timed WHERE created_at BETWEEN ? AND ?")
             .bind("2026-05-01")
