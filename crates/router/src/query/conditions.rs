@@ -188,29 +188,7 @@ impl Context<'_> {
                 BinaryOperator::Gt
                 | BinaryOperator::GtEq
                 | BinaryOperator::Lt
-                | BinaryOperator::LtEq => {
-                    // `5 < col` is `col > 5`.
-                    let (column, value, op) = match (self.column(left), self.column(right)) {
-                        (Some(column), None) => (column, &**right, op.clone()),
-                        (None, Some(column)) => (column, &**left, flipped(op)),
-                        _ => return Ok(Condition::Any),
-                    };
-                    let Some(value) = range_operand(value, self.tokens, locator)? else {
-                        return Ok(Condition::Any);
-                    };
-                    let (lower, upper) = match op {
-                        BinaryOperator::Gt => (Bound::Excluded(value), Bound::Unbounded),
-                        BinaryOperator::GtEq => (Bound::Included(value), Bound::Unbounded),
-                        BinaryOperator::Lt => (Bound::Unbounded, Bound::Excluded(value)),
-                        _ => (Bound::Unbounded, Bound::Included(value)),
-                    };
-                    Condition::Range(Box::new(Between {
-                        table: column.0,
-                        column: column.1.to_owned(),
-                        lower,
-                        upper,
-                    }))
-                }
+                | BinaryOperator::LtEq => self.compare(left, op, right, locator)?,
                 _ => Condition::Any,
             },
             Expr::Between {
@@ -218,21 +196,7 @@ impl Context<'_> {
                 negated: false,
                 low,
                 high,
-            } => match self.column(expr) {
-                Some((table, column)) => match (
-                    range_operand(low, self.tokens, locator)?,
-                    range_operand(high, self.tokens, locator)?,
-                ) {
-                    (Some(low), Some(high)) => Condition::Range(Box::new(Between {
-                        table,
-                        column: column.to_owned(),
-                        lower: Bound::Included(low),
-                        upper: Bound::Included(high),
-                    })),
-                    _ => Condition::Any,
-                },
-                None => Condition::Any,
-            },
+            } => self.between(expr, low, high, locator)?,
             Expr::In {
                 expr,
                 target: InTarget::List(list),
@@ -255,6 +219,67 @@ impl Context<'_> {
             },
             _ => Condition::Any,
         })
+    }
+
+    /// `col > 5`, `5 < col` and the like: a range of the sharding column. Kept out of
+    /// [`Context::condition`], whose frame every level of a long AND/OR chain repeats.
+    #[inline(never)]
+    fn compare(
+        &self,
+        left: &Expr,
+        op: &BinaryOperator,
+        right: &Expr,
+        locator: &mut Locator<'_>,
+    ) -> Result<Condition, RouteError> {
+        // `5 < col` is `col > 5`.
+        let (column, value, op) = match (self.column(left), self.column(right)) {
+            (Some(column), None) => (column, right, op.clone()),
+            (None, Some(column)) => (column, left, flipped(op)),
+            _ => return Ok(Condition::Any),
+        };
+        let Some(value) = range_operand(value, self.tokens, locator)? else {
+            return Ok(Condition::Any);
+        };
+        let (lower, upper) = match op {
+            BinaryOperator::Gt => (Bound::Excluded(value), Bound::Unbounded),
+            BinaryOperator::GtEq => (Bound::Included(value), Bound::Unbounded),
+            BinaryOperator::Lt => (Bound::Unbounded, Bound::Excluded(value)),
+            _ => (Bound::Unbounded, Bound::Included(value)),
+        };
+        Ok(Condition::Range(Box::new(Between {
+            table: column.0,
+            column: column.1.to_owned(),
+            lower,
+            upper,
+        })))
+    }
+
+    /// `col BETWEEN a AND b`, kept out of [`Context::condition`] as [`Context::compare`] is.
+    #[inline(never)]
+    fn between(
+        &self,
+        expr: &Expr,
+        low: &Expr,
+        high: &Expr,
+        locator: &mut Locator<'_>,
+    ) -> Result<Condition, RouteError> {
+        let Some((table, column)) = self.column(expr) else {
+            return Ok(Condition::Any);
+        };
+        Ok(
+            match (
+                range_operand(low, self.tokens, locator)?,
+                range_operand(high, self.tokens, locator)?,
+            ) {
+                (Some(low), Some(high)) => Condition::Range(Box::new(Between {
+                    table,
+                    column: column.to_owned(),
+                    lower: Bound::Included(low),
+                    upper: Bound::Included(high),
+                })),
+                _ => Condition::Any,
+            },
+        )
     }
 
     /// Where `column = ANY(array)` matches: by the elements of an `ARRAY[…]` constructor or a
