@@ -196,12 +196,12 @@ impl Pattern {
         rest.is_empty().then_some(value)
     }
 
-    /// Reads the start of `text`: what follows the pattern is ignored (ShardingSphere reads the
-    /// pattern's length of a value), and a value that ends early, between two fields, leaves
-    /// the fields it lacks at their start (`2021-06-01` under `yyyy-MM-dd HH:mm:ss` is
-    /// midnight, as the database stores it).
+    /// Reads the start of `text` in the whole pattern; what follows is ignored (ShardingSphere
+    /// reads the pattern's length of a value). A value that ends early is not read here
+    /// (ShardingSphere would read `2021` under `yyyy-MM-dd HH:mm:ss` as a year, where the
+    /// database reads something else or nothing): [`parse_sql`] reads the forms SQL has.
     pub fn parse_prefix(&self, text: &str) -> Option<NaiveDateTime> {
-        self.read(text, true).map(|(value, _)| value)
+        self.read(text, false).map(|(value, _)| value)
     }
 
     /// Reads the fields at the start of `text`; `relaxed`, a text that ends between two
@@ -331,14 +331,14 @@ impl Parts {
 /// `2021-06-01T12:30:00`), ignoring what follows (a zone): the form a client's typed value
 /// arrives in, when it is not in the configured pattern.
 pub fn parse_sql(text: &str) -> Option<NaiveDateTime> {
-    const DATE: &str = "yyyy-MM-dd";
-    let date = Pattern::parse(DATE).ok()?;
+    // Months, days and time fields of one or two digits, as MySQL and PostgreSQL read them.
+    let date = Pattern::parse("yyyy-M-d").ok()?;
     let (day, rest) = date.read(text, false)?;
     let rest = match rest.strip_prefix([' ', 'T']) {
         Some(time) if time.starts_with(|c: char| c.is_ascii_digit()) => time,
         _ => return Some(day),
     };
-    let time = Pattern::parse("HH:mm:ss").ok()?;
+    let time = Pattern::parse("H:m:s").ok()?;
     let (clock, rest) = time.read(rest, true)?;
     let mut value = day.date().and_time(clock.time());
     if let Some(fraction) = rest.strip_prefix('.') {
@@ -376,7 +376,7 @@ mod tests {
             pattern.parse_prefix("2021-06-01 12:30:05.123"),
             Some(at("2021-06-01 12:30:05"))
         );
-        assert_eq!(pattern.parse_prefix("2021-06-01"), Some(at("2021-06-01")));
+        assert_eq!(pattern.parse_prefix("2021-06-01"), None);
         assert_eq!(pattern.parse_prefix("2021-13-01 00:00:00"), None);
         assert_eq!(pattern.parse_prefix("21-06-01"), None);
 
@@ -433,5 +433,8 @@ mod tests {
         assert_eq!(at("2021-06-01T12:00:00+09"), at("2021-06-01 12:00:00"));
         assert_eq!(at("2021-06-01 12:00:00.000001").nanosecond(), 1_000);
         assert_eq!(parse_sql("June 1"), None);
+        assert_eq!(parse_sql("2021"), None);
+        assert_eq!(at("2021-6-1 1:02:03"), at("2021-06-01 01:02:03"));
+        assert_eq!(at("2021-06-01 12:30"), at("2021-06-01 12:30:00"));
     }
 }

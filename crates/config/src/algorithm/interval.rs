@@ -208,9 +208,9 @@ impl Interval {
         })
     }
 
-    /// Reads a sharding value's text: in `datetime-pattern` (the pattern's length of it, or
-    /// less, as ShardingSphere reads a string), else as SQL writes a date or date-time (a
-    /// client's typed value), cut to the pattern's precision.
+    /// Reads a sharding value's text: in `datetime-pattern` (what follows it ignored, as
+    /// ShardingSphere reads the pattern's length of a string), else as SQL writes a date or
+    /// date-time (a client's typed value), cut to the pattern's precision.
     pub fn value(&self, text: &str) -> Option<NaiveDateTime> {
         let value = self
             .pattern
