@@ -98,9 +98,6 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
         Some(resolved) => (resolved.rule, resolved.key_generators),
         None => (ShardingRule::default(), Registry::new()),
     };
-    if let Some((index, raw)) = single {
-        single::resolve(raw, index, &data_sources, &mut sharding)?;
-    }
     // SS 5.0–5.3 listed broadcast tables in the sharding rule; either place (not both) works.
     let broadcast_tables = match (broadcast, sharding.broadcast_tables.is_empty()) {
         (Some(_), false) => {
@@ -112,6 +109,9 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
         (Some(tables), true) => tables,
         (None, _) => std::mem::take(&mut sharding.broadcast_tables),
     };
+    if let Some((index, raw)) = single {
+        single::resolve(raw, index, &data_sources, &broadcast_tables, &mut sharding)?;
+    }
     check_broadcast(&raw.rules, &broadcast_tables, &sharding)?;
     let defaults = Props::default();
     let max_connections = match (

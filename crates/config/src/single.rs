@@ -7,11 +7,13 @@ use crate::error::{ConfigError, Problem};
 use crate::model::{ShardingRule, SingleTable};
 use crate::raw::RawSingle;
 
-/// Adds `raw` (the rule at `rules[index]`) to `rule`: its tables, and its default data source.
+/// Adds `raw` (the rule at `rules[index]`) to `rule`: its tables (none of them sharded or one
+/// of `broadcast`), and its default data source.
 pub(crate) fn resolve(
     raw: &RawSingle,
     index: usize,
     data_sources: &BTreeMap<String, DataSource>,
+    broadcast: &[String],
     rule: &mut ShardingRule,
 ) -> Result<(), ConfigError> {
     let prefix = format!("rules[{index}]");
@@ -56,10 +58,7 @@ pub(crate) fn resolve(
         let table = (table != "*").then(|| table.to_owned());
         if let Some(name) = &table
             && (rule.table(name).is_some()
-                || rule
-                    .broadcast_tables
-                    .iter()
-                    .any(|b| b.eq_ignore_ascii_case(name)))
+                || broadcast.iter().any(|b| b.eq_ignore_ascii_case(name)))
         {
             return Err(ConfigError::at(path, Problem::DuplicateTable(name.clone())));
         }
