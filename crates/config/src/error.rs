@@ -76,6 +76,9 @@ pub enum Problem {
     /// A field ShardingSphere defines whose meaning Keyshard does not implement yet.
     #[error("{0} is not supported yet")]
     NotYetSupported(&'static str),
+    /// A table given a key strategy twice.
+    #[error("table '{0}' has its own keyGenerateStrategy already")]
+    DuplicateKeyStrategy(String),
     /// An auditor type Keyshard does not implement.
     #[error("unsupported auditor type '{0}' (supported: DML_SHARDING_CONDITIONS)")]
     UnsupportedAuditor(String),

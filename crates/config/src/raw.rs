@@ -257,6 +257,9 @@ pub(crate) struct RawSharding {
     pub default_database_strategy: Option<RawStrategy>,
     pub default_table_strategy: Option<RawStrategy>,
     pub default_key_generate_strategy: Option<RawKeyGenerateStrategy>,
+    /// SS 5.5+'s key generation by name: a table's column, or a sequence.
+    #[serde(default)]
+    pub key_generate_strategies: BTreeMap<String, RawNamedKeyStrategy>,
     pub default_sharding_column: Option<String>,
     pub default_data_source: Option<String>,
     #[serde(default)]
@@ -353,6 +356,20 @@ pub(crate) struct RawStandardStrategy {
 pub(crate) struct RawKeyGenerateStrategy {
     pub column: String,
     pub key_generator_name: String,
+}
+
+/// An entry of `keyGenerateStrategies`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawNamedKeyStrategy {
+    /// `column` or `sequence`.
+    pub key_generate_type: String,
+    pub key_generator_name: String,
+    pub logic_table: Option<String>,
+    pub key_generate_column: Option<String>,
+    /// A sequence's name: its strategy type is refused, so it is not read.
+    #[serde(rename = "keyGenerateSequence")]
+    pub _key_generate_sequence: Option<IgnoredAny>,
 }
 
 /// A typed SPI entry: a sharding algorithm or a key generator.

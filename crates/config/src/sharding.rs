@@ -150,6 +150,50 @@ pub(crate) fn resolve(
         }
     }
 
+    // SS 5.5+'s `keyGenerateStrategies`: the same as a table's own `keyGenerateStrategy`.
+    for (name, entry) in &raw.key_generate_strategies {
+        let path = format!("{prefix}.keyGenerateStrategies.{name}");
+        if !entry.key_generate_type.eq_ignore_ascii_case("column") {
+            return Err(ConfigError::at(
+                format!("{path}.keyGenerateType"),
+                Problem::NotYetSupported(
+                    "a key generated for a sequence (keyGenerateType other than column)",
+                ),
+            ));
+        }
+        let (Some(table), Some(column)) = (&entry.logic_table, &entry.key_generate_column) else {
+            return Err(ConfigError::at(
+                path,
+                Problem::MissingProperty("logicTable and keyGenerateColumn"),
+            ));
+        };
+        let rule = tables.get_mut(&table.to_ascii_lowercase()).ok_or_else(|| {
+            ConfigError::at(
+                format!("{path}.logicTable"),
+                Problem::UnknownTable(table.clone()),
+            )
+        })?;
+        let own = raw
+            .tables
+            .get(&rule.logic_table)
+            .is_some_and(|t| t.key_generate_strategy.is_some())
+            || raw
+                .auto_tables
+                .get(&rule.logic_table)
+                .is_some_and(|t| t.key_generate_strategy.is_some());
+        if own {
+            return Err(ConfigError::at(
+                path,
+                Problem::DuplicateKeyStrategy(table.clone()),
+            ));
+        }
+        let strategy = RawKeyGenerateStrategy {
+            column: column.clone(),
+            key_generator_name: entry.key_generator_name.clone(),
+        };
+        rule.key_generate = ctx.key_generate(Some(&strategy), &path)?;
+    }
+
     let mut binding_groups = Vec::new();
     let mut binding_names = Vec::new();
     for (i, group) in raw.binding_tables.iter().enumerate() {

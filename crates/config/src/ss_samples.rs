@@ -271,6 +271,56 @@ fn auto_tables_are_numbered_over_their_data_sources() {
     assert_eq!(rule.auditors, ["sharding_key_required_auditor"]);
 }
 
+/// SS 5.5+'s `keyGenerateStrategies` in place of the tables' own `keyGenerateStrategy`.
+#[test]
+fn key_generate_strategies_name_each_tables_key() {
+    let newest = PROXY_SAMPLE
+        .replace(
+            "      keyGenerateStrategy:\n        column: order_id\n        keyGeneratorName: snowflake\n",
+            "",
+        )
+        .replace(
+            "  shardingAlgorithms:",
+            "  keyGenerateStrategies:
+    t_order_order_id:
+      keyGenerateType: column
+      keyGeneratorName: snowflake
+      logicTable: t_order
+      keyGenerateColumn: order_id
+  shardingAlgorithms:",
+        );
+    let config = load(&newest).unwrap();
+    let key = config
+        .sharding
+        .table("t_order")
+        .unwrap()
+        .key_generate
+        .as_ref();
+    assert_eq!(key.map(|k| k.column.as_str()), Some("order_id"));
+    // Both forms for one table, a sequence, an unknown table: named.
+    let twice = PROXY_SAMPLE.replace(
+        "  shardingAlgorithms:",
+        "  keyGenerateStrategies:\n    k:\n      keyGenerateType: column\n      keyGeneratorName: \
+         snowflake\n      logicTable: t_order\n      keyGenerateColumn: order_id\n  shardingAlgorithms:",
+    );
+    assert_eq!(
+        load(&twice).unwrap_err(),
+        "rules[0].keyGenerateStrategies.k: table 't_order' has its own keyGenerateStrategy already"
+    );
+    let sequence = newest.replace("keyGenerateType: column", "keyGenerateType: sequence");
+    assert!(
+        load(&sequence)
+            .unwrap_err()
+            .contains("is not supported yet")
+    );
+    let unknown = newest.replace("logicTable: t_order", "logicTable: t_nothing");
+    assert!(
+        load(&unknown)
+            .unwrap_err()
+            .contains("no sharded table named 't_nothing'")
+    );
+}
+
 #[test]
 fn what_keyshard_cannot_honour_is_named() {
     let with = |from: &str, to: &str| {
