@@ -267,6 +267,9 @@ pub struct TableRule {
     /// rule's default): a SELECT, UPDATE or DELETE of it without a condition on a sharding
     /// column is refused.
     pub auditors: Vec<String>,
+    /// Its audit strategy's `allowHintDisable`: a statement's `disableAuditNames` hint switches
+    /// the named auditors off.
+    pub audit_hint_disable: bool,
 }
 
 impl TableRule {

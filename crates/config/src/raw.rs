@@ -327,9 +327,8 @@ impl RawBindingGroup {
 pub(crate) struct RawAuditStrategy {
     #[serde(default)]
     pub auditor_names: Vec<String>,
-    /// A hint may switch the auditors off; Keyshard reads no hints yet, so it never does.
-    #[serde(rename = "allowHintDisable")]
-    pub _allow_hint_disable: Option<bool>,
+    /// A hint (`disableAuditNames`) may switch the auditors off; not by default.
+    pub allow_hint_disable: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

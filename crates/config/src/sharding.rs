@@ -38,7 +38,8 @@ pub(crate) fn resolve(
         .collect::<Result<BTreeMap<_, _>, ConfigError>>()?;
 
     let auditors = auditors(raw, prefix)?;
-    // A table's own `auditStrategy`, else the rule's default: the auditors' names.
+    // A table's own `auditStrategy`, else the rule's default: the auditors' names, and
+    // whether a hint may switch them off.
     let audited = |own: Option<&RawAuditStrategy>, path: &str| {
         let (strategy, path) = match own {
             Some(own) => (Some(own), format!("{path}.auditStrategy")),
@@ -47,7 +48,7 @@ pub(crate) fn resolve(
                 format!("{prefix}.defaultAuditStrategy"),
             ),
         };
-        strategy
+        let names = strategy
             .iter()
             .flat_map(|s| &s.auditor_names)
             .map(|name| match auditors.contains(name) {
@@ -57,7 +58,11 @@ pub(crate) fn resolve(
                     Problem::UnknownAuditor(name.clone()),
                 )),
             })
-            .collect::<Result<Vec<_>, _>>()
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok::<_, ConfigError>((
+            names,
+            strategy.is_some_and(|s| s.allow_hint_disable == Some(true)),
+        ))
     };
 
     let mut key_generators = Registry::new();
@@ -107,7 +112,7 @@ pub(crate) fn resolve(
             table.key_generate_strategy.as_ref(),
             &format!("{path}.keyGenerateStrategy"),
         )?;
-        let table_auditors = audited(table.audit_strategy.as_ref(), &path)?;
+        let (table_auditors, audit_hint_disable) = audited(table.audit_strategy.as_ref(), &path)?;
         let rule = TableRule {
             logic_table: name.clone(),
             data_nodes: data_nodes(name, table, &path, data_sources)?,
@@ -116,6 +121,7 @@ pub(crate) fn resolve(
             table_strategy: own_table.unwrap_or_else(|| default_table.clone().flatten()),
             key_generate: own_key.or_else(|| default_key.clone()),
             auditors: table_auditors,
+            audit_hint_disable,
         };
         if tables.insert(name.to_ascii_lowercase(), rule).is_some() {
             return Err(ConfigError::at(path, Problem::DuplicateTable(name.clone())));
@@ -132,6 +138,7 @@ pub(crate) fn resolve(
                 Problem::InvalidAlgorithm("an auto table needs a standard strategy".into()),
             ));
         };
+        let (auditors, audit_hint_disable) = audited(table.audit_strategy.as_ref(), &path)?;
         let rule = TableRule {
             logic_table: name.clone(),
             data_nodes: auto_nodes(name, table, &strategy, &path, data_sources)?,
@@ -143,7 +150,8 @@ pub(crate) fn resolve(
                     &format!("{path}.keyGenerateStrategy"),
                 )?
                 .or_else(|| default_key.clone()),
-            auditors: audited(table.audit_strategy.as_ref(), &path)?,
+            auditors,
+            audit_hint_disable,
         };
         if tables.insert(name.to_ascii_lowercase(), rule).is_some() {
             return Err(ConfigError::at(path, Problem::DuplicateTable(name.clone())));

@@ -549,7 +549,7 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     assert_eq!(fields, ["order_id", "user_id", "status", "amount"]);
 
     ranges(shards, &mut conn, reference).await;
-    single_tables(shards, &mut conn, reference).await;
+    single_tables_and_hints(shards, &mut conn, reference).await;
     shaped(&mut conn, reference).await;
     same_names(proxy, &mut conn, reference).await;
     gather_limit(&mut conn).await;
@@ -580,7 +580,11 @@ async fn on_shard_execute(shards: &Shards, ds: usize, sql: &str) {
 /// `t_audit`, made on ds_1 alone before the proxy started: `!SINGLE`'s `*.*` finds it there,
 /// and reads and writes of it go there, the default data source's tables staying where they
 /// are.
-async fn single_tables(shards: &Shards, conn: &mut MySqlConnection, reference: &mut Reference) {
+async fn single_tables_and_hints(
+    shards: &Shards,
+    conn: &mut MySqlConnection,
+    reference: &mut Reference,
+) {
     let insert = "INSERT INTO t_audit VALUES (1, 'login'), (2, 'logout')";
     assert_eq!(affected(conn, insert).await, 2);
     reference.execute(insert).await;
@@ -593,6 +597,19 @@ async fn single_tables(shards: &Shards, conn: &mut MySqlConnection, reference: &
     );
     let (_, preview) = fetch_mysql(conn, "PREVIEW SELECT * FROM t_user").await;
     assert_eq!(preview[0][0].as_deref(), Some("ds_0"), "{preview:?}");
+
+    // ShardingSphere's hint runs a statement as written where it says, text or prepared.
+    let hinted =
+        "/* SHARDINGSPHERE_HINT: dataSourceName=ds_1 */ SELECT label FROM t_volume_5 ORDER BY id";
+    let (_, rows) = fetch_mysql(conn, hinted).await;
+    assert_eq!(rows, [[Some("g".to_owned())], [Some("h".to_owned())]]);
+    let prepared: Vec<(String,)> =
+        sqlx::query_as(&hinted.replace("ORDER BY id", "WHERE id > ? ORDER BY id"))
+            .bind(50)
+            .fetch_all(&mut *conn)
+            .await
+            .unwrap();
+    assert_eq!(prepared, [("h".to_owned(),)]);
 }
 
 /// The text of the first column of `sql`'s rows, read from data source `ds` directly.

@@ -19,6 +19,7 @@ mod direct;
 mod error;
 mod explain;
 pub mod gather;
+mod hint;
 mod insert;
 mod last_insert_id;
 mod literal;
@@ -341,6 +342,9 @@ impl Router {
             statement,
         } = parsed;
         let sql = *sql;
+        if let Some(data_source) = hint::read(sql)?.and_then(|h| h.data_source) {
+            return self.forced(sql, parser, statement, data_source);
+        }
         match statement {
             Statement::Insert(insert) => {
                 let TableObject::TableName(name) = &insert.table else {
@@ -533,6 +537,30 @@ impl Router {
             unsharded: &unsharded,
         };
         plan(&places).map(Prepared::Locks)
+    }
+
+    /// A statement its hint sends to `data_source`: as written, whatever tables it names.
+    fn forced(
+        &self,
+        sql: &str,
+        parser: &Parser<'_>,
+        statement: &Statement,
+        data_source: String,
+    ) -> Result<Prepared, RouteError> {
+        if !self.data_sources.is_empty() && !self.data_sources.contains(&data_source) {
+            return Err(RouteError::Unsupported(format!(
+                "the dataSourceName hint names '{data_source}', which is not a data source"
+            )));
+        }
+        let mut locator = locate::Locator::new(sql);
+        let tokens = tokens::Tokens::scan(parser, &mut locator, self.dialect, &[])?;
+        Ok(Prepared::Direct(Direct {
+            sql: sql.into(),
+            data_sources: vec![data_source],
+            param_count: tokens.param_count,
+            is_read: matches!(statement, Statement::Query(_)),
+            replicated: false,
+        }))
     }
 
     /// [`Router::direct`] of `sql`, which runs as `text` (the same placeholders).

@@ -379,3 +379,37 @@ fn the_auditor_refuses_statements_that_would_read_every_shard() {
         assert!(route(&router, sql, &params).is_ok(), "{sql}");
     }
 }
+
+#[test]
+fn hints_force_a_data_source_or_switch_auditors_off() {
+    let router = Router::new(&common::rule(AUDITED), Dialect::MySql)
+        .with_data_sources(vec!["ds_0".into(), "ds_1".into()], vec![]);
+    let off = "/* SHARDINGSPHERE_HINT: disableAuditNames=sharding_key_required_auditor */ \
+               SELECT * FROM t_order";
+    assert_eq!(nodes(&router, off, &[]).len(), 2);
+    // Only where the audit strategy allows it.
+    let strict = Router::new(
+        &common::rule(&AUDITED.replace("allowHintDisable: true", "allowHintDisable: false")),
+        Dialect::MySql,
+    );
+    assert!(route(&strict, off, &[]).is_err());
+
+    // As written, on the data source named: an actual table, a statement the router would
+    // otherwise refuse.
+    let forced = "/* SHARDINGSPHERE_HINT: dataSourceName=ds_1 */ SELECT * FROM t_order WHERE ? = 1";
+    let plan = route(&router, forced, &[Value::Int(1)]).unwrap();
+    assert_eq!(plan.units.len(), 1);
+    assert_eq!(plan.units[0].data_source, "ds_1");
+    assert_eq!(plan.units[0].sql, forced);
+    assert_eq!(plan.units[0].params, [Value::Int(1)]);
+    let unknown = "/* SHARDINGSPHERE_HINT: dataSourceName=ds_9 */ SELECT 1";
+    assert!(
+        route(&router, unknown, &[])
+            .unwrap_err()
+            .to_string()
+            .contains("ds_9")
+    );
+    let skip =
+        "/* SHARDINGSPHERE_HINT: skipSQLRewrite=true */ SELECT * FROM t_order WHERE order_id = 1";
+    assert!(route(&router, skip, &[]).is_err());
+}

@@ -139,7 +139,7 @@ pub(crate) fn prepare(
         &tokens,
         &mut tables.locator,
     )?;
-    audit(statement, &tables.rules, &condition)?;
+    audit(sql, statement, &tables.rules, &condition)?;
     let mut unchanged = Vec::new();
     let mut moving = None;
     for (column, value) in assigned {
@@ -182,17 +182,24 @@ pub(crate) fn prepare(
 /// say something of where its rows are, so that no application reads or changes every shard
 /// by mistake.
 fn audit(
+    sql: &str,
     statement: &Statement,
     rules: &[Arc<TableRule>],
     condition: &Condition,
 ) -> Result<(), RouteError> {
-    if !condition.is_any() {
+    if !condition.is_any() || rules.iter().all(|r| r.auditors.is_empty()) {
         return Ok(());
     }
-    let Some((rule, auditor)) = rules
-        .iter()
-        .find_map(|r| r.auditors.first().map(|a| (r, a)))
-    else {
+    // `/* SHARDINGSPHERE_HINT: disableAuditNames=… */` switches named auditors off.
+    let disabled = crate::hint::read(sql)?
+        .map(|h| h.disabled_auditors)
+        .unwrap_or_default();
+    let Some((rule, auditor)) = rules.iter().find_map(|r| {
+        r.auditors
+            .iter()
+            .find(|a| !(r.audit_hint_disable && disabled.contains(a)))
+            .map(|a| (r, a))
+    }) else {
         return Ok(());
     };
     let kind = match statement {

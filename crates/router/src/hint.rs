@@ -1,0 +1,79 @@
+//! ShardingSphere 5.4+'s SQL hint: a leading `/* SHARDINGSPHERE_HINT: key=value, … */` (or
+//! `/* ShardingSphere hint: … */`) that forces where a statement runs or which auditors check it.
+//!
+//! Read here: `dataSourceName` (`DATA_SOURCE_NAME`: the statement runs as written on that data
+//! source) and `disableAuditNames` (`DISABLE_AUDIT_NAMES`, names separated by spaces).
+//! `writeRouteOnly` and `shadow` change nothing without replicas or a shadow rule, and sharding
+//! values (`t.SHARDING_DATABASE_VALUE`, `t.SHARDING_TABLE_VALUE`) apply only to hint strategies,
+//! which Keyshard refuses at load: ShardingSphere ignores them then too. `skipSQLRewrite=true`
+//! would send logic table names to the shards, and is refused.
+
+use crate::RouteError;
+
+/// What a statement's hint asks for.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Hint {
+    /// Run the statement as written on this data source.
+    pub data_source: Option<String>,
+    /// Auditors that do not check this statement.
+    pub disabled_auditors: Vec<String>,
+}
+
+/// The hint `sql` starts with, if any.
+pub(crate) fn read(sql: &str) -> Result<Option<Hint>, RouteError> {
+    let text = sql.trim_start();
+    let Some(rest) = ["/* SHARDINGSPHERE_HINT:", "/* ShardingSphere hint:"]
+        .iter()
+        .find_map(|start| text.strip_prefix(start))
+    else {
+        return Ok(None);
+    };
+    let Some((body, _)) = rest.split_once("*/") else {
+        return Ok(None);
+    };
+    let mut hint = Hint::default();
+    for entry in body.split(',') {
+        let Some((key, value)) = entry.split_once('=') else {
+            continue;
+        };
+        let (key, value) = (key.trim(), value.trim());
+        let is = |upper: &str, camel: &str| key == upper || key == camel;
+        if is("DATA_SOURCE_NAME", "dataSourceName") {
+            hint.data_source = Some(value.to_owned());
+        } else if is("DISABLE_AUDIT_NAMES", "disableAuditNames") {
+            hint.disabled_auditors = value.split_whitespace().map(str::to_owned).collect();
+        } else if is("SKIP_SQL_REWRITE", "skipSQLRewrite") && value.eq_ignore_ascii_case("true") {
+            return Err(RouteError::Unsupported(
+                "the skipSQLRewrite hint (logic table names would reach the shards)".into(),
+            ));
+        }
+    }
+    Ok(Some(hint))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_as_shardingsphere_writes_them() {
+        let hint =
+            read("/* SHARDINGSPHERE_HINT: dataSourceName=ds_1, disableAuditNames=a b */ SELECT 1")
+                .unwrap()
+                .unwrap();
+        assert_eq!(hint.data_source.as_deref(), Some("ds_1"));
+        assert_eq!(hint.disabled_auditors, ["a", "b"]);
+        let alias = read("/* ShardingSphere hint: DATA_SOURCE_NAME = ds_0 */ SELECT 1").unwrap();
+        assert_eq!(alias.unwrap().data_source.as_deref(), Some("ds_0"));
+        let values = read(
+            "/* SHARDINGSPHERE_HINT: t_order.SHARDING_TABLE_VALUE=1, writeRouteOnly=true */ SELECT 1",
+        );
+        assert_eq!(values.unwrap(), Some(Hint::default()));
+        assert!(read("/* SHARDINGSPHERE_HINT: skipSQLRewrite=true */ SELECT 1").is_err());
+        assert_eq!(read("/* a comment */ SELECT 1").unwrap(), None);
+        assert_eq!(
+            read("SELECT 1 /* SHARDINGSPHERE_HINT: dataSourceName=ds_1 */").unwrap(),
+            None
+        );
+    }
+}
