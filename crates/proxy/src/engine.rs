@@ -476,9 +476,12 @@ impl Engine {
     ) -> Result<(Statement, Option<ast::Statement>), Error> {
         let _held = self.memory.reserve(sql, 0).await?;
         match Intent::of(sql, dialect) {
-            // Answered by the session at each execution when it generated a key last.
+            // Answered by the session at each execution when it generated a key last, or
+            // listens.
             Intent::Routed
-                if dialect == Dialect::Postgres && crate::pinning::is_bare_lastval(sql) =>
+                if dialect == Dialect::Postgres
+                    && (crate::pinning::is_bare_lastval(sql)
+                        || crate::notify::is_bare_listening_channels(sql)) =>
             {
                 return Ok((text(sql), None));
             }

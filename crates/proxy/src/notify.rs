@@ -5,6 +5,9 @@
 
 use std::collections::BTreeSet;
 
+use keyshard_backend::{Column, SqlType};
+use keyshard_router::Value;
+
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::reply::Reply;
@@ -115,6 +118,50 @@ impl Engine {
     }
 }
 
+/// Whether `sql` is `SELECT pg_listening_channels()` alone (or `SELECT * FROM` it), which the
+/// session answers: its channels are on its own listening connection, not a pooled one.
+pub(crate) fn is_bare_listening_channels(sql: &str) -> bool {
+    let compact: String = sql
+        .trim()
+        .trim_end_matches(';')
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let function = compact
+        .strip_prefix("selectpg_listening_channels()")
+        .or_else(|| compact.strip_prefix("select*frompg_listening_channels()"))
+        .or_else(|| compact.strip_prefix("selectpg_catalog.pg_listening_channels()"));
+    function == Some("")
+}
+
+/// `pg_listening_channels()` in a listening session: answered from its channels when `sql`
+/// asks for them alone, refused in any other statement (a pooled connection would answer that
+/// it listens to nothing). `None` when the session does not listen or `sql` does not ask.
+pub(crate) fn listening_channels(session: &Session, sql: &str) -> Option<Result<Reply, Error>> {
+    let listener = session.listener.as_ref()?;
+    let asks = sql
+        .as_bytes()
+        .windows(21)
+        .any(|w| w.eq_ignore_ascii_case(b"pg_listening_channels"));
+    if !asks {
+        return None;
+    }
+    if !is_bare_listening_channels(sql) {
+        return Some(Err(Error::unsupported(
+            "pg_listening_channels() in a listening session outside `SELECT              pg_listening_channels()` (the shard connection that would answer is not the one              listening)",
+        )));
+    }
+    Some(Ok(Reply::Rows {
+        columns: vec![Column::new("pg_listening_channels", SqlType::Text)],
+        rows: listener
+            .channels()
+            .iter()
+            .map(|c| vec![Value::Text(c.clone())])
+            .collect(),
+    }))
+}
+
 /// The channels `session` listens on.
 fn channels(session: &Session) -> BTreeSet<String> {
     session
@@ -127,6 +174,23 @@ fn channels(session: &Session) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bare_channel_list_is_recognised() {
+        for bare in [
+            "SELECT pg_listening_channels()",
+            "select * from pg_listening_channels();",
+            "SELECT pg_catalog.pg_listening_channels ( )",
+        ] {
+            assert!(is_bare_listening_channels(bare), "{bare}");
+        }
+        for other in [
+            "SELECT count(*) FROM pg_listening_channels()",
+            "SELECT pg_listening_channels() AS c",
+        ] {
+            assert!(!is_bare_listening_channels(other), "{other}");
+        }
+    }
 
     #[test]
     fn channels_are_named_as_the_server_names_them() {

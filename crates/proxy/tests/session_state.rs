@@ -1307,14 +1307,25 @@ async fn postgres_notifications_reach_their_listener_only() {
             .await
             .unwrap();
         let fourth = notifications(&mut a_hears, Duration::from_millis(800)).await;
+        // The listening session's own channels, simple and extended protocol.
+        let own_simple = common::postgres::simple_rows(&a, "SELECT pg_listening_channels()").await;
+        let own_extended: Vec<String> = a
+            .query("SELECT * FROM pg_listening_channels()", &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        let own = (own_simple, own_extended);
         a.batch_execute("DISCARD ALL").await.unwrap();
         b.batch_execute("NOTIFY \"Mixed\", 'discarded'; NOTIFY kept, 'gone'")
             .await
             .unwrap();
         let third = notifications(&mut a_hears, Duration::from_millis(800)).await;
-        heard.push((first, listening_elsewhere, second, fourth, third));
+        heard.push((first, listening_elsewhere, second, fourth, third, own));
     }
     assert_eq!(heard[0], heard[1], "Keyshard, then the database");
+    assert_eq!(heard[0].5.1, ["Mixed", "kept"], "{:?}", heard[0]);
     assert_eq!(heard[0].0.len(), 3, "{:?}", heard[0]);
     assert_eq!(heard[0].3.len(), 1, "{:?}", heard[0]);
     sides.finish().await;

@@ -24,6 +24,9 @@ impl Engine {
         sql: &str,
         reserved: Reserved,
     ) -> Result<Reply, Error> {
+        if let Some(reply) = crate::notify::listening_channels(session, sql) {
+            return reply;
+        }
         if routines::changes_routines(sql) {
             let reply = self.answer_text(session, sql, reserved).await;
             self.routines.load(&self.backend, &self.config).await;

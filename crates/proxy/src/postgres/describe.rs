@@ -118,6 +118,7 @@ pub async fn describe(
         .or_else(|| session_fields(sql))
         .or_else(|| preview_fields(sql))
         .or_else(|| lastval_fields(sql))
+        .or_else(|| listening_channels_fields(sql))
     {
         Some(fields) => fields,
         None => match tree.map_or_else(|| parse(sql), |tree| Ok(vec![tree])) {
@@ -162,6 +163,16 @@ fn lastval_fields(sql: &str) -> Option<Fields> {
         Fields::Known(vec![Field {
             name: "lastval".to_owned(),
             oid: oid::INT8,
+        }])
+    })
+}
+
+/// The column of `SELECT pg_listening_channels()`, which a listening session answers itself.
+fn listening_channels_fields(sql: &str) -> Option<Fields> {
+    crate::notify::is_bare_listening_channels(sql).then(|| {
+        Fields::Known(vec![Field {
+            name: "pg_listening_channels".to_owned(),
+            oid: oid::TEXT,
         }])
     })
 }
