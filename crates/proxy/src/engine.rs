@@ -262,7 +262,7 @@ impl Engine {
         session.shard.set_wanted(session.startup_settings.clone());
         session.reported.clear();
         session.settings_before = None;
-        session.settings_at_savepoints.clear();
+        session.at_savepoints.clear();
     }
 
     /// Answers one statement sent as text, within the memory budget.

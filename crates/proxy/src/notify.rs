@@ -84,20 +84,29 @@ impl Engine {
         let Some(before) = session.listening_before.take() else {
             return;
         };
-        if committed || before == channels(session) {
+        if committed {
             return;
         }
-        if before.is_empty() {
-            session.listener = None;
-            return;
-        }
-        let restored = match self.listener(session).await {
-            Ok(listener) => listener.listen_only(&before).await.map_err(Error::from),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = restored {
+        if let Err(e) = self.listen_only(session, &before).await {
             tracing::warn!("LISTEN: the channels before a rolled-back transaction: {e}");
         }
+    }
+
+    /// Makes `session` listen on `channels` and no others (none: it stops listening).
+    pub(crate) async fn listen_only(
+        &self,
+        session: &mut Session,
+        channels: &BTreeSet<String>,
+    ) -> Result<(), Error> {
+        if *channels == self::channels(session) {
+            return Ok(());
+        }
+        if channels.is_empty() {
+            session.listener = None;
+            return Ok(());
+        }
+        self.listener(session).await?.listen_only(channels).await?;
+        Ok(())
     }
 
     /// The session's listening connection, opened on the default data source (where NOTIFY
@@ -163,7 +172,7 @@ pub(crate) fn listening_channels(session: &Session, sql: &str) -> Option<Result<
 }
 
 /// The channels `session` listens on.
-fn channels(session: &Session) -> BTreeSet<String> {
+pub(crate) fn channels(session: &Session) -> BTreeSet<String> {
     session
         .listener
         .as_ref()

@@ -99,9 +99,9 @@ pub struct Session {
     /// PostgreSQL: the settings before the open transaction changed them, back when it rolls
     /// back.
     pub settings_before: Option<SettingsBefore>,
-    /// PostgreSQL: the settings at each savepoint of the open transaction (by its key), back
-    /// when it rolls back to one.
-    pub settings_at_savepoints: Vec<(String, SettingsBefore)>,
+    /// PostgreSQL: the session's state at each savepoint of the open transaction, back when
+    /// it rolls back to one.
+    pub at_savepoints: Vec<AtSavepoint>,
     /// State held on the session's shard connections, which keeps them pinned.
     pub(crate) held: BTreeMap<Held, usize>,
     /// PostgreSQL: the connection that listens for the session's `LISTEN` channels.
@@ -150,7 +150,7 @@ impl Session {
             startup_settings: None,
             reported: BTreeMap::new(),
             settings_before: None,
-            settings_at_savepoints: Vec::new(),
+            at_savepoints: Vec::new(),
             held: BTreeMap::new(),
             listener: None,
             listening_before: None,
@@ -214,6 +214,16 @@ impl Session {
             self.failed = true;
         }
     }
+}
+
+/// A PostgreSQL session's state at a savepoint, which ROLLBACK TO brings back.
+#[derive(Debug, Clone)]
+pub struct AtSavepoint {
+    /// The savepoint's key.
+    pub key: String,
+    pub settings: SettingsBefore,
+    /// The channels it listened on (LISTEN after the savepoint is undone with it).
+    pub channels: std::collections::BTreeSet<String>,
 }
 
 /// A session's settings as they were: what its shard connections must have, and what the

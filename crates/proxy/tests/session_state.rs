@@ -1299,11 +1299,14 @@ async fn postgres_notifications_reach_their_listener_only() {
             .await
             .unwrap();
         let second = notifications(&mut a_hears, Duration::from_millis(800)).await;
-        // In a transaction: a rollback undoes LISTEN, a commit keeps it.
-        a.batch_execute("BEGIN; LISTEN rolled; ROLLBACK; BEGIN; LISTEN kept; COMMIT")
-            .await
-            .unwrap();
-        b.batch_execute("NOTIFY rolled, 'no'; NOTIFY kept, 'yes'")
+        // In a transaction: a rollback undoes LISTEN (to a savepoint too), a commit keeps it.
+        a.batch_execute(
+            "BEGIN; LISTEN rolled; ROLLBACK; BEGIN; LISTEN kept; SAVEPOINT s; LISTEN undone; \
+             ROLLBACK TO SAVEPOINT s; COMMIT",
+        )
+        .await
+        .unwrap();
+        b.batch_execute("NOTIFY rolled, 'no'; NOTIFY kept, 'yes'; NOTIFY undone, 'no'")
             .await
             .unwrap();
         let fourth = notifications(&mut a_hears, Duration::from_millis(800)).await;

@@ -13,7 +13,7 @@ use super::Engine;
 use crate::error::Error;
 use crate::pinning::Held;
 use crate::reply::Reply;
-use crate::session::{Session, SettingsBefore};
+use crate::session::{AtSavepoint, Session, SettingsBefore};
 use crate::settings::{Change, SetSettings};
 
 impl Engine {
@@ -198,7 +198,7 @@ impl Engine {
     /// Undoes the session's changes of settings made in a transaction that rolled back
     /// (PostgreSQL: the database undoes them on the connections the transaction held).
     pub(super) fn transaction_ended(&self, session: &mut Session, committed: bool) {
-        session.settings_at_savepoints.clear();
+        session.at_savepoints.clear();
         if let Some(before) = session.settings_before.take()
             && !committed
         {
@@ -209,38 +209,42 @@ impl Engine {
 }
 
 impl Engine {
-    /// PostgreSQL: remembers the session's settings at savepoint `key`.
-    pub(super) fn settings_at_savepoint(&self, session: &mut Session, key: &str) {
-        let now = SettingsBefore {
+    /// PostgreSQL: remembers the session's settings and channels at savepoint `key`.
+    pub(super) fn state_at_savepoint(&self, session: &mut Session, key: &str) {
+        let settings = SettingsBefore {
             wanted: session.shard.wanted(),
             reported: session.reported.clone(),
         };
-        session.settings_at_savepoints.push((key.to_owned(), now));
+        let channels = crate::notify::channels(session);
+        session.at_savepoints.push(AtSavepoint {
+            key: key.to_owned(),
+            settings,
+            channels,
+        });
     }
 
     /// PostgreSQL: a rollback to savepoint `key` brings back the settings it had, on the
     /// session and on the transaction's connections (those that joined it after a change
-    /// had it made before they began, which the database's rollback does not undo); a
-    /// release forgets them.
+    /// had it made before they began, which the database's rollback does not undo), and the
+    /// channels it listened on; a release forgets them.
     pub(super) async fn savepoint_ended(
         &self,
         session: &mut Session,
         key: &str,
         command: SavepointCommand,
     ) -> Result<(), Error> {
-        let at = session
-            .settings_at_savepoints
-            .iter()
-            .rposition(|(k, _)| k == key);
+        let at = session.at_savepoints.iter().rposition(|s| s.key == key);
         let Some(at) = at else {
             return Ok(());
         };
         if command == SavepointCommand::Release {
-            session.settings_at_savepoints.truncate(at);
+            session.at_savepoints.truncate(at);
             return Ok(());
         }
-        session.settings_at_savepoints.truncate(at + 1);
-        let then = session.settings_at_savepoints[at].1.clone();
+        session.at_savepoints.truncate(at + 1);
+        let channels = session.at_savepoints[at].channels.clone();
+        self.listen_only(session, &channels).await?;
+        let then = session.at_savepoints[at].settings.clone();
         let now = session.shard.wanted();
         session.reported = then.reported;
         if now == then.wanted {

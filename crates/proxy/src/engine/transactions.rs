@@ -135,7 +135,7 @@ impl Engine {
                 .savepoint(transaction, &name.sql, &name.key, mysql)
                 .await?;
             if !mysql {
-                self.settings_at_savepoint(session, &name.key);
+                self.state_at_savepoint(session, &name.key);
             }
         }
         Ok(Reply::done())
