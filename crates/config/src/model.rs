@@ -204,6 +204,9 @@ pub struct ShardingRule {
     pub default_data_source: Option<String>,
     /// The configured sharding algorithms by name, shared by the strategies that use them.
     pub algorithms: BTreeMap<String, Arc<Algorithm>>,
+    /// `defaultDatabaseStrategy` and `defaultTableStrategy` as configured (`None`: absent or
+    /// `none`), for `SHOW DEFAULT SHARDING STRATEGY`; the tables' rules already hold them.
+    pub default_strategies: [Option<Strategy>; 2],
     /// Each algorithm's properties as configured, for `SHOW SHARDING ALGORITHMS`.
     pub algorithm_props: BTreeMap<String, BTreeMap<String, String>>,
     /// Each binding group's name (`ref_0`, or as configured), in `binding_groups`' order.

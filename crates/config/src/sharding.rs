@@ -240,6 +240,10 @@ pub(crate) fn resolve(
             binding_groups,
             default_data_source: raw.default_data_source.clone(),
             algorithms,
+            default_strategies: [
+                default_database.clone().flatten(),
+                default_table.clone().flatten(),
+            ],
             algorithm_props: raw
                 .sharding_algorithms
                 .iter()

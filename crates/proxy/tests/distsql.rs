@@ -440,6 +440,27 @@ async fn rules_are_shown_as_shardingsphere_shows_them() {
         "algorithm-expression=t_order_${order_id % 2}"
     );
     assert_eq!(text("key_generator_type"), "SNOWFLAKE");
+    let used = sqlx::raw_sql("SHOW SHARDING TABLE RULES USED ALGORITHM t_order_inline")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(used.len(), 1);
+    let defaults = sqlx::raw_sql("SHOW DEFAULT SHARDING STRATEGY")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    let kinds: Vec<(String, String)> = defaults
+        .iter()
+        .map(|r| (r.get("name"), r.get("type")))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            // The default configuration sets the strategies on its table.
+            ("DATABASE".to_owned(), "NONE".to_owned()),
+            ("TABLE".to_owned(), "NONE".to_owned())
+        ]
+    );
     let nodes = sqlx::query("SHOW SHARDING TABLE NODES t_order")
         .fetch_one(&mut conn)
         .await

@@ -12,10 +12,12 @@ use keyshard_router::Value;
 /// An RQL statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Rql {
-    TableRules,
+    /// Every table's rule, one table's, or those that use an algorithm.
+    TableRules(Filter),
     /// The nodes of one table, or of all.
     TableNodes(Option<String>),
     Algorithms,
+    DefaultStrategy,
     ReferenceRules,
     BroadcastRules,
     SingleTables,
@@ -23,9 +25,23 @@ pub(crate) enum Rql {
     Auditors,
 }
 
+/// Which table rules `SHOW SHARDING TABLE RULE[S]` lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Filter {
+    All,
+    /// `SHOW SHARDING TABLE RULE t`.
+    Table(String),
+    /// `SHOW SHARDING TABLE RULES USED ALGORITHM a`.
+    Algorithm(String),
+}
+
 /// The statements' words, the table name of `TABLE NODES` aside.
-const FORMS: [(&[&str], Rql); 10] = [
-    (&["sharding", "table", "rules"], Rql::TableRules),
+const FORMS: [(&[&str], Rql); 11] = [
+    (
+        &["sharding", "table", "rules"],
+        Rql::TableRules(Filter::All),
+    ),
+    (&["default", "sharding", "strategy"], Rql::DefaultStrategy),
     (&["sharding", "table", "nodes"], Rql::TableNodes(None)),
     (&["sharding", "algorithms"], Rql::Algorithms),
     (
@@ -54,6 +70,20 @@ pub(crate) fn parse(words: &[&str]) -> Option<(Rql, Option<String>)> {
     let same = |a: &[&str], b: &[&str]| {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.eq_ignore_ascii_case(y))
     };
+    match words {
+        [a, b, c, name] if same(&[a, b, c], &["sharding", "table", "rule"]) => {
+            return Some((Rql::TableRules(Filter::Table(unquote(name))), database));
+        }
+        [a, b, c, d, e, name]
+            if same(
+                &[a, b, c, d, e],
+                &["sharding", "table", "rules", "used", "algorithm"],
+            ) =>
+        {
+            return Some((Rql::TableRules(Filter::Algorithm(unquote(name))), database));
+        }
+        _ => {}
+    }
     for (form, statement) in FORMS {
         if same(words, form) {
             return Some((statement, database));
@@ -76,7 +106,15 @@ fn unquote(name: &str) -> String {
 /// The statement's column names.
 pub(crate) fn columns(statement: &Rql) -> &'static [&'static str] {
     match statement {
-        Rql::TableRules => &[
+        Rql::DefaultStrategy => &[
+            "name",
+            "type",
+            "sharding_column",
+            "sharding_algorithm_name",
+            "sharding_algorithm_type",
+            "sharding_algorithm_props",
+        ],
+        Rql::TableRules(_) => &[
             "table",
             "actual_data_nodes",
             "actual_data_sources",
@@ -123,7 +161,39 @@ pub(crate) fn rows(
     let rule = &config.sharding;
     let tables = || rule.tables.values();
     match statement {
-        Rql::TableRules => tables().map(|t| table_rule_row(t, config)).collect(),
+        Rql::TableRules(filter) => tables()
+            .filter(|t| match filter {
+                Filter::All => true,
+                Filter::Table(name) => t.logic_table.eq_ignore_ascii_case(name),
+                Filter::Algorithm(name) => [&t.database_strategy, &t.table_strategy]
+                    .into_iter()
+                    .flatten()
+                    .any(|s| s.algorithm_name == *name),
+            })
+            .map(|t| table_rule_row(t, config))
+            .collect(),
+        Rql::DefaultStrategy => ["DATABASE", "TABLE"]
+            .iter()
+            .zip(&rule.default_strategies)
+            .map(|(name, strategy)| {
+                let mut row = vec![(*name).to_owned()];
+                match strategy {
+                    Some(s) => row.extend([
+                        "STANDARD".to_owned(),
+                        s.column.clone(),
+                        s.algorithm_name.clone(),
+                        s.algorithm.type_name().to_owned(),
+                        props(rule.algorithm_props.get(&s.algorithm_name)),
+                    ]),
+                    None => row.extend(
+                        ["NONE".to_owned()]
+                            .into_iter()
+                            .chain(std::iter::repeat_n(String::new(), 4)),
+                    ),
+                }
+                row
+            })
+            .collect(),
         Rql::TableNodes(only) => tables()
             .filter(|t| {
                 only.as_ref()
@@ -283,7 +353,24 @@ mod tests {
         }
         assert_eq!(
             parse(&words("sharding table rules from sharding_db")),
-            Some((Rql::TableRules, Some("sharding_db".into())))
+            Some((Rql::TableRules(Filter::All), Some("sharding_db".into())))
+        );
+        assert_eq!(
+            parse(&words("sharding table rule t_order")),
+            Some((Rql::TableRules(Filter::Table("t_order".into())), None))
+        );
+        assert_eq!(
+            parse(&words(
+                "SHARDING TABLE RULES USED ALGORITHM t_inline FROM db"
+            )),
+            Some((
+                Rql::TableRules(Filter::Algorithm("t_inline".into())),
+                Some("db".into())
+            ))
+        );
+        assert_eq!(
+            parse(&words("default sharding strategy")),
+            Some((Rql::DefaultStrategy, None))
         );
         assert_eq!(
             parse(&words("SHARDING TABLE NODES `t_order`")),
