@@ -186,10 +186,14 @@ fn targets_between(
     match &*strategy.algorithm {
         Algorithm::Inline { .. } | Algorithm::HashMod { .. } => None,
         Algorithm::Mod { sharding_count } => {
-            // Shorter than the count, the span's own remainders; else every one.
+            // Shorter than the count, the span's own remainders; else every one. A span longer
+            // than a few hundred values reads every node anyway (so many targets are rare), and
+            // is not walked value by value.
+            const MOST_WALKED: i128 = 1_024;
             let low = inclusive(end(lower, integer), 1)?;
             let high = inclusive(end(upper, integer), -1)?;
-            if i128::from(high) - i128::from(low) >= i128::from(*sharding_count) - 1 {
+            let span = i128::from(high) - i128::from(low);
+            if span >= i128::from(*sharding_count) - 1 || span >= MOST_WALKED {
                 return None;
             }
             let count = i128::from(*sharding_count);

@@ -312,6 +312,13 @@ fn auto_interval_and_mod_ranges() {
         ["ds_0.t_mod_2", "ds_0.t_mod_3"]
     );
     assert_eq!(modulo("id BETWEEN 1 AND 10").len(), 4);
+    // A long span is not walked value by value, whatever the count.
+    let huge = Router::new(
+        &common::rule(&RULE.replace("sharding-count: 4", "sharding-count: 1000000000000")),
+        Dialect::MySql,
+    );
+    let sql = "SELECT * FROM t_mod WHERE id BETWEEN 0 AND 1000000000";
+    assert_eq!(nodes(&huge, sql, &[]).len(), 4);
     assert_eq!(modulo("id >= 5").len(), 4);
 }
 
