@@ -730,6 +730,18 @@ async fn ranges(shards: &Shards, conn: &mut MySqlConnection, reference: &mut Ref
         let (_, preview) = fetch_mysql(conn, &format!("PREVIEW {sql}")).await;
         assert_eq!(preview.len(), units, "{sql}: {preview:?}");
     }
+    // Random ranges, at partition boundaries and beyond the configured span: never a row
+    // fewer (or more) than the plain database.
+    let mut ranges = common::random_select::RandomRanges::new(common::random_select::seed());
+    for _ in 0..200 {
+        let sql = ranges.select();
+        assert_eq!(
+            fetch_mysql(conn, &sql).await,
+            reference.fetch(&sql).await,
+            "{sql}"
+        );
+    }
+
     // The auto table: each row in t_auto_<id % 4>, on ds_<id % 2>.
     let auto = "INSERT INTO t_auto VALUES (0, 'a'), (1, 'b'), (2, 'c'), (3, 'd'), (4, 'e'), (5, 'f'), (6, 'g'), (7, 'h')";
     affected(conn, auto).await;

@@ -396,3 +396,86 @@ impl RandomSelects {
         }
     }
 }
+
+/// Random range conditions for the range-routing comparisons (`t_timed` by month of
+/// `created_at`, `t_volume` by tens of `id`): comparisons and BETWEEN at partition boundaries,
+/// inside them and outside the configured span, alone or joined by AND and OR.
+pub struct RandomRanges(RandomSelects);
+
+impl RandomRanges {
+    pub fn new(seed: u64) -> Self {
+        Self(RandomSelects::new(seed, false))
+    }
+
+    fn instant(&mut self) -> String {
+        let r = &mut self.0;
+        match r.below(4) {
+            0 => format!("'2026-{:02}-01'", 1 + r.below(12)),
+            1 => format!(
+                "'2026-{:02}-{:02} {:02}:{:02}:00'",
+                1 + r.below(12),
+                1 + r.below(28),
+                r.below(24),
+                r.below(60)
+            ),
+            2 => format!("'2026-{:02}-28 23:59:59'", 1 + r.below(12)),
+            _ => [
+                "'2025-12-31 23:59:59'",
+                "'2027-01-01'",
+                "'2026-01-01 00:00:00'",
+            ][r.below(3)]
+            .to_owned(),
+        }
+    }
+
+    fn number(&mut self) -> String {
+        let r = &mut self.0;
+        // Around the boundaries 10, 20, 30, 40 and 45, and beyond both ends.
+        [
+            -5, 0, 9, 10, 11, 19, 20, 29, 30, 38, 39, 40, 44, 45, 46, 90, 100,
+        ][r.below(17)]
+        .to_string()
+    }
+
+    fn comparison(&mut self, column: &str, value: fn(&mut Self) -> String) -> String {
+        match self.0.below(6) {
+            0 => format!("{column} BETWEEN {} AND {}", value(self), value(self)),
+            1 => format!("{column} > {}", value(self)),
+            2 => format!("{column} >= {}", value(self)),
+            3 => format!("{column} < {}", value(self)),
+            4 => format!("{column} <= {}", value(self)),
+            _ => format!("{} < {column}", value(self)),
+        }
+    }
+
+    fn condition(&mut self, column: &str, value: fn(&mut Self) -> String) -> String {
+        match self.0.below(4) {
+            0 => format!(
+                "{} AND {}",
+                self.comparison(column, value),
+                self.comparison(column, value)
+            ),
+            1 => format!(
+                "({} OR {})",
+                self.comparison(column, value),
+                self.comparison(column, value)
+            ),
+            _ => self.comparison(column, value),
+        }
+    }
+
+    /// A read of `t_timed` under a random range condition, ordered by `id`.
+    pub fn timed(&mut self) -> String {
+        let condition = self.condition("created_at", Self::instant);
+        format!("SELECT id, price FROM t_timed WHERE {condition} ORDER BY id")
+    }
+
+    /// A read of `t_timed` or `t_volume` under a random range condition, ordered by `id`.
+    pub fn select(&mut self) -> String {
+        if self.0.chance(60) {
+            return self.timed();
+        }
+        let condition = self.condition("id", Self::number);
+        format!("SELECT id, label FROM t_volume WHERE {condition} ORDER BY id")
+    }
+}
