@@ -29,6 +29,41 @@ pub enum ConfigError {
         /// What is wrong there.
         problem: Problem,
     },
+    /// Several problems of one kind (data sources, algorithms, tables), each on its line.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Several(Vec<ConfigError>),
+}
+
+/// Problems gathered over the items of one kind, so that a configuration's every bad data
+/// source, algorithm or table is reported in one run.
+#[derive(Default)]
+pub(crate) struct Problems(Vec<ConfigError>);
+
+impl Problems {
+    /// The value, or `None` with its error kept.
+    pub(crate) fn keep<T>(&mut self, result: Result<T, ConfigError>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(ConfigError::Several(errors)) => {
+                self.0.extend(errors);
+                None
+            }
+            Err(error) => {
+                self.0.push(error);
+                None
+            }
+        }
+    }
+
+    /// Ok when nothing was kept; the one error, or all of them.
+    pub(crate) fn check(self) -> Result<(), ConfigError> {
+        let mut errors = self.0;
+        match errors.len() {
+            0 => Ok(()),
+            1 => Err(errors.remove(0)),
+            _ => Err(ConfigError::Several(errors)),
+        }
+    }
 }
 
 impl ConfigError {

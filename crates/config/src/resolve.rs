@@ -8,7 +8,7 @@ use keyshard_keygen::Registry;
 
 use crate::datasource::{DataSource, DataSourceError, PoolSettings, normalize_url};
 use crate::env::substitute_env;
-use crate::error::{ConfigError, Problem};
+use crate::error::{ConfigError, Problem, Problems};
 use crate::model::{Config, Props, Server, ShardingRule, Tls, TransactionType, User};
 use crate::raw::{
     RawAuthority, RawConfig, RawDataSource, RawListener, RawRule, RawServer, RawSingle,
@@ -18,14 +18,16 @@ use crate::{mode, sharding, single};
 pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigError> {
     // A rule Keyshard does not implement is named before anything else can fail on it
     // (`!READWRITE_SPLITTING`'s group names are not data sources).
+    let mut unsupported = Problems::default();
     for (i, rule) in raw.rules.iter().enumerate() {
         if let RawRule::Unsupported(tag) = rule {
-            return Err(ConfigError::at(
+            unsupported.keep::<()>(Err(ConfigError::at(
                 format!("rules[{i}]"),
                 Problem::UnsupportedRule(tag.clone()),
-            ));
+            )));
         }
     }
+    unsupported.check()?;
     let mut warnings = Vec::new();
     let data_sources = data_sources(&raw.data_sources, base_dir, &mut warnings)?;
     let mut sharding_rule: Option<sharding::Resolved> = None;
@@ -392,9 +394,17 @@ fn data_sources(
             }
         }
     }
-    raw.iter()
-        .map(|(name, ds)| Ok((name.clone(), data_source(name, ds, base_dir)?)))
-        .collect()
+    let mut problems = Problems::default();
+    let resolved = raw
+        .iter()
+        .filter_map(|(name, ds)| {
+            problems
+                .keep(data_source(name, ds, base_dir))
+                .map(|ds| (name.clone(), ds))
+        })
+        .collect();
+    problems.check()?;
+    Ok(resolved)
 }
 
 fn data_source(

@@ -9,7 +9,7 @@ use keyshard_keygen::Registry;
 use crate::algorithm::algorithm_from;
 use crate::datasource::DataSource;
 use crate::env::substitute_env;
-use crate::error::{ConfigError, Problem};
+use crate::error::{ConfigError, Problem, Problems};
 use crate::inline::expand;
 use crate::model::{Algorithm, DataNode, KeyGenerateStrategy, ShardingRule, Strategy, TableRule};
 use crate::raw::{
@@ -28,14 +28,17 @@ pub(crate) fn resolve(
     prefix: &str,
     data_sources: &BTreeMap<String, DataSource>,
 ) -> Result<Resolved, ConfigError> {
-    let algorithms = raw
+    // Every bad algorithm and generator is reported at once, then every bad table.
+    let mut problems = Problems::default();
+    let algorithms: BTreeMap<_, _> = raw
         .sharding_algorithms
         .iter()
-        .map(|(name, algorithm)| {
+        .filter_map(|(name, algorithm)| {
             let path = format!("{prefix}.shardingAlgorithms.{name}");
-            Ok((name.clone(), Arc::new(algorithm_from(algorithm, &path)?)))
+            let built = problems.keep(algorithm_from(algorithm, &path))?;
+            Some((name.clone(), Arc::new(built)))
         })
-        .collect::<Result<BTreeMap<_, _>, ConfigError>>()?;
+        .collect();
 
     let auditors = auditors(raw, prefix)?;
     // A table's own `auditStrategy`, else the rule's default: the auditors' names, and
@@ -74,10 +77,14 @@ pub(crate) fn resolve(
             *value = substitute_env(value)
                 .map_err(|problem| ConfigError::at(format!("{path}.props.{key}"), problem))?;
         }
-        key_generators
-            .build(name.clone(), &generator.kind, props)
-            .map_err(|e| ConfigError::at(&path, e))?;
+        problems.keep(
+            key_generators
+                .build(name.clone(), &generator.kind, props)
+                .map_err(|e| ConfigError::at(&path, e)),
+        );
     }
+    problems.check()?;
+    let mut problems = Problems::default();
 
     let ctx = Context {
         raw,
@@ -100,63 +107,83 @@ pub(crate) fn resolve(
     let mut tables = BTreeMap::new();
     for (name, table) in &raw.tables {
         let path = format!("{prefix}.tables.{name}");
-        let own_database = ctx.strategy(
-            table.database_strategy.as_ref(),
-            &format!("{path}.databaseStrategy"),
-        )?;
-        let own_table = ctx.strategy(
-            table.table_strategy.as_ref(),
-            &format!("{path}.tableStrategy"),
-        )?;
-        let own_key = ctx.key_generate(
-            table.key_generate_strategy.as_ref(),
-            &format!("{path}.keyGenerateStrategy"),
-        )?;
-        let (table_auditors, audit_hint_disable) = audited(table.audit_strategy.as_ref(), &path)?;
-        let rule = TableRule {
-            logic_table: name.clone(),
-            data_nodes: data_nodes(name, table, &path, data_sources)?,
-            // An explicit `none` on the table overrides the default; absence inherits it.
-            database_strategy: own_database.unwrap_or_else(|| default_database.clone().flatten()),
-            table_strategy: own_table.unwrap_or_else(|| default_table.clone().flatten()),
-            key_generate: own_key.or_else(|| default_key.clone()),
-            auditors: table_auditors,
-            audit_hint_disable,
+        let rule = || -> Result<TableRule, ConfigError> {
+            let own_database = ctx.strategy(
+                table.database_strategy.as_ref(),
+                &format!("{path}.databaseStrategy"),
+            )?;
+            let own_table = ctx.strategy(
+                table.table_strategy.as_ref(),
+                &format!("{path}.tableStrategy"),
+            )?;
+            let own_key = ctx.key_generate(
+                table.key_generate_strategy.as_ref(),
+                &format!("{path}.keyGenerateStrategy"),
+            )?;
+            let (auditors, audit_hint_disable) = audited(table.audit_strategy.as_ref(), &path)?;
+            Ok(TableRule {
+                logic_table: name.clone(),
+                data_nodes: data_nodes(name, table, &path, data_sources)?,
+                // An explicit `none` on the table overrides the default; absence inherits it.
+                database_strategy: own_database
+                    .unwrap_or_else(|| default_database.clone().flatten()),
+                table_strategy: own_table.unwrap_or_else(|| default_table.clone().flatten()),
+                key_generate: own_key.or_else(|| default_key.clone()),
+                auditors,
+                audit_hint_disable,
+            })
+        };
+        let Some(rule) = problems.keep(rule()) else {
+            continue;
         };
         if tables.insert(name.to_ascii_lowercase(), rule).is_some() {
-            return Err(ConfigError::at(path, Problem::DuplicateTable(name.clone())));
+            problems.keep::<()>(Err(ConfigError::at(
+                path,
+                Problem::DuplicateTable(name.clone()),
+            )));
         }
     }
     for (name, table) in &raw.auto_tables {
         let path = format!("{prefix}.autoTables.{name}");
-        let strategy_path = format!("{path}.shardingStrategy");
-        let Some(Some(strategy)) =
-            ctx.strategy(table.sharding_strategy.as_ref(), &strategy_path)?
-        else {
-            return Err(ConfigError::at(
-                strategy_path,
-                Problem::InvalidAlgorithm("an auto table needs a standard strategy".into()),
-            ));
+        let rule = || -> Result<TableRule, ConfigError> {
+            let strategy_path = format!("{path}.shardingStrategy");
+            let Some(Some(strategy)) =
+                ctx.strategy(table.sharding_strategy.as_ref(), &strategy_path)?
+            else {
+                return Err(ConfigError::at(
+                    strategy_path,
+                    Problem::InvalidAlgorithm("an auto table needs a standard strategy".into()),
+                ));
+            };
+            let (auditors, audit_hint_disable) = audited(table.audit_strategy.as_ref(), &path)?;
+            Ok(TableRule {
+                logic_table: name.clone(),
+                data_nodes: auto_nodes(name, table, &strategy, &path, data_sources)?,
+                database_strategy: None,
+                table_strategy: Some(strategy),
+                key_generate: ctx
+                    .key_generate(
+                        table.key_generate_strategy.as_ref(),
+                        &format!("{path}.keyGenerateStrategy"),
+                    )?
+                    .or_else(|| default_key.clone()),
+                auditors,
+                audit_hint_disable,
+            })
         };
-        let (auditors, audit_hint_disable) = audited(table.audit_strategy.as_ref(), &path)?;
-        let rule = TableRule {
-            logic_table: name.clone(),
-            data_nodes: auto_nodes(name, table, &strategy, &path, data_sources)?,
-            database_strategy: None,
-            table_strategy: Some(strategy),
-            key_generate: ctx
-                .key_generate(
-                    table.key_generate_strategy.as_ref(),
-                    &format!("{path}.keyGenerateStrategy"),
-                )?
-                .or_else(|| default_key.clone()),
-            auditors,
-            audit_hint_disable,
+        let Some(rule) = problems.keep(rule()) else {
+            continue;
         };
         if tables.insert(name.to_ascii_lowercase(), rule).is_some() {
-            return Err(ConfigError::at(path, Problem::DuplicateTable(name.clone())));
+            problems.keep::<()>(Err(ConfigError::at(
+                path,
+                Problem::DuplicateTable(name.clone()),
+            )));
         }
     }
+
+    // The rest names tables: reported once every table is well.
+    problems.check()?;
 
     // SS 5.5+'s `keyGenerateStrategies`: the same as a table's own `keyGenerateStrategy`.
     for (name, entry) in &raw.key_generate_strategies {

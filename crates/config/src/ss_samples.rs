@@ -321,6 +321,54 @@ fn key_generate_strategies_name_each_tables_key() {
     );
 }
 
+/// `keyshard check` reports every bad data source, algorithm or table of a file at once.
+#[test]
+fn every_problem_of_a_kind_is_reported_in_one_run() {
+    let urls = PROXY_SAMPLE
+        .replace("jdbc:mysql://127.0.0.1:3306/demo_ds_0", "oracle://h/a")
+        .replace("jdbc:mysql://127.0.0.1:3306/demo_ds_1", "db2://h/b");
+    let error = load(&urls).unwrap_err();
+    let lines: Vec<&str> = error.lines().collect();
+    assert_eq!(lines.len(), 2, "{error}");
+    assert!(lines[0].starts_with("dataSources.ds_0.url"), "{error}");
+    assert!(lines[1].starts_with("dataSources.ds_1.url"), "{error}");
+
+    let tables = PROXY_SAMPLE
+        .replace(
+            "shardingAlgorithmName: t_order_inline",
+            "shardingAlgorithmName: nope_1",
+        )
+        .replace(
+            "shardingAlgorithmName: t_order_item_inline",
+            "shardingAlgorithmName: nope_2",
+        );
+    let error = load(&tables).unwrap_err();
+    assert!(
+        error.contains("no sharding algorithm named 'nope_1'"),
+        "{error}"
+    );
+    assert!(
+        error.contains("no sharding algorithm named 'nope_2'"),
+        "{error}"
+    );
+
+    let algorithms = PROXY_SAMPLE
+        .replace("type: SNOWFLAKE", "type: SNOWFLAKES")
+        .replace(
+            "algorithm-expression: t_order_item_${order_id % 2}",
+            "algorithm-expression: t_${",
+        );
+    assert_eq!(load(&algorithms).unwrap_err().lines().count(), 2);
+
+    let rules = PROXY_SAMPLE.to_owned()
+        + "- !ENCRYPT
+  tables: {}
+- !MASK
+  tables: {}
+";
+    assert_eq!(load(&rules).unwrap_err().lines().count(), 2);
+}
+
 #[test]
 fn what_keyshard_cannot_honour_is_named() {
     let with = |from: &str, to: &str| {
