@@ -38,6 +38,7 @@ mod planning;
 mod session_sql;
 mod settings;
 mod shaped;
+mod status;
 mod table_locks;
 
 pub(crate) use settings::{mysql_startup_settings, startup_parameters, startup_settings};
@@ -392,6 +393,7 @@ impl Engine {
                 return self.set_user_variables(session, &assignments).await;
             }
             Intent::ProcessList { full } => return Ok(self.sessions.processlist(full)),
+            Intent::GlobalStatus(like) => return Ok(self.global_status(like.as_deref())),
             // The first that fails ends them; those before it hold (MySQL makes none).
             Intent::SetEach(assignments) => {
                 for assignment in assignments {

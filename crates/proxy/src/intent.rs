@@ -30,6 +30,8 @@ pub(crate) enum Intent<'a> {
     SetEach(Vec<&'a str>),
     /// MySQL's `SHOW [FULL] PROCESSLIST`: the proxy's sessions.
     ProcessList { full: bool },
+    /// MySQL's `SHOW GLOBAL STATUS [LIKE 'pattern']`: the proxy's own counters.
+    GlobalStatus(Option<String>),
     /// Settings the shards hold (`SET time_zone`, `SET search_path`, `RESET …`), or why they
     /// are refused.
     Settings(Result<SetSettings, Error>),
@@ -82,6 +84,11 @@ impl Intent<'_> {
         {
             return Intent::ProcessList { full };
         }
+        if dialect == Dialect::MySql
+            && let Some(like) = global_status(sql)
+        {
+            return Intent::GlobalStatus(like);
+        }
         if let Some(set) = settings::parse(sql, dialect) {
             return Intent::Settings(set);
         }
@@ -121,6 +128,23 @@ fn processlist(sql: &str) -> Option<bool> {
         .trim_end()
         .eq_ignore_ascii_case("processlist")
         .then_some(full)
+}
+
+/// `SHOW GLOBAL STATUS [LIKE 'pattern']`: its pattern, if any.
+fn global_status(sql: &str) -> Option<Option<String>> {
+    let rest = strip_keyword(sql, "show")?;
+    let rest = strip_keyword(rest, "global")?;
+    let rest = rest.trim_end().trim_end_matches(';').trim_end();
+    if rest.eq_ignore_ascii_case("status") {
+        return Some(None);
+    }
+    let rest = strip_keyword(rest, "status")?;
+    let pattern = strip_keyword(rest, "like")?.trim();
+    let quoted = pattern
+        .strip_prefix('\'')
+        .and_then(|p| p.strip_suffix('\''))
+        .filter(|p| !p.contains('\''))?;
+    Some(Some(quoted.to_owned()))
 }
 
 /// The statement `PREVIEW …` previews.

@@ -70,6 +70,18 @@ impl Metrics {
             .sum()
     }
 
+    /// Statements of `kind` (`select`, `insert`, `update`, `delete`) answered since start,
+    /// both frontends (MySQL's `Com_select` …).
+    pub(crate) fn statements_of(&self, kind: &str) -> u64 {
+        let Some(at) = KINDS.iter().position(|k| *k == kind) else {
+            return 0;
+        };
+        [&self.mysql, &self.postgres]
+            .iter()
+            .map(|f| f.statements[at].load(Ordering::Relaxed))
+            .sum()
+    }
+
     /// Counters for the generators configured as `generators`.
     pub(crate) fn new<'a>(generators: impl IntoIterator<Item = &'a str>) -> Self {
         Self {

@@ -762,6 +762,24 @@ async fn processlist_shows_the_proxys_sessions(
         status.starts_with("Uptime: ") && status.contains("Threads: 3  Questions: "),
         "{status}"
     );
+    // SHOW GLOBAL STATUS: the proxy's counters, filtered as MySQL's LIKE filters.
+    let status = sqlx::raw_sql("SHOW GLOBAL STATUS")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    let names: Vec<String> = status.iter().map(|r| r.get(0)).collect();
+    assert!(names.iter().any(|n| n == "Uptime"), "{names:?}");
+    let threads = sqlx::raw_sql("SHOW GLOBAL STATUS LIKE 'threads\\_%'")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    let threads: Vec<(String, String)> = threads.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(threads, [("Threads_connected".to_owned(), "2".to_owned())]);
+    let selects = sqlx::raw_sql("show global status like 'Com_select';")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert!(selects.get::<String, _>(1).parse::<u64>().unwrap() >= 2);
     // SHOW GRANTS answers from `authority` (everything, for a configured user).
     let grants = sqlx::raw_sql("SHOW GRANTS")
         .fetch_one(&mut conn)
