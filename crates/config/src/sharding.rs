@@ -104,8 +104,7 @@ pub(crate) fn resolve(
         &format!("{prefix}.defaultKeyGenerateStrategy"),
     )?;
 
-    let mut tables = BTreeMap::new();
-    for (name, table) in &raw.tables {
+    let ordinary = raw.tables.iter().map(|(name, table)| {
         let path = format!("{prefix}.tables.{name}");
         let rule = || -> Result<TableRule, ConfigError> {
             let own_database = ctx.strategy(
@@ -133,17 +132,9 @@ pub(crate) fn resolve(
                 audit_hint_disable,
             })
         };
-        let Some(rule) = problems.keep(rule()) else {
-            continue;
-        };
-        if tables.insert(name.to_ascii_lowercase(), rule).is_some() {
-            problems.keep::<()>(Err(ConfigError::at(
-                path,
-                Problem::DuplicateTable(name.clone()),
-            )));
-        }
-    }
-    for (name, table) in &raw.auto_tables {
+        (name, rule(), path)
+    });
+    let auto = raw.auto_tables.iter().map(|(name, table)| {
         let path = format!("{prefix}.autoTables.{name}");
         let rule = || -> Result<TableRule, ConfigError> {
             let strategy_path = format!("{path}.shardingStrategy");
@@ -171,7 +162,11 @@ pub(crate) fn resolve(
                 audit_hint_disable,
             })
         };
-        let Some(rule) = problems.keep(rule()) else {
+        (name, rule(), path)
+    });
+    let mut tables = BTreeMap::new();
+    for (name, rule, path) in ordinary.chain(auto) {
+        let Some(rule) = problems.keep(rule) else {
             continue;
         };
         if tables.insert(name.to_ascii_lowercase(), rule).is_some() {
