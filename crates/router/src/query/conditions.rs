@@ -2,7 +2,6 @@
 //! (`BETWEEN`, `<`, `<=`, `>`, `>=`) on sharding columns (literals and parameters), joined by
 //! AND and OR; anything else matches every node.
 
-use std::ops::Bound;
 use std::sync::Arc;
 
 use keyshard_config::TableRule;
@@ -12,9 +11,13 @@ use crate::RouteError;
 use crate::array::{MAX_DIMS, parse_text};
 use crate::literal::{literal_value, number_value};
 use crate::locate::Locator;
-use crate::route::{is_sharding_column, nodes_between, nodes_with};
+use crate::route::{is_sharding_column, nodes_with};
 use crate::tokens::Tokens;
 use crate::value::Value;
+
+mod between;
+
+use between::{Between, conjunction};
 
 /// A value in the statement: written there, or a parameter (0-based).
 #[derive(Debug, Clone)]
@@ -46,16 +49,6 @@ pub(super) enum Condition {
     Range(Box<Between>),
     And(Vec<Condition>),
     Or(Vec<Condition>),
-}
-
-/// A sharding column between two values: narrowed by the algorithms that order values
-/// (ranges, intervals, MOD over a short span), everywhere by the others.
-#[derive(Debug, Clone)]
-pub(super) struct Between {
-    table: Option<usize>,
-    column: String,
-    lower: Bound<Operand>,
-    upper: Bound<Operand>,
 }
 
 impl Condition {
@@ -136,18 +129,7 @@ impl Condition {
                     && mine.len() == theirs.len()
                     && mine.iter().zip(theirs).all(|(m, t)| operand(m, t))
             }
-            (Condition::Range(mine), Condition::Range(theirs)) => {
-                let bound = |mine: &Bound<Operand>, theirs: &Bound<Operand>| match (mine, theirs) {
-                    (Bound::Included(m), Bound::Included(t))
-                    | (Bound::Excluded(m), Bound::Excluded(t)) => operand(m, t),
-                    (Bound::Unbounded, Bound::Unbounded) => true,
-                    _ => false,
-                };
-                mine.table == theirs.table
-                    && mine.column == theirs.column
-                    && bound(&mine.lower, &theirs.lower)
-                    && bound(&mine.upper, &theirs.upper)
-            }
+            (Condition::Range(mine), Condition::Range(theirs)) => mine.stands_for(theirs, operand),
             (Condition::And(mine), Condition::And(theirs))
             | (Condition::Or(mine), Condition::Or(theirs)) => all(mine, theirs),
             // An array parameter stands for no literal.
@@ -219,67 +201,6 @@ impl Context<'_> {
             },
             _ => Condition::Any,
         })
-    }
-
-    /// `col > 5`, `5 < col` and the like: a range of the sharding column. Kept out of
-    /// [`Context::condition`], whose frame every level of a long AND/OR chain repeats.
-    #[inline(never)]
-    fn compare(
-        &self,
-        left: &Expr,
-        op: &BinaryOperator,
-        right: &Expr,
-        locator: &mut Locator<'_>,
-    ) -> Result<Condition, RouteError> {
-        // `5 < col` is `col > 5`.
-        let (column, value, op) = match (self.column(left), self.column(right)) {
-            (Some(column), None) => (column, right, op.clone()),
-            (None, Some(column)) => (column, left, flipped(op)),
-            _ => return Ok(Condition::Any),
-        };
-        let Some(value) = range_operand(value, self.tokens, locator)? else {
-            return Ok(Condition::Any);
-        };
-        let (lower, upper) = match op {
-            BinaryOperator::Gt => (Bound::Excluded(value), Bound::Unbounded),
-            BinaryOperator::GtEq => (Bound::Included(value), Bound::Unbounded),
-            BinaryOperator::Lt => (Bound::Unbounded, Bound::Excluded(value)),
-            _ => (Bound::Unbounded, Bound::Included(value)),
-        };
-        Ok(Condition::Range(Box::new(Between {
-            table: column.0,
-            column: column.1.to_owned(),
-            lower,
-            upper,
-        })))
-    }
-
-    /// `col BETWEEN a AND b`, kept out of [`Context::condition`] as [`Context::compare`] is.
-    #[inline(never)]
-    fn between(
-        &self,
-        expr: &Expr,
-        low: &Expr,
-        high: &Expr,
-        locator: &mut Locator<'_>,
-    ) -> Result<Condition, RouteError> {
-        let Some((table, column)) = self.column(expr) else {
-            return Ok(Condition::Any);
-        };
-        Ok(
-            match (
-                range_operand(low, self.tokens, locator)?,
-                range_operand(high, self.tokens, locator)?,
-            ) {
-                (Some(low), Some(high)) => Condition::Range(Box::new(Between {
-                    table,
-                    column: column.to_owned(),
-                    lower: Bound::Included(low),
-                    upper: Bound::Included(high),
-                })),
-                _ => Condition::Any,
-            },
-        )
     }
 
     /// Where `column = ANY(array)` matches: by the elements of an `ARRAY[…]` constructor or a
@@ -473,92 +394,6 @@ pub(crate) fn operand(
     })
 }
 
-/// `left AND right`, flattened, with `col >= a AND col < b` made one range: algorithms that
-/// need both ends of a range (MOD over a short span) narrow it then.
-fn conjunction(left: Condition, right: Condition) -> Condition {
-    let mut parts = Vec::new();
-    for part in [left, right] {
-        let range = match part {
-            Condition::And(inner) => {
-                parts.extend(inner);
-                continue;
-            }
-            Condition::Range(range) => range,
-            other => {
-                parts.push(other);
-                continue;
-            }
-        };
-        let open_end = parts.iter_mut().find_map(|p| match p {
-            Condition::Range(other)
-                if other.table == range.table
-                    && other.column.eq_ignore_ascii_case(&range.column) =>
-            {
-                match (&other.lower, &other.upper) {
-                    (Bound::Unbounded, _) if !matches!(range.lower, Bound::Unbounded) => {
-                        Some(&mut other.lower)
-                    }
-                    (_, Bound::Unbounded) if !matches!(range.upper, Bound::Unbounded) => {
-                        Some(&mut other.upper)
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        });
-        match (open_end, range.lower, range.upper) {
-            (Some(end), lower, Bound::Unbounded) => *end = lower,
-            (Some(end), Bound::Unbounded, upper) => *end = upper,
-            (_, lower, upper) => parts.push(Condition::Range(Box::new(Between {
-                table: range.table,
-                column: range.column,
-                lower,
-                upper,
-            }))),
-        }
-    }
-    Condition::And(parts)
-}
-
-/// A range's end: a literal or placeholder, or a literal of a named type (`TIMESTAMP
-/// '2021-06-01'`, `'2021-06-01'::date`), read as its text.
-fn range_operand(
-    expr: &Expr,
-    tokens: &Tokens,
-    locator: &mut Locator<'_>,
-) -> Result<Option<Operand>, RouteError> {
-    Ok(match expr {
-        Expr::TypedString(typed) => literal_value(&typed.value.value, false).map(Operand::Value),
-        Expr::Cast { expr, .. } if matches!(&**expr, Expr::Value(_)) => {
-            operand(expr, tokens, locator)?
-        }
-        Expr::Nested(inner) => range_operand(inner, tokens, locator)?,
-        other => operand(other, tokens, locator)?,
-    })
-}
-
-/// A range's end with its parameter bound.
-fn resolve_end<'a>(
-    bound: &'a Bound<Operand>,
-    params: &'a [Value],
-) -> Result<Bound<&'a Value>, RouteError> {
-    Ok(match bound {
-        Bound::Included(v) => Bound::Included(v.resolve(params)?),
-        Bound::Excluded(v) => Bound::Excluded(v.resolve(params)?),
-        Bound::Unbounded => Bound::Unbounded,
-    })
-}
-
-/// The comparison with its sides swapped.
-fn flipped(op: &BinaryOperator) -> BinaryOperator {
-    match op {
-        BinaryOperator::Gt => BinaryOperator::Lt,
-        BinaryOperator::GtEq => BinaryOperator::LtEq,
-        BinaryOperator::Lt => BinaryOperator::Gt,
-        _ => BinaryOperator::GtEq,
-    }
-}
-
 impl Operand {
     pub(crate) fn resolve<'a>(&'a self, params: &'a [Value]) -> Result<&'a Value, RouteError> {
         match self {
@@ -622,19 +457,7 @@ impl Condition {
                 // Anything else is not an array; the database will say so, on every node.
                 _ => vec![true; count],
             },
-            Condition::Range(range) => {
-                let lower = resolve_end(&range.lower, params)?;
-                let upper = resolve_end(&range.upper, params)?;
-                let mut nodes = vec![true; count];
-                for (t, rule) in rules.iter().enumerate() {
-                    if range.table.is_none_or(|only| only == t)
-                        && let Some(matching) = nodes_between(rule, &range.column, lower, upper)
-                    {
-                        and(&mut nodes, &matching);
-                    }
-                }
-                nodes
-            }
+            Condition::Range(range) => range.nodes(rules, params, count)?,
             Condition::And(parts) => {
                 let mut nodes = vec![true; count];
                 for part in parts {
