@@ -8,7 +8,10 @@
 //! which Keyshard refuses at load: ShardingSphere ignores them then too. `skipSQLRewrite=true`
 //! would send logic table names to the shards, and is refused.
 
-use crate::RouteError;
+use sqlparser::ast::Statement;
+use sqlparser::parser::Parser;
+
+use crate::{Direct, Prepared, RouteError, Router, locate, tokens};
 
 /// What a statement's hint asks for.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -49,6 +52,32 @@ pub(crate) fn read(sql: &str) -> Result<Option<Hint>, RouteError> {
         }
     }
     Ok(Some(hint))
+}
+
+impl Router {
+    /// A statement its hint sends to `data_source`: as written, whatever tables it names.
+    pub(crate) fn forced(
+        &self,
+        sql: &str,
+        parser: &Parser<'_>,
+        statement: &Statement,
+        data_source: String,
+    ) -> Result<Prepared, RouteError> {
+        if !self.data_sources.is_empty() && !self.data_sources.contains(&data_source) {
+            return Err(RouteError::Unsupported(format!(
+                "the dataSourceName hint names '{data_source}', which is not a data source"
+            )));
+        }
+        let mut locator = locate::Locator::new(sql);
+        let tokens = tokens::Tokens::scan(parser, &mut locator, self.dialect, &[])?;
+        Ok(Prepared::Direct(Direct {
+            sql: sql.into(),
+            data_sources: vec![data_source],
+            param_count: tokens.param_count,
+            is_read: matches!(statement, Statement::Query(_)),
+            replicated: false,
+        }))
+    }
 }
 
 #[cfg(test)]

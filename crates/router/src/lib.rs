@@ -160,24 +160,6 @@ impl Router {
         }
     }
 
-    /// Statements on these tables without a rule go to the data source each lives on
-    /// (`!SINGLE`, as read from the data sources at start).
-    pub fn with_single_tables<'a>(
-        mut self,
-        homes: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> Self {
-        for (table, data_source) in homes {
-            self.single.add(table, data_source);
-        }
-        self
-    }
-
-    /// The data source a statement on the unsharded `tables` goes to: where they live, else
-    /// the default one.
-    fn home<'a>(&'a self, tables: &[String], default: &'a str) -> Result<&'a str, RouteError> {
-        Ok(self.single.of(tables, default)?.unwrap_or(default))
-    }
-
     /// Where statements on tables without a sharding rule go: unsharded tables live on the
     /// default data source (the rule's, else the first of `data_sources`); broadcast tables are
     /// read from it and written to every data source.
@@ -537,30 +519,6 @@ impl Router {
             unsharded: &unsharded,
         };
         plan(&places).map(Prepared::Locks)
-    }
-
-    /// A statement its hint sends to `data_source`: as written, whatever tables it names.
-    fn forced(
-        &self,
-        sql: &str,
-        parser: &Parser<'_>,
-        statement: &Statement,
-        data_source: String,
-    ) -> Result<Prepared, RouteError> {
-        if !self.data_sources.is_empty() && !self.data_sources.contains(&data_source) {
-            return Err(RouteError::Unsupported(format!(
-                "the dataSourceName hint names '{data_source}', which is not a data source"
-            )));
-        }
-        let mut locator = locate::Locator::new(sql);
-        let tokens = tokens::Tokens::scan(parser, &mut locator, self.dialect, &[])?;
-        Ok(Prepared::Direct(Direct {
-            sql: sql.into(),
-            data_sources: vec![data_source],
-            param_count: tokens.param_count,
-            is_read: matches!(statement, Statement::Query(_)),
-            replicated: false,
-        }))
     }
 
     /// [`Router::direct`] of `sql`, which runs as `text` (the same placeholders).

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::RouteError;
+use crate::{RouteError, Router};
 
 /// Each single table's data sources, by ASCII-lower-cased name.
 #[derive(Debug, Clone, Default)]
@@ -58,6 +58,30 @@ impl SingleHomes {
             }
         }
         Ok(chosen.map(|(_, home)| home))
+    }
+}
+
+impl Router {
+    /// Statements on these tables without a rule go to the data source each lives on
+    /// (`!SINGLE`, as read from the data sources at start).
+    pub fn with_single_tables<'a>(
+        mut self,
+        homes: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        for (table, data_source) in homes {
+            self.single.add(table, data_source);
+        }
+        self
+    }
+
+    /// The data source a statement on the unsharded `tables` goes to: where they live, else
+    /// the default one.
+    pub(crate) fn home<'a>(
+        &'a self,
+        tables: &[String],
+        default: &'a str,
+    ) -> Result<&'a str, RouteError> {
+        Ok(self.single.of(tables, default)?.unwrap_or(default))
     }
 }
 
