@@ -41,26 +41,40 @@ pub struct Transaction {
     local: bool,
     /// The isolation level and access mode each branch begins with.
     characteristics: Characteristics,
-    /// The client's savepoints, oldest first. A branch that begins later sets them all at
-    /// once, so that rolling back to one undoes that branch's work too.
-    savepoints: Vec<Savepoint>,
+    /// The client's savepoints and PostgreSQL's `SET LOCAL …` statements, in the order they
+    /// were made. A branch that begins later makes them all at once, in that order, so that
+    /// rolling back to a savepoint undoes that branch's work and later settings too.
+    replayed: Vec<Replayed>,
     /// A statement ran that may change a table's columns: kept result columns are forgotten
     /// again when the transaction ends, as its changes show to other connections then.
     changes_columns: bool,
-    /// PostgreSQL's `SET LOCAL …` statements made in it, for the branches that begin later.
-    local_settings: Vec<String>,
     /// MySQL: its connections hold the session's table locks (see
     /// [`Transaction::keeping_table_locks`]).
     keeps_table_locks: bool,
 }
 
-/// A client's savepoint.
+/// What a branch that begins later must make first.
 #[derive(Debug, Clone)]
-struct Savepoint {
-    /// As the client wrote it (quoted or not), to send on.
-    sql: String,
-    /// As names compare.
-    key: String,
+enum Replayed {
+    /// A client's savepoint: `sql` as the client wrote it (quoted or not), to send on; `key`
+    /// as names compare.
+    Savepoint { sql: String, key: String },
+    /// A setting that lasts the transaction (PostgreSQL's `SET LOCAL`), as written.
+    LocalSetting(String),
+}
+
+impl Replayed {
+    /// The statement that makes it.
+    fn statement(&self) -> String {
+        match self {
+            Replayed::Savepoint { sql, .. } => format!("SAVEPOINT {sql}"),
+            Replayed::LocalSetting(sql) => sql.clone(),
+        }
+    }
+
+    fn is_savepoint(&self, name: &str) -> bool {
+        matches!(self, Replayed::Savepoint { key, .. } if key == name)
+    }
 }
 
 /// How long a `SET` made inside a transaction lasts.
@@ -99,9 +113,8 @@ impl Transaction {
             xa: None,
             local: false,
             characteristics: Characteristics::default(),
-            savepoints: Vec::new(),
+            replayed: Vec::new(),
             changes_columns: false,
-            local_settings: Vec::new(),
             keeps_table_locks: false,
         }
     }
@@ -154,7 +167,10 @@ impl Transaction {
 
     /// How many savepoints the client holds.
     pub fn savepoint_count(&self) -> usize {
-        self.savepoints.len()
+        self.replayed
+            .iter()
+            .filter(|r| matches!(r, Replayed::Savepoint { .. }))
+            .count()
     }
 
     pub(crate) fn branch(&mut self, data_source: &str) -> Option<&mut Branch> {
@@ -183,8 +199,7 @@ impl Backend {
         // where each would take its own.
         if let [unit] = plan.units.as_slice()
             && unit.params.is_empty()
-            && transaction.savepoints.is_empty()
-            && transaction.local_settings.is_empty()
+            && transaction.replayed.is_empty()
             && transaction.branch(&unit.data_source).is_none()
         {
             let data_source = unit.data_source.as_str();
@@ -259,17 +274,11 @@ impl Backend {
             .begin(transaction.characteristics)
             .await
             .map_err(|e| BackendError::from_sqlx(data_source, e))?;
-        if !transaction.savepoints.is_empty() || !transaction.local_settings.is_empty() {
+        if !transaction.replayed.is_empty() {
             let set: Vec<String> = transaction
-                .local_settings
+                .replayed
                 .iter()
-                .cloned()
-                .chain(
-                    transaction
-                        .savepoints
-                        .iter()
-                        .map(|s| format!("SAVEPOINT {}", s.sql)),
-                )
+                .map(Replayed::statement)
                 .collect();
             branch
                 .command(&set.join("; "))
@@ -325,7 +334,9 @@ impl Backend {
             done.map_err(|e| BackendError::from_sqlx(branch.data_source(), e))?;
         }
         if scope == SettingScope::Transaction {
-            transaction.local_settings.push(sql.to_owned());
+            transaction
+                .replayed
+                .push(Replayed::LocalSetting(sql.to_owned()));
         }
         Ok(())
     }
@@ -342,9 +353,9 @@ impl Backend {
     ) -> Result<(), BackendError> {
         on_every_branch(transaction, &format!("SAVEPOINT {sql}")).await?;
         if replaces {
-            transaction.savepoints.retain(|s| s.key != key);
+            transaction.replayed.retain(|r| !r.is_savepoint(key));
         }
-        transaction.savepoints.push(Savepoint {
+        transaction.replayed.push(Replayed::Savepoint {
             sql: sql.to_owned(),
             key: key.to_owned(),
         });
@@ -359,21 +370,38 @@ impl Backend {
         key: &str,
         command: SavepointCommand,
     ) -> Result<bool, BackendError> {
-        let Some(at) = transaction.savepoints.iter().rposition(|s| s.key == key) else {
+        let Some(at) = transaction
+            .replayed
+            .iter()
+            .rposition(|r| r.is_savepoint(key))
+        else {
             return Ok(false);
         };
-        let sql = &transaction.savepoints[at].sql;
-        let (statement, keep) = match command {
-            SavepointCommand::RollbackTo => (format!("ROLLBACK TO SAVEPOINT {sql}"), at + 1),
-            SavepointCommand::Release => (format!("RELEASE SAVEPOINT {sql}"), at),
+        let Replayed::Savepoint { sql, .. } = &transaction.replayed[at] else {
+            return Ok(false);
+        };
+        let statement = match command {
+            SavepointCommand::RollbackTo => format!("ROLLBACK TO SAVEPOINT {sql}"),
+            SavepointCommand::Release => format!("RELEASE SAVEPOINT {sql}"),
         };
         on_every_branch(transaction, &statement).await?;
-        if command == SavepointCommand::RollbackTo {
-            for branch in &mut transaction.branches {
-                branch.rolled_back_to_savepoint();
+        match command {
+            // What followed the savepoint is undone, `SET LOCAL` included.
+            SavepointCommand::RollbackTo => {
+                for branch in &mut transaction.branches {
+                    branch.rolled_back_to_savepoint();
+                }
+                transaction.replayed.truncate(at + 1);
+            }
+            // The savepoint and those after it are gone; the settings made meanwhile hold.
+            SavepointCommand::Release => {
+                let mut index = 0;
+                transaction.replayed.retain(|r| {
+                    index += 1;
+                    index <= at || matches!(r, Replayed::LocalSetting(_))
+                });
             }
         }
-        transaction.savepoints.truncate(keep);
         Ok(true)
     }
 

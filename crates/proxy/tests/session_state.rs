@@ -698,6 +698,40 @@ const PG_SETTINGS: &[(usize, &str)] = &[
     (A, "COMMIT"),
     (A, "SHOW TimeZone"),
     (A, "SELECT created_at::text FROM t_order ORDER BY order_id"),
+    // The same for SET LOCAL: undone by a rollback to a savepoint before it, it is not made on
+    // the shard the transaction reaches next (ds_1, user 1's); kept by a release, it is. A
+    // branch that begins late takes the savepoints and settings in the order they were made.
+    (A, "BEGIN"),
+    (A, "SELECT note FROM t_plain"),
+    (A, "SAVEPOINT s3"),
+    (A, "SET LOCAL statement_timeout = '20ms'"),
+    (A, "ROLLBACK TO SAVEPOINT s3"),
+    (
+        A,
+        "SELECT pg_sleep(0.1)::text FROM t_order WHERE user_id = 1",
+    ),
+    (A, "ROLLBACK"),
+    (A, "BEGIN"),
+    (A, "SELECT note FROM t_plain"),
+    (A, "SAVEPOINT s4"),
+    (A, "SET LOCAL statement_timeout = '20ms'"),
+    (A, "RELEASE SAVEPOINT s4"),
+    (
+        A,
+        "SELECT pg_sleep(0.3)::text FROM t_order WHERE user_id = 1",
+    ),
+    (A, "ROLLBACK"),
+    (A, "BEGIN"),
+    (A, "SELECT note FROM t_plain"),
+    (A, "SAVEPOINT s5"),
+    (A, "SET LOCAL statement_timeout = '20ms'"),
+    (A, "SELECT COUNT(*) FROM t_order WHERE user_id = 1"),
+    (A, "ROLLBACK TO SAVEPOINT s5"),
+    (
+        A,
+        "SELECT pg_sleep(0.1)::text FROM t_order WHERE user_id = 1",
+    ),
+    (A, "COMMIT"),
     // A role is the session's: its privileges, not B's.
     (A, "SET ROLE keyshard_test_role"),
     (A, "SELECT current_user FROM t_plain"),
