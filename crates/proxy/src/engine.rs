@@ -257,6 +257,7 @@ impl Engine {
         // The shard connections it kept are closed with all they held, and the ones it takes
         // next are brought back to the settings it began with.
         session.held.clear();
+        session.sequences_advanced.clear();
         session.listener = None;
         session.listening_before = None;
         session.shard.unpin();

@@ -54,6 +54,22 @@ pub(crate) enum Effect {
     /// Reads what the session holds (`lastval()` its `nextval`s): refused when it holds none,
     /// as a shared connection would answer with another session's.
     Reads(Held),
+    /// MariaDB's sequences, by name: a connection answers `PREVIOUS VALUE FOR s` with the
+    /// value it last took of `s`, whoever took it (a sequence default in another session's
+    /// INSERT, on a connection shared then), and nothing like PostgreSQL's `DISCARD SEQUENCES`
+    /// clears that. So a session reads only the sequences it advanced itself, on the
+    /// connections it has kept since.
+    Sequences(SequenceUse),
+}
+
+/// The sequences one MariaDB statement names, each as written (quotes aside): case and
+/// schema kept, so that two names compare equal only when they are one sequence.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct SequenceUse {
+    /// `NEXT VALUE FOR s`, `NEXTVAL(s)`: values taken, which pin the session.
+    pub(crate) advances: Vec<String>,
+    /// `PREVIOUS VALUE FOR s`, `LASTVAL(s)`: the connection's last value of each.
+    pub(crate) reads: Vec<String>,
 }
 
 /// What a statement lets go of.
@@ -131,8 +147,14 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) ->
         if calls_any(&lower, routines) {
             return Some(Effect::Holds(Held::Session));
         }
-        if sequences && let Some(effect) = sequence_effect(&lower) {
-            return Some(effect);
+        if sequences {
+            let effect = match dialect {
+                Dialect::MySql => mariadb_sequence_effect(sql, &lower),
+                Dialect::Postgres => sequence_effect(&lower),
+            };
+            if effect.is_some() {
+                return effect;
+            }
         }
         let dml = is("insert") || is("update") || is("delete") || is("replace");
         return match builtin && !dml {
@@ -246,6 +268,59 @@ fn sequence_effect(lower: &str) -> Option<Effect> {
         return Some(Effect::Reads(Held::Sequences));
     }
     None
+}
+
+/// What a MariaDB statement's use of sequences does (see [`Effect::Sequences`]); `SETVAL`
+/// changes the sequence for everyone and the connection's last value for no one.
+fn mariadb_sequence_effect(sql: &str, lower: &str) -> Option<Effect> {
+    // `lower` is `sql` in ASCII lower case: the same bytes at the same places.
+    let names = |phrase: &str, function: &str| -> Vec<String> {
+        let after_phrase = lower.match_indices(phrase).map(|(at, _)| at + phrase.len());
+        let in_call = calls(lower, function)
+            .into_iter()
+            .map(|args| args.as_ptr() as usize - lower.as_ptr() as usize);
+        after_phrase
+            .chain(in_call)
+            .map(|at| sequence_name(&sql[at..]))
+            .collect()
+    };
+    let used = SequenceUse {
+        advances: names("next value for", "nextval"),
+        reads: names("previous value for", "lastval"),
+    };
+    (used != SequenceUse::default()).then_some(Effect::Sequences(used))
+}
+
+/// The sequence name `text` begins with (after blanks): dotted parts, each bare or in
+/// backquotes, written without the quotes.
+fn sequence_name(text: &str) -> String {
+    let mut name = String::new();
+    let mut rest = text.trim_start();
+    loop {
+        let part = match rest.strip_prefix('`') {
+            Some(quoted) => {
+                let end = quoted.find('`').unwrap_or(quoted.len());
+                rest = quoted.get(end + 1..).unwrap_or_default();
+                &quoted[..end]
+            }
+            None => {
+                let end = rest
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                    .unwrap_or(rest.len());
+                let part = &rest[..end];
+                rest = &rest[end..];
+                part
+            }
+        };
+        name.push_str(part);
+        match rest.trim_start().strip_prefix('.') {
+            Some(after) => {
+                name.push('.');
+                rest = after.trim_start();
+            }
+            None => return name,
+        }
+    }
 }
 
 /// What the function calls in `lower` (a statement in lower case) do to the state it holds.
@@ -468,20 +543,38 @@ mod tests {
         ] {
             assert_eq!(effect(none), None, "{none}");
         }
-        assert_eq!(holds("SELECT nextval('s')"), Held::Sequences);
         assert_eq!(
-            holds("INSERT INTO t (id) VALUES (NEXTVAL ('s'))"),
-            Held::Sequences
+            super::effect(
+                "INSERT INTO t (id) VALUES (NEXTVAL ('s'))",
+                Dialect::Postgres,
+                &HashSet::new()
+            ),
+            Some(Effect::Holds(Held::Sequences))
         );
-        assert_eq!(holds("SELECT NEXT VALUE FOR s"), Held::Sequences);
-        assert_eq!(holds("SELECT setval('s', 10)"), Held::Sequences);
-        for read in [
-            "SELECT lastval()",
-            "SELECT currval('s')",
-            "SELECT PREVIOUS VALUE FOR s",
-        ] {
-            assert_eq!(effect(read), Some(Effect::Reads(Held::Sequences)), "{read}");
+        let pg = |sql| super::effect(sql, Dialect::Postgres, &HashSet::new());
+        assert_eq!(
+            pg("SELECT setval('s', 10)"),
+            Some(Effect::Holds(Held::Sequences))
+        );
+        for read in ["SELECT lastval()", "SELECT currval('s')"] {
+            assert_eq!(pg(read), Some(Effect::Reads(Held::Sequences)), "{read}");
         }
+        let mariadb = |advances: &[&str], reads: &[&str]| {
+            Some(Effect::Sequences(SequenceUse {
+                advances: advances.iter().map(|s| s.to_string()).collect(),
+                reads: reads.iter().map(|s| s.to_string()).collect(),
+            }))
+        };
+        assert_eq!(effect("SELECT NEXT VALUE FOR s"), mariadb(&["s"], &[]));
+        assert_eq!(
+            effect("INSERT INTO t VALUES (next value for `Db`.`S q`, NEXTVAL( db . s2 ))"),
+            mariadb(&["Db.S q", "db.s2"], &[])
+        );
+        assert_eq!(
+            effect("SELECT PREVIOUS VALUE FOR Ks_seq, LASTVAL(test.s)"),
+            mariadb(&[], &["Ks_seq", "test.s"])
+        );
+        assert_eq!(effect("SELECT SETVAL(s, 10)"), None);
         for none in [
             "INSERT INTO t VALUES (1, 'interval')",
             "SELECT my_nextval(1)",

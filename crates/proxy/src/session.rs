@@ -1,6 +1,6 @@
 //! Per-connection state, whichever protocol the connection speaks.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use keyshard_backend::session_state::{SessionState, Settings};
@@ -104,6 +104,9 @@ pub struct Session {
     pub at_savepoints: Vec<AtSavepoint>,
     /// State held on the session's shard connections, which keeps them pinned.
     pub(crate) held: BTreeMap<Held, usize>,
+    /// MariaDB: the sequences the session advanced on the connections it keeps, the only ones
+    /// it may read the last value of (see `pinning::Effect::Sequences`).
+    pub(crate) sequences_advanced: BTreeSet<String>,
     /// PostgreSQL: the connection that listens for the session's `LISTEN` channels.
     pub(crate) listener: Option<keyshard_backend::Listener>,
     /// The channels listened on before the open transaction changed them, back if it rolls
@@ -152,6 +155,7 @@ impl Session {
             settings_before: None,
             at_savepoints: Vec::new(),
             held: BTreeMap::new(),
+            sequences_advanced: BTreeSet::new(),
             listener: None,
             listening_before: None,
         }

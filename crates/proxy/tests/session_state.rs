@@ -103,6 +103,9 @@ impl MySqlSides {
             let expected =
                 mysql_answer(&mut self.direct[*who], &sql.replace("'ks_", "'ksp_")).await;
             let got = mysql_answer(&mut self.through[*who], &sql.replace("'ks_", "'kst_")).await;
+            if std::env::var_os("KEYSHARD_TEST_TRACE").is_some() {
+                eprintln!("{who}: {sql}\n  Keyshard: {got:?}\n  database: {expected:?}");
+            }
             if got != expected {
                 differences.push(format!(
                     "client {who}: {sql}\n  Keyshard: {got:?}\n  database: {expected:?}"
@@ -391,6 +394,58 @@ async fn mysql_table_locks_are_the_sessions_on_every_shard() {
     // the locks go): all or none, the locks held throughout; so does a session with
     // autocommit off, its COMMIT and ROLLBACK keeping the locks (mysqldump's restore).
     differences.extend(sides.compare(MYSQL_LOCKED_WRITES).await);
+    sides.finish().await;
+    report(differences);
+}
+
+/// MariaDB's sequences. B's INSERT takes a value by a sequence default on a shared connection
+/// (it does not pin); C, which took no value of that sequence itself, is then refused its
+/// `PREVIOUS VALUE FOR` (the connection it keeps may be the one B's value is on), where one
+/// database answers NULL. Everything else as on one database: A reads back its own values,
+/// never B's, through NEXT VALUE FOR, NEXTVAL, a sequence default and LASTVAL.
+const MYSQL_SEQUENCES: &[(usize, &str)] = &[
+    (A, "CREATE SEQUENCE ks_seq"),
+    (A, "CREATE SEQUENCE ks_other"),
+    (
+        A,
+        "CREATE TABLE t_seq (id BIGINT NOT NULL DEFAULT NEXT VALUE FOR ks_seq PRIMARY KEY, \
+         note VARCHAR(8))",
+    ),
+    (B, "INSERT INTO t_seq (note) VALUES ('b')"),
+    (C, "SELECT NEXT VALUE FOR ks_other"),
+    (C, "SELECT PREVIOUS VALUE FOR ks_other"),
+    (A, "SELECT NEXT VALUE FOR ks_seq"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "SELECT PREVIOUS VALUE FOR ks_seq"),
+    (B, "SELECT NEXTVAL(ks_seq)"),
+    (A, "SELECT PREVIOUS VALUE FOR ks_seq"),
+    (A, "SELECT LASTVAL(`ks_seq`)"),
+    (B, "SELECT LASTVAL(ks_seq)"),
+    (A, "INSERT INTO t_seq (note) VALUES ('a')"),
+    (A, "SELECT PREVIOUS VALUE FOR ks_seq"),
+    (A, "PREPARE:SELECT PREVIOUS VALUE FOR ks_seq"),
+    (A, "SELECT SETVAL(ks_seq, 100)"),
+    (A, "SELECT PREVIOUS VALUE FOR ks_seq"),
+    (B, "SELECT NEXT VALUE FOR ks_seq"),
+    (A, "SELECT id FROM t_seq WHERE note = 'a'"),
+];
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_MYSQL_URL"]
+async fn mysql_sequence_values_are_read_by_the_session_that_took_them() {
+    // A, B and C each keep a connection of ds_0 once they take a sequence value.
+    let mut sides = MySqlSides::start(4).await;
+    let mut differences = sides.compare(&MYSQL_SEQUENCES[..6]).await;
+    let read = "SELECT PREVIOUS VALUE FOR ks_seq";
+    assert_eq!(
+        mysql_answer(&mut sides.direct[C], read).await,
+        Ok(vec!["None".to_owned()])
+    );
+    assert_eq!(
+        mysql_answer(&mut sides.through[C], read).await,
+        Err("1235".to_owned())
+    );
+    differences.extend(sides.compare(&MYSQL_SEQUENCES[6..]).await);
     sides.finish().await;
     report(differences);
 }

@@ -31,6 +31,7 @@ mod placeholders;
 mod plan;
 mod query;
 mod route;
+mod sequences;
 mod shape;
 mod single;
 mod table_locks;
@@ -246,12 +247,24 @@ impl Router {
 
     /// A statement the parser does not read but the router knows by its text: MySQL's
     /// `ALTER TABLE t DISABLE|ENABLE KEYS` (mysqldump's), one statement per actual table of a
-    /// sharded table, as written where other tables live.
-    pub fn prepare_unparsed(&self, sql: &str) -> Option<Prepared> {
+    /// sharded table, as written where other tables live; a statement on MariaDB's sequences
+    /// (see `sequences`). `None` for any other.
+    pub fn prepare_unparsed(&self, sql: &str) -> Option<Result<Prepared, RouteError>> {
         if self.dialect != Dialect::MySql {
             return None;
         }
-        let (range, table, quote) = ddl::toggled_keys(sql)?;
+        match ddl::toggled_keys(sql) {
+            Some(toggled) => self.toggled_keys(sql, toggled).map(Ok),
+            None => self.sequence_statement(sql),
+        }
+    }
+
+    /// `ALTER TABLE t DISABLE|ENABLE KEYS`, the name `table` at `range` of `sql`.
+    fn toggled_keys(
+        &self,
+        sql: &str,
+        (range, table, quote): (std::ops::Range<usize>, String, Option<char>),
+    ) -> Option<Prepared> {
         let Some(rule) = self.table(&table) else {
             let default = self.default_data_source.as_deref()?;
             let data_sources = match self.is_broadcast(&table) {

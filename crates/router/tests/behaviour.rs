@@ -653,3 +653,51 @@ fn insert_select_from_values_or_unnest_runs_its_select_then_inserts_the_rows() {
         "{err}"
     );
 }
+
+/// MariaDB's `NEXT VALUE FOR` / `PREVIOUS VALUE FOR`, which the parser does not read: as
+/// written where unsharded tables live, refused on a sharded table.
+#[test]
+fn statements_on_mariadb_sequences_go_where_unsharded_tables_live() {
+    let router = router(common::T_ORDER, Dialect::MySql)
+        .with_data_sources(vec!["ds_0".into(), "ds_1".into()], Vec::new());
+    for (sql, params, read) in [
+        ("SELECT NEXT VALUE FOR s", 0, true),
+        ("select previous  value\nfor `db`.`s`", 0, true),
+        ("INSERT INTO t_plain VALUES (NEXT VALUE FOR s, ?)", 1, false),
+        (
+            "CREATE TABLE t_seq (id BIGINT DEFAULT NEXT VALUE FOR s PRIMARY KEY)",
+            0,
+            false,
+        ),
+    ] {
+        let Some(Ok(Prepared::Direct(direct))) = router.prepare_unparsed(sql) else {
+            panic!("{sql}");
+        };
+        assert_eq!(
+            (direct.param_count(), direct.is_read()),
+            (params, read),
+            "{sql}"
+        );
+        let plan = direct.bind(&[]);
+        assert_eq!(plan.units.len(), 1, "{sql}");
+        assert_eq!(plan.units[0].data_source, "ds_0", "{sql}");
+        assert_eq!(plan.units[0].sql, sql);
+    }
+    assert!(matches!(
+        router.prepare_unparsed("INSERT INTO t_order VALUES (NEXT VALUE FOR s, 1)"),
+        Some(Err(RouteError::Unsupported(_)))
+    ));
+    for none in [
+        "SELECT 'next value for' FROM t",
+        "SELECT `next` value for s",
+        "SELEC 1",
+    ] {
+        assert!(router.prepare_unparsed(none).is_none(), "{none}");
+    }
+    let postgres = Router::new(&common::rule(common::T_ORDER), Dialect::Postgres);
+    assert!(
+        postgres
+            .prepare_unparsed("SELECT NEXT VALUE FOR s")
+            .is_none()
+    );
+}

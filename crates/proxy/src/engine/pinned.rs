@@ -87,9 +87,30 @@ pub(super) fn holding(session: &Session, effect: &Effect) -> Result<bool, Error>
              INSERT … RETURNING, or call nextval() first, which keeps this session's \
              connections)",
         )),
+        Effect::Sequences(used) => {
+            if let Some(name) = used
+                .reads
+                .iter()
+                .find(|name| !session.sequences_advanced.contains(*name))
+            {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    format!(
+                        "PREVIOUS VALUE FOR {name} in a session that took no value of it with \
+                         NEXT VALUE FOR: the shard connection is shared, and could answer with \
+                         another session's value (take NEXT VALUE FOR {name} first, which \
+                         keeps this session's connections, or use INSERT … RETURNING)"
+                    ),
+                ));
+            }
+            Ok(!used.advances.is_empty() && session.shard.pin())
+        }
         Effect::Reads(_) | Effect::Releases(_) => Ok(false),
     }
 }
+
+/// The most sequences a MariaDB session remembers advancing; reading one more is refused.
+const MAX_SEQUENCES_ADVANCED: usize = 1_024;
 
 /// Records what a statement with `effect` now holds (or let go of); a session that holds
 /// nothing any more gives its shard connections back (closed, with whatever they held).
@@ -104,6 +125,15 @@ pub(super) fn held(session: &mut Session, effect: Effect, pinned_now: bool, ok: 
         Effect::Releases(released) if ok => {
             pinning::release(&mut session.held, &released);
         }
+        Effect::Sequences(used) if ok && !used.advances.is_empty() => {
+            for name in used.advances {
+                if session.sequences_advanced.len() < MAX_SEQUENCES_ADVANCED {
+                    session.sequences_advanced.insert(name);
+                }
+            }
+            pinning::hold(&mut session.held, Held::Sequences);
+        }
+        Effect::Sequences(_) => {}
         Effect::Releases(_) | Effect::Reads(_) => return,
     }
     if session.held.is_empty() && (pinned_now || ok) && session.shard.is_pinned() {

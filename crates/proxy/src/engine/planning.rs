@@ -15,7 +15,7 @@ impl Engine {
             Ok((planned, _)) => Ok(planned),
             Err(e) if e.kind == ErrorKind::Syntax => {
                 match self.router(dialect).prepare_unparsed(sql) {
-                    Some(prepared) => planned(prepared, sql, dialect),
+                    Some(prepared) => planned(prepared?, sql, dialect),
                     None => Err(e),
                 }
             }
