@@ -110,6 +110,13 @@ impl<DB: Database> Leased<DB> {
         }
     }
 
+    /// Whether its settings can be brought to `wanted` (see `Settings::can_become`).
+    fn can_become(&self, wanted: Option<&Arc<Settings>>) -> bool {
+        self.applied
+            .as_deref()
+            .is_none_or(|applied| applied.can_become(wanted.map(|w| &**w)))
+    }
+
     /// Whether it holds nothing a session made, so that sqlx's pool may have it back.
     fn is_clean(&self) -> bool {
         self.applied.is_none() && self.kept.is_none() && !self.unknown
@@ -396,14 +403,22 @@ impl<DB: Kind> Connections<DB> {
             let kept = {
                 let mut idle = lock(&self.idle);
                 // The most recent one whose settings are already the session's, else the most
-                // recent: stacks of sessions with the same settings change none.
+                // recent that can take them: stacks of sessions with the same settings change
+                // none.
                 let same = idle.iter().rposition(|(conn, _)| conn.has(wanted));
-                match same {
+                let other = || idle.iter().rposition(|(conn, _)| conn.can_become(wanted));
+                match same.or_else(other) {
                     Some(at) => Some(idle.remove(at)),
                     None => idle.pop(),
                 }
             };
             match kept {
+                // None can: the most recent is closed, which leaves sqlx's pool room for a new
+                // one, where waiting for a kept one to suit might never end.
+                Some((conn, _)) if !conn.can_become(wanted) => {
+                    conn.close();
+                    return None;
+                }
                 Some((conn, since)) if since.elapsed() < self.idle_timeout => return Some(conn),
                 // Back to sqlx, which checks it and retires it when the database dropped it (or
                 // closed, when a session's settings are on it).

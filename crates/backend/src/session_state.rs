@@ -55,6 +55,11 @@ impl Settings {
         }
     }
 
+    /// The kind of database they are written for.
+    pub fn kind(&self) -> DatabaseKind {
+        self.kind
+    }
+
     /// Whether there is none.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
@@ -78,6 +83,17 @@ impl Settings {
     /// Removes `name`, back to the database's default.
     pub fn remove(&mut self, name: &str) {
         self.entries.remove(name);
+    }
+
+    /// Whether a connection with these settings can be brought to `to` at all: PostgreSQL
+    /// keeps a custom setting (`app.tenant`) defined, as '', once set, and no statement
+    /// undefines it, so a connection that has one serves only sessions that define it too.
+    pub fn can_become(&self, to: Option<&Settings>) -> bool {
+        self.kind != DatabaseKind::Postgres
+            || self
+                .names()
+                .filter(|name| name.contains('.'))
+                .all(|name| to.is_some_and(|to| to.get(name).is_some()))
     }
 
     /// The statements that take a connection of `kind` from the settings `from` (`None`: as
@@ -264,6 +280,14 @@ mod tests {
             Settings::transition(pg, Some(&p), None),
             "RESET search_path;RESET SESSION AUTHORIZATION;"
         );
+        // A custom setting stays defined on a PostgreSQL connection.
+        let custom = settings(pg, &[("app.x", "app.x TO 'a'")]);
+        let undefined = settings(pg, &[("app.x", "app.x TO DEFAULT")]);
+        assert!(custom.can_become(Some(&undefined)));
+        assert!(!custom.can_become(Some(&p)));
+        assert!(!custom.can_become(None));
+        assert!(p.can_become(None));
+        assert!(a.can_become(None));
         // Another database's settings never reach a connection.
         assert_eq!(Settings::transition(pg, None, Some(&a)), "");
         assert_eq!(

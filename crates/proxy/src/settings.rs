@@ -25,6 +25,19 @@ pub(crate) struct SetSettings {
 }
 
 impl SetSettings {
+    /// `RESET` of each of `names`.
+    pub(crate) fn resets(names: Vec<String>) -> Self {
+        let changes = names
+            .into_iter()
+            .map(|name| Change {
+                name,
+                assignment: None,
+                written: String::new(),
+            })
+            .collect();
+        Self::of(false, changes)
+    }
+
     fn of(local: bool, changes: Vec<Change>) -> Self {
         Self {
             local,

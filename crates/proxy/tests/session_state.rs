@@ -809,6 +809,44 @@ const PG_SETTINGS: &[(usize, &str)] = &[
     (A, "SHOW statement_timeout"),
     (A, "RESET ALL"),
     (A, "SELECT created_at::text FROM t_order ORDER BY order_id"),
+    // A custom setting stays defined, as '', once A named it (RESET, RESET ALL, DISCARD ALL);
+    // B, on a connection A used, has none.
+    (A, "SET app.tenant = 'a'"),
+    (A, "SHOW app.tenant"),
+    (
+        A,
+        "SELECT current_setting('app.tenant') FROM t_order WHERE user_id = 1",
+    ),
+    (B, "SELECT current_setting('app.tenant', true) FROM t_plain"),
+    (A, "RESET app.tenant"),
+    (A, "SHOW app.tenant"),
+    (
+        A,
+        "SELECT current_setting('app.tenant') FROM t_order WHERE user_id = 1",
+    ),
+    (
+        B,
+        "SELECT current_setting('app.tenant', true) FROM t_order WHERE user_id = 1",
+    ),
+    (A, "RESET app.other"),
+    (A, "SHOW app.other"),
+    (A, "SET app.third TO 'x'"),
+    (A, "RESET ALL"),
+    (A, "SHOW app.third"),
+    (
+        A,
+        "SELECT current_setting('app.third') FROM t_order WHERE user_id = 1",
+    ),
+    (A, "SET app.fourth TO 'y'"),
+    (A, "DISCARD ALL"),
+    (A, "SHOW app.fourth"),
+    (A, "SHOW app.tenant"),
+    (
+        A,
+        "SELECT current_setting('app.fourth') FROM t_order WHERE user_id = 2",
+    ),
+    (B, "SELECT current_setting('app.fourth', true) FROM t_plain"),
+    (C, "SHOW app.tenant"),
 ];
 
 /// An application's function that changes the session it runs in.

@@ -26,7 +26,7 @@ impl Engine {
         &self,
         session: &mut Session,
         sql: &str,
-        set: SetSettings,
+        mut set: SetSettings,
     ) -> Result<Reply, Error> {
         for control in set.controls {
             self.control(session, control).await?;
@@ -51,6 +51,8 @@ impl Engine {
                 .startup_settings
                 .clone()
                 .unwrap_or_else(|| Settings::new(kind));
+            let kept = placeholders(before.as_deref());
+            set.changes.extend(SetSettings::resets(kept).changes);
         }
         for change in &set.changes {
             match &change.assignment {
@@ -68,9 +70,10 @@ impl Engine {
                     .and_then(|s| s.get(&change.name))
                 {
                     Some(startup) => next.set(change.name.clone(), startup.to_owned()),
-                    None => {
-                        next.remove(&change.name);
-                    }
+                    None => match placeholder(kind, &change.name) {
+                        Some(undefined) => next.set(change.name.clone(), undefined),
+                        None => next.remove(&change.name),
+                    },
                 },
             }
         }
@@ -140,6 +143,10 @@ impl Engine {
         }
         for (change, value) in set.changes.iter().zip(reported) {
             match (&change.assignment, value) {
+                // Defined still, with the value the database reported.
+                (None, value) if placeholder(kind, &change.name).is_some() => {
+                    session.reported.insert(change.name.clone(), value);
+                }
                 (None, _) => {
                     session.reported.remove(&change.name);
                 }
@@ -263,6 +270,27 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// PostgreSQL keeps a custom setting (`app.tenant`) defined once a session named it: as ''
+/// after `RESET`, `RESET ALL` and `DISCARD ALL`, where a shard connection that never saw it
+/// does not know it (42704). Such a name stays among the session's settings as `app.tenant TO
+/// DEFAULT`, which defines it there; `None` for any other name.
+fn placeholder(kind: DatabaseKind, name: &str) -> Option<String> {
+    (kind == DatabaseKind::Postgres && name.contains('.')).then(|| format!("{name} TO DEFAULT"))
+}
+
+/// The custom settings `settings` define, which a reset to the session's defaults keeps (see
+/// [`placeholder`]).
+pub(super) fn placeholders(settings: Option<&Settings>) -> Vec<String> {
+    settings.map_or_else(Vec::new, |settings| {
+        let kind = settings.kind();
+        settings
+            .names()
+            .filter(|name| placeholder(kind, name).is_some())
+            .map(str::to_owned)
+            .collect()
+    })
 }
 
 /// The database kind a frontend's settings are written for.

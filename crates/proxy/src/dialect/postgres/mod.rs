@@ -294,7 +294,7 @@ pub(crate) fn answer(statement: Statement, session: &mut Session) -> Result<Repl
                 .collect()
         }
         Statement::Show(name) => {
-            let value = setting(&name, session).ok_or_else(|| unrecognized(&name))?;
+            let value = setting(&name, session).ok_or_else(|| unrecognized(&name, session))?;
             vec![vec![Value::Text(value)]]
         }
         Statement::Select(items) => vec![
@@ -425,18 +425,31 @@ fn value_of(value: SessionValue, session: &Session) -> Result<Value, Error> {
         SessionValue::BackendPid => Value::Int(session.connection_id.into()),
         SessionValue::IsInRecovery => Value::Int(0),
         SessionValue::CurrentSetting(name) => {
-            Value::Text(setting(&name, session).ok_or_else(|| unrecognized(&name))?)
+            Value::Text(setting(&name, session).ok_or_else(|| unrecognized(&name, session))?)
         }
         SessionValue::Int(n) => Value::Int(n.into()),
         SessionValue::Text(s) => Value::Text(s),
     })
 }
 
-fn unrecognized(name: &str) -> Error {
-    Error::new(
-        ErrorKind::Unsupported,
-        format!("unrecognized configuration parameter \"{name}\""),
-    )
+/// `SHOW` of a setting neither the session nor the shards know: PostgreSQL's own error, unless
+/// the session changed its connections in ways the proxy does not follow (`set_config` in a
+/// function may have defined it there), where the proxy cannot tell.
+fn unrecognized(name: &str, session: &Session) -> Error {
+    let message = format!("unrecognized configuration parameter \"{name}\"");
+    match session.held.contains_key(&crate::pinning::Held::Session) {
+        true => Error::new(
+            ErrorKind::Unsupported,
+            format!("{message} (or set in a way the proxy does not follow: use current_setting)"),
+        ),
+        false => Error::new(
+            ErrorKind::Shard {
+                mysql_errno: None,
+                sqlstate: Some("42704".to_owned()),
+            },
+            message,
+        ),
+    }
 }
 
 fn text(s: &str) -> Value {
