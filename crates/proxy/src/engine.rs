@@ -513,7 +513,9 @@ impl Engine {
             Ok((Planned::CopyOut(_), _)) => Ok((text(sql), None)),
             Ok((planned, tree)) => {
                 let mut statement = Statement::new(StatementKind::Planned(planned));
-                statement.effect = pinning::effect(sql, dialect, &self.routines.names());
+                self.routines.learn(&self.backend, &self.config, sql).await;
+                let routines = self.routines.names();
+                statement.effect = pinning::effect(sql, dialect, &routines.routines);
                 Ok((statement, Some(tree)))
             }
             // One that takes parameters cannot run as text, without them: the client hears

@@ -107,6 +107,12 @@ const UNLOCKING: &[(&str, &str)] = &[
 /// Functions whose call lets go of every lock.
 const UNLOCKING_ALL: &[&str] = &["release_all_locks", "pg_advisory_unlock_all"];
 
+/// The statements whose effect their words say; any other holds or releases state only by
+/// the functions it calls.
+const STATEMENTS: &[&str] = &[
+    "create", "drop", "discard", "lock", "unlock", "listen", "unlisten", "declare", "close",
+];
+
 /// What `sql` does to the state a session holds, if anything. Most statements are INSERTs,
 /// UPDATEs and DELETEs, answered by their first word.
 /// `routines`: the lower-case names of the functions and procedures the shards define (see
@@ -118,12 +124,7 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) ->
     if is("call") || is("do") {
         return Some(Effect::Holds(Held::Session));
     }
-    let statement = [
-        "create", "drop", "discard", "lock", "unlock", "listen", "unlisten",
-    ]
-    .iter()
-    .chain(&["declare", "close"])
-    .any(|w| is(w));
+    let statement = STATEMENTS.iter().any(|w| is(w));
     // Any other statement holds or releases state only by a function call: one with no `(`
     // (a point SELECT, say) is answered without more, and so is one that mentions neither a
     // routine of the shards nor `lock`, `set_config` or a sequence function.
@@ -380,22 +381,32 @@ fn literal_key(space: &str, args: &str) -> Option<String> {
     Some(format!("{space}:{}", parts.join(",")))
 }
 
-/// Whether `lower` calls any of `routines`: a name (schema and quotes aside) right before `(`.
+/// Whether `lower` calls any of `routines`.
 fn calls_any(lower: &str, routines: &HashSet<String>) -> bool {
-    if routines.is_empty() {
-        return false;
-    }
-    let bytes = lower.as_bytes();
-    lower.match_indices('(').any(|(at, _)| {
+    !routines.is_empty() && called_names(lower).any(|name| routines.contains(name))
+}
+
+/// The names the functions `sql` calls may have, as written: each word right before a `(`
+/// (quotes and schema aside), outside the statements whose words say what they do (and
+/// `CALL` and `DO`, which pin whatever they call).
+pub(crate) fn called_names(sql: &str) -> impl Iterator<Item = &str> {
+    let first = crate::words::first_word(sql);
+    let calls = !STATEMENTS
+        .iter()
+        .chain(&["call", "do"])
+        .any(|w| first.eq_ignore_ascii_case(w));
+    let bytes = sql.as_bytes();
+    let opening = sql.match_indices('(').filter(move |_| calls);
+    opening.filter_map(move |(at, _)| {
         let mut end = at;
         while end > 0 && bytes[end - 1].is_ascii_whitespace() {
             end -= 1;
         }
-        let start = lower[..end]
+        let start = sql[..end]
             .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '"' || c == '`'))
             .map_or(0, |i| i + 1);
-        let name = lower[start..end].trim_matches(['"', '`']);
-        !name.is_empty() && routines.contains(name)
+        let name = sql[start..end].trim_matches(['"', '`']);
+        (!name.is_empty()).then_some(name)
     })
 }
 
@@ -592,6 +603,22 @@ mod tests {
                 None
             );
         }
+    }
+
+    #[test]
+    fn the_names_a_statement_may_call_are_found() {
+        let names = |sql| called_names(sql).collect::<Vec<_>>();
+        assert_eq!(
+            names("SELECT public.\"Audit\" (1), COUNT(*) FROM t WHERE x IN(1)"),
+            ["Audit", "COUNT", "IN"]
+        );
+        assert_eq!(
+            names("INSERT INTO t_order (a) VALUES (`f`(1))"),
+            ["t_order", "VALUES", "f"]
+        );
+        assert!(names("CREATE TABLE t (id int)").is_empty());
+        assert!(names("CALL p(1)").is_empty());
+        assert!(names("SELECT 1").is_empty());
     }
 
     #[test]

@@ -1,13 +1,20 @@
 //! The functions and procedures the shards define: the application's own, which may change the
 //! session they run in (a `set_config`, a temporary table, a lock inside them) where Keyshard
 //! cannot see it. A statement that calls one pins the session's shard connections (see
-//! `pinning`). Read at start and again after a statement that creates, replaces or drops one.
+//! `pinning`). Read at start, every 30 s, after a statement that creates, replaces or drops
+//! one, and whenever a statement calls a name not known yet: a routine created beside the
+//! proxy a moment ago is found before the statement that calls it runs.
+//!
+//! What a call names is learned once: the names read as no routine (built-in functions, and
+//! the words before a parenthesis that call nothing, `VALUES (`, a table's column list) are
+//! remembered, so that a name costs one read of the catalog, the first time it is met.
 
 use std::collections::HashSet;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use keyshard_backend::Backend;
+use keyshard_backend::session_state::{self, SessionState};
 use keyshard_config::{Config, DatabaseKind};
 
 use crate::identity::read_texts;
@@ -15,20 +22,90 @@ use crate::identity::read_texts;
 /// How often the names are read again, for routines created beside the proxy.
 pub(crate) const REFRESH: Duration = Duration::from_secs(30);
 
-/// Lower-case names of the routines the shards define.
+/// The most names remembered as no routine; past it they are forgotten and learned again.
+const MAX_OTHERS: usize = 10_000;
+
+/// The longest name a routine can have (MySQL 64, PostgreSQL 63 bytes): a longer word before
+/// a parenthesis calls none, and is not remembered.
+const MAX_NAME: usize = 64;
+
+/// The names calls were read as.
 #[derive(Debug, Default)]
-pub(crate) struct Routines(RwLock<Arc<HashSet<String>>>);
+pub(crate) struct Names {
+    /// Lower-case names of the routines the shards define.
+    pub(crate) routines: HashSet<String>,
+    /// Lower-case names called in statements that no data source defined as a routine when
+    /// they were met.
+    others: HashSet<String>,
+}
+
+impl Names {
+    /// Whether `name` (as written) was read as a routine or as none.
+    fn knows(&self, name: &str) -> bool {
+        if name.len() > MAX_NAME {
+            return true;
+        }
+        let known = |n: &str| self.routines.contains(n) || self.others.contains(n);
+        if !name.bytes().any(|b| b.is_ascii_uppercase()) {
+            return known(name);
+        }
+        // Most statements write keywords in capitals (`VALUES (`, `COUNT(`): lower case on
+        // the stack, as every statement asks.
+        let mut lower = [0u8; MAX_NAME];
+        let lower = &mut lower[..name.len()];
+        lower.copy_from_slice(name.as_bytes());
+        lower.make_ascii_lowercase();
+        std::str::from_utf8(lower).is_ok_and(known)
+    }
+}
+
+/// The shards' routines, and the names met that are none.
+#[derive(Debug, Default)]
+pub(crate) struct Routines {
+    names: RwLock<Arc<Names>>,
+    /// One read at a time: statements that meet new names meanwhile wait for it, and most
+    /// find theirs read by then.
+    reading: tokio::sync::Mutex<()>,
+}
 
 impl Routines {
     /// The names as they are now.
-    pub(crate) fn names(&self) -> Arc<HashSet<String>> {
-        Arc::clone(&self.0.read().unwrap_or_else(PoisonError::into_inner))
+    pub(crate) fn names(&self) -> Arc<Names> {
+        Arc::clone(&self.names.read().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// Reads the names from every MySQL and PostgreSQL data source (SQLite keeps no routines).
-    /// A data source that does not answer keeps what was read from it before.
+    /// Reads the routines of every MySQL and PostgreSQL data source (SQLite keeps none). A
+    /// data source that does not answer keeps what was read from it before.
     pub(crate) async fn load(&self, backend: &Backend, config: &Config) {
-        let mut names = HashSet::new();
+        let _reading = self.reading.lock().await;
+        self.read(backend, config, Vec::new()).await;
+    }
+
+    /// Makes sure every name `sql` calls is known as a routine or as none, reading the
+    /// routines again when one is new.
+    pub(crate) async fn learn(&self, backend: &Backend, config: &Config, sql: &str) {
+        let new = |names: &Names| -> Vec<String> {
+            crate::pinning::called_names(sql)
+                .filter(|name| !names.knows(name))
+                .map(str::to_ascii_lowercase)
+                .collect()
+        };
+        if new(&self.names()).is_empty() {
+            return;
+        }
+        let _reading = self.reading.lock().await;
+        let met = new(&self.names());
+        if !met.is_empty() {
+            self.read(backend, config, met).await;
+        }
+    }
+
+    /// Reads the routines; the names in `met` that are none are remembered as such.
+    async fn read(&self, backend: &Backend, config: &Config, met: Vec<String>) {
+        let before = self.names();
+        let mut routines = HashSet::new();
+        // The proxy's own read, on a connection no session's settings or state are on.
+        let fresh = Arc::new(SessionState::default());
         for source in config.data_sources.values() {
             let sql = match source.kind {
                 DatabaseKind::MySql => {
@@ -42,12 +119,20 @@ impl Routines {
                 }
                 DatabaseKind::Sqlite => continue,
             };
-            match read_texts(backend, &source.name, sql, "routines").await {
-                Some(rows) => names.extend(rows.into_iter().flatten()),
-                None => names.extend(self.names().iter().cloned()),
+            let read = read_texts(backend, &source.name, sql, "routines");
+            match session_state::serve(Arc::clone(&fresh), read).await {
+                Some(rows) => routines.extend(rows.into_iter().flatten()),
+                None => routines.extend(before.routines.iter().cloned()),
             }
         }
-        *self.0.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(names);
+        let mut others: HashSet<String> = match before.others.len() + met.len() > MAX_OTHERS {
+            true => HashSet::new(),
+            false => before.others.clone(),
+        };
+        others.extend(met);
+        others.retain(|name| !routines.contains(name));
+        let names = Arc::new(Names { routines, others });
+        *self.names.write().unwrap_or_else(PoisonError::into_inner) = names;
     }
 }
 
@@ -77,5 +162,17 @@ mod tests {
         ));
         assert!(changes_routines("drop procedure p"));
         assert!(!changes_routines("SELECT f()"));
+    }
+
+    #[test]
+    fn a_name_is_known_once_read_whatever_its_case() {
+        let names = Names {
+            routines: ["audit".to_owned()].into(),
+            others: ["count".to_owned()].into(),
+        };
+        assert!(names.knows("Audit"));
+        assert!(names.knows("COUNT"));
+        assert!(!names.knows("set_tenant"));
+        assert!(names.knows(&"x".repeat(MAX_NAME + 1)));
     }
 }

@@ -1016,6 +1016,37 @@ async fn postgres_sessions_keep_their_settings_and_state_to_themselves() {
     report(differences);
 }
 
+/// A function an application's migration creates beside the proxy while it runs, called at
+/// once through it: its `set_config` stays with A, as on one database, instead of waiting for
+/// the proxy's next read of the routines (30 s) on a connection B then takes.
+const PG_FRESH_FUNCTION: &[(usize, &str)] = &[
+    (A, "SELECT set_region('eu')"),
+    (A, "SELECT current_setting('app.region')"),
+    (A, "SELECT current_setting('app.region') FROM t_plain"),
+    (B, "SELECT current_setting('app.region', true) FROM t_plain"),
+    (C, "SELECT current_setting('app.region', true)"),
+    (A, "DISCARD ALL"),
+    (B, "SELECT current_setting('app.region', true) FROM t_plain"),
+];
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_PG_URL"]
+async fn postgres_a_function_created_beside_the_proxy_pins_at_its_first_call() {
+    let sides = PgSides::start(2).await;
+    // Read once, so that the proxy knows the functions from before (none).
+    let warm = pg_answer(&sides.through[A], "SELECT COUNT(*) FROM t_plain").await;
+    assert_eq!(warm, Ok(vec!["Some(\"1\")".to_owned()]));
+    let function = "CREATE FUNCTION set_region(r text) RETURNS text LANGUAGE sql AS \
+                    $$ SELECT set_config('app.region', r, false) $$";
+    for url in [sides.shards.url(0), sides.plain.url(0)] {
+        let client = connect(&url.parse().unwrap()).await.unwrap();
+        client.batch_execute(function).await.unwrap();
+    }
+    let differences = sides.compare(PG_FRESH_FUNCTION).await;
+    sides.finish().await;
+    report(differences);
+}
+
 #[tokio::test]
 #[ignore = "needs KEYSHARD_TEST_PG_URL"]
 async fn postgres_startup_parameters_reach_the_shards() {

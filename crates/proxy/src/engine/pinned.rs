@@ -32,7 +32,9 @@ impl Engine {
             self.routines.load(&self.backend, &self.config).await;
             return reply;
         }
-        let Some(effect) = pinning::effect(sql, session.dialect, &self.routines.names()) else {
+        self.routines.learn(&self.backend, &self.config, sql).await;
+        let routines = self.routines.names();
+        let Some(effect) = pinning::effect(sql, session.dialect, &routines.routines) else {
             return self.answer_text(session, sql, reserved).await;
         };
         // What a DISCARD lets go of is on the connections the session keeps, if any (inside
