@@ -258,6 +258,7 @@ impl Engine {
         // next are brought back to the settings it began with.
         session.held.clear();
         session.sequences_advanced.clear();
+        session.table_locks_on.clear();
         session.listener = None;
         session.listening_before = None;
         session.shard.unpin();
@@ -679,6 +680,7 @@ impl Engine {
                 unit.binary_results = true;
             }
         }
+        table_locks::refuse_unlocked(session, &plan)?;
         if let Some(guard) = &plan.guard
             && !self.run(session, &guard.reads).await?.rows.is_empty()
         {

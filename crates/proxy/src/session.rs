@@ -107,6 +107,8 @@ pub struct Session {
     /// MariaDB: the sequences the session advanced on the connections it keeps, the only ones
     /// it may read the last value of (see `pinning::Effect::Sequences`).
     pub(crate) sequences_advanced: BTreeSet<String>,
+    /// MySQL: the data sources its `LOCK TABLES` took locks on, while it holds them.
+    pub(crate) table_locks_on: Vec<String>,
     /// PostgreSQL: the connection that listens for the session's `LISTEN` channels.
     pub(crate) listener: Option<keyshard_backend::Listener>,
     /// The channels listened on before the open transaction changed them, back if it rolls
@@ -156,6 +158,7 @@ impl Session {
             at_savepoints: Vec::new(),
             held: BTreeMap::new(),
             sequences_advanced: BTreeSet::new(),
+            table_locks_on: Vec::new(),
             listener: None,
             listening_before: None,
         }

@@ -300,6 +300,12 @@ const MYSQL_TABLE_LOCKS: &[(usize, &str)] = &[
     (B, "INSERT INTO t_order VALUES (7, 1, NULL, NULL)"),
     (A, "LOCK TABLES t_plain WRITE"),
     (B, "SELECT note FROM t_plain"),
+    // ds_1 holds no lock of A's: a table there is still one A did not lock.
+    (A, "SELECT COUNT(*) FROM t_order WHERE user_id = 1"),
+    (A, "INSERT INTO t_order VALUES (20, 1, NULL, NULL)"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "SELECT note FROM t_plain"),
+    (A, "SELECT 1"),
     (A, "BEGIN"),
     (B, "SELECT note FROM t_plain"),
     (A, "COMMIT"),

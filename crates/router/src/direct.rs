@@ -11,6 +11,8 @@ pub struct Direct {
     pub(crate) data_sources: Vec<String>,
     pub(crate) param_count: usize,
     pub(crate) is_read: bool,
+    /// The first table it names, where it names one: its units' `table`.
+    pub(crate) table: String,
     /// A write to a broadcast table: every data source holds the same rows.
     pub(crate) replicated: bool,
 }
@@ -38,7 +40,7 @@ impl Direct {
             .iter()
             .map(|data_source| ExecutionUnit {
                 data_source: data_source.clone(),
-                table: String::new(),
+                table: self.table.clone(),
                 sql: self.sql.to_string(),
                 params: params.to_vec(),
                 rows: Vec::new(),

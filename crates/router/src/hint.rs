@@ -76,6 +76,7 @@ impl Router {
             param_count: tokens.param_count,
             is_read: matches!(statement, Statement::Query(_)),
             replicated: false,
+            table: String::new(),
         }))
     }
 }

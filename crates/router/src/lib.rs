@@ -269,7 +269,11 @@ impl Router {
             let default = self.default_data_source.as_deref()?;
             let data_sources = match self.is_broadcast(&table) {
                 true => self.data_sources.clone(),
-                false => vec![self.home(&[table], default).ok()?.to_owned()],
+                false => vec![
+                    self.home(std::slice::from_ref(&table), default)
+                        .ok()?
+                        .to_owned(),
+                ],
             };
             return Some(Prepared::Direct(Direct {
                 sql: sql.into(),
@@ -277,6 +281,7 @@ impl Router {
                 data_sources,
                 param_count: 0,
                 is_read: false,
+                table,
             }));
         };
         let units = rule
@@ -562,6 +567,7 @@ impl Router {
             param_count: tokens.param_count,
             is_read,
             replicated,
+            table: tables.first().cloned().unwrap_or_default(),
         }))
     }
 

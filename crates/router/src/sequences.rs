@@ -76,6 +76,7 @@ impl Router {
             param_count,
             is_read: matches!(first.as_deref(), Some("select" | "with")),
             replicated: false,
+            table: String::new(),
         }))
     }
 }

@@ -50,6 +50,7 @@ impl Engine {
                     }
                     locked.push(&unit.data_source);
                 }
+                session.table_locks_on = locked.into_iter().map(str::to_owned).collect();
             }
             LockKind::Unlock => {
                 // Only a session that holds table locks has a transaction committed by it.
@@ -149,6 +150,38 @@ impl Engine {
                 Err(e.into())
             }
         }
+    }
+}
+
+/// MySQL refuses, while the session holds table locks, a statement on a table it did not lock
+/// (1100). A data source where the session locked a table refuses such a statement itself; one
+/// where it locked none would answer it, so the proxy refuses `plan` there. A temporary table
+/// needs no lock, as on MySQL.
+pub(super) fn refuse_unlocked(session: &Session, plan: &Plan) -> Result<(), Error> {
+    if !holds_table_locks(session) {
+        return Ok(());
+    }
+    let gathered = plan
+        .gather
+        .iter()
+        .flat_map(|g| &g.tables)
+        .flat_map(|t| &t.reads);
+    let unlocked = plan.units.iter().chain(gathered).find(|unit| {
+        !unit.table.is_empty()
+            && !session.table_locks_on.contains(&unit.data_source)
+            && !session
+                .held
+                .contains_key(&Held::TemporaryTable(unit.table.to_ascii_lowercase()))
+    });
+    match unlocked {
+        Some(unit) => Err(Error::new(
+            ErrorKind::Shard {
+                mysql_errno: Some(1100),
+                sqlstate: Some("HY000".to_owned()),
+            },
+            format!("Table '{}' was not locked with LOCK TABLES", unit.table),
+        )),
+        None => Ok(()),
     }
 }
 

@@ -108,6 +108,7 @@ pub(crate) fn prepare(
             param_count: tokens.param_count,
             is_read: true,
             replicated: false,
+            table: String::new(),
         },
         head: head.into(),
         tail: tail.trim().trim_end_matches(';').trim_end().into(),
