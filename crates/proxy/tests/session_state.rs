@@ -917,6 +917,17 @@ const PG_HELD: &[(usize, &str)] = &[
     (A, "SELECT COUNT(*) FROM tmp_a"),
     (A, "SELECT pg_advisory_unlock_all()"),
     (B, "SELECT COUNT(*) FROM tmp_a"),
+    // A cursor held past its transaction is A's, on the connection A keeps.
+    (A, "BEGIN"),
+    (A, "DECLARE c_hold CURSOR WITH HOLD FOR SELECT id FROM t_plain"),
+    (A, "COMMIT"),
+    (B, "FETCH 1 FROM c_hold"),
+    (A, "SELECT COUNT(*) FROM t_order"),
+    (A, "FETCH 1 FROM c_hold"),
+    (A, "FETCH 1 FROM c_hold"),
+    (A, "CLOSE ALL"),
+    (A, "FETCH 1 FROM c_hold"),
+    (B, "DECLARE c_b CURSOR FOR SELECT 1"),
 ];
 
 const PG_CONTENDED: &[(usize, &str)] = &[
