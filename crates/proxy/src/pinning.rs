@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use keyshard_router::Dialect;
+use keyshard_router::{Dialect, SequenceUse};
 
 /// State a session holds on its shard connections.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -60,16 +60,6 @@ pub(crate) enum Effect {
     /// clears that. So a session reads only the sequences it advanced itself, on the
     /// connections it has kept since.
     Sequences(SequenceUse),
-}
-
-/// The sequences one MariaDB statement names, each as written (quotes aside): case and
-/// schema kept, so that two names compare equal only when they are one sequence.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct SequenceUse {
-    /// `NEXT VALUE FOR s`, `NEXTVAL(s)`: values taken, which pin the session.
-    pub(crate) advances: Vec<String>,
-    /// `PREVIOUS VALUE FOR s`, `LASTVAL(s)`: the connection's last value of each.
-    pub(crate) reads: Vec<String>,
 }
 
 /// What a statement lets go of.
@@ -150,7 +140,7 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) ->
         }
         if sequences {
             let effect = match dialect {
-                Dialect::MySql => mariadb_sequence_effect(sql, &lower),
+                Dialect::MySql => mariadb_sequence_effect(sql),
                 Dialect::Postgres => sequence_effect(&lower),
             };
             if effect.is_some() {
@@ -247,12 +237,20 @@ fn mentions_sequences(sql: &[u8]) -> bool {
     let ends_with = |end: usize, word: &[u8]| {
         end >= word.len() && sql[end - word.len()..end].eq_ignore_ascii_case(word)
     };
+    // `VALUE` as a word (not `VALUES`), which blanks or comments may separate from `FOR`.
+    let value_word = |at: usize| {
+        sql.len() >= at + 5
+            && sql[at..at + 5].eq_ignore_ascii_case(b"value")
+            && sql
+                .get(at + 5)
+                .is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$'))
+    };
     sql.windows(3).enumerate().any(|(at, w)| {
         w.eq_ignore_ascii_case(b"val")
             && (["next", "curr", "last", "set"]
                 .iter()
                 .any(|p| ends_with(at, p.as_bytes()))
-                || sql[at..].len() >= 9 && sql[at..at + 9].eq_ignore_ascii_case(b"value for"))
+                || value_word(at))
     })
 }
 
@@ -271,57 +269,9 @@ fn sequence_effect(lower: &str) -> Option<Effect> {
     None
 }
 
-/// What a MariaDB statement's use of sequences does (see [`Effect::Sequences`]); `SETVAL`
-/// changes the sequence for everyone and the connection's last value for no one.
-fn mariadb_sequence_effect(sql: &str, lower: &str) -> Option<Effect> {
-    // `lower` is `sql` in ASCII lower case: the same bytes at the same places.
-    let names = |phrase: &str, function: &str| -> Vec<String> {
-        let after_phrase = lower.match_indices(phrase).map(|(at, _)| at + phrase.len());
-        let in_call = calls(lower, function)
-            .into_iter()
-            .map(|args| args.as_ptr() as usize - lower.as_ptr() as usize);
-        after_phrase
-            .chain(in_call)
-            .map(|at| sequence_name(&sql[at..]))
-            .collect()
-    };
-    let used = SequenceUse {
-        advances: names("next value for", "nextval"),
-        reads: names("previous value for", "lastval"),
-    };
-    (used != SequenceUse::default()).then_some(Effect::Sequences(used))
-}
-
-/// The sequence name `text` begins with (after blanks): dotted parts, each bare or in
-/// backquotes, written without the quotes.
-fn sequence_name(text: &str) -> String {
-    let mut name = String::new();
-    let mut rest = text.trim_start();
-    loop {
-        let part = match rest.strip_prefix('`') {
-            Some(quoted) => {
-                let end = quoted.find('`').unwrap_or(quoted.len());
-                rest = quoted.get(end + 1..).unwrap_or_default();
-                &quoted[..end]
-            }
-            None => {
-                let end = rest
-                    .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-                    .unwrap_or(rest.len());
-                let part = &rest[..end];
-                rest = &rest[end..];
-                part
-            }
-        };
-        name.push_str(part);
-        match rest.trim_start().strip_prefix('.') {
-            Some(after) => {
-                name.push('.');
-                rest = after.trim_start();
-            }
-            None => return name,
-        }
-    }
+/// What a MariaDB statement's use of sequences does (see [`Effect::Sequences`]).
+fn mariadb_sequence_effect(sql: &str) -> Option<Effect> {
+    keyshard_router::mariadb_sequences(sql).map(Effect::Sequences)
 }
 
 /// What the function calls in `lower` (a statement in lower case) do to the state it holds.
@@ -571,15 +521,25 @@ mod tests {
             assert_eq!(pg(read), Some(Effect::Reads(Held::Sequences)), "{read}");
         }
         let mariadb = |advances: &[&str], reads: &[&str]| {
-            Some(Effect::Sequences(SequenceUse {
-                advances: advances.iter().map(|s| s.to_string()).collect(),
-                reads: reads.iter().map(|s| s.to_string()).collect(),
-            }))
+            Some((
+                advances.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                reads.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            ))
+        };
+        let effect = |sql| match effect(sql) {
+            Some(Effect::Sequences(used)) => Some((used.advances, used.reads)),
+            None => None,
+            other => panic!("{sql}: {other:?}"),
         };
         assert_eq!(effect("SELECT NEXT VALUE FOR s"), mariadb(&["s"], &[]));
         assert_eq!(
             effect("INSERT INTO t VALUES (next value for `Db`.`S q`, NEXTVAL( db . s2 ))"),
             mariadb(&["Db.S q", "db.s2"], &[])
+        );
+        // Blanks and comments between the words, as the server reads them.
+        assert_eq!(
+            effect("SELECT PREVIOUS /* x */ VALUE\n  FOR s"),
+            mariadb(&[], &["s"])
         );
         assert_eq!(
             effect("SELECT PREVIOUS VALUE FOR Ks_seq, LASTVAL(test.s)"),

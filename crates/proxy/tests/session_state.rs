@@ -426,6 +426,7 @@ const MYSQL_SEQUENCES: &[(usize, &str)] = &[
     (B, "SELECT NEXTVAL(ks_seq)"),
     (A, "SELECT PREVIOUS VALUE FOR ks_seq"),
     (A, "SELECT LASTVAL(`ks_seq`)"),
+    (A, "SELECT PREVIOUS /* spaced */ VALUE\n  FOR ks_seq"),
     (B, "SELECT LASTVAL(ks_seq)"),
     (A, "INSERT INTO t_seq (note) VALUES ('a')"),
     (A, "SELECT PREVIOUS VALUE FOR ks_seq"),
@@ -442,15 +443,21 @@ async fn mysql_sequence_values_are_read_by_the_session_that_took_them() {
     // A, B and C each keep a connection of ds_0 once they take a sequence value.
     let mut sides = MySqlSides::start(4).await;
     let mut differences = sides.compare(&MYSQL_SEQUENCES[..6]).await;
-    let read = "SELECT PREVIOUS VALUE FOR ks_seq";
-    assert_eq!(
-        mysql_answer(&mut sides.direct[C], read).await,
-        Ok(vec!["None".to_owned()])
-    );
-    assert_eq!(
-        mysql_answer(&mut sides.through[C], read).await,
-        Err("1235".to_owned())
-    );
+    for read in [
+        "SELECT PREVIOUS VALUE FOR ks_seq",
+        "SELECT PREVIOUS  VALUE -- spaced\n FOR ks_seq",
+        "SELECT LASTVAL(ks_seq)",
+    ] {
+        assert_eq!(
+            mysql_answer(&mut sides.direct[C], read).await,
+            Ok(vec!["None".to_owned()])
+        );
+        assert_eq!(
+            mysql_answer(&mut sides.through[C], read).await,
+            Err("1235".to_owned()),
+            "{read}"
+        );
+    }
     differences.extend(sides.compare(&MYSQL_SEQUENCES[6..]).await);
     sides.finish().await;
     report(differences);
@@ -919,7 +926,10 @@ const PG_HELD: &[(usize, &str)] = &[
     (B, "SELECT COUNT(*) FROM tmp_a"),
     // A cursor held past its transaction is A's, on the connection A keeps.
     (A, "BEGIN"),
-    (A, "DECLARE c_hold CURSOR WITH HOLD FOR SELECT id FROM t_plain"),
+    (
+        A,
+        "DECLARE c_hold CURSOR WITH HOLD FOR SELECT id FROM t_plain",
+    ),
     (A, "COMMIT"),
     (B, "FETCH 1 FROM c_hold"),
     (A, "SELECT COUNT(*) FROM t_order"),

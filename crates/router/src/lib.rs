@@ -62,6 +62,7 @@ pub use metadata::{Metadata, NoMetadata};
 pub use placeholders::{bind_placeholders, replace_placeholders};
 pub use plan::{ExecutionUnit, MoveGuard, Plan};
 pub use query::PreparedQuery;
+pub use sequences::{SequenceUse, mariadb_sequences};
 pub use shape::Shape;
 pub use table_locks::{LockKind, TableLocks};
 pub use template::push_rows;
