@@ -514,8 +514,7 @@ impl Engine {
             Ok((Planned::CopyOut(_), _)) => Ok((text(sql), None)),
             Ok((planned, tree)) => {
                 let mut statement = Statement::new(StatementKind::Planned(planned));
-                self.routines.learn(&self.backend, &self.config, sql).await;
-                let routines = self.routines.names();
+                let routines = self.routines.learn(&self.backend, &self.config, sql).await;
                 statement.effect = pinning::effect(sql, dialect, &routines.routines);
                 Ok((statement, Some(tree)))
             }

@@ -81,23 +81,25 @@ impl Routines {
         self.read(backend, config, Vec::new()).await;
     }
 
-    /// Makes sure every name `sql` calls is known as a routine or as none, reading the
-    /// routines again when one is new.
-    pub(crate) async fn learn(&self, backend: &Backend, config: &Config, sql: &str) {
+    /// The names, once every name `sql` calls is known as a routine or as none: the routines
+    /// are read again when one is new.
+    pub(crate) async fn learn(&self, backend: &Backend, config: &Config, sql: &str) -> Arc<Names> {
         let new = |names: &Names| -> Vec<String> {
             crate::pinning::called_names(sql)
                 .filter(|name| !names.knows(name))
                 .map(str::to_ascii_lowercase)
                 .collect()
         };
-        if new(&self.names()).is_empty() {
-            return;
+        let names = self.names();
+        if new(&names).is_empty() {
+            return names;
         }
         let _reading = self.reading.lock().await;
         let met = new(&self.names());
         if !met.is_empty() {
             self.read(backend, config, met).await;
         }
+        self.names()
     }
 
     /// Reads the routines; the names in `met` that are none are remembered as such.

@@ -32,8 +32,7 @@ impl Engine {
             self.routines.load(&self.backend, &self.config).await;
             return reply;
         }
-        self.routines.learn(&self.backend, &self.config, sql).await;
-        let routines = self.routines.names();
+        let routines = self.routines.learn(&self.backend, &self.config, sql).await;
         let Some(effect) = pinning::effect(sql, session.dialect, &routines.routines) else {
             return self.answer_text(session, sql, reserved).await;
         };
