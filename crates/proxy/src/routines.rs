@@ -131,7 +131,10 @@ impl Routines {
             true => HashSet::new(),
             false => before.others.clone(),
         };
-        others.extend(met);
+        // Learnt even when a data source did not answer: a call of a routine only it defines
+        // fails wherever it runs while it is away, and the next read after it is back (at
+        // most 30 s) finds the routine.
+        others.extend(met.into_iter().take(MAX_OTHERS));
         others.retain(|name| !routines.contains(name));
         let names = Arc::new(Names { routines, others });
         *self.names.write().unwrap_or_else(PoisonError::into_inner) = names;
