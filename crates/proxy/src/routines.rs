@@ -25,6 +25,9 @@ pub(crate) const REFRESH: Duration = Duration::from_secs(30);
 /// The most names remembered as no routine; past it they are forgotten and learned again.
 const MAX_OTHERS: usize = 10_000;
 
+/// The most new names one read remembers.
+const MAX_MET: usize = 256;
+
 /// The longest name a routine can have (MySQL 64, PostgreSQL 63 bytes): a longer word before
 /// a parenthesis calls none, and is not remembered.
 const MAX_NAME: usize = 64;
@@ -84,9 +87,12 @@ impl Routines {
     /// The names, once every name `sql` calls is known as a routine or as none: the routines
     /// are read again when one is new.
     pub(crate) async fn learn(&self, backend: &Backend, config: &Config, sql: &str) -> Arc<Names> {
+        // A read finds every routine, so the statement is classified by it whatever it
+        // remembers of its other names: a few per read, whatever the statement holds.
         let new = |names: &Names| -> Vec<String> {
             crate::pinning::called_names(sql)
                 .filter(|name| !names.knows(name))
+                .take(MAX_MET)
                 .map(str::to_ascii_lowercase)
                 .collect()
         };
@@ -134,7 +140,7 @@ impl Routines {
         // Learnt even when a data source did not answer: a call of a routine only it defines
         // fails wherever it runs while it is away, and the next read after it is back (at
         // most 30 s) finds the routine.
-        others.extend(met.into_iter().take(MAX_OTHERS));
+        others.extend(met);
         others.retain(|name| !routines.contains(name));
         let names = Arc::new(Names { routines, others });
         *self.names.write().unwrap_or_else(PoisonError::into_inner) = names;
