@@ -262,17 +262,7 @@ impl Engine {
         session.listener = None;
         session.listening_before = None;
         session.shard.unpin();
-        let placeholders = settings::placeholders(session.shard.wanted().as_deref());
-        session.shard.set_wanted(session.startup_settings.clone());
-        session.reported.clear();
-        session.settings_before = None;
-        session.at_savepoints.clear();
-        if !placeholders.is_empty() {
-            let reset = crate::settings::SetSettings::resets(placeholders);
-            if let Err(e) = self.set_settings(session, "", reset).await {
-                tracing::warn!("connection {}: {e}", session.connection_id);
-            }
-        }
+        self.reset_settings(session).await;
     }
 
     /// Answers one statement sent as text, within the memory budget.

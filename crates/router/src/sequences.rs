@@ -91,6 +91,10 @@ impl Router {
         if !sequence_use(&tokens).phrases {
             return None;
         }
+        Some(self.sequence_direct(sql, &tokens))
+    }
+
+    fn sequence_direct(&self, sql: &str, tokens: &[TokenWithSpan]) -> Result<Prepared, RouteError> {
         let words: Vec<&str> = tokens
             .iter()
             .filter_map(|t| match &t.token {
@@ -98,15 +102,6 @@ impl Router {
                 _ => None,
             })
             .collect();
-        Some(self.sequence_direct(sql, &tokens, &words))
-    }
-
-    fn sequence_direct(
-        &self,
-        sql: &str,
-        tokens: &[TokenWithSpan],
-        words: &[&str],
-    ) -> Result<Prepared, RouteError> {
         if let Some(table) = words
             .iter()
             .find(|w| self.table(w).is_some() || self.is_broadcast(w))

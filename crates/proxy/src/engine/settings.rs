@@ -202,6 +202,22 @@ impl Engine {
         ))
     }
 
+    /// Brings the session's settings back to those it began with (a reset of the session):
+    /// the custom settings it defined stay defined, as `''` (see [`placeholder`]).
+    pub(super) async fn reset_settings(&self, session: &mut Session) {
+        let placeholders = placeholders(session.shard.wanted().as_deref());
+        session.shard.set_wanted(session.startup_settings.clone());
+        session.reported.clear();
+        session.settings_before = None;
+        session.at_savepoints.clear();
+        if !placeholders.is_empty() {
+            let reset = SetSettings::resets(placeholders);
+            if let Err(e) = self.set_settings(session, "", reset).await {
+                tracing::warn!("connection {}: {e}", session.connection_id);
+            }
+        }
+    }
+
     /// Undoes the session's changes of settings made in a transaction that rolled back
     /// (PostgreSQL: the database undoes them on the connections the transaction held).
     pub(super) fn transaction_ended(&self, session: &mut Session, committed: bool) {
@@ -282,7 +298,7 @@ fn placeholder(kind: DatabaseKind, name: &str) -> Option<String> {
 
 /// The custom settings `settings` define, which a reset to the session's defaults keeps (see
 /// [`placeholder`]).
-pub(super) fn placeholders(settings: Option<&Settings>) -> Vec<String> {
+fn placeholders(settings: Option<&Settings>) -> Vec<String> {
     settings.map_or_else(Vec::new, |settings| {
         let kind = settings.kind();
         settings
