@@ -175,6 +175,12 @@ impl Driver for MySql {
     fn rows_affected(result: &MySqlQueryResult) -> u64 {
         result.rows_affected()
     }
+
+    fn column(name: &str, type_info: &sqlx::mysql::MySqlTypeInfo) -> Column {
+        let mut column = Column::new(name, SqlType::of(type_info.name(), Self::KIND));
+        column.mysql = crate::mysql_column::described(type_info);
+        column
+    }
 }
 
 /// A NULL whose type PostgreSQL infers from where it is used: binding a typed NULL (say TEXT)

@@ -3,6 +3,7 @@ use keyshard_router::{Plan, Value};
 
 use crate::BackendError;
 use crate::merge::merge;
+use crate::mysql_column::MySqlColumnType;
 use crate::sql_type::SqlType;
 
 /// A result or table column: its name and type.
@@ -15,6 +16,8 @@ pub struct Column {
     /// The type's OID when a PostgreSQL shard described the column: what a PostgreSQL client
     /// is told, whatever [`SqlType`] makes of it.
     pub oid: Option<u32>,
+    /// The column as a MySQL shard described it: what a MySQL client is told.
+    pub mysql: Option<MySqlColumnType>,
 }
 
 impl Column {
@@ -24,6 +27,7 @@ impl Column {
             name: name.into(),
             ty,
             oid: None,
+            mysql: None,
         }
     }
 }

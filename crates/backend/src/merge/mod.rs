@@ -161,6 +161,8 @@ fn set_avg_types(columns: &mut [Column], avg_types: &[(usize, SqlType)]) {
     for &(index, ty) in avg_types {
         if let Some(column) = columns.get_mut(index) {
             column.ty = ty;
+            // The shard described the column it summed, not the average Keyshard computes.
+            column.mysql = None;
         }
     }
 }

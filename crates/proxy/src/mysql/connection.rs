@@ -425,7 +425,7 @@ impl Connection {
                             .map(|r| r.get(i))
                             .find(|v| !matches!(v, None | Some(Value::Null)))
                             .flatten();
-                        ResultColumn::of(&c.name, c.ty, sample)
+                        ResultColumn::of_column(c, sample)
                     })
                     .collect();
                 response::write_result_set(

@@ -1,6 +1,6 @@
 //! Result-set column metadata, and its mapping from the type names backends report.
 
-use keyshard_backend::SqlType;
+use keyshard_backend::{Column, MySqlColumnType, SqlType};
 use keyshard_router::Value;
 use mysql_common::constants::{ColumnFlags, ColumnType};
 
@@ -96,6 +96,63 @@ impl ResultColumn {
         column
     }
 
+    /// A result column as the client is told it: as its MySQL shard described it, or else
+    /// by its type (see [`ResultColumn::of`]).
+    pub fn of_column(column: &Column, sample: Option<&Value>) -> Self {
+        match column
+            .mysql
+            .and_then(|described| Self::described(&column.name, described, sample))
+        {
+            Some(described) => described,
+            None => Self::of(&column.name, column.ty, sample),
+        }
+    }
+
+    /// The shard's own description; `None` for a type code this protocol does not know.
+    fn described(name: &str, described: MySqlColumnType, sample: Option<&Value>) -> Option<Self> {
+        use ColumnType::*;
+        let column_type = ColumnType::try_from(described.code).ok()?;
+        let flags = ColumnFlags::from_bits_truncate(described.flags);
+        let text_type = matches!(
+            column_type,
+            MYSQL_TYPE_VARCHAR
+                | MYSQL_TYPE_VAR_STRING
+                | MYSQL_TYPE_STRING
+                | MYSQL_TYPE_ENUM
+                | MYSQL_TYPE_SET
+                | MYSQL_TYPE_TINY_BLOB
+                | MYSQL_TYPE_MEDIUM_BLOB
+                | MYSQL_TYPE_LONG_BLOB
+                | MYSQL_TYPE_BLOB
+                | MYSQL_TYPE_JSON
+        );
+        // A text column's collation is not among what sqlx keeps: utf8mb4, as the proxy's
+        // connections read results in. A binary-flagged one holds bytes (or a _bin
+        // collation's text, which this cannot tell apart).
+        let charset = if text_type && !flags.contains(ColumnFlags::BINARY_FLAG) {
+            UTF8MB4
+        } else {
+            BINARY
+        };
+        let decimals = match column_type {
+            MYSQL_TYPE_FLOAT | MYSQL_TYPE_DOUBLE => NOT_FIXED_DEC,
+            // DATETIME(n) is 19 characters and n digits after a point; TIME(n) 10 and n.
+            MYSQL_TYPE_DATETIME | MYSQL_TYPE_TIMESTAMP => fraction_digits(described.length, 19),
+            MYSQL_TYPE_TIME => fraction_digits(described.length, 10),
+            // The scale is not in what sqlx keeps; a value shows it.
+            MYSQL_TYPE_NEWDECIMAL | MYSQL_TYPE_DECIMAL => sample_scale(sample),
+            _ => 0,
+        };
+        Some(Self {
+            name: shown(name).to_owned(),
+            column_type,
+            flags,
+            charset,
+            length: described.length,
+            decimals,
+        })
+    }
+
     fn from_sample(name: &str, sample: Option<&Value>) -> Self {
         match sample {
             Some(Value::Int(_) | Value::Bool(_)) => Self::int(name),
@@ -136,6 +193,25 @@ impl ResultColumn {
         buf.extend_from_slice(&[0, 0]);
         buf
     }
+}
+
+/// The fraction digits of a temporal column `length` characters wide, `whole` without them.
+fn fraction_digits(length: u32, whole: u32) -> u8 {
+    match length.checked_sub(whole + 1) {
+        Some(digits @ 1..=6) => u8::try_from(digits).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The digits after the point of a DECIMAL value.
+fn sample_scale(sample: Option<&Value>) -> u8 {
+    let text = match sample {
+        Some(Value::Text(text)) => text.as_str(),
+        _ => return 0,
+    };
+    text.split_once('.').map_or(0, |(_, fraction)| {
+        u8::try_from(fraction.len().min(30)).unwrap_or(30)
+    })
 }
 
 /// The MySQL type and display length of `ty`.
