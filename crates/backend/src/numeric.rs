@@ -67,9 +67,15 @@ pub fn text_to_binary(text: &str) -> Option<Vec<u8>> {
             .flat_map(|w| w.to_be_bytes())
             .collect::<Vec<u8>>()
     };
-    for (special, sign) in [("nan", 0xC000), ("infinity", 0xD000), ("-infinity", 0xF000)] {
+    // The display scale PostgreSQL's `numeric_send` gives each: what its short header's
+    // scale bits read for that sign.
+    for (special, sign, scale) in [
+        ("nan", 0xC000, 0),
+        ("infinity", 0xD000, 32),
+        ("-infinity", 0xF000, 32),
+    ] {
         if text.eq_ignore_ascii_case(special) {
-            return Some(header(0, 0, sign, 0));
+            return Some(header(0, 0, sign, scale));
         }
     }
     let decimal = Decimal::parse(text)?;

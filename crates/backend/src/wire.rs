@@ -12,11 +12,13 @@ use keyshard_router::{Wire, WireKind};
 /// kind.
 pub fn pg_wire_kind(oid: u32) -> Option<WireKind> {
     Some(match oid {
-        // bool, bytea, name, int8, int2, int4, text, oid, float4, float8, unknown, bpchar,
-        // varchar, numeric.
-        16 | 17 | 19 | 20 | 21 | 23 | 25 | 26 | 700 | 701 | 705 | 1042 | 1043 | 1700 => {
+        // bool, bytea, name, int8, int2, int4, text, oid, unknown, bpchar, varchar, numeric.
+        16 | 17 | 19 | 20 | 21 | 23 | 25 | 26 | 705 | 1042 | 1043 | 1700 => {
             return None;
         }
+        // float4, float8: read back and printed again, the text would be Keyshard's, not the
+        // shard's (`0.1` read as a double prints `0.10000000149011612`).
+        700 | 701 => WireKind::PgFloat,
         oid if crate::pg_array::element_oid_of(oid)
             .is_some_and(crate::pg_array::element_supported) =>
         {
@@ -119,6 +121,8 @@ pub fn pg_cast_name(oid: u32) -> Option<Cow<'static, str>> {
         // `bit` alone is bit(1), to which a longer string is cut: bit varying, which any
         // bit(n) column takes and compares with, keeps it whole.
         1560 => Some("varbit"),
+        700 => Some("float4"),
+        701 => Some("float8"),
         _ => BUILTIN_TYPES
             .iter()
             .find(|(_, known)| *known == oid)
@@ -137,6 +141,8 @@ pub fn mysql_wire_kind(type_name: &str) -> Option<WireKind> {
         "DATE" | "DATETIME" | "TIMESTAMP" => WireKind::MySqlDateTime,
         "TIME" => WireKind::MySqlTime,
         "YEAR" => WireKind::MySqlYear,
+        // Their text is the shard's: `-3.40282e38`, and `1.500` for a FLOAT(10,3).
+        "FLOAT" | "DOUBLE" => WireKind::MySqlFloat,
         // BIT(n) is its n bits in whole bytes, big-endian, in both protocols.
         "BIT" => WireKind::Bytewise,
         "JSON" | "GEOMETRY" => WireKind::Opaque,
@@ -152,6 +158,44 @@ pub(crate) enum SortKey<'a> {
     /// `timetz`: the instant in UTC, then the zone.
     Pair(i128, i128),
     Bytes(&'a [u8]),
+    /// A float, in PostgreSQL's order: -0 equals 0, NaN equals NaN and sorts above every
+    /// number.
+    Float(Float),
+}
+
+/// A float ordered and compared as PostgreSQL's `float8_cmp` does (MySQL stores neither NaN
+/// nor -0).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Float(pub f64);
+
+impl Float {
+    fn canonical(self) -> f64 {
+        match self.0 {
+            v if v.is_nan() => f64::NAN,
+            v if v == 0.0 => 0.0,
+            v => v,
+        }
+    }
+}
+
+impl PartialEq for Float {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Float {}
+
+impl PartialOrd for Float {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Float {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.canonical().total_cmp(&other.canonical())
+    }
 }
 
 /// Where `wire` sorts among values of its column; `None` for a type whose order Keyshard
@@ -163,6 +207,9 @@ pub(crate) fn sort_key(wire: &Wire) -> Option<SortKey<'_>> {
     match (wire.kind, wire.binary) {
         (WireKind::Bytewise, _) => Some(SortKey::Bytes(bytes)),
         (WireKind::Opaque, _) => None,
+        (WireKind::PgFloat | WireKind::MySqlFloat, _) => {
+            wire.float().map(|v| SortKey::Float(Float(v)))
+        }
         (WireKind::PgDate, true) => Some(number(be_i32(bytes)?.into())),
         (WireKind::PgDate, false) => pg_date_text(text()?).map(number),
         (WireKind::PgTime | WireKind::PgTimestamp, true) => Some(number(be_i64(bytes)?.into())),
@@ -467,6 +514,33 @@ mod tests {
             SortKey::Number(n) => Some(n),
             _ => None,
         }
+    }
+
+    #[test]
+    fn floats_order_as_postgres_orders_them() {
+        let key = |kind: WireKind, binary: bool, bytes: &[u8]| {
+            Wire::new(kind, binary, bytes)
+                .float()
+                .map(|v| SortKey::Float(Float(v)))
+        };
+        let pg = |binary: bool, bytes: &[u8]| key(WireKind::PgFloat, binary, bytes);
+        let nan = pg(false, b"NaN").unwrap();
+        assert!(pg(false, b"Infinity").unwrap() < nan);
+        assert_eq!(pg(true, &f64::NAN.to_be_bytes()).unwrap(), nan);
+        assert_eq!(pg(false, b"-0").unwrap(), pg(false, b"0").unwrap());
+        assert!(pg(false, b"-Infinity").unwrap() < pg(false, b"-1e300").unwrap());
+        assert_eq!(
+            pg(true, &0.5f32.to_be_bytes()).unwrap(),
+            pg(false, b"0.5").unwrap()
+        );
+        let mysql = |bytes: &[u8]| key(WireKind::MySqlFloat, true, bytes);
+        assert!(mysql(&(-1.5f64).to_le_bytes()).unwrap() < mysql(&0.25f32.to_le_bytes()).unwrap());
+        assert!(mysql(b"abc").is_none());
+        // What sort_key gives is that same key.
+        assert_eq!(
+            sort_key(&Wire::new(WireKind::PgFloat, false, b"2.5")),
+            pg(false, b"2.5")
+        );
     }
 
     #[test]

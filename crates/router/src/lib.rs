@@ -18,6 +18,7 @@ mod ddl;
 mod direct;
 mod error;
 mod explain;
+pub mod float_text;
 pub mod gather;
 mod hint;
 mod insert;

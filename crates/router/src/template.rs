@@ -339,8 +339,15 @@ pub(crate) fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
         // Keys and values are written per row: itoa skips fmt's machinery.
         Value::Int(v) => out.push_str(itoa::Buffer::new().format(*v)),
         Value::UInt(v) => out.push_str(itoa::Buffer::new().format(*v)),
+        // Debug writes an exponent where the digits would run long (`1e300`, not 301 digits
+        // MySQL would read as an overflowing DECIMAL).
+        Value::Double(v) if v.is_finite() => {
+            let _ = write!(out, "{v:?}");
+        }
+        // Only PostgreSQL has them, and reads them from quoted text.
         Value::Double(v) => {
-            let _ = write!(out, "{v}");
+            let text = crate::float_text::postgres(*v, false, 1);
+            push_literal(out, &Value::Text(text), dialect);
         }
         Value::Bool(b) => out.push_str(if *b { "TRUE" } else { "FALSE" }),
         Value::Text(s) => {
@@ -368,6 +375,10 @@ pub(crate) fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
         // A result value that comes back into SQL (a user variable set from a query, which
         // runs as text) is written as the string the database printed: it reads it back as
         // the type the context needs.
+        // A float as a number, so that it compares as one.
+        Value::Wire(wire) if let Some(v) = wire.float() => {
+            push_literal(out, &Value::Double(v), dialect);
+        }
         Value::Wire(wire) => {
             let text = String::from_utf8_lossy(&wire.bytes).into_owned();
             push_literal(out, &Value::Text(text), dialect);

@@ -29,8 +29,8 @@ pub enum Value {
 }
 
 /// A value in a shard's own wire form. Keyshard reads it only to order or group rows across
-/// shards ([`WireKind`] says how); the client gets the bytes as they came, or converted to the
-/// other format of the same protocol when it asked for that one.
+/// shards ([`WireKind`] says how) and to add up floats; the client gets the bytes as they came,
+/// or converted to the other format of the same protocol when it asked for that one.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Wire {
     /// What the bytes hold, as far as ordering needs to know.
@@ -65,6 +65,10 @@ pub enum WireKind {
     MySqlTime,
     /// MySQL `YEAR`.
     MySqlYear,
+    /// PostgreSQL `float4` and `float8` (binary: 4 or 8 bytes, big-endian).
+    PgFloat,
+    /// MySQL `FLOAT` and `DOUBLE` (binary: 4 or 8 bytes, little-endian).
+    MySqlFloat,
     /// Bytes whose order is the database's own (PostgreSQL `uuid`, MySQL `BIT`): compared as
     /// bytes.
     Bytewise,
@@ -88,6 +92,33 @@ impl Wire {
     pub fn with_oid(mut self, oid: u32) -> Self {
         self.oid = oid;
         self
+    }
+
+    /// The number a [`WireKind::PgFloat`] or [`WireKind::MySqlFloat`] value holds, from either
+    /// format; `None` for other kinds and for bytes that are no such number.
+    pub fn float(&self) -> Option<f64> {
+        let bytes = &self.bytes[..];
+        match (self.kind, self.binary) {
+            (WireKind::PgFloat, true) => match bytes.len() {
+                4 => Some(f32::from_be_bytes(bytes.try_into().ok()?).into()),
+                8 => Some(f64::from_be_bytes(bytes.try_into().ok()?)),
+                _ => None,
+            },
+            (WireKind::MySqlFloat, true) => match bytes.len() {
+                4 => Some(f32::from_le_bytes(bytes.try_into().ok()?).into()),
+                8 => Some(f64::from_le_bytes(bytes.try_into().ok()?)),
+                _ => None,
+            },
+            (WireKind::PgFloat | WireKind::MySqlFloat, false) => {
+                match std::str::from_utf8(bytes).ok()?.trim() {
+                    "NaN" => Some(f64::NAN),
+                    "Infinity" => Some(f64::INFINITY),
+                    "-Infinity" => Some(f64::NEG_INFINITY),
+                    text => text.parse().ok(),
+                }
+            }
+            _ => None,
+        }
     }
 
     /// The value's text form, when it is in the text format and UTF-8.

@@ -134,6 +134,9 @@ fn concat<'v>(values: impl Iterator<Item = &'v Value>, column: usize) -> Result<
 struct Sum {
     exact: Option<Exact>,
     double: Option<f64>,
+    /// The sum of PostgreSQL NUMERIC's NaN and ±Infinity seen, which decides the result
+    /// whatever the finite values add up to (Infinity + -Infinity is NaN, as there).
+    special: Option<f64>,
 }
 
 impl Sum {
@@ -146,6 +149,12 @@ impl Sum {
     }
 
     fn add(&mut self, value: &Value, column: usize) -> Result<(), MergeError> {
+        if let Value::Wire(wire) = value
+            && let Some(v) = wire.float()
+        {
+            self.double = Some(self.double.unwrap_or(0.0) + v);
+            return Ok(());
+        }
         let exact = match value {
             Value::Null => return Ok(()),
             Value::Int(v) => Exact::Int(i128::from(*v)),
@@ -153,6 +162,11 @@ impl Sum {
             Value::Bool(b) => Exact::Int(i128::from(*b)),
             Value::Double(v) => {
                 self.double = Some(self.double.unwrap_or(0.0) + v);
+                return Ok(());
+            }
+            Value::Text(s) if matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") => {
+                let v: f64 = s.parse().unwrap_or(f64::NAN);
+                self.special = Some(self.special.unwrap_or(0.0) + v);
                 return Ok(());
             }
             Value::Text(s) => {
@@ -176,7 +190,18 @@ impl Sum {
     }
 
     fn is_null(&self) -> bool {
-        self.exact.is_none() && self.double.is_none()
+        self.exact.is_none() && self.double.is_none() && self.special.is_none()
+    }
+
+    /// NUMERIC's text of a sum or average that met NaN or an infinity.
+    fn special_text(&self) -> Option<Value> {
+        self.special.map(|v| {
+            Value::Text(match v {
+                v if v.is_nan() => "NaN".to_owned(),
+                v if v > 0.0 => "Infinity".to_owned(),
+                _ => "-Infinity".to_owned(),
+            })
+        })
     }
 
     fn to_f64(&self) -> f64 {
@@ -184,6 +209,9 @@ impl Sum {
     }
 
     fn into_value(self) -> Value {
+        if let Some(special) = self.special_text() {
+            return special;
+        }
         match (self.double, self.exact) {
             (None, None) => Value::Null,
             (None, Some(exact)) => exact.into_value(),
@@ -223,6 +251,9 @@ fn average(
     let count = count.into_count(count_index)?;
     if count == 0 || sum.is_null() {
         return Ok((Value::Null, None));
+    }
+    if let Some(special) = sum.special_text() {
+        return Ok((special, Some(true)));
     }
     match (sum.double, sum.exact.clone()) {
         (None, Some(exact)) => {
@@ -320,6 +351,43 @@ mod tests {
         // No rows at all: no rows.
         let results = vec![shard(AGG, vec![]), UnitResult::default()];
         assert!(merge(&s, results).expect("merges").rows.is_empty());
+    }
+
+    #[test]
+    fn sums_of_floats_and_of_numeric_nan_and_infinities() {
+        let sum = |values: Vec<Value>| {
+            let mut s = spec(Dialect::Postgres);
+            s.aggregates = vec![agg(0, Aggregate::Sum)];
+            single_column(
+                Dialect::Postgres,
+                &s,
+                values.into_iter().map(|v| vec![v]).collect(),
+            )
+        };
+        let float8 = |bytes: &[u8], binary| {
+            Value::Wire(keyshard_router::Wire::new(
+                keyshard_router::WireKind::PgFloat,
+                binary,
+                bytes,
+            ))
+        };
+        assert_eq!(
+            sum(vec![
+                float8(b"1.5", false),
+                float8(&2.25f64.to_be_bytes(), true),
+                Null
+            ]),
+            vec![Value::Double(3.75)]
+        );
+        assert_eq!(sum(vec![text("NaN"), text("1.5")]), vec![text("NaN")]);
+        assert_eq!(
+            sum(vec![text("Infinity"), text("1.5")]),
+            vec![text("Infinity")]
+        );
+        assert_eq!(
+            sum(vec![text("Infinity"), text("-Infinity")]),
+            vec![text("NaN")]
+        );
     }
 
     #[test]

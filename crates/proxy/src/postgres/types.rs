@@ -229,6 +229,17 @@ pub fn column_oid(column: &Column) -> u32 {
 fn encode_wire(wire: &Wire, oid: u32, binary: bool) -> Result<Vec<u8>, TypeError> {
     match (wire.binary, binary) {
         (from, to) if from == to => Ok(wire.bytes.to_vec()),
+        // A float that came as text (a simple query's) for a binary column.
+        (false, true) if wire.kind == WireKind::PgFloat => {
+            let v = wire
+                .float()
+                .ok_or_else(|| invalid(oid, &String::from_utf8_lossy(&wire.bytes)))?;
+            Ok(if oid == oid::FLOAT4 {
+                (v as f32).to_be_bytes().to_vec()
+            } else {
+                v.to_be_bytes().to_vec()
+            })
+        }
         (true, false) => super::wire_text::binary_to_text(oid, &wire.bytes)
             .map(String::into_bytes)
             .ok_or_else(|| {
@@ -331,7 +342,7 @@ pub(super) fn encode_text(value: &Value, oid: u32) -> Text {
         Value::Bool(b) => b.to_string(),
         Value::Int(v) => v.to_string(),
         Value::UInt(v) => v.to_string(),
-        Value::Double(v) => float_text(*v),
+        Value::Double(v) => float_text(*v, oid),
         Value::Text(s) => s.clone(),
         Value::Bytes(b) if oid == oid::BYTEA => {
             let mut out = String::with_capacity(2 + 2 * b.len());
@@ -348,16 +359,10 @@ pub(super) fn encode_text(value: &Value, oid: u32) -> Text {
     })
 }
 
-/// PostgreSQL's spelling of special floats; Rust prints the shortest round-trip digits, as
-/// PostgreSQL 12+ does with `extra_float_digits` ≥ 1.
-fn float_text(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".to_owned()
-    } else if v.is_infinite() {
-        if v > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
-    } else {
-        v.to_string()
-    }
+/// A float Keyshard holds as a number (a merged SUM, an array element) as PostgreSQL writes
+/// one of type `oid` with the default `extra_float_digits`: a float4's digits are a float4's.
+fn float_text(v: f64, oid: u32) -> String {
+    keyshard_router::float_text::postgres(v, oid == oid::FLOAT4, 1)
 }
 
 fn integer(value: &Value, oid: u32) -> Result<i64, TypeError> {

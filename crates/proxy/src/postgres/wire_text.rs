@@ -1,16 +1,21 @@
 //! A shard's binary-format value written in PostgreSQL's text format, for a client that asks
 //! for text where the shard answered in binary (sqlx reads every prepared statement's results
 //! in binary). Each type is written as PostgreSQL's output function writes it with the shard
-//! connections' settings (DateStyle ISO, IntervalStyle postgres, TimeZone UTC); a type not
+//! connections' settings (DateStyle ISO, IntervalStyle postgres, TimeZone UTC,
+//! extra_float_digits above 0); a type not
 //! here has no such conversion, and is refused rather than guessed.
 
 use std::fmt::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use keyshard_router::float_text;
+
 const CHAR: u32 = 18;
 const JSON: u32 = 114;
 const XML: u32 = 142;
 const CIDR: u32 = 650;
+const FLOAT4: u32 = 700;
+const FLOAT8: u32 = 701;
 const MACADDR8: u32 = 774;
 const MACADDR: u32 = 829;
 const INET: u32 = 869;
@@ -40,6 +45,16 @@ pub(crate) fn binary_to_text(oid: u32, bytes: &[u8]) -> Option<String> {
             _ => None,
         },
         UUID => uuid(bytes),
+        FLOAT4 => Some(float_text::postgres(
+            f32::from_be_bytes(bytes.try_into().ok()?).into(),
+            true,
+            1,
+        )),
+        FLOAT8 => Some(float_text::postgres(
+            f64::from_be_bytes(bytes.try_into().ok()?),
+            false,
+            1,
+        )),
         DATE => date(be_i32(bytes)?),
         TIME => Some(time_of_day(be_i64(bytes)?)),
         TIMETZ => {

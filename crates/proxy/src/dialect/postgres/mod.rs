@@ -141,6 +141,8 @@ pub(crate) fn writes_as_the_proxy(session: &Session, oid: u32) -> bool {
     const TIMESTAMP: u32 = 1114;
     const TIMESTAMPTZ: u32 = 1184;
     const INTERVAL: u32 = 1186;
+    const FLOAT4: u32 = 700;
+    const FLOAT8: u32 = 701;
     let value = |name: &str| {
         session
             .reported
@@ -173,6 +175,13 @@ pub(crate) fn writes_as_the_proxy(session: &Session, oid: u32) -> bool {
         DATE | TIMESTAMP => iso(),
         TIMESTAMPTZ => iso() && utc(),
         INTERVAL => value("intervalstyle").is_none_or(|v| v.eq_ignore_ascii_case("postgres")),
+        // Shortest exact digits, which every value above 0 asks for.
+        FLOAT4 | FLOAT8 => value("extra_float_digits").is_none_or(|v| {
+            v.trim()
+                .trim_matches('\'')
+                .parse::<i32>()
+                .is_ok_and(|v| v > 0)
+        }),
         _ => true,
     }
 }

@@ -86,10 +86,14 @@ fn encode_value(buf: &mut Vec<u8>, column: &ResultColumn, value: &Value) -> bool
 }
 
 /// Appends a value the shard sent in the binary protocol, as it came: temporal values with
-/// their length byte, YEAR as its two bytes, the rest as length-encoded strings.
+/// their length byte, YEAR as its two bytes, floats as their 4 or 8, the rest as
+/// length-encoded strings.
 fn put_wire(buf: &mut Vec<u8>, wire: &Wire) {
     match wire.kind {
-        WireKind::MySqlDateTime | WireKind::MySqlTime | WireKind::MySqlYear => {
+        WireKind::MySqlDateTime
+        | WireKind::MySqlTime
+        | WireKind::MySqlYear
+        | WireKind::MySqlFloat => {
             buf.extend_from_slice(&wire.bytes);
         }
         _ => put_lenenc_bytes(buf, &wire.bytes),

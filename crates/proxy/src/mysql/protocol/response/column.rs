@@ -269,6 +269,53 @@ mod tests {
         typed(type_name, DatabaseKind::MySql)
     }
 
+    fn shard_described(code: u8, flags: u16, length: u32) -> keyshard_backend::Column {
+        let mut column = keyshard_backend::Column::new("c", SqlType::Unknown);
+        column.mysql = Some(MySqlColumnType {
+            code,
+            flags,
+            length,
+        });
+        column
+    }
+
+    #[test]
+    fn a_shard_description_is_passed_on_with_what_follows_from_it() {
+        // TEXT NOT NULL: a BLOB-typed text column, 4 bytes a character.
+        let text = ResultColumn::of_column(&shard_described(0xfc, 1 | 16, 262_140), None);
+        assert_eq!(text.column_type, MYSQL_TYPE_BLOB);
+        assert_eq!(
+            text.flags,
+            ColumnFlags::NOT_NULL_FLAG | ColumnFlags::BLOB_FLAG
+        );
+        assert_eq!((text.charset, text.length), (UTF8MB4, 262_140));
+        // VARBINARY(16) holds bytes.
+        let bytes = ResultColumn::of_column(&shard_described(0xfd, 128, 16), None);
+        assert_eq!(bytes.charset, BINARY);
+        // DATETIME(3) is 23 wide; TIME(6) 17.
+        let datetime = ResultColumn::of_column(&shard_described(0x0c, 128, 23), None);
+        assert_eq!(datetime.decimals, 3);
+        let time = ResultColumn::of_column(&shard_described(0x0b, 128, 17), None);
+        assert_eq!(time.decimals, 6);
+        // A DECIMAL's scale shows in its values.
+        let price = Value::Text("9.50".into());
+        let decimal = ResultColumn::of_column(&shard_described(0xf6, 0, 12), Some(&price));
+        assert_eq!((decimal.decimals, decimal.charset), (2, BINARY));
+    }
+
+    #[test]
+    fn a_type_code_the_protocol_does_not_know_falls_back_to_the_type() {
+        let mut column = shard_described(0x42, 0, 1);
+        column.ty = SqlType::Int {
+            bytes: 4,
+            unsigned: false,
+        };
+        assert_eq!(
+            ResultColumn::of_column(&column, None).column_type,
+            MYSQL_TYPE_LONG
+        );
+    }
+
     #[test]
     fn names_are_cut_to_what_mysql_sends() {
         let long = "é".repeat(300);

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use keyshard_router::{Value, Wire, WireKind};
+use keyshard_router::{Value, Wire, WireKind, float_text};
 
 use crate::mysql::protocol::temporal::{DateTime, Time};
 use crate::mysql::protocol::wire::Reader;
@@ -41,6 +41,13 @@ fn binary_wire_text(wire: &Wire) -> String {
         WireKind::MySqlDateTime => DateTime::decode(&mut reader).map(|v| v.to_string()),
         WireKind::MySqlTime => Time::decode(&mut reader).map(|v| v.to_string()),
         WireKind::MySqlYear => reader.u16().map(|v| format!("{v:04}")),
+        // A FLOAT's 4 bytes or a DOUBLE's 8.
+        WireKind::MySqlFloat => {
+            return wire
+                .float()
+                .map(|v| float_text::mysql(v, wire.bytes.len() == 4))
+                .unwrap_or_default();
+        }
         _ => return String::from_utf8_lossy(&wire.bytes).into_owned(),
     };
     text.unwrap_or_default()
@@ -52,7 +59,8 @@ fn value_text(value: &Value) -> Cow<'_, [u8]> {
         Value::Null => Cow::Borrowed(b"NULL"),
         Value::Int(v) => Cow::Owned(v.to_string().into_bytes()),
         Value::UInt(v) => Cow::Owned(v.to_string().into_bytes()),
-        Value::Double(v) => Cow::Owned(v.to_string().into_bytes()),
+        // Computed (a merged SUM or AVG): a DOUBLE, as MySQL writes one.
+        Value::Double(v) => Cow::Owned(float_text::mysql(*v, false).into_bytes()),
         Value::Bool(b) => Cow::Borrowed(if *b { b"1" } else { b"0" }),
         Value::Text(v) => Cow::Borrowed(v.as_bytes()),
         Value::Bytes(v) => Cow::Borrowed(v),
