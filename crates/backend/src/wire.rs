@@ -29,6 +29,7 @@ pub fn pg_wire_kind(oid: u32) -> Option<WireKind> {
         1266 => WireKind::PgTimeTz,
         1114 | 1184 => WireKind::PgTimestamp,
         1186 => WireKind::PgInterval,
+        790 => WireKind::PgMoney,
         // uuid (`uuid_cmp` is memcmp), bit and varbit of one length.
         2950 => WireKind::Bytewise,
         _ => WireKind::Opaque,
@@ -207,6 +208,7 @@ pub(crate) fn sort_key(wire: &Wire) -> Option<SortKey<'_>> {
     match (wire.kind, wire.binary) {
         (WireKind::Bytewise, _) => Some(SortKey::Bytes(bytes)),
         (WireKind::Opaque, _) => None,
+        (WireKind::PgMoney, _) => wire.money().map(number),
         (WireKind::PgFloat | WireKind::MySqlFloat, _) => {
             wire.float().map(|v| SortKey::Float(Float(v)))
         }
@@ -536,6 +538,23 @@ mod tests {
         let mysql = |bytes: &[u8]| key(WireKind::MySqlFloat, true, bytes);
         assert!(mysql(&(-1.5f64).to_le_bytes()).unwrap() < mysql(&0.25f32.to_le_bytes()).unwrap());
         assert!(mysql(b"abc").is_none());
+        // money orders by its amount, whatever the locale writes around the digits.
+        let money = |binary: bool, bytes: &[u8]| {
+            Wire::new(WireKind::PgMoney, binary, bytes)
+                .money()
+                .map(SortKey::Number)
+        };
+        assert_eq!(money(false, b"-$1,234.56"), Some(SortKey::Number(-123_456)));
+        assert_eq!(money(false, b"($0.05)"), Some(SortKey::Number(-5)));
+        assert_eq!(
+            money(false, "1.234,56 €".as_bytes()),
+            Some(SortKey::Number(123_456))
+        );
+        assert_eq!(
+            money(true, &(-7i64).to_be_bytes()),
+            Some(SortKey::Number(-7))
+        );
+        assert_eq!(money(false, b"$"), None);
         // What sort_key gives is that same key.
         assert_eq!(
             sort_key(&Wire::new(WireKind::PgFloat, false, b"2.5")),

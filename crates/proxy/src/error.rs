@@ -166,8 +166,16 @@ impl From<BackendError> for Error {
                 mysql_errno,
                 sqlstate,
             },
-            BackendError::Merge(keyshard_backend::MergeError::Unordered { .. }) => {
-                ErrorKind::Unsupported
+            BackendError::Merge(
+                keyshard_backend::MergeError::Unordered { .. }
+                | keyshard_backend::MergeError::MoneyText { .. },
+            ) => ErrorKind::Unsupported,
+            // What the database says of a value beyond its type.
+            BackendError::Merge(keyshard_backend::MergeError::OutOfRange { .. }) => {
+                ErrorKind::Shard {
+                    mysql_errno: None,
+                    sqlstate: Some("22003".to_owned()),
+                }
             }
             BackendError::PartialCommit { .. } => ErrorKind::PartialCommit,
             BackendError::XaOutcomeUnknown { .. } => ErrorKind::OutcomeUnknown,

@@ -31,23 +31,23 @@ pub enum ArrayTextError {
 /// An array literal read from text: each element as its unquoted text, `None` for NULL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArrayText {
-    /// Each dimension's length (lower bounds are 1), outermost first; none when empty.
+    /// Each dimension's length and lower bound, outermost first; none when empty.
     pub dims: Vec<Dim>,
     /// The elements in row-major order.
     pub elements: Vec<Option<String>>,
 }
 
-/// Reads PostgreSQL's text form of an array. Dimension decorations (`[0:1]={…}`) are refused:
-/// clients write arrays indexed from 1 without them.
+/// Reads PostgreSQL's text form of an array, with dimension decorations (`[0:1]={7,8}`, as
+/// PostgreSQL writes an array whose lower bound is not 1) or without.
 pub fn parse_text(text: &str) -> Result<ArrayText, ArrayTextError> {
     let malformed = |detail| ArrayTextError::Malformed {
         text: text.chars().take(64).collect(),
         detail,
     };
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('[') {
-        return Err(malformed("dimension decorations are not supported"));
-    }
+    let (bounds, trimmed) = decorations(text.trim_start()).map_err(|e| match e {
+        Problem::Syntax(detail) => malformed(detail),
+        Problem::TooDeep => ArrayTextError::TooDeep,
+    })?;
     if !trimmed.starts_with('{') {
         return Err(malformed(
             "Array value must start with \"{\" or dimension information.",
@@ -68,7 +68,7 @@ pub fn parse_text(text: &str) -> Result<ArrayText, ArrayTextError> {
     if reader.at != reader.bytes.len() {
         return Err(malformed("Junk after closing right brace."));
     }
-    let dims = match reader.leaf_depth {
+    let mut dims: Vec<Dim> = match reader.leaf_depth {
         Some(leaf) if !reader.elements.is_empty() => reader.lens[..=leaf]
             .iter()
             .map(|len| Dim {
@@ -78,6 +78,20 @@ pub fn parse_text(text: &str) -> Result<ArrayText, ArrayTextError> {
             .collect(),
         _ => Vec::new(),
     };
+    if !bounds.is_empty() {
+        let fits = bounds.len() == dims.len()
+            && bounds.iter().zip(&dims).all(|((lower, upper), dim)| {
+                i64::from(*upper) - i64::from(*lower) + 1 == dim.len as i64
+            });
+        if !fits {
+            return Err(malformed(
+                "Specified array dimensions do not match array contents.",
+            ));
+        }
+        for (dim, (lower, _)) in dims.iter_mut().zip(&bounds) {
+            dim.lower = *lower;
+        }
+    }
     Ok(ArrayText {
         dims,
         elements: reader.elements,
@@ -87,6 +101,44 @@ pub fn parse_text(text: &str) -> Result<ArrayText, ArrayTextError> {
 enum Problem {
     Syntax(&'static str),
     TooDeep,
+}
+
+/// The dimension decorations before an array's braces (`[0:1][1:2]=`; `[3]` is `[1:3]`):
+/// each dimension's lower and upper bound, and the text after the `=`. None without them.
+fn decorations(text: &str) -> Result<(Vec<(i32, i32)>, &str), Problem> {
+    let mut bounds = Vec::new();
+    let mut rest = text;
+    while let Some(after) = rest.strip_prefix('[') {
+        if bounds.len() >= MAX_DIMS {
+            return Err(Problem::TooDeep);
+        }
+        let (inside, after) = after
+            .split_once(']')
+            .ok_or(Problem::Syntax("Missing \"]\" in array dimensions."))?;
+        let bound = |s: &str| {
+            s.trim()
+                .parse::<i32>()
+                .map_err(|_| Problem::Syntax("Malformed array dimensions."))
+        };
+        let (lower, upper) = match inside.split_once(':') {
+            Some((lower, upper)) => (bound(lower)?, bound(upper)?),
+            None => (1, bound(inside)?),
+        };
+        if upper < lower {
+            return Err(Problem::Syntax(
+                "Upper bound cannot be less than lower bound.",
+            ));
+        }
+        bounds.push((lower, upper));
+        rest = after.trim_start();
+    }
+    if bounds.is_empty() {
+        return Ok((bounds, text));
+    }
+    let body = rest
+        .strip_prefix('=')
+        .ok_or(Problem::Syntax("Missing \"=\" after array dimensions."))?;
+    Ok((bounds, body.trim_start()))
 }
 
 struct Reader<'a> {
@@ -369,7 +421,12 @@ mod tests {
             "{{1},2}",
             "{1,{2}}",
             "{\"a}",
-            "[0:1]={1,2}",
+            "[0:2]={1,2}",
+            "[1:2][1:1]={1,2}",
+            "[2:1]={}",
+            "[0:1]{1,2}",
+            "[0:1={1,2}",
+            "[a:1]={1,2}",
             "{{}}",
             "{1\\",
         ] {
@@ -414,5 +471,12 @@ mod tests {
             elements: vec![Value::Int(1), Value::Int(2)],
         };
         assert_eq!(write_text(&shifted, plain_element_text), "[0:1]={1,2}");
+        let back = parse_text("[0:1]={1,2}").unwrap();
+        assert_eq!(back.dims, shifted.dims);
+        let nested = parse_text(" [-1:0] [3] = {{1,2,3},{4,5,6}}").unwrap();
+        assert_eq!(
+            nested.dims,
+            [Dim { len: 2, lower: -1 }, Dim { len: 3, lower: 1 }]
+        );
     }
 }

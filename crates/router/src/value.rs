@@ -69,6 +69,9 @@ pub enum WireKind {
     PgFloat,
     /// MySQL `FLOAT` and `DOUBLE` (binary: 4 or 8 bytes, little-endian).
     MySqlFloat,
+    /// PostgreSQL `money`: binary, the amount in the currency's smallest unit (8 bytes,
+    /// big-endian); text, as the shard's `lc_monetary` writes it (`-$1,234.56`).
+    PgMoney,
     /// Bytes whose order is the database's own (PostgreSQL `uuid`, MySQL `BIT`): compared as
     /// bytes.
     Bytewise,
@@ -119,6 +122,27 @@ impl Wire {
             }
             _ => None,
         }
+    }
+
+    /// The amount a [`WireKind::PgMoney`] value holds, in the currency's smallest unit. Its
+    /// text is read as its digits, whatever the locale puts around them: every locale writes
+    /// the same count of fraction digits for every value of a column.
+    pub fn money(&self) -> Option<i128> {
+        if self.kind != WireKind::PgMoney {
+            return None;
+        }
+        if self.binary {
+            return Some(i64::from_be_bytes(self.bytes[..].try_into().ok()?).into());
+        }
+        let text = std::str::from_utf8(&self.bytes).ok()?;
+        let mut amount: i128 = 0;
+        let mut digits = 0;
+        for d in text.chars().filter_map(|c| c.to_digit(10)) {
+            amount = amount.checked_mul(10)?.checked_add(d.into())?;
+            digits += 1;
+        }
+        let negative = text.contains(['-', '(']);
+        (digits > 0).then_some(if negative { -amount } else { amount })
     }
 
     /// The value's text form, when it is in the text format and UTF-8.

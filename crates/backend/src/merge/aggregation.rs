@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 
 use keyshard_router::Dialect;
 use keyshard_router::merge::Aggregate;
-use keyshard_router::{Array, Value};
+use keyshard_router::{Array, Value, Wire, WireKind};
 
 use super::MergeError;
 use super::compare::compare;
@@ -35,11 +35,11 @@ impl Resolved {
                     .map(move |row| row.get(index).unwrap_or(&Value::Null))
             };
             let value = match function {
-                Aggregate::Count => match Sum::of(column(), index)?.into_value() {
+                Aggregate::Count => match Sum::of(column(), index)?.into_value(index)? {
                     Value::Null => Value::Int(0),
                     count => count,
                 },
-                Aggregate::Sum => Sum::of(column(), index)?.into_value(),
+                Aggregate::Sum => Sum::of(column(), index)?.into_value(index)?,
                 Aggregate::Min => self.extreme(column(), index, Ordering::Less),
                 Aggregate::Max => self.extreme(column(), index, Ordering::Greater),
                 Aggregate::Concat => concat(column(), index)?,
@@ -51,7 +51,7 @@ impl Resolved {
                     let sum = Sum::of(column(), index)?;
                     if let Some(slot) = out.get_mut(count_index) {
                         // The count column may be a visible COUNT(x) the router reused.
-                        *slot = count.clone().into_value();
+                        *slot = count.clone().into_value(count_index)?;
                     }
                     let (avg, is_decimal) = average(sum, count, count_index, self.dialect)?;
                     if decimal.is_none() {
@@ -137,6 +137,8 @@ struct Sum {
     /// The sum of PostgreSQL NUMERIC's NaN and ±Infinity seen, which decides the result
     /// whatever the finite values add up to (Infinity + -Infinity is NaN, as there).
     special: Option<f64>,
+    /// PostgreSQL `money`, in the currency's smallest unit.
+    money: Option<i128>,
 }
 
 impl Sum {
@@ -149,11 +151,29 @@ impl Sum {
     }
 
     fn add(&mut self, value: &Value, column: usize) -> Result<(), MergeError> {
-        if let Value::Wire(wire) = value
-            && let Some(v) = wire.float()
-        {
-            self.double = Some(self.double.unwrap_or(0.0) + v);
-            return Ok(());
+        if let Value::Wire(wire) = value {
+            if let Some(v) = wire.float() {
+                self.double = Some(self.double.unwrap_or(0.0) + v);
+                return Ok(());
+            }
+            if wire.kind == WireKind::PgMoney {
+                if !wire.binary {
+                    return Err(MergeError::MoneyText { column });
+                }
+                let not_numeric = || MergeError::NotNumeric {
+                    column,
+                    value: format!("{value:?}"),
+                };
+                let amount = wire
+                    .money()
+                    .and_then(|v| i64::try_from(v).ok())
+                    .ok_or_else(not_numeric)?;
+                // Wide enough for any count of partial sums: only the total must fit, as
+                // it must in PostgreSQL (a range that holds the total holds some order of
+                // the additions; the database's may differ, which then fails there).
+                self.money = Some(self.money.unwrap_or(0) + i128::from(amount));
+                return Ok(());
+            }
         }
         let exact = match value {
             Value::Null => return Ok(()),
@@ -190,7 +210,10 @@ impl Sum {
     }
 
     fn is_null(&self) -> bool {
-        self.exact.is_none() && self.double.is_none() && self.special.is_none()
+        self.exact.is_none()
+            && self.double.is_none()
+            && self.special.is_none()
+            && self.money.is_none()
     }
 
     /// NUMERIC's text of a sum or average that met NaN or an infinity.
@@ -208,15 +231,25 @@ impl Sum {
         self.double.unwrap_or(0.0) + self.exact.as_ref().map_or(0.0, Exact::to_f64)
     }
 
-    fn into_value(self) -> Value {
+    fn into_value(self, column: usize) -> Result<Value, MergeError> {
         if let Some(special) = self.special_text() {
-            return special;
+            return Ok(special);
         }
-        match (self.double, self.exact) {
+        if let Some(money) = self.money {
+            let Ok(money) = i64::try_from(money) else {
+                return Err(MergeError::OutOfRange {
+                    column,
+                    type_name: "money",
+                });
+            };
+            let wire = Wire::new(WireKind::PgMoney, true, &money.to_be_bytes()).with_oid(790);
+            return Ok(Value::Wire(wire));
+        }
+        Ok(match (self.double, self.exact) {
             (None, None) => Value::Null,
             (None, Some(exact)) => exact.into_value(),
             (Some(d), exact) => Value::Double(d + exact.as_ref().map_or(0.0, Exact::to_f64)),
-        }
+        })
     }
 
     /// The sum as a row count.
@@ -364,13 +397,8 @@ mod tests {
                 values.into_iter().map(|v| vec![v]).collect(),
             )
         };
-        let float8 = |bytes: &[u8], binary| {
-            Value::Wire(keyshard_router::Wire::new(
-                keyshard_router::WireKind::PgFloat,
-                binary,
-                bytes,
-            ))
-        };
+        let float8 =
+            |bytes: &[u8], binary| Value::Wire(Wire::new(WireKind::PgFloat, binary, bytes));
         assert_eq!(
             sum(vec![
                 float8(b"1.5", false),
@@ -388,6 +416,50 @@ mod tests {
             sum(vec![text("Infinity"), text("-Infinity")]),
             vec![text("NaN")]
         );
+
+        let money = |binary: bool, bytes: &[u8]| {
+            Value::Wire(Wire::new(WireKind::PgMoney, binary, bytes).with_oid(790))
+        };
+        assert_eq!(
+            sum(vec![
+                money(true, &1234i64.to_be_bytes()),
+                money(true, &(-34i64).to_be_bytes())
+            ]),
+            vec![money(true, &1200i64.to_be_bytes())]
+        );
+        // Only the total must fit, as in the database.
+        assert_eq!(
+            sum(vec![
+                money(true, &i64::MAX.to_be_bytes()),
+                money(true, &1i64.to_be_bytes()),
+                money(true, &(-2i64).to_be_bytes())
+            ]),
+            vec![money(true, &(i64::MAX - 1).to_be_bytes())]
+        );
+        let mut s = spec(Dialect::Postgres);
+        s.aggregates = vec![agg(0, Aggregate::Sum)];
+        let over = vec![
+            shard(
+                &[("sum", "MONEY")],
+                vec![vec![money(true, &i64::MAX.to_be_bytes())]],
+            ),
+            shard(
+                &[("sum", "MONEY")],
+                vec![vec![money(true, &1i64.to_be_bytes())]],
+            ),
+        ];
+        assert!(matches!(
+            merge(&s, over),
+            Err(MergeError::OutOfRange { column: 0, .. })
+        ));
+        let texts = vec![
+            shard(&[("sum", "MONEY")], vec![vec![money(false, b"$12.34")]]),
+            shard(&[("sum", "MONEY")], vec![vec![money(false, b"-$0.34")]]),
+        ];
+        assert!(matches!(
+            merge(&s, texts),
+            Err(MergeError::MoneyText { column: 0 })
+        ));
     }
 
     #[test]

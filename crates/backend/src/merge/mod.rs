@@ -79,6 +79,23 @@ pub enum MergeError {
         /// The column's name.
         column: String,
     },
+    /// A SUM of PostgreSQL `money` read in the text format, which the shard's `lc_monetary`
+    /// writes.
+    #[error(
+        "adding up money from several shards needs its binary format (its text is written by the shard's lc_monetary): read column {column} in binary, or SUM(… ::numeric)"
+    )]
+    MoneyText {
+        /// Its position.
+        column: usize,
+    },
+    /// A merged SUM beyond its type's range, as the database itself refuses one.
+    #[error("{type_name} out of range (the SUM of column {column} over the shards)")]
+    OutOfRange {
+        /// Its position.
+        column: usize,
+        /// PostgreSQL's name of the type.
+        type_name: &'static str,
+    },
     /// An AVG's count that is not a non-negative integer fitting in 64 bits.
     #[error("merge: column {column} holds {value}, which is not a row count")]
     BadCount {
