@@ -76,9 +76,13 @@ pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
         Vec::new()
     }
 
-    /// A result column named `name`, of the type `type_info` names.
-    fn column(name: &str, type_info: &Self::TypeInfo) -> Column {
-        Column::new(name, SqlType::of(type_info.name(), Self::KIND))
+    /// A result column as the database described it.
+    fn column(column: &Self::Column) -> Column {
+        use sqlx::Column as _;
+        Column::new(
+            column.name(),
+            SqlType::of(column.type_info().name(), Self::KIND),
+        )
     }
 }
 
@@ -176,8 +180,10 @@ impl Driver for MySql {
         result.rows_affected()
     }
 
-    fn column(name: &str, type_info: &sqlx::mysql::MySqlTypeInfo) -> Column {
-        let mut column = Column::new(name, SqlType::of(type_info.name(), Self::KIND));
+    fn column(described: &sqlx::mysql::MySqlColumn) -> Column {
+        use sqlx::Column as _;
+        let type_info = described.type_info();
+        let mut column = Column::new(described.name(), SqlType::of(type_info.name(), Self::KIND));
         column.mysql = crate::mysql_column::described(type_info);
         column
     }
@@ -312,9 +318,15 @@ impl Driver for Postgres {
 
     const KIND: DatabaseKind = DatabaseKind::Postgres;
 
-    fn column(name: &str, type_info: &PgTypeInfo) -> Column {
-        let mut column = Column::new(name, SqlType::of(type_info.name(), Self::KIND));
+    fn column(described: &sqlx::postgres::PgColumn) -> Column {
+        use sqlx::Column as _;
+        let type_info = described.type_info();
+        let mut column = Column::new(described.name(), SqlType::of(type_info.name(), Self::KIND));
         column.oid = type_info.oid().map(|oid| oid.0);
+        column.pg_origin = described
+            .relation_id()
+            .zip(described.relation_attribute_no())
+            .map(|(table, number)| (table.0, number));
         column
     }
 

@@ -4,7 +4,7 @@
 use futures_util::TryStreamExt;
 use futures_util::future::join_all;
 use keyshard_router::ExecutionUnit;
-use sqlx::{Column as _, Either, Executor, IntoArguments, Row, Statement as _};
+use sqlx::{Either, Executor, IntoArguments, Row, Statement as _};
 use tokio::sync::oneshot;
 
 use crate::branch::Branch;
@@ -70,11 +70,7 @@ fn push_row<D: Driver>(
     binary: bool,
 ) -> Result<(), sqlx::Error> {
     if result.columns.is_empty() {
-        result.columns = row
-            .columns()
-            .iter()
-            .map(|c| D::column(c.name(), c.type_info()))
-            .collect();
+        result.columns = row.columns().iter().map(D::column).collect();
     }
     decoding.resize(row.len(), None);
     let values = decoding
@@ -209,11 +205,7 @@ pub(crate) async fn describe(
         for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
     {
         let description = conn.describe(sql).await?;
-        let columns = description
-            .columns()
-            .iter()
-            .map(|c| D::column(c.name(), c.type_info()))
-            .collect();
+        let columns = description.columns().iter().map(D::column).collect();
         Ok((columns, Vec::new()))
     }
     match pool {
@@ -234,8 +226,9 @@ pub(crate) async fn describe(
                 let columns = statement
                     .columns()
                     .iter()
-                    .map(|c| <sqlx::Postgres as Driver>::column(c.name(), c.type_info()))
+                    .map(<sqlx::Postgres as Driver>::column)
                     .collect();
+                let columns = c.typmods().describe_columns(conn, columns).await;
                 let params = match statement.parameters() {
                     Some(sqlx::Either::Left(types)) => types
                         .iter()
@@ -310,8 +303,12 @@ pub(crate) async fn autocommit(
                 .await
         }
         Pool::Postgres(c) => {
-            c.with(async |conn| run_units::<sqlx::Postgres>(conn, units, true).await)
-                .await
+            c.with(async |conn| {
+                let mut results = run_units::<sqlx::Postgres>(conn, units, true).await?;
+                c.typmods().describe(conn, &mut results).await;
+                Ok(results)
+            })
+            .await
         }
         Pool::Sqlite(c) => {
             c.with(async |conn| run_units::<sqlx::Sqlite>(conn, units, false).await)

@@ -16,7 +16,7 @@ use futures_util::TryStreamExt;
 use keyshard_config::DatabaseKind;
 use keyshard_router::gather::{Gather, GatheredTable};
 use keyshard_router::{ExecutionUnit, Value};
-use sqlx::{Column as _, Either, Executor, MySql, Postgres, Sqlite, Statement as _};
+use sqlx::{Either, Executor, MySql, Postgres, Sqlite, Statement as _};
 
 use crate::branch::Branch;
 use crate::driver::Driver;
@@ -447,7 +447,7 @@ where
         outcome.columns = described
             .columns()
             .iter()
-            .map(|c| D::column(c.name(), c.type_info()))
+            .map(D::column)
             .collect::<Vec<Column>>();
         params = D::parameter_oids(&described);
     }

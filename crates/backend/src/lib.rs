@@ -28,6 +28,7 @@ pub mod session_state;
 mod sql_type;
 mod table_columns;
 mod transaction;
+mod typmods;
 pub mod wire;
 mod xa;
 

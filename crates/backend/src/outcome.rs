@@ -18,6 +18,11 @@ pub struct Column {
     pub oid: Option<u32>,
     /// The column as a MySQL shard described it: what a MySQL client is told.
     pub mysql: Option<MySqlColumnType>,
+    /// PostgreSQL's type modifier (`varchar(20)`: 24), -1 for none or not known.
+    pub typmod: i32,
+    /// The table OID and attribute number a PostgreSQL shard gave a column read from a table,
+    /// by which its type modifier is found (see `typmods`).
+    pub pg_origin: Option<(u32, i16)>,
 }
 
 impl Column {
@@ -28,6 +33,8 @@ impl Column {
             ty,
             oid: None,
             mysql: None,
+            typmod: -1,
+            pg_origin: None,
         }
     }
 }

@@ -20,14 +20,14 @@ impl Backend {
         let table = node.table.as_str();
         let pool = self.pool(&node.data_source)?;
         let kind = pool.kind();
-        // Name, type name and, on PostgreSQL, the type's OID.
-        type Described = Vec<(String, String, Option<i64>)>;
+        // Name, type name and, on PostgreSQL, the type's OID and modifier.
+        type Described = Vec<(String, String, Option<i64>, Option<i32>)>;
         let columns: Result<Described, sqlx::Error> = match pool {
             // MariaDB and MySQL mark invisible columns in EXTRA; they take no value in a
             // column-less INSERT.
             Pool::MySql(p) => {
                 let query = sqlx::query_as(
-                    "SELECT CAST(COLUMN_NAME AS CHAR), CAST(DATA_TYPE AS CHAR), NULL \
+                    "SELECT CAST(COLUMN_NAME AS CHAR), CAST(DATA_TYPE AS CHAR), NULL, NULL \
                          FROM information_schema.COLUMNS \
                          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? \
                          AND UPPER(EXTRA) NOT LIKE '%INVISIBLE%' ORDER BY ORDINAL_POSITION",
@@ -39,7 +39,10 @@ impl Backend {
             Pool::Postgres(p) => {
                 let query = sqlx::query_as(
                     "SELECT column_name::text, udt_name::text, \
-                         (quote_ident(udt_schema) || '.' || quote_ident(udt_name))::regtype::oid::int8 \
+                         (quote_ident(udt_schema) || '.' || quote_ident(udt_name))::regtype::oid::int8, \
+                         (SELECT a.atttypmod FROM pg_catalog.pg_attribute a \
+                          WHERE a.attrelid = to_regclass(quote_ident(table_schema) || '.' || quote_ident(table_name)) \
+                          AND a.attname = column_name) \
                          FROM information_schema.columns \
                          WHERE table_schema = current_schema() AND table_name = $1 \
                          ORDER BY ordinal_position",
@@ -49,8 +52,9 @@ impl Backend {
             }
             // table_info leaves out hidden (generated virtual) columns, in column order.
             Pool::Sqlite(p) => {
-                let query = sqlx::query_as("SELECT name, type, NULL FROM pragma_table_info(?1)")
-                    .bind(table);
+                let query =
+                    sqlx::query_as("SELECT name, type, NULL, NULL FROM pragma_table_info(?1)")
+                        .bind(table);
                 p.with(async |conn| query.fetch_all(conn).await).await
             }
         };
@@ -58,9 +62,10 @@ impl Backend {
         Ok((!columns.is_empty()).then(|| {
             columns
                 .into_iter()
-                .map(|(name, type_name, oid)| {
+                .map(|(name, type_name, oid, typmod)| {
                     let mut column = Column::new(name, SqlType::of(&type_name, kind));
                     column.oid = oid.and_then(|oid| u32::try_from(oid).ok());
+                    column.typmod = typmod.unwrap_or(-1);
                     column
                 })
                 .collect()

@@ -394,6 +394,8 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     // A regclass's or regtype's text is a catalog name: refused, clearly.
     ("type 2205 in the text format", "catalog types in text"),
     ("type 2206 in the text format", "catalog types in text"),
+    // A user-defined type's size (an enum's 4) is not known without its catalog row.
+    ("oid=user-defined size=-1", "user-defined types' size"),
     // A cast to a user-defined type in a statement naming no table is described as text.
     (
         "'happy'::mood",
@@ -402,8 +404,12 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
 ];
 
 /// Whether a difference in a PostgreSQL RowDescription field is only in its typmod, size or
-/// name (both sides give the same type OID and format).
+/// name (both sides give the same type OID and format), of an expression's column: a table
+/// column's (the matrix names them `c_…`) must be described exactly.
 fn same_type_and_format(line: &str) -> bool {
+    if line.contains("column `c_") {
+        return false;
+    }
     let field = |key: &str| -> Vec<&str> {
         line.match_indices(key)
             .map(|(at, _)| {

@@ -38,6 +38,28 @@ pub struct Field {
     pub name: String,
     /// Its type.
     pub oid: u32,
+    /// Its type modifier (`varchar(20)`: 24), -1 for none.
+    pub typmod: i32,
+}
+
+impl Field {
+    /// A column of type `oid` without a type modifier.
+    pub fn new(name: impl Into<String>, oid: u32) -> Self {
+        Self {
+            name: name.into(),
+            oid,
+            typmod: -1,
+        }
+    }
+
+    /// The column `column` of a shard's result or a table, typed `oid`.
+    pub fn of_column(column: &Column, oid: u32) -> Self {
+        Self {
+            name: column.name.clone(),
+            oid,
+            typmod: column.typmod,
+        }
+    }
 }
 
 /// The result columns of a statement, as far as they can be known before it runs.
@@ -159,22 +181,14 @@ fn session_fields(sql: &str) -> Option<Fields> {
 
 /// The column of `SELECT lastval()`, which the session may answer itself.
 fn lastval_fields(sql: &str) -> Option<Fields> {
-    crate::pinning::is_bare_lastval(sql).then(|| {
-        Fields::Known(vec![Field {
-            name: "lastval".to_owned(),
-            oid: oid::INT8,
-        }])
-    })
+    crate::pinning::is_bare_lastval(sql)
+        .then(|| Fields::Known(vec![Field::new("lastval", oid::INT8)]))
 }
 
 /// The column of `SELECT pg_listening_channels()`, which a listening session answers itself.
 fn listening_channels_fields(sql: &str) -> Option<Fields> {
-    crate::notify::is_bare_listening_channels(sql).then(|| {
-        Fields::Known(vec![Field {
-            name: "pg_listening_channels".to_owned(),
-            oid: oid::TEXT,
-        }])
-    })
+    crate::notify::is_bare_listening_channels(sql)
+        .then(|| Fields::Known(vec![Field::new("pg_listening_channels", oid::TEXT)]))
 }
 
 /// The columns of `PREVIEW …`, the same whatever it previews: a client that describes before
@@ -201,11 +215,11 @@ pub fn reply_fields(reply: &Reply) -> Fields {
             columns
                 .iter()
                 .enumerate()
-                .map(|(i, c)| Field {
-                    name: c.name.clone(),
-                    oid: wire_oid(c).unwrap_or_else(|| {
+                .map(|(i, c)| {
+                    let oid = wire_oid(c).unwrap_or_else(|| {
                         oid_for_values(c.ty, rows.iter().filter_map(|r| r.get(i)))
-                    }),
+                    });
+                    Field::of_column(c, oid)
                 })
                 .collect(),
         ),
@@ -376,47 +390,39 @@ fn projection(items: &[SelectItem], columns: &[Column]) -> Option<Vec<Field>> {
                 if columns.is_empty() {
                     return None;
                 }
-                fields.extend(columns.iter().map(|c| Field {
-                    name: c.name.clone(),
-                    oid: column_oid(c),
-                }));
+                fields.extend(columns.iter().map(|c| Field::of_column(c, column_oid(c))));
             }
-            SelectItem::UnnamedExpr(expr) => {
-                let (name, oid) = expr_field(expr, columns)?;
-                fields.push(Field { name, oid });
-            }
-            SelectItem::ExprWithAlias { expr, alias } => {
-                let (_, oid) = expr_field(expr, columns)?;
-                fields.push(Field {
-                    name: alias.value.clone(),
-                    oid,
-                });
-            }
+            SelectItem::UnnamedExpr(expr) => fields.push(expr_field(expr, columns)?),
+            SelectItem::ExprWithAlias { expr, alias } => fields.push(Field {
+                name: alias.value.clone(),
+                ..expr_field(expr, columns)?
+            }),
             _ => return None,
         }
     }
     Some(fields)
 }
 
-fn expr_field(expr: &Expr, columns: &[Column]) -> Option<(String, u32)> {
+fn expr_field(expr: &Expr, columns: &[Column]) -> Option<Field> {
     match expr {
         Expr::Identifier(ident) => {
             let column = find(columns, &ident.value)?;
-            Some((column.name.clone(), column_oid(column)))
+            Some(Field::of_column(column, column_oid(column)))
         }
         Expr::CompoundIdentifier(parts) => {
             let column = find(columns, &parts.last()?.value)?;
-            Some((column.name.clone(), column_oid(column)))
+            Some(Field::of_column(column, column_oid(column)))
         }
         Expr::Function(f) => {
             let name = last_ident(&f.name).to_ascii_lowercase();
             match name.as_str() {
-                "count" => Some((name, oid::INT8)),
+                "count" => Some(Field::new(name, oid::INT8)),
+                // An aggregate's result has its argument's type, not its modifier.
                 "max" | "min" => match &f.args {
                     FunctionArguments::List(list) => match list.args.first()? {
                         sqlparser::ast::FunctionArg::Unnamed(
                             sqlparser::ast::FunctionArgExpr::Expr(e),
-                        ) => expr_field(e, columns).map(|(_, oid)| (name, oid)),
+                        ) => expr_field(e, columns).map(|field| Field::new(name, field.oid)),
                         _ => None,
                     },
                     _ => None,
@@ -427,9 +433,9 @@ fn expr_field(expr: &Expr, columns: &[Column]) -> Option<(String, u32)> {
         // PostgreSQL names a cast's column after its type.
         Expr::Cast { data_type, .. } => Some(
             match keyshard_backend::wire::pg_builtin_type(&data_type.to_string()) {
-                Some((name, oid)) => (name.to_owned(), oid),
-                None => (
-                    "?column?".into(),
+                Some((name, oid)) => Field::new(name, oid),
+                None => Field::new(
+                    "?column?",
                     oid_of(SqlType::of(&data_type.to_string(), DatabaseKind::Postgres)),
                 ),
             },

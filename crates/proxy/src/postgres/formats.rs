@@ -40,7 +40,7 @@ pub(super) fn row_description(fields: &[Field], formats: &[i16]) -> Out {
                     0,
                     f.oid,
                     types::size_of(f.oid),
-                    -1,
+                    f.typmod,
                     format_of(formats, i),
                 )
             })

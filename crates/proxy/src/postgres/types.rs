@@ -163,6 +163,15 @@ pub fn size_of(oid: u32) -> i16 {
         829 => 6,
         774 => 8,
         oid::NAME => 64,
+        // "char".
+        18 => 1,
+        // xid, cid, regproc and the other reg* types: an OID each.
+        24 | 28 | 29 | 2202 | 2203 | 2204 | 2205 | 2206 | 3734 | 3769 | 4089 | 4096 => 4,
+        // tid, point, lseg, box, circle, line: fixed widths.
+        27 => 6,
+        600 => 16,
+        601 | 603 => 32,
+        628 | 718 => 24,
         _ => -1,
     }
 }

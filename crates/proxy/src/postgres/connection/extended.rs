@@ -235,10 +235,7 @@ impl Connection {
             .ok()?;
         let fields = columns
             .iter()
-            .map(|c| Field {
-                name: c.name.clone(),
-                oid: types::column_oid(c),
-            })
+            .map(|c| Field::of_column(c, types::column_oid(c)))
             .collect();
         Some((fields, params))
     }
