@@ -145,9 +145,7 @@ impl Driver for MySql {
         const DECIMAL: u8 = u8::MAX;
         const WIRE: u8 = u8::MAX - 1;
         let raw = row.try_get_raw(index)?;
-        if raw.is_null() {
-            return Ok(Value::Null);
-        }
+        // The column's type, whether or not this value is NULL.
         if first.is_none() {
             let type_info = raw.type_info();
             let name = type_info.name();
@@ -158,9 +156,19 @@ impl Driver for MySql {
             }
         }
         if *first == Some(WIRE) {
-            let kind = mysql_wire_kind(raw.type_info().name()).unwrap_or(WireKind::Opaque);
-            let bytes = row.try_get_unchecked::<&[u8], _>(index)?;
-            return Ok(Value::Wire(Wire::new(kind, binary, bytes)));
+            // Asked first: sqlx calls a zero date NULL too (`is_null`), since its binary form
+            // is a zero length; the bytes are there, and the client is owed them.
+            return match row.try_get_unchecked::<&[u8], _>(index) {
+                Ok(bytes) => {
+                    let kind = mysql_wire_kind(raw.type_info().name()).unwrap_or(WireKind::Opaque);
+                    Ok(Value::Wire(Wire::new(kind, binary, bytes)))
+                }
+                Err(_) if raw.is_null() => Ok(Value::Null),
+                Err(e) => Err(e),
+            };
+        }
+        if raw.is_null() {
+            return Ok(Value::Null);
         }
         if *first == Some(DECIMAL) {
             // DECIMAL (SUM, AVG) arrives as its digits in both protocols; sqlx decodes it only
