@@ -45,7 +45,7 @@ pub use error::BackendError;
 pub use gather::GatherLimits;
 pub use merge::MergeError;
 pub use metadata::MetadataStore;
-pub use mysql_column::MySqlColumnType;
+pub use mysql_column::{MySqlColumnType, MySqlOrigin};
 pub use notify::{Listener, Notification};
 pub use outcome::{Column, Outcome};
 pub use pool::Pool;

@@ -171,10 +171,12 @@ pub(crate) struct Float(pub f64);
 
 impl Float {
     fn canonical(self) -> f64 {
-        match self.0 {
-            v if v.is_nan() => f64::NAN,
-            v if v == 0.0 => 0.0,
-            v => v,
+        if self.0.is_nan() {
+            f64::NAN
+        } else if self.0 == 0.0 {
+            0.0
+        } else {
+            self.0
         }
     }
 }

@@ -462,7 +462,25 @@ async fn my_fetch(conn: &mut MySqlConnection, mode: My, sql: &str, params: &[i64
             .iter()
             .map(|c| {
                 let info = c.type_info();
-                (c.name().to_owned(), format!("{} {info:?}", info.name()))
+                // What a client reads besides the type: the collation (63 is bytes, else
+                // text), decimals, every flag, and where the column comes from (the schema's
+                // name differs: the proxy's logical database against the plain one).
+                let origin = c.definition().map(|d| {
+                    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+                    format!(
+                        " collation={} decimals={} flags={:#x} schema={} table={} org_table={} \
+                         org_name={}",
+                        d.collation(),
+                        d.decimals(),
+                        d.flags(),
+                        if d.schema().is_empty() { "-" } else { "set" },
+                        text(d.table_alias()),
+                        text(d.table()),
+                        text(d.org_name()),
+                    )
+                });
+                let origin = origin.unwrap_or_default();
+                (c.name().to_owned(), format!("{} {info:?}{origin}", info.name()))
             })
             .collect();
     }

@@ -103,9 +103,12 @@ enum Problem {
     TooDeep,
 }
 
+/// Each decorated dimension's lower and upper bound.
+type Bounds = Vec<(i32, i32)>;
+
 /// The dimension decorations before an array's braces (`[0:1][1:2]=`; `[3]` is `[1:3]`):
-/// each dimension's lower and upper bound, and the text after the `=`. None without them.
-fn decorations(text: &str) -> Result<(Vec<(i32, i32)>, &str), Problem> {
+/// each dimension's bounds, and the text after the `=`. None without them.
+fn decorations(text: &str) -> Result<(Bounds, &str), Problem> {
     let mut bounds = Vec::new();
     let mut rest = text;
     while let Some(after) = rest.strip_prefix('[') {

@@ -141,6 +141,9 @@ pub struct Router {
     catalog: Option<CatalogViews>,
     /// Where `!SINGLE`'s tables live.
     single: single::SingleHomes,
+    /// Each actual table's logic table, for naming result columns' origins as the client
+    /// knows them.
+    actual_tables: HashMap<String, String>,
 }
 
 impl Router {
@@ -152,7 +155,17 @@ impl Router {
             .values()
             .map(|t| (t.logic_table.to_ascii_lowercase(), Arc::new(t.clone())))
             .collect();
+        let actual_tables = rule
+            .tables
+            .values()
+            .flat_map(|t| {
+                t.data_nodes
+                    .iter()
+                    .map(|node| (node.table.clone(), t.logic_table.clone()))
+            })
+            .collect();
         Self {
+            actual_tables,
             tables,
             binding_groups: rule.binding_groups.clone(),
             broadcast_tables: Vec::new(),
@@ -231,6 +244,12 @@ impl Router {
         names.hidden.sort();
         names.hidden.dedup();
         names
+    }
+
+    /// The logic table whose actual table is named `actual`; `None` for a table no rule
+    /// splits (it has its own name).
+    pub fn logic_table_of(&self, actual: &str) -> Option<&str> {
+        self.actual_tables.get(actual).map(String::as_str)
     }
 
     /// The data source unsharded tables live on.

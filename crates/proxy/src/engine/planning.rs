@@ -49,6 +49,11 @@ impl Engine {
         Ok((planned(prepared, sql, dialect)?, tree))
     }
 
+    /// The logic table a MySQL shard's actual table `actual` belongs to.
+    pub(crate) fn mysql_logic_table(&self, actual: &str) -> Option<&str> {
+        self.mysql.logic_table_of(actual)
+    }
+
     pub(super) fn router(&self, dialect: Dialect) -> &Router {
         match dialect {
             Dialect::MySql => &self.mysql,

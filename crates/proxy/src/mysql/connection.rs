@@ -17,7 +17,7 @@ use super::protocol::command::{Command, decode_command, decode_params};
 use super::protocol::error::ProtocolError;
 use super::protocol::handshake::{self, Greeting};
 use super::protocol::packet::{DEFAULT_MAX_PAYLOAD, PacketIo};
-use super::protocol::response::{self, ResultColumn};
+use super::protocol::response::{self, Naming, ResultColumn};
 use crate::admission::Ticket;
 use crate::distsql;
 use crate::engine::Engine;
@@ -116,6 +116,7 @@ pub async fn serve(
             .capabilities
             .contains(CapabilityFlags::CLIENT_MULTI_STATEMENTS),
         server: engine.identity().mysql_server(),
+        database: bytes::Bytes::from(engine.config().database_name.clone()),
         session,
         engine,
     };
@@ -172,6 +173,8 @@ struct Connection {
     multi_statements: bool,
     /// The server whose executable comments (`/*!40101 … */`) run here.
     server: versioned::Server,
+    /// The logical database, which result columns read from a table name as theirs.
+    database: bytes::Bytes,
     session: Session,
     engine: Arc<Engine>,
 }
@@ -416,6 +419,12 @@ impl Connection {
                 ));
             }
             Ok(Reply::Rows { columns, rows }) => {
+                let engine = &self.engine;
+                let logic_table = |actual: &str| engine.mysql_logic_table(actual);
+                let naming = Naming {
+                    database: &self.database,
+                    logic_table: &logic_table,
+                };
                 let columns: Vec<ResultColumn> = columns
                     .iter()
                     .enumerate()
@@ -425,7 +434,7 @@ impl Connection {
                             .map(|r| r.get(i))
                             .find(|v| !matches!(v, None | Some(Value::Null)))
                             .flatten();
-                        ResultColumn::of_column(c, sample)
+                        ResultColumn::of_column(c, sample, Some(&naming))
                     })
                     .collect();
                 response::write_result_set(

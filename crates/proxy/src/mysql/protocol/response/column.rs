@@ -1,6 +1,7 @@
 //! Result-set column metadata, and its mapping from the type names backends report.
 
-use keyshard_backend::{Column, MySqlColumnType, SqlType};
+use bytes::Bytes;
+use keyshard_backend::{Column, MySqlColumnType, MySqlOrigin, SqlType};
 use keyshard_router::Value;
 use mysql_common::constants::{ColumnFlags, ColumnType};
 
@@ -28,6 +29,62 @@ pub struct ResultColumn {
     pub length: u32,
     /// Digits after the decimal point; 0x1f when not fixed.
     pub decimals: u8,
+    /// Where it is read from, in the names the client knows; `None` for a column Keyshard
+    /// made (an expression's, named by itself).
+    pub origin: Option<Origin>,
+}
+
+/// Where a result column is read from: `schema`, `table`, `org_table` and `org_name` of the
+/// column definition, empty as the database leaves them for an expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The logical database.
+    pub schema: Bytes,
+    /// The table as the statement named it: its alias, or the logic table.
+    pub table: Bytes,
+    /// The logic table (or an unsharded table's own name).
+    pub org_table: Bytes,
+    /// The column's own name.
+    pub org_name: Bytes,
+}
+
+/// What a shard's names are to the client: the logical database and each actual table's logic
+/// table.
+pub struct Naming<'a> {
+    /// The logical database (`databaseName`).
+    pub database: &'a Bytes,
+    /// The logic table an actual table belongs to.
+    pub logic_table: &'a dyn Fn(&str) -> Option<&'a str>,
+}
+
+impl Naming<'_> {
+    fn origin(&self, shard: &MySqlOrigin) -> Origin {
+        let org_table = std::str::from_utf8(&shard.table)
+            .ok()
+            .and_then(|name| (self.logic_table)(name))
+            .map_or_else(
+                || shard.table.clone(),
+                |logic| Bytes::copy_from_slice(logic.as_bytes()),
+            );
+        // Without an alias the shard saw the actual table's name, which stands for the logic
+        // table's; an alias of the statement's own (or a derived table's) stays.
+        let table = if !shard.table.is_empty() && shard.table_alias == shard.table {
+            org_table.clone()
+        } else {
+            shard.table_alias.clone()
+        };
+        let schema = if shard.schema.is_empty() {
+            Bytes::new()
+        } else {
+            self.database.clone()
+        };
+        Origin {
+            schema,
+            table,
+            org_table,
+            org_name: shard.name.clone(),
+        }
+    }
 }
 
 /// The most characters of a column's name MySQL and MariaDB send; a shard that is not one of
@@ -61,6 +118,7 @@ impl ResultColumn {
             charset,
             length,
             decimals,
+            origin: None,
         }
     }
 
@@ -96,12 +154,13 @@ impl ResultColumn {
         column
     }
 
-    /// A result column as the client is told it: as its MySQL shard described it, or else
-    /// by its type (see [`ResultColumn::of`]).
-    pub fn of_column(column: &Column, sample: Option<&Value>) -> Self {
+    /// A result column as the client is told it: as its MySQL shard described it (its table
+    /// named by `naming`), or else by its type (see [`ResultColumn::of`]).
+    pub fn of_column(column: &Column, sample: Option<&Value>, naming: Option<&Naming>) -> Self {
         match column
             .mysql
-            .and_then(|described| Self::described(&column.name, described, sample))
+            .as_ref()
+            .and_then(|described| Self::described(&column.name, described, naming))
         {
             Some(described) => described,
             None => Self::of(&column.name, column.ty, sample),
@@ -109,47 +168,18 @@ impl ResultColumn {
     }
 
     /// The shard's own description; `None` for a type code this protocol does not know.
-    fn described(name: &str, described: MySqlColumnType, sample: Option<&Value>) -> Option<Self> {
-        use ColumnType::*;
+    fn described(name: &str, described: &MySqlColumnType, naming: Option<&Naming>) -> Option<Self> {
         let column_type = ColumnType::try_from(described.code).ok()?;
-        let flags = ColumnFlags::from_bits_truncate(described.flags);
-        let text_type = matches!(
-            column_type,
-            MYSQL_TYPE_VARCHAR
-                | MYSQL_TYPE_VAR_STRING
-                | MYSQL_TYPE_STRING
-                | MYSQL_TYPE_ENUM
-                | MYSQL_TYPE_SET
-                | MYSQL_TYPE_TINY_BLOB
-                | MYSQL_TYPE_MEDIUM_BLOB
-                | MYSQL_TYPE_LONG_BLOB
-                | MYSQL_TYPE_BLOB
-                | MYSQL_TYPE_JSON
-        );
-        // A text column's collation is not among what sqlx keeps: utf8mb4, as the proxy's
-        // connections read results in. A binary-flagged one holds bytes (or a _bin
-        // collation's text, which this cannot tell apart).
-        let charset = if text_type && !flags.contains(ColumnFlags::BINARY_FLAG) {
-            UTF8MB4
-        } else {
-            BINARY
-        };
-        let decimals = match column_type {
-            MYSQL_TYPE_FLOAT | MYSQL_TYPE_DOUBLE => NOT_FIXED_DEC,
-            // DATETIME(n) is 19 characters and n digits after a point; TIME(n) 10 and n.
-            MYSQL_TYPE_DATETIME | MYSQL_TYPE_TIMESTAMP => fraction_digits(described.length, 19),
-            MYSQL_TYPE_TIME => fraction_digits(described.length, 10),
-            // The scale is not in what sqlx keeps; a value shows it.
-            MYSQL_TYPE_NEWDECIMAL | MYSQL_TYPE_DECIMAL => sample_scale(sample),
-            _ => 0,
-        };
         Some(Self {
             name: shown(name).to_owned(),
             column_type,
-            flags,
-            charset,
+            flags: ColumnFlags::from_bits_retain(described.flags),
+            // The shard connection's character set for text (a `_bin` collation's and JSON's
+            // too), 63 for bytes: what tells a client to decode a value or not.
+            charset: described.collation,
             length: described.length,
-            decimals,
+            decimals: described.decimals,
+            origin: naming.map(|naming| naming.origin(&described.origin)),
         })
     }
 
@@ -179,11 +209,23 @@ impl ResultColumn {
         let name = self.name.as_bytes();
         let mut buf = Vec::with_capacity(32 + 2 * name.len());
         put_lenenc_bytes(&mut buf, b"def");
-        put_lenenc_bytes(&mut buf, b""); // schema
-        put_lenenc_bytes(&mut buf, b""); // table
-        put_lenenc_bytes(&mut buf, b""); // org_table
-        put_lenenc_bytes(&mut buf, name);
-        put_lenenc_bytes(&mut buf, name); // org_name
+        match &self.origin {
+            Some(origin) => {
+                put_lenenc_bytes(&mut buf, &origin.schema);
+                put_lenenc_bytes(&mut buf, &origin.table);
+                put_lenenc_bytes(&mut buf, &origin.org_table);
+                put_lenenc_bytes(&mut buf, name);
+                put_lenenc_bytes(&mut buf, &origin.org_name);
+            }
+            // An expression: no table, and its name is its own.
+            None => {
+                put_lenenc_bytes(&mut buf, b"");
+                put_lenenc_bytes(&mut buf, b"");
+                put_lenenc_bytes(&mut buf, b"");
+                put_lenenc_bytes(&mut buf, name);
+                put_lenenc_bytes(&mut buf, name);
+            }
+        }
         buf.push(0x0c); // length of the fixed-length fields
         buf.extend_from_slice(&self.charset.to_le_bytes());
         buf.extend_from_slice(&self.length.to_le_bytes());
@@ -193,25 +235,6 @@ impl ResultColumn {
         buf.extend_from_slice(&[0, 0]);
         buf
     }
-}
-
-/// The fraction digits of a temporal column `length` characters wide, `whole` without them.
-fn fraction_digits(length: u32, whole: u32) -> u8 {
-    match length.checked_sub(whole + 1) {
-        Some(digits @ 1..=6) => u8::try_from(digits).unwrap_or(0),
-        _ => 0,
-    }
-}
-
-/// The digits after the point of a DECIMAL value.
-fn sample_scale(sample: Option<&Value>) -> u8 {
-    let text = match sample {
-        Some(Value::Text(text)) => text.as_str(),
-        _ => return 0,
-    };
-    text.split_once('.').map_or(0, |(_, fraction)| {
-        u8::try_from(fraction.len().min(30)).unwrap_or(30)
-    })
 }
 
 /// The MySQL type and display length of `ty`.
@@ -275,32 +298,74 @@ mod tests {
             code,
             flags,
             length,
+            collation: UTF8MB4,
+            decimals: 0,
+            origin: MySqlOrigin::default(),
         });
         column
     }
 
+    fn naming_test<T>(check: impl FnOnce(&Naming) -> T) -> T {
+        let database = Bytes::from_static(b"sharding_db");
+        let logic = |actual: &str| (actual == "t_order_1").then_some("t_order");
+        check(&Naming {
+            database: &database,
+            logic_table: &logic,
+        })
+    }
+
     #[test]
-    fn a_shard_description_is_passed_on_with_what_follows_from_it() {
-        // TEXT NOT NULL: a BLOB-typed text column, 4 bytes a character.
-        let text = ResultColumn::of_column(&shard_described(0xfc, 1 | 16, 262_140), None);
+    fn a_shard_description_is_passed_on_as_it_came() {
+        // TEXT NOT NULL PART_KEY: a BLOB-typed text column, 4 bytes a character.
+        let text =
+            ResultColumn::of_column(&shard_described(0xfc, 1 | 16 | 0x4000, 262_140), None, None);
         assert_eq!(text.column_type, MYSQL_TYPE_BLOB);
-        assert_eq!(
-            text.flags,
-            ColumnFlags::NOT_NULL_FLAG | ColumnFlags::BLOB_FLAG
-        );
+        assert_eq!(text.flags.bits(), 1 | 16 | 0x4000);
         assert_eq!((text.charset, text.length), (UTF8MB4, 262_140));
-        // VARBINARY(16) holds bytes.
-        let bytes = ResultColumn::of_column(&shard_described(0xfd, 128, 16), None);
-        assert_eq!(bytes.charset, BINARY);
-        // DATETIME(3) is 23 wide; TIME(6) 17.
-        let datetime = ResultColumn::of_column(&shard_described(0x0c, 128, 23), None);
-        assert_eq!(datetime.decimals, 3);
-        let time = ResultColumn::of_column(&shard_described(0x0b, 128, 17), None);
-        assert_eq!(time.decimals, 6);
-        // A DECIMAL's scale shows in its values.
-        let price = Value::Text("9.50".into());
-        let decimal = ResultColumn::of_column(&shard_described(0xf6, 0, 12), Some(&price));
-        assert_eq!((decimal.decimals, decimal.charset), (2, BINARY));
+        // A _bin text or JSON column is BINARY-flagged, yet text: the collation tells.
+        let mut json = shard_described(0xfc, 128 | 16, 4_294_967_295);
+        if let Some(described) = &mut json.mysql {
+            described.decimals = 0x1f;
+        }
+        let json = ResultColumn::of_column(&json, None, None);
+        assert_eq!((json.charset, json.decimals), (UTF8MB4, 0x1f));
+    }
+
+    #[test]
+    fn a_shard_table_is_named_as_the_client_knows_it() {
+        let mut column = shard_described(0x08, 1, 20);
+        if let Some(described) = &mut column.mysql {
+            described.origin = MySqlOrigin {
+                schema: Bytes::from_static(b"shard_1"),
+                table_alias: Bytes::from_static(b"t_order_1"),
+                table: Bytes::from_static(b"t_order_1"),
+                name: Bytes::from_static(b"order_id"),
+            };
+        }
+        let origin = naming_test(|naming| ResultColumn::of_column(&column, None, Some(naming)))
+            .origin
+            .expect("named");
+        assert_eq!(&origin.schema[..], b"sharding_db");
+        assert_eq!(
+            (&origin.table[..], &origin.org_table[..]),
+            (&b"t_order"[..], &b"t_order"[..])
+        );
+        assert_eq!(&origin.org_name[..], b"order_id");
+        // An alias of the statement's own stays; an expression has no table.
+        if let Some(described) = &mut column.mysql {
+            described.origin.table_alias = Bytes::from_static(b"o");
+        }
+        let origin = naming_test(|naming| ResultColumn::of_column(&column, None, Some(naming)))
+            .origin
+            .expect("named");
+        assert_eq!(&origin.table[..], b"o");
+        if let Some(described) = &mut column.mysql {
+            described.origin = MySqlOrigin::default();
+        }
+        let origin = naming_test(|naming| ResultColumn::of_column(&column, None, Some(naming)))
+            .origin
+            .expect("named");
+        assert!(origin.schema.is_empty() && origin.table.is_empty() && origin.org_name.is_empty());
     }
 
     #[test]
@@ -311,7 +376,7 @@ mod tests {
             unsigned: false,
         };
         assert_eq!(
-            ResultColumn::of_column(&column, None).column_type,
+            ResultColumn::of_column(&column, None, None).column_type,
             MYSQL_TYPE_LONG
         );
     }

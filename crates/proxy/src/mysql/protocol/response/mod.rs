@@ -6,7 +6,7 @@ mod column;
 mod result_set;
 mod text_row;
 
-pub use column::ResultColumn;
+pub use column::{Naming, ResultColumn};
 pub use result_set::{write_prepare_ok, write_result_set};
 
 use mysql_common::constants::{CapabilityFlags, StatusFlags};
