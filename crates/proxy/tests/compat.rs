@@ -1,7 +1,8 @@
 //! Real client libraries through the proxy, each checked by the keys it reports against the
 //! rows stored in the shards: PyMySQL, mysql-connector-python, mysqlclient, SQLAlchemy (on
 //! PyMySQL and on psycopg), Django (on PyMySQL and on psycopg), psycopg 3, asyncpg, node mysql2
-//! and node pg; SQLAlchemy with keys from the UUID generator read back by RETURNING. The scripts
+//! and node pg; SQLAlchemy with keys from the UUID generator read back by RETURNING; and every
+//! column type read by the MySQL drivers through the proxy and from a plain database. The scripts
 //! are in `tests/compat/`; `.ci/compat.sh`
 //! installs their pinned libraries under `~/.cache/keyshard-compat` (or
 //! `$KEYSHARD_COMPAT_DIR`).
@@ -14,9 +15,8 @@ use std::process::Command;
 use common::postgres::{PgProxy, PgShards, yaml};
 
 /// `t_order` as an application has it: timestamps, a price, a JSON document and a UUID beside
-/// the key, in each database's types. MariaDB's own UUID type is not used: sqlx does not tell
-/// its collation, so Keyshard cannot tell it (or a `utf8mb4_bin` VARCHAR) from VARBINARY, and
-/// clients would read bytes (see the README's column types).
+/// the key, in each database's types (a UUID as CHAR(36) on MariaDB, as the ORMs map one;
+/// MariaDB's own UUID type is among `mysql_types.py`'s).
 const CREATE_MYSQL: &str = "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, \
      user_id INT NOT NULL, status VARCHAR(32), created_at DATETIME(6) NULL, \
      updated_at DATETIME(6) NULL, price DECIMAL(10,2) NULL, doc JSON NULL, ref CHAR(36) NULL)";
@@ -215,6 +215,46 @@ async fn sqlalchemy_uuid_keys_on_postgresql() {
     }
     stored.sort_unstable();
     assert_eq!(stored, keys, "stored rows against reported keys");
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+/// PyMySQL, mysqlclient and mysql-connector (text and binary protocol) read every column type
+/// through Keyshard as they read it from one plain MariaDB database holding the same rows:
+/// the same Python value of the same Python type, merged and from one node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn mysql_drivers_read_every_type_as_from_mariadb() {
+    use sqlx::Connection;
+    let shards = common::Shards::mariadb().await;
+    let proxy = common::Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let admin_url =
+        std::env::var("KEYSHARD_TEST_MYSQL_URL").expect("KEYSHARD_TEST_MYSQL_URL is not set");
+    let plain = format!("keyshard_plain_{}", std::process::id());
+    let mut admin = sqlx::MySqlConnection::connect(&admin_url).await.unwrap();
+    sqlx::raw_sql(&format!(
+        "DROP DATABASE IF EXISTS {plain}; CREATE DATABASE {plain}"
+    ))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    let plain_port = admin_url
+        .rsplit_once('@')
+        .and_then(|(_, rest)| rest.split(['/', ':']).nth(1))
+        .unwrap_or("3306")
+        .to_owned();
+    let printed = run_for_text(
+        "python",
+        "mysql_types.py",
+        proxy.address.port(),
+        &[&plain_port, &plain],
+    )
+    .await;
+    assert!(printed.is_empty(), "{printed:?}");
+    sqlx::raw_sql(&format!("DROP DATABASE {plain}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
     proxy.stop().await;
     shards.cleanup().await;
 }

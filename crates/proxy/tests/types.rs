@@ -480,7 +480,10 @@ async fn my_fetch(conn: &mut MySqlConnection, mode: My, sql: &str, params: &[i64
                     )
                 });
                 let origin = origin.unwrap_or_default();
-                (c.name().to_owned(), format!("{} {info:?}{origin}", info.name()))
+                (
+                    c.name().to_owned(),
+                    format!("{} {info:?}{origin}", info.name()),
+                )
             })
             .collect();
     }
