@@ -2,7 +2,8 @@
 //! rows stored in the shards: PyMySQL, mysql-connector-python, mysqlclient, SQLAlchemy (on
 //! PyMySQL and on psycopg), Django (on PyMySQL and on psycopg), psycopg 3, asyncpg, node mysql2
 //! and node pg; SQLAlchemy with keys from the UUID generator read back by RETURNING; and every
-//! column type read by the MySQL drivers through the proxy and from a plain database. The scripts
+//! column type read by the MySQL and PostgreSQL drivers through the proxy and from a plain
+//! database. The scripts
 //! are in `tests/compat/`; `.ci/compat.sh`
 //! installs their pinned libraries under `~/.cache/keyshard-compat` (or
 //! `$KEYSHARD_COMPAT_DIR`).
@@ -253,6 +254,48 @@ async fn mysql_drivers_read_every_type_as_from_mariadb() {
     assert!(printed.is_empty(), "{printed:?}");
     sqlx::raw_sql(&format!("DROP DATABASE {plain}"))
         .execute(&mut admin)
+        .await
+        .unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+/// psycopg (text and binary results) and asyncpg read every column type through Keyshard as
+/// they read it from one plain PostgreSQL database holding the same rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL and .ci/compat.sh"]
+async fn postgres_drivers_read_every_type_as_from_postgresql() {
+    let shards = PgShards::postgres().await;
+    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
+    let admin_url = std::env::var("KEYSHARD_TEST_PG_URL").expect("KEYSHARD_TEST_PG_URL is not set");
+    let plain = format!("keyshard_plain_{}", std::process::id());
+    let (admin, connection) = tokio_postgres::connect(&admin_url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {plain}"))
+        .await
+        .unwrap();
+    admin
+        .batch_execute(&format!("CREATE DATABASE {plain}"))
+        .await
+        .unwrap();
+    let plain_port = admin_url
+        .rsplit_once('@')
+        .and_then(|(_, rest)| rest.split(['/', ':']).nth(1))
+        .unwrap_or("5432")
+        .to_owned();
+    let printed = run_for_text(
+        "python",
+        "postgres_types.py",
+        proxy.address.port(),
+        &[&plain_port, &plain],
+    )
+    .await;
+    assert!(printed.is_empty(), "{printed:?}");
+    admin
+        .batch_execute(&format!("DROP DATABASE {plain}"))
         .await
         .unwrap();
     proxy.stop().await;

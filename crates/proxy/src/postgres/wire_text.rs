@@ -8,7 +8,9 @@
 use std::fmt::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use keyshard_router::float_text;
+use keyshard_backend::pg_array::{element_oid_of, parse_binary};
+use keyshard_router::array::{plain_element_text, write_text};
+use keyshard_router::{Array, Value, float_text};
 
 const CHAR: u32 = 18;
 const JSON: u32 = 114;
@@ -74,6 +76,7 @@ pub(crate) fn binary_to_text(oid: u32, bytes: &[u8]) -> Option<String> {
         MACADDR if bytes.len() == 6 => Some(mac(bytes)),
         MACADDR8 if bytes.len() == 8 => Some(mac(bytes)),
         BIT | VARBIT => bits(bytes),
+        oid if let Some(element) = element_oid_of(oid) => array(element, bytes),
         CHAR => Some(match bytes {
             [] | [0] => String::new(),
             [b] if b.is_ascii() => char::from(*b).to_string(),
@@ -83,6 +86,29 @@ pub(crate) fn binary_to_text(oid: u32, bytes: &[u8]) -> Option<String> {
         }),
         _ => None,
     }
+}
+
+/// An array of elements of type `element` (`date[]`, `uuid[]` …): each element written as its
+/// type writes it, quoted where the array's text form needs it, bounds other than 1 written.
+fn array(element: u32, bytes: &[u8]) -> Option<String> {
+    let parsed = parse_binary(bytes).ok()?;
+    if parsed.element != element {
+        return None;
+    }
+    let elements = parsed
+        .elements
+        .iter()
+        .map(|value| match value {
+            None => Some(Value::Null),
+            Some(bytes) => binary_to_text(element, bytes).map(Value::Text),
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let array = Array {
+        element,
+        dims: parsed.dims,
+        elements,
+    };
+    Some(write_text(&array, plain_element_text))
 }
 
 fn be_i32(bytes: &[u8]) -> Option<i32> {
@@ -324,6 +350,40 @@ mod tests {
         assert_eq!(interval(7_200_000_000, -1, 0), "-1 days +02:00:00");
         assert_eq!(interval(-1_000_000, 0, 0), "-00:00:01");
         assert_eq!(interval(0, 1, -1), "-1 mons +1 day");
+    }
+
+    #[test]
+    fn arrays_of_them_print_as_postgres_prints_them() {
+        use keyshard_backend::pg_array::write_binary;
+        use keyshard_router::Dim;
+        let dates = Array {
+            element: DATE,
+            dims: vec![Dim { len: 3, lower: 0 }],
+            elements: vec![Value::Int(0), Value::Null, Value::Int(-1)],
+        };
+        let bytes = write_binary(&dates, DATE, |v| {
+            Ok::<_, keyshard_backend::pg_array::ArrayBinaryError>(match v {
+                Value::Int(days) => Some((*days as i32).to_be_bytes().to_vec()),
+                _ => None,
+            })
+        })
+        .unwrap();
+        assert_eq!(
+            binary_to_text(1182, &bytes).unwrap(),
+            "[0:2]={2000-01-01,NULL,1999-12-31}"
+        );
+        // Elements that need quotes get them: a timestamp holds a space.
+        let stamps = Array::new(TIMESTAMP, vec![Value::Int(0)]);
+        let bytes = write_binary(&stamps, TIMESTAMP, |_| {
+            Ok::<_, keyshard_backend::pg_array::ArrayBinaryError>(Some(0i64.to_be_bytes().to_vec()))
+        })
+        .unwrap();
+        assert_eq!(
+            binary_to_text(1115, &bytes).unwrap(),
+            "{\"2000-01-01 00:00:00\"}"
+        );
+        // The element type the bytes name must be the array's.
+        assert_eq!(binary_to_text(1182, &bytes), None);
     }
 
     #[test]

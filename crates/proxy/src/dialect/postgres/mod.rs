@@ -143,6 +143,8 @@ pub(crate) fn writes_as_the_proxy(session: &Session, oid: u32) -> bool {
     const INTERVAL: u32 = 1186;
     const FLOAT4: u32 = 700;
     const FLOAT8: u32 = 701;
+    // An array's elements are written as their type writes them.
+    let oid = keyshard_backend::pg_array::element_oid_of(oid).unwrap_or(oid);
     let value = |name: &str| {
         session
             .reported
