@@ -220,6 +220,16 @@ async fn sqlalchemy_uuid_keys_on_postgresql() {
     shards.cleanup().await;
 }
 
+/// Runs a `*_types.py` script, which compares what the drivers read through the proxy on
+/// `port` with what they read from database `plain` on the server of `admin_url`; it prints
+/// every difference and fails on any.
+async fn types_agree(script_name: &str, port: u16, admin_url: &str, plain: &str) {
+    let (_, server) = admin_url.rsplit_once('@').expect("a URL with a user");
+    let server_port = server.split(['/', ':']).nth(1).expect("a URL with a port");
+    let printed = run_for_text("python", script_name, port, &[server_port, plain]).await;
+    assert!(printed.is_empty(), "{printed:?}");
+}
+
 /// PyMySQL, mysqlclient and mysql-connector (text and binary protocol) read every column type
 /// through Keyshard as they read it from one plain MariaDB database holding the same rows:
 /// the same Python value of the same Python type, merged and from one node.
@@ -239,19 +249,7 @@ async fn mysql_drivers_read_every_type_as_from_mariadb() {
     .execute(&mut admin)
     .await
     .unwrap();
-    let plain_port = admin_url
-        .rsplit_once('@')
-        .and_then(|(_, rest)| rest.split(['/', ':']).nth(1))
-        .unwrap_or("3306")
-        .to_owned();
-    let printed = run_for_text(
-        "python",
-        "mysql_types.py",
-        proxy.address.port(),
-        &[&plain_port, &plain],
-    )
-    .await;
-    assert!(printed.is_empty(), "{printed:?}");
+    types_agree("mysql_types.py", proxy.address.port(), &admin_url, &plain).await;
     sqlx::raw_sql(&format!("DROP DATABASE {plain}"))
         .execute(&mut admin)
         .await
@@ -281,19 +279,13 @@ async fn postgres_drivers_read_every_type_as_from_postgresql() {
         .batch_execute(&format!("CREATE DATABASE {plain}"))
         .await
         .unwrap();
-    let plain_port = admin_url
-        .rsplit_once('@')
-        .and_then(|(_, rest)| rest.split(['/', ':']).nth(1))
-        .unwrap_or("5432")
-        .to_owned();
-    let printed = run_for_text(
-        "python",
+    types_agree(
         "postgres_types.py",
         proxy.address.port(),
-        &[&plain_port, &plain],
+        &admin_url,
+        &plain,
     )
     .await;
-    assert!(printed.is_empty(), "{printed:?}");
     admin
         .batch_execute(&format!("DROP DATABASE {plain}"))
         .await

@@ -386,17 +386,16 @@ mod tests {
         assert!(merge(&s, results).expect("merges").rows.is_empty());
     }
 
+    /// The merged SUM of one column whose shards answered `values`, a row each.
+    fn sum_in(dialect: Dialect, values: Vec<Value>) -> Vec<Value> {
+        let mut s = spec(dialect);
+        s.aggregates = vec![agg(0, Aggregate::Sum)];
+        single_column(dialect, &s, values.into_iter().map(|v| vec![v]).collect())
+    }
+
     #[test]
     fn sums_of_floats_and_of_numeric_nan_and_infinities() {
-        let sum = |values: Vec<Value>| {
-            let mut s = spec(Dialect::Postgres);
-            s.aggregates = vec![agg(0, Aggregate::Sum)];
-            single_column(
-                Dialect::Postgres,
-                &s,
-                values.into_iter().map(|v| vec![v]).collect(),
-            )
-        };
+        let sum = |values| sum_in(Dialect::Postgres, values);
         let float8 =
             |bytes: &[u8], binary| Value::Wire(Wire::new(WireKind::PgFloat, binary, bytes));
         assert_eq!(
@@ -464,15 +463,7 @@ mod tests {
 
     #[test]
     fn sums_stay_exact() {
-        let sum = |values: Vec<Value>| {
-            let mut s = spec(Dialect::MySql);
-            s.aggregates = vec![agg(0, Aggregate::Sum)];
-            single_column(
-                Dialect::MySql,
-                &s,
-                values.into_iter().map(|v| vec![v]).collect(),
-            )
-        };
+        let sum = |values| sum_in(Dialect::MySql, values);
         assert_eq!(
             sum(vec![text("10.50"), Int(3), text("0.125")]),
             vec![text("13.625")]

@@ -10,6 +10,8 @@ import MySQLdb
 import mysql.connector
 import pymysql
 
+from differential import compare, inserts
+
 host, port, plain_port, plain_db = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 
 # (column, type, values for rows 1..5): typical, edge and NULL values.
@@ -46,11 +48,7 @@ COLUMNS = [
 ]
 CREATE = ("CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, "
           + ", ".join(f"{name} {ty}" for name, ty, _ in COLUMNS) + ")")
-ROWS = [
-    f"INSERT INTO t_order VALUES ({i + 1}, {i % 4 + 1}, "
-    + ", ".join(values[i] for _, _, values in COLUMNS) + ")"
-    for i in range(5)
-]
+ROWS = inserts(COLUMNS, 5)
 # Each column merged over every node (one at a time: mysql-connector's pure binary-protocol
 # reader fails on some wide rows of a plain database too), a row of one node, and expressions.
 QUERIES = [f"SELECT order_id, {name} FROM t_order ORDER BY order_id" for name, _, _ in COLUMNS] + [
@@ -62,25 +60,24 @@ QUERIES = [f"SELECT order_id, {name} FROM t_order ORDER BY order_id" for name, _
 ]
 
 
-def proxy(connect):
-    return connect(host=host, port=port, user="root", password="root", database="sharding_db")
+TARGETS = {
+    "proxy": {"port": port, "user": "root", "password": "root", "database": "sharding_db"},
+    "plain": {"port": plain_port, "user": "root", "password": "", "database": plain_db},
+}
 
 
-def plain(connect):
-    return connect(host=host, port=plain_port, user="root", password="", database=plain_db)
+def pymysql_connect(target):
+    return pymysql.connect(host=host, autocommit=True, **TARGETS[target])
 
 
-def connector(**kw):
-    return mysql.connector.connect(use_pure=True, autocommit=True, **kw)
+def mysqlclient_connect(target):
+    t = TARGETS[target]
+    return MySQLdb.connect(host=host, port=t["port"], user=t["user"], passwd=t["password"],
+                           db=t["database"], autocommit=True)
 
 
-# (name, connect, cursor options)
-DRIVERS = [
-    ("PyMySQL", lambda **kw: pymysql.connect(autocommit=True, **kw), {}),
-    ("mysqlclient", lambda **kw: MySQLdb.connect(autocommit=True, **{("db" if k == "database" else ("passwd" if k == "password" else k)): v for k, v in kw.items()}), {}),
-    ("mysql-connector", connector, {}),
-    ("mysql-connector prepared", connector, {"prepared": True}),
-]
+def connector_connect(target):
+    return mysql.connector.connect(host=host, use_pure=True, autocommit=True, **TARGETS[target])
 
 
 def setup(conn):
@@ -91,35 +88,25 @@ def setup(conn):
         cur.execute(row)
 
 
-def read(conn, options):
-    out = []
-    for sql in QUERIES:
-        cur = conn.cursor(**options)
-        cur.execute(sql)
-        names = [d[0] for d in cur.description]
-        rows = [[(type(v).__name__, repr(v)) for v in row] for row in cur.fetchall()]
-        out.append((sql, names, rows))
-    return out
+def reader(connect, **cursor_options):
+    def read(target):
+        conn = connect(target)
+        out = []
+        for sql in QUERIES:
+            cur = conn.cursor(**cursor_options)
+            cur.execute(sql)
+            names = [d[0] for d in cur.description]
+            rows = [[(type(v).__name__, repr(v)) for v in row] for row in cur.fetchall()]
+            out.append((sql, names, rows))
+        return out
+    return read
 
 
-setup(plain(DRIVERS[0][1]))
-setup(proxy(DRIVERS[0][1]))
-differences = []
-for name, connect, options in DRIVERS:
-    want = read(plain(connect), options)
-    got = read(proxy(connect), options)
-    for (sql, want_names, want_rows), (_, got_names, got_rows) in zip(want, got):
-        assert want_rows, f"the plain database has no rows for {sql}"
-        if want_names != got_names:
-            differences.append(f"[{name}] {sql}: columns {got_names} / plain {want_names}")
-        if len(want_rows) != len(got_rows):
-            differences.append(f"[{name}] {sql}: {len(got_rows)} rows / plain {len(want_rows)}")
-        for r, (want_row, got_row) in enumerate(zip(want_rows, got_rows)):
-            for column, w, g in zip(want_names, want_row, got_row):
-                if w != g:
-                    differences.append(f"[{name}] {sql}: row {r} {column}: {g} / plain {w}")
-for line in differences:
-    print(line)
-if differences:
-    sys.exit(1)
-print('{"keys": []}')
+for target in TARGETS:
+    setup(pymysql_connect(target))
+compare([
+    ("PyMySQL", reader(pymysql_connect)),
+    ("mysqlclient", reader(mysqlclient_connect)),
+    ("mysql-connector", reader(connector_connect)),
+    ("mysql-connector prepared", reader(connector_connect, prepared=True)),
+])

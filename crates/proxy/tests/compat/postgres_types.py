@@ -11,6 +11,8 @@ import sys
 import asyncpg
 import psycopg
 
+from differential import compare, inserts
+
 host, port, plain_port, plain_db = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 
 # (column, type, values for rows 1..5): typical, edge and NULL values, within what the drivers'
@@ -50,11 +52,7 @@ COLUMNS = [
 ]
 CREATE = ("CREATE TABLE t_order (order_id int8 PRIMARY KEY, user_id int4 NOT NULL, "
           + ", ".join(f"{name} {ty}" for name, ty, _ in COLUMNS) + ")")
-ROWS = [
-    f"INSERT INTO t_order VALUES ({i + 1}, {i % 4 + 1}, "
-    + ", ".join(values[i] for _, _, values in COLUMNS) + ")"
-    for i in range(5)
-]
+ROWS = inserts(COLUMNS, 5)
 # Each column merged over every node, a row of one node (also through a parameter), and
 # expressions; asyncpg and psycopg's binary cursors read them in the binary format.
 QUERIES = [(f"SELECT order_id, {name} FROM t_order ORDER BY order_id", ()) for name, _, _ in COLUMNS] + [
@@ -100,13 +98,11 @@ async def asyncpg_read(dsn):
     return out
 
 
-proxy_dsn = f"host={host} port={port} user=root password=root dbname=sharding_db"
-plain_dsn = f"host={host} port={plain_port} user=postgres dbname={plain_db}"
-for dsn in (plain_dsn, proxy_dsn):
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(CREATE)
-        for row in ROWS:
-            conn.execute(row)
+DSNS = {
+    "proxy": f"host={host} port={port} user=root password=root dbname=sharding_db",
+    "plain": f"host={host} port={plain_port} user=postgres dbname={plain_db}",
+}
+
 
 def url(dsn):
     parts = dict(p.split("=", 1) for p in dsn.split())
@@ -114,28 +110,13 @@ def url(dsn):
             f"{parts['port']}/{parts['dbname']}")
 
 
-READERS = [
-    ("psycopg text", lambda dsn: psycopg_read(dsn, False)),
-    ("psycopg binary", lambda dsn: psycopg_read(dsn, True)),
-    ("asyncpg", lambda dsn: asyncio.run(asyncpg_read(url(dsn)))),
-]
-
-differences = []
-for name, read in READERS:
-    want = read(plain_dsn)
-    got = read(proxy_dsn)
-    for (sql, want_names, want_rows), (_, got_names, got_rows) in zip(want, got):
-        assert want_rows, f"the plain database has no rows for {sql}"
-        if want_names != got_names:
-            differences.append(f"[{name}] {sql}: columns {got_names} / plain {want_names}")
-        if len(want_rows) != len(got_rows):
-            differences.append(f"[{name}] {sql}: {len(got_rows)} rows / plain {len(want_rows)}")
-        for r, (want_row, got_row) in enumerate(zip(want_rows, got_rows)):
-            for column, w, g in zip(want_names, want_row, got_row):
-                if w != g:
-                    differences.append(f"[{name}] {sql}: row {r} {column}: {g} / plain {w}")
-for line in differences:
-    print(line)
-if differences:
-    sys.exit(1)
-print('{"keys": []}')
+for dsn in DSNS.values():
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(CREATE)
+        for row in ROWS:
+            conn.execute(row)
+compare([
+    ("psycopg text", lambda target: psycopg_read(DSNS[target], False)),
+    ("psycopg binary", lambda target: psycopg_read(DSNS[target], True)),
+    ("asyncpg", lambda target: asyncio.run(asyncpg_read(url(DSNS[target])))),
+])
