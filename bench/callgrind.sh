@@ -3,13 +3,14 @@
 # time and even CPU ticks are not (a shared machine), so each optimisation can be weighed.
 #
 #   bash bench/callgrind.sh [statements] [case…]     (default 2000; all cases)
-#   cases: pg-simple pg-extended pg-prepared pg-select pg-merge pg-one mysql-text mysql-prepared
-#          mysql-select mysql-merge mysql-one pg-bulk mysql-bulk
+#   cases: pg-simple pg-extended pg-prepared pg-select pg-merge pg-one pg-wide mysql-text
+#          mysql-prepared mysql-select mysql-merge mysql-one mysql-wide pg-bulk mysql-bulk
 #
 # The select cases send a point SELECT by both sharding columns (one node, one row found);
 # pg-merge sends an ORDER BY … LIMIT 10 over the two nodes of one data source (a merge of ten
 # rows from each), as does mysql-merge; pg-one and mysql-one send the same read of t_recent,
-# which one node answers (ten of its twenty rows).
+# which one node answers (ten of its twenty rows); pg-wide and mysql-wide the merge's read over
+# t_wide, whose rows have 20 columns of mixed types (decimals, floats, timestamps, JSON, UUID …).
 # The bulk cases send a 1,000-row INSERT (as bench/cpu.sh does), BULK_N of them (default 50)
 # after 20 for warm-up, and also print instructions per row.
 #
@@ -26,7 +27,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 N=${1:-2000}
 shift || true
-CASES=${*:-pg-simple pg-extended pg-prepared pg-select pg-merge pg-one mysql-text mysql-prepared mysql-select mysql-merge mysql-one pg-bulk mysql-bulk}
+CASES=${*:-pg-simple pg-extended pg-prepared pg-select pg-merge pg-one pg-wide mysql-text mysql-prepared mysql-select mysql-merge mysql-one mysql-wide pg-bulk mysql-bulk}
 BULK_N=${BULK_N:-50}
 OUT=${CALLGRIND_OUT:-/tmp/keyshard-callgrind}
 mkdir -p "$OUT"
@@ -107,21 +108,40 @@ sb() {
   sysbench "$1" --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=3510 --mysql-user=root \
     --mysql-password=root --mysql-db=sharding_db --threads=1 --time=0 --events="$2" run
 }
-{ read_rows_sql t_order; read_rows_sql t_recent; } > "$WORK/read_rows.sql"
+{ read_rows_sql t_order; read_rows_sql t_recent; read_rows_sql t_wide; } > "$WORK/read_rows.sql"
 CREATE="CREATE TABLE IF NOT EXISTS t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))"
 CREATE_RECENT="CREATE TABLE IF NOT EXISTS t_recent (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))"
+# t_wide: t_order's three columns and 17 more of mixed types, filled by their defaults.
+CREATE_WIDE_PG="CREATE TABLE IF NOT EXISTS t_wide (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, \
+  status VARCHAR(32), price NUMERIC(10,2) DEFAULT 12.34, qty INT DEFAULT 3, weight FLOAT8 DEFAULT 1.5, \
+  ratio FLOAT4 DEFAULT 0.25, paid BOOLEAN DEFAULT true, created_at TIMESTAMPTZ DEFAULT '2024-02-29 12:34:56+00', \
+  updated_at TIMESTAMP DEFAULT '2024-03-01 08:00:00.5', due DATE DEFAULT '2024-03-31', \
+  slot TIME DEFAULT '12:30:00', note TEXT DEFAULT 'a note of some length', code CHAR(8) DEFAULT 'ABCDEFGH', \
+  doc JSONB DEFAULT '{\"a\": 1, \"b\": [true]}', ref UUID DEFAULT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', \
+  big BIGINT DEFAULT 9007199254740993, small SMALLINT DEFAULT 7, tags VARCHAR(64) DEFAULT 'x,y', \
+  ip INET DEFAULT '10.0.0.1')"
+CREATE_WIDE_MY="CREATE TABLE IF NOT EXISTS t_wide (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, \
+  status VARCHAR(32), price DECIMAL(10,2) DEFAULT 12.34, qty INT DEFAULT 3, weight DOUBLE DEFAULT 1.5, \
+  ratio FLOAT DEFAULT 0.25, paid BOOLEAN DEFAULT true, created_at DATETIME(6) DEFAULT '2024-02-29 12:34:56', \
+  updated_at TIMESTAMP(3) NULL DEFAULT '2024-03-01 08:00:00.5', due DATE DEFAULT '2024-03-31', \
+  slot TIME DEFAULT '12:30:00', note TEXT DEFAULT 'a note of some length', code CHAR(8) DEFAULT 'ABCDEFGH', \
+  doc JSON DEFAULT '{\"a\": 1, \"b\": [true]}', ref CHAR(36) DEFAULT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', \
+  big BIGINT DEFAULT 9007199254740993, small SMALLINT DEFAULT 7, tags VARCHAR(64) DEFAULT 'x,y', \
+  ip VARBINARY(16) DEFAULT 0x0a000001)"
 
 if [[ " $CASES " == *" pg-"* ]]; then
   rm -f "$OUT"/pg.*
   start "$WORK/pg.yaml" pg
   pg_up
-  PGPASSWORD=root psql -X -q -h 127.0.0.1 -p 6633 -U root -d sharding_db -c "$CREATE" -c "$CREATE_RECENT" -f "$WORK/read_rows.sql"
+  PGPASSWORD=root psql -X -q -h 127.0.0.1 -p 6633 -U root -d sharding_db -c "$CREATE" -c "$CREATE_RECENT" \
+    -c "$CREATE_WIDE_PG" -f "$WORK/read_rows.sql"
   for mode in simple extended prepared; do
     [[ " $CASES " == *" pg-$mode "* ]] && count "pg-$mode" pgb $mode
   done
   [[ " $CASES " == *" pg-select "* ]] && SCRIPT=bench/select.sql count pg-select pgb simple
   [[ " $CASES " == *" pg-merge "* ]] && SCRIPT=bench/merge.sql count pg-merge pgb simple
   [[ " $CASES " == *" pg-one "* ]] && SCRIPT=bench/recent.sql count pg-one pgb simple
+  [[ " $CASES " == *" pg-wide "* ]] && SCRIPT=bench/wide.sql count pg-wide pgb simple
   [[ " $CASES " == *" pg-bulk "* ]] && SCRIPT=$WORK/bulk.sql WARM=20 COUNT=$BULK_N count pg-bulk pgb simple
   stop
 fi
@@ -129,13 +149,14 @@ if [[ " $CASES " == *" mysql-"* ]]; then
   rm -f "$OUT"/mysql.*
   start "$WORK/my.yaml" mysql
   my_up
-  mariadb --protocol=tcp -h127.0.0.1 -P3510 -uroot -proot sharding_db -e "$CREATE; $CREATE_RECENT"
+  mariadb --protocol=tcp -h127.0.0.1 -P3510 -uroot -proot sharding_db -e "$CREATE; $CREATE_RECENT; $CREATE_WIDE_MY"
   mariadb --protocol=tcp -h127.0.0.1 -P3510 -uroot -proot sharding_db < "$WORK/read_rows.sql"
   [[ " $CASES " == *" mysql-text "* ]] && count mysql-text sb bench/insert.lua
   [[ " $CASES " == *" mysql-prepared "* ]] && count mysql-prepared sb bench/prepared_insert.lua
   [[ " $CASES " == *" mysql-select "* ]] && count mysql-select sb bench/select.lua
   [[ " $CASES " == *" mysql-merge "* ]] && count mysql-merge sb bench/merge.lua
   [[ " $CASES " == *" mysql-one "* ]] && count mysql-one sb bench/recent.lua
+  [[ " $CASES " == *" mysql-wide "* ]] && count mysql-wide sb bench/wide.lua
   [[ " $CASES " == *" mysql-bulk "* ]] && WARM=20 COUNT=$BULK_N count mysql-bulk sb "$WORK/bulk.lua"
   stop
 fi

@@ -77,6 +77,7 @@ pub(crate) fn binary_to_text(oid: u32, bytes: &[u8]) -> Option<String> {
         MACADDR8 if bytes.len() == 8 => Some(mac(bytes)),
         BIT | VARBIT => bits(bytes),
         oid if let Some(element) = element_oid_of(oid) => array(element, bytes),
+        oid if let Some(subtype) = range_subtype(oid) => range(subtype, bytes),
         CHAR => Some(match bytes {
             [] | [0] => String::new(),
             [b] if b.is_ascii() => char::from(*b).to_string(),
@@ -109,6 +110,84 @@ fn array(element: u32, bytes: &[u8]) -> Option<String> {
         elements,
     };
     Some(write_text(&array, plain_element_text))
+}
+
+/// The element type of a built-in range type: int4range, int8range, numrange, tsrange,
+/// tstzrange, daterange.
+fn range_subtype(oid: u32) -> Option<u32> {
+    Some(match oid {
+        3904 => 23,
+        3926 => 20,
+        3906 => 1700,
+        3908 => TIMESTAMP,
+        3910 => TIMESTAMPTZ,
+        3912 => DATE,
+        _ => return None,
+    })
+}
+
+/// A range (`range_send`'s flags byte, then each finite bound as a length and its element's
+/// bytes) as `range_out` writes it: `[1,5)`, `(,10]`, `empty`, a bound quoted where it holds a
+/// space, a comma, a bracket or a quote.
+fn range(subtype: u32, bytes: &[u8]) -> Option<String> {
+    const EMPTY: u8 = 0x01;
+    const LOWER_INCLUSIVE: u8 = 0x02;
+    const UPPER_INCLUSIVE: u8 = 0x04;
+    const LOWER_INFINITE: u8 = 0x08;
+    const UPPER_INFINITE: u8 = 0x10;
+    let (&flags, mut rest) = bytes.split_first()?;
+    if flags & EMPTY != 0 {
+        return Some("empty".to_owned());
+    }
+    let mut bound = |infinite: bool| -> Option<String> {
+        if infinite {
+            return Some(String::new());
+        }
+        let len = usize::try_from(be_i32(rest)?).ok()?;
+        let value = rest.get(4..4 + len)?;
+        rest = &rest[4 + len..];
+        let text = match subtype {
+            23 => be_i32(value)?.to_string(),
+            20 => be_i64(value)?.to_string(),
+            1700 => keyshard_backend::numeric::binary_to_text(value)?,
+            _ => binary_to_text(subtype, value)?,
+        };
+        Some(range_bound(text))
+    };
+    let lower = bound(flags & LOWER_INFINITE != 0)?;
+    let upper = bound(flags & UPPER_INFINITE != 0)?;
+    let open = if flags & LOWER_INCLUSIVE != 0 {
+        '['
+    } else {
+        '('
+    };
+    let close = if flags & UPPER_INCLUSIVE != 0 {
+        ']'
+    } else {
+        ')'
+    };
+    Some(format!("{open}{lower},{upper}{close}"))
+}
+
+/// `range_bound_escape`: quoted, with quotes and backslashes doubled, when the reader needs it.
+fn range_bound(text: String) -> String {
+    let needs_quotes = text.is_empty()
+        || text
+            .chars()
+            .any(|c| matches!(c, '"' | '\\' | '(' | ')' | '[' | ']' | ',') || c.is_whitespace());
+    if !needs_quotes {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        if matches!(c, '"' | '\\') {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
 }
 
 fn be_i32(bytes: &[u8]) -> Option<i32> {
@@ -384,6 +463,35 @@ mod tests {
         );
         // The element type the bytes name must be the array's.
         assert_eq!(binary_to_text(1182, &bytes), None);
+    }
+
+    #[test]
+    fn ranges_print_as_postgres_prints_them() {
+        let bound = |bytes: &[u8]| {
+            let mut out = (bytes.len() as i32).to_be_bytes().to_vec();
+            out.extend_from_slice(bytes);
+            out
+        };
+        // int4range(1, 5): [ inclusive, ) exclusive.
+        let mut bytes = vec![0x02];
+        bytes.extend(bound(&1i32.to_be_bytes()));
+        bytes.extend(bound(&5i32.to_be_bytes()));
+        assert_eq!(binary_to_text(3904, &bytes).unwrap(), "[1,5)");
+        // '[1,)': an infinite upper bound has no bytes.
+        let mut bytes = vec![0x02 | 0x10];
+        bytes.extend(bound(&1i64.to_be_bytes()));
+        assert_eq!(binary_to_text(3926, &bytes).unwrap(), "[1,)");
+        assert_eq!(binary_to_text(3904, &[0x01]).unwrap(), "empty");
+        // A timestamp bound holds a space: quoted.
+        let mut bytes = vec![0x02];
+        bytes.extend(bound(&0i64.to_be_bytes()));
+        bytes.extend(bound(&86_400_000_000i64.to_be_bytes()));
+        assert_eq!(
+            binary_to_text(3908, &bytes).unwrap(),
+            "[\"2000-01-01 00:00:00\",\"2000-01-02 00:00:00\")"
+        );
+        // Cut short: no text.
+        assert_eq!(binary_to_text(3904, &[0x02, 0, 0, 0, 4, 0]), None);
     }
 
     #[test]
