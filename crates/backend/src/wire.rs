@@ -30,6 +30,7 @@ pub fn pg_wire_kind(oid: u32) -> Option<WireKind> {
         1114 | 1184 => WireKind::PgTimestamp,
         1186 => WireKind::PgInterval,
         790 => WireKind::PgMoney,
+        869 | 650 => WireKind::PgInet,
         // uuid (`uuid_cmp` is memcmp), bit and varbit of one length.
         2950 => WireKind::Bytewise,
         _ => WireKind::Opaque,
@@ -162,6 +163,58 @@ pub(crate) enum SortKey<'a> {
     /// A float, in PostgreSQL's order: -0 equals 0, NaN equals NaN and sorts above every
     /// number.
     Float(Float),
+    /// An `inet` or `cidr` in `network_cmp`'s order: the family, the network (the address
+    /// under its own mask), the mask length, then the whole address.
+    Network {
+        family: u8,
+        network: [u8; 16],
+        bits: u8,
+        address: [u8; 16],
+    },
+}
+
+/// An `inet`'s or `cidr`'s place in `network_cmp`'s order, from `inet_send`'s form (family 2
+/// or 3, mask length, cidr flag, address length, address) or the text (`10.0.0.1/8`, `::1`).
+/// Comparing the network under each value's own mask orders as `network_cmp`'s comparison
+/// of the bits both masks cover, then the mask lengths: the shorter mask's network has zeros
+/// where the longer one may not.
+fn network_key(bytes: &[u8], binary: bool) -> Option<SortKey<'static>> {
+    let mut address = [0u8; 16];
+    let (family, bits) = if binary {
+        let [family, bits, _, len, rest @ ..] = bytes else {
+            return None;
+        };
+        let len = usize::from(*len);
+        address.get_mut(..len)?.copy_from_slice(rest.get(..len)?);
+        (*family, *bits)
+    } else {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let (host, mask) = match text.split_once('/') {
+            Some((host, mask)) => (host, Some(mask.parse::<u8>().ok()?)),
+            None => (text, None),
+        };
+        match host.parse::<std::net::IpAddr>().ok()? {
+            std::net::IpAddr::V4(v4) => {
+                address[..4].copy_from_slice(&v4.octets());
+                (2, mask.unwrap_or(32))
+            }
+            std::net::IpAddr::V6(v6) => {
+                address = v6.octets();
+                (3, mask.unwrap_or(128))
+            }
+        }
+    };
+    let mut network = address;
+    for (i, byte) in network.iter_mut().enumerate() {
+        let kept = usize::from(bits).saturating_sub(i * 8).min(8);
+        *byte &= !(0xffu8.checked_shr(kept as u32).unwrap_or(0));
+    }
+    Some(SortKey::Network {
+        family,
+        network,
+        bits,
+        address,
+    })
 }
 
 /// A float ordered and compared as PostgreSQL's `float8_cmp` does (MySQL stores neither NaN
@@ -211,6 +264,7 @@ pub(crate) fn sort_key(wire: &Wire) -> Option<SortKey<'_>> {
         (WireKind::Bytewise, _) => Some(SortKey::Bytes(bytes)),
         (WireKind::Opaque, _) => None,
         (WireKind::PgMoney, _) => wire.money().map(number),
+        (WireKind::PgInet, binary) => network_key(bytes, binary),
         (WireKind::PgFloat | WireKind::MySqlFloat, _) => {
             wire.float().map(|v| SortKey::Float(Float(v)))
         }
@@ -562,6 +616,32 @@ mod tests {
             sort_key(&Wire::new(WireKind::PgFloat, false, b"2.5")),
             pg(false, b"2.5")
         );
+    }
+
+    #[test]
+    fn networks_order_as_postgres_orders_them() {
+        let inet = |text: &str| network_key(text.as_bytes(), false);
+        // network_cmp: IPv4 before IPv6; the common network bits, then the mask, then the
+        // whole address.
+        let ordered = [
+            "10.0.0.0/8",
+            "10.2.0.0/8",
+            "10.1.0.0/16",
+            "10.1.0.5/16",
+            "10.1.0.0",
+            "192.168.1.1",
+            "::1",
+            "2001:db8::/32",
+        ];
+        for pair in ordered.windows(2) {
+            assert!(inet(pair[0]).unwrap() < inet(pair[1]).unwrap(), "{pair:?}");
+        }
+        // Binary: family 2, 24 bits, inet, 4 bytes.
+        let binary = [2, 24, 0, 4, 192, 168, 1, 7];
+        assert_eq!(network_key(&binary, true), inet("192.168.1.7/24"));
+        let wire = Wire::new(WireKind::PgInet, true, &binary);
+        assert!(sort_key(&wire).is_some());
+        assert!(inet("not an address").is_none());
     }
 
     #[test]

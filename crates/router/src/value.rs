@@ -69,6 +69,8 @@ pub enum WireKind {
     PgFloat,
     /// MySQL `FLOAT` and `DOUBLE` (binary: 4 or 8 bytes, little-endian).
     MySqlFloat,
+    /// PostgreSQL `inet` and `cidr`.
+    PgInet,
     /// PostgreSQL `money`: binary, the amount in the currency's smallest unit (8 bytes,
     /// big-endian); text, as the shard's `lc_monetary` writes it (`-$1,234.56`).
     PgMoney,
