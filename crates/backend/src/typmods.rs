@@ -52,21 +52,15 @@ impl Typmods {
     /// without one (-1, as for an expression) rather than fail a statement that ran: the
     /// client is told what it did.
     pub(crate) async fn describe(&self, conn: &mut PgConnection, results: &mut [UnitResult]) {
-        let columns = || results.iter().flat_map(|r| r.columns.iter());
-        if columns().all(|c| c.pg_origin.is_none()) {
+        let missing = self.give_known(results);
+        if missing.is_empty() {
             return;
         }
-        let missing = self.missing(columns());
-        if !missing.is_empty()
-            && let Err(e) = self.read(conn, &missing).await
-        {
+        if let Err(e) = self.read(conn, &missing).await {
             tracing::warn!("column type modifiers not read: {e}");
             return;
         }
-        let known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-        for column in results.iter_mut().flat_map(|r| r.columns.iter_mut()) {
-            column.typmod = known.typmod(column);
-        }
+        self.give_known(results);
     }
 
     /// [`Self::describe`] for the columns of one statement's description.
@@ -84,17 +78,32 @@ impl Typmods {
         result.columns
     }
 
-    /// The origins among `columns` not known (or no longer believed).
-    fn missing<'a>(&self, columns: impl Iterator<Item = &'a Column>) -> Vec<Origin> {
+    /// Gives the columns of `results` the type modifiers known (and still believed); answers
+    /// the origins of the others. One lock: this runs for every PostgreSQL result.
+    fn give_known(&self, results: &mut [UnitResult]) -> Vec<Origin> {
+        let mut missing = Vec::new();
+        let mut columns = results
+            .iter_mut()
+            .flat_map(|r| r.columns.iter_mut())
+            .filter(|c| c.pg_origin.is_some())
+            .peekable();
+        if columns.peek().is_none() {
+            return missing;
+        }
         let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
         if known.since.elapsed() > REREAD || known.by_origin.len() > MAX_KNOWN {
             known.by_origin.clear();
             known.since = Instant::now();
         }
-        let mut missing: Vec<Origin> = columns
-            .filter_map(|c| c.pg_origin)
-            .filter(|origin| !known.by_origin.contains_key(origin))
-            .collect();
+        for column in columns {
+            let Some(origin) = column.pg_origin else {
+                continue;
+            };
+            match known.by_origin.get(&origin) {
+                Some(typmod) => column.typmod = *typmod,
+                None => missing.push(origin),
+            }
+        }
         missing.sort_unstable();
         missing.dedup();
         missing
@@ -129,15 +138,6 @@ impl Typmods {
     }
 }
 
-impl Known {
-    fn typmod(&self, column: &Column) -> i32 {
-        column
-            .pg_origin
-            .and_then(|origin| self.by_origin.get(&origin).copied())
-            .unwrap_or(-1)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,26 +152,31 @@ mod tests {
     #[test]
     fn only_unknown_table_columns_are_read_and_each_once() {
         let typmods = Typmods::default();
-        let columns = [
-            column(Some((7, 2))),
-            column(None),
-            column(Some((7, 1))),
-            column(Some((7, 2))),
-        ];
-        assert_eq!(typmods.missing(columns.iter()), vec![(7, 1), (7, 2)]);
-        {
-            let mut known = typmods.known.lock().unwrap_or_else(PoisonError::into_inner);
-            known.by_origin.insert((7, 1), 24);
-            assert_eq!(known.typmod(&columns[2]), 24);
-            assert_eq!(known.typmod(&columns[1]), -1);
-        }
-        assert_eq!(typmods.missing(columns.iter()), vec![(7, 2)]);
+        let mut results = [UnitResult {
+            columns: vec![
+                column(Some((7, 2))),
+                column(None),
+                column(Some((7, 1))),
+                column(Some((7, 2))),
+            ],
+            ..UnitResult::default()
+        }];
+        assert_eq!(typmods.give_known(&mut results), vec![(7, 1), (7, 2)]);
+        typmods
+            .known
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .by_origin
+            .insert((7, 1), 24);
+        assert_eq!(typmods.give_known(&mut results), vec![(7, 2)]);
+        let typmod: Vec<i32> = results[0].columns.iter().map(|c| c.typmod).collect();
+        assert_eq!(typmod, [-1, -1, 24, -1]);
         // Believed for a while only: then read again.
         typmods
             .known
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .since = Instant::now() - REREAD - Duration::from_secs(1);
-        assert_eq!(typmods.missing(columns.iter()), vec![(7, 1), (7, 2)]);
+        assert_eq!(typmods.give_known(&mut results), vec![(7, 1), (7, 2)]);
     }
 }
