@@ -192,7 +192,7 @@ impl Driver for MySql {
         use sqlx::Column as _;
         let type_info = described.type_info();
         let mut column = Column::new(described.name(), SqlType::of(type_info.name(), Self::KIND));
-        column.mysql = crate::mysql_column::described(described);
+        column.mysql = crate::mysql_column::described(described).map(Box::new);
         column
     }
 }

@@ -16,8 +16,9 @@ pub struct Column {
     /// The type's OID when a PostgreSQL shard described the column: what a PostgreSQL client
     /// is told, whatever [`SqlType`] makes of it.
     pub oid: Option<u32>,
-    /// The column as a MySQL shard described it: what a MySQL client is told.
-    pub mysql: Option<MySqlColumnType>,
+    /// The column as a MySQL shard described it: what a MySQL client is told. Boxed: it is
+    /// large, and the other databases' columns, copied with every result, have none.
+    pub mysql: Option<Box<MySqlColumnType>>,
     /// PostgreSQL's type modifier (`varchar(20)`: 24), -1 for none or not known.
     pub typmod: i32,
     /// The table OID and attribute number a PostgreSQL shard gave a column read from a table,

@@ -294,14 +294,14 @@ mod tests {
 
     fn shard_described(code: u8, flags: u16, length: u32) -> keyshard_backend::Column {
         let mut column = keyshard_backend::Column::new("c", SqlType::Unknown);
-        column.mysql = Some(MySqlColumnType {
+        column.mysql = Some(Box::new(MySqlColumnType {
             code,
             flags,
             length,
             collation: UTF8MB4,
             decimals: 0,
             origin: MySqlOrigin::default(),
-        });
+        }));
         column
     }
 
