@@ -70,6 +70,8 @@ fn column(name: String, value: &Value) -> Column {
             unsigned: true,
         },
         Value::Double(_) => SqlType::Double,
+        // A float a shard sent (a user variable set from a query) is a float still.
+        Value::Wire(w) if w.float().is_some() => SqlType::Double,
         Value::Bool(_) => SqlType::Bool,
         Value::Bytes(_) => SqlType::Blob,
         Value::Array(a) => SqlType::Array { element: a.element },

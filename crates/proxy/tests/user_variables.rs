@@ -35,6 +35,14 @@ const SCRIPT: &[&str] = &[
     "SELECT ROW_COUNT()",
     "DELETE FROM t_order WHERE order_id >= 100",
     "SELECT ROW_COUNT() FROM t_order WHERE order_id = @x",
+    // A float kept from a query stays a float: its text, its arithmetic, and as a sharding
+    // value the integer it holds.
+    "SET @f = 1.5e0 * 2, @g = 1e300",
+    "SELECT CAST(@f AS CHAR), CAST(@g AS CHAR)",
+    "SET @h = @f / 4",
+    "SELECT CAST(@h AS CHAR), CAST(@g * 10 AS CHAR)",
+    "INSERT INTO t_order (order_id, user_id, status) VALUES (203, @f, 'float')",
+    "SELECT order_id, user_id FROM t_order WHERE status = 'float'",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -171,7 +171,9 @@ fn targets_between(
     let integer = |v: &Value| match v {
         Value::Int(i) => Some(*i),
         Value::UInt(u) => i64::try_from(*u).ok(),
-        Value::Double(d) if d.fract() == 0.0 && d.abs() < 9.2e18 => Some(*d as i64),
+        Value::Double(d) => integral(*d),
+        // A float a shard sent (INSERT … SELECT) is the number it holds, as a double is.
+        Value::Wire(wire) => wire.float().and_then(integral),
         _ => None,
     };
     let inclusive = |bound: Bound<i64>, step: i64| match bound {
@@ -416,16 +418,28 @@ fn inline_value(value: &Value) -> Result<InlineValue<'_>, RouteProblem> {
             .map_err(|_| "binary values cannot be sharded by".to_owned()),
         Value::Null => Err("NULL cannot be sharded by".to_owned()),
         Value::Array(_) => Err("an array cannot be sharded by".to_owned()),
+        // A float a shard sent (INSERT … SELECT) shards as the number it holds, as a double.
+        Value::Wire(wire) if let Some(v) = wire.float() => double_value(v),
         Value::Wire(wire) => wire
             .text()
             .map(InlineValue::Str)
             .ok_or_else(|| "a binary value cannot be sharded by".to_owned()),
         Value::Bool(_) => Err("a boolean cannot be sharded by".to_owned()),
-        // A client that binds numbers as doubles (node mysql2 sends every JavaScript number
-        // so) means the integer when the value is one; a fraction MySQL would round is refused.
-        Value::Double(v) if v.fract() == 0.0 && v.abs() < 9.2e18 => Ok(InlineValue::Int(*v as i64)),
-        Value::Double(v) => Err(format!("{v} is not an integer or text")),
+        Value::Double(v) => double_value(*v),
     }
+}
+
+/// A client that binds numbers as doubles (node mysql2 sends every JavaScript number so) means
+/// the integer when the value is one; a fraction MySQL would round is refused.
+fn double_value(v: f64) -> Result<InlineValue<'static>, RouteProblem> {
+    integral(v)
+        .map(InlineValue::Int)
+        .ok_or_else(|| format!("{v} is not an integer or text"))
+}
+
+/// The integer a double holds, when it holds one in BIGINT's range.
+fn integral(v: f64) -> Option<i64> {
+    (v.fract() == 0.0 && v.abs() < 9.2e18).then_some(v as i64)
 }
 
 pub(crate) fn describe(value: &Value) -> String {
@@ -464,6 +478,21 @@ mod tests {
         // "abc".hashCode() in Java
         assert_eq!(java_hash_code(InlineValue::Str("abc")), 96354);
         assert_eq!(java_hash_code(InlineValue::Str("")), 0);
+    }
+
+    #[test]
+    fn a_float_from_a_shard_shards_as_the_number_it_holds() {
+        use crate::value::{Wire, WireKind};
+        let text = Value::Wire(Wire::new(WireKind::MySqlFloat, false, b"2"));
+        assert!(matches!(inline_value(&text), Ok(InlineValue::Int(2))));
+        let binary = Value::Wire(Wire::new(WireKind::PgFloat, true, &3.0f64.to_be_bytes()));
+        assert!(matches!(inline_value(&binary), Ok(InlineValue::Int(3))));
+        let fraction = Value::Wire(Wire::new(WireKind::PgFloat, false, b"2.5"));
+        assert!(inline_value(&fraction).is_err());
+        assert!(matches!(
+            inline_value(&Value::Double(4.0)),
+            Ok(InlineValue::Int(4))
+        ));
     }
 
     #[test]

@@ -339,10 +339,14 @@ pub(crate) fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
         // Keys and values are written per row: itoa skips fmt's machinery.
         Value::Int(v) => out.push_str(itoa::Buffer::new().format(*v)),
         Value::UInt(v) => out.push_str(itoa::Buffer::new().format(*v)),
-        // Debug writes an exponent where the digits would run long (`1e300`, not 301 digits
-        // MySQL would read as an overflowing DECIMAL).
+        // MySQL reads a number with an exponent as a DOUBLE (`3e0`), one without as an
+        // integer or DECIMAL, whose arithmetic differs (`3 / 4` is 0.7500). PostgreSQL reads
+        // either as numeric, which a float column takes; Debug keeps long digits short there.
         Value::Double(v) if v.is_finite() => {
-            let _ = write!(out, "{v:?}");
+            let _ = match dialect {
+                Dialect::MySql => write!(out, "{v:e}"),
+                Dialect::Postgres => write!(out, "{v:?}"),
+            };
         }
         // Only PostgreSQL has them, and reads them from quoted text.
         Value::Double(v) => {
