@@ -241,14 +241,12 @@ async fn mysql_drivers_read_every_type_as_from_mariadb() {
     let proxy = common::Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
     let admin_url =
         std::env::var("KEYSHARD_TEST_MYSQL_URL").expect("KEYSHARD_TEST_MYSQL_URL is not set");
-    let plain = format!("keyshard_plain_{}", std::process::id());
+    let plain = common::unique("keyshard_plain");
     let mut admin = sqlx::MySqlConnection::connect(&admin_url).await.unwrap();
-    sqlx::raw_sql(&format!(
-        "DROP DATABASE IF EXISTS {plain}; CREATE DATABASE {plain}"
-    ))
-    .execute(&mut admin)
-    .await
-    .unwrap();
+    sqlx::raw_sql(&format!("CREATE DATABASE {plain}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
     types_agree("mysql_types.py", proxy.address.port(), &admin_url, &plain).await;
     sqlx::raw_sql(&format!("DROP DATABASE {plain}"))
         .execute(&mut admin)
@@ -266,15 +264,8 @@ async fn postgres_drivers_read_every_type_as_from_postgresql() {
     let shards = PgShards::postgres().await;
     let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
     let admin_url = std::env::var("KEYSHARD_TEST_PG_URL").expect("KEYSHARD_TEST_PG_URL is not set");
-    let plain = format!("keyshard_plain_{}", std::process::id());
-    let (admin, connection) = tokio_postgres::connect(&admin_url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {plain}"))
-        .await
-        .unwrap();
+    let plain = common::unique("keyshard_plain");
+    let admin = common::postgres::admin(&admin_url).await;
     admin
         .batch_execute(&format!("CREATE DATABASE {plain}"))
         .await

@@ -192,7 +192,8 @@ impl PgShards {
     }
 }
 
-async fn admin(url: &str) -> tokio_postgres::Client {
+/// A client of the server at `url`, for setting up and cleaning up databases.
+pub async fn admin(url: &str) -> tokio_postgres::Client {
     let config: tokio_postgres::Config = url.parse().unwrap_or_else(|e| panic!("{url}: {e}"));
     connect(&config)
         .await
