@@ -281,6 +281,40 @@ impl sqlx::Encode<'_, Postgres> for UntypedNull {
     }
 }
 
+/// The kind of a result column whose type is a user-defined enum or an array of one.
+fn enum_kind(type_info: &PgTypeInfo) -> Option<WireKind> {
+    if is_enum(type_info) {
+        Some(WireKind::PgEnum)
+    } else {
+        enum_array_element(type_info).map(|_| WireKind::PgEnumArray)
+    }
+}
+
+/// The element type's OID of an array of a user-defined enum.
+fn enum_array_element(type_info: &PgTypeInfo) -> Option<u32> {
+    match resolved_kind(type_info)? {
+        sqlx::postgres::PgTypeKind::Array(element) if is_enum(element) => {
+            element.oid().map(|oid| oid.0)
+        }
+        _ => None,
+    }
+}
+
+fn is_enum(type_info: &PgTypeInfo) -> bool {
+    matches!(
+        resolved_kind(type_info),
+        Some(sqlx::postgres::PgTypeKind::Enum(_))
+    )
+}
+
+/// A type's kind, where sqlx has resolved it: it resolves a type it does not know when it
+/// prepares a statement; one met in a simple query's results stays unresolved (named "?"),
+/// and asking its kind then panics.
+fn resolved_kind(type_info: &PgTypeInfo) -> Option<&sqlx::postgres::PgTypeKind> {
+    use sqlx::TypeInfo as _;
+    (type_info.name() != "?").then(|| type_info.kind())
+}
+
 impl Driver for Postgres {
     /// A parameter the client sent as text with a type declared (or inferred from its column)
     /// that Keyshard does not read — `timestamptz`, `jsonb`, `uuid`, an enum …, as
@@ -331,6 +365,7 @@ impl Driver for Postgres {
         let type_info = described.type_info();
         let mut column = Column::new(described.name(), SqlType::of(type_info.name(), Self::KIND));
         column.oid = type_info.oid().map(|oid| oid.0);
+        column.pg_element_oid = enum_array_element(type_info).unwrap_or(0);
         column.pg_origin = described
             .relation_id()
             .zip(described.relation_attribute_no())
@@ -425,8 +460,12 @@ impl Driver for Postgres {
             }
         }
         if *first == Some(WIRE) {
-            let oid = raw.type_info().oid().map_or(0, |oid| oid.0);
-            let kind = pg_wire_kind(oid).unwrap_or(WireKind::Opaque);
+            let type_info = raw.type_info();
+            let oid = type_info.oid().map_or(0, |oid| oid.0);
+            let kind = match pg_wire_kind(oid) {
+                Some(WireKind::Opaque) => enum_kind(&type_info).unwrap_or(WireKind::Opaque),
+                kind => kind.unwrap_or(WireKind::Opaque),
+            };
             let binary = raw.format() == PgValueFormat::Binary;
             let bytes = raw.as_bytes().map_err(|source| sqlx::Error::ColumnDecode {
                 index: index.to_string(),

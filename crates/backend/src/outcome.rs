@@ -24,6 +24,10 @@ pub struct Column {
     /// The table OID and attribute number a PostgreSQL shard gave a column read from a table,
     /// by which its type modifier is found (see `typmods`).
     pub pg_origin: Option<(u32, i16)>,
+    /// For an array of a user-defined enum, its element type's OID on the data source that
+    /// described the column (0 otherwise): the same type has another OID on each database,
+    /// and each value carries its own data source's in its binary form.
+    pub pg_element_oid: u32,
 }
 
 impl Column {
@@ -36,6 +40,7 @@ impl Column {
             mysql: None,
             typmod: -1,
             pg_origin: None,
+            pg_element_oid: 0,
         }
     }
 }

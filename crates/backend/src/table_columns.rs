@@ -20,14 +20,15 @@ impl Backend {
         let table = node.table.as_str();
         let pool = self.pool(&node.data_source)?;
         let kind = pool.kind();
-        // Name, type name and, on PostgreSQL, the type's OID and modifier.
-        type Described = Vec<(String, String, Option<i64>, Option<i32>)>;
+        // Name, type name and, on PostgreSQL, the type's OID and modifier, and the element
+        // type of an array of an enum.
+        type Described = Vec<(String, String, Option<i64>, Option<i32>, Option<i64>)>;
         let columns: Result<Described, sqlx::Error> = match pool {
             // MariaDB and MySQL mark invisible columns in EXTRA; they take no value in a
             // column-less INSERT.
             Pool::MySql(p) => {
                 let query = sqlx::query_as(
-                    "SELECT CAST(COLUMN_NAME AS CHAR), CAST(DATA_TYPE AS CHAR), NULL, NULL \
+                    "SELECT CAST(COLUMN_NAME AS CHAR), CAST(DATA_TYPE AS CHAR), NULL, NULL, NULL \
                          FROM information_schema.COLUMNS \
                          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? \
                          AND UPPER(EXTRA) NOT LIKE '%INVISIBLE%' ORDER BY ORDINAL_POSITION",
@@ -35,14 +36,21 @@ impl Backend {
                 .bind(table);
                 p.with(async |conn| query.fetch_all(conn).await).await
             }
-            // udt_name is the type's own name (int4, varchar), which maps to one OID.
+            // udt_name is the type's own name (int4, varchar; a domain's base type), which maps
+            // to one OID; a domain column's modifier is the domain's.
             Pool::Postgres(p) => {
                 let query = sqlx::query_as(
                     "SELECT column_name::text, udt_name::text, \
                          (quote_ident(udt_schema) || '.' || quote_ident(udt_name))::regtype::oid::int8, \
-                         (SELECT a.atttypmod FROM pg_catalog.pg_attribute a \
+                         (SELECT CASE WHEN a.atttypmod = -1 AND t.typtype = 'd' \
+                          THEN t.typtypmod ELSE a.atttypmod END \
+                          FROM pg_catalog.pg_attribute a \
+                          JOIN pg_catalog.pg_type t ON t.oid = a.atttypid \
                           WHERE a.attrelid = to_regclass(quote_ident(table_schema) || '.' || quote_ident(table_name)) \
-                          AND a.attname = column_name) \
+                          AND a.attname = column_name), \
+                         (SELECT e.oid::int8 FROM pg_catalog.pg_type e \
+                          WHERE e.typarray = (quote_ident(udt_schema) || '.' || quote_ident(udt_name))::regtype \
+                          AND e.typtype = 'e') \
                          FROM information_schema.columns \
                          WHERE table_schema = current_schema() AND table_name = $1 \
                          ORDER BY ordinal_position",
@@ -53,7 +61,7 @@ impl Backend {
             // table_info leaves out hidden (generated virtual) columns, in column order.
             Pool::Sqlite(p) => {
                 let query =
-                    sqlx::query_as("SELECT name, type, NULL, NULL FROM pragma_table_info(?1)")
+                    sqlx::query_as("SELECT name, type, NULL, NULL, NULL FROM pragma_table_info(?1)")
                         .bind(table);
                 p.with(async |conn| query.fetch_all(conn).await).await
             }
@@ -62,10 +70,12 @@ impl Backend {
         Ok((!columns.is_empty()).then(|| {
             columns
                 .into_iter()
-                .map(|(name, type_name, oid, typmod)| {
+                .map(|(name, type_name, oid, typmod, element)| {
                     let mut column = Column::new(name, SqlType::of(&type_name, kind));
-                    column.oid = oid.and_then(|oid| u32::try_from(oid).ok());
+                    let oid_of = |oid: Option<i64>| oid.and_then(|oid| u32::try_from(oid).ok());
+                    column.oid = oid_of(oid);
                     column.typmod = typmod.unwrap_or(-1);
+                    column.pg_element_oid = oid_of(element).unwrap_or(0);
                     column
                 })
                 .collect()

@@ -114,10 +114,15 @@ impl Typmods {
         let numbers: Vec<i16> = origins.iter().map(|(_, number)| *number).collect();
         // Unnamed: nothing is left in the connection's statement cache.
         let rows: Vec<(i64, i16, i32)> = sqlx::query_as(
-            "SELECT a.attrelid::int8, a.attnum, a.atttypmod \
+            // A column of a domain type has no modifier of its own; RowDescription gives the
+            // domain's (`getBaseTypeAndTypmod`).
+            "SELECT a.attrelid::int8, a.attnum, \
+             CASE WHEN a.atttypmod = -1 AND t.typtype = 'd' THEN t.typtypmod \
+             ELSE a.atttypmod END \
              FROM pg_catalog.pg_attribute a \
              JOIN unnest($1::int8[], $2::int2[]) AS c(rel, num) \
-             ON a.attrelid = c.rel::oid AND a.attnum = c.num",
+             ON a.attrelid = c.rel::oid AND a.attnum = c.num \
+             JOIN pg_catalog.pg_type t ON t.oid = a.atttypid",
         )
         .bind(tables)
         .bind(numbers)

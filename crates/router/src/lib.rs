@@ -474,7 +474,24 @@ impl Router {
                 "this kind of statement on the sharded or broadcast table '{table}'"
             )));
         }
+        if defines_column_types(statement) {
+            return self.everywhere(sql, parser);
+        }
         self.direct(sql, parser, &[], false)
+    }
+
+    /// A statement every data source runs, as a write to a broadcast table is.
+    fn everywhere(&self, sql: &str, parser: &Parser<'_>) -> Result<Prepared, RouteError> {
+        let mut locator = locate::Locator::new(sql);
+        let tokens = tokens::Tokens::scan(parser, &mut locator, self.dialect, &[])?;
+        Ok(Prepared::Direct(Direct {
+            sql: sql.into(),
+            data_sources: self.data_sources.clone(),
+            param_count: tokens.param_count,
+            is_read: false,
+            replicated: true,
+            table: String::new(),
+        }))
     }
 
     /// Table locks planned by `plan` with where this router's tables live.
@@ -655,4 +672,23 @@ fn suffix(actual: &str, logic: &str) -> String {
         Some(rest) => rest.to_owned(),
         None => lower,
     }
+}
+
+/// Whether `statement` creates, changes or drops a type, a domain or an extension: what a
+/// sharded table's columns may be declared with, so that every data source needs it where
+/// the table's actual tables are created.
+fn defines_column_types(statement: &Statement) -> bool {
+    matches!(
+        statement,
+        Statement::CreateType { .. }
+            | Statement::AlterType(_)
+            | Statement::CreateDomain(_)
+            | Statement::DropDomain(_)
+            | Statement::CreateExtension(_)
+            | Statement::DropExtension(_)
+            | Statement::Drop {
+                object_type: sqlparser::ast::ObjectType::Type,
+                ..
+            }
+    )
 }

@@ -77,8 +77,14 @@ pub enum WireKind {
     /// Bytes whose order is the database's own (PostgreSQL `uuid`, MySQL `BIT`): compared as
     /// bytes.
     Bytewise,
-    /// A type whose order Keyshard does not know (JSON, enums, network addresses …): equal
-    /// when the bytes are, never ordered across shards.
+    /// A PostgreSQL enum: its label, the same bytes in the text and the binary format. It
+    /// orders as its type declares the labels, which Keyshard does not track: never ordered
+    /// across shards.
+    PgEnum,
+    /// An array of a PostgreSQL enum: in the binary format, each element its label.
+    PgEnumArray,
+    /// A type whose order Keyshard does not know (JSON, geometry …): equal when the bytes are,
+    /// never ordered across shards.
     Opaque,
 }
 

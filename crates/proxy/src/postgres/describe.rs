@@ -40,6 +40,9 @@ pub struct Field {
     pub oid: u32,
     /// Its type modifier (`varchar(20)`: 24), -1 for none.
     pub typmod: i32,
+    /// The element type of an array of a user-defined enum, as the data source that described
+    /// the column knows it (0 otherwise).
+    pub element: u32,
 }
 
 impl Field {
@@ -49,6 +52,7 @@ impl Field {
             name: name.into(),
             oid,
             typmod: -1,
+            element: 0,
         }
     }
 
@@ -58,6 +62,7 @@ impl Field {
             name: column.name.clone(),
             oid,
             typmod: column.typmod,
+            element: column.pg_element_oid,
         }
     }
 }

@@ -66,12 +66,21 @@ fn identifier(name: &str) -> &str {
 pub(super) fn data_row(row: &[Value], fields: &[Field], formats: &[i16]) -> Result<Out, PgError> {
     let mut data = bytes::BytesMut::with_capacity(row.len() * 16);
     for (i, value) in row.iter().enumerate() {
-        let oid = fields.get(i).map_or(types::oid::TEXT, |f| f.oid);
+        let field = fields.get(i);
+        let oid = field.map_or(types::oid::TEXT, |f| f.oid);
         let binary = format_of(formats, i) == 1;
         if !binary && push_plain_text(&mut data, value, oid) {
             continue;
         }
-        match types::encode(value, oid, binary)? {
+        let relabelled = match (value, field) {
+            (Value::Wire(wire), Some(field)) if binary => types::enum_array_as(wire, field.element),
+            _ => None,
+        };
+        let encoded = match relabelled {
+            Some(bytes) => Some(bytes),
+            None => types::encode(value, oid, binary)?,
+        };
+        match encoded {
             Some(bytes) => {
                 let len = i32::try_from(bytes.len())
                     .map_err(|_| PgError::new("54000", "value too large"))?;

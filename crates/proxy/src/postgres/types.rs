@@ -237,7 +237,7 @@ pub fn column_oid(column: &Column) -> u32 {
 /// binary to text (see [`super::wire_text`]).
 fn encode_wire(wire: &Wire, oid: u32, binary: bool) -> Result<Vec<u8>, TypeError> {
     match (wire.binary, binary) {
-        (from, to) if from == to => Ok(wire.bytes.to_vec()),
+        (from, to) if from == to || wire.kind == WireKind::PgEnum => Ok(wire.bytes.to_vec()),
         // A float that came as text (a simple query's) for a binary column.
         (false, true) if wire.kind == WireKind::PgFloat => {
             let v = wire
@@ -248,6 +248,11 @@ fn encode_wire(wire: &Wire, oid: u32, binary: bool) -> Result<Vec<u8>, TypeError
             } else {
                 v.to_be_bytes().to_vec()
             })
+        }
+        (true, false) if wire.kind == WireKind::PgEnumArray => {
+            super::wire_text::label_array(&wire.bytes)
+                .map(String::into_bytes)
+                .ok_or_else(|| invalid(oid, "a malformed enum array"))
         }
         (true, false) => super::wire_text::binary_to_text(oid, &wire.bytes)
             .map(String::into_bytes)
@@ -262,6 +267,24 @@ fn encode_wire(wire: &Wire, oid: u32, binary: bool) -> Result<Vec<u8>, TypeError
              text one; read this column in the text format"
         ))),
     }
+}
+
+/// A binary array of enum labels from any data source, its element type named `element` (the
+/// OID the client was described), not the OID its own data source gave the type; `None` for
+/// another value.
+pub fn enum_array_as(wire: &Wire, element: u32) -> Option<Vec<u8>> {
+    // ndim, the null flag, then the element type's OID.
+    const ELEMENT: std::ops::Range<usize> = 8..12;
+    if element == 0
+        || wire.kind != WireKind::PgEnumArray
+        || !wire.binary
+        || wire.bytes.len() < ELEMENT.end
+    {
+        return None;
+    }
+    let mut bytes = wire.bytes.to_vec();
+    bytes[ELEMENT].copy_from_slice(&element.to_be_bytes());
+    Some(bytes)
 }
 
 /// Whether `text` is a NUMERIC value as PostgreSQL prints one (a SQLite column declared

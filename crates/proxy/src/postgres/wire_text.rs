@@ -92,8 +92,24 @@ pub(crate) fn binary_to_text(oid: u32, bytes: &[u8]) -> Option<String> {
 /// An array of elements of type `element` (`date[]`, `uuid[]` …): each element written as its
 /// type writes it, quoted where the array's text form needs it, bounds other than 1 written.
 fn array(element: u32, bytes: &[u8]) -> Option<String> {
+    array_text(bytes, Some(element), |bytes| binary_to_text(element, bytes))
+}
+
+/// An array of labels (an enum's), whose binary elements are their text, as `array_out`
+/// writes it.
+pub(crate) fn label_array(bytes: &[u8]) -> Option<String> {
+    array_text(bytes, None, |bytes| String::from_utf8(bytes.to_vec()).ok())
+}
+
+/// A binary array of elements of type `element` (any, where `None`) as `array_out` writes
+/// it, each element's text given by `element_text`.
+fn array_text(
+    bytes: &[u8],
+    element: Option<u32>,
+    element_text: impl Fn(&[u8]) -> Option<String>,
+) -> Option<String> {
     let parsed = parse_binary(bytes).ok()?;
-    if parsed.element != element {
+    if element.is_some_and(|element| element != parsed.element) {
         return None;
     }
     let elements = parsed
@@ -101,11 +117,11 @@ fn array(element: u32, bytes: &[u8]) -> Option<String> {
         .iter()
         .map(|value| match value {
             None => Some(Value::Null),
-            Some(bytes) => binary_to_text(element, bytes).map(Value::Text),
+            Some(bytes) => element_text(bytes).map(Value::Text),
         })
         .collect::<Option<Vec<_>>>()?;
     let array = Array {
-        element,
+        element: parsed.element,
         dims: parsed.dims,
         elements,
     };

@@ -1,7 +1,16 @@
 """The comparison the *_types.py scripts share: each reader's results through Keyshard against
 its results from the plain database, cell by cell. A reader is (name, read), read(target)
 giving [(sql, column names, rows of cells)] for target "proxy" or "plain"."""
+import json
+import os
+import subprocess
 import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# .ci/compat.sh puts node_modules beside the venv this script runs in.
+NODE_PATH = os.path.join(os.path.dirname(sys.prefix), "node", "node_modules")
+PGJDBC = "/usr/share/java/postgresql.jar"
 
 
 def compare(readers):
@@ -35,3 +44,35 @@ def inserts(columns, rows):
         + ", ".join(values[i] for _, _, values in columns) + ")"
         for i in range(rows)
     ]
+
+
+def node_reader(driver, connections, queries):
+    """A reader running types_reader.js with `driver` ("pg", "mysql2", "mysql2-prepared") on
+    connections[target]; queries are [(sql, params)]."""
+    def read(target):
+        request = json.dumps({"connection": connections[target], "queries": queries})
+        done = subprocess.run(["node", os.path.join(HERE, "types_reader.js"), driver],
+                              input=request, capture_output=True, text=True,
+                              env={**os.environ, "NODE_PATH": NODE_PATH})
+        if done.returncode != 0:
+            raise RuntimeError(f"node {driver} on {target}: {done.stderr}")
+        return json.loads(done.stdout)
+    return read
+
+
+def pgjdbc_reader(urls, queries):
+    """A reader running tests/jdbc/TypesReader.java with pgjdbc on the JDBC URL urls[target]
+    (a URL, user, password triple); queries are [(sql, params)] with at most one integer."""
+    classes = tempfile.mkdtemp(prefix="keyshard_types_jdbc")
+    source = os.path.join(HERE, "..", "jdbc", "TypesReader.java")
+    subprocess.run(["javac", "-cp", PGJDBC, "-d", classes, source], check=True)
+    lines = "".join(sql.replace("%s", "?") + "".join(f"\t{p}" for p in params) + "\n"
+                    for sql, params in queries)
+
+    def read(target):
+        done = subprocess.run(["java", "-cp", f"{classes}:{PGJDBC}", "TypesReader", *urls[target]],
+                              input=lines, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"pgjdbc on {target}: {done.stderr}")
+        return json.loads(done.stdout)
+    return read

@@ -1,7 +1,7 @@
 """Every column type read by real PostgreSQL drivers through Keyshard and from one plain
 PostgreSQL database holding the same rows, compared value by value and type by type: psycopg 3
-with text results (its default) and with binary ones, with and without a parameter, and asyncpg
-(binary). argv: host proxy_port plain_port plain_database (the plain server's user is
+with text results (its default) and with binary ones, with and without a parameter, asyncpg
+(binary), node pg (text) and pgjdbc (text, and binary with prepareThreshold=-1). argv: host proxy_port plain_port plain_database (the plain server's user is
 postgres, trusted). Prints each difference and exits 1 on any; prints {"keys": []} when all
 agree."""
 import asyncio
@@ -10,8 +10,9 @@ import sys
 
 import asyncpg
 import psycopg
+from psycopg.types.enum import EnumInfo, register_enum
 
-from differential import compare, inserts
+from differential import compare, inserts, node_reader, pgjdbc_reader
 
 host, port, plain_port, plain_db = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 
@@ -50,8 +51,15 @@ COLUMNS = [
     ("c_texts", "text[]", ["'{a,\"b c\",NULL}'", "'{}'", "'{\"\"}'", "NULL", "'{x}'"]),
     ("c_numerics", "numeric[]", ["'{1.5,NaN}'", "'{}'", "'{0}'", "NULL", "'{-1.25}'"]),
     ("c_dates", "date[]", ["'{2024-02-29,9999-12-31}'", "'{}'", "'{2000-01-01}'", "NULL", "'{1999-12-31}'"]),
+    ("c_mood", "mood", ["'sad'", "'happy'", "'ok'", "NULL", "'sad'"]),
+    ("c_moods", "mood[]", ["'{sad,happy}'", "'{}'", "'{ok,NULL}'", "NULL", "'{happy}'"]),
+    ("c_price", "price", ["0.50", "999999.99", "0", "NULL", "12.30"]),
     ("c_uuids", "uuid[]", ["'{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}'", "'{}'", "'{00000000-0000-0000-0000-000000000000}'", "NULL", "'{}'"]),
 ]
+# A user-defined enum and a domain, created on every shard through Keyshard as on the plain
+# database.
+TYPES = ["CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')",
+         "CREATE DOMAIN price AS numeric(8,2) CHECK (VALUE >= 0)"]
 CREATE = ("CREATE TABLE t_order (order_id int8 PRIMARY KEY, user_id int4 NOT NULL, "
           + ", ".join(f"{name} {ty}" for name, ty, _ in COLUMNS) + ")")
 ROWS = inserts(COLUMNS, 5)
@@ -77,6 +85,9 @@ def cell(value):
 def psycopg_read(dsn, binary):
     out = []
     with psycopg.connect(dsn, autocommit=True) as conn:
+        # As an application does for its enums: the type read from the catalog (through
+        # Keyshard: the default data source's), its labels then loaded as a Python Enum.
+        register_enum(EnumInfo.fetch(conn, "mood"), conn)
         for sql, params in QUERIES:
             cur = conn.cursor(binary=binary)
             cur.execute(sql, params or None)
@@ -114,11 +125,31 @@ def url(dsn):
 
 for dsn in DSNS.values():
     with psycopg.connect(dsn, autocommit=True) as conn:
+        for ty in TYPES:
+            conn.execute(ty)
         conn.execute(CREATE)
         for row in ROWS:
             conn.execute(row)
+NODE = {
+    "proxy": {"host": host, "port": port, "user": "root", "password": "root", "database": "sharding_db"},
+    "plain": {"host": host, "port": plain_port, "user": "postgres", "database": plain_db},
+}
+NODE_QUERIES = [(sql.replace("%s", "$1"), list(params)) for sql, params in QUERIES]
+# prepareThreshold=-1: binary results from the first execution; 0: never server-prepared, text.
+JDBC = {
+    threshold: {
+        "proxy": (f"jdbc:postgresql://{host}:{port}/sharding_db?prepareThreshold={threshold}",
+                  "root", "root"),
+        "plain": (f"jdbc:postgresql://{host}:{plain_port}/{plain_db}?prepareThreshold={threshold}",
+                  "postgres", ""),
+    }
+    for threshold in (0, -1)
+}
 compare([
     ("psycopg text", lambda target: psycopg_read(DSNS[target], False)),
     ("psycopg binary", lambda target: psycopg_read(DSNS[target], True)),
     ("asyncpg", lambda target: asyncio.run(asyncpg_read(url(DSNS[target])))),
+    ("node pg", node_reader("pg", NODE, NODE_QUERIES)),
+    ("pgjdbc text", pgjdbc_reader(JDBC[0], QUERIES)),
+    ("pgjdbc binary", pgjdbc_reader(JDBC[-1], QUERIES)),
 ])
