@@ -701,3 +701,30 @@ fn statements_on_mariadb_sequences_go_where_unsharded_tables_live() {
             .is_none()
     );
 }
+
+/// A type, a domain or an extension may be a column type of a sharded table's actual tables on
+/// any data source: defining one runs on every data source, as a broadcast write does; other
+/// statements of kinds the router does not plan stay on the default data source.
+#[test]
+fn type_definitions_run_on_every_data_source() {
+    let router = router(common::T_ORDER, Dialect::Postgres)
+        .with_data_sources(vec!["ds_0".into(), "ds_1".into()], Vec::new());
+    for sql in [
+        "CREATE TYPE mood AS ENUM ('sad', 'ok')",
+        "ALTER TYPE mood ADD VALUE 'happy'",
+        "DROP TYPE mood",
+        "CREATE DOMAIN price AS numeric(8,2) CHECK (VALUE >= 0)",
+        "DROP DOMAIN price",
+        "CREATE EXTENSION IF NOT EXISTS citext",
+        "DROP EXTENSION citext",
+    ] {
+        let p = plan(&router, sql, &[]);
+        let sources: Vec<&str> = p.units.iter().map(|u| u.data_source.as_str()).collect();
+        assert_eq!(sources, ["ds_0", "ds_1"], "{sql}");
+        assert!(p.units.iter().all(|u| u.sql == sql), "{sql}");
+        assert!(p.replicated, "{sql}");
+    }
+    let p = plan(&router, "CREATE SEQUENCE s", &[]);
+    assert_eq!(p.units.len(), 1);
+    assert_eq!(p.units[0].data_source, "ds_0");
+}

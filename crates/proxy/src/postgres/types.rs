@@ -615,6 +615,39 @@ mod tests {
         SqlType::of(name, DatabaseKind::Postgres)
     }
 
+    /// `'{sad,"not ok",NULL}'::mood[]` in the binary format, the element type `element`.
+    fn moods(element: u32) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for word in [1i32, 1, element as i32, 3, 1] {
+            bytes.extend(word.to_be_bytes());
+        }
+        for label in [&b"sad"[..], b"not ok"] {
+            bytes.extend((label.len() as i32).to_be_bytes());
+            bytes.extend(label);
+        }
+        bytes.extend((-1i32).to_be_bytes());
+        bytes
+    }
+
+    #[test]
+    fn enum_labels_and_arrays_reach_text_and_binary_clients() {
+        let label = Value::Wire(Wire::new(WireKind::PgEnum, true, b"sad").with_oid(16_400));
+        assert_eq!(encode(&label, 16_400, false).unwrap().unwrap(), b"sad");
+        assert_eq!(encode(&label, 16_400, true).unwrap().unwrap(), b"sad");
+        let wire = Wire::new(WireKind::PgEnumArray, true, &moods(16_401)).with_oid(16_402);
+        let array = Value::Wire(wire.clone());
+        assert_eq!(
+            encode(&array, 16_402, false).unwrap().unwrap(),
+            b"{sad,\"not ok\",NULL}"
+        );
+        // Another data source's element OID becomes the described one's; nothing else changes.
+        assert_eq!(enum_array_as(&wire, 16_500).unwrap(), moods(16_500));
+        assert_eq!(enum_array_as(&wire, 0), None);
+        let cut = Wire::new(WireKind::PgEnumArray, true, &[0, 0, 0, 1]);
+        assert_eq!(enum_array_as(&cut, 16_500), None);
+        assert!(encode(&Value::Wire(cut), 16_402, false).is_err());
+    }
+
     #[test]
     fn types_map_to_postgres_oids() {
         assert_eq!(oid_of(pg("INT8")), oid::INT8);
