@@ -28,6 +28,9 @@ const MYSQL_SCRIPT: &[&str] = &[
     "PREPARE again FROM @q",
     "PREPARE again FROM 'DEALLOCATE PREPARE ins'",
     "EXECUTE again",
+    // A syntax error is reported at PREPARE, not as a wrong argument count at EXECUTE.
+    "PREPARE bad FROM 'SELECT order_id FROM t_order WHERE user_id = ? AND'",
+    "EXECUTE bad USING @u",
 ];
 
 const PG_SCRIPT: &[&str] = &[
@@ -47,6 +50,8 @@ const PG_SCRIPT: &[&str] = &[
     "PREPARE again AS EXECUTE again",
     "PREPARE again AS DEALLOCATE ALL",
     "EXECUTE again",
+    "PREPARE bad AS SELECT order_id FROM t_order WHERE user_id = $1 AND",
+    "EXECUTE bad(1)",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

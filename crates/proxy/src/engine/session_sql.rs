@@ -14,7 +14,7 @@ use crate::{sql_prepare, user_variables};
 
 impl Engine {
     /// PREPARE, EXECUTE and DEALLOCATE sent as SQL: the text is kept in the session, checked
-    /// when it runs; an execution binds its arguments (MySQL: user variables' values;
+    /// when it runs (one with parameters for its syntax when prepared, too); an execution binds its arguments (MySQL: user variables' values;
     /// PostgreSQL: the expressions written) into it and runs it as text.
     pub(super) async fn sql_prepare(
         &self,
@@ -53,6 +53,16 @@ impl Engine {
                     // Both databases refuse it; `PREPARE s FROM 'EXECUTE s'` would otherwise
                     // run itself for ever.
                     Intent::SqlPrepare(_) => return Err(not_preparable(&text, dialect)),
+                    // As a protocol-level prepare does: one that takes parameters cannot run
+                    // as text without them, so a syntax error is the client's to hear now,
+                    // not as a wrong argument count at EXECUTE.
+                    Intent::Routed if super::takes_parameters(&text, dialect) => {
+                        if let Err(e) = self.plan_with_tree(&text, dialect).await
+                            && e.kind == ErrorKind::Syntax
+                        {
+                            return Err(e);
+                        }
+                    }
                     _ => {}
                 }
                 let statements = &mut session.sql_statements;
