@@ -1,8 +1,8 @@
 //! A MySQL shard's own description of a result column, so that a MySQL client is told what a
 //! direct connection would tell it: the type code, every flag (NOT_NULL, PRI_KEY, PART_KEY,
 //! BLOB, ENUM, SET, ZEROFILL …), `VARCHAR(100)`'s 400 bytes, `DECIMAL(10,2)`'s 2 decimals,
-//! the collation that tells text (a `_bin` one, JSON) from bytes, and where the column comes
-//! from. sqlx 0.8.6 reads all of it and keeps only part; the copy in `vendor/sqlx-mysql` keeps
+//! the collation that tells text (a `_bin` one, JSON) from bytes, where the column comes
+//! from, and MariaDB's extended type information. sqlx 0.8.6 reads all of it and keeps only part; the copy in `vendor/sqlx-mysql` keeps
 //! the rest (see `vendor/README.md`).
 
 use bytes::Bytes;
@@ -22,6 +22,9 @@ pub struct MySqlColumnType {
     pub decimals: u8,
     /// Where the column is read from, as the shard named it.
     pub origin: MySqlOrigin,
+    /// MariaDB's extended type information as sent (`format json` marks a JSON column, which
+    /// is a LONGTEXT on the wire); empty from MySQL and for most columns.
+    pub extended_type_info: Bytes,
 }
 
 /// Where a MySQL result column comes from, in the shard's names (its database, the actual
@@ -56,5 +59,6 @@ pub(crate) fn described(column: &sqlx::mysql::MySqlColumn) -> Option<MySqlColumn
         collation: definition.collation(),
         decimals: definition.decimals(),
         origin,
+        extended_type_info: definition.extended_type_info().clone(),
     })
 }

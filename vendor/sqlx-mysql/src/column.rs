@@ -33,6 +33,7 @@ pub struct MySqlColumnDefinition {
     pub(crate) type_code: u8,
     pub(crate) flags: u16,
     pub(crate) decimals: u8,
+    pub(crate) extended_type_info: Bytes,
 }
 
 impl MySqlColumnDefinition {
@@ -79,6 +80,13 @@ impl MySqlColumnDefinition {
     /// The digits after the decimal point (0x1f: not fixed).
     pub fn decimals(&self) -> u8 {
         self.decimals
+    }
+
+    /// MariaDB's extended type information as sent (pairs of a key byte, 0 type or 1 format,
+    /// and a length-encoded value: `format` `json`, `type` `uuid`); empty from MySQL or for a
+    /// column without any.
+    pub fn extended_type_info(&self) -> &Bytes {
+        &self.extended_type_info
     }
 }
 

@@ -51,6 +51,7 @@ pub async fn serve(
     let greeting = Greeting {
         connection_id,
         server_version: engine.identity().mysql_greeting(),
+        mariadb: engine.identity().mysql_server().mariadb,
     };
     let login = handshake::accept(
         &mut io,
@@ -112,6 +113,7 @@ pub async fn serve(
     engine.list(&mut session, &peer);
     let mut connection = Connection {
         caps: client.capabilities,
+        extended_metadata: client.extended_metadata,
         multi_statements: client
             .capabilities
             .contains(CapabilityFlags::CLIENT_MULTI_STATEMENTS),
@@ -168,6 +170,8 @@ pub async fn serve(
 
 struct Connection {
     caps: CapabilityFlags,
+    /// MariaDB's extended type metadata goes in every column definition.
+    extended_metadata: bool,
     /// Whether a COM_QUERY may hold several statements (CLIENT_MULTI_STATEMENTS, or
     /// COM_SET_OPTION).
     multi_statements: bool,
@@ -261,7 +265,14 @@ impl Connection {
                     match self.add_statement(statement, &sql) {
                         Ok(id) => {
                             let columns = known_columns(&sql);
-                            response::write_prepare_ok(io, self.caps, id, params, &columns);
+                            response::write_prepare_ok(
+                                io,
+                                self.caps,
+                                self.extended_metadata,
+                                id,
+                                params,
+                                &columns,
+                            );
                         }
                         Err(e) => self.send_error(io, &e),
                     }
@@ -440,6 +451,7 @@ impl Connection {
                 response::write_result_set(
                     io,
                     self.caps,
+                    self.extended_metadata,
                     &columns,
                     &rows,
                     binary,

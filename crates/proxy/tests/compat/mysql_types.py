@@ -103,12 +103,10 @@ def reader(connect, **cursor_options):
 
 
 NODE = {target: {"host": host, **t} for target, t in TARGETS.items()}
-# BIGINT and DECIMAL as strings: exact, as mysql2 documents for such columns. JSON as strings
-# too: a direct MariaDB connection marks a JSON column as such only in MariaDB's extended type
-# metadata (MARIADB_CLIENT_EXTENDED_TYPE_INFO), which Keyshard does not offer yet, so without
-# jsonStrings mysql2 parses it directly and not through Keyshard (see the README's limits).
+# BIGINT and DECIMAL as strings: exact, as mysql2 documents for such columns. mysql2 parses a
+# MariaDB JSON column (a LONGTEXT on the wire) by MariaDB's extended type metadata.
 for t in NODE.values():
-    t.update(supportBigNumbers=True, bigNumberStrings=True, jsonStrings=True)
+    t.update(supportBigNumbers=True, bigNumberStrings=True)
 NODE_QUERIES = [(sql, []) for sql in QUERIES]
 
 for target in TARGETS:

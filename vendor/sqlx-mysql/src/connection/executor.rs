@@ -407,6 +407,7 @@ fn recv_next_result_column(def: &ColumnDefinition, ordinal: usize) -> Result<MyS
             type_code: def.r#type as u8,
             flags: def.raw_flags,
             decimals: def.decimals,
+            extended_type_info: def.extended_type_info.clone(),
         }),
     })
 }

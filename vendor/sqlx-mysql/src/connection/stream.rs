@@ -51,7 +51,10 @@ impl<S: Socket> MySqlStream<S> {
             | Capabilities::MULTI_RESULTS
             | Capabilities::PLUGIN_AUTH
             | Capabilities::PS_MULTI_RESULTS
-            | Capabilities::SSL;
+            | Capabilities::SSL
+            // keyshard: MariaDB's extended type information in column definitions (only
+            // where the server offers it).
+            | Capabilities::MARIADB_CLIENT_EXTENDED_TYPE_INFO;
 
         if options.database.is_some() {
             capabilities |= Capabilities::CONNECT_WITH_DB;

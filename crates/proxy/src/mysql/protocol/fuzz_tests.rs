@@ -178,17 +178,19 @@ async fn any_value_in_any_column_type_encodes() {
                 .map(|_| (0..rng.below(8)).map(|_| random_value(&mut rng)).collect())
                 .collect();
             let caps = CapabilityFlags::from_bits_truncate(rng.next() as u32);
+            let extended = rng.next() % 2 == 0;
             for binary in [false, true] {
                 response::write_result_set(
                     &mut io,
                     caps,
+                    extended,
                     &columns,
                     &rows,
                     binary,
                     StatusFlags::empty(),
                 );
             }
-            response::write_prepare_ok(&mut io, caps, 1, rng.below(4), &columns);
+            response::write_prepare_ok(&mut io, caps, extended, 1, rng.below(4), &columns);
         }
     }
 }

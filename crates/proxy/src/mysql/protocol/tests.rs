@@ -28,6 +28,7 @@ async fn serve(mut io: PacketIo<DuplexStream>) -> Result<(), ProtocolError> {
     let greeting = Greeting {
         connection_id: 1,
         server_version: "8.0.36-Keyshard".into(),
+        mariadb: false,
     };
     let client = accept(
         &mut io,
@@ -52,17 +53,17 @@ async fn serve(mut io: PacketIo<DuplexStream>) -> Result<(), ProtocolError> {
                 assert_eq!(sql, "SELECT id, name FROM t_order");
                 let columns = [ResultColumn::int("id"), ResultColumn::text("name")];
                 let rows = vec![vec![Value::Int(1), Value::Text("a".into())]];
-                write_result_set(&mut io, caps, &columns, &rows, false, status);
+                write_result_set(&mut io, caps, false, &columns, &rows, false, status);
             }
             Command::StmtPrepare(sql) => {
                 assert_eq!(sql, "SELECT ?, ?");
                 let columns = [ResultColumn::int("a"), ResultColumn::text("b")];
-                write_prepare_ok(&mut io, caps, 1, 2, &columns);
+                write_prepare_ok(&mut io, caps, false, 1, 2, &columns);
             }
             Command::StmtExecute(req) => {
                 let params = decode_params(&req, 2, &mut types, &mut long_data)?;
                 let columns = [ResultColumn::int("a"), ResultColumn::text("b")];
-                write_result_set(&mut io, caps, &columns, &[params], true, status);
+                write_result_set(&mut io, caps, false, &columns, &[params], true, status);
             }
             Command::Quit => return Ok(()),
             other => panic!("unexpected {other:?}"),

@@ -116,6 +116,8 @@ pub(crate) struct ColumnDefinition {
     // keyshard: the flags as sent, with the bits `ColumnFlags` does not name (PART_KEY).
     pub(crate) raw_flags: u16,
     pub(crate) decimals: u8,
+    // keyshard: MariaDB's extended type information (`format: json`, `type: uuid`), as sent.
+    pub(crate) extended_type_info: Bytes,
 }
 
 impl ColumnDefinition {
@@ -132,13 +134,19 @@ impl ColumnDefinition {
 }
 
 impl ProtocolDecode<'_, Capabilities> for ColumnDefinition {
-    fn decode_with(mut buf: Bytes, _: Capabilities) -> Result<Self, Error> {
+    fn decode_with(mut buf: Bytes, capabilities: Capabilities) -> Result<Self, Error> {
         let catalog = buf.get_bytes_lenenc()?;
         let schema = buf.get_bytes_lenenc()?;
         let table_alias = buf.get_bytes_lenenc()?;
         let table = buf.get_bytes_lenenc()?;
         let alias = buf.get_bytes_lenenc()?;
         let name = buf.get_bytes_lenenc()?;
+        let extended_type_info =
+            if capabilities.contains(Capabilities::MARIADB_CLIENT_EXTENDED_TYPE_INFO) {
+                buf.get_bytes_lenenc()?
+            } else {
+                Bytes::new()
+            };
         let _next_len = buf.get_uint_lenenc(); // always 0x0c
         let collation = buf.get_u16_le();
         let max_size = buf.get_u32_le();
@@ -159,6 +167,7 @@ impl ProtocolDecode<'_, Capabilities> for ColumnDefinition {
             flags: ColumnFlags::from_bits_truncate(flags),
             raw_flags: flags,
             decimals,
+            extended_type_info,
         })
     }
 }

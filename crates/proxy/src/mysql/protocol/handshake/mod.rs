@@ -23,6 +23,9 @@ pub struct Greeting {
     /// Clients parse the leading `x.y.z` to pick features, so keep it MySQL-like,
     /// e.g. `8.0.36-Keyshard`.
     pub server_version: String,
+    /// Greet as MariaDB does (the shards are MariaDB): without CLIENT_MYSQL, offering
+    /// MariaDB's extended capabilities, of which Keyshard has extended type metadata.
+    pub mariadb: bool,
 }
 
 /// An authenticated client.
@@ -36,6 +39,9 @@ pub struct Client {
     pub capabilities: CapabilityFlags,
     /// The client's connection collation id (e.g. 45 utf8mb4_general_ci, 255 utf8mb4_0900_ai_ci).
     pub collation: u8,
+    /// MariaDB's extended type metadata (MARIADB_CLIENT_EXTENDED_METADATA) was negotiated:
+    /// every column definition carries it.
+    pub extended_metadata: bool,
 }
 
 /// The capabilities this server offers, but CLIENT_SSL, which it offers only with a
@@ -58,6 +64,10 @@ pub fn server_capabilities() -> CapabilityFlags {
         // Honoured by the session's sql_mode (see `engine::mysql_startup_settings`).
         | CapabilityFlags::CLIENT_IGNORE_SPACE
 }
+
+/// MariaDB's extended capability MARIADB_CLIENT_EXTENDED_METADATA (bit 35, the fourth of the
+/// upper 32), sent in the last 4 bytes of the greeting's and the response's reserved bytes.
+const MARIADB_EXTENDED_METADATA: u32 = 1 << 3;
 
 /// utf8mb4_general_ci: a utf8mb4 collation that every client library knows, unlike 255.
 const DEFAULT_COLLATION: u8 = 45;
@@ -203,7 +213,20 @@ where
         database,
         capabilities,
         collation: response.collation(),
+        extended_metadata: greeting.mariadb && mariadb_extended(&payload) & MARIADB_EXTENDED_METADATA != 0,
     })
+}
+
+/// The MariaDB extended capabilities of a handshake response: the last 4 of its 23 reserved
+/// bytes, when the client left CLIENT_MYSQL (CLIENT_LONG_PASSWORD) unset.
+fn mariadb_extended(payload: &[u8]) -> u32 {
+    if flags(payload).contains(CapabilityFlags::CLIENT_LONG_PASSWORD) {
+        return 0;
+    }
+    payload
+        .get(28..32)
+        .and_then(|bytes| bytes.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
 }
 
 fn greeting_payload(greeting: &Greeting, scramble: &[u8; SCRAMBLE_LEN], tls: bool) -> Vec<u8> {
@@ -213,23 +236,36 @@ fn greeting_payload(greeting: &Greeting, scramble: &[u8; SCRAMBLE_LEN], tls: boo
     // The second part is sent NUL-terminated, as MySQL does (auth-plugin-data length 21).
     let mut scramble_2 = tail.to_vec();
     scramble_2.push(0);
+    let mut capabilities = server_capabilities();
+    if tls {
+        capabilities |= CapabilityFlags::CLIENT_SSL;
+    }
+    // MariaDB's CLIENT_MYSQL bit, unset: a client then reads the extended capabilities.
+    if greeting.mariadb {
+        capabilities.remove(CapabilityFlags::CLIENT_LONG_PASSWORD);
+    }
     let packet = HandshakePacket::new(
         10,
         greeting.server_version.as_bytes(),
         greeting.connection_id,
         scramble_1,
         Some(scramble_2),
-        if tls {
-            server_capabilities() | CapabilityFlags::CLIENT_SSL
-        } else {
-            server_capabilities()
-        },
+        capabilities,
         DEFAULT_COLLATION,
         StatusFlags::SERVER_STATUS_AUTOCOMMIT,
         Some(NATIVE_PASSWORD),
     );
     let mut payload = Vec::new();
     packet.serialize(&mut payload);
+    if greeting.mariadb {
+        // After the version string and its NUL: connection id 4, scramble 8, filler 1,
+        // capabilities 2, collation 1, status 2, capabilities 2, scramble length 1, then 10
+        // reserved bytes whose last 4 MariaDB fills with its extended capabilities.
+        let at = 1 + greeting.server_version.len() + 1 + 21 + 6;
+        if let Some(reserved) = payload.get_mut(at..at + 4) {
+            reserved.copy_from_slice(&MARIADB_EXTENDED_METADATA.to_le_bytes());
+        }
+    }
     payload
 }
 

@@ -35,6 +35,7 @@ fn greeting() -> Greeting {
     Greeting {
         connection_id: 42,
         server_version: "8.0.36-Keyshard".into(),
+        mariadb: false,
     }
 }
 
@@ -378,4 +379,41 @@ async fn an_unknown_database_is_refused_with_1049_before_ok() {
     })
     .await;
     assert!(matches!(server, Err(ProtocolError::UnknownDatabase(db)) if db == "nowhere"));
+}
+
+/// As MariaDB greets: CLIENT_MYSQL (CLIENT_LONG_PASSWORD) unset and the extended capabilities,
+/// extended type metadata among them, in the last 4 reserved bytes; a client that asks for it
+/// there (with CLIENT_MYSQL unset) gets it, one that sets CLIENT_MYSQL does not.
+#[test]
+fn a_mariadb_greeting_offers_extended_type_metadata() {
+    let greeting = Greeting {
+        mariadb: true,
+        server_version: "5.5.5-10.11.19-MariaDB-Keyshard".into(),
+        ..self::greeting()
+    };
+    let payload = greeting_payload(&greeting, &[7; SCRAMBLE_LEN], false);
+    let hs: HandshakePacket<'_> = ParseBuf(&payload).parse(()).unwrap();
+    assert!(!hs.capabilities().contains(Caps::CLIENT_LONG_PASSWORD));
+    assert!(hs.capabilities().contains(Caps::CLIENT_DEPRECATE_EOF));
+    assert_eq!(hs.nonce(), [7; SCRAMBLE_LEN]);
+    let reserved_end = 1 + greeting.server_version.len() + 1 + 21 + 10;
+    assert_eq!(
+        payload[reserved_end - 10..reserved_end],
+        [0, 0, 0, 0, 0, 0, 8, 0, 0, 0]
+    );
+    let plain = greeting_payload(&self::greeting(), &[7; SCRAMBLE_LEN], false);
+    let hs: HandshakePacket<'_> = ParseBuf(&plain).parse(()).unwrap();
+    assert!(hs.capabilities().contains(Caps::CLIENT_LONG_PASSWORD));
+
+    let mut response = response_payload(
+        b"",
+        "root",
+        None,
+        AuthPlugin::MysqlNativePassword,
+        client_caps() - Caps::CLIENT_LONG_PASSWORD,
+    );
+    response[28..32].copy_from_slice(&8u32.to_le_bytes());
+    assert_eq!(mariadb_extended(&response), 8);
+    response[..4].copy_from_slice(&client_caps().bits().to_le_bytes());
+    assert_eq!(mariadb_extended(&response), 0);
 }

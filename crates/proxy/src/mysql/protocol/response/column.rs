@@ -32,6 +32,8 @@ pub struct ResultColumn {
     /// Where it is read from, in the names the client knows; `None` for a column Keyshard
     /// made (an expression's, named by itself).
     pub origin: Option<Origin>,
+    /// MariaDB's extended type information, as the shard sent it (`format json`).
+    pub extended_type_info: Bytes,
 }
 
 /// Where a result column is read from: `schema`, `table`, `org_table` and `org_name` of the
@@ -119,6 +121,7 @@ impl ResultColumn {
             length,
             decimals,
             origin: None,
+            extended_type_info: Bytes::new(),
         }
     }
 
@@ -180,6 +183,7 @@ impl ResultColumn {
             length: described.length,
             decimals: described.decimals,
             origin: naming.map(|naming| naming.origin(&described.origin)),
+            extended_type_info: described.extended_type_info.clone(),
         })
     }
 
@@ -201,11 +205,12 @@ impl ResultColumn {
         }
     }
 
-    /// The column definition packet's payload (Protocol::ColumnDefinition41).
+    /// The column definition packet's payload (Protocol::ColumnDefinition41), with MariaDB's
+    /// extended type information where the client negotiated it (`extended_metadata`).
     ///
     /// Encoded by hand: mysql_common 0.38's `Column` serializer writes the column length
     /// before the character set, the reverse of the protocol (its parser reads them right).
-    pub(super) fn definition(&self) -> Vec<u8> {
+    pub(super) fn definition(&self, extended_metadata: bool) -> Vec<u8> {
         let name = self.name.as_bytes();
         let mut buf = Vec::with_capacity(32 + 2 * name.len());
         put_lenenc_bytes(&mut buf, b"def");
@@ -225,6 +230,9 @@ impl ResultColumn {
                 put_lenenc_bytes(&mut buf, name);
                 put_lenenc_bytes(&mut buf, name);
             }
+        }
+        if extended_metadata {
+            put_lenenc_bytes(&mut buf, &self.extended_type_info);
         }
         buf.push(0x0c); // length of the fixed-length fields
         buf.extend_from_slice(&self.charset.to_le_bytes());
@@ -300,6 +308,7 @@ mod tests {
             length,
             collation: UTF8MB4,
             decimals: 0,
+            extended_type_info: Bytes::new(),
             origin: MySqlOrigin::default(),
         }));
         column
@@ -448,7 +457,7 @@ mod tests {
 
     #[test]
     fn definition_decodes_with_mysql_common() {
-        let def = ResultColumn::of("id", ty_of("BIGINT UNSIGNED"), None).definition();
+        let def = ResultColumn::of("id", ty_of("BIGINT UNSIGNED"), None).definition(false);
         let column: Column = mysql_common::io::ParseBuf(&def).parse(()).unwrap();
         assert_eq!(column.name_str(), "id");
         assert_eq!(column.column_type(), MYSQL_TYPE_LONGLONG);

@@ -16,9 +16,11 @@ use crate::mysql::protocol::wire::put_lenenc_int;
 ///
 /// `status` goes into the terminating packet (add SERVER_MORE_RESULTS_EXISTS there when another
 /// result follows). A result set needs at least one column: with none an OK packet is written.
+/// With `extended_metadata` (MariaDB's, negotiated) each column definition carries it.
 pub fn write_result_set<S>(
     io: &mut PacketIo<S>,
     capabilities: CapabilityFlags,
+    extended_metadata: bool,
     columns: &[ResultColumn],
     rows: &[Vec<Value>],
     binary: bool,
@@ -33,7 +35,7 @@ pub fn write_result_set<S>(
     let mut count = Vec::new();
     put_lenenc_int(&mut count, columns.len() as u64);
     io.write_packet(&count);
-    write_definitions(io, capabilities, columns, status);
+    write_definitions(io, capabilities, extended_metadata, columns, status);
     let mut buf = Vec::new();
     for row in rows {
         buf.clear();
@@ -53,6 +55,7 @@ pub fn write_result_set<S>(
 pub fn write_prepare_ok<S>(
     io: &mut PacketIo<S>,
     capabilities: CapabilityFlags,
+    extended_metadata: bool,
     stmt_id: u32,
     params: usize,
     columns: &[ResultColumn],
@@ -77,7 +80,7 @@ pub fn write_prepare_ok<S>(
         param.column_type = ColumnType::MYSQL_TYPE_VAR_STRING;
         param.charset = 63;
         param.length = 0;
-        let definition = param.definition();
+        let definition = param.definition(extended_metadata);
         for _ in 0..params {
             io.write_packet(&definition);
         }
@@ -86,20 +89,21 @@ pub fn write_prepare_ok<S>(
         }
     }
     if !columns.is_empty() {
-        write_definitions(io, capabilities, columns, status);
+        write_definitions(io, capabilities, extended_metadata, columns, status);
     }
 }
 
 fn write_definitions<S>(
     io: &mut PacketIo<S>,
     capabilities: CapabilityFlags,
+    extended_metadata: bool,
     columns: &[ResultColumn],
     status: StatusFlags,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     for column in columns {
-        io.write_packet(&column.definition());
+        io.write_packet(&column.definition(extended_metadata));
     }
     if !capabilities.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
         io.write_packet(&eof(capabilities, status));
