@@ -14,7 +14,7 @@ use sqlx::{Connection, Database, Executor, Row, Statement, TypeInfo, ValueRef};
 
 use crate::pg_array::{ArrayParam, decode_array, element_oid_of};
 use crate::wire::{mysql_wire_kind, pg_cast_name, pg_wire_kind};
-use crate::{Column, SqlType};
+use crate::{Column, PgEnumColumn, SqlType};
 
 /// An array for a database without arrays: PostgreSQL's text form, the string a client would
 /// see for it.
@@ -365,7 +365,11 @@ impl Driver for Postgres {
         let type_info = described.type_info();
         let mut column = Column::new(described.name(), SqlType::of(type_info.name(), Self::KIND));
         column.oid = type_info.oid().map(|oid| oid.0);
-        column.pg_element_oid = enum_array_element(type_info).unwrap_or(0);
+        column.pg_enum = if is_enum(type_info) {
+            Some(PgEnumColumn::Enum)
+        } else {
+            enum_array_element(type_info).map(|element| PgEnumColumn::Array { element })
+        };
         column.pg_origin = described
             .relation_id()
             .zip(described.relation_attribute_no())

@@ -47,7 +47,7 @@ pub use merge::MergeError;
 pub use metadata::MetadataStore;
 pub use mysql_column::{MySqlColumnType, MySqlOrigin};
 pub use notify::{Listener, Notification};
-pub use outcome::{Column, Outcome};
+pub use outcome::{Column, Outcome, PgEnumColumn};
 pub use pool::Pool;
 pub use recovery::Recovered;
 pub use reuse::Connections;

@@ -24,10 +24,22 @@ pub struct Column {
     /// The table OID and attribute number a PostgreSQL shard gave a column read from a table,
     /// by which its type modifier is found (see `typmods`).
     pub pg_origin: Option<(u32, i16)>,
-    /// For an array of a user-defined enum, its element type's OID on the data source that
-    /// described the column (0 otherwise): the same type has another OID on each database,
-    /// and each value carries its own data source's in its binary form.
-    pub pg_element_oid: u32,
+    /// A column of a user-defined PostgreSQL enum, or an array of one.
+    pub pg_enum: Option<PgEnumColumn>,
+}
+
+/// What a PostgreSQL client is told of a column of a user-defined enum beyond its OID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PgEnumColumn {
+    /// The enum itself: 4 bytes wide, as its catalog row says.
+    Enum,
+    /// An array of it.
+    Array {
+        /// The element type's OID on the data source that described the column: the same
+        /// type has another OID on each database, and each value carries its own data
+        /// source's in its binary form.
+        element: u32,
+    },
 }
 
 impl Column {
@@ -40,7 +52,7 @@ impl Column {
             mysql: None,
             typmod: -1,
             pg_origin: None,
-            pg_element_oid: 0,
+            pg_enum: None,
         }
     }
 }

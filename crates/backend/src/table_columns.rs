@@ -4,7 +4,7 @@
 
 use keyshard_config::TableRule;
 
-use crate::{Backend, BackendError, Column, Pool, SqlType};
+use crate::{Backend, BackendError, Column, PgEnumColumn, Pool, SqlType};
 
 impl Backend {
     /// The columns of `rule`'s first actual table with the types they were declared with
@@ -20,8 +20,8 @@ impl Backend {
         let table = node.table.as_str();
         let pool = self.pool(&node.data_source)?;
         let kind = pool.kind();
-        // Name, type name and, on PostgreSQL, the type's OID and modifier, and the element
-        // type of an array of an enum.
+        // Name, type name and, on PostgreSQL, the type's OID and modifier, and for an enum its
+        // own OID again, for an array of one its element type's.
         type Described = Vec<(String, String, Option<i64>, Option<i32>, Option<i64>)>;
         let columns: Result<Described, sqlx::Error> = match pool {
             // MariaDB and MySQL mark invisible columns in EXTRA; they take no value in a
@@ -49,8 +49,8 @@ impl Backend {
                           WHERE a.attrelid = to_regclass(quote_ident(table_schema) || '.' || quote_ident(table_name)) \
                           AND a.attname = column_name), \
                          (SELECT e.oid::int8 FROM pg_catalog.pg_type e \
-                          WHERE e.typarray = (quote_ident(udt_schema) || '.' || quote_ident(udt_name))::regtype \
-                          AND e.typtype = 'e') \
+                          WHERE (quote_ident(udt_schema) || '.' || quote_ident(udt_name))::regtype \
+                          IN (e.oid, e.typarray) AND e.typtype = 'e') \
                          FROM information_schema.columns \
                          WHERE table_schema = current_schema() AND table_name = $1 \
                          ORDER BY ordinal_position",
@@ -60,9 +60,10 @@ impl Backend {
             }
             // table_info leaves out hidden (generated virtual) columns, in column order.
             Pool::Sqlite(p) => {
-                let query =
-                    sqlx::query_as("SELECT name, type, NULL, NULL, NULL FROM pragma_table_info(?1)")
-                        .bind(table);
+                let query = sqlx::query_as(
+                    "SELECT name, type, NULL, NULL, NULL FROM pragma_table_info(?1)",
+                )
+                .bind(table);
                 p.with(async |conn| query.fetch_all(conn).await).await
             }
         };
@@ -70,12 +71,15 @@ impl Backend {
         Ok((!columns.is_empty()).then(|| {
             columns
                 .into_iter()
-                .map(|(name, type_name, oid, typmod, element)| {
+                .map(|(name, type_name, oid, typmod, enum_oid)| {
                     let mut column = Column::new(name, SqlType::of(&type_name, kind));
                     let oid_of = |oid: Option<i64>| oid.and_then(|oid| u32::try_from(oid).ok());
                     column.oid = oid_of(oid);
                     column.typmod = typmod.unwrap_or(-1);
-                    column.pg_element_oid = oid_of(element).unwrap_or(0);
+                    column.pg_enum = oid_of(enum_oid).map(|element| match column.oid {
+                        Some(oid) if oid == element => PgEnumColumn::Enum,
+                        _ => PgEnumColumn::Array { element },
+                    });
                     column
                 })
                 .collect()

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use keyshard_backend::pg_array::array_oid_of;
-use keyshard_backend::{Column, SqlType};
+use keyshard_backend::{Column, PgEnumColumn, SqlType};
 use keyshard_config::DatabaseKind;
 use keyshard_router::names::last_ident;
 use sqlparser::ast::{
@@ -40,9 +40,8 @@ pub struct Field {
     pub oid: u32,
     /// Its type modifier (`varchar(20)`: 24), -1 for none.
     pub typmod: i32,
-    /// The element type of an array of a user-defined enum, as the data source that described
-    /// the column knows it (0 otherwise).
-    pub element: u32,
+    /// A column of a user-defined enum or an array of one.
+    pub pg_enum: Option<PgEnumColumn>,
 }
 
 impl Field {
@@ -52,7 +51,16 @@ impl Field {
             name: name.into(),
             oid,
             typmod: -1,
-            element: 0,
+            pg_enum: None,
+        }
+    }
+
+    /// The type size RowDescription reports: an enum's 4, as its catalog row says, else the
+    /// type's own (see [`super::types::size_of`]).
+    pub fn size(&self) -> i16 {
+        match self.pg_enum {
+            Some(PgEnumColumn::Enum) => 4,
+            _ => super::types::size_of(self.oid),
         }
     }
 
@@ -62,7 +70,7 @@ impl Field {
             name: column.name.clone(),
             oid,
             typmod: column.typmod,
-            element: column.pg_element_oid,
+            pg_enum: column.pg_enum,
         }
     }
 }
@@ -435,17 +443,41 @@ fn expr_field(expr: &Expr, columns: &[Column]) -> Option<Field> {
                 _ => None,
             }
         }
-        // PostgreSQL names a cast's column after its type.
-        Expr::Cast { data_type, .. } => Some(
-            match keyshard_backend::wire::pg_builtin_type(&data_type.to_string()) {
-                Some((name, oid)) => Field::new(name, oid),
-                None => Field::new(
-                    "?column?",
-                    oid_of(SqlType::of(&data_type.to_string(), DatabaseKind::Postgres)),
-                ),
-            },
-        ),
+        // A type Keyshard does not know (an enum or a domain the application created) only a
+        // shard can describe.
+        Expr::Cast {
+            expr: inner,
+            data_type,
+            ..
+        } => {
+            let written = data_type.to_string();
+            let (type_name, oid) = match keyshard_backend::wire::pg_builtin_type(&written) {
+                Some((name, oid)) => (name, oid),
+                None => match SqlType::of(&written, DatabaseKind::Postgres) {
+                    SqlType::Unknown => return None,
+                    ty => {
+                        let oid = oid_of(ty);
+                        (super::types::typname(oid).unwrap_or("?column?"), oid)
+                    }
+                },
+            };
+            let name = column_name(inner).unwrap_or_else(|| type_name.to_owned());
+            Some(Field::new(name, oid))
+        }
         Expr::Nested(inner) => expr_field(inner, columns),
+        _ => None,
+    }
+}
+
+/// The name PostgreSQL gives an expression's column when it has one of its own, as
+/// `FigureColname` finds it: a column's, a function's, through casts (`count(*)::int` is
+/// `count`); `None` where the column would be named after a cast's type or `?column?`.
+fn column_name(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Identifier(ident) => Some(ident.value.clone()),
+        Expr::CompoundIdentifier(parts) => parts.last().map(|ident| ident.value.clone()),
+        Expr::Function(f) => Some(last_ident(&f.name).to_ascii_lowercase()),
+        Expr::Cast { expr, .. } | Expr::Nested(expr) => column_name(expr),
         _ => None,
     }
 }
@@ -638,5 +670,39 @@ mod tests {
         let fields = projection(&select.projection, &columns).unwrap();
         assert_eq!(fields.len(), 2);
         assert_eq!(fields[0].oid, oid::INT8);
+    }
+
+    /// As PostgreSQL names and types a cast's column: after what it casts where that has a
+    /// name, else after the type; a type the application created is left to a shard.
+    #[test]
+    fn casts_are_named_and_typed_as_postgres_does() {
+        let columns = vec![Column::new("status", SqlType::VarChar)];
+        let fields = |sql: &str| {
+            let Statement::Query(query) =
+                &Parser::parse_sql(&PostgreSqlDialect {}, sql).unwrap()[0]
+            else {
+                panic!()
+            };
+            let SetExpr::Select(select) = &*query.body else {
+                panic!()
+            };
+            projection(&select.projection, &columns).map(|f| {
+                f.iter()
+                    .map(|f| (f.name.clone(), f.oid))
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            fields("SELECT count(*)::int, status::text, 1.5::numeric(10,3), 'x'::char(2), 1::integer, now()::date").unwrap(),
+            [
+                ("count".to_owned(), oid::INT4),
+                ("status".to_owned(), oid::TEXT),
+                ("numeric".to_owned(), oid::NUMERIC),
+                ("bpchar".to_owned(), oid::BPCHAR),
+                ("int4".to_owned(), oid::INT4),
+                ("now".to_owned(), 1082),
+            ]
+        );
+        assert_eq!(fields("SELECT 'happy'::mood"), None);
     }
 }

@@ -4,6 +4,8 @@ use keyshard_router::Value;
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 
+use keyshard_backend::PgEnumColumn;
+
 use super::describe::Field;
 use super::pg_error::PgError;
 use super::types;
@@ -39,7 +41,7 @@ pub(super) fn row_description(fields: &[Field], formats: &[i16]) -> Out {
                     0,
                     0,
                     f.oid,
-                    types::size_of(f.oid),
+                    f.size(),
                     f.typmod,
                     format_of(formats, i),
                 )
@@ -73,7 +75,10 @@ pub(super) fn data_row(row: &[Value], fields: &[Field], formats: &[i16]) -> Resu
             continue;
         }
         let relabelled = match (value, field) {
-            (Value::Wire(wire), Some(field)) if binary => types::enum_array_as(wire, field.element),
+            (Value::Wire(wire), Some(field)) if binary => match field.pg_enum {
+                Some(PgEnumColumn::Array { element }) => types::enum_array_as(wire, element),
+                _ => None,
+            },
             _ => None,
         };
         let encoded = match relabelled {

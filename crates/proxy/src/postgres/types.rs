@@ -149,6 +149,27 @@ pub fn name_of(oid: u32) -> &'static str {
     }
 }
 
+/// The name PostgreSQL's catalog gives a built-in type Keyshard reads (`int4`, `bpchar`), which
+/// is what it names the column of a cast to it.
+pub fn typname(oid: u32) -> Option<&'static str> {
+    Some(match oid {
+        oid::BOOL => "bool",
+        oid::BYTEA => "bytea",
+        oid::NAME => "name",
+        oid::INT8 => "int8",
+        oid::INT2 => "int2",
+        oid::INT4 => "int4",
+        oid::TEXT => "text",
+        oid::OID => "oid",
+        oid::FLOAT4 => "float4",
+        oid::FLOAT8 => "float8",
+        oid::BPCHAR => "bpchar",
+        oid::VARCHAR => "varchar",
+        oid::NUMERIC => "numeric",
+        _ => return None,
+    })
+}
+
 /// The type size RowDescription reports (negative: variable width).
 pub fn size_of(oid: u32) -> i16 {
     match oid {

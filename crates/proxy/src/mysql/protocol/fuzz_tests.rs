@@ -178,7 +178,7 @@ async fn any_value_in_any_column_type_encodes() {
                 .map(|_| (0..rng.below(8)).map(|_| random_value(&mut rng)).collect())
                 .collect();
             let caps = CapabilityFlags::from_bits_truncate(rng.next() as u32);
-            let extended = rng.next() % 2 == 0;
+            let extended = rng.next().is_multiple_of(2);
             for binary in [false, true] {
                 response::write_result_set(
                     &mut io,

@@ -213,7 +213,8 @@ where
         database,
         capabilities,
         collation: response.collation(),
-        extended_metadata: greeting.mariadb && mariadb_extended(&payload) & MARIADB_EXTENDED_METADATA != 0,
+        extended_metadata: greeting.mariadb
+            && mariadb_extended(&payload) & MARIADB_EXTENDED_METADATA != 0,
     })
 }
 

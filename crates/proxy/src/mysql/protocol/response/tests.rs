@@ -127,7 +127,8 @@ async fn text_result_set_decodes() {
             vec![Value::UInt(u64::MAX), Value::Null],
             vec![Value::Double(1.5)],
         ];
-        let p = packets(|io| write_result_set(io, caps, false, &columns, &rows, false, AUTOCOMMIT)).await;
+        let p = packets(|io| write_result_set(io, caps, false, &columns, &rows, false, AUTOCOMMIT))
+            .await;
         let eofs = usize::from(!caps.contains(Caps::CLIENT_DEPRECATE_EOF));
         assert_eq!(p.len(), 1 + 2 + eofs + 3 + 1);
         assert_eq!(p[0], [2]);
@@ -169,7 +170,8 @@ fn column(name: &str, ty: ColumnType, unsigned: bool) -> ResultColumn {
 
 async fn binary_row(columns: &[ResultColumn], row: Vec<Value>) -> Vec<MyValue> {
     let rows = vec![row];
-    let p = packets(|io| write_result_set(io, MODERN, false, columns, &rows, true, AUTOCOMMIT)).await;
+    let p =
+        packets(|io| write_result_set(io, MODERN, false, columns, &rows, true, AUTOCOMMIT)).await;
     let cols = parse_columns(&p[1..=columns.len()]);
     let row: RowDeserializer<ServerSide, Binary> =
         ParseBuf(&p[columns.len() + 1]).parse(cols).unwrap();
@@ -284,7 +286,8 @@ async fn short_rows_are_padded_with_null() {
 
 #[tokio::test]
 async fn no_columns_is_an_ok_packet() {
-    let p = packets(|io| write_result_set(io, MODERN, false, &[], &[vec![]], true, AUTOCOMMIT)).await;
+    let p =
+        packets(|io| write_result_set(io, MODERN, false, &[], &[vec![]], true, AUTOCOMMIT)).await;
     assert_eq!(p.len(), 1);
     assert_eq!(parse_ok(&p[0], MODERN).affected_rows(), 0);
 }
