@@ -370,11 +370,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     ("column `AVG(c_dec)`", "AVG's display length"),
     // PostgreSQL: table OID and attribute number of each column are not passed on.
     ("column origins", "RowDescription table OID and attnum"),
-    // money's text form depends on the shard's lc_monetary: refused, clearly.
-    (
-        "type 790 in the text format",
-        "money in text from a binary result",
-    ),
     // A refusal rather than a guessed order (enums, inet, money).
     ("does not know its type's order", "refused ordering"),
     // SUM over money in the text format, which the shard's lc_monetary writes: refused.

@@ -127,6 +127,14 @@ fn value(field: Option<&[u8]>, oid: u32) -> Result<Value, PgError> {
         (Value::Text(s), _) if s.contains('\0') => return Err(not_utf8()),
         _ => {}
     }
+    // Money's text is the shard session's lc_monetary's, which a C locale's text (what the
+    // conversion writes) may be read wrongly by: `$1,000.00` is 1.00 under de_DE.
+    if oid == types::oid::MONEY {
+        return Err(PgError::new(
+            "0A000",
+            "money in a binary COPY: send it in the text format",
+        ));
+    }
     // As text, the value is what a text COPY would have sent for it.
     match types::encode(&value, oid, false)? {
         None => Ok(Value::Null),

@@ -21,6 +21,7 @@ pub mod oid {
     pub const FLOAT4: u32 = 700;
     pub const FLOAT8: u32 = 701;
     pub const UNKNOWN: u32 = 705;
+    pub const MONEY: u32 = 790;
     pub const BPCHAR: u32 = 1042;
     pub const VARCHAR: u32 = 1043;
     pub const NUMERIC: u32 = 1700;

@@ -2,8 +2,9 @@
 //! for text where the shard answered in binary (sqlx reads every prepared statement's results
 //! in binary). Each type is written as PostgreSQL's output function writes it with the shard
 //! connections' settings (DateStyle ISO, IntervalStyle postgres, TimeZone UTC,
-//! extra_float_digits above 0); a type not
-//! here has no such conversion, and is refused rather than guessed.
+//! extra_float_digits above 0, lc_monetary C; the frontend refuses the conversion to a session
+//! that changed them); a type not here has no such conversion, and is refused rather than
+//! guessed.
 
 use std::fmt::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -20,6 +21,7 @@ const FLOAT4: u32 = 700;
 const FLOAT8: u32 = 701;
 const MACADDR8: u32 = 774;
 const MACADDR: u32 = 829;
+const MONEY: u32 = 790;
 const INET: u32 = 869;
 const DATE: u32 = 1082;
 const TIME: u32 = 1083;
@@ -76,6 +78,7 @@ pub(crate) fn binary_to_text(oid: u32, bytes: &[u8]) -> Option<String> {
         MACADDR if bytes.len() == 6 => Some(mac(bytes)),
         MACADDR8 if bytes.len() == 8 => Some(mac(bytes)),
         BIT | VARBIT => bits(bytes),
+        MONEY => Some(money(be_i64(bytes)?)),
         oid if let Some(element) = element_oid_of(oid) => array(element, bytes),
         oid if let Some(subtype) = range_subtype(oid) => range(subtype, bytes),
         CHAR => Some(match bytes {
@@ -126,6 +129,25 @@ fn array_text(
         elements,
     };
     Some(write_text(&array, plain_element_text))
+}
+
+/// A money amount in cents as `cash_out` writes it in the C locale: `$1,234.56`, `-$0.01`.
+fn money(cents: i64) -> String {
+    let magnitude = cents.unsigned_abs();
+    let units = (magnitude / 100).to_string();
+    let mut out = String::with_capacity(units.len() + units.len() / 3 + 5);
+    if cents < 0 {
+        out.push('-');
+    }
+    out.push('$');
+    for (i, digit) in units.chars().enumerate() {
+        if i > 0 && (units.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    let _ = write!(out, ".{:02}", magnitude % 100);
+    out
 }
 
 /// The element type of a built-in range type: int4range, int8range, numrange, tsrange,
@@ -536,11 +558,19 @@ mod tests {
             binary_to_text(BIT, &[0, 0, 0, 10, 0xa5, 0x80]).unwrap(),
             "1010010110"
         );
-        assert_eq!(
-            binary_to_text(790, &[0; 8]),
-            None,
-            "money depends on lc_monetary"
-        );
+        // As PostgreSQL 15 printed them with lc_monetary C.UTF-8.
+        for (cents, text) in [
+            (1250i64, "$12.50"),
+            (-123_456, "-$1,234.56"),
+            (0, "$0.00"),
+            (-1, "-$0.01"),
+            (100_000, "$1,000.00"),
+            (i64::MAX, "$92,233,720,368,547,758.07"),
+            (i64::MIN, "-$92,233,720,368,547,758.08"),
+        ] {
+            assert_eq!(binary_to_text(MONEY, &cents.to_be_bytes()).unwrap(), text);
+        }
+        assert_eq!(binary_to_text(MONEY, &[0; 7]), None);
         assert_eq!(binary_to_text(CHAR, &[0xc3]).unwrap(), "\\303");
         assert_eq!(binary_to_text(CHAR, &[0]).unwrap(), "");
     }

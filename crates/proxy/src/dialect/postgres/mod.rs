@@ -135,14 +135,20 @@ fn setting(name: &str, session: &Session) -> Option<String> {
 /// Whether a value of type `oid` that a shard sent in binary is written in text as the shard
 /// would write it for `session`: the conversion (`postgres::wire_text`) writes dates and times
 /// as the shard connections' own settings have them (TimeZone UTC, DateStyle ISO,
-/// IntervalStyle postgres), which a session may have changed.
-pub(crate) fn writes_as_the_proxy(session: &Session, oid: u32) -> bool {
+/// IntervalStyle postgres), which a session may have changed, and money as a C locale does,
+/// which the session's `lc_monetary` (else the shards', `shard_settings`) must be.
+pub(crate) fn writes_as_the_proxy(
+    session: &Session,
+    oid: u32,
+    shard_settings: &BTreeMap<String, String>,
+) -> bool {
     const DATE: u32 = 1082;
     const TIMESTAMP: u32 = 1114;
     const TIMESTAMPTZ: u32 = 1184;
     const INTERVAL: u32 = 1186;
     const FLOAT4: u32 = 700;
     const FLOAT8: u32 = 701;
+    const MONEY: u32 = 790;
     // An array's elements are written as their type writes them.
     let oid = keyshard_backend::pg_array::element_oid_of(oid).unwrap_or(oid);
     let value = |name: &str| {
@@ -177,6 +183,14 @@ pub(crate) fn writes_as_the_proxy(session: &Session, oid: u32) -> bool {
         DATE | TIMESTAMP => iso(),
         TIMESTAMPTZ => iso() && utc(),
         INTERVAL => value("intervalstyle").is_none_or(|v| v.eq_ignore_ascii_case("postgres")),
+        MONEY => value("lc_monetary")
+            .or(shard_settings.get("lc_monetary").map(String::as_str))
+            .is_some_and(|v| {
+                matches!(
+                    v.trim_matches(['\'', '"']).to_ascii_uppercase().as_str(),
+                    "C" | "POSIX" | "C.UTF-8" | "C.UTF8"
+                )
+            }),
         // Shortest exact digits, which every value above 0 asks for.
         FLOAT4 | FLOAT8 => value("extra_float_digits").is_none_or(|v| {
             v.trim()

@@ -94,23 +94,44 @@ fn dates_are_converted_only_under_the_settings_the_conversion_follows() {
     const DATE: u32 = 1082;
     const TIMESTAMPTZ: u32 = 1184;
     const INTERVAL: u32 = 1186;
+    let shards = BTreeMap::new();
     let mut session = session();
-    assert!(writes_as_the_proxy(&session, TIMESTAMPTZ));
+    assert!(writes_as_the_proxy(&session, TIMESTAMPTZ, &shards));
     session.reported.insert("timezone".into(), "Etc/UTC".into());
-    assert!(writes_as_the_proxy(&session, TIMESTAMPTZ));
+    assert!(writes_as_the_proxy(&session, TIMESTAMPTZ, &shards));
     session
         .reported
         .insert("timezone".into(), "Asia/Tokyo".into());
-    assert!(!writes_as_the_proxy(&session, TIMESTAMPTZ));
-    assert!(writes_as_the_proxy(&session, DATE));
+    assert!(!writes_as_the_proxy(&session, TIMESTAMPTZ, &shards));
+    assert!(writes_as_the_proxy(&session, DATE, &shards));
     session
         .reported
         .insert("datestyle".into(), "SQL, DMY".into());
-    assert!(!writes_as_the_proxy(&session, DATE));
-    assert!(writes_as_the_proxy(&session, INTERVAL));
-    assert!(writes_as_the_proxy(&session, 23));
+    assert!(!writes_as_the_proxy(&session, DATE, &shards));
+    assert!(writes_as_the_proxy(&session, INTERVAL, &shards));
+    assert!(writes_as_the_proxy(&session, 23, &shards));
     session
         .reported
         .insert("intervalstyle".into(), "iso_8601".into());
-    assert!(!writes_as_the_proxy(&session, INTERVAL));
+    assert!(!writes_as_the_proxy(&session, INTERVAL, &shards));
+}
+
+/// Money is written as a C locale writes it: for a session whose lc_monetary (its own, else
+/// the shards') is one.
+#[test]
+fn money_is_converted_only_in_a_c_locale() {
+    const MONEY: u32 = 790;
+    let mut shards = BTreeMap::new();
+    let mut session = session();
+    assert!(!writes_as_the_proxy(&session, MONEY, &shards), "not known");
+    shards.insert("lc_monetary".to_owned(), "C.UTF-8".to_owned());
+    assert!(writes_as_the_proxy(&session, MONEY, &shards));
+    shards.insert("lc_monetary".to_owned(), "en_US.UTF-8".to_owned());
+    assert!(!writes_as_the_proxy(&session, MONEY, &shards));
+    session.reported.insert("lc_monetary".into(), "C".into());
+    assert!(writes_as_the_proxy(&session, MONEY, &shards));
+    session
+        .reported
+        .insert("lc_monetary".into(), "de_DE.UTF-8".into());
+    assert!(!writes_as_the_proxy(&session, MONEY, &shards));
 }

@@ -428,7 +428,8 @@ impl Connection {
     /// Refuses text columns whose values came in binary (the shards answer in binary when
     /// any column is asked for in it) and would be written in text under settings Keyshard's
     /// conversion does not follow (a time zone other than UTC, a DateStyle other than ISO, an
-    /// IntervalStyle other than postgres): a wrong text is worse than the error.
+    /// IntervalStyle other than postgres, an lc_monetary other than C): a wrong text is worse
+    /// than the error.
     fn check_written_as_asked(
         &self,
         fields: &[Field],
@@ -436,7 +437,10 @@ impl Connection {
         formats: &[i16],
     ) -> Result<(), PgError> {
         for (i, field) in fields.iter().enumerate() {
-            if format_of(formats, i) != 0 || writes_as_the_proxy(&self.session, field.oid) {
+            let shard_settings = &self.frontend.engine.identity().postgres_settings;
+            if format_of(formats, i) != 0
+                || writes_as_the_proxy(&self.session, field.oid, shard_settings)
+            {
                 continue;
             }
             let from_binary = rows
@@ -445,7 +449,8 @@ impl Connection {
             if from_binary {
                 return Err(PgError::from(Error::unsupported(format!(
                     "column \"{}\" in the text format beside binary ones under this session's \
-                     TimeZone/DateStyle/IntervalStyle (ask for every column in one format)",
+                     TimeZone/DateStyle/IntervalStyle/lc_monetary (ask for every column in one \
+                     format)",
                     field.name
                 ))));
             }
