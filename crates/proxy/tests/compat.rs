@@ -379,6 +379,13 @@ async fn sqlalchemy_on_psycopg() {
     postgres_client("sqlalchemy_keys.py", "python", &["postgresql+psycopg"]).await;
 }
 
+/// SQLAlchemy's asyncpg dialect, which renders `.limit()` as `LIMIT $n::INTEGER`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL and .ci/compat.sh"]
+async fn sqlalchemy_on_asyncpg() {
+    postgres_client("sqlalchemy_keys.py", "python", &["postgresql+asyncpg"]).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL and .ci/compat.sh"]
 async fn django_on_postgresql() {

@@ -1,6 +1,6 @@
 """SQLAlchemy 2 ORM through Keyshard: objects added one by one and in an add_all batch get
 their generated keys, and a nested transaction (savepoint) is rolled back. argv: host port url-scheme
-(mysql+pymysql or postgresql+psycopg). Prints the keys as JSON."""
+(mysql+pymysql, postgresql+psycopg or postgresql+asyncpg). Prints the keys as JSON."""
 import datetime
 import json
 import sys
@@ -43,7 +43,9 @@ class FetchedOrder(Fetched):
 
 
 host, port, scheme = sys.argv[1], sys.argv[2], sys.argv[3]
-engine = create_engine(f"{scheme}://root:root@{host}:{port}/sharding_db")
+# The asyncpg dialect runs under the synchronous API through async_fallback (greenlets).
+fallback = "?async_fallback=true" if scheme.endswith("+asyncpg") else ""
+engine = create_engine(f"{scheme}://root:root@{host}:{port}/sharding_db{fallback}")
 keys = []
 with Session(engine) as session:
     for user in (1, 2):
@@ -118,7 +120,7 @@ with Session(engine) as session:
     assert in_range == [7, 8], in_range
 
 # Reads the shards cannot merge are gathered onto one data source and answered there: DISTINCT,
-# a COUNT over a subquery; .limit() is a parameter (psycopg casts it to INTEGER).
+# a COUNT over a subquery; .limit() is a parameter (psycopg and asyncpg cast it to INTEGER).
 with Session(engine) as session:
     statuses = session.scalars(select(Order.status).distinct()
                                .where(Order.status.in_(["batch", "typed"]))
