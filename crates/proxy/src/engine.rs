@@ -521,6 +521,37 @@ impl Engine {
         }
     }
 
+    /// The result columns (none for a write) and parameter types of a prepared statement, as
+    /// the first shard it goes to describes its SQL, without running it; `None` when there is
+    /// nothing to ask or the shard cannot say. The parameters only pick the shard: NULLs, or
+    /// zeros where NULL routes nowhere (`user_id = ?` on a sharding column).
+    pub async fn shard_description(
+        &self,
+        statement: &Statement,
+    ) -> Option<(Vec<keyshard_backend::Column>, Vec<u32>)> {
+        for filler in [Value::Null, Value::Int(0)] {
+            let params = vec![filler; statement.param_count];
+            if let Some(description) = self.shard_description_with(statement, &params).await {
+                return Some(description);
+            }
+        }
+        None
+    }
+
+    /// [`Engine::shard_description`] of the statement bound with `params`.
+    pub async fn shard_description_with(
+        &self,
+        statement: &Statement,
+        params: &[Value],
+    ) -> Option<(Vec<keyshard_backend::Column>, Vec<u32>)> {
+        let plan = match &statement.kind {
+            StatementKind::Planned(Planned::Query(query)) => query.bind(params).ok()?,
+            StatementKind::Planned(Planned::Direct(direct)) => direct.bind(params),
+            _ => return None,
+        };
+        self.backend.result_columns(&plan).await.ok()
+    }
+
     /// Executes a prepared statement with `params`, within the memory budget.
     pub async fn execute(
         &self,

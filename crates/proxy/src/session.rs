@@ -263,6 +263,15 @@ pub struct Statement {
 }
 
 impl Statement {
+    /// Whether it is a planned read (a SELECT through the router, or one sent as written).
+    pub fn is_read(&self) -> bool {
+        match &self.kind {
+            StatementKind::Planned(Planned::Query(query)) => query.is_read(),
+            StatementKind::Planned(Planned::Direct(direct)) => direct.is_read(),
+            _ => false,
+        }
+    }
+
     /// A statement that runs `kind`.
     pub fn new(kind: StatementKind) -> Self {
         let param_count = match &kind {

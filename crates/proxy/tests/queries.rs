@@ -177,6 +177,21 @@ async fn fetch_mysql(conn: &mut MySqlConnection, sql: &str) -> Table {
     })
 }
 
+/// The type each result column is described with (sqlx's name for it: `BIGINT UNSIGNED`,
+/// `DECIMAL`, `VARCHAR`, `DATETIME` …).
+async fn column_types(conn: &mut MySqlConnection, sql: &str) -> Vec<String> {
+    use sqlx::{Column, Executor, TypeInfo};
+    let described = conn
+        .describe(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    described
+        .columns()
+        .iter()
+        .map(|c| format!("{} {}", c.name(), c.type_info().name()))
+        .collect()
+}
+
 fn table<R: Row>(rows: &[R], value: impl Fn(&R, usize) -> Option<String>) -> Table {
     let names = rows
         .first()
@@ -392,6 +407,14 @@ async fn random_selects(conn: &mut MySqlConnection, reference: &mut Reference, i
         through.1.sort();
         expected.1.sort();
         assert_eq!(through, expected, "{sql}");
+        // MariaDB against MariaDB: the column types too, as the client is told them.
+        if let Reference::MariaDb(plain) = reference {
+            assert_eq!(
+                column_types(conn, &sql).await,
+                column_types(plain, &sql).await,
+                "{sql}"
+            );
+        }
         let (_, preview) = fetch_mysql(conn, &format!("PREVIEW {sql}")).await;
         let preview: Vec<String> = preview.into_iter().filter_map(|r| r[1].clone()).collect();
         paths.count(&preview);

@@ -262,9 +262,9 @@ impl Connection {
             {
                 Ok((statement, _)) => {
                     let params = statement.param_count;
+                    let columns = self.prepared_columns(&statement, &sql).await;
                     match self.add_statement(statement, &sql) {
                         Ok(id) => {
-                            let columns = known_columns(&sql);
                             response::write_prepare_ok(
                                 io,
                                 self.caps,
@@ -361,6 +361,49 @@ impl Connection {
     }
 
     /// Stores a prepared statement and returns its id.
+    /// Result columns as the client is told them: as the shards described them, with the
+    /// logical database and logic tables named, each typed by its first value where the
+    /// shard gave no type.
+    fn result_columns(
+        &self,
+        columns: &[keyshard_backend::Column],
+        rows: &[Vec<Value>],
+    ) -> Vec<ResultColumn> {
+        let engine = &self.engine;
+        let logic_table = |actual: &str| engine.mysql_logic_table(actual);
+        let naming = Naming {
+            database: &self.database,
+            logic_table: &logic_table,
+        };
+        columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let sample = rows
+                    .iter()
+                    .map(|r| r.get(i))
+                    .find(|v| !matches!(v, None | Some(Value::Null)))
+                    .flatten();
+                ResultColumn::of_column(c, sample, Some(&naming))
+            })
+            .collect()
+    }
+
+    /// The result columns COM_STMT_PREPARE_OK announces, as MySQL announces a statement's
+    /// columns when it prepares it (JDBC's `getMetaData` and sqlx's `describe` read them
+    /// there): a DistSQL statement's own, a read's as a shard describes it, none for a write
+    /// or a statement answered from its text.
+    async fn prepared_columns(&self, statement: &Statement, sql: &str) -> Vec<ResultColumn> {
+        let known = known_columns(sql);
+        if !known.is_empty() || !statement.is_read() {
+            return known;
+        }
+        match self.engine.shard_description(statement).await {
+            Some((columns, _)) => self.result_columns(&columns, &[]),
+            None => Vec::new(),
+        }
+    }
+
     fn add_statement(&mut self, statement: Statement, sql: &str) -> Result<u32, Error> {
         let id = self.session.next_statement_id;
         let prepared = PreparedStatement::new(statement, sql, &self.session.memory);
@@ -430,24 +473,7 @@ impl Connection {
                 ));
             }
             Ok(Reply::Rows { columns, rows }) => {
-                let engine = &self.engine;
-                let logic_table = |actual: &str| engine.mysql_logic_table(actual);
-                let naming = Naming {
-                    database: &self.database,
-                    logic_table: &logic_table,
-                };
-                let columns: Vec<ResultColumn> = columns
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        let sample = rows
-                            .iter()
-                            .map(|r| r.get(i))
-                            .find(|v| !matches!(v, None | Some(Value::Null)))
-                            .flatten();
-                        ResultColumn::of_column(c, sample, Some(&naming))
-                    })
-                    .collect();
+                let columns = self.result_columns(&columns, &rows);
                 response::write_result_set(
                     io,
                     self.caps,

@@ -200,44 +200,11 @@ impl Connection {
         Ok(())
     }
 
-    /// The result columns of a read, as a shard describes it, and the parameter types it
-    /// infers. The parameters only pick the shard: NULLs, or zeros where NULL routes nowhere
-    /// (`user_id = $1` on the sharding column).
+    /// The result columns of a statement and the parameter types it infers, as a shard
+    /// describes them (see [`crate::engine::Engine::shard_description`]).
     async fn described_by_a_shard(&self, statement: &Statement) -> Option<(Vec<Field>, Vec<u32>)> {
-        for filler in [Value::Null, Value::Int(0)] {
-            let params = vec![filler; statement.param_count];
-            if let Some(fields) = self.shard_fields(statement, &params).await {
-                return Some(fields);
-            }
-        }
-        None
-    }
-
-    /// The result columns (none for a write) and parameter types of a statement bound with
-    /// `params`, as the first shard it goes to describes its SQL, without running it; `None`
-    /// when there is nothing to ask.
-    async fn shard_fields(
-        &self,
-        statement: &Statement,
-        params: &[Value],
-    ) -> Option<(Vec<Field>, Vec<u32>)> {
-        let plan = match &statement.kind {
-            StatementKind::Planned(Planned::Query(query)) => query.bind(params).ok()?,
-            StatementKind::Planned(Planned::Direct(direct)) => direct.bind(params),
-            _ => return None,
-        };
-        let (columns, params) = self
-            .frontend
-            .engine
-            .backend()
-            .result_columns(&plan)
-            .await
-            .ok()?;
-        let fields = columns
-            .iter()
-            .map(|c| Field::of_column(c, types::column_oid(c)))
-            .collect();
-        Some((fields, params))
+        let description = self.frontend.engine.shard_description(statement).await;
+        description.map(fields_of)
     }
 
     pub(super) async fn bind(&mut self, wire: &mut Wire, bind: Bind) -> Result<(), PgError> {
@@ -352,7 +319,12 @@ impl Connection {
                 let formats = portal.formats.clone();
                 // A read: the shard its parameters pick describes it, without running it.
                 if let Some(statement) = &prepared.statement
-                    && let Some((fields, _)) = self.shard_fields(statement, &params).await
+                    && let Some((fields, _)) = self
+                        .frontend
+                        .engine
+                        .shard_description_with(statement, &params)
+                        .await
+                        .map(fields_of)
                     && !fields.is_empty()
                 {
                     return self
@@ -596,4 +568,15 @@ impl std::fmt::Display for StatementName {
             name => write!(f, "prepared statement \"{name}\""),
         }
     }
+}
+
+/// A shard's description as RowDescription fields, with its parameter types.
+fn fields_of(
+    (columns, params): (Vec<keyshard_backend::Column>, Vec<u32>),
+) -> (Vec<Field>, Vec<u32>) {
+    let fields = columns
+        .iter()
+        .map(|c| Field::of_column(c, types::column_oid(c)))
+        .collect();
+    (fields, params)
 }
