@@ -1,7 +1,7 @@
 //! Real client libraries through the proxy, each checked by the keys it reports against the
 //! rows stored in the shards: PyMySQL, mysql-connector-python, mysqlclient, SQLAlchemy (on
-//! PyMySQL and on psycopg), Django (on PyMySQL and on psycopg), psycopg 3, asyncpg, node mysql2
-//! and node pg; SQLAlchemy with keys from the UUID generator read back by RETURNING; and every
+//! PyMySQL, on psycopg and on asyncpg), Django (on PyMySQL and on psycopg), psycopg 3, asyncpg,
+//! node mysql2, node pg and Knex (on both); SQLAlchemy with keys from the UUID generator read back by RETURNING; and every
 //! column type read by the MySQL and PostgreSQL drivers through the proxy and from a plain
 //! database. The scripts
 //! are in `tests/compat/`; `.ci/compat.sh`
@@ -402,4 +402,18 @@ async fn asyncpg() {
 #[ignore = "needs PostgreSQL and .ci/compat.sh"]
 async fn node_pg() {
     postgres_client("pg_keys.js", "node", &[]).await;
+}
+
+/// Knex on node mysql2 and on node pg: an application's table of timestamps, a price, a JSON
+/// document and a UUID, written, read back, filtered, ordered and aggregated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn knex_on_mysql2() {
+    mysql_client("knex_orders.js", "node", &["mysql2"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL and .ci/compat.sh"]
+async fn knex_on_pg() {
+    postgres_client("knex_orders.js", "node", &["pg"]).await;
 }
