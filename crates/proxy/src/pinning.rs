@@ -8,7 +8,9 @@
 //! `pg_advisory_lock(42)`), since anything else may name another lock at release; a lock taken
 //! any other way, or several in one statement, is held until the session resets.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
+
+use crate::routines::Set as Names;
 
 use keyshard_router::{Dialect, SequenceUse};
 
@@ -107,7 +109,7 @@ const STATEMENTS: &[&str] = &[
 /// UPDATEs and DELETEs, answered by their first word.
 /// `routines`: the lower-case names of the functions and procedures the shards define (see
 /// `routines`), whose calls may change the session unseen.
-pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) -> Option<Effect> {
+pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &Names) -> Option<Effect> {
     let first = crate::words::first_word(sql);
     let is = |word: &str| first.eq_ignore_ascii_case(word);
     // A procedure or an anonymous block may do anything to the session.
@@ -117,20 +119,19 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) ->
     let statement = STATEMENTS.iter().any(|w| is(w));
     // Any other statement holds or releases state only by a function call: one with no `(`
     // (a point SELECT, say) is answered without more, and so is one that mentions neither a
-    // routine of the shards nor `lock`, `set_config` or a sequence function.
+    // routine of the shards nor `lock`, `set_config` or a sequence function (a write's
+    // `lock` or `set_config` is a value, not a call that holds anything).
     let bytes = sql.as_bytes();
     if !statement {
         let sequences = mentions_sequences(bytes);
         // MariaDB's `NEXT VALUE FOR s` calls without parentheses.
-        if !bytes.contains(&b'(') && !sequences {
+        if memchr::memchr(b'(', bytes).is_none() && !sequences {
             return None;
         }
-        let mentions = |word: &[u8]| {
-            bytes
-                .windows(word.len())
-                .any(|w| w.eq_ignore_ascii_case(word))
-        };
-        let builtin = mentions(b"lock") || mentions(b"set_config");
+        let dml = is("insert") || is("update") || is("delete") || is("replace");
+        let mentions = |word: &[u8]| crate::words::find_ignore_ascii_case(bytes, word).next();
+        let builtin =
+            !dml && (mentions(b"lock").is_some() || mentions(b"set_config").is_some());
         if !builtin && !sequences && routines.is_empty() {
             return None;
         }
@@ -147,8 +148,7 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &HashSet<String>) ->
                 return effect;
             }
         }
-        let dml = is("insert") || is("update") || is("delete") || is("replace");
-        return match builtin && !dml {
+        return match builtin {
             true => function_effect(&lower),
             false => None,
         };
@@ -245,12 +245,11 @@ fn mentions_sequences(sql: &[u8]) -> bool {
                 .get(at + 5)
                 .is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$'))
     };
-    sql.windows(3).enumerate().any(|(at, w)| {
-        w.eq_ignore_ascii_case(b"val")
-            && (["next", "curr", "last", "set"]
-                .iter()
-                .any(|p| ends_with(at, p.as_bytes()))
-                || value_word(at))
+    crate::words::find_ignore_ascii_case(sql, b"val").any(|at| {
+        ["next", "curr", "last", "set"]
+            .iter()
+            .any(|p| ends_with(at, p.as_bytes()))
+            || value_word(at)
     })
 }
 
@@ -332,7 +331,7 @@ fn literal_key(space: &str, args: &str) -> Option<String> {
 }
 
 /// Whether `lower` calls any of `routines`.
-fn calls_any(lower: &str, routines: &HashSet<String>) -> bool {
+fn calls_any(lower: &str, routines: &Names) -> bool {
     !routines.is_empty() && called_names(lower).any(|name| routines.contains(name))
 }
 
@@ -427,7 +426,7 @@ mod tests {
     use super::*;
 
     fn effect(sql: &str) -> Option<Effect> {
-        super::effect(sql, Dialect::MySql, &["audit_log".to_owned()].into())
+        super::effect(sql, Dialect::MySql, &["audit_log".to_owned()].into_iter().collect())
     }
 
     fn holds(sql: &str) -> Held {
@@ -508,11 +507,11 @@ mod tests {
             super::effect(
                 "INSERT INTO t (id) VALUES (NEXTVAL ('s'))",
                 Dialect::Postgres,
-                &HashSet::new()
+                &Names::default()
             ),
             Some(Effect::Holds(Held::Sequences))
         );
-        let pg = |sql| super::effect(sql, Dialect::Postgres, &HashSet::new());
+        let pg = |sql| super::effect(sql, Dialect::Postgres, &Names::default());
         assert_eq!(
             pg("SELECT setval('s', 10)"),
             Some(Effect::Holds(Held::Sequences))
@@ -559,7 +558,7 @@ mod tests {
             "lock table t",
         ] {
             assert_eq!(
-                super::effect(lock, Dialect::Postgres, &HashSet::new()),
+                super::effect(lock, Dialect::Postgres, &Names::default()),
                 None
             );
         }

@@ -11,6 +11,21 @@ pub(crate) fn first_word(sql: &str) -> &str {
     &sql[..end]
 }
 
+/// Where `needle` (lower-case ASCII) occurs in `haystack`, case-insensitively: each start.
+/// A vectorised search for its first letter in either case, then a compare, so that a long
+/// statement that holds none costs a pass of `memchr`, not a compare per byte.
+pub(crate) fn find_ignore_ascii_case<'a>(
+    haystack: &'a [u8],
+    needle: &'a [u8],
+) -> impl Iterator<Item = usize> + 'a {
+    let first = needle.first().copied().unwrap_or(0);
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), haystack).filter(move |&at| {
+        haystack
+            .get(at..at + needle.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+    })
+}
+
 /// Whether `sql` starts with one of `words`, case-insensitively.
 pub(crate) fn starts_with_any(sql: &str, words: &[&str]) -> bool {
     let first = first_word(sql);
@@ -80,6 +95,17 @@ pub(crate) fn like(text: &str, pattern: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_are_found_in_either_case() {
+        let found = |h: &str, n: &str| {
+            find_ignore_ascii_case(h.as_bytes(), n.as_bytes()).collect::<Vec<_>>()
+        };
+        assert_eq!(found("SELECT nextVal('s'), Val", "val"), [11, 21]);
+        assert_eq!(found("lock", "lock"), [0]);
+        assert_eq!(found("loc", "lock"), Vec::<usize>::new());
+        assert_eq!(found("", "x"), Vec::<usize>::new());
+    }
 
     #[test]
     fn first_words() {

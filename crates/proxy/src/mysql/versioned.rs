@@ -32,10 +32,14 @@ impl Server {
 /// `sql` with the executable comments that run on `server` opened; unchanged (borrowed) when
 /// it has none.
 pub(crate) fn opened(sql: &str, server: Server) -> Cow<'_, str> {
-    if !sql.contains("/*!") && !sql.contains("/*M!") {
+    let bytes = sql.as_bytes();
+    let executable = memchr::memmem::find_iter(bytes, b"/*").any(|at| {
+        let rest = &bytes[at + 2..];
+        rest.starts_with(b"!") || rest.starts_with(b"M!")
+    });
+    if !executable {
         return Cow::Borrowed(sql);
     }
-    let bytes = sql.as_bytes();
     let mut out = String::with_capacity(sql.len());
     let (mut copied, mut i) = (0, 0);
     while i < bytes.len() {
