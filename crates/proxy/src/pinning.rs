@@ -345,16 +345,20 @@ pub(crate) fn called_names(sql: &str) -> impl Iterator<Item = &str> {
         .chain(&["call", "do"])
         .any(|w| first.eq_ignore_ascii_case(w));
     let bytes = sql.as_bytes();
-    let opening = sql.match_indices('(').filter(move |_| calls);
-    opening.filter_map(move |(at, _)| {
+    let searched = if calls { bytes } else { &[] };
+    // A name's bytes: ASCII letters, digits, `_`, its quotes, and any byte of a non-ASCII
+    // character (so that the name starts and ends on a character boundary).
+    let in_name = |b: u8| b.is_ascii_alphanumeric() || b >= 0x80 || matches!(b, b'_' | b'"' | b'`');
+    memchr::memchr_iter(b'(', searched).filter_map(move |at| {
         let mut end = at;
         while end > 0 && bytes[end - 1].is_ascii_whitespace() {
             end -= 1;
         }
-        let start = sql[..end]
-            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '"' || c == '`'))
+        let start = bytes[..end]
+            .iter()
+            .rposition(|&b| !in_name(b))
             .map_or(0, |i| i + 1);
-        let name = sql[start..end].trim_matches(['"', '`']);
+        let name = sql.get(start..end)?.trim_matches(['"', '`']);
         (!name.is_empty()).then_some(name)
     })
 }

@@ -4,11 +4,26 @@
 
 /// The leading run of ASCII letters after white space (`""` when there is none).
 pub(crate) fn first_word(sql: &str) -> &str {
-    let sql = sql.trim_start();
-    let end = sql
-        .find(|c: char| !c.is_ascii_alphabetic())
-        .unwrap_or(sql.len());
-    &sql[..end]
+    // Asked several times of every statement: bytes, unless a non-ASCII character (which may
+    // be a Unicode blank) comes before the word.
+    let bytes = sql.as_bytes();
+    let start = bytes
+        .iter()
+        .position(|&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
+        .unwrap_or(bytes.len());
+    if !bytes.get(start).is_none_or(u8::is_ascii) {
+        let sql = sql.trim_start();
+        let end = sql
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(sql.len());
+        return &sql[..end];
+    }
+    let word = &bytes[start..];
+    let len = word
+        .iter()
+        .position(|b| !b.is_ascii_alphabetic())
+        .unwrap_or(word.len());
+    &sql[start..start + len]
 }
 
 /// Where `needle` (lower-case ASCII) occurs in `haystack`, case-insensitively: each start.
@@ -113,6 +128,10 @@ mod tests {
         assert_eq!(first_word("begin;"), "begin");
         assert_eq!(first_word("(SELECT 1)"), "");
         assert_eq!(first_word(""), "");
+        assert_eq!(first_word("\u{a0}\u{2003}SET x"), "SET");
+        assert_eq!(first_word("\x0b\r\nselect"), "select");
+        assert_eq!(first_word("   "), "");
+        assert_eq!(first_word("é"), "");
         assert!(starts_with_any("show tables", &["set", "SHOW"]));
         assert_eq!(
             split_top_level("a, f(b, c), 'd,e'"),

@@ -33,9 +33,9 @@ impl Server {
 /// it has none.
 pub(crate) fn opened(sql: &str, server: Server) -> Cow<'_, str> {
     let bytes = sql.as_bytes();
-    let executable = memchr::memmem::find_iter(bytes, b"/*").any(|at| {
-        let rest = &bytes[at + 2..];
-        rest.starts_with(b"!") || rest.starts_with(b"M!")
+    let executable = memchr::memchr_iter(b'/', bytes).any(|at| {
+        let rest = &bytes[at + 1..];
+        rest.starts_with(b"*!") || rest.starts_with(b"*M!")
     });
     if !executable {
         return Cow::Borrowed(sql);
