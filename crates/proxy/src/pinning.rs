@@ -130,8 +130,7 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &Names) -> Option<Ef
         }
         let dml = is("insert") || is("update") || is("delete") || is("replace");
         let mentions = |word: &[u8]| crate::words::find_ignore_ascii_case(bytes, word).next();
-        let builtin =
-            !dml && (mentions(b"lock").is_some() || mentions(b"set_config").is_some());
+        let builtin = !dml && (mentions(b"lock").is_some() || mentions(b"set_config").is_some());
         if !builtin && !sequences && routines.is_empty() {
             return None;
         }
@@ -430,7 +429,11 @@ mod tests {
     use super::*;
 
     fn effect(sql: &str) -> Option<Effect> {
-        super::effect(sql, Dialect::MySql, &["audit_log".to_owned()].into_iter().collect())
+        super::effect(
+            sql,
+            Dialect::MySql,
+            &["audit_log".to_owned()].into_iter().collect(),
+        )
     }
 
     fn holds(sql: &str) -> Held {

@@ -1,7 +1,7 @@
 //! Real client libraries through the proxy, each checked by the keys it reports against the
 //! rows stored in the shards: PyMySQL, mysql-connector-python, mysqlclient, SQLAlchemy (on
 //! PyMySQL, on psycopg and on asyncpg), Django (on PyMySQL and on psycopg), psycopg 3, asyncpg,
-//! node mysql2, node pg and Knex (on both); SQLAlchemy with keys from the UUID generator read back by RETURNING; and every
+//! node mysql2, node pg, Knex and ActiveRecord (on both); SQLAlchemy with keys from the UUID generator read back by RETURNING; and every
 //! column type read by the MySQL and PostgreSQL drivers through the proxy and from a plain
 //! database. The scripts
 //! are in `tests/compat/`; `.ci/compat.sh`
@@ -46,6 +46,7 @@ fn keys_from(program: &str, script_name: &str, port: u16, extra: &[&str]) -> Vec
     let dir = compat_dir();
     let mut command = match program {
         "python" => Command::new(dir.join("venv/bin/python")),
+        "ruby" => Command::new("ruby"),
         _ => {
             let mut node = Command::new("node");
             node.env("NODE_PATH", dir.join("node/node_modules"));
@@ -402,6 +403,21 @@ async fn asyncpg() {
 #[ignore = "needs PostgreSQL and .ci/compat.sh"]
 async fn node_pg() {
     postgres_client("pg_keys.js", "node", &[]).await;
+}
+
+/// ActiveRecord (Debian's) on mysql2 and on pg: an application's table of timestamps it fills
+/// in, a price, a JSON document and a UUID, saved, read back, filtered, ordered, aggregated,
+/// updated and destroyed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn activerecord_on_mysql2() {
+    mysql_client("activerecord_orders.rb", "ruby", &["mysql2"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL and .ci/compat.sh"]
+async fn activerecord_on_postgresql() {
+    postgres_client("activerecord_orders.rb", "ruby", &["postgresql"]).await;
 }
 
 /// Knex on node mysql2 and on node pg: an application's table of timestamps, a price, a JSON

@@ -12,7 +12,8 @@
 use std::ops::{ControlFlow, Range};
 
 use sqlparser::ast::{
-    Expr, Ident, ObjectName, ObjectNamePart, Statement, TableFactor, Visit, Visitor,
+    DataType, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
+    ObjectNamePart, Statement, TableFactor, Value as SqlValue, ValueWithSpan, Visit, Visitor,
 };
 use sqlparser::tokenizer::Span;
 
@@ -115,6 +116,9 @@ pub struct CatalogViews {
     /// `DATABASE()` and `SCHEMA()` (PostgreSQL's `current_database()`) in a catalog statement
     /// name the logical database, as the renamed schema and database columns do.
     database: Option<String>,
+    /// Logic table → the actual table that stands for it: `'t_order'::regclass` (ActiveRecord
+    /// reads `pg_attribute` by it) is the relation the views show as `t_order`.
+    actual_of: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -147,6 +151,11 @@ impl CatalogViews {
             dialect,
             views,
             database: Some(names.logic_database.clone()),
+            actual_of: names
+                .renames
+                .iter()
+                .map(|(actual, logic)| (logic.clone(), actual.clone()))
+                .collect(),
         }
     }
 
@@ -158,14 +167,15 @@ impl CatalogViews {
         statement: &Statement,
     ) -> Result<Option<String>, RouteError> {
         // Every unsharded read comes here: a byte search spares almost all of them the walk
-        // (every view is named by its schema, or, bare, by a `pg_` name).
+        // (every view is named by its schema, or, bare, by a `pg_` name; a relation's name
+        // as a `regclass`).
         let mentions = |needle: &[u8]| {
             sql.as_bytes()
                 .windows(needle.len())
                 .any(|w| w.eq_ignore_ascii_case(needle))
         };
         let named = mentions(b"information_schema")
-            || self.dialect == Dialect::Postgres && mentions(b"pg_");
+            || self.dialect == Dialect::Postgres && (mentions(b"pg_") || mentions(b"regclass"));
         if !named {
             return Ok(None);
         }
@@ -174,9 +184,10 @@ impl CatalogViews {
             relations: Vec::new(),
             qualified: Vec::new(),
             calls: Vec::new(),
+            regclasses: Vec::new(),
         };
         let _ = statement.visit(&mut found);
-        if found.relations.is_empty() {
+        if found.relations.is_empty() && found.regclasses.is_empty() {
             return Ok(None);
         }
         let mut locator = Locator::new(sql);
@@ -213,7 +224,36 @@ impl CatalogViews {
                 }
             }
         }
+        for (literal, text) in found.regclasses {
+            edits.push((
+                locator.offset(literal.start)?..locator.offset(literal.end)?,
+                text,
+            ));
+        }
         splice(sql, edits).map(Some)
+    }
+
+    /// A relation's name written in a `regclass` literal (`t_order`, `"t_order"`,
+    /// `public.t_order`) with a logic table in the actual table's place, as a literal; `None`
+    /// when it names no logic table.
+    fn regclass_literal(&self, written: &str) -> Option<String> {
+        let (schema, relation) = match written.rsplit_once('.') {
+            Some((schema, relation)) => (Some(schema), relation),
+            None => (None, written),
+        };
+        // Unquoted, PostgreSQL folds the name to lower case; quoted, it is as written.
+        let (name, quoted) = match relation.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+            Some(inner) => (inner.replace("\"\"", "\""), true),
+            None => (relation.to_lowercase(), false),
+        };
+        let (_, actual) = self.actual_of.iter().find(|(logic, _)| *logic == name)?;
+        let mut text = schema.map(|s| format!("{s}.")).unwrap_or_default();
+        if quoted {
+            push_identifier(&mut text, actual, Some('"'));
+        } else {
+            text.push_str(actual);
+        }
+        Some(Value::Text(text).to_literal(self.dialect))
     }
 
     /// The number of the view `name` stands for, if any.
@@ -358,6 +398,9 @@ struct Found<'v> {
     /// The names of `DATABASE()` / `SCHEMA()` calls (PostgreSQL's `current_database()`), from
     /// their first part to their last.
     calls: Vec<(Span, Span)>,
+    /// String literals naming a logic table as a `regclass` (`'t_order'::regclass`,
+    /// `to_regclass('t_order')`), with the literal to write in their place.
+    regclasses: Vec<(Span, String)>,
 }
 
 impl Visitor for Found<'_> {
@@ -384,6 +427,39 @@ impl Visitor for Found<'_> {
     }
 
     fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
+        let literal = |e: &Expr| match e {
+            Expr::Value(ValueWithSpan {
+                value: SqlValue::SingleQuotedString(s),
+                span,
+            }) => Some((s.clone(), *span)),
+            _ => None,
+        };
+        let mut regclass = |e: &Expr| {
+            if self.views.dialect == Dialect::Postgres
+                && let Some((written, span)) = literal(e)
+                && let Some(text) = self.views.regclass_literal(&written)
+            {
+                self.regclasses.push((span, text));
+            }
+        };
+        match expr {
+            Expr::Cast {
+                expr: inner,
+                data_type: DataType::Regclass,
+                ..
+            } => regclass(inner),
+            Expr::Function(function)
+                if matches!(function.name.0.last(), Some(ObjectNamePart::Identifier(name))
+                    if name.value.eq_ignore_ascii_case("to_regclass")) =>
+            {
+                if let FunctionArguments::List(list) = &function.args
+                    && let [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))] = list.args.as_slice()
+                {
+                    regclass(arg);
+                }
+            }
+            _ => {}
+        }
         match expr {
             Expr::CompoundIdentifier(parts) if parts.len() >= 3 => {
                 let (schema, relation) = (&parts[parts.len() - 3], &parts[parts.len() - 2]);

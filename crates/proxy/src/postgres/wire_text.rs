@@ -141,7 +141,7 @@ fn money(cents: i64) -> String {
     }
     out.push('$');
     for (i, digit) in units.chars().enumerate() {
-        if i > 0 && (units.len() - i) % 3 == 0 {
+        if i > 0 && (units.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(digit);

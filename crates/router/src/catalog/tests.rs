@@ -180,3 +180,31 @@ fn current_database_in_a_catalog_read_is_the_logical_one() {
         "{rewritten}"
     );
 }
+
+/// ActiveRecord reads a table's columns from `pg_attribute` by `'"t_order"'::regclass`: a
+/// regclass literal naming a logic table names the actual table the views show as it.
+#[test]
+fn regclass_literals_of_logic_tables_name_their_actual_table() {
+    let columns = [column("pg_catalog", "pg_class", "relname", "name")];
+    let views = CatalogViews::new(Dialect::Postgres, &columns, &names());
+    let pg = |sql| rewrite(&views, Dialect::Postgres, sql);
+    assert_eq!(
+        pg("SELECT a.attname FROM pg_attribute a WHERE a.attrelid = '\"t_order\"'::regclass")
+            .unwrap(),
+        "SELECT a.attname FROM pg_attribute a WHERE a.attrelid = '\"t_order_0\"'::regclass"
+    );
+    assert_eq!(
+        pg("SELECT * FROM pg_index WHERE indrelid = 'public.T_Order'::regclass").unwrap(),
+        "SELECT * FROM pg_index WHERE indrelid = 'public.t_order_0'::regclass"
+    );
+    assert_eq!(
+        pg("SELECT to_regclass('t_order') IS NOT NULL, CAST('t_order' AS regclass)").unwrap(),
+        "SELECT to_regclass('t_order_0') IS NOT NULL, CAST('t_order_0' AS regclass)"
+    );
+    // Another table, a quoted name of another case, a relation that is no logic table.
+    assert_eq!(pg("SELECT 't_user'::regclass"), None);
+    assert_eq!(
+        pg("SELECT '\"T_order\"'::regclass, 'pg_class'::regclass"),
+        None
+    );
+}
