@@ -466,8 +466,12 @@ impl Driver for Postgres {
         if *first == Some(WIRE) {
             let type_info = raw.type_info();
             let oid = type_info.oid().map_or(0, |oid| oid.0);
+            // Only a type the application created (an OID past the built-in ones) is an enum.
+            const FIRST_NORMAL_OID: u32 = 16_384;
             let kind = match pg_wire_kind(oid) {
-                Some(WireKind::Opaque) => enum_kind(&type_info).unwrap_or(WireKind::Opaque),
+                Some(WireKind::Opaque) if oid >= FIRST_NORMAL_OID => {
+                    enum_kind(&type_info).unwrap_or(WireKind::Opaque)
+                }
                 kind => kind.unwrap_or(WireKind::Opaque),
             };
             let binary = raw.format() == PgValueFormat::Binary;
