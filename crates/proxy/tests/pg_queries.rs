@@ -113,15 +113,17 @@ const GATHERED: &[&str] = &[
 /// Random SELECTs (see `common::random_select`), each compared with the plain database as a
 /// set of rows, column names included.
 async fn random_selects(client: &Client, reference: &Client) {
-    use common::random_select::{Paths, RandomSelects, seed};
+    use common::random_select::{Paths, RandomSelects, fixes_its_order, seed};
     let mut selects = RandomSelects::new(seed(), false);
     let mut paths = Paths::default();
     for _ in 0..300 {
         let sql = selects.select();
         let mut through = fetch(client, &sql).await;
         let mut expected = fetch(reference, &sql).await;
-        through.1.sort();
-        expected.1.sort();
+        if !fixes_its_order(&sql) {
+            through.1.sort();
+            expected.1.sort();
+        }
         assert_eq!(through, expected, "{sql}");
         let (_, preview) = fetch(client, &format!("PREVIEW {sql}")).await;
         let preview: Vec<String> = preview.into_iter().filter_map(|r| r[1].clone()).collect();

@@ -5,7 +5,8 @@
 //! from the shards' results with what it can only gather (DISTINCT, HAVING, subqueries,
 //! UNION, window functions, joins with unsharded tables or of a table with itself).
 //!
-//! Seeded: `KEYSHARD_QUERY_SEED` picks another seed, and a failure names its statement.
+//! Seeded: `KEYSHARD_QUERY_SEED` picks another seed, and a failure names its statement. Rows
+//! are compared as sets, but in order where the statement fixes it ([`fixes_its_order`]).
 
 /// `t_event`, sharded by `user_id` alone (one table per data source): dates, decimals, JSON,
 /// UUIDs and NULLs for the random statements, in the database's types for the last three
@@ -53,6 +54,13 @@ pub fn event_rows() -> String {
         })
         .collect();
     format!("INSERT INTO t_event VALUES {}", rows.join(", "))
+}
+
+/// Whether a statement of [`RandomSelects::select`] fixes the order of its rows: its `ORDER BY
+/// … LIMIT` sorts by the whole select list or ends with a unique key, so that rows tied in
+/// it are the same rows; its rows are then compared in order, not as sets.
+pub fn fixes_its_order(sql: &str) -> bool {
+    sql.contains(" ORDER BY ") && sql.contains(" LIMIT ")
 }
 
 /// xorshift64*: deterministic, so a seed reproduces its statements.
