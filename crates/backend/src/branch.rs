@@ -17,7 +17,6 @@ use crate::execute::{batch_text, run_batch, run_statement};
 use crate::outcome::UnitResult;
 use crate::reuse::Leased;
 use crate::session_state::Settings;
-use crate::typmods::Typmods;
 
 /// An open local transaction or XA branch on a held connection.
 #[derive(Debug)]
@@ -32,8 +31,6 @@ pub(crate) struct Branch {
     /// MySQL: the connection holds the session's table locks, which START TRANSACTION would
     /// let go of: the branch runs with autocommit off instead, which keeps them.
     keeps_table_locks: bool,
-    /// PostgreSQL: the data source's column type modifiers, for results' descriptions.
-    typmods: Option<Arc<Typmods>>,
 }
 
 #[derive(Debug)]
@@ -63,13 +60,10 @@ impl Branch {
         pool: &Pool,
         xid: Option<String>,
     ) -> Result<Self, sqlx::Error> {
-        let (conn, typmods) = match pool {
-            Pool::MySql(c) => (Conn::MySql(c.acquire().await?), None),
-            Pool::Postgres(c) => (
-                Conn::Postgres(c.acquire().await?),
-                Some(Arc::clone(c.typmods())),
-            ),
-            Pool::Sqlite(c) => (Conn::Sqlite(c.acquire().await?), None),
+        let conn = match pool {
+            Pool::MySql(c) => Conn::MySql(c.acquire().await?),
+            Pool::Postgres(c) => Conn::Postgres(c.acquire().await?),
+            Pool::Sqlite(c) => Conn::Sqlite(c.acquire().await?),
         };
         Ok(Self {
             data_source: data_source.to_owned(),
@@ -77,7 +71,6 @@ impl Branch {
             xid,
             prepared: false,
             keeps_table_locks: false,
-            typmods,
         })
     }
 
@@ -138,13 +131,7 @@ impl Branch {
             let done = match self.conn.as_mut() {
                 Some(Conn::MySql(c)) => run_batch::<MySql>(c, &batch, begin_results, count).await,
                 Some(Conn::Postgres(c)) => {
-                    match run_batch::<Postgres>(c, &batch, begin_results, count).await {
-                        Ok(mut results) => {
-                            describe_typmods(&self.typmods, c, &mut results).await;
-                            Ok(results)
-                        }
-                        failed => failed,
-                    }
+                    run_batch::<Postgres>(c, &batch, begin_results, count).await
                 }
                 _ => Err(sqlx::Error::PoolClosed),
             };
@@ -168,12 +155,7 @@ impl Branch {
         let conn = self.conn.as_mut().ok_or_else(|| sqlx::Error::PoolClosed)?;
         match conn {
             Conn::MySql(c) => run_statement::<MySql>(c, unit).await,
-            Conn::Postgres(c) => {
-                let mut results = [run_statement::<Postgres>(c, unit).await?];
-                describe_typmods(&self.typmods, c, &mut results).await;
-                let [result] = results;
-                Ok(result)
-            }
+            Conn::Postgres(c) => run_statement::<Postgres>(c, unit).await,
             Conn::Sqlite(c) => run_statement::<Sqlite>(c, unit).await,
         }
     }
@@ -339,15 +321,4 @@ impl Drop for Branch {
 /// Closes the connection instead of giving it back to the pool with a transaction open.
 fn close(conn: Conn) {
     on_conn!(conn, c => c.close());
-}
-
-/// Gives the columns of `results` their type modifiers (see `typmods`).
-async fn describe_typmods(
-    typmods: &Option<Arc<Typmods>>,
-    conn: &mut sqlx::postgres::PgConnection,
-    results: &mut [UnitResult],
-) {
-    if let Some(typmods) = typmods {
-        typmods.describe(conn, results).await;
-    }
 }

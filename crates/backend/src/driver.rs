@@ -365,15 +365,14 @@ impl Driver for Postgres {
         let type_info = described.type_info();
         let mut column = Column::new(described.name(), SqlType::of(type_info.name(), Self::KIND));
         column.oid = type_info.oid().map(|oid| oid.0);
+        // As the shard's RowDescription gave them (the patched sqlx-postgres keeps them).
+        column.typmod = described.type_modifier();
+        column.pg_size = Some(described.type_size());
         column.pg_enum = if is_enum(type_info) {
             Some(PgEnumColumn::Enum)
         } else {
             enum_array_element(type_info).map(|element| PgEnumColumn::Array { element })
         };
-        column.pg_origin = described
-            .relation_id()
-            .zip(described.relation_attribute_no())
-            .map(|(table, number)| (table.0, number));
         column
     }
 

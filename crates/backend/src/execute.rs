@@ -228,7 +228,6 @@ pub(crate) async fn describe(
                     .iter()
                     .map(<sqlx::Postgres as Driver>::column)
                     .collect();
-                let columns = c.typmods().describe_columns(conn, columns).await;
                 let params = match statement.parameters() {
                     Some(sqlx::Either::Left(types)) => types
                         .iter()
@@ -303,12 +302,8 @@ pub(crate) async fn autocommit(
                 .await
         }
         Pool::Postgres(c) => {
-            c.with(async |conn| {
-                let mut results = run_units::<sqlx::Postgres>(conn, units, true).await?;
-                c.typmods().describe(conn, &mut results).await;
-                Ok(results)
-            })
-            .await
+            c.with(async |conn| run_units::<sqlx::Postgres>(conn, units, true).await)
+                .await
         }
         Pool::Sqlite(c) => {
             c.with(async |conn| run_units::<sqlx::Sqlite>(conn, units, false).await)

@@ -28,7 +28,6 @@ pub mod session_state;
 mod sql_type;
 mod table_columns;
 mod transaction;
-mod typmods;
 pub mod wire;
 mod xa;
 

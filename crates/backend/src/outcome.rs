@@ -21,9 +21,9 @@ pub struct Column {
     pub mysql: Option<Box<MySqlColumnType>>,
     /// PostgreSQL's type modifier (`varchar(20)`: 24), -1 for none or not known.
     pub typmod: i32,
-    /// The table OID and attribute number a PostgreSQL shard gave a column read from a table,
-    /// by which its type modifier is found (see `typmods`).
-    pub pg_origin: Option<(u32, i16)>,
+    /// The type's size a PostgreSQL shard's RowDescription gave (4 for an enum; negative:
+    /// variable width); `None` where no shard described the column.
+    pub pg_size: Option<i16>,
     /// A column of a user-defined PostgreSQL enum, or an array of one.
     pub pg_enum: Option<PgEnumColumn>,
 }
@@ -51,7 +51,7 @@ impl Column {
             oid: None,
             mysql: None,
             typmod: -1,
-            pg_origin: None,
+            pg_size: None,
             pg_enum: None,
         }
     }

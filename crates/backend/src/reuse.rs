@@ -22,7 +22,6 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::typmods::Typmods;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
@@ -260,8 +259,6 @@ pub struct Connections<DB: Database> {
     kept: Arc<AtomicUsize>,
     /// Pinning refused (`sessionState: strict`).
     strict: bool,
-    /// PostgreSQL: the type modifiers of the columns results came from.
-    typmods: Arc<Typmods>,
 }
 
 impl<DB: Kind> Connections<DB> {
@@ -281,13 +278,7 @@ impl<DB: Kind> Connections<DB> {
             acquire_timeout,
             kept: Arc::new(AtomicUsize::new(0)),
             strict,
-            typmods: Arc::default(),
         }
-    }
-
-    /// The type modifiers of the data source's table columns, as far as read.
-    pub(crate) fn typmods(&self) -> &Arc<Typmods> {
-        &self.typmods
     }
 
     /// The sqlx pool underneath (its connect options serve a check outside the pool).

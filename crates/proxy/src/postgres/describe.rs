@@ -42,6 +42,9 @@ pub struct Field {
     pub typmod: i32,
     /// A column of a user-defined enum or an array of one.
     pub pg_enum: Option<PgEnumColumn>,
+    /// The type's size as the shard described the column, when it is described with the
+    /// shard's type.
+    pub shard_size: Option<i16>,
 }
 
 impl Field {
@@ -52,14 +55,16 @@ impl Field {
             oid,
             typmod: -1,
             pg_enum: None,
+            shard_size: None,
         }
     }
 
-    /// The type size RowDescription reports: an enum's 4, as its catalog row says, else the
-    /// type's own (see [`super::types::size_of`]).
+    /// The type size RowDescription reports: the shard's, else an enum's 4 (as its catalog
+    /// row says), else the type's own (see [`super::types::size_of`]).
     pub fn size(&self) -> i16 {
-        match self.pg_enum {
-            Some(PgEnumColumn::Enum) => 4,
+        match (self.shard_size, self.pg_enum) {
+            (Some(size), _) => size,
+            (None, Some(PgEnumColumn::Enum)) => 4,
             _ => super::types::size_of(self.oid),
         }
     }
@@ -71,6 +76,7 @@ impl Field {
             oid,
             typmod: column.typmod,
             pg_enum: column.pg_enum,
+            shard_size: column.pg_size.filter(|_| column.oid == Some(oid)),
         }
     }
 }
@@ -443,14 +449,18 @@ fn expr_field(expr: &Expr, columns: &[Column]) -> Option<Field> {
                 _ => None,
             }
         }
-        // A type Keyshard does not know (an enum or a domain the application created) only a
-        // shard can describe.
+        // A type Keyshard does not know (an enum or a domain the application created), or one
+        // with a modifier (`numeric(10,2)`, `char(4)`), only a shard describes as PostgreSQL
+        // does: the type, and the modifier RowDescription carries.
         Expr::Cast {
             expr: inner,
             data_type,
             ..
         } => {
             let written = data_type.to_string();
+            if written.contains('(') {
+                return None;
+            }
             let (type_name, oid) = match keyshard_backend::wire::pg_builtin_type(&written) {
                 Some((name, oid)) => (name, oid),
                 None => match SqlType::of(&written, DatabaseKind::Postgres) {
@@ -693,7 +703,7 @@ mod tests {
             })
         };
         assert_eq!(
-            fields("SELECT count(*)::int, status::text, 1.5::numeric(10,3), 'x'::char(2), 1::integer, now()::date").unwrap(),
+            fields("SELECT count(*)::int, status::text, 1.5::numeric, 'x'::bpchar, 1::integer, now()::date").unwrap(),
             [
                 ("count".to_owned(), oid::INT4),
                 ("status".to_owned(), oid::TEXT),
@@ -704,5 +714,10 @@ mod tests {
             ]
         );
         assert_eq!(fields("SELECT 'happy'::mood"), None);
+        assert_eq!(
+            fields("SELECT 1.5::numeric(10,3)"),
+            None,
+            "its modifier: the shard's"
+        );
     }
 }
