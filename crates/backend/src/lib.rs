@@ -315,11 +315,12 @@ impl Backend {
             if let (Aggregate::Avg { .. }, Some(column)) =
                 (aggregate.function, columns.get_mut(aggregate.index))
             {
-                column.ty = if column.ty.is_float() {
+                let ty = if column.ty.is_float() {
                     SqlType::Double
                 } else {
                     SqlType::Decimal { unsigned: false }
                 };
+                merge::describe_average(column, ty);
             }
         }
         Ok((columns, params))

@@ -62,3 +62,79 @@ pub(crate) fn described(column: &sqlx::mysql::MySqlColumn) -> Option<MySqlColumn
         extended_type_info: definition.extended_type_info().clone(),
     })
 }
+
+/// MySQL's and MariaDB's description of `AVG(x)`, from a shard's description of `SUM(x)`, the
+/// column Keyshard asks the shards for: both derive from the argument's. A DECIMAL (and any
+/// integer) sum has the argument's precision p plus 22 digits (at most 65) and its scale; the
+/// average p plus 4 digits and 4 more decimals (`div_precision_increment`), so `AVG` of a
+/// `DECIMAL(10,2)` is 16 long with 6 decimals. A sum at 65 digits leaves p unknown (43 or
+/// more): the average is then described at 65. A DOUBLE sum's average is the same DOUBLE (a
+/// FLOAT argument's would be 16 long, not 23: not told apart). `None` for another type.
+pub(crate) fn average_of_sum(sum: &MySqlColumnType) -> Option<MySqlColumnType> {
+    const NEWDECIMAL: u8 = 246;
+    const DOUBLE: u8 = 5;
+    const SUM_DIGITS: u32 = 22;
+    const AVG_DIGITS: u32 = 4;
+    const MAX_PRECISION: u32 = 65;
+    const MAX_SCALE: u8 = 38;
+    match sum.code {
+        NEWDECIMAL => {
+            // Digits, the decimal point where there are decimals, and the sign.
+            let sum_precision = sum.length.checked_sub(u32::from(sum.decimals > 0) + 1)?;
+            let precision = match sum_precision.checked_sub(SUM_DIGITS) {
+                Some(argument) if sum_precision < MAX_PRECISION => {
+                    (argument + AVG_DIGITS).min(MAX_PRECISION)
+                }
+                _ => MAX_PRECISION,
+            };
+            let decimals = sum.decimals.saturating_add(4).min(MAX_SCALE);
+            Some(MySqlColumnType {
+                length: precision + u32::from(decimals > 0) + 1,
+                decimals,
+                ..sum.clone()
+            })
+        }
+        DOUBLE => Some(sum.clone()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decimal(length: u32, decimals: u8) -> MySqlColumnType {
+        MySqlColumnType {
+            code: 246,
+            flags: 0x80,
+            length,
+            collation: 63,
+            decimals,
+            origin: MySqlOrigin::default(),
+            extended_type_info: Bytes::new(),
+        }
+    }
+
+    /// As MariaDB 10.11 described SUM and AVG of each argument type.
+    #[test]
+    fn an_average_is_described_as_the_database_describes_it() {
+        let avg = |length, decimals| {
+            let avg = average_of_sum(&decimal(length, decimals)).unwrap();
+            (avg.length, avg.decimals)
+        };
+        assert_eq!(avg(34, 2), (16, 6), "DECIMAL(10,2)");
+        assert_eq!(avg(28, 0), (11, 4), "DECIMAL(5,0)");
+        assert_eq!(avg(33, 0), (16, 4), "INT");
+        assert_eq!(avg(42, 0), (25, 4), "BIGINT");
+        assert_eq!(avg(26, 0), (9, 4), "TINYINT");
+        assert_eq!(avg(67, 10), (67, 14), "DECIMAL(61 or more, 10)");
+        let double = MySqlColumnType {
+            code: 5,
+            length: 23,
+            decimals: 31,
+            ..decimal(0, 0)
+        };
+        assert_eq!(average_of_sum(&double), Some(double.clone()));
+        assert_eq!(average_of_sum(&MySqlColumnType { code: 8, ..double }), None);
+    }
+}

@@ -365,9 +365,6 @@ fn diff(out: &mut Vec<String>, what: &str, got: &Outcome, want: &Outcome) {
 /// types"): a line containing one of these is printed, not failed on. Every other difference
 /// fails the test.
 const KNOWN_GAPS: &[(&str, &str)] = &[
-    // Keyshard computes a merged AVG from the shards' SUM and COUNT: its DECIMAL display
-    // length is not the one MySQL gives its own AVG.
-    ("column `AVG(c_dec)`", "AVG's display length"),
     // PostgreSQL: table OID and attribute number of each column are not passed on.
     ("column origins", "RowDescription table OID and attnum"),
     // A refusal rather than a guessed order (enums, inet, money).

@@ -177,11 +177,20 @@ fn check_widths(shards: &[Vec<Vec<Value>>], width: usize) -> Result<(), MergeErr
 fn set_avg_types(columns: &mut [Column], avg_types: &[(usize, SqlType)]) {
     for &(index, ty) in avg_types {
         if let Some(column) = columns.get_mut(index) {
-            column.ty = ty;
-            // The shard described the column it summed, not the average Keyshard computes.
-            column.mysql = None;
+            describe_average(column, ty);
         }
     }
+}
+
+/// `column`, which the shards answered with the SUM Keyshard asked for, as the average of type
+/// `ty` it merges into: the shard described the column it summed, and the average's
+/// description follows from it as the database derives both from the argument's.
+pub(crate) fn describe_average(column: &mut Column, ty: SqlType) {
+    column.ty = ty;
+    column.mysql = column
+        .mysql
+        .take()
+        .and_then(|sum| crate::mysql_column::average_of_sum(&sum).map(Box::new));
 }
 
 #[cfg(test)]
