@@ -281,6 +281,9 @@ impl sqlx::Encode<'_, Postgres> for UntypedNull {
     }
 }
 
+/// The first OID PostgreSQL gives a type the application creates: only such a type is an enum.
+const FIRST_NORMAL_OID: u32 = 16_384;
+
 /// The kind of a result column whose type is a user-defined enum or an array of one.
 fn enum_kind(type_info: &PgTypeInfo) -> Option<WireKind> {
     if is_enum(type_info) {
@@ -368,10 +371,12 @@ impl Driver for Postgres {
         // As the shard's RowDescription gave them (the patched sqlx-postgres keeps them).
         column.typmod = described.type_modifier();
         column.pg_size = Some(described.type_size());
-        column.pg_enum = if is_enum(type_info) {
-            Some(PgEnumColumn::Enum)
-        } else {
-            enum_array_element(type_info).map(|element| PgEnumColumn::Array { element })
+        column.pg_enum = match column.oid {
+            Some(oid) if oid >= FIRST_NORMAL_OID && is_enum(type_info) => Some(PgEnumColumn::Enum),
+            Some(oid) if oid >= FIRST_NORMAL_OID => {
+                enum_array_element(type_info).map(|element| PgEnumColumn::Array { element })
+            }
+            _ => None,
         };
         column
     }
@@ -465,8 +470,6 @@ impl Driver for Postgres {
         if *first == Some(WIRE) {
             let type_info = raw.type_info();
             let oid = type_info.oid().map_or(0, |oid| oid.0);
-            // Only a type the application created (an OID past the built-in ones) is an enum.
-            const FIRST_NORMAL_OID: u32 = 16_384;
             let kind = match pg_wire_kind(oid) {
                 Some(WireKind::Opaque) if oid >= FIRST_NORMAL_OID => {
                     enum_kind(&type_info).unwrap_or(WireKind::Opaque)

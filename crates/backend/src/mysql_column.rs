@@ -2,8 +2,8 @@
 //! direct connection would tell it: the type code, every flag (NOT_NULL, PRI_KEY, PART_KEY,
 //! BLOB, ENUM, SET, ZEROFILL …), `VARCHAR(100)`'s 400 bytes, `DECIMAL(10,2)`'s 2 decimals,
 //! the collation that tells text (a `_bin` one, JSON) from bytes, where the column comes
-//! from, and MariaDB's extended type information. sqlx 0.8.6 reads all of it and keeps only part; the copy in `vendor/sqlx-mysql` keeps
-//! the rest (see `vendor/README.md`).
+//! from, and MariaDB's extended type information. sqlx 0.8.6 reads all of it and keeps only
+//! part; the copy in `vendor/sqlx-mysql` keeps the rest (see `vendor/README.md`).
 
 use bytes::Bytes;
 
