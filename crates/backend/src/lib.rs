@@ -7,6 +7,7 @@
 
 mod branch;
 mod characteristics;
+mod collations;
 mod copy_out;
 mod described;
 mod driver;
@@ -69,6 +70,8 @@ pub struct Backend {
     xa: Option<Arc<XaCoordinator>>,
     /// What one gathered read may gather.
     gather_limits: GatherLimits,
+    /// MySQL text columns' own collations, for merges that compare them.
+    collations: collations::Collations,
 }
 
 impl Backend {
@@ -92,7 +95,41 @@ impl Backend {
                 max_rows: config.props.gather_max_rows,
                 max_bytes: config.props.gather_max_bytes,
             },
+            collations: collations::Collations::default(),
         })
+    }
+
+    /// The plan's outcome from its units' results (see [`Outcome::of`]), the MySQL text
+    /// columns a merge compares given their own collations first.
+    pub(crate) async fn outcome(
+        &self,
+        plan: &Plan,
+        mut results: Vec<outcome::UnitResult>,
+    ) -> Result<Outcome, BackendError> {
+        if let Some(spec) = &plan.merge
+            && let Some((unit, result)) = plan
+                .units
+                .iter()
+                .zip(results.iter_mut())
+                .find(|(_, r)| !r.columns.is_empty())
+        {
+            let (data_source, columns) = (&unit.data_source, &mut result.columns);
+            match (spec.dialect, self.pool(data_source)?) {
+                (keyshard_router::Dialect::MySql, Pool::MySql(_)) => {
+                    let table = &unit.table;
+                    self.collations
+                        .give(self, data_source, table, columns)
+                        .await;
+                }
+                (_, Pool::Postgres(_)) => {
+                    self.collations
+                        .give_database(self, data_source, columns)
+                        .await;
+                }
+                _ => {}
+            }
+        }
+        Outcome::of(plan, results).await
     }
 
     /// Commits statements and transactions that write to several data sources in two phases,
@@ -199,7 +236,7 @@ impl Backend {
                     .await?
             }
         };
-        Outcome::of(plan, results).await
+        self.outcome(plan, results).await
     }
 
     /// Runs one statement, as text, on one data source (DDL, administration), in

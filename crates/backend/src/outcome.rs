@@ -26,6 +26,9 @@ pub struct Column {
     pub pg_size: Option<i16>,
     /// A column of a user-defined PostgreSQL enum, or an array of one.
     pub pg_enum: Option<PgEnumColumn>,
+    /// A MySQL text column's own collation (`utf8mb4_general_ci`), read for a merge that
+    /// compares it (see `collations`): the protocol describes text in the connection's.
+    pub collation: Option<std::sync::Arc<str>>,
 }
 
 /// What a PostgreSQL client is told of a column of a user-defined enum beyond its OID.
@@ -53,6 +56,7 @@ impl Column {
             typmod: -1,
             pg_size: None,
             pg_enum: None,
+            collation: None,
         }
     }
 }

@@ -211,7 +211,7 @@ impl Backend {
             {
                 Ok(results) => {
                     transaction.branches.push(branch);
-                    Outcome::of(plan, results).await
+                    self.outcome(plan, results).await
                 }
                 // The branch may be open: it ends with the transaction.
                 Err((true, e)) => {
@@ -255,7 +255,7 @@ impl Backend {
         }
         match failure {
             Some(error) => Err(error),
-            None => Outcome::of(plan, results).await,
+            None => self.outcome(plan, results).await,
         }
     }
 

@@ -168,6 +168,7 @@ impl From<BackendError> for Error {
             },
             BackendError::Merge(
                 keyshard_backend::MergeError::Unordered { .. }
+                | keyshard_backend::MergeError::Collation { .. }
                 | keyshard_backend::MergeError::MoneyText { .. },
             ) => ErrorKind::Unsupported,
             // What the database says of a value beyond its type.

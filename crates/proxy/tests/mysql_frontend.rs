@@ -857,3 +857,52 @@ on_both!(
     load_data_local_infile_gets_keys,
     processlist_shows_the_proxys_sessions
 );
+
+/// Text merged from several shards orders and groups as its column's collation does, compared
+/// with one plain MariaDB: utf8mb4_general_ci weighs an ASCII character by its upper case ('_'
+/// after the letters) and ignores case and trailing spaces, utf8mb4_bin compares bytes. Text
+/// Keyshard does not compare as the collation does (accents, which general_ci folds) is
+/// refused rather than grouped or ordered as no database would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn merged_text_follows_its_columns_collation() {
+    let mut both = common::compare::MariaDbAlike::start(
+        "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, \
+         status VARCHAR(32), code VARCHAR(32) COLLATE utf8mb4_bin)",
+    )
+    .await;
+    both.compare(&[
+        "INSERT INTO t_order VALUES (1, 1, '_x', 'b'), (2, 2, 'abc', 'B'), (3, 3, 'ABD', 'a'), \
+         (4, 4, 'abc ', '_'), (5, 1, 'Zed', 'Z'), (6, 2, 'a-b', 'a b')",
+        "SELECT status FROM t_order ORDER BY status, order_id",
+        "SELECT status FROM t_order ORDER BY status DESC, order_id",
+        "SELECT code FROM t_order ORDER BY code",
+        "SELECT MIN(status) FROM t_order",
+        "SELECT MAX(status) FROM t_order",
+        "SELECT MIN(code) FROM t_order",
+        "SELECT COUNT(*) FROM t_order GROUP BY status ORDER BY status",
+        "SELECT COUNT(*) FROM t_order GROUP BY code ORDER BY code",
+    ])
+    .await;
+    common::compare::mysql_answer(
+        &mut both.through,
+        "INSERT INTO t_order VALUES (7, 3, 'e', 'e'), (8, 4, 'é', 'é')",
+    )
+    .await
+    .unwrap();
+    for sql in [
+        "SELECT status, COUNT(*) FROM t_order WHERE order_id > 6 GROUP BY status",
+        "SELECT status FROM t_order WHERE order_id > 6 ORDER BY status",
+    ] {
+        let answer = common::compare::mysql_answer(&mut both.through, sql).await;
+        assert_eq!(answer, Err("1235".to_owned()), "{sql}");
+    }
+    // utf8mb4_bin compares them as bytes, as Keyshard does.
+    let answer = common::compare::mysql_answer(
+        &mut both.through,
+        "SELECT HEX(code) FROM t_order WHERE order_id > 6 ORDER BY code DESC",
+    )
+    .await;
+    assert_eq!(answer, Ok(vec!["C3A9".to_owned(), "65".to_owned()]));
+    both.finish().await;
+}

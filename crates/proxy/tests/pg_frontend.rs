@@ -868,3 +868,49 @@ async fn unnamed_statements_after_ddl(shards: PgShards) {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// On shards whose databases order text linguistically (ICU: `_x, a, ab c, abb, B`, where
+/// bytes give `B, _x, a, ab c, abb`), a merge orders text only where that order is the bytes'
+/// (lower-case letters and digits) and refuses the rest (0A000) rather than order it as no
+/// database would; grouping, which needs equality only, is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL 15 with ICU (KEYSHARD_TEST_PG_URL)"]
+async fn merged_text_on_linguistic_databases() {
+    let shards =
+        PgShards::postgres_with("LOCALE_PROVIDER icu ICU_LOCALE 'en-US' TEMPLATE template0").await;
+    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
+    let client = proxy.client().await;
+    client
+        .batch_execute(
+            "CREATE TABLE t_order (order_id int8 PRIMARY KEY, user_id int4 NOT NULL, status text); \
+             INSERT INTO t_order VALUES (1, 1, 'abb'), (2, 2, 'ab1'), (3, 3, 'b'), (4, 4, 'a')",
+        )
+        .await
+        .unwrap();
+    let first_column = |messages: Vec<SimpleQueryMessage>| -> Vec<String> {
+        texts(&messages)
+            .into_iter()
+            .filter_map(|row| row.into_iter().next().flatten())
+            .collect()
+    };
+    let order = "SELECT status FROM t_order ORDER BY status";
+    let ordered = first_column(client.simple_query(order).await.unwrap());
+    assert_eq!(ordered, ["a", "ab1", "abb", "b"]);
+    client
+        .batch_execute("INSERT INTO t_order VALUES (5, 1, 'B'), (6, 2, '_x')")
+        .await
+        .unwrap();
+    let refused = client.simple_query(order).await.unwrap_err();
+    assert_eq!(
+        refused.code(),
+        Some(&SqlState::FEATURE_NOT_SUPPORTED),
+        "{refused}"
+    );
+    let groups = "SELECT status, count(*) FROM t_order GROUP BY status";
+    assert_eq!(
+        first_column(client.simple_query(groups).await.unwrap()).len(),
+        6
+    );
+    proxy.stop().await;
+    shards.cleanup().await;
+}

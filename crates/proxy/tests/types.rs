@@ -369,6 +369,12 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     ("column origins", "RowDescription table OID and attnum"),
     // A refusal rather than a guessed order (enums, inet, money).
     ("does not know its type's order", "refused ordering"),
+    // Text Keyshard does not compare as its collation does (utf8mb4_general_ci folds accents
+    // and compares non-ASCII characters by weights Keyshard does not have): refused.
+    (
+        "does not compare them as the column's collation does",
+        "refused text ordering",
+    ),
     // SUM over money in the text format, which the shard's lc_monetary writes: refused.
     (
         "adding up money from several shards needs its binary format",

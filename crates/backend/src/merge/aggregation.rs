@@ -78,7 +78,9 @@ impl Resolved {
         values
             .filter(|v| !matches!(v, Value::Null))
             .fold(None::<&Value>, |best, v| match best {
-                Some(b) if compare(v, b, self.dialect, numeric_text) != wanted => Some(b),
+                Some(b) if compare(v, b, self.text_order_of(index), numeric_text) != wanted => {
+                    Some(b)
+                }
                 _ => Some(v),
             })
             .cloned()

@@ -23,7 +23,7 @@ impl Resolved {
                     a.get(key.index).unwrap_or(&Value::Null),
                     b.get(key.index).unwrap_or(&Value::Null),
                     key,
-                    self.dialect,
+                    self.text_order_of(key.index),
                     numeric_text,
                 )
             })
@@ -34,7 +34,7 @@ impl Resolved {
 
 /// Orders two values under one ORDER BY key: NULLs where the key puts them, others by
 /// [`compare`], reversed for DESC.
-fn compare_key(a: &Value, b: &Value, key: &Key, dialect: Dialect, numeric_text: bool) -> Ordering {
+fn compare_key(a: &Value, b: &Value, key: &Key, text: TextOrder, numeric_text: bool) -> Ordering {
     let null_side = if key.nulls_first {
         Ordering::Less
     } else {
@@ -45,7 +45,7 @@ fn compare_key(a: &Value, b: &Value, key: &Key, dialect: Dialect, numeric_text: 
         (Value::Null, _) => null_side,
         (_, Value::Null) => null_side.reverse(),
         _ => {
-            let order = compare(a, b, dialect, numeric_text);
+            let order = compare(a, b, text, numeric_text);
             if key.descending {
                 order.reverse()
             } else {
@@ -55,23 +55,23 @@ fn compare_key(a: &Value, b: &Value, key: &Key, dialect: Dialect, numeric_text: 
     }
 }
 
-/// Orders two values as the dialect's database does; NULL sorts lowest here (callers place
-/// NULLs themselves). `numeric_text`: the column's text values are decimal numbers.
+/// Orders two values as the database does, text by `text`; NULL sorts lowest here (callers
+/// place NULLs themselves). `numeric_text`: the column's text values are decimal numbers.
 ///
 /// This must be a total order, or sorting may panic: numbers come before text, text before
 /// bytes, and whether a text is a number depends on its column only, never on the other
 /// value (otherwise "10" < "9" as text, "9" < "10" as numbers and "1a" between would cycle).
-pub(super) fn compare(a: &Value, b: &Value, dialect: Dialect, numeric_text: bool) -> Ordering {
+pub(super) fn compare(a: &Value, b: &Value, text: TextOrder, numeric_text: bool) -> Ordering {
     use Value::{Bytes, Int, Text, UInt};
     match (a, b) {
         (Int(x), Int(y)) => x.cmp(y),
         (Int(_) | UInt(_), Int(_) | UInt(_)) => integer(a).cmp(&integer(b)),
-        (Text(x), Text(y)) if !numeric_text => compare_text(x, y, dialect),
+        (Text(x), Text(y)) if !numeric_text => text.compare(x, y),
         (Bytes(x), Bytes(y)) => x.cmp(y),
         _ => compare_sort_values(
             &SortValue::of(a, numeric_text),
             &SortValue::of(b, numeric_text),
-            dialect,
+            text,
         ),
     }
 }
@@ -89,6 +89,14 @@ fn compare_wire(a: &Wire, b: &Wire) -> Ordering {
 }
 
 impl Resolved {
+    /// How column `index`'s text orders.
+    pub(super) fn text_order_of(&self, index: usize) -> TextOrder {
+        self.text_order
+            .get(index)
+            .copied()
+            .unwrap_or(TextOrder::of(None, self.dialect))
+    }
+
     /// Refuses to order rows (ORDER BY, MIN, MAX) by a column holding values whose order
     /// Keyshard does not know (JSON, enums, network addresses …): merged, they would come in
     /// an order no database gives.
@@ -103,6 +111,11 @@ impl Resolved {
                 .filter(|(_, function)| matches!(function, Aggregate::Min | Aggregate::Max))
                 .map(|(index, _)| *index),
         );
+        let name = |index: usize| {
+            columns
+                .get(index)
+                .map_or_else(|| index.to_string(), |c| c.name.clone())
+        };
         for index in ordered {
             // MySQL orders ENUM and SET by their members' positions, which the result does
             // not carry.
@@ -111,10 +124,39 @@ impl Resolved {
                     |row| matches!(row.get(index), Some(Value::Wire(w)) if sort_key(w).is_none()),
                 );
             if unordered {
-                let column = columns
-                    .get(index)
-                    .map_or_else(|| index.to_string(), |c| c.name.clone());
-                return Err(MergeError::Unordered { column });
+                return Err(MergeError::Unordered {
+                    column: name(index),
+                });
+            }
+        }
+        // Text is ordered and grouped only where Keyshard compares it as the collation does
+        // (grouping needs its equality only, which a deterministic collation's is).
+        let grouped = self
+            .group_by
+            .iter()
+            .map(|key| key.index)
+            .filter(|&index| !self.text_order_of(index).equal_as_bytes());
+        let compared = self
+            .order_by
+            .iter()
+            .map(|key| key.index)
+            .chain(grouped)
+            .chain(self.aggregates.iter().filter_map(|(index, function)| {
+                matches!(function, Aggregate::Min | Aggregate::Max).then_some(*index)
+            }));
+        for index in compared {
+            if self.numeric_text.get(index).copied().unwrap_or(false) {
+                continue;
+            }
+            let order = self.text_order_of(index);
+            let inexact = shards
+                .iter()
+                .flatten()
+                .any(|row| matches!(row.get(index), Some(Value::Text(t)) if !order.exact_for(t)));
+            if inexact {
+                return Err(MergeError::Collation {
+                    column: name(index),
+                });
             }
         }
         Ok(())
@@ -129,14 +171,114 @@ fn integer(value: &Value) -> i128 {
     }
 }
 
-fn compare_text(a: &str, b: &str, dialect: Dialect) -> Ordering {
-    match dialect {
-        // utf8mb4_general_ci, approximately: ASCII letters fold; other bytes compare as they are.
-        Dialect::MySql => a
-            .bytes()
-            .map(|c| c.to_ascii_lowercase())
-            .cmp(b.bytes().map(|c| c.to_ascii_lowercase())),
-        Dialect::Postgres => a.as_bytes().cmp(b.as_bytes()),
+/// How a column's text values order and group, as its database compares them, as far as
+/// Keyshard compares them exactly: by their bytes, or by MySQL's case-insensitive collations
+/// for the texts where those reduce to folding ASCII letters ([`TextOrder::exact_for`]); a
+/// merge refuses any other text rather than order or group it as no database would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextOrder {
+    /// A MySQL column whose collation is not known (an expression's, or one that could not
+    /// be read): compared only where every collation agrees, on lower-case letters, digits
+    /// and inner spaces.
+    Unknown,
+    /// A PostgreSQL database whose collation is linguistic (`en_US.UTF-8`, ICU): compared
+    /// only on lower-case letters and digits, where every such collation agrees with bytes
+    /// (they pass over spaces and punctuation, and weigh case after the letters).
+    Linguistic,
+    /// By bytes: PostgreSQL's C collation, SQLite's BINARY, MySQL's `binary` and NO PAD
+    /// `_bin` collations.
+    Bytes,
+    /// By bytes, trailing spaces aside: MySQL's PAD SPACE `_bin` collations.
+    PaddedBytes,
+    /// ASCII letters folded to upper case, trailing spaces aside: `utf8mb4_general_ci` (and
+    /// `utf8mb3_general_ci`), whose weight for every ASCII character is its upper case, when
+    /// `general`; any other MySQL collation otherwise (`unicode_ci`, `0900_ai_ci`,
+    /// `uca1400_ai_ci` …), which agree with it on letters, digits and inner spaces only.
+    Folded {
+        /// The collation is a `general_ci` one.
+        general: bool,
+    },
+}
+
+impl TextOrder {
+    /// The order of `column`'s text under the frontend's `dialect`: a MySQL shard's column by
+    /// its collation; one no MySQL shard described (SQLite's, whose BINARY collation compares
+    /// bytes) and PostgreSQL's (its C collation) by bytes.
+    pub(crate) fn of(column: Option<&Column>, dialect: Dialect) -> Self {
+        let Some(column) = column else {
+            return Self::Bytes;
+        };
+        if column.oid.is_some() || dialect == Dialect::Postgres {
+            // A PostgreSQL shard's: its database's collation (see `collations`), given to
+            // columns no MySQL shard described.
+            return match (&column.mysql, &column.collation) {
+                (None, Some(_)) => Self::Linguistic,
+                _ => Self::Bytes,
+            };
+        }
+        match (column.mysql.as_deref(), column.collation.as_deref()) {
+            // SQLite's: BINARY.
+            (None, _) => Self::Bytes,
+            (Some(described), _) if described.collation == 63 => Self::Bytes,
+            (Some(_), Some(collation)) => Self::named(collation),
+            (Some(_), None) => Self::Unknown,
+        }
+    }
+
+    /// The order of a MySQL collation, by its name.
+    fn named(collation: &str) -> Self {
+        // MariaDB's `_nopad_` collations and MySQL 8's `0900` ones do not ignore trailing
+        // spaces.
+        let no_pad = collation.contains("nopad") || collation.contains("_0900_");
+        if collation == "binary" || collation.ends_with("_bin") {
+            return if no_pad {
+                Self::Bytes
+            } else {
+                Self::PaddedBytes
+            };
+        }
+        if !collation.ends_with("_ci") {
+            return Self::Unknown;
+        }
+        Self::Folded {
+            general: collation.ends_with("_general_ci") && !no_pad,
+        }
+    }
+
+    /// Whether two texts are equal under the collation exactly when [`TextOrder::compare`]
+    /// finds them so, whatever they hold: bytes, and PostgreSQL's deterministic collations.
+    fn equal_as_bytes(self) -> bool {
+        matches!(self, Self::Bytes | Self::PaddedBytes | Self::Linguistic)
+    }
+
+    /// Whether [`TextOrder::compare`] orders `text` as the collation does.
+    pub(crate) fn exact_for(self, text: &str) -> bool {
+        let plain = |b: u8| b.is_ascii_alphanumeric() || b == b' ';
+        match self {
+            Self::Unknown => {
+                !text.ends_with(' ') && text.bytes().all(|b| plain(b) && !b.is_ascii_uppercase())
+            }
+            Self::Linguistic => text
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()),
+            Self::Bytes | Self::PaddedBytes => true,
+            Self::Folded { general: true } => text.is_ascii(),
+            Self::Folded { general: false } => !text.ends_with(' ') && text.bytes().all(plain),
+        }
+    }
+
+    pub(crate) fn compare(self, a: &str, b: &str) -> Ordering {
+        fn padded(s: &str) -> &[u8] {
+            s.trim_end_matches(' ').as_bytes()
+        }
+        match self {
+            Self::Bytes | Self::Unknown | Self::Linguistic => a.as_bytes().cmp(b.as_bytes()),
+            Self::PaddedBytes => padded(a).cmp(padded(b)),
+            Self::Folded { .. } => {
+                let fold = |s| padded(s).iter().map(u8::to_ascii_uppercase);
+                fold(a).cmp(fold(b))
+            }
+        }
     }
 }
 
@@ -192,13 +334,13 @@ impl<'v> SortValue<'v> {
     }
 }
 
-fn compare_sort_values(a: &SortValue, b: &SortValue, dialect: Dialect) -> Ordering {
+fn compare_sort_values(a: &SortValue, b: &SortValue, text: TextOrder) -> Ordering {
     match (a, b) {
         (SortValue::Number(x), SortValue::Number(y)) => x.cmp(y),
-        (SortValue::Text(x), SortValue::Text(y)) => compare_text(x, y, dialect),
+        (SortValue::Text(x), SortValue::Text(y)) => text.compare(x, y),
         (SortValue::Bytes(x), SortValue::Bytes(y)) => x.cmp(y),
         (SortValue::Array(x, numeric), SortValue::Array(y, _)) => {
-            compare_arrays(x, y, *numeric, dialect)
+            compare_arrays(x, y, *numeric, text)
         }
         (SortValue::Wire(x), SortValue::Wire(y)) => compare_wire(x, y),
         _ => a.rank().cmp(&b.rank()),
@@ -211,7 +353,7 @@ fn compare_arrays(
     a: &keyshard_router::Array,
     b: &keyshard_router::Array,
     numeric_text: bool,
-    dialect: Dialect,
+    text: TextOrder,
 ) -> Ordering {
     for (x, y) in a.elements.iter().zip(&b.elements) {
         let order = match (x, y) {
@@ -221,7 +363,7 @@ fn compare_arrays(
             _ => compare_sort_values(
                 &SortValue::of(x, numeric_text),
                 &SortValue::of(y, numeric_text),
-                dialect,
+                text,
             ),
         };
         if order != Ordering::Equal {
@@ -286,6 +428,77 @@ mod tests {
     use super::super::merge;
     use super::super::test_support::*;
     use super::*;
+    use crate::outcome::UnitResult;
+    use keyshard_router::merge::ColumnRef;
+
+    fn collated(collation: &str) -> Column {
+        super::super::test_support::collated("s", SqlType::VarChar, collation)
+    }
+
+    /// As MariaDB orders and groups them: utf8mb4_general_ci weighs an ASCII character by its
+    /// upper case ('_' after the letters) and ignores trailing spaces; `_bin` compares bytes
+    /// (trailing spaces aside); texts a collation Keyshard does not reproduce are refused.
+    #[test]
+    fn text_orders_by_its_columns_collation() {
+        let general = TextOrder::of(Some(&collated("utf8mb4_general_ci")), Dialect::MySql);
+        assert_eq!(general, TextOrder::Folded { general: true });
+        assert_eq!(general.compare("abc", "_x"), Ordering::Less);
+        assert_eq!(general.compare("ABC", "abc "), Ordering::Equal);
+        assert!(general.exact_for("a_b-c@d.e") && !general.exact_for("é"));
+        let bin = TextOrder::of(Some(&collated("utf8mb4_bin")), Dialect::MySql);
+        assert_eq!(bin.compare("B", "a"), Ordering::Less);
+        assert_eq!(bin.compare("a", "a  "), Ordering::Equal);
+        let unicode = TextOrder::of(Some(&collated("utf8mb4_unicode_ci")), Dialect::MySql);
+        assert!(unicode.exact_for("New York 2") && !unicode.exact_for("a_b"));
+        assert!(!unicode.exact_for("trailing "));
+        let nopad = TextOrder::of(Some(&collated("utf8mb4_0900_bin")), Dialect::MySql);
+        assert_eq!(nopad, TextOrder::Bytes);
+        let cs = TextOrder::of(Some(&collated("utf8mb4_0900_as_cs")), Dialect::MySql);
+        assert_eq!(cs, TextOrder::Unknown);
+        // An expression's: only where every collation agrees.
+        let mut unknown = collated("x");
+        unknown.collation = None;
+        let unknown = TextOrder::of(Some(&unknown), Dialect::MySql);
+        assert!(unknown.exact_for("new york 2") && !unknown.exact_for("New"));
+        assert_eq!(TextOrder::of(None, Dialect::Postgres), TextOrder::Bytes);
+        // A PostgreSQL database with a linguistic collation: lower-case letters and digits
+        // only; its equality is the bytes' (deterministic), so grouping needs no check.
+        let mut pg = Column::new("s", SqlType::Text);
+        pg.oid = Some(25);
+        pg.collation = Some("c:en_US.UTF-8".into());
+        let linguistic = TextOrder::of(Some(&pg), Dialect::Postgres);
+        assert_eq!(linguistic, TextOrder::Linguistic);
+        assert!(linguistic.exact_for("abc42") && !linguistic.exact_for("a b"));
+        assert!(!linguistic.exact_for("Abc") && linguistic.equal_as_bytes());
+
+        // Grouping 'e' and 'é' (one group under general_ci, two by bytes) is refused; so is
+        // ordering by them.
+        let mut s = spec(Dialect::MySql);
+        s.group_by = vec![ColumnRef::Index(0)];
+        let results = |rows: Vec<Vec<Value>>| -> Vec<UnitResult> {
+            rows.into_iter()
+                .map(|row| UnitResult {
+                    affected_rows: 1,
+                    columns: vec![collated("utf8mb4_general_ci")],
+                    rows: vec![row],
+                })
+                .collect()
+        };
+        let refused = merge(&s, results(vec![vec![text("e")], vec![text("é")]]));
+        assert!(
+            matches!(refused, Err(MergeError::Collation { .. })),
+            "{refused:?}"
+        );
+        s.group_by.clear();
+        s.order_by = vec![asc(0)];
+        let refused = merge(&s, results(vec![vec![text("f")], vec![text("é")]]));
+        assert!(
+            matches!(refused, Err(MergeError::Collation { .. })),
+            "{refused:?}"
+        );
+        let merged = merge(&s, results(vec![vec![text("_x")], vec![text("abc")]])).unwrap();
+        assert_eq!(merged.rows, vec![vec![text("abc")], vec![text("_x")]]);
+    }
 
     #[test]
     fn mysql_compares_text_case_insensitively_postgres_bytewise() {
@@ -349,7 +562,8 @@ mod tests {
         for dialect in [Dialect::MySql, Dialect::Postgres] {
             for numeric_text in [false, true] {
                 let values: Vec<Value> = (0..40).map(|_| rng.value()).collect();
-                let cmp = |a: &Value, b: &Value| compare(a, b, dialect, numeric_text);
+                let text = TextOrder::of(None, dialect);
+                let cmp = |a: &Value, b: &Value| compare(a, b, text, numeric_text);
                 for a in &values {
                     for b in &values {
                         assert_eq!(cmp(a, b), cmp(b, a).reverse(), "{a:?} {b:?}");

@@ -79,6 +79,16 @@ pub enum MergeError {
         /// The column's name.
         column: String,
     },
+    /// ORDER BY, GROUP BY, MIN or MAX over text that Keyshard does not compare as the
+    /// column's collation does (see `compare::TextOrder`).
+    #[error(
+        "ordering or grouping rows from several shards by column '{column}' is not supported \
+         for its values: Keyshard does not compare them as the column's collation does"
+    )]
+    Collation {
+        /// The column's name.
+        column: String,
+    },
     /// A SUM of PostgreSQL `money` read in the text format, which the shard's `lc_monetary`
     /// writes.
     #[error(

@@ -5,6 +5,7 @@ use keyshard_router::Dialect;
 use keyshard_router::merge::{Aggregate, ColumnRef, MergeSpec};
 
 use super::MergeError;
+use super::compare::TextOrder;
 use crate::outcome::Column;
 
 /// One ORDER BY key, with its column position and NULL placement settled.
@@ -24,6 +25,8 @@ pub(super) struct Resolved {
     /// Per column: whether its text values are decimal numbers (MariaDB's DECIMAL arrives as
     /// text) and must compare numerically rather than as strings.
     pub(super) numeric_text: Vec<bool>,
+    /// Per column: how its text orders (its collation's order, as far as Keyshard has it).
+    pub(super) text_order: Vec<TextOrder>,
 }
 
 impl Resolved {
@@ -90,12 +93,16 @@ impl Resolved {
                 *flag = true;
             }
         }
+        let text_order = (0..width)
+            .map(|i| TextOrder::of(columns.get(i), spec.dialect))
+            .collect();
         Ok(Self {
             dialect: spec.dialect,
             group_by,
             order_by,
             aggregates,
             numeric_text,
+            text_order,
         })
     }
 }

@@ -22,11 +22,38 @@ pub(super) fn spec(dialect: Dialect) -> MergeSpec {
     }
 }
 
+/// Columns as a MariaDB shard describes them: text in its default collation,
+/// utf8mb4_general_ci.
 pub(super) fn columns(names: &[(&str, &str)]) -> Vec<Column> {
     names
         .iter()
-        .map(|(name, type_name)| Column::new(*name, SqlType::of(type_name, DatabaseKind::MySql)))
+        .map(|(name, type_name)| {
+            let ty = SqlType::of(type_name, DatabaseKind::MySql);
+            match ty {
+                SqlType::VarChar | SqlType::Text | SqlType::Char => {
+                    collated(name, ty, "utf8mb4_general_ci")
+                }
+                _ => Column::new(*name, ty),
+            }
+        })
         .collect()
+}
+
+/// A MySQL text column of type `ty` whose own collation is `collation` (described, as MySQL
+/// describes text, in the connection's, utf8mb4_unicode_ci).
+pub(super) fn collated(name: &str, ty: SqlType, collation: &str) -> Column {
+    let mut column = Column::new(name, ty);
+    column.collation = Some(collation.into());
+    column.mysql = Some(Box::new(crate::MySqlColumnType {
+        code: 253,
+        flags: 0,
+        length: 400,
+        collation: 224,
+        decimals: 0,
+        origin: crate::MySqlOrigin::default(),
+        extended_type_info: bytes::Bytes::new(),
+    }));
+    column
 }
 
 pub(super) fn shard(cols: &[(&str, &str)], rows: Vec<Vec<Value>>) -> UnitResult {

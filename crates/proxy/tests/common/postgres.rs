@@ -120,6 +120,11 @@ impl PgShards {
     }
 
     pub async fn postgres() -> Self {
+        Self::postgres_with("").await
+    }
+
+    /// Two databases created with `options` (`LOCALE_PROVIDER icu …`).
+    pub async fn postgres_with(options: &str) -> Self {
         let admin_url =
             std::env::var("KEYSHARD_TEST_PG_URL").expect("KEYSHARD_TEST_PG_URL is not set");
         let base = unique("keyshard_pg");
@@ -127,7 +132,7 @@ impl PgShards {
         let admin = admin(&admin_url).await;
         for name in &names {
             admin
-                .batch_execute(&format!("CREATE DATABASE {name}"))
+                .batch_execute(&format!("CREATE DATABASE {name} {options}"))
                 .await
                 .unwrap();
         }
