@@ -13,10 +13,16 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use crate::outcome::Column;
+use crate::session_state::{self, SessionState};
 use crate::{Backend, Pool};
 
-/// How long a table's collations are believed before they are read again.
+/// How long a table's collations are believed before they are read again (and how long a
+/// read that failed is not tried again).
 const REREAD: Duration = Duration::from_secs(30);
+/// How long a read may wait for a connection: a session in a transaction may hold the last
+/// one of its pool, and its statement must not stall on it. Past it the texts are compared
+/// as those of a column whose collation is not known.
+const WAIT: Duration = Duration::from_millis(200);
 /// Tables remembered; past that the memory starts over.
 const MAX_TABLES: usize = 1_000;
 
@@ -28,10 +34,14 @@ type Table = (String, Bytes, Bytes);
 #[derive(Debug, Default)]
 pub(crate) struct Collations {
     known: Mutex<HashMap<Table, Known>>,
-    /// Per PostgreSQL data source: its database's collation, `None` where it orders text by
-    /// bytes (C, POSIX, C.UTF-8, the builtin provider's) or could not be read.
-    databases: Mutex<HashMap<String, Option<Arc<str>>>>,
+    /// Per PostgreSQL data source: its database's collation.
+    databases: Mutex<HashMap<String, Database>>,
 }
+
+/// A PostgreSQL database's collation, `None` where it orders text by bytes (C, POSIX,
+/// C.UTF-8, the builtin provider's); with the time of a read that failed, which is tried
+/// again after [`REREAD`].
+type Database = (Option<Arc<str>>, Option<Instant>);
 
 #[derive(Debug)]
 struct Known {
@@ -102,19 +112,21 @@ impl Collations {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(data_source)
-            .cloned();
+            .filter(|(_, failed)| failed.is_none_or(|at| at.elapsed() < REREAD))
+            .map(|(collation, _)| collation.clone());
         let collation = match known {
             Some(collation) => collation,
             None => {
-                let read = database_collation(backend, data_source).await;
-                if let Ok(collation) = &read {
-                    self.databases
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(data_source.to_owned(), collation.clone());
-                }
                 // Not read: not known to order by bytes.
-                read.unwrap_or_else(|()| Some(Arc::from("unknown")))
+                let (collation, failed) = match database_collation(backend, data_source).await {
+                    Ok(collation) => (collation, None),
+                    Err(()) => (Some(Arc::from("unknown")), Some(Instant::now())),
+                };
+                self.databases
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(data_source.to_owned(), (collation.clone(), failed));
+                collation
             }
         };
         if let Some(collation) = collation {
@@ -141,26 +153,30 @@ impl Collations {
             String::from_utf8_lossy(schema).into_owned(),
             String::from_utf8_lossy(name).into_owned(),
         );
-        let rows: Result<Vec<(String, Option<String>)>, sqlx::Error> = pool
-            .with(async |conn| {
-                sqlx::query_as(
-                    "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLLATION_NAME AS CHAR) \
-                     FROM information_schema.COLUMNS \
-                     WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ?",
-                )
-                .bind(schema)
-                .bind(name)
-                .fetch_all(conn)
-                .await
-            })
-            .await;
-        let Ok(rows) = rows else {
-            return;
+        let read = pool.with(async |conn| {
+            sqlx::query_as::<_, (String, Option<String>)>(
+                "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLLATION_NAME AS CHAR) \
+                 FROM information_schema.COLUMNS \
+                 WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ?",
+            )
+            .bind(schema)
+            .bind(name)
+            .fetch_all(conn)
+            .await
+        });
+        // The proxy's own read: no session's settings or kept connections.
+        let fresh = Arc::new(SessionState::default());
+        let rows = tokio::time::timeout(WAIT, session_state::serve(fresh, read)).await;
+        // A failed read is remembered as knowing no column, for as long as a good one.
+        let columns = match rows {
+            Ok(Ok(rows)) => rows
+                .into_iter()
+                .filter_map(|(column, collation)| {
+                    Some((Bytes::from(column), Arc::from(collation?)))
+                })
+                .collect(),
+            _ => HashMap::new(),
         };
-        let columns = rows
-            .into_iter()
-            .filter_map(|(column, collation)| Some((Bytes::from(column), Arc::from(collation?))))
-            .collect();
         let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
         if known.len() >= MAX_TABLES {
             known.clear();
@@ -182,17 +198,17 @@ async fn database_collation(backend: &Backend, data_source: &str) -> Result<Opti
         return Err(());
     };
     // `datlocprovider` exists from PostgreSQL 15: read through to_jsonb, NULL before.
-    let row: Result<(String, Option<String>), sqlx::Error> = pool
-        .with(async |conn| {
-            sqlx::query_as(
-                "SELECT datcollate::text, to_jsonb(d) ->> 'datlocprovider' \
-                 FROM pg_catalog.pg_database d WHERE datname = current_database()",
-            )
-            .fetch_one(conn)
-            .await
-        })
-        .await;
-    let (collation, provider) = row.map_err(|_| ())?;
+    let read = pool.with(async |conn| {
+        sqlx::query_as::<_, (String, Option<String>)>(
+            "SELECT datcollate::text, to_jsonb(d) ->> 'datlocprovider' \
+             FROM pg_catalog.pg_database d WHERE datname = current_database()",
+        )
+        .fetch_one(conn)
+        .await
+    });
+    let fresh = Arc::new(SessionState::default());
+    let row = tokio::time::timeout(WAIT, session_state::serve(fresh, read)).await;
+    let (collation, provider) = row.map_err(|_| ())?.map_err(|_| ())?;
     let bytes = match provider.as_deref() {
         // The builtin provider's locales (C, C.UTF-8, PG_UNICODE_FAST) order by code point.
         Some("b") => true,
