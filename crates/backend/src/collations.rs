@@ -51,19 +51,23 @@ struct Known {
 }
 
 impl Collations {
-    /// Gives each text column of `columns` its collation ([`Column::collation`]): one read
-    /// from a table of `data_source` its own; `MIN(c)` and `MAX(c)` those of column `c` of
-    /// `table`, the actual table the statement reads on it. A table whose collations cannot
-    /// be read leaves its columns without one, which the merge then compares only where every
-    /// collation agrees.
+    /// Gives the text columns of `columns` at `compared` their collation
+    /// ([`Column::collation`]): one read from a table of `data_source` its own; `MIN(c)` and
+    /// `MAX(c)` those of column `c` of `table`, the actual table the statement reads on it. A
+    /// table whose collations cannot be read leaves its columns without one, which the merge
+    /// then compares only where every collation agrees.
     pub(crate) async fn give(
         &self,
         backend: &Backend,
         data_source: &str,
         table: &str,
         columns: &mut [Column],
+        compared: &[usize],
     ) {
-        for column in columns.iter_mut() {
+        for &index in compared {
+            let Some(column) = columns.get_mut(index) else {
+                continue;
+            };
             let Some(described) = column.mysql.as_deref() else {
                 continue;
             };
@@ -99,13 +103,15 @@ impl Collations {
         }
     }
 
-    /// Gives every column of a PostgreSQL result from `data_source` its database's collation
-    /// when that does not order text by bytes (what the merge otherwise assumes).
+    /// Gives the columns at `compared` of a PostgreSQL result from `data_source` its
+    /// database's collation when that does not order text by bytes (what the merge otherwise
+    /// assumes).
     pub(crate) async fn give_database(
         &self,
         backend: &Backend,
         data_source: &str,
         columns: &mut [Column],
+        compared: &[usize],
     ) {
         let known = self
             .databases
@@ -130,8 +136,10 @@ impl Collations {
             }
         };
         if let Some(collation) = collation {
-            for column in columns {
-                column.collation = Some(Arc::clone(&collation));
+            for &index in compared {
+                if let Some(column) = columns.get_mut(index) {
+                    column.collation = Some(Arc::clone(&collation));
+                }
             }
         }
     }

@@ -114,16 +114,18 @@ impl Backend {
                 .find(|(_, r)| !r.columns.is_empty())
         {
             let (data_source, columns) = (&unit.data_source, &mut result.columns);
+            let compared = merge::compared_columns(spec, columns);
             match (spec.dialect, self.pool(data_source)?) {
+                _ if compared.is_empty() => {}
                 (keyshard_router::Dialect::MySql, Pool::MySql(_)) => {
                     let table = &unit.table;
-                    self.collations
-                        .give(self, data_source, table, columns)
+                    (self.collations)
+                        .give(self, data_source, table, columns, &compared)
                         .await;
                 }
                 (_, Pool::Postgres(_)) => {
-                    self.collations
-                        .give_database(self, data_source, columns)
+                    (self.collations)
+                        .give_database(self, data_source, columns, &compared)
                         .await;
                 }
                 _ => {}

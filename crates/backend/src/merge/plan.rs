@@ -108,6 +108,26 @@ impl Resolved {
 }
 
 /// Finds a column by name, case-insensitively; `o.status` also finds `status`.
+/// The columns `spec` compares (ORDER BY, GROUP BY, MIN and MAX), by position in `columns`.
+pub(crate) fn compared_columns(spec: &MergeSpec, columns: &[Column]) -> Vec<usize> {
+    let position = |column: &ColumnRef| match column {
+        ColumnRef::Index(index) => Some(*index),
+        ColumnRef::Name(name) => find_column(columns, name),
+    };
+    let extremes = spec
+        .aggregates
+        .iter()
+        .filter(|a| matches!(a.function, Aggregate::Min | Aggregate::Max))
+        .map(|a| a.index);
+    spec.order_by
+        .iter()
+        .map(|key| &key.column)
+        .chain(&spec.group_by)
+        .filter_map(position)
+        .chain(extremes)
+        .collect()
+}
+
 fn find_column(columns: &[Column], name: &str) -> Option<usize> {
     let unquote = |s: &str| s.trim_matches(|c| c == '`' || c == '"').to_owned();
     let full = unquote(name);
