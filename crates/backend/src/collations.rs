@@ -34,14 +34,28 @@ type Table = (String, Bytes, Bytes);
 #[derive(Debug, Default)]
 pub(crate) struct Collations {
     known: Mutex<HashMap<Table, Known>>,
-    /// Per PostgreSQL data source: its database's collation.
-    databases: Mutex<HashMap<String, Database>>,
+    /// Per PostgreSQL data source: what its database says of collations (`None`: not read),
+    /// and when it was read.
+    databases: Mutex<HashMap<String, (Option<Database>, Instant)>>,
 }
 
-/// A PostgreSQL database's collation, `None` where it orders text by bytes (C, POSIX,
-/// C.UTF-8, the builtin provider's); with the time of a read that failed, which is tried
-/// again after [`REREAD`].
-type Database = (Option<Arc<str>>, Option<Instant>);
+/// What a PostgreSQL database says of collations.
+#[derive(Debug, Clone)]
+struct Database {
+    /// Its own collation, `None` where it orders text by bytes (C, POSIX, C.UTF-8, the
+    /// builtin provider's).
+    collation: Option<Arc<str>>,
+    /// Some user column has another collation that does not order by bytes: an expression
+    /// may take it.
+    other_collations: bool,
+}
+
+/// A column collation of a PostgreSQL table: the database's.
+const DEFAULT: &str = "default";
+/// A column collation of a PostgreSQL table that orders text by bytes.
+const BYTES: &str = "bytes";
+/// A collation that could not be read, or an expression's that is not known.
+pub(crate) const UNKNOWN: &str = "nd:unknown";
 
 #[derive(Debug)]
 struct Known {
@@ -103,45 +117,122 @@ impl Collations {
         }
     }
 
-    /// Gives the columns at `compared` of a PostgreSQL result from `data_source` its
-    /// database's collation when that does not order text by bytes (what the merge otherwise
-    /// assumes).
-    pub(crate) async fn give_database(
+    /// Gives the text columns at `compared` of a PostgreSQL result from `data_source` their
+    /// collation where it does not order text by bytes (what the merge otherwise assumes):
+    /// a table column's own (`COLLATE "en-x-icu"`) or its database's; an expression's its
+    /// database's, unless the data source has columns of other collations. Where `sql` writes
+    /// COLLATE (`ORDER BY status COLLATE "…"` sorts by another than the column's) none is
+    /// known.
+    pub(crate) async fn give_postgres(
         &self,
         backend: &Backend,
         data_source: &str,
+        sql: &str,
         columns: &mut [Column],
         compared: &[usize],
     ) {
+        let database = match contains_collate(sql) {
+            true => None,
+            false => self.postgres(backend, data_source).await,
+        };
+        let Some(database) = database else {
+            for &index in compared {
+                if let Some(column) = columns.get_mut(index) {
+                    column.collation = Some(Arc::from(UNKNOWN));
+                }
+            }
+            return;
+        };
+        for &index in compared {
+            let Some(column) = columns.get_mut(index) else {
+                continue;
+            };
+            column.collation = match column.pg_origin {
+                Some((table, number)) => {
+                    let table = (
+                        data_source.to_owned(),
+                        Bytes::new(),
+                        Bytes::from(table.to_string()),
+                    );
+                    let name = Bytes::from(number.to_string());
+                    let own = match self.known(&table, &name) {
+                        Some(known) => known,
+                        None => {
+                            self.read_postgres(backend, &table).await;
+                            self.known(&table, &name)
+                                .unwrap_or(Some(Arc::from(UNKNOWN)))
+                        }
+                    };
+                    match own.as_deref() {
+                        // The database's.
+                        Some(DEFAULT) => database.collation.clone(),
+                        Some(BYTES) | None => None,
+                        Some(_) => own,
+                    }
+                }
+                None if database.other_collations => Some(Arc::from(UNKNOWN)),
+                None => database.collation.clone(),
+            };
+        }
+    }
+
+    /// What `data_source`'s database says of collations; `None` when it could not be read.
+    async fn postgres(&self, backend: &Backend, data_source: &str) -> Option<Database> {
         let known = self
             .databases
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(data_source)
-            .filter(|(_, failed)| failed.is_none_or(|at| at.elapsed() < REREAD))
-            .map(|(collation, _)| collation.clone());
-        let collation = match known {
-            Some(collation) => collation,
-            None => {
-                // Not read: not known to order by bytes.
-                let (collation, failed) = match database_collation(backend, data_source).await {
-                    Ok(collation) => (collation, None),
-                    Err(()) => (Some(Arc::from("unknown")), Some(Instant::now())),
-                };
-                self.databases
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(data_source.to_owned(), (collation.clone(), failed));
-                collation
-            }
-        };
-        if let Some(collation) = collation {
-            for &index in compared {
-                if let Some(column) = columns.get_mut(index) {
-                    column.collation = Some(Arc::clone(&collation));
-                }
-            }
+            .filter(|(_, since)| since.elapsed() < REREAD)
+            .map(|(database, _)| database.clone());
+        if let Some(database) = known {
+            return database;
         }
+        let database = database_collations(backend, data_source).await.ok();
+        self.databases
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(data_source.to_owned(), (database.clone(), Instant::now()));
+        database
+    }
+
+    /// Reads the collation of each column of a PostgreSQL table (its OID as `table`'s name),
+    /// by attribute number: [`DEFAULT`], [`BYTES`], `nd:…` for a nondeterministic one, or
+    /// another's name.
+    async fn read_postgres(&self, backend: &Backend, table: &Table) {
+        let (data_source, _, relation) = table;
+        let Ok(Pool::Postgres(pool)) = backend.pool(data_source) else {
+            return;
+        };
+        let relation: i64 = String::from_utf8_lossy(relation).parse().unwrap_or(0);
+        let read = pool.with(async |conn| {
+            sqlx::query_as::<_, (i16, String)>(
+                "SELECT a.attnum, CASE \
+                   WHEN a.attcollation = 100 THEN 'default' \
+                   WHEN c.collname IN ('C', 'POSIX', 'ucs_basic') OR c.collprovider = 'b' \
+                     OR (c.collprovider = 'c' AND c.collcollate IN ('C', 'POSIX', 'C.UTF-8', 'C.utf8')) \
+                     THEN 'bytes' \
+                   WHEN NOT c.collisdeterministic THEN 'nd:' || c.collname \
+                   ELSE c.collname::text END \
+                 FROM pg_catalog.pg_attribute a \
+                 JOIN pg_catalog.pg_collation c ON c.oid = a.attcollation \
+                 WHERE a.attrelid = $1::oid AND a.attnum > 0",
+            )
+            .bind(relation)
+            .fetch_all(conn)
+            .await
+        });
+        let fresh = Arc::new(SessionState::default());
+        let rows = tokio::time::timeout(WAIT, session_state::serve(fresh, read)).await;
+        let columns = match rows {
+            Ok(Ok(rows)) => rows
+                .into_iter()
+                .map(|(number, collation)| (Bytes::from(number.to_string()), Arc::from(collation)))
+                .collect(),
+            // Not read: every column's is unknown.
+            _ => return self.remember(table, HashMap::new()),
+        };
+        self.remember(table, columns);
     }
 
     /// The column's collation as last read (`Some(None)`: read, and it has none); `None` when
@@ -185,6 +276,10 @@ impl Collations {
                 .collect(),
             _ => HashMap::new(),
         };
+        self.remember(table, columns);
+    }
+
+    fn remember(&self, table: &Table, columns: HashMap<Bytes, Arc<str>>) {
         let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
         if known.len() >= MAX_TABLES {
             known.clear();
@@ -199,16 +294,22 @@ impl Collations {
     }
 }
 
-/// The collation of `data_source`'s database, as `provider:collation`, `None` when it orders
-/// text by bytes; `Err` when it could not be read.
-async fn database_collation(backend: &Backend, data_source: &str) -> Result<Option<Arc<str>>, ()> {
+/// What `data_source`'s database says of collations; `Err` when it could not be read.
+async fn database_collations(backend: &Backend, data_source: &str) -> Result<Database, ()> {
     let Ok(Pool::Postgres(pool)) = backend.pool(data_source) else {
         return Err(());
     };
     // `datlocprovider` exists from PostgreSQL 15: read through to_jsonb, NULL before.
     let read = pool.with(async |conn| {
-        sqlx::query_as::<_, (String, Option<String>)>(
-            "SELECT datcollate::text, to_jsonb(d) ->> 'datlocprovider' \
+        sqlx::query_as::<_, (String, Option<String>, bool)>(
+            "SELECT datcollate::text, to_jsonb(d) ->> 'datlocprovider', EXISTS ( \
+               SELECT 1 FROM pg_catalog.pg_attribute a \
+               JOIN pg_catalog.pg_class r ON r.oid = a.attrelid \
+               JOIN pg_catalog.pg_collation c ON c.oid = a.attcollation \
+               WHERE a.attnum > 0 AND a.attcollation <> 100 \
+               AND r.relnamespace NOT IN ('pg_catalog'::regnamespace, \
+                                          'information_schema'::regnamespace) \
+               AND c.collname NOT IN ('C', 'POSIX', 'ucs_basic')) \
              FROM pg_catalog.pg_database d WHERE datname = current_database()",
         )
         .fetch_one(conn)
@@ -216,7 +317,7 @@ async fn database_collation(backend: &Backend, data_source: &str) -> Result<Opti
     });
     let fresh = Arc::new(SessionState::default());
     let row = tokio::time::timeout(WAIT, session_state::serve(fresh, read)).await;
-    let (collation, provider) = row.map_err(|_| ())?.map_err(|_| ())?;
+    let (collation, provider, other_collations) = row.map_err(|_| ())?.map_err(|_| ())?;
     let bytes = match provider.as_deref() {
         // The builtin provider's locales (C, C.UTF-8, PG_UNICODE_FAST) order by code point.
         Some("b") => true,
@@ -224,7 +325,17 @@ async fn database_collation(backend: &Backend, data_source: &str) -> Result<Opti
         Some(_) => false,
     };
     let provider = provider.unwrap_or_else(|| "c".to_owned());
-    Ok((!bytes).then(|| Arc::from(format!("{provider}:{collation}"))))
+    Ok(Database {
+        collation: (!bytes).then(|| Arc::from(format!("{provider}:{collation}"))),
+        other_collations,
+    })
+}
+
+/// Whether `sql` may write a COLLATE clause.
+fn contains_collate(sql: &str) -> bool {
+    sql.as_bytes()
+        .windows(7)
+        .any(|w| w.eq_ignore_ascii_case(b"collate"))
 }
 
 /// The column `MIN(c)` or `MAX(c)` (as MySQL names such a result column) takes its collation

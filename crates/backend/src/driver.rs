@@ -371,6 +371,10 @@ impl Driver for Postgres {
         // As the shard's RowDescription gave them (the patched sqlx-postgres keeps them).
         column.typmod = described.type_modifier();
         column.pg_size = Some(described.type_size());
+        column.pg_origin = described
+            .relation_id()
+            .zip(described.relation_attribute_no())
+            .map(|(table, number)| (table.0, number));
         column.pg_enum = match column.oid {
             Some(oid) if oid >= FIRST_NORMAL_OID && is_enum(type_info) => Some(PgEnumColumn::Enum),
             Some(oid) if oid >= FIRST_NORMAL_OID => {

@@ -125,7 +125,7 @@ impl Backend {
                 }
                 (_, Pool::Postgres(_)) => {
                     (self.collations)
-                        .give_database(self, data_source, columns, &compared)
+                        .give_postgres(self, data_source, &unit.sql, columns, &compared)
                         .await;
                 }
                 _ => {}

@@ -24,6 +24,9 @@ pub struct Column {
     /// The type's size a PostgreSQL shard's RowDescription gave (4 for an enum; negative:
     /// variable width); `None` where no shard described the column.
     pub pg_size: Option<i16>,
+    /// The table OID and attribute number a PostgreSQL shard gave a column read from a
+    /// table, by which its collation is found (see `collations`).
+    pub pg_origin: Option<(u32, i16)>,
     /// A column of a user-defined PostgreSQL enum, or an array of one.
     pub pg_enum: Option<PgEnumColumn>,
     /// A MySQL text column's own collation (`utf8mb4_general_ci`), read for a merge that
@@ -55,6 +58,7 @@ impl Column {
             mysql: None,
             typmod: -1,
             pg_size: None,
+            pg_origin: None,
             pg_enum: None,
             collation: None,
         }

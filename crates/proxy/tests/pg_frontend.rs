@@ -914,3 +914,45 @@ async fn merged_text_on_linguistic_databases() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// A column declared with a collation of its own (ICU's `en-x-icu` in a C database) is
+/// compared by it, not by its database's: ordered across shards only where that agrees with
+/// bytes, refused otherwise (0A000); a C column beside it orders by bytes, as PostgreSQL does;
+/// an ORDER BY with a COLLATE of its own is answered as PostgreSQL answers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL 15 with ICU (KEYSHARD_TEST_PG_URL)"]
+async fn merged_text_in_a_columns_own_collation() {
+    let shards = PgShards::postgres().await;
+    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
+    let client = proxy.client().await;
+    client
+        .batch_execute(
+            "CREATE TABLE t_order (order_id int8 PRIMARY KEY, user_id int4 NOT NULL, \
+             status text, name text COLLATE \"en-x-icu\"); \
+             INSERT INTO t_order VALUES (1, 1, 'B', 'B'), (2, 2, 'a', 'a'), (3, 3, '_x', 'b')",
+        )
+        .await
+        .unwrap();
+    let first_column = |messages: Vec<SimpleQueryMessage>| -> Vec<String> {
+        texts(&messages)
+            .into_iter()
+            .filter_map(|row| row.into_iter().next().flatten())
+            .collect()
+    };
+    let by_status = "SELECT status FROM t_order ORDER BY status";
+    let ordered = first_column(client.simple_query(by_status).await.unwrap());
+    assert_eq!(ordered, ["B", "_x", "a"]);
+    let refused = "SELECT name FROM t_order ORDER BY name";
+    let error = client.simple_query(refused).await.unwrap_err();
+    assert_eq!(
+        error.code(),
+        Some(&SqlState::FEATURE_NOT_SUPPORTED),
+        "{error}"
+    );
+    // An ORDER BY with a COLLATE of its own is no merge's: a database answers it, exactly.
+    let collated = "SELECT status FROM t_order ORDER BY status COLLATE \"en-x-icu\"";
+    let ordered = first_column(client.simple_query(collated).await.unwrap());
+    assert_eq!(ordered, ["_x", "a", "B"]);
+    proxy.stop().await;
+    shards.cleanup().await;
+}

@@ -177,9 +177,9 @@ fn integer(value: &Value) -> i128 {
 /// merge refuses any other text rather than order or group it as no database would.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TextOrder {
-    /// A MySQL column whose collation is not known (an expression's, or one that could not
-    /// be read): compared only where every collation agrees, on lower-case letters, digits
-    /// and inner spaces.
+    /// A column whose collation is not known (a MySQL expression's, one that could not be
+    /// read, a PostgreSQL nondeterministic one): compared only where every collation agrees,
+    /// on lower-case letters and digits (glibc's pass over spaces).
     Unknown,
     /// A PostgreSQL database whose collation is linguistic (`en_US.UTF-8`, ICU): compared
     /// only on lower-case letters and digits, where every such collation agrees with bytes
@@ -209,9 +209,11 @@ impl TextOrder {
             return Self::Bytes;
         };
         if column.oid.is_some() || dialect == Dialect::Postgres {
-            // A PostgreSQL shard's: its database's collation (see `collations`), given to
-            // columns no MySQL shard described.
-            return match (&column.mysql, &column.collation) {
+            // A PostgreSQL shard's: its own or its database's collation (see `collations`),
+            // given to columns no MySQL shard described; a nondeterministic one's equality is
+            // not the bytes'.
+            return match (&column.mysql, column.collation.as_deref()) {
+                (None, Some(name)) if name.starts_with("nd:") => Self::Unknown,
                 (None, Some(_)) => Self::Linguistic,
                 _ => Self::Bytes,
             };
@@ -255,10 +257,7 @@ impl TextOrder {
     pub(crate) fn exact_for(self, text: &str) -> bool {
         let plain = |b: u8| b.is_ascii_alphanumeric() || b == b' ';
         match self {
-            Self::Unknown => {
-                !text.ends_with(' ') && text.bytes().all(|b| plain(b) && !b.is_ascii_uppercase())
-            }
-            Self::Linguistic => text
+            Self::Unknown | Self::Linguistic => text
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()),
             Self::Bytes | Self::PaddedBytes => true,
@@ -459,7 +458,8 @@ mod tests {
         let mut unknown = collated("x");
         unknown.collation = None;
         let unknown = TextOrder::of(Some(&unknown), Dialect::MySql);
-        assert!(unknown.exact_for("new york 2") && !unknown.exact_for("New"));
+        assert!(unknown.exact_for("newyork2") && !unknown.exact_for("New"));
+        assert!(!unknown.exact_for("new york"));
         assert_eq!(TextOrder::of(None, Dialect::Postgres), TextOrder::Bytes);
         // A PostgreSQL database with a linguistic collation: lower-case letters and digits
         // only; its equality is the bytes' (deterministic), so grouping needs no check.
@@ -470,6 +470,10 @@ mod tests {
         assert_eq!(linguistic, TextOrder::Linguistic);
         assert!(linguistic.exact_for("abc42") && !linguistic.exact_for("a b"));
         assert!(!linguistic.exact_for("Abc") && linguistic.equal_as_bytes());
+        pg.collation = Some(crate::collations::UNKNOWN.into());
+        let nondeterministic = TextOrder::of(Some(&pg), Dialect::Postgres);
+        assert_eq!(nondeterministic, TextOrder::Unknown);
+        assert!(!nondeterministic.equal_as_bytes());
 
         // Grouping 'e' and 'é' (one group under general_ci, two by bytes) is refused; so is
         // ordering by them.
