@@ -56,6 +56,9 @@ const DEFAULT: &str = "default";
 const BYTES: &str = "bytes";
 /// A collation that could not be read, or an expression's that is not known.
 pub(crate) const UNKNOWN: &str = "nd:unknown";
+/// The column name under which a failed read remembers every column's collation as
+/// [`UNKNOWN`] (no column is named so).
+const ANY: &[u8] = b"";
 
 #[derive(Debug)]
 struct Known {
@@ -107,13 +110,7 @@ impl Collations {
             } else {
                 continue;
             };
-            column.collation = match self.known(&table, &name) {
-                Some(known) => known,
-                None => {
-                    self.read(backend, &table).await;
-                    self.known(&table, &name).flatten()
-                }
-            };
+            column.collation = self.column(backend, &table, &name).await;
         }
     }
 
@@ -155,14 +152,7 @@ impl Collations {
                         Bytes::from(table.to_string()),
                     );
                     let name = Bytes::from(number.to_string());
-                    let own = match self.known(&table, &name) {
-                        Some(known) => known,
-                        None => {
-                            self.read_postgres(backend, &table).await;
-                            self.known(&table, &name)
-                                .unwrap_or(Some(Arc::from(UNKNOWN)))
-                        }
-                    };
+                    let own = self.column(backend, &table, &name).await;
                     match own.as_deref() {
                         // The database's.
                         Some(DEFAULT) => database.collation.clone(),
@@ -222,17 +212,27 @@ impl Collations {
             .fetch_all(conn)
             .await
         });
-        let fresh = Arc::new(SessionState::default());
-        let rows = tokio::time::timeout(WAIT, session_state::serve(fresh, read)).await;
-        let columns = match rows {
-            Ok(Ok(rows)) => rows
-                .into_iter()
+        let columns = apart(read).await.map(|rows| {
+            rows.into_iter()
                 .map(|(number, collation)| (Bytes::from(number.to_string()), Arc::from(collation)))
-                .collect(),
-            // Not read: every column's is unknown.
-            _ => return self.remember(table, HashMap::new()),
-        };
+                .collect()
+        });
         self.remember(table, columns);
+    }
+
+    /// The collation of column `name` of `table` (a PostgreSQL one's by attribute number),
+    /// read with the rest of its table's when it is not known.
+    async fn column(&self, backend: &Backend, table: &Table, name: &Bytes) -> Option<Arc<str>> {
+        if let Some(known) = self.known(table, name) {
+            return known;
+        }
+        match backend.pool(&table.0) {
+            Ok(Pool::MySql(_)) => self.read_mysql(backend, table).await,
+            Ok(Pool::Postgres(_)) => self.read_postgres(backend, table).await,
+            _ => {}
+        }
+        self.known(table, name)
+            .unwrap_or_else(|| Some(Arc::from(UNKNOWN)))
     }
 
     /// The column's collation as last read (`Some(None)`: read, and it has none); `None` when
@@ -240,10 +240,11 @@ impl Collations {
     fn known(&self, table: &Table, column: &Bytes) -> Option<Option<Arc<str>>> {
         let known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
         let entry = known.get(table).filter(|k| k.since.elapsed() < REREAD)?;
-        Some(entry.columns.get(column).cloned())
+        let columns = &entry.columns;
+        Some(columns.get(column).or_else(|| columns.get(ANY)).cloned())
     }
 
-    async fn read(&self, backend: &Backend, table: &Table) {
+    async fn read_mysql(&self, backend: &Backend, table: &Table) {
         let (data_source, schema, name) = table;
         let Ok(Pool::MySql(pool)) = backend.pool(data_source) else {
             return;
@@ -263,23 +264,21 @@ impl Collations {
             .fetch_all(conn)
             .await
         });
-        // The proxy's own read: no session's settings or kept connections.
-        let fresh = Arc::new(SessionState::default());
-        let rows = tokio::time::timeout(WAIT, session_state::serve(fresh, read)).await;
-        // A failed read is remembered as knowing no column, for as long as a good one.
-        let columns = match rows {
-            Ok(Ok(rows)) => rows
-                .into_iter()
+        let columns = apart(read).await.map(|rows| {
+            rows.into_iter()
                 .filter_map(|(column, collation)| {
                     Some((Bytes::from(column), Arc::from(collation?)))
                 })
-                .collect(),
-            _ => HashMap::new(),
-        };
+                .collect()
+        });
         self.remember(table, columns);
     }
 
-    fn remember(&self, table: &Table, columns: HashMap<Bytes, Arc<str>>) {
+    /// Remembers a table's collations; `None`, a read that failed, for as long as a good
+    /// one: every column's is then [`UNKNOWN`].
+    fn remember(&self, table: &Table, columns: Option<HashMap<Bytes, Arc<str>>>) {
+        let columns = columns
+            .unwrap_or_else(|| HashMap::from([(Bytes::from_static(ANY), Arc::from(UNKNOWN))]));
         let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
         if known.len() >= MAX_TABLES {
             known.clear();
@@ -315,9 +314,7 @@ async fn database_collations(backend: &Backend, data_source: &str) -> Result<Dat
         .fetch_one(conn)
         .await
     });
-    let fresh = Arc::new(SessionState::default());
-    let row = tokio::time::timeout(WAIT, session_state::serve(fresh, read)).await;
-    let (collation, provider, other_collations) = row.map_err(|_| ())?.map_err(|_| ())?;
+    let (collation, provider, other_collations) = apart(read).await.ok_or(())?;
     let bytes = match provider.as_deref() {
         // The builtin provider's locales (C, C.UTF-8, PG_UNICODE_FAST) order by code point.
         Some("b") => true,
@@ -329,6 +326,14 @@ async fn database_collations(backend: &Backend, data_source: &str) -> Result<Dat
         collation: (!bytes).then(|| Arc::from(format!("{provider}:{collation}"))),
         other_collations,
     })
+}
+
+/// Runs `read`, the proxy's own, outside any session (no settings, no kept connection), waiting
+/// at most [`WAIT`]; `None` when it failed or waited too long.
+async fn apart<T>(read: impl Future<Output = Result<T, sqlx::Error>>) -> Option<T> {
+    let fresh = Arc::new(SessionState::default());
+    let read = tokio::time::timeout(WAIT, session_state::serve(fresh, read)).await;
+    read.ok()?.ok()
 }
 
 /// Whether `sql` may write a COLLATE clause.
@@ -362,12 +367,34 @@ fn extreme_of(name: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A read that failed leaves every column of its table unknown (compared only where every
+    /// collation agrees), never taken for one that orders by bytes.
+    #[test]
+    fn a_failed_read_knows_no_column() {
+        let collations = Collations::default();
+        let table = (
+            "ds_0".to_owned(),
+            Bytes::new(),
+            Bytes::from_static(b"16384"),
+        );
+        collations.remember(&table, None);
+        let known = collations.known(&table, &Bytes::from_static(b"2"));
+        assert_eq!(known.flatten().as_deref(), Some(UNKNOWN));
+        let read = HashMap::from([(Bytes::from_static(b"2"), Arc::from("en-x-icu"))]);
+        collations.remember(&table, Some(read));
+        let known = |column: &'static [u8]| collations.known(&table, &Bytes::from_static(column));
+        assert_eq!(known(b"2").flatten().as_deref(), Some("en-x-icu"));
+        assert_eq!(known(b"3"), Some(None));
+    }
+
     #[test]
     fn extremes_name_their_argument() {
-        assert_eq!(super::extreme_of("MIN(status)"), Some("status"));
-        assert_eq!(super::extreme_of("max( `code` )"), Some("code"));
-        assert_eq!(super::extreme_of("MIN(o.status)"), None);
-        assert_eq!(super::extreme_of("COUNT(status)"), None);
-        assert_eq!(super::extreme_of("MIN(UPPER(status))"), None);
+        assert_eq!(extreme_of("MIN(status)"), Some("status"));
+        assert_eq!(extreme_of("max( `code` )"), Some("code"));
+        assert_eq!(extreme_of("MIN(o.status)"), None);
+        assert_eq!(extreme_of("COUNT(status)"), None);
+        assert_eq!(extreme_of("MIN(UPPER(status))"), None);
     }
 }

@@ -887,12 +887,6 @@ async fn merged_text_on_linguistic_databases() {
         )
         .await
         .unwrap();
-    let first_column = |messages: Vec<SimpleQueryMessage>| -> Vec<String> {
-        texts(&messages)
-            .into_iter()
-            .filter_map(|row| row.into_iter().next().flatten())
-            .collect()
-    };
     let order = "SELECT status FROM t_order ORDER BY status";
     let ordered = first_column(client.simple_query(order).await.unwrap());
     assert_eq!(ordered, ["a", "ab1", "abb", "b"]);
@@ -933,12 +927,6 @@ async fn merged_text_in_a_columns_own_collation() {
         )
         .await
         .unwrap();
-    let first_column = |messages: Vec<SimpleQueryMessage>| -> Vec<String> {
-        texts(&messages)
-            .into_iter()
-            .filter_map(|row| row.into_iter().next().flatten())
-            .collect()
-    };
     let by_status = "SELECT status FROM t_order ORDER BY status";
     let ordered = first_column(client.simple_query(by_status).await.unwrap());
     assert_eq!(ordered, ["B", "_x", "a"]);
@@ -955,4 +943,12 @@ async fn merged_text_in_a_columns_own_collation() {
     assert_eq!(ordered, ["_x", "a", "B"]);
     proxy.stop().await;
     shards.cleanup().await;
+}
+
+/// The first column of a simple query's rows.
+fn first_column(messages: Vec<SimpleQueryMessage>) -> Vec<String> {
+    texts(&messages)
+        .into_iter()
+        .filter_map(|row| row.into_iter().next().flatten())
+        .collect()
 }
