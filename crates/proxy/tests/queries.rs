@@ -1034,3 +1034,50 @@ async fn gathered_reads_share_pools_of_one_connection() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// Merges that compare text read its collation on a connection of their own: with pools of
+/// one connection per data source and two clients inside transactions (which hold their data
+/// sources' only connections), each merge still answers, exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn text_merges_in_transactions_share_pools_of_one_connection() {
+    let shards = Shards::mariadb().await;
+    let yaml = RULES
+        .replace("URL_0", &shards.url(0))
+        .replace("URL_1", &shards.url(1))
+        .replace("maxPoolSize: 2", "maxPoolSize: 1");
+    let proxy = Proxy::start(&yaml).await;
+    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    affected(&mut conn, TABLES[0]).await;
+    affected(
+        &mut conn,
+        "INSERT INTO t_order (user_id, status, amount) VALUES \
+         (1, 's2', 1), (2, 's0', 2), (3, 's1', 3), (4, 's0', 4)",
+    )
+    .await;
+    conn.close().await.unwrap();
+    let clients = (0..2).map(|_| {
+        let url = proxy.url("root", "root");
+        async move {
+            let mut conn = MySqlConnection::connect(&url).await.unwrap();
+            for _ in 0..5 {
+                affected(&mut conn, "BEGIN").await;
+                let (_, rows) = fetch_mysql(
+                    &mut conn,
+                    "SELECT status FROM t_order WHERE amount > 0 ORDER BY status, amount",
+                )
+                .await;
+                let statuses: Vec<_> = rows.into_iter().map(|r| r[0].clone()).collect();
+                let want = ["s0", "s0", "s1", "s2"].map(|s| Some(s.to_owned()));
+                assert_eq!(statuses, want);
+                affected(&mut conn, "COMMIT").await;
+            }
+            conn.close().await.unwrap();
+        }
+    });
+    futures_util::future::join_all(clients).await;
+    proxy.stop().await;
+    shards.cleanup().await;
+}
