@@ -93,6 +93,9 @@ impl Backend {
                 // it next: until they are dropped, a cancelled statement closes it.
                 conn.holding(true);
                 let mut result = async {
+                    let actual = actual_columns::<$db>(&mut conn, &gather.tables)
+                        .await
+                        .map_err(failed)?;
                     create::<$db>(&mut conn, &gather.tables)
                         .await
                         .map_err(failed)?;
@@ -102,9 +105,11 @@ impl Backend {
                             $fill(self, within, &mut conn, gather, table, &mut tally).await?;
                         }
                     }
-                    answer::<$db>(&mut conn, &statement, describe)
+                    let mut answered = answer::<$db>(&mut conn, &statement, describe)
                         .await
-                        .map_err(failed)
+                        .map_err(failed)?;
+                    restore_table_flags(&mut answered.0.columns, &actual);
+                    Ok(answered)
                 }
                 .await;
                 let dropped = drop_tables::<$db>(&mut conn, &gather.tables).await;
@@ -402,6 +407,57 @@ async fn create<DB: Kind>(
         );
     }
     DB::run_text(conn, &sql).await
+}
+
+/// MySQL column flags a table's definition gives its columns and a temporary table made by
+/// [`create`] does not: PRI_KEY, UNIQUE_KEY, MULTIPLE_KEY, AUTO_INCREMENT, ON_UPDATE_NOW and
+/// PART_KEY.
+const TABLE_FLAGS: u16 = 0x0002 | 0x0004 | 0x0008 | 0x0200 | 0x2000 | 0x4000;
+
+/// MySQL: each gathered table's name with the columns of the actual table it stands for, as
+/// the database describes them (a prepared statement's description: nothing runs, and the
+/// connection's statement cache keeps it for the next gather).
+async fn actual_columns<'t, D: Driver>(
+    conn: &mut D::Connection,
+    tables: &'t [GatheredTable],
+) -> Result<Vec<(&'t str, Column)>, sqlx::Error>
+where
+    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
+{
+    let mut columns = Vec::new();
+    if <D as Driver>::KIND != DatabaseKind::MySql {
+        return Ok(columns);
+    }
+    for table in tables {
+        let described = conn.prepare(&table.like).await?;
+        columns.extend(
+            described
+                .columns()
+                .iter()
+                .map(|c| (table.name.as_str(), D::column(c))),
+        );
+    }
+    Ok(columns)
+}
+
+/// Gives each result column read from a gathered table the [`TABLE_FLAGS`] of the actual
+/// table's column, so that a client is told what a plain database holding the rows would tell
+/// it.
+fn restore_table_flags(columns: &mut [Column], actual: &[(&str, Column)]) {
+    for column in columns {
+        let Some(result) = column.mysql.as_deref_mut() else {
+            continue;
+        };
+        let origin = &result.origin;
+        let Some(flags) = actual.iter().find_map(|(table, actual)| {
+            let actual = actual.mysql.as_deref()?;
+            (origin.table.as_ref() == table.as_bytes() && origin.name == actual.origin.name)
+                .then_some(actual.flags)
+        }) else {
+            continue;
+        };
+        result.flags = (result.flags & !TABLE_FLAGS) | (flags & TABLE_FLAGS);
+    }
 }
 
 /// Drops the tables [`create`] made, so the connection goes back as it came.

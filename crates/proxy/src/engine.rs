@@ -10,8 +10,8 @@ use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{
-    Dialect, Plan, PreparedInsert, RouteError, Router, SessionValues, Shape, Value,
-    substitute_session_values,
+    Dialect, Plan, Prepared, PreparedInsert, PreparedQuery, RouteError, Router, SessionValues,
+    Shape, Value, substitute_session_values,
 };
 use sqlparser::ast;
 
@@ -359,7 +359,7 @@ impl Engine {
                 }
                 Known::Query(query) if reserved == Reserved::Whole => {
                     let plan = query.bind_shape(sql, shape)?;
-                    return self.reply(session, plan, query.is_read()).await;
+                    return self.reply_or_gather(session, plan, query, sql, &[]).await;
                 }
                 Known::Query(_) | Known::Parse | Known::Seen => {}
             }
@@ -624,7 +624,12 @@ impl Engine {
             Planned::InsertSelect(select) => {
                 return self.insert_select(session, select, params).await;
             }
-            Planned::Query(query) => (query.bind(params)?, query.is_read()),
+            Planned::Query(query) => {
+                let plan = query.bind(params)?;
+                return self
+                    .reply_or_gather(session, plan, query, query.sql(), params)
+                    .await;
+            }
             Planned::Direct(direct) => (direct.bind(params), direct.is_read()),
             Planned::Locks(locks) => return self.table_locks(session, locks).await,
             Planned::Explain(explain) => return self.explain(session, explain).await,
@@ -729,6 +734,37 @@ impl Engine {
                 last_insert_id: first_key.unwrap_or(0),
             }
         })
+    }
+
+    /// Runs `plan`, bound from `query`, as [`Self::reply`] does. Rows of a read from several
+    /// shards that its merge cannot order or group as the database would (text in a collation
+    /// Keyshard has no weights for, enums) are gathered instead, and `sql` with `params` runs
+    /// on them in the database itself; where it cannot be gathered, the merge's refusal stands.
+    async fn reply_or_gather(
+        &self,
+        session: &mut Session,
+        plan: Plan,
+        query: &PreparedQuery,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Reply, Error> {
+        let refused = match self.reply(session, plan, query.is_read()).await {
+            Err(e) if e.kind == ErrorKind::Unmerged => e,
+            other => return other,
+        };
+        let router = self.router(session.dialect);
+        let gathered = match router.prepare_gathered(sql, self.backend.metadata(), &refused.message)
+        {
+            Ok(Prepared::Query(gathered)) => gathered.bind(params),
+            _ => return Err(refused),
+        };
+        match gathered {
+            Ok(plan) if plan.gather.is_some() => {
+                tracing::debug!("gathered after the merge refused it: {}", refused.message);
+                self.reply(session, plan, true).await
+            }
+            _ => Err(refused),
+        }
     }
 
     /// Whether `session` chose LOCAL where the configuration commits in two phases.

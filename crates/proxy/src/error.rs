@@ -21,6 +21,10 @@ pub enum ErrorKind {
     Syntax,
     /// Valid SQL the proxy cannot answer correctly (yet).
     Unsupported,
+    /// Rows from several shards the merge cannot order or group as the database does (see
+    /// `MergeError::Collation`): the engine gathers the read instead, and where it cannot, the
+    /// client is told as of any unsupported statement.
+    Unmerged,
     /// A row's value count differs from its column count.
     ColumnCount,
     /// The table does not exist.
@@ -170,7 +174,7 @@ impl From<BackendError> for Error {
                 keyshard_backend::MergeError::Unordered { .. }
                 | keyshard_backend::MergeError::Collation { .. }
                 | keyshard_backend::MergeError::MoneyText { .. },
-            ) => ErrorKind::Unsupported,
+            ) => ErrorKind::Unmerged,
             // What the database says of a value beyond its type.
             BackendError::Merge(keyshard_backend::MergeError::OutOfRange { .. }) => {
                 ErrorKind::Shard {

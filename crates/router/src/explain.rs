@@ -63,7 +63,7 @@ impl Router {
                     .into(),
             ));
         }
-        let query = match self.prepare_query(sql, parser, inner, metadata)? {
+        let query = match self.prepare_query(sql, parser, inner, metadata, None)? {
             Prepared::Query(query) => query,
             _ => return Ok(None),
         };

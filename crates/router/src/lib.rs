@@ -326,7 +326,7 @@ impl Router {
                 }
             }
             Statement::Query(_) | Statement::Update(_) | Statement::Delete(_) => {
-                self.prepare_query(sql, parser, statement, metadata)
+                self.prepare_query(sql, parser, statement, metadata, None)
             }
             Statement::Explain { .. } => match self.explain(sql, parser, statement, metadata)? {
                 Some(explain) => Ok(explain),
@@ -360,13 +360,34 @@ impl Router {
         }
     }
 
-    /// Plans a SELECT, UPDATE or DELETE.
+    /// Plans `sql`, a read whose rows from several nodes could not be merged (`why`: the merge
+    /// met values it does not compare as the database does), to gather them instead.
+    pub fn prepare_gathered(
+        &self,
+        sql: &str,
+        metadata: &dyn Metadata,
+        why: &str,
+    ) -> Result<Prepared, RouteError> {
+        let Parsed {
+            sql,
+            parser,
+            statement,
+        } = &self.parse(sql)?;
+        match statement {
+            Statement::Query(_) => self.prepare_query(sql, parser, statement, metadata, Some(why)),
+            _ => Err(RouteError::Unsupported(why.to_owned())),
+        }
+    }
+
+    /// Plans a SELECT, UPDATE or DELETE; a read over several nodes is gathered, not merged,
+    /// when `unmergeable` says why it cannot be merged.
     fn prepare_query(
         &self,
         sql: &str,
         parser: &Parser<'_>,
         statement: &Statement,
         metadata: &dyn Metadata,
+        unmergeable: Option<&str>,
     ) -> Result<Prepared, RouteError> {
         if let Statement::Delete(Delete { tables, .. }) = statement
             && !tables.is_empty()
@@ -397,6 +418,9 @@ impl Router {
         }
         let written = std::mem::take(&mut tables.written);
         let mut query = query::prepare(sql, self.dialect, parser, statement, tables)?;
+        if let Some(why) = unmergeable {
+            query.refuse_merge(why);
+        }
         if is_read {
             let read = gather::Read {
                 sql,

@@ -4,7 +4,7 @@
 mod common;
 
 use keyshard_router::merge::{Aggregate, AggregateColumn, ColumnRef, SortKey};
-use keyshard_router::{Dialect, NoMetadata, Plan, RouteError, Router, Value};
+use keyshard_router::{Dialect, NoMetadata, Plan, Prepared, RouteError, Router, Value};
 
 const RULE: &str = r#"
 databaseName: sharding_db
@@ -862,4 +862,34 @@ fn a_condition_on_another_tables_column_does_not_route() {
     )
     .unwrap();
     assert_eq!(units(&p).len(), 1);
+}
+
+/// A read whose merge met values it cannot compare as the database does is gathered instead:
+/// over the nodes its condition routes to, with the merge's reason; on one node, as before.
+#[test]
+fn an_unmergeable_read_is_gathered_on_request() {
+    let r = router(Dialect::MySql);
+    let gathered = |sql: &str, params: &[Value]| -> Plan {
+        match r
+            .prepare_gathered(sql, &NoMetadata, "text in a collation")
+            .unwrap()
+        {
+            Prepared::Query(query) => query.bind(params).unwrap(),
+            other => panic!("{sql}: {other:?}"),
+        }
+    };
+    let sql = "SELECT status FROM t_order WHERE user_id = ? ORDER BY status";
+    let merged = plan(sql, &[Value::Int(1)]).unwrap();
+    assert!(merged.gather.is_none() && merged.units.len() == 2);
+    let gather = gathered(sql, &[Value::Int(1)]).gather.expect(sql);
+    assert_eq!(gather.reason, "text in a collation");
+    assert_eq!(gather.statement.sql, sql);
+    assert_eq!(gather.tables[0].reads.len(), 2);
+    let one = "SELECT status FROM t_order WHERE user_id = 1 AND order_id = 1 ORDER BY status";
+    let p = gathered(one, &[]);
+    assert!(p.gather.is_none() && p.units.len() == 1);
+    assert!(matches!(
+        r.prepare_gathered("DELETE FROM t_order", &NoMetadata, "why"),
+        Err(RouteError::Unsupported(why)) if why == "why"
+    ));
 }

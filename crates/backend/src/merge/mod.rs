@@ -72,7 +72,8 @@ pub enum MergeError {
         /// The value, as debug text.
         value: String,
     },
-    /// ORDER BY, MIN or MAX over a column of a type whose order Keyshard does not know.
+    /// ORDER BY, MIN or MAX over a column of a type whose order Keyshard does not know. This
+    /// and the next two are met while merging; the proxy then gathers the read instead.
     #[error(
         "ordering rows from several shards by column '{column}' is not supported: Keyshard does not know its type's order"
     )]

@@ -441,7 +441,11 @@ fn expr_field(expr: &Expr, columns: &[Column]) -> Option<Field> {
                     FunctionArguments::List(list) => match list.args.first()? {
                         sqlparser::ast::FunctionArg::Unnamed(
                             sqlparser::ast::FunctionArgExpr::Expr(e),
-                        ) => expr_field(e, columns).map(|field| Field::new(name, field.oid)),
+                        ) => expr_field(e, columns).map(|field| Field {
+                            name,
+                            typmod: -1,
+                            ..field
+                        }),
                         _ => None,
                     },
                     _ => None,

@@ -286,6 +286,15 @@ impl PreparedQuery {
         matches!(self.kind, Kind::Read(Err(_)))
     }
 
+    /// Reads over several nodes are not merged, for `why` (see [`Router::prepare_gathered`]).
+    ///
+    /// [`Router::prepare_gathered`]: crate::Router::prepare_gathered
+    pub(crate) fn refuse_merge(&mut self, why: &str) {
+        if let Kind::Read(_) = self.kind {
+            self.kind = Kind::Read(Err(why.to_owned()));
+        }
+    }
+
     /// Gathers the read's rows where they cannot be merged (see [`crate::gather`]).
     pub(crate) fn set_gather(&mut self, gather: GatherQuery) {
         self.gather = Some(Arc::new(gather));

@@ -7,7 +7,7 @@ impl Error {
     pub fn mysql_code(&self) -> (u16, &str) {
         match &self.kind {
             ErrorKind::Syntax => (1064, "42000"),
-            ErrorKind::Unsupported => (1235, "42000"),
+            ErrorKind::Unsupported | ErrorKind::Unmerged => (1235, "42000"),
             ErrorKind::ColumnCount => (1136, "21S01"),
             ErrorKind::UnknownTable => (1146, "42S02"),
             ErrorKind::UnknownColumn => (1054, "42S22"),

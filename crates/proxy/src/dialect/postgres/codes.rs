@@ -7,7 +7,7 @@ impl Error {
     pub fn pg_sqlstate(&self) -> &str {
         match &self.kind {
             ErrorKind::Syntax => "42601",
-            ErrorKind::Unsupported => "0A000",
+            ErrorKind::Unsupported | ErrorKind::Unmerged => "0A000",
             ErrorKind::ColumnCount => "42601",
             ErrorKind::UnknownTable => "42P01",
             ErrorKind::UnknownColumn => "42703",
