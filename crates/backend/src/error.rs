@@ -155,6 +155,18 @@ impl BackendError {
                     message: db.message().to_owned(),
                 }
             }
+            sqlx::Error::Configuration(e) if e.is::<crate::cancel::Interrupted>() => {
+                let codes = e
+                    .downcast_ref::<crate::cancel::Interrupted>()
+                    .map(crate::cancel::Interrupted::codes);
+                let (mysql_errno, sqlstate, message) = codes.unwrap_or_default();
+                BackendError::Database {
+                    data_source,
+                    sqlstate: Some(sqlstate.to_owned()),
+                    mysql_errno,
+                    message: message.to_owned(),
+                }
+            }
             sqlx::Error::Configuration(e) if e.is::<crate::reuse::PinRefused>() => {
                 match e.downcast::<crate::reuse::PinRefused>() {
                     Ok(source) => BackendError::PinRefused {

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 mod branch;
+mod cancel;
 mod characteristics;
 mod collations;
 mod copy_out;

@@ -30,6 +30,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Database, Executor};
 use tokio::sync::oneshot;
 
+use crate::cancel::{Holding, Interrupted};
 use crate::session_state::{self, SessionState, Settings};
 
 /// A pool's state at one moment, for the metrics endpoint.
@@ -55,12 +56,20 @@ pub trait Kind: Database {
         conn: &'c mut Self::Connection,
         sql: &'c str,
     ) -> BoxFuture<'c, Result<(), sqlx::Error>>;
+
+    /// The server's id of `conn`, by which another connection cancels what it runs; `None`
+    /// where nothing runs apart from the proxy (SQLite).
+    fn server_id(conn: &Self::Connection) -> Option<u32>;
 }
 
 macro_rules! kind {
-    ($db:ty, $kind:expr) => {
+    ($db:ty, $kind:expr, $server_id:expr) => {
         impl Kind for $db {
             const KIND: DatabaseKind = $kind;
+
+            fn server_id(conn: &Self::Connection) -> Option<u32> {
+                $server_id(conn)
+            }
 
             fn run_text<'c>(
                 conn: &'c mut Self::Connection,
@@ -72,9 +81,21 @@ macro_rules! kind {
     };
 }
 
-kind!(sqlx::MySql, DatabaseKind::MySql);
-kind!(sqlx::Postgres, DatabaseKind::Postgres);
-kind!(sqlx::Sqlite, DatabaseKind::Sqlite);
+kind!(
+    sqlx::MySql,
+    DatabaseKind::MySql,
+    |c: &sqlx::MySqlConnection| Some(c.server_connection_id())
+);
+kind!(
+    sqlx::Postgres,
+    DatabaseKind::Postgres,
+    |c: &sqlx::PgConnection| Some(c.backend_process_id())
+);
+kind!(
+    sqlx::Sqlite,
+    DatabaseKind::Sqlite,
+    |_: &sqlx::SqliteConnection| None
+);
 
 /// A pooled connection and what a session left on it.
 #[derive(Debug)]
@@ -89,6 +110,8 @@ pub(crate) struct Leased<DB: Database> {
     kept: Option<Pin>,
     /// What it holds is not known (a change of settings failed halfway): it is closed.
     unknown: bool,
+    /// Its record in the holdings of the session that has it, for a cancel.
+    holding: Option<Holding>,
 }
 
 impl<DB: Database> Leased<DB> {
@@ -99,6 +122,7 @@ impl<DB: Database> Leased<DB> {
             on_commit: None,
             kept: None,
             unknown: false,
+            holding: None,
         }
     }
 
@@ -128,6 +152,18 @@ impl<DB: Database> Leased<DB> {
     /// given to another session with that state.
     pub(crate) fn holding(&mut self, holds: bool) {
         self.unknown = holds;
+    }
+
+    /// Records that `session` has it, for a cancel (see `cancel`).
+    fn hold_for(&mut self, session: &Arc<SessionState>, data_source: &str)
+    where
+        DB: Kind,
+    {
+        if self.holding.is_none()
+            && let Some(id) = DB::server_id(&self.conn)
+        {
+            self.holding = Some(Holding::new(session, data_source, id));
+        }
     }
 
     /// Closes it instead of giving it back, whatever it holds.
@@ -292,6 +328,9 @@ impl<DB: Kind> Connections<DB> {
         let Some(session) = session_state::current() else {
             return self.acquire_pooled(None).await;
         };
+        if session.holdings().interrupted() {
+            return Err(sqlx::Error::Configuration(Box::new(Interrupted(DB::KIND))));
+        }
         let wanted = session.wanted();
         let mut conn = if !session.is_pinned() {
             self.acquire_pooled(wanted.as_ref()).await?
@@ -309,6 +348,7 @@ impl<DB: Kind> Connections<DB> {
             conn.kept = Some(pin);
             conn
         };
+        conn.hold_for(&session, &self.name);
         match conn.settle(wanted.as_ref()).await {
             Ok(()) => Ok(conn),
             // A kept connection whose settings could not change keeps its place: what it
@@ -326,8 +366,15 @@ impl<DB: Kind> Connections<DB> {
     /// keeps: a gathered read's, whose temporary tables are dropped before it is shared again
     /// ([`Connections::release_apart`]).
     pub(crate) async fn acquire_apart(&self) -> Result<Leased<DB>, sqlx::Error> {
-        let wanted = session_state::current().and_then(|s| s.wanted());
+        let session = session_state::current();
+        if session.as_ref().is_some_and(|s| s.holdings().interrupted()) {
+            return Err(sqlx::Error::Configuration(Box::new(Interrupted(DB::KIND))));
+        }
+        let wanted = session.as_ref().and_then(|s| s.wanted());
         let mut conn = self.acquire_pooled(wanted.as_ref()).await?;
+        if let Some(session) = &session {
+            conn.hold_for(session, &self.name);
+        }
         conn.settle(wanted.as_ref()).await?;
         Ok(conn)
     }
@@ -481,8 +528,12 @@ impl<DB: Kind> Connections<DB> {
         }
     }
 
-    /// Hands `conn` to the longest waiting statement, or keeps it idle.
+    /// Hands `conn` to the longest waiting statement, or keeps it idle; one a cancel went to
+    /// is closed (the cancel may reach it yet).
     fn share(&self, mut conn: Leased<DB>) {
+        if conn.holding.take().is_some_and(|h| h.cancelled()) {
+            return conn.close();
+        }
         loop {
             let Some(waiter) = lock(&self.waiters).pop_front() else {
                 break;

@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use keyshard_config::DatabaseKind;
 
+use crate::cancel::Holdings;
+
 tokio::task_local! {
     static STATE: Arc<SessionState>;
 }
@@ -156,6 +158,8 @@ pub struct SessionState {
     /// The connections it keeps, one per data source at most, by data source name; each a
     /// `Leased<DB>` of its pool's database.
     kept: Mutex<Vec<(String, Box<dyn Any + Send>)>>,
+    /// The shard connections it holds now, for a cancel (see `cancel`).
+    holdings: Holdings,
 }
 
 impl Default for SessionState {
@@ -164,6 +168,7 @@ impl Default for SessionState {
             wanted: Mutex::new(None),
             pinned: AtomicBool::new(false),
             kept: Mutex::new(Vec::new()),
+            holdings: Holdings::default(),
         }
     }
 }
@@ -216,6 +221,16 @@ impl SessionState {
         self.pinned.store(false, Ordering::Relaxed);
         let kept = std::mem::take(&mut *lock(&self.kept));
         drop(kept);
+    }
+
+    /// The shard connections it holds now.
+    pub(crate) fn holdings(&self) -> &Holdings {
+        &self.holdings
+    }
+
+    /// It starts a statement, or has none: a cancel of the one before is over.
+    pub fn statement_started(&self) {
+        self.holdings.statement_started();
     }
 
     /// The connection kept for `data_source`, taken out while a statement uses it.

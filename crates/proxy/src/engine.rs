@@ -134,14 +134,37 @@ impl Engine {
     }
 
     /// Lists `session` among the proxy's sessions until it ends; `host` is its client's
-    /// address.
-    pub(crate) fn list(&self, session: &mut Session, host: &str) {
+    /// address, `secret` its PostgreSQL cancel key's.
+    pub(crate) fn list(&self, session: &mut Session, host: &str, secret: Option<i32>) {
         session.listed = Some(self.sessions.enter(
             session.connection_id,
-            &session.user,
-            host,
+            (&session.user, host),
             session.database.as_deref(),
+            Arc::clone(&session.shard),
+            secret,
         ));
+    }
+
+    /// Cancels what session `id` runs on the shards (`KILL QUERY`, `pg_cancel_backend`) and,
+    /// with `end`, ends the session (`KILL CONNECTION`, `pg_terminate_backend`). False when
+    /// there is no such session.
+    pub(crate) async fn kill(&self, id: u32, end: bool) -> bool {
+        let Some(control) = self.sessions.control(id) else {
+            return false;
+        };
+        if end {
+            control.kill();
+        }
+        self.backend.cancel(&control.shard).await;
+        true
+    }
+
+    /// A PostgreSQL cancel request for the session whose cancel key is `id` and `secret`;
+    /// one with a wrong secret is ignored, as PostgreSQL ignores it.
+    pub(crate) async fn cancel_request(&self, id: u32, secret: i32) {
+        if let Some(control) = self.sessions.control_by_key(id, secret) {
+            self.backend.cancel(&control.shard).await;
+        }
     }
 
     /// The versions the proxy reports, its shards'.
@@ -223,6 +246,8 @@ impl Engine {
 
     /// Ends what `session` holds open when its client leaves.
     pub async fn close_session(&self, session: &mut Session) {
+        // A cancel that ended the session (KILL CONNECTION) stops no rollback.
+        session.shard.statement_started();
         self.roll_back_open(session).await;
         tracing::debug!(
             "{:?} connection {} closed",
@@ -392,6 +417,7 @@ impl Engine {
                 return self.set_user_variables(session, &assignments).await;
             }
             Intent::ProcessList { full } => return Ok(self.sessions.processlist(full)),
+            Intent::Kill(kill) => return kill.answer(self.kill(kill.id, kill.end).await),
             Intent::GlobalStatus(like) => return Ok(self.global_status(like.as_deref())),
             // The first that fails ends them; those before it hold (MySQL makes none).
             Intent::SetEach(assignments) => {

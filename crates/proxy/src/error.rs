@@ -39,6 +39,8 @@ pub enum ErrorKind {
     LocalFilesDisabled,
     /// The database named does not exist.
     UnknownDatabase,
+    /// MySQL: a `KILL` of a session id that is not there.
+    UnknownThread,
     /// `SHOW GRANTS FOR` a user `authority` does not have.
     NoSuchGrant,
     /// A prepared statement id or name that is not there.

@@ -10,6 +10,7 @@ use crate::copy::{self, CopyIn};
 use crate::dialect::SessionStatement;
 use crate::distsql::{self, DistSql};
 use crate::error::Error;
+use crate::kill::Kill;
 use crate::reflection::{self, Request};
 use crate::settings::{self, SetSettings};
 use crate::sql_prepare::{self, Command};
@@ -30,6 +31,8 @@ pub(crate) enum Intent<'a> {
     SetEach(Vec<&'a str>),
     /// MySQL's `SHOW [FULL] PROCESSLIST`: the proxy's sessions.
     ProcessList { full: bool },
+    /// `KILL`, `pg_cancel_backend`, `pg_terminate_backend`: of a proxy's session.
+    Kill(Kill),
     /// MySQL's `SHOW GLOBAL STATUS [LIKE 'pattern']`: the proxy's own counters.
     GlobalStatus(Option<String>),
     /// Settings the shards hold (`SET time_zone`, `SET search_path`, `RESET …`), or why they
@@ -83,6 +86,9 @@ impl Intent<'_> {
             && let Some(full) = processlist(sql)
         {
             return Intent::ProcessList { full };
+        }
+        if let Some(kill) = Kill::parse(sql, dialect) {
+            return Intent::Kill(kill);
         }
         if dialect == Dialect::MySql
             && let Some(like) = global_status(sql)

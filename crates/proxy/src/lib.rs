@@ -16,6 +16,7 @@ mod error;
 mod fuzzing;
 mod identity;
 mod intent;
+mod kill;
 mod load_data;
 mod memory;
 mod metrics;

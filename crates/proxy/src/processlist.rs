@@ -1,13 +1,17 @@
-//! The proxy's own sessions, as operators list them (`SHOW [FULL] PROCESSLIST`): who is
-//! connected, from where, and what each runs now. The shards' process lists name the pooled
-//! connections every client shares, so the proxy answers from its sessions instead.
+//! The proxy's own sessions, as operators list them (`SHOW [FULL] PROCESSLIST`) and stop them
+//! (`KILL`, `pg_cancel_backend`, a cancel request): who is connected, from where, and what
+//! each runs now. The shards' process lists name the pooled connections every client shares,
+//! so the proxy answers from its sessions instead.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
+use keyshard_backend::session_state::SessionState;
 use keyshard_backend::{Column, SqlType};
 use keyshard_router::Value;
+use tokio::sync::Notify;
 
 use crate::reply::Reply;
 
@@ -17,7 +21,33 @@ const KEPT_TEXT: usize = 1024;
 /// What the plain listing shows of it, as MySQL's does.
 const SHOWN_TEXT: usize = 100;
 
-type Listing = Mutex<BTreeMap<u32, Arc<Mutex<Activity>>>>;
+type Listing = Mutex<BTreeMap<u32, Entry>>;
+
+#[derive(Debug)]
+struct Entry {
+    activity: Arc<Mutex<Activity>>,
+    control: Arc<Control>,
+}
+
+/// What another session needs to stop one.
+#[derive(Debug)]
+pub(crate) struct Control {
+    /// Its part in the backend: the shard connections it holds, for a cancel.
+    pub(crate) shard: Arc<SessionState>,
+    /// The secret of its PostgreSQL cancel key.
+    secret: Option<i32>,
+    /// It is to end (`KILL CONNECTION`, `pg_terminate_backend`).
+    killed: AtomicBool,
+    wake: Notify,
+}
+
+impl Control {
+    /// Ends the session: its connection closes once its statement, if any, is over.
+    pub(crate) fn kill(&self) {
+        self.killed.store(true, Ordering::Relaxed);
+        self.wake.notify_one();
+    }
+}
 
 /// Every session that is logged in.
 #[derive(Debug, Default)]
@@ -28,6 +58,7 @@ pub(crate) struct Sessions(Arc<Listing>);
 pub(crate) struct Listed {
     id: u32,
     activity: Arc<Mutex<Activity>>,
+    control: Arc<Control>,
     list: Weak<Listing>,
 }
 
@@ -43,8 +74,17 @@ struct Activity {
 }
 
 impl Sessions {
-    /// Lists session `id` of `user` from `host`.
-    pub(crate) fn enter(&self, id: u32, user: &str, host: &str, database: Option<&str>) -> Listed {
+    /// Lists session `id` of `user` from `host`; `shard` is its part in the backend, `secret`
+    /// its PostgreSQL cancel key's.
+    pub(crate) fn enter(
+        &self,
+        id: u32,
+        who: (&str, &str),
+        database: Option<&str>,
+        shard: Arc<SessionState>,
+        secret: Option<i32>,
+    ) -> Listed {
+        let (user, host) = who;
         let activity = Arc::new(Mutex::new(Activity {
             user: user.to_owned(),
             host: host.to_owned(),
@@ -52,14 +92,36 @@ impl Sessions {
             since: Instant::now(),
             running: None,
         }));
+        let control = Arc::new(Control {
+            shard,
+            secret,
+            killed: AtomicBool::new(false),
+            wake: Notify::new(),
+        });
         if let Ok(mut list) = self.0.lock() {
-            list.insert(id, Arc::clone(&activity));
+            let entry = Entry {
+                activity: Arc::clone(&activity),
+                control: Arc::clone(&control),
+            };
+            list.insert(id, entry);
         }
         Listed {
             id,
             activity,
+            control,
             list: Arc::downgrade(&self.0),
         }
+    }
+
+    /// Session `id`'s controls, when it is listed.
+    pub(crate) fn control(&self, id: u32) -> Option<Arc<Control>> {
+        let list = self.0.lock().ok()?;
+        list.get(&id).map(|entry| Arc::clone(&entry.control))
+    }
+
+    /// The controls of the session whose PostgreSQL cancel key is `id` and `secret`.
+    pub(crate) fn control_by_key(&self, id: u32, secret: i32) -> Option<Arc<Control>> {
+        self.control(id).filter(|c| c.secret == Some(secret))
     }
 
     /// How many sessions are logged in.
@@ -70,7 +132,10 @@ impl Sessions {
     /// MariaDB's `SHOW [FULL] PROCESSLIST`.
     pub(crate) fn processlist(&self, full: bool) -> Reply {
         let sessions: Vec<(u32, Arc<Mutex<Activity>>)> = match self.0.lock() {
-            Ok(list) => list.iter().map(|(id, a)| (*id, Arc::clone(a))).collect(),
+            Ok(list) => list
+                .iter()
+                .map(|(id, entry)| (*id, Arc::clone(&entry.activity)))
+                .collect(),
             Err(_) => Vec::new(),
         };
         let now = Instant::now();
@@ -129,6 +194,7 @@ impl Sessions {
 impl Listed {
     /// The session now runs `sql`, in `database`.
     pub(crate) fn running(&self, sql: &str, database: Option<&str>) {
+        self.control.shard.statement_started();
         if let Ok(mut a) = self.activity.lock() {
             a.since = Instant::now();
             a.running = Some(prefix(sql.trim(), KEPT_TEXT).to_owned());
@@ -140,9 +206,22 @@ impl Listed {
 
     /// The session waits for its client.
     pub(crate) fn idle(&self) {
+        self.control.shard.statement_started();
         if let Ok(mut a) = self.activity.lock() {
             a.since = Instant::now();
             a.running = None;
+        }
+    }
+
+    /// Whether another session ended this one.
+    pub(crate) fn killed(&self) -> bool {
+        self.control.killed.load(Ordering::Relaxed)
+    }
+
+    /// Completes once another session ends this one.
+    pub(crate) async fn until_killed(&self) {
+        while !self.killed() {
+            self.control.wake.notified().await;
         }
     }
 }
@@ -182,8 +261,9 @@ mod tests {
     #[test]
     fn sessions_are_listed_while_they_live_with_what_they_run() {
         let sessions = Sessions::default();
-        let a = sessions.enter(7, "root", "127.0.0.1", Some("sharding_db"));
-        let b = sessions.enter(9, "app", "10.0.0.2", None);
+        let enter = |id, who, database| sessions.enter(id, who, database, Arc::default(), Some(5));
+        let a = enter(7, ("root", "127.0.0.1"), Some("sharding_db"));
+        let b = enter(9, ("app", "10.0.0.2"), None);
         let long = format!("SELECT '{}'", "é".repeat(700));
         a.running(&long, Some("sharding_db"));
         let listed = ids_and_infos(&sessions.processlist(false));
@@ -209,5 +289,20 @@ mod tests {
             after,
             [(Value::Int(7), Value::Text("Sleep".into()), Value::Null)]
         );
+    }
+
+    #[tokio::test]
+    async fn a_session_is_found_by_its_id_or_cancel_key_and_ended_by_a_kill() {
+        let sessions = Sessions::default();
+        let listed = sessions.enter(3, ("root", "h"), None, Arc::default(), Some(77));
+        assert!(sessions.control(4).is_none());
+        assert!(sessions.control_by_key(3, 78).is_none());
+        let control = sessions.control_by_key(3, 77).expect("listed");
+        assert!(!listed.killed());
+        control.kill();
+        listed.until_killed().await;
+        assert!(listed.killed());
+        drop(listed);
+        assert!(sessions.control(3).is_none());
     }
 }

@@ -194,6 +194,19 @@ impl Session {
         }
     }
 
+    /// Whether another session ended this one (`KILL CONNECTION`, `pg_terminate_backend`).
+    pub(crate) fn killed(&self) -> bool {
+        self.listed.as_ref().is_some_and(|l| l.killed())
+    }
+
+    /// Completes once another session ends this one; never for one not listed.
+    pub(crate) async fn until_killed(&self) {
+        match &self.listed {
+            Some(listed) => listed.until_killed().await,
+            None => std::future::pending().await,
+        }
+    }
+
     /// A failed transaction block refuses everything but ROLLBACK (or ROLLBACK TO a
     /// savepoint, or COMMIT, which then rolls back); `sql` is `None` for a planned statement.
     pub fn refuse_when_failed(&self, sql: Option<&str>) -> Result<(), Error> {

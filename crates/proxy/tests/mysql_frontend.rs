@@ -699,7 +699,8 @@ async fn load_data_local_infile_gets_keys(
 }
 
 /// `SHOW [FULL] PROCESSLIST` lists the proxy's sessions, not the shards' pooled connections;
-/// `KILL` of an id is refused rather than sent where it would name a shared connection.
+/// `KILL` takes the proxy's session ids: `KILL QUERY` of an idle session leaves it be, `KILL`
+/// ends it, and an id no session has is refused as MariaDB refuses it (1094).
 async fn processlist_shows_the_proxys_sessions(
     proxy: Proxy,
     mut conn: MySqlConnection,
@@ -796,12 +797,20 @@ async fn processlist_shows_the_proxys_sessions(
         .await
         .unwrap_err();
     assert_eq!(error_number(&error), Some(1141), "{error}");
-    let error = sqlx::raw_sql(&format!("KILL {theirs}"))
+    let error = sqlx::raw_sql("KILL 4000000000")
         .execute(&mut conn)
         .await
         .unwrap_err();
-    assert_eq!(error_number(&error), Some(1235), "{error}");
-    other.close().await.unwrap();
+    assert_eq!(error_number(&error), Some(1094), "{error}");
+    for kill in [
+        format!("KILL QUERY {theirs}"),
+        format!("KILL SOFT {theirs}"),
+    ] {
+        sqlx::raw_sql(&kill).execute(&mut conn).await.unwrap();
+    }
+    // Killed while idle: its connection is closed, as MariaDB closes it.
+    let gone = sqlx::raw_sql("SELECT 1").execute(&mut other).await;
+    assert!(gone.is_err(), "{gone:?}");
     // A session leaves the list when the proxy has seen its client go, a moment later.
     let mut listed = Vec::new();
     for _ in 0..100 {
@@ -857,6 +866,86 @@ on_both!(
     load_data_local_infile_gets_keys,
     processlist_shows_the_proxys_sessions
 );
+
+/// `KILL QUERY` of a session running a statement on both shards stops it there: the client
+/// gets the shards' own 1317, no shard runs it any more, and the session goes on; `KILL`
+/// does the same and ends the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn kill_stops_a_statement_on_every_shard() {
+    use std::time::{Duration, Instant};
+    let shards = Shards::mariadb().await;
+    let proxy = Proxy::start(&common::yaml(&shards.url(0), &shards.url(1))).await;
+    let url = proxy.url("root", "root");
+    let mut killer = MySqlConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql(CREATE).execute(&mut killer).await.unwrap();
+    // A row in each actual table of each data source.
+    sqlx::raw_sql(
+        "INSERT INTO t_order VALUES (10, 10, 'a'), (11, 10, 'b'), (20, 11, 'c'), (21, 11, 'd')",
+    )
+    .execute(&mut killer)
+    .await
+    .unwrap();
+    let sleeping = "SELECT SLEEP(30) FROM t_order";
+    for end in [false, true] {
+        let mut victim = MySqlConnection::connect(&url).await.unwrap();
+        let id: u64 = sqlx::raw_sql("SELECT CONNECTION_ID()")
+            .fetch_one(&mut victim)
+            .await
+            .unwrap()
+            .get(0);
+        let started = Instant::now();
+        let running = sqlx::raw_sql(sleeping).fetch_all(&mut victim);
+        let kill = async {
+            // Once it runs on both data sources.
+            while shard_statements(&shards, sleeping).await < 2 {
+                assert!(started.elapsed() < Duration::from_secs(10), "never ran");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let kill = match end {
+                false => format!("KILL QUERY {id}"),
+                true => format!("KILL CONNECTION {id}"),
+            };
+            sqlx::raw_sql(&kill).execute(&mut killer).await.unwrap();
+        };
+        let (answer, ()) = tokio::join!(running, kill);
+        let error = answer.unwrap_err();
+        assert_eq!(error_number(&error), Some(1317), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert_eq!(shard_statements(&shards, sleeping).await, 0);
+        let after = sqlx::raw_sql("SELECT COUNT(*) FROM t_order")
+            .fetch_one(&mut victim)
+            .await;
+        match end {
+            false => assert_eq!(after.unwrap().get::<i64, _>(0), 4),
+            true => assert!(after.is_err(), "{after:?}"),
+        }
+    }
+    // Other sessions' statements on the connections a cancel went to are not stopped.
+    let counted = sqlx::raw_sql("SELECT COUNT(*) FROM t_order")
+        .fetch_one(&mut killer)
+        .await
+        .unwrap();
+    assert_eq!(counted.get::<i64, _>(0), 4);
+    killer.close().await.unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
+/// How many of the shards' server connections run `sql` now.
+async fn shard_statements(shards: &Shards, sql: &str) -> i64 {
+    let mut direct = MySqlConnection::connect(&shards.url(0)).await.unwrap();
+    let row = sqlx::query(
+        "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE CONCAT(?, '%') \
+         AND COMMAND = 'Query'",
+    )
+    .bind(sql.replace("t_order", ""))
+    .fetch_one(&mut direct)
+    .await
+    .unwrap();
+    direct.close().await.unwrap();
+    row.get(0)
+}
 
 /// Text merged from several shards orders and groups as its column's collation does, compared
 /// with one plain MariaDB: utf8mb4_general_ci weighs an ASCII character by its upper case ('_'

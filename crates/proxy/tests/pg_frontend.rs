@@ -869,6 +869,123 @@ async fn unnamed_statements_after_ddl(shards: PgShards) {
     shards.cleanup().await;
 }
 
+/// A statement running on both shards is cancelled there by the client's own cancel request
+/// (the key BackendKeyData gave it) and by `pg_cancel_backend` of its session id from another
+/// session: the client gets PostgreSQL's 57014, no shard runs it any more, and the session
+/// goes on. `pg_terminate_backend` ends the session with 57P01; ids and keys that name no
+/// session change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn cancels_stop_a_statement_on_every_shard() {
+    use std::time::{Duration, Instant};
+    let shards = PgShards::postgres().await;
+    let (proxy, other) = start(&shards).await;
+    other
+        .batch_execute(
+            "INSERT INTO t_order VALUES (10, 10, 'a'), (11, 10, 'b'), (20, 11, 'c'), (21, 11, 'd')",
+        )
+        .await
+        .unwrap();
+    let direct = connect(&shards.url(0).parse().unwrap()).await.unwrap();
+    let sleeping = "SELECT pg_sleep(30) FROM t_order";
+    let running_on_shards = || async {
+        let row = direct
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(30) FROM %' \
+                 AND state = 'active'",
+                &[],
+            )
+            .await
+            .unwrap();
+        row.get::<_, i64>(0)
+    };
+    let single = |messages: Vec<SimpleQueryMessage>| texts(&messages)[0][0].clone();
+    for how in [
+        "cancel request",
+        "pg_cancel_backend",
+        "pg_terminate_backend",
+    ] {
+        let victim = proxy.client().await;
+        let id = single(
+            victim
+                .simple_query("SELECT pg_backend_pid()")
+                .await
+                .unwrap(),
+        );
+        let id = id.unwrap();
+        let started = Instant::now();
+        let cancel = async {
+            while running_on_shards().await < 2 {
+                assert!(started.elapsed() < Duration::from_secs(10), "never ran");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            match how {
+                "cancel request" => victim
+                    .cancel_token()
+                    .cancel_query(tokio_postgres::NoTls)
+                    .await
+                    .unwrap(),
+                function => {
+                    let sql = format!("SELECT {function}({id})");
+                    let answer = single(other.simple_query(&sql).await.unwrap());
+                    assert_eq!(answer.as_deref(), Some("t"), "{sql}");
+                }
+            }
+        };
+        let (answer, ()) = tokio::join!(victim.simple_query(sleeping), cancel);
+        let error = answer.unwrap_err();
+        assert_eq!(
+            code(&error),
+            Some(&SqlState::QUERY_CANCELED),
+            "{how}: {error}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(20));
+        for _ in 0..100 {
+            if running_on_shards().await == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(running_on_shards().await, 0, "{how}");
+        let after = victim.simple_query("SELECT count(*) FROM t_order").await;
+        match how {
+            "pg_terminate_backend" => {
+                let error = after.unwrap_err();
+                let code = error.as_db_error().map(|e| e.code().clone());
+                assert!(
+                    code == Some(SqlState::ADMIN_SHUTDOWN) || victim.is_closed(),
+                    "{error}"
+                );
+            }
+            _ => assert_eq!(single(after.unwrap()).as_deref(), Some("4"), "{how}"),
+        }
+    }
+    // No such session: false, as PostgreSQL answers for a pid that is not a backend's.
+    let none = single(
+        other
+            .simple_query("SELECT pg_cancel_backend(999999)")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(none.as_deref(), Some("f"));
+    let row = other
+        .query_one("SELECT pg_terminate_backend(999999)", &[])
+        .await
+        .unwrap();
+    assert!(!row.get::<_, bool>(0));
+    assert_eq!(row.columns()[0].name(), "pg_terminate_backend");
+    // Other sessions' statements on the connections a cancel went to are not stopped.
+    let counted = single(
+        other
+            .simple_query("SELECT count(*) FROM t_order")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(counted.as_deref(), Some("4"));
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
 /// On shards whose databases order text linguistically (ICU: `_x, a, ab c, abb, B`, where
 /// bytes give `B, _x, a, ab c, abb`), a merge orders text only where that order is the bytes'
 /// (lower-case letters and digits); the rest is gathered and ordered by the database itself,

@@ -468,11 +468,11 @@ impl Router {
             Statement::LISTEN { .. } => "this form of LISTEN (LISTEN takes one channel name)",
             // COPY … FROM STDIN is the proxy's own (see the frontends), COPY … TO planned above.
             Statement::Copy { .. } => "this form of COPY",
-            // An id of SHOW PROCESSLIST is the proxy's session; on a shard it would name a
-            // pooled connection other clients share.
+            // The proxy answers `KILL [CONNECTION | QUERY] id` of its own sessions; on a shard
+            // an id would name a pooled connection other clients share.
             Statement::Kill { .. } => {
-                "KILL: stopping another session is not offered yet (the ids the shards know are \
-                 connections every client shares)"
+                "this form of KILL (KILL [CONNECTION | QUERY] id, of a session SHOW PROCESSLIST \
+                 lists)"
             }
             _ => "",
         };

@@ -110,7 +110,7 @@ pub async fn serve(
         session = session.with_startup_settings(Some(settings));
         session.reported.insert("sql_mode".to_owned(), mode);
     }
-    engine.list(&mut session, &peer);
+    engine.list(&mut session, &peer, None);
     let mut connection = Connection {
         caps: client.capabilities,
         extended_metadata: client.extended_metadata,
@@ -135,6 +135,8 @@ pub async fn serve(
                 biased;
                 _ = &mut shutdown => break,
                 packet = io.read_packet() => packet,
+                // `KILL CONNECTION` of an idle session: MariaDB closes it without a word.
+                () = connection.session.until_killed() => break,
                 () = connection.engine.idle_in_transaction(&connection.session) => {
                     // Its shard connections go back to the pools with the rollback below.
                     connection.send_error(&mut io, &Error::new(
@@ -156,7 +158,8 @@ pub async fn serve(
                 }
             };
             let keep_going = connection.command(&mut io, payload).await;
-            if io.flush().await.is_err() || !keep_going {
+            // Killed while it ran: the statement's answer (the shards' 1317) goes out first.
+            if io.flush().await.is_err() || !keep_going || connection.session.killed() {
                 break;
             }
         }

@@ -50,6 +50,8 @@ pub struct Client {
     pub database: String,
     /// Every startup parameter (application_name, client_encoding, options, …).
     pub parameters: BTreeMap<String, String>,
+    /// The secret of the cancel key it was given (BackendKeyData).
+    pub secret: i32,
 }
 
 /// The salted passwords of configured users, derived once per process: deriving one costs
@@ -113,7 +115,11 @@ pub async fn accept(
             )
             .await);
         }
-        Some(Opening::Cancel) | None => return Err(StartupError::Gone),
+        Some(Opening::Cancel { id, secret }) => {
+            engine.cancel_request(id, secret).await;
+            return Err(StartupError::Gone);
+        }
+        None => return Err(StartupError::Gone),
     };
     let Some(user) = parameters.get("user").cloned() else {
         return Err(refuse(
@@ -209,7 +215,7 @@ pub async fn accept(
         )))
         .await?;
     }
-    // Keyshard does not cancel queries, but clients expect the key; the secret is random.
+    // The key of a cancel request for this session (see `Engine::cancel_request`).
     let secret = i32::from_be_bytes(random_bytes::<4>()?);
     wire.send(PgWireBackendMessage::BackendKeyData(BackendKeyData::new(
         i32::try_from(connection_id).unwrap_or(i32::MAX),
@@ -225,6 +231,7 @@ pub async fn accept(
         user,
         database,
         parameters,
+        secret,
     })
 }
 

@@ -100,7 +100,9 @@ pub async fn serve(
     let parameters = startup_parameters(&client.parameters);
     let mut session = session.with_startup_settings(startup_settings(&parameters));
     session.parameters = Parameters::from_startup(&parameters);
-    counted.engine.list(&mut session, &peer);
+    counted
+        .engine
+        .list(&mut session, &peer, Some(client.secret));
     let mut connection = Connection {
         session,
         frontend,
@@ -131,6 +133,10 @@ pub async fn serve(
                 biased;
                 _ = &mut shutdown, if !connection.mid_batch => break,
                 message = wire.read_message() => message,
+                () = connection.session.until_killed(), if !connection.mid_batch => {
+                    let _ = wire.send(terminated()).await;
+                    break;
+                }
                 () = connection.frontend.engine.idle_in_transaction(&connection.session) => {
                     let _ = wire
                         .send(auth::fatal(
@@ -187,6 +193,14 @@ pub async fn serve(
             .await;
     })
     .await;
+}
+
+/// What PostgreSQL tells a client whose session `pg_terminate_backend` ended.
+fn terminated() -> pgwire::messages::PgWireBackendMessage {
+    auth::fatal(
+        "57P01",
+        "terminating connection due to administrator command",
+    )
 }
 
 /// The next notification of a session that listens (never, for one that does not).

@@ -160,6 +160,7 @@ pub async fn describe(
         .or_else(|| preview_fields(sql))
         .or_else(|| lastval_fields(sql))
         .or_else(|| listening_channels_fields(sql))
+        .or_else(|| kill_fields(sql))
     {
         Some(fields) => fields,
         None => match tree.map_or_else(|| parse(sql), |tree| Ok(vec![tree])) {
@@ -208,6 +209,15 @@ fn lastval_fields(sql: &str) -> Option<Fields> {
 fn listening_channels_fields(sql: &str) -> Option<Fields> {
     crate::notify::is_bare_listening_channels(sql)
         .then(|| Fields::Known(vec![Field::new("pg_listening_channels", oid::TEXT)]))
+}
+
+/// The column of `SELECT pg_cancel_backend(id)`, which the proxy answers itself.
+fn kill_fields(sql: &str) -> Option<Fields> {
+    let kill = crate::kill::Kill::parse(sql, keyshard_router::Dialect::Postgres)?;
+    Some(reply_fields(&Reply::Rows {
+        columns: kill.columns(),
+        rows: Vec::new(),
+    }))
 }
 
 /// The columns of `PREVIEW …`, the same whatever it previews: a client that describes before

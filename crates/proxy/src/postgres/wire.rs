@@ -62,8 +62,13 @@ pub enum WireError {
 pub enum Opening {
     /// A protocol 3 startup packet's parameters (`user`, `database`, …).
     Startup(BTreeMap<String, String>),
-    /// A CancelRequest: Keyshard cancels nothing, and such a connection just closes.
-    Cancel,
+    /// A CancelRequest: the cancel key of the session whose statement is to be cancelled.
+    Cancel {
+        /// The session's id (BackendKeyData's process id).
+        id: u32,
+        /// The key's secret.
+        secret: i32,
+    },
     /// A protocol version other than 3.x.
     UnsupportedVersion(u32),
 }
@@ -135,7 +140,14 @@ impl Wire {
                         None => self.stream.write_all(b"N").await?,
                     }
                 }
-                CANCEL_REQUEST => return Ok(Some(Opening::Cancel)),
+                CANCEL_REQUEST if packet.remaining() >= 8 => {
+                    let id = packet.get_u32();
+                    let secret = packet.get_i32();
+                    return Ok(Some(Opening::Cancel { id, secret }));
+                }
+                CANCEL_REQUEST => {
+                    return Err(WireError::Malformed("short cancel request".to_owned()));
+                }
                 code if code >> 16 == 3 || code == PROTOCOL_3 => {
                     return Ok(Some(Opening::Startup(startup_parameters(&packet)?)));
                 }

@@ -117,6 +117,7 @@ impl<'a> DoHandshake<'a> {
         stream.capabilities |= Capabilities::PROTOCOL_41;
 
         let mut stream = tls::maybe_upgrade(stream, self.options).await?;
+        stream.connection_id = handshake.connection_id;
 
         let auth_response = if let (Some(plugin), Some(password)) = (plugin, &options.password) {
             Some(plugin.scramble(&mut stream, password, &nonce).await?)

@@ -45,6 +45,12 @@ pub(crate) struct MySqlConnectionInner {
 }
 
 impl MySqlConnection {
+    /// keyshard: the server's id of this connection (`CONNECTION_ID()`), which `KILL QUERY`
+    /// names from another connection.
+    pub fn server_connection_id(&self) -> u32 {
+        self.inner.stream.connection_id
+    }
+
     pub(crate) fn in_transaction(&self) -> bool {
         self.inner
             .status_flags

@@ -22,6 +22,8 @@ pub struct MySqlStream<S = Box<dyn Socket>> {
     pub(crate) charset: CharSet,
     pub(crate) collation: Collation,
     pub(crate) is_tls: bool,
+    // keyshard: the server's id of this connection (its thread id), from the handshake.
+    pub(crate) connection_id: u32,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -64,6 +66,7 @@ impl<S: Socket> MySqlStream<S> {
             waiting: VecDeque::new(),
             capabilities,
             server_version: (0, 0, 0),
+            connection_id: 0,
             sequence_id: 0,
             collation,
             charset,
@@ -228,6 +231,7 @@ impl<S: Socket> MySqlStream<S> {
             charset: self.charset,
             collation: self.collation,
             is_tls: self.is_tls,
+            connection_id: self.connection_id,
         }
     }
 }

@@ -104,6 +104,7 @@ impl WithSocket for MapStream {
             charset: self.charset,
             collation: self.collation,
             is_tls: true,
+            connection_id: 0,
         }
     }
 }

@@ -45,7 +45,6 @@ pub struct PgConnectionInner {
 
     // process id of this backend
     // used to send cancel requests
-    #[allow(dead_code)]
     process_id: u32,
 
     // secret key of this backend
@@ -76,6 +75,12 @@ pub struct PgConnectionInner {
 }
 
 impl PgConnection {
+    /// keyshard: the server process serving this connection (`pg_backend_pid()`), which
+    /// `pg_cancel_backend` names from another connection.
+    pub fn backend_process_id(&self) -> u32 {
+        self.inner.process_id
+    }
+
     /// the version number of the server in `libpq` format
     pub fn server_version_num(&self) -> Option<u32> {
         self.inner.stream.server_version_num

@@ -15,6 +15,8 @@ impl Error {
             ErrorKind::InvalidEncoding => "22021",
             ErrorKind::LocalFilesDisabled => "0A000",
             ErrorKind::UnknownDatabase => "3D000",
+            // Not met: PostgreSQL's functions answer false.
+            ErrorKind::UnknownThread => "42704",
             ErrorKind::NoSuchGrant => "42704",
             ErrorKind::UnknownStatement => "26000",
             // PostgreSQL's grammar has no PREPARE of these.
