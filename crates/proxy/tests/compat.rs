@@ -47,6 +47,7 @@ fn keys_from(program: &str, script_name: &str, port: u16, extra: &[&str]) -> Vec
     let mut command = match program {
         "python" => Command::new(dir.join("venv/bin/python")),
         "ruby" => Command::new("ruby"),
+        "php" => Command::new("php"),
         _ => {
             let mut node = Command::new("node");
             node.env("NODE_PATH", dir.join("node/node_modules"));
@@ -418,6 +419,21 @@ async fn activerecord_on_mysql2() {
 #[ignore = "needs PostgreSQL and .ci/compat.sh"]
 async fn activerecord_on_postgresql() {
     postgres_client("activerecord_orders.rb", "ruby", &["postgresql"]).await;
+}
+
+/// PHP's PDO (Debian's) on MySQL and PostgreSQL: keys read back by `lastInsertId()` (which
+/// on PostgreSQL asks `SELECT lastval()`), server-side and emulated prepares, updates,
+/// deletes, transactions and an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn php_pdo_on_mysql() {
+    mysql_client("pdo_orders.php", "php", &["mysql"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL and .ci/compat.sh"]
+async fn php_pdo_on_postgresql() {
+    postgres_client("pdo_orders.php", "php", &["pgsql"]).await;
 }
 
 /// Knex on node mysql2 and on node pg: an application's table of timestamps, a price, a JSON
