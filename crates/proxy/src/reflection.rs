@@ -129,19 +129,45 @@ async fn tables(
     })
 }
 
-/// The tables of the logical database whose names match `pattern`, sorted: the logic and
-/// broadcast tables, and the default data source's tables that no rule places there.
+/// The tables of the logical database whose names match `pattern`, sorted: the logic tables
+/// whose first actual table exists, the broadcast tables that exist, and the default data
+/// source's tables that no rule places there. A table configured but not created is not
+/// listed, as a database does not list a table it does not have (`mariadb-dump` of the
+/// database would stop at it).
 async fn logic_tables(shards: &Shards<'_>, pattern: Option<&str>) -> Result<Vec<String>, Error> {
     let config = shards.config;
     let sharding = &config.sharding;
-    let mut names: Vec<String> = sharding
-        .tables
-        .values()
-        .map(|t| t.logic_table.clone())
-        .collect();
-    names.extend(config.broadcast_tables.iter().cloned());
+    let default = default_data_source(shards);
+    let mut listed: Vec<(String, Vec<String>)> = Vec::new();
+    let mut exists = async |data_source: &str, table: &str| -> Result<bool, Error> {
+        if !listed.iter().any(|(ds, _)| ds == data_source) {
+            let names = table_names(shards, data_source).await?;
+            listed.push((data_source.to_owned(), names));
+        }
+        Ok(listed.iter().any(|(ds, names)| {
+            ds == data_source && names.iter().any(|n| n.eq_ignore_ascii_case(table))
+        }))
+    };
+    let mut names = Vec::new();
+    for rule in sharding.tables.values() {
+        if let Some(node) = rule.data_nodes.first()
+            && exists(&node.data_source, &node.table).await?
+        {
+            names.push(rule.logic_table.clone());
+        }
+    }
+    // A broadcast table is on every data source: the default one tells.
+    for table in &config.broadcast_tables {
+        let there = match &default {
+            Some(default) => exists(default, table).await?,
+            None => true,
+        };
+        if there {
+            names.push(table.clone());
+        }
+    }
     // Unsharded tables are those on the default data source that no rule places there.
-    if let Some(default) = default_data_source(shards) {
+    if let Some(default) = default {
         let is_actual = |name: &str| {
             // Keyshard's own coordination tables are not the application's.
             keyshard_coordination::TABLES
@@ -153,22 +179,11 @@ async fn logic_tables(shards: &Shards<'_>, pattern: Option<&str>) -> Result<Vec<
                         .any(|n| n.table.eq_ignore_ascii_case(name))
                 })
         };
-        let list = match kind_of(shards, &default) {
-            DatabaseKind::MySql => "SHOW TABLES",
-            DatabaseKind::Postgres => {
-                "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema()"
-            }
-            DatabaseKind::Sqlite => {
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
-            }
+        let on_default = match listed.iter_mut().find(|(ds, _)| *ds == default) {
+            Some((_, names)) => std::mem::take(names),
+            None => table_names(shards, &default).await?,
         };
-        for row in shards.run_on(&default, list).await?.rows {
-            if let Some(Value::Text(name)) = row.into_iter().next()
-                && !is_actual(&name)
-            {
-                names.push(name);
-            }
-        }
+        names.extend(on_default.into_iter().filter(|name| !is_actual(name)));
     }
     names.sort_by_key(|n| n.to_ascii_lowercase());
     names.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
@@ -176,6 +191,27 @@ async fn logic_tables(shards: &Shards<'_>, pattern: Option<&str>) -> Result<Vec<
         names.retain(|n| like(n, pattern));
     }
     Ok(names)
+}
+
+/// The tables of `data_source`'s database (its current schema on PostgreSQL).
+async fn table_names(shards: &Shards<'_>, data_source: &str) -> Result<Vec<String>, Error> {
+    let list = match kind_of(shards, data_source) {
+        DatabaseKind::MySql => "SHOW TABLES",
+        DatabaseKind::Postgres => {
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema()"
+        }
+        DatabaseKind::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        }
+    };
+    let rows = shards.run_on(data_source, list).await?.rows;
+    Ok(rows
+        .into_iter()
+        .filter_map(|row| match row.into_iter().next() {
+            Some(Value::Text(name)) => Some(name),
+            _ => None,
+        })
+        .collect())
 }
 
 /// Where a logic table's definition is read: its first actual table, or the table itself on
