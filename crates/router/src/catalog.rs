@@ -372,6 +372,16 @@ fn view_select(dialect: Dialect, columns: &[CatalogColumn], names: &LogicalNames
                 hidden.join(", ")
             ));
         }
+        // Nor the indexes of those tables (psql's `\di`), which pg_class lists by their own
+        // names.
+        if first.relation == "pg_class" && columns.iter().any(|c| c.name == "oid") {
+            conditions.push(format!(
+                "NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class t \
+                 ON t.oid = i.indrelid WHERE i.indexrelid = \"pg_class\".\"oid\" \
+                 AND t.relname IN ({}))",
+                hidden.join(", ")
+            ));
+        }
     }
     if !conditions.is_empty() {
         select.push_str(" WHERE ");

@@ -36,7 +36,10 @@ fn pg_class_is_renamed_and_filtered_where_it_is_named() {
     let views = CatalogViews::new(Dialect::Postgres, &columns, &names());
     let view = "(SELECT \"oid\", CAST(CASE \"relname\" WHEN 't_order_0' THEN 't_order' \
                 ELSE \"relname\" END AS name) AS \"relname\" FROM \"pg_catalog\".\"pg_class\" \
-                WHERE (\"relname\" IS NULL OR \"relname\" NOT IN ('t_order_1', 'keyshard_worker_id')))";
+                WHERE (\"relname\" IS NULL OR \"relname\" NOT IN ('t_order_1', 'keyshard_worker_id')) \
+                AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class t \
+                ON t.oid = i.indrelid WHERE i.indexrelid = \"pg_class\".\"oid\" \
+                AND t.relname IN ('t_order_1', 'keyshard_worker_id')))";
     assert_eq!(
         rewrite(
             &views,
