@@ -345,8 +345,10 @@ impl Engine {
                 })
             }
         };
+        let took = started.elapsed();
+        let counts = &mut session.statements;
         self.metrics
-            .statement(session.dialect, head, started.elapsed(), code);
+            .statement(session.dialect, head, took, code, counts);
     }
 
     /// What the proxy has counted.
@@ -418,7 +420,10 @@ impl Engine {
             }
             Intent::ProcessList { full } => return Ok(self.sessions.processlist(full)),
             Intent::Kill(kill) => return kill.answer(self.kill(kill.id, kill.end).await),
-            Intent::GlobalStatus(like) => return Ok(self.global_status(like.as_deref())),
+            Intent::Status { global, like } => {
+                let session = (!global).then_some(&*session);
+                return Ok(self.status(like.as_deref(), session));
+            }
             // The first that fails ends them; those before it hold (MySQL makes none).
             Intent::SetEach(assignments) => {
                 for assignment in assignments {

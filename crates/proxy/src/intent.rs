@@ -33,8 +33,9 @@ pub(crate) enum Intent<'a> {
     ProcessList { full: bool },
     /// `KILL`, `pg_cancel_backend`, `pg_terminate_backend`: of a proxy's session.
     Kill(Kill),
-    /// MySQL's `SHOW GLOBAL STATUS [LIKE 'pattern']`: the proxy's own counters.
-    GlobalStatus(Option<String>),
+    /// MySQL's `SHOW [GLOBAL | SESSION | LOCAL] STATUS [LIKE 'pattern']`: the proxy's own
+    /// counters, or the session's.
+    Status { global: bool, like: Option<String> },
     /// Settings the shards hold (`SET time_zone`, `SET search_path`, `RESET …`), or why they
     /// are refused.
     Settings(Result<SetSettings, Error>),
@@ -91,9 +92,9 @@ impl Intent<'_> {
             return Intent::Kill(kill);
         }
         if dialect == Dialect::MySql
-            && let Some(like) = global_status(sql)
+            && let Some((global, like)) = status(sql)
         {
-            return Intent::GlobalStatus(like);
+            return Intent::Status { global, like };
         }
         if let Some(set) = settings::parse(sql, dialect) {
             return Intent::Settings(set);
@@ -136,10 +137,25 @@ fn processlist(sql: &str) -> Option<bool> {
         .then_some(full)
 }
 
-/// `SHOW GLOBAL STATUS [LIKE 'pattern']`: its pattern, if any.
-fn global_status(sql: &str) -> Option<Option<String>> {
+/// `SHOW [GLOBAL | SESSION | LOCAL] STATUS [LIKE 'pattern']`: whether GLOBAL, and its
+/// pattern, if any.
+fn status(sql: &str) -> Option<(bool, Option<String>)> {
     let rest = strip_keyword(sql, "show")?;
-    let rest = strip_keyword(rest, "global")?;
+    let (global, rest) = match strip_keyword(rest, "global") {
+        Some(rest) => (true, rest),
+        None => (
+            false,
+            strip_keyword(rest, "session")
+                .or_else(|| strip_keyword(rest, "local"))
+                .unwrap_or(rest),
+        ),
+    };
+    let like = status_pattern(rest)?;
+    Some((global, like))
+}
+
+/// The rest of `SHOW … STATUS [LIKE 'pattern']` after its scope: the pattern, if any.
+fn status_pattern(rest: &str) -> Option<Option<String>> {
     let rest = rest.trim_end().trim_end_matches(';').trim_end();
     if rest.eq_ignore_ascii_case("status") {
         return Some(None);

@@ -29,6 +29,25 @@ const BUCKETS: [u64; 14] = [
 /// Distinct SQLSTATEs counted; shards can report any, so the map is bounded.
 const MAX_ERROR_CODES: usize = 256;
 
+/// One session's statements by kind (MySQL's session `SHOW STATUS`).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SessionCounts([u64; KINDS.len()]);
+
+impl SessionCounts {
+    /// Statements of `kind` (`select`, `insert`, `update`, `delete`).
+    pub(crate) fn of(&self, kind: &str) -> u64 {
+        KINDS
+            .iter()
+            .position(|k| *k == kind)
+            .map_or(0, |at| self.0[at])
+    }
+
+    /// Statements of every kind.
+    pub(crate) fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+}
+
 /// The counters of one frontend.
 #[derive(Debug, Default)]
 struct Frontend {
@@ -117,9 +136,12 @@ impl Metrics {
         sql: &str,
         took: Duration,
         error: Option<&str>,
+        session: &mut SessionCounts,
     ) {
         let frontend = self.frontend(dialect);
-        frontend.statements[kind(sql)].fetch_add(1, Ordering::Relaxed);
+        let kind = kind(sql);
+        frontend.statements[kind].fetch_add(1, Ordering::Relaxed);
+        session.0[kind] += 1;
         let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
         let bucket = BUCKETS
             .iter()
@@ -302,7 +324,8 @@ fn kind(sql: &str) -> usize {
         .next()
         .unwrap_or_default();
     let is = |w: &str| word.eq_ignore_ascii_case(w);
-    if is("select") || is("with") || is("show") {
+    // SHOW is no SELECT: MySQL counts it apart from `Com_select`.
+    if is("select") || is("with") {
         0
     } else if is("insert") || is("replace") {
         1
@@ -336,19 +359,13 @@ mod tests {
     fn counts_render_as_prometheus_text() {
         let metrics = Metrics::new(["snowflake"]);
         let connected = metrics.connected(Dialect::MySql);
-        metrics.statement(
-            Dialect::MySql,
-            "insert into t",
-            Duration::from_micros(700),
-            None,
-        );
-        metrics.statement(Dialect::MySql, " SELECT 1", Duration::from_secs(20), None);
-        metrics.statement(
-            Dialect::Postgres,
-            "UPDATE t",
-            Duration::from_millis(3),
-            Some("23505"),
-        );
+        let mut session = SessionCounts::default();
+        let took = [700, 20_000_000, 3_000].map(Duration::from_micros);
+        metrics.statement(Dialect::MySql, "insert into t", took[0], None, &mut session);
+        metrics.statement(Dialect::MySql, " SELECT 1", took[1], None, &mut session);
+        let error = Some("23505");
+        metrics.statement(Dialect::Postgres, "UPDATE t", took[2], error, &mut session);
+        assert_eq!((session.of("select"), session.total()), (1, 3));
         metrics.keys("snowflake", 3);
         metrics.keys("snowflake", 2);
         let stats = PoolStats {

@@ -42,6 +42,8 @@ pub struct Session {
     pub last_generated: Option<i64>,
     /// Its place among the proxy's sessions (`SHOW PROCESSLIST`), once logged in.
     pub listed: Option<crate::processlist::Listed>,
+    /// Its statements by kind, for MySQL's session `SHOW STATUS`.
+    pub(crate) statements: crate::metrics::SessionCounts,
     /// MySQL's `ROW_COUNT()`: the rows the last statement changed, -1 after a result set or
     /// an error.
     pub row_count: i64,
@@ -135,6 +137,7 @@ impl Session {
             last_insert_id: 0,
             row_count: -1,
             listed: None,
+            statements: Default::default(),
             last_generated: None,
             autocommit: true,
             transaction: None,

@@ -781,6 +781,23 @@ async fn processlist_shows_the_proxys_sessions(
         .await
         .unwrap();
     assert!(selects.get::<String, _>(1).parse::<u64>().unwrap() >= 2);
+    // SHOW [SESSION] STATUS: this session's statements, the proxy's sessions.
+    let session_status = async |conn: &mut MySqlConnection, sql: &str| -> Vec<(String, String)> {
+        let rows = sqlx::raw_sql(sql).fetch_all(conn).await.unwrap();
+        rows.iter().map(|r| (r.get(0), r.get(1))).collect()
+    };
+    let before = session_status(&mut other, "SHOW SESSION STATUS LIKE 'Com_select'").await;
+    sqlx::raw_sql("SELECT 1; SELECT 2")
+        .execute(&mut other)
+        .await
+        .unwrap();
+    let after = session_status(&mut other, "SHOW STATUS LIKE 'Com_select'").await;
+    let count = |rows: &[(String, String)]| rows[0].1.parse::<u64>().unwrap();
+    assert_eq!(count(&after), count(&before) + 2, "{before:?} {after:?}");
+    assert_eq!(
+        session_status(&mut other, "SHOW LOCAL STATUS LIKE 'Threads_connected'").await,
+        [("Threads_connected".to_owned(), "2".to_owned())]
+    );
     // SHOW GRANTS answers from `authority` (everything, for a configured user).
     let grants = sqlx::raw_sql("SHOW GRANTS")
         .fetch_one(&mut conn)

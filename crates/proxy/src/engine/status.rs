@@ -1,22 +1,31 @@
-//! MySQL's `SHOW GLOBAL STATUS`, answered from what the proxy counts.
+//! MySQL's `SHOW [GLOBAL | SESSION] STATUS`, answered from what the proxy counts.
 
 use keyshard_backend::{Column, SqlType};
 use keyshard_router::Value;
 
 use super::Engine;
 use crate::reply::Reply;
+use crate::session::Session;
 
 impl Engine {
-    /// MySQL's `SHOW GLOBAL STATUS`, from what the proxy counts (the shards' would count the
-    /// pooled connections every client shares): uptime, sessions, statements by kind.
-    pub(super) fn global_status(&self, like: Option<&str>) -> Reply {
+    /// MySQL's `SHOW GLOBAL STATUS`, or with `session` its `SHOW [SESSION] STATUS`, from what
+    /// the proxy counts (the shards' would count the pooled connections every client shares):
+    /// uptime and sessions, and statements by kind of the proxy or of the session.
+    pub(super) fn status(&self, like: Option<&str>, session: Option<&Session>) -> Reply {
         let uptime = self.started.elapsed().as_secs();
-        let questions = self.metrics.statements_answered();
+        let of = |kind: &str| match session {
+            Some(session) => session.statements.of(kind),
+            None => self.metrics.statements_of(kind),
+        };
+        let questions = match session {
+            Some(session) => session.statements.total(),
+            None => self.metrics.statements_answered(),
+        };
         let statuses = [
-            ("Com_delete", self.metrics.statements_of("delete")),
-            ("Com_insert", self.metrics.statements_of("insert")),
-            ("Com_select", self.metrics.statements_of("select")),
-            ("Com_update", self.metrics.statements_of("update")),
+            ("Com_delete", of("delete")),
+            ("Com_insert", of("insert")),
+            ("Com_select", of("select")),
+            ("Com_update", of("update")),
             ("Queries", questions),
             ("Questions", questions),
             ("Threads_connected", self.sessions.count() as u64),
