@@ -11,7 +11,7 @@ use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{
     Dialect, Plan, Prepared, PreparedInsert, PreparedQuery, RouteError, Router, SessionValues,
-    Shape, Value, substitute_session_values,
+    Shape, Value, substitute_session_values, with_sessions,
 };
 use sqlparser::ast;
 
@@ -419,7 +419,10 @@ impl Engine {
                 return self.set_user_variables(session, &assignments).await;
             }
             Intent::ProcessList { full } => return Ok(self.sessions.processlist(full)),
-            Intent::Kill(kill) => return kill.answer(self.kill(kill.id, kill.end).await),
+            Intent::Kill(kill) => {
+                let kill = kill?;
+                return kill.answer(self.kill(kill.id, kill.end).await);
+            }
             Intent::Status { global, like } => {
                 let session = (!global).then_some(&*session);
                 return Ok(self.status(like.as_deref(), session));
@@ -661,7 +664,16 @@ impl Engine {
                     .reply_or_gather(session, plan, query, query.sql(), params)
                     .await;
             }
-            Planned::Direct(direct) => (direct.bind(params), direct.is_read()),
+            Planned::Direct(direct) => {
+                let mut plan = direct.bind(params);
+                if direct.lists_sessions() {
+                    let sessions = self.sessions.json(session.dialect);
+                    for unit in &mut plan.units {
+                        unit.sql = with_sessions(&unit.sql, &sessions, session.dialect);
+                    }
+                }
+                (plan, direct.is_read())
+            }
             Planned::Locks(locks) => return self.table_locks(session, locks).await,
             Planned::Explain(explain) => return self.explain(session, explain).await,
             // The frontend passes the data on, with `copy_out`.

@@ -31,8 +31,8 @@ pub(crate) enum Intent<'a> {
     SetEach(Vec<&'a str>),
     /// MySQL's `SHOW [FULL] PROCESSLIST`: the proxy's sessions.
     ProcessList { full: bool },
-    /// `KILL`, `pg_cancel_backend`, `pg_terminate_backend`: of a proxy's session.
-    Kill(Kill),
+    /// `KILL`, `pg_cancel_backend`, `pg_terminate_backend`: of a proxy's session, or why not.
+    Kill(Result<Kill, Error>),
     /// MySQL's `SHOW [GLOBAL | SESSION | LOCAL] STATUS [LIKE 'pattern']`: the proxy's own
     /// counters, or the session's.
     Status { global: bool, like: Option<String> },

@@ -26,12 +26,23 @@ const CANCEL: &str = "pg_cancel_backend";
 const TERMINATE: &str = "pg_terminate_backend";
 
 impl Kill {
-    /// The kill `sql` asks for, in `dialect`.
-    pub(crate) fn parse(sql: &str, dialect: Dialect) -> Option<Self> {
-        let sql = sql.trim().trim_end_matches(';').trim_end();
+    /// The kill `sql` asks for, in `dialect`; refused when it calls PostgreSQL's functions
+    /// otherwise than with one id (`FROM pg_stat_activity`, an expression): on a shard the
+    /// id would name a connection of any client, or of the shard's own processes.
+    pub(crate) fn parse(sql: &str, dialect: Dialect) -> Option<Result<Self, Error>> {
+        let trimmed = sql.trim().trim_end_matches(';').trim_end();
         match dialect {
-            Dialect::MySql => mysql(sql),
-            Dialect::Postgres => postgres(sql),
+            Dialect::MySql => mysql(trimmed).map(Ok),
+            Dialect::Postgres => match postgres(trimmed) {
+                Some(kill) => Some(Ok(kill)),
+                None => names_a_function(sql).then(|| {
+                    Err(Error::unsupported(
+                        "pg_cancel_backend and pg_terminate_backend but as \
+                         `SELECT pg_cancel_backend(id)` with one session id (see \
+                         pg_stat_activity)",
+                    ))
+                }),
+            },
         }
     }
 
@@ -82,6 +93,17 @@ fn mysql(sql: &str) -> Option<Kill> {
     })
 }
 
+/// Whether `sql` names PostgreSQL's cancel or terminate function anywhere.
+fn names_a_function(sql: &str) -> bool {
+    let sql = sql.as_bytes();
+    crate::words::find_ignore_ascii_case(sql, b"pg_").any(|at| {
+        [CANCEL, TERMINATE].iter().any(|f| {
+            sql.get(at..at + f.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(f.as_bytes()))
+        })
+    })
+}
+
 /// `SELECT [pg_catalog.]pg_cancel_backend(id)` or `pg_terminate_backend(id)`.
 fn postgres(sql: &str) -> Option<Kill> {
     let rest = sql
@@ -116,7 +138,7 @@ mod tests {
     use super::*;
 
     fn kill(sql: &str, dialect: Dialect) -> Option<(u32, bool)> {
-        Kill::parse(sql, dialect).map(|k| (k.id, k.end))
+        Kill::parse(sql, dialect)?.ok().map(|k| (k.id, k.end))
     }
 
     #[test]
@@ -152,19 +174,22 @@ mod tests {
             "SELECT pg_cancel_backend(pid) FROM pg_stat_activity",
             "SELECT pg_cancel_backend(42), 1",
             "SELECT pg_cancel_backend($1)",
-            "SELECTpg_cancel_backend(42)",
         ] {
-            assert_eq!(kill(other, pg), None, "{other}");
+            let refused = Kill::parse(other, pg).expect(other).unwrap_err();
+            assert_eq!(refused.pg_sqlstate(), "0A000", "{other}");
         }
+        assert!(Kill::parse("SELECT 1", pg).is_none());
     }
 
     #[test]
     fn answers_as_each_database_does() {
-        let mysql = Kill::parse("KILL 9", Dialect::MySql).unwrap();
+        let mysql = Kill::parse("KILL 9", Dialect::MySql).unwrap().unwrap();
         assert_eq!(mysql.answer(true), Ok(Reply::done()));
         let refused = mysql.answer(false).unwrap_err();
         assert_eq!(refused.mysql_code().0, 1094);
-        let pg = Kill::parse("SELECT pg_cancel_backend(9)", Dialect::Postgres).unwrap();
+        let pg = Kill::parse("SELECT pg_cancel_backend(9)", Dialect::Postgres)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             pg.answer(false),
             Ok(Reply::Rows {

@@ -6,11 +6,12 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use keyshard_backend::session_state::SessionState;
 use keyshard_backend::{Column, SqlType};
-use keyshard_router::Value;
+use keyshard_router::{Dialect, Value};
+use serde_json::json;
 use tokio::sync::Notify;
 
 use crate::reply::Reply;
@@ -67,6 +68,8 @@ struct Activity {
     user: String,
     host: String,
     database: Option<String>,
+    /// When it logged in.
+    started: SystemTime,
     /// Since when it runs its statement, or has been idle.
     since: Instant,
     /// The statement it runs, its first [`KEPT_TEXT`] bytes.
@@ -89,6 +92,7 @@ impl Sessions {
             user: user.to_owned(),
             host: host.to_owned(),
             database: database.map(str::to_owned),
+            started: SystemTime::now(),
             since: Instant::now(),
             running: None,
         }));
@@ -127,6 +131,58 @@ impl Sessions {
     /// How many sessions are logged in.
     pub(crate) fn count(&self) -> usize {
         self.0.lock().map_or(0, |list| list.len())
+    }
+
+    /// The sessions as the rows of the catalog relation that lists them, a JSON array of
+    /// objects keyed by its columns: MySQL's `information_schema.PROCESSLIST`, PostgreSQL's
+    /// `pg_stat_activity` (see `keyshard_router::with_sessions`).
+    pub(crate) fn json(&self, dialect: Dialect) -> String {
+        let sessions: Vec<(u32, Arc<Mutex<Activity>>)> = match self.0.lock() {
+            Ok(list) => list
+                .iter()
+                .map(|(id, entry)| (*id, Arc::clone(&entry.activity)))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let (now, wall) = (Instant::now(), SystemTime::now());
+        let rows: Vec<serde_json::Value> = sessions
+            .into_iter()
+            .filter_map(|(id, activity)| {
+                let a = activity.lock().ok()?;
+                let idle_for = now.duration_since(a.since);
+                Some(match dialect {
+                    Dialect::MySql => json!({
+                        "ID": id,
+                        "USER": a.user,
+                        "HOST": a.host,
+                        "DB": a.database,
+                        "COMMAND": if a.running.is_some() { "Query" } else { "Sleep" },
+                        "TIME": idle_for.as_secs(),
+                        "STATE": if a.running.is_some() { "executing" } else { "" },
+                        "INFO": a.running,
+                    }),
+                    Dialect::Postgres => {
+                        let at = |t: SystemTime| humantime::format_rfc3339_micros(t).to_string();
+                        let changed = wall.checked_sub(idle_for).unwrap_or(wall);
+                        // An address that is not one (none was known) would fail the cast.
+                        let address = a.host.parse::<std::net::IpAddr>().ok();
+                        json!({
+                            "datname": a.database,
+                            "pid": id,
+                            "usename": a.user,
+                            "client_addr": address.map(|ip| ip.to_string()),
+                            "backend_start": at(a.started),
+                            "query_start": a.running.as_ref().map(|_| at(changed)),
+                            "state_change": at(changed),
+                            "state": if a.running.is_some() { "active" } else { "idle" },
+                            "query": a.running.as_deref().unwrap_or_default(),
+                            "backend_type": "client backend",
+                        })
+                    }
+                })
+            })
+            .collect();
+        serde_json::Value::Array(rows).to_string()
     }
 
     /// MariaDB's `SHOW [FULL] PROCESSLIST`.

@@ -919,6 +919,18 @@ async fn kill_stops_a_statement_on_every_shard() {
                 assert!(started.elapsed() < Duration::from_secs(10), "never ran");
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
+            // information_schema.PROCESSLIST lists the proxy's sessions: the victim, running it.
+            let listed: Vec<(u64, String)> = sqlx::raw_sql(
+                "SELECT ID, COMMAND FROM information_schema.PROCESSLIST \
+                 WHERE INFO LIKE 'SELECT SLEEP%'",
+            )
+            .fetch_all(&mut killer)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+            assert_eq!(listed, [(id, "Query".to_owned())]);
             let kill = match end {
                 false => format!("KILL QUERY {id}"),
                 true => format!("KILL CONNECTION {id}"),

@@ -919,6 +919,26 @@ async fn cancels_stop_a_statement_on_every_shard() {
                 assert!(started.elapsed() < Duration::from_secs(10), "never ran");
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
+            // pg_stat_activity lists the proxy's sessions: the victim, running it.
+            let listed = other
+                .query(
+                    "SELECT pid, state, usename, datname FROM pg_stat_activity \
+                     WHERE query LIKE 'SELECT pg_sleep%' ORDER BY backend_start",
+                    &[],
+                )
+                .await
+                .unwrap();
+            let listed: Vec<(i32, String, String, String)> = listed
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+                .collect();
+            let victim_id: i32 = id.parse().unwrap();
+            let active = (
+                "active".to_owned(),
+                "root".to_owned(),
+                "sharding_db".to_owned(),
+            );
+            assert_eq!(listed, [(victim_id, active.0, active.1, active.2)]);
             match how {
                 "cancel request" => victim
                     .cancel_token()
@@ -960,6 +980,12 @@ async fn cancels_stop_a_statement_on_every_shard() {
             _ => assert_eq!(single(after.unwrap()).as_deref(), Some("4"), "{how}"),
         }
     }
+    // The functions over pg_stat_activity's rows would reach the shards' own processes.
+    let refused = other
+        .simple_query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity")
+        .await
+        .unwrap_err();
+    assert_eq!(code(&refused), Some(&SqlState::FEATURE_NOT_SUPPORTED));
     // No such session: false, as PostgreSQL answers for a pid that is not a backend's.
     let none = single(
         other

@@ -8,6 +8,10 @@
 //! A logic table stands for its first actual table on the default data source (what `SHOW
 //! COLUMNS` reads too); a logic table with no node there is not listed. The relations' columns
 //! differ between database versions, so the proxy reads them from the shard once, at start.
+//!
+//! The relations that list sessions (`pg_stat_activity`, `information_schema.PROCESSLIST`)
+//! would list a shard's pooled connections: they stand for the proxy's sessions instead, rows
+//! of a JSON document ([`SESSIONS`]) the proxy writes into the statement at each execution.
 
 use std::ops::{ControlFlow, Range};
 
@@ -35,8 +39,39 @@ const MYSQL_RELATIONS: &[&str] = &[
     "PARTITIONS",
     "VIEWS",
     "SCHEMATA",
+    "PROCESSLIST",
 ];
-const POSTGRES_CATALOG: &[&str] = &["pg_class", "pg_tables", "pg_indexes", "pg_database"];
+const POSTGRES_CATALOG: &[&str] = &[
+    "pg_class",
+    "pg_tables",
+    "pg_indexes",
+    "pg_database",
+    "pg_stat_activity",
+];
+
+/// Where a statement reading the sessions' relation takes its rows: the proxy puts a JSON
+/// array of its sessions in place of this text at each execution (see
+/// [`with_sessions`]): an object per session, keyed by the relation's column names.
+pub const SESSIONS: &str = "/*keyshard:sessions*/'[]'";
+
+/// The columns of MySQL's PROCESSLIST the proxy knows of its sessions, with their types; the
+/// relation's others are NULL.
+const PROCESSLIST_COLUMNS: &[(&str, &str)] = &[
+    ("ID", "BIGINT UNSIGNED"),
+    ("USER", "VARCHAR(128)"),
+    ("HOST", "VARCHAR(64)"),
+    ("DB", "VARCHAR(64)"),
+    ("COMMAND", "VARCHAR(16)"),
+    ("TIME", "INT"),
+    ("STATE", "VARCHAR(64)"),
+    ("INFO", "LONGTEXT"),
+];
+
+/// `sql` (a statement the router planned) with the proxy's sessions, `json`, as the rows of
+/// the sessions' relation; as it is when it reads no such relation.
+pub fn with_sessions(sql: &str, json: &str, dialect: Dialect) -> String {
+    sql.replace(SESSIONS, &Value::Text(json.to_owned()).to_literal(dialect))
+}
 const POSTGRES_INFORMATION_SCHEMA: &[&str] = &[
     "tables",
     "columns",
@@ -296,6 +331,12 @@ fn view_select(dialect: Dialect, columns: &[CatalogColumn], names: &LogicalNames
     // PostgreSQL's list of databases (psql's `\l`) shows the logical database alone, as the
     // shard's current one.
     let is_database = |c: &CatalogColumn| c.relation == "pg_database" && c.name == "datname";
+    let lists_sessions = |c: &CatalogColumn| {
+        c.relation.eq_ignore_ascii_case("processlist") || c.relation == "pg_stat_activity"
+    };
+    if columns.first().is_some_and(lists_sessions) {
+        return sessions_select(dialect, columns);
+    }
     let mut select = String::from("SELECT ");
     for (i, column) in columns.iter().enumerate() {
         if i > 0 {
@@ -388,6 +429,48 @@ fn view_select(dialect: Dialect, columns: &[CatalogColumn], names: &LogicalNames
         select.push_str(&conditions.join(" AND "));
     }
     select
+}
+
+/// The derived table's SELECT of the sessions' relation over `columns`: rows of the JSON
+/// document the proxy writes in place of [`SESSIONS`].
+fn sessions_select(dialect: Dialect, columns: &[CatalogColumn]) -> String {
+    let ident = |s: &str| {
+        let mut out = String::new();
+        push_identifier(&mut out, s, Some(identifier_quote(dialect)));
+        out
+    };
+    match dialect {
+        // The view's own row type takes every key of an object as its column, whatever the
+        // server's version has.
+        Dialect::Postgres => format!(
+            "SELECT r.* FROM jsonb_array_elements(CAST({SESSIONS} AS jsonb)) AS e(value) \
+             CROSS JOIN LATERAL jsonb_populate_record(NULL::pg_catalog.pg_stat_activity, \
+             e.value) AS r"
+        ),
+        Dialect::MySql => {
+            let known = |name: &str| {
+                PROCESSLIST_COLUMNS
+                    .iter()
+                    .any(|(k, _)| k.eq_ignore_ascii_case(name))
+            };
+            let list: Vec<String> = columns
+                .iter()
+                .map(|c| match known(&c.name) {
+                    true => format!("p.{}", ident(&c.name)),
+                    false => format!("NULL AS {}", ident(&c.name)),
+                })
+                .collect();
+            let shape: Vec<String> = PROCESSLIST_COLUMNS
+                .iter()
+                .map(|(name, ty)| format!("{name} {ty} PATH '$.{name}'"))
+                .collect();
+            format!(
+                "SELECT {} FROM JSON_TABLE({SESSIONS}, '$[*]' COLUMNS ({})) AS p",
+                list.join(", "),
+                shape.join(", ")
+            )
+        }
+    }
 }
 
 /// How the statement refers to a catalog relation it names.

@@ -33,6 +33,12 @@ impl Direct {
         &self.sql
     }
 
+    /// Whether it reads the sessions' relation, whose rows the proxy writes in at each
+    /// execution (see [`crate::with_sessions`]).
+    pub fn lists_sessions(&self) -> bool {
+        self.sql.contains(crate::SESSIONS)
+    }
+
     /// One unit per data source, the text and parameters as they are.
     pub fn bind(&self, params: &[Value]) -> Plan {
         let units = self

@@ -52,7 +52,9 @@ use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect};
 use sqlparser::parser::Parser;
 
 pub use budget::{MAX_OPERATOR_CHAIN, tokenize};
-pub use catalog::{CatalogColumn, CatalogViews, LogicalNames, catalog_columns_sql};
+pub use catalog::{
+    CatalogColumn, CatalogViews, LogicalNames, SESSIONS, catalog_columns_sql, with_sessions,
+};
 pub use ddl::DdlPlan;
 pub use direct::Direct;
 pub use error::RouteError;

@@ -213,7 +213,7 @@ fn listening_channels_fields(sql: &str) -> Option<Fields> {
 
 /// The column of `SELECT pg_cancel_backend(id)`, which the proxy answers itself.
 fn kill_fields(sql: &str) -> Option<Fields> {
-    let kill = crate::kill::Kill::parse(sql, keyshard_router::Dialect::Postgres)?;
+    let kill = crate::kill::Kill::parse(sql, keyshard_router::Dialect::Postgres)?.ok()?;
     Some(reply_fields(&Reply::Rows {
         columns: kill.columns(),
         rows: Vec::new(),
