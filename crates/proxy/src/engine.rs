@@ -335,6 +335,10 @@ impl Engine {
             Ok(Reply::Ok { affected_rows, .. }) => i64::try_from(*affected_rows).unwrap_or(-1),
             Ok(Reply::Rows { .. }) | Err(_) => -1,
         };
+        let calculated = session.calculated_found_rows.take();
+        if let Ok(Reply::Rows { rows, .. }) = reply {
+            session.found_rows = calculated.unwrap_or(rows.len() as u64);
+        }
         let code = match reply {
             Ok(_) => None,
             Err(e) => {
@@ -475,6 +479,14 @@ impl Engine {
         if routed.is_some() {
             return self.preview(text, dialect).await;
         }
+        if dialect == Dialect::MySql
+            && crate::words::find_ignore_ascii_case(text.as_bytes(), b"sql_calc_found_rows")
+                .next()
+                .is_some()
+            && let Some(calc) = keyshard_router::calc_found_rows(text)?
+        {
+            return self.calc_found_rows(session, calc).await;
+        }
         let planned = self.plan(text, dialect).await?;
         if let (Some(shape), None | Some(Known::Seen), None) = (&shape, &known, &substituted)
             && shape.folded_rows().is_none()
@@ -484,6 +496,32 @@ impl Engine {
         self.execute_planned(session, &planned, &[]).await
     }
 
+    /// MySQL's `SELECT SQL_CALC_FOUND_ROWS …`: the statement without the modifier, then its
+    /// rows counted without its LIMIT, which `FOUND_ROWS()` answers next (see
+    /// `keyshard_router::calc_found_rows`).
+    async fn calc_found_rows(
+        &self,
+        session: &mut Session,
+        calc: keyshard_router::CalcFoundRows,
+    ) -> Result<Reply, Error> {
+        let reply = Box::pin(self.answer_text(session, &calc.select, Reserved::Whole)).await?;
+        let counted = Box::pin(self.answer_text(session, &calc.count, Reserved::Whole)).await?;
+        let count = match &counted {
+            Reply::Rows { rows, .. } => rows.first().and_then(|r| r.first()),
+            Reply::Ok { .. } => None,
+        };
+        let count = match count {
+            Some(Value::Int(n)) => u64::try_from(*n).ok(),
+            Some(Value::UInt(n)) => Some(*n),
+            Some(Value::Text(text)) => text.parse().ok(),
+            Some(Value::Wire(wire)) => wire.text().and_then(|t| t.parse().ok()),
+            _ => None,
+        };
+        session.calculated_found_rows =
+            Some(count.ok_or_else(|| Error::unsupported("counting SQL_CALC_FOUND_ROWS' rows"))?);
+        Ok(reply)
+    }
+
     /// MySQL: `sql` with the session's user variables, `LAST_INSERT_ID()` and `ROW_COUNT()`
     /// written in as literals, when it names any.
     fn with_user_variables(&self, session: &Session, sql: &str) -> Result<Option<String>, Error> {
@@ -491,6 +529,7 @@ impl Engine {
         let values = SessionValues {
             last_insert_id: session.last_insert_id,
             row_count: session.row_count,
+            found_rows: session.found_rows,
             variable: &|name| {
                 variables
                     .get(name)
@@ -529,8 +568,15 @@ impl Engine {
         // Its value is the session's at each execution, which a plan made once cannot carry.
         if dialect == Dialect::MySql && substitute_session_values(sql, &NO_VALUES)?.is_some() {
             return Err(Error::unsupported(
-                "LAST_INSERT_ID() or a user variable inside a prepared statement (send the \
-                 statement as text, or bind the value as a parameter)",
+                "LAST_INSERT_ID(), ROW_COUNT(), FOUND_ROWS() or a user variable inside a \
+                 prepared statement (send the statement as text, or bind the value as a \
+                 parameter)",
+            ));
+        }
+        // Its count is a second statement the proxy runs (see `calc_found_rows`).
+        if dialect == Dialect::MySql && keyshard_router::calc_found_rows(sql)?.is_some() {
+            return Err(Error::unsupported(
+                "SQL_CALC_FOUND_ROWS in a prepared statement (send the statement as text)",
             ));
         }
         match self.plan_with_tree(sql, dialect).await {
@@ -889,5 +935,6 @@ fn takes_parameters(sql: &str, dialect: Dialect) -> bool {
 const NO_VALUES: SessionValues<'static> = SessionValues {
     last_insert_id: 0,
     row_count: 0,
+    found_rows: 0,
     variable: &|_| String::new(),
 };

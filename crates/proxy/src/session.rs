@@ -42,6 +42,12 @@ pub struct Session {
     pub last_generated: Option<i64>,
     /// Its place among the proxy's sessions (`SHOW PROCESSLIST`), once logged in.
     pub listed: Option<crate::processlist::Listed>,
+    /// MySQL's `FOUND_ROWS()`: the rows the last statement with rows returned, or would have
+    /// without its LIMIT (`SQL_CALC_FOUND_ROWS`).
+    pub found_rows: u64,
+    /// The count a `SELECT SQL_CALC_FOUND_ROWS` running now made, for `found_rows` once it
+    /// is answered.
+    pub(crate) calculated_found_rows: Option<u64>,
     /// Its statements by kind, for MySQL's session `SHOW STATUS`.
     pub(crate) statements: crate::metrics::SessionCounts,
     /// MySQL's `ROW_COUNT()`: the rows the last statement changed, -1 after a result set or
@@ -137,6 +143,8 @@ impl Session {
             last_insert_id: 0,
             row_count: -1,
             listed: None,
+            found_rows: 0,
+            calculated_found_rows: None,
             statements: Default::default(),
             last_generated: None,
             autocommit: true,

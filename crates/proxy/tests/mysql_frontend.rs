@@ -976,6 +976,36 @@ async fn shard_statements(shards: &Shards, sql: &str) -> i64 {
     row.get(0)
 }
 
+/// `FOUND_ROWS()` answers for the session's own last SELECT, over every shard, as one MariaDB
+/// holding all the rows does: the rows it returned, or with `SQL_CALC_FOUND_ROWS` the rows it
+/// would have returned without its LIMIT. A shard would answer for whichever client used its
+/// pooled connection last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn found_rows_answers_for_the_sessions_last_select() {
+    let mut both = common::compare::MariaDbAlike::start(CREATE).await;
+    both.compare(&[
+        "INSERT INTO t_order VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'a'), (4, 4, 'c'), \
+         (5, 5, 'a'), (6, 6, NULL)",
+        "SELECT SQL_CALC_FOUND_ROWS order_id FROM t_order ORDER BY order_id LIMIT 2",
+        "SELECT FOUND_ROWS()",
+        "SELECT order_id FROM t_order WHERE user_id > 2 ORDER BY order_id",
+        "SELECT FOUND_ROWS() AS found",
+        "SELECT SQL_CALC_FOUND_ROWS status, COUNT(*) FROM t_order GROUP BY status \
+         ORDER BY status LIMIT 1, 1",
+        "SELECT FOUND_ROWS(), ROW_COUNT()",
+        "SELECT SQL_CALC_FOUND_ROWS DISTINCT status FROM t_order ORDER BY status LIMIT 1",
+        "SELECT FOUND_ROWS()",
+        "SELECT SQL_CALC_FOUND_ROWS * FROM t_order WHERE order_id = 1 LIMIT 0",
+        "SELECT FOUND_ROWS()",
+        "SELECT SQL_CALC_FOUND_ROWS order_id FROM t_order WHERE user_id < 3 \
+         UNION SELECT order_id FROM t_order WHERE user_id > 4 ORDER BY order_id LIMIT 1",
+        "SELECT FOUND_ROWS()",
+    ])
+    .await;
+    both.finish().await;
+}
+
 /// Text merged from several shards orders and groups as its column's collation does, compared
 /// with one plain MariaDB: utf8mb4_general_ci weighs an ASCII character by its upper case ('_'
 /// after the letters) and ignores case and trailing spaces, utf8mb4_bin compares bytes. Text

@@ -1,6 +1,7 @@
 //! The session's values inside a statement for the shards: the shards know nothing of the
 //! keys the proxy generated, the rows its statements changed nor the client's user variables,
-//! so there `LAST_INSERT_ID()` answers 0, `ROW_COUNT()` the shard's own count and `@x` NULL, and
+//! so there `LAST_INSERT_ID()` answers 0, `ROW_COUNT()` and `FOUND_ROWS()` the shard's own
+//! counts for whichever client used the connection last, `@x` NULL, and
 //! `INSERT INTO child (parent_id) VALUES (LAST_INSERT_ID())` would store 0. They are replaced by
 //! the session's values first; a select item keeps its label (`SELECT LAST_INSERT_ID()` is
 //! still labelled `LAST_INSERT_ID()`).
@@ -15,6 +16,9 @@ pub struct SessionValues<'a> {
     pub last_insert_id: u64,
     /// `ROW_COUNT()`: the rows the previous statement changed, -1 after a result set.
     pub row_count: i64,
+    /// `FOUND_ROWS()`: the rows the last SELECT returned, or would have without its LIMIT
+    /// (`SQL_CALC_FOUND_ROWS`).
+    pub found_rows: u64,
     /// A user variable's value as an SQL literal, by lower-cased name.
     pub variable: &'a dyn Fn(&str) -> String,
 }
@@ -81,6 +85,8 @@ pub fn substitute_session_values(
             (close, values.last_insert_id.to_string())
         } else if let Some(close) = call("row_count") {
             (close, values.row_count.to_string())
+        } else if let Some(close) = call("found_rows") {
+            (close, values.found_rows.to_string())
         } else {
             continue;
         };
@@ -140,11 +146,15 @@ fn ends_an_item(token: &Token) -> bool {
     }
 }
 
-/// Whether `sql` contains `@`, `last_insert_id` or `row_count` in any case. Runs on every
+/// Whether `sql` contains `@`, `last_insert_id`, `row_count` or `found_rows` in any case. Runs on every
 /// MySQL text statement, in one pass: only the rare `@` and underscores are looked at, each
 /// name around its first underscore.
 fn mentions_a_session_value(sql: &[u8]) -> bool {
-    const NAMES: [(&[u8], usize); 2] = [(b"last_insert_id", 4), (b"row_count", 3)];
+    const NAMES: [(&[u8], usize); 3] = [
+        (b"last_insert_id", 4),
+        (b"row_count", 3),
+        (b"found_rows", 5),
+    ];
     sql.iter().enumerate().any(|(i, b)| {
         *b == b'@'
             || *b == b'_'
@@ -164,6 +174,7 @@ mod tests {
         let values = SessionValues {
             last_insert_id: id,
             row_count: -1,
+            found_rows: 0,
             variable: &|name| format!("<{name}>"),
         };
         substitute_session_values(sql, &values).unwrap()
@@ -179,6 +190,7 @@ mod tests {
         let values = SessionValues {
             last_insert_id: 0,
             row_count: 0,
+            found_rows: 0,
             variable: &|_| String::new(),
         };
         let assigns = substitute_session_values("SELECT @x := 1", &values);
