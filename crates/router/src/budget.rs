@@ -21,7 +21,7 @@ pub const MAX_OPERATOR_CHAIN: usize = 400;
 pub fn tokenize(sql: &str, dialect: &dyn Dialect) -> Result<Vec<TokenWithSpan>, RouteError> {
     let tokens = Tokenizer::new(dialect, sql)
         .tokenize_with_location()
-        .map_err(|e| RouteError::Syntax(e.to_string()))?;
+        .map_err(|e| RouteError::Syntax(crate::locate::syntax_error(sql, &e.to_string())))?;
     check_chains(&tokens)?;
     Ok(tokens)
 }

@@ -282,7 +282,7 @@ impl Router {
         let mut parser = Parser::new(dialect).with_tokens_with_locations(tokenize(sql, dialect)?);
         let mut statements = parser
             .parse_statements()
-            .map_err(|e| RouteError::Syntax(e.to_string()))?;
+            .map_err(|e| RouteError::Syntax(locate::syntax_error(sql, &e.to_string())))?;
         if statements.len() != 1 {
             return Err(RouteError::StatementCount(statements.len()));
         }

@@ -123,3 +123,56 @@ mod tests {
         assert!(ascii.offset(loc(2, 9)).is_err());
     }
 }
+
+/// The most of a statement a syntax error quotes, as MariaDB's "near '…'" does.
+const NEAR: usize = 80;
+
+/// A parser's or tokenizer's error about `sql` (its text ends `at Line: L, Column: C`) with the
+/// statement's own text from that position quoted, as MariaDB quotes it: `… near 'AND 1' at
+/// line 1`. Unchanged when it names no position inside the statement.
+pub(crate) fn syntax_error(sql: &str, error: &str) -> String {
+    let Some((detail, position)) = error.rsplit_once(" at Line: ") else {
+        return error.to_owned();
+    };
+    let Some((line, column)) = position.split_once(", Column: ") else {
+        return error.to_owned();
+    };
+    let (Ok(line), Ok(column)) = (line.trim().parse::<u64>(), column.trim().parse::<u64>()) else {
+        return error.to_owned();
+    };
+    let Ok(at) = Locator::new(sql).offset(Location::new(line, column)) else {
+        return error.to_owned();
+    };
+    let rest = sql.get(at..).unwrap_or_default();
+    let mut end = rest.len().min(NEAR);
+    while !rest.is_char_boundary(end) {
+        end -= 1;
+    }
+    let detail = detail.strip_prefix("sql parser error: ").unwrap_or(detail);
+    format!("{detail} near '{}' at line {line}", &rest[..end])
+}
+
+#[cfg(test)]
+mod syntax_tests {
+    use super::syntax_error;
+
+    #[test]
+    fn a_syntax_error_quotes_the_statement_from_its_position() {
+        let sql = "SELECT *\nFROM t WHERE a = 'é' AND AND 1";
+        assert_eq!(
+            syntax_error(
+                sql,
+                "sql parser error: Expected: an expression, found: AND at Line: 2, Column: 26"
+            ),
+            "Expected: an expression, found: AND near 'AND 1' at line 2"
+        );
+        let long = format!("SELECT {}", "x".repeat(200));
+        let quoted = syntax_error(&long, "oops at Line: 1, Column: 8");
+        assert_eq!(quoted, format!("oops near '{}' at line 1", "x".repeat(80)));
+        assert_eq!(syntax_error("SELECT", "no position"), "no position");
+        assert_eq!(
+            syntax_error("SELECT", "beyond at Line: 9, Column: 1"),
+            "beyond at Line: 9, Column: 1"
+        );
+    }
+}
