@@ -1003,6 +1003,19 @@ async fn found_rows_answers_for_the_sessions_last_select() {
         "SELECT FOUND_ROWS()",
     ])
     .await;
+    // MariaDB's ANALYZE of a SELECT (its EXPLAIN ANALYZE): each node's, run there.
+    let rows = sqlx::raw_sql("ANALYZE SELECT status FROM t_order WHERE user_id = 1")
+        .fetch_all(&mut both.through)
+        .await
+        .unwrap();
+    let names: Vec<&str> = rows[0].columns().iter().map(|c| c.name()).collect();
+    assert_eq!(names[..2], ["data_source", "actual_sql"]);
+    assert!(names.contains(&"r_rows"), "{names:?}");
+    let sent: Vec<String> = rows.iter().map(|r| r.get(1)).collect();
+    assert_eq!(
+        sent,
+        [0, 1].map(|t| format!("ANALYZE SELECT status FROM t_order_{t} WHERE user_id = 1"))
+    );
     both.finish().await;
 }
 

@@ -19,6 +19,28 @@ pub struct Explain {
     pub text: bool,
 }
 
+/// Where `sql` starts with MariaDB's `ANALYZE` of a statement (not `ANALYZE TABLE`): the
+/// keyword's offset.
+pub(crate) fn mariadb_analyze(sql: &str) -> Option<usize> {
+    let at = sql.len() - sql.trim_start().len();
+    let rest = sql.get(at..)?;
+    if !rest.get(..7)?.eq_ignore_ascii_case("analyze") {
+        return None;
+    }
+    let next = rest[7..].trim_start();
+    let word: String = next
+        .chars()
+        .take_while(char::is_ascii_alphabetic)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    (next.len() < rest.len() - 7
+        && matches!(
+            word.as_str(),
+            "select" | "with" | "update" | "delete" | "insert" | "replace" | "format"
+        ))
+    .then_some(at)
+}
+
 impl Router {
     /// Plans `EXPLAIN [ANALYZE] inner`; `None` when `inner` reads no sharded table (it then
     /// goes where such statements go, as written).

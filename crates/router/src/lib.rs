@@ -279,14 +279,28 @@ impl Router {
             Dialect::MySql => &MYSQL,
             Dialect::Postgres => &POSTGRES,
         };
-        let mut parser = Parser::new(dialect).with_tokens_with_locations(tokenize(sql, dialect)?);
+        // MariaDB's `ANALYZE [FORMAT=JSON] statement`, its EXPLAIN ANALYZE, which sqlparser does
+        // not read: read as the EXPLAIN of the same length, marked as analysing. Units copy
+        // the statement's own text, so each node is still sent ANALYZE.
+        let analyze = match self.dialect {
+            Dialect::MySql => explain::mariadb_analyze(sql),
+            Dialect::Postgres => None,
+        };
+        let read = match analyze {
+            Some(at) => std::borrow::Cow::Owned(format!("{}EXPLAIN{}", &sql[..at], &sql[at + 7..])),
+            None => std::borrow::Cow::Borrowed(sql),
+        };
+        let mut parser = Parser::new(dialect).with_tokens_with_locations(tokenize(&read, dialect)?);
         let mut statements = parser
             .parse_statements()
             .map_err(|e| RouteError::Syntax(locate::syntax_error(sql, &e.to_string())))?;
         if statements.len() != 1 {
             return Err(RouteError::StatementCount(statements.len()));
         }
-        let statement = statements.pop().ok_or(RouteError::StatementCount(0))?;
+        let mut statement = statements.pop().ok_or(RouteError::StatementCount(0))?;
+        if let (Some(_), Statement::Explain { analyze, .. }) = (analyze, &mut statement) {
+            *analyze = true;
+        }
         Ok(Parsed {
             sql,
             parser,

@@ -845,6 +845,34 @@ fn explain_of_a_statement_on_sharded_tables_explains_each_node_statement() {
         units(&plan("EXPLAIN SELECT * FROM t_plain", &[]).unwrap()),
         pairs(&[("ds_0", "EXPLAIN SELECT * FROM t_plain")])
     );
+    // MariaDB's ANALYZE of a statement is its EXPLAIN ANALYZE: each node is sent its own.
+    assert_eq!(
+        units(
+            &plan(
+                " analyze format=json SELECT * FROM t_order WHERE user_id = 3",
+                &[]
+            )
+            .unwrap()
+        ),
+        pairs(&[
+            (
+                "ds_1",
+                " analyze format=json SELECT * FROM t_order_0 WHERE user_id = 3"
+            ),
+            (
+                "ds_1",
+                " analyze format=json SELECT * FROM t_order_1 WHERE user_id = 3"
+            ),
+        ])
+    );
+    assert!(plan("ANALYZE UPDATE t_order SET status = 'x'", &[]).is_err());
+    assert_eq!(
+        units(&plan("ANALYZE SELECT * FROM t_plain", &[]).unwrap()),
+        pairs(&[("ds_0", "ANALYZE SELECT * FROM t_plain")])
+    );
+    // ANALYZE TABLE is not one.
+    let table = plan("ANALYZE TABLE t_order", &[]);
+    assert!(!format!("{table:?}").contains("EXPLAIN"), "{table:?}");
 }
 
 #[test]
