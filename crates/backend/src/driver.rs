@@ -2,6 +2,8 @@
 
 use std::borrow::Cow;
 
+use crate::outcome::UnitResult;
+
 use keyshard_config::DatabaseKind;
 use keyshard_router::{Value, Wire, WireKind};
 use sqlx::Either;
@@ -62,6 +64,15 @@ pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
         _conn: &'a mut Self::Connection,
         _sql: &'a str,
         _params: &'a [Value],
+    ) -> impl Future<Output = Result<(), sqlx::Error>> + Send + 'a {
+        std::future::ready(Ok(()))
+    }
+
+    /// Completes what a result read in binary does not carry (PostgreSQL: the text of
+    /// catalog references, see `catalog_refs`), on the connection that read it.
+    fn complete<'a>(
+        _conn: &'a mut Self::Connection,
+        _result: &'a mut UnitResult,
     ) -> impl Future<Output = Result<(), sqlx::Error>> + Send + 'a {
         std::future::ready(Ok(()))
     }
@@ -319,6 +330,13 @@ fn resolved_kind(type_info: &PgTypeInfo) -> Option<&sqlx::postgres::PgTypeKind> 
 }
 
 impl Driver for Postgres {
+    fn complete<'a>(
+        conn: &'a mut PgConnection,
+        result: &'a mut UnitResult,
+    ) -> impl Future<Output = Result<(), sqlx::Error>> + Send + 'a {
+        crate::catalog_refs::name(conn, result)
+    }
+
     /// A parameter the client sent as text with a type declared (or inferred from its column)
     /// that Keyshard does not read — `timestamptz`, `jsonb`, `uuid`, an enum …, as
     /// node-postgres sends every value and psycopg a `Jsonb` or `%t` — is bound as text, since

@@ -58,6 +58,10 @@ where
             }
         }
     }
+    drop(stream);
+    if binary {
+        D::complete(conn, &mut result).await?;
+    }
     Ok(result)
 }
 

@@ -7,6 +7,7 @@
 
 mod branch;
 mod cancel;
+mod catalog_refs;
 mod characteristics;
 mod collations;
 mod copy_out;

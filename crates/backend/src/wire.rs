@@ -262,7 +262,10 @@ pub(crate) fn sort_key(wire: &Wire) -> Option<SortKey<'_>> {
     let number = SortKey::Number;
     match (wire.kind, wire.binary) {
         (WireKind::Bytewise, _) => Some(SortKey::Bytes(bytes)),
-        (WireKind::Opaque | WireKind::PgEnum | WireKind::PgEnumArray, _) => None,
+        (
+            WireKind::Opaque | WireKind::PgEnum | WireKind::PgEnumArray | WireKind::PgCatalogRef,
+            _,
+        ) => None,
         (WireKind::PgMoney, _) => wire.money().map(number),
         (WireKind::PgInet, binary) => network_key(bytes, binary),
         (WireKind::PgFloat | WireKind::MySqlFloat, _) => {

@@ -86,6 +86,10 @@ pub enum WireKind {
     /// A type whose order Keyshard does not know (JSON, geometry …): equal when the bytes are,
     /// never ordered across shards.
     Opaque,
+    /// A PostgreSQL catalog reference (`regclass`, `regtype` …) read in binary, with its text
+    /// looked up on the shard: the 4-byte OID (the binary form), then the text form. Never
+    /// ordered across shards.
+    PgCatalogRef,
 }
 
 impl Wire {
@@ -151,6 +155,16 @@ impl Wire {
         }
         let negative = text.contains(['-', '(']);
         (digits > 0).then_some(if negative { -amount } else { amount })
+    }
+
+    /// A catalog reference's binary form (its OID) and text form (see
+    /// [`WireKind::PgCatalogRef`]).
+    pub fn catalog_ref(&self) -> Option<(&[u8], &str)> {
+        if self.kind != WireKind::PgCatalogRef {
+            return None;
+        }
+        let (oid, text) = self.bytes.split_at_checked(4)?;
+        Some((oid, std::str::from_utf8(text).ok()?))
     }
 
     /// The value's text form, when it is in the text format and UTF-8.

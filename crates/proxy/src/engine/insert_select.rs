@@ -57,13 +57,12 @@ fn as_literal_text(value: &mut Value) -> Result<(), Error> {
         && wire.binary
         && wire.oid != 0
     {
-        let text =
-            crate::postgres::wire_text::binary_to_text(wire.oid, &wire.bytes).ok_or_else(|| {
-                Error::unsupported(format!(
-                    "INSERT … SELECT of a value of type oid {} read in the binary format",
-                    wire.oid
-                ))
-            })?;
+        let text = crate::postgres::wire_text::text_of_binary(wire, wire.oid).ok_or_else(|| {
+            Error::unsupported(format!(
+                "INSERT … SELECT of a value of type oid {} read in the binary format",
+                wire.oid
+            ))
+        })?;
         *value = Value::Text(text);
     }
     Ok(())

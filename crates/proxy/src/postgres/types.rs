@@ -258,6 +258,12 @@ pub fn column_oid(column: &Column) -> u32 {
 /// A value in the shard's wire form, in the format the client asked for: as it came, or from
 /// binary to text (see [`super::wire_text`]).
 fn encode_wire(wire: &Wire, oid: u32, binary: bool) -> Result<Vec<u8>, TypeError> {
+    if let Some((oid_bytes, text)) = wire.catalog_ref() {
+        return Ok(match binary {
+            true => oid_bytes.to_vec(),
+            false => text.as_bytes().to_vec(),
+        });
+    }
     match (wire.binary, binary) {
         (from, to) if from == to || wire.kind == WireKind::PgEnum => Ok(wire.bytes.to_vec()),
         // A float that came as text (a simple query's) for a binary column.
@@ -383,7 +389,7 @@ impl Text {
 pub(super) fn encode_text(value: &Value, oid: u32) -> Text {
     Text::String(match value {
         Value::Array(array) => arrays::text_of(array),
-        Value::Wire(wire) => match super::wire_text::binary_to_text(oid, &wire.bytes) {
+        Value::Wire(wire) => match super::wire_text::text_of_binary(wire, oid) {
             Some(text) if wire.binary => text,
             _ => match wire.text() {
                 Some(text) => text.to_owned(),

@@ -39,6 +39,15 @@ const MICROS_PER_DAY: i64 = 86_400 * MICROS_PER_SECOND;
 /// Days from 1970-01-01 to 2000-01-01, PostgreSQL's epoch.
 const POSTGRES_EPOCH_DAYS: i64 = 10_957;
 
+/// The text form of a binary wire value of type `oid`: a catalog reference's as the shard
+/// looked it up, else [`binary_to_text`]'s.
+pub(crate) fn text_of_binary(wire: &keyshard_router::Wire, oid: u32) -> Option<String> {
+    match wire.catalog_ref() {
+        Some((_, text)) => Some(text.to_owned()),
+        None => binary_to_text(oid, &wire.bytes),
+    }
+}
+
 /// The text form of a binary value of type `oid`; `None` for a type this does not convert, or
 /// bytes that are not a value of the type.
 pub(crate) fn binary_to_text(oid: u32, bytes: &[u8]) -> Option<String> {
