@@ -3,7 +3,8 @@
 # time and even CPU ticks are not (a shared machine), so each optimisation can be weighed.
 #
 #   bash bench/callgrind.sh [statements] [case…]     (default 2000; all cases)
-#   cases: pg-simple pg-extended pg-prepared pg-select pg-merge pg-one pg-wide mysql-text
+#   cases: pg-simple pg-extended pg-prepared pg-select pg-select-extended pg-select-prepared
+#          pg-merge pg-one pg-wide mysql-text
 #          mysql-prepared mysql-select mysql-merge mysql-one mysql-wide pg-bulk mysql-bulk
 #
 # The select cases send a point SELECT by both sharding columns (one node, one row found);
@@ -27,7 +28,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 N=${1:-2000}
 shift || true
-CASES=${*:-pg-simple pg-extended pg-prepared pg-select pg-merge pg-one pg-wide mysql-text mysql-prepared mysql-select mysql-merge mysql-one mysql-wide pg-bulk mysql-bulk}
+CASES=${*:-pg-simple pg-extended pg-prepared pg-select pg-select-extended pg-select-prepared pg-merge pg-one pg-wide mysql-text mysql-prepared mysql-select mysql-merge mysql-one mysql-wide pg-bulk mysql-bulk}
 BULK_N=${BULK_N:-50}
 OUT=${CALLGRIND_OUT:-/tmp/keyshard-callgrind}
 mkdir -p "$OUT"
@@ -139,6 +140,11 @@ if [[ " $CASES " == *" pg-"* ]]; then
     [[ " $CASES " == *" pg-$mode "* ]] && count "pg-$mode" pgb $mode
   done
   [[ " $CASES " == *" pg-select "* ]] && SCRIPT=bench/select.sql count pg-select pgb simple
+  # The point SELECT over the extended protocol: unnamed (Parse/Bind/Describe/Execute each
+  # time) and named prepared (issue 38).
+  for mode in extended prepared; do
+    [[ " $CASES " == *" pg-select-$mode "* ]] && SCRIPT=bench/select.sql count "pg-select-$mode" pgb $mode
+  done
   [[ " $CASES " == *" pg-merge "* ]] && SCRIPT=bench/merge.sql count pg-merge pgb simple
   [[ " $CASES " == *" pg-one "* ]] && SCRIPT=bench/recent.sql count pg-one pgb simple
   [[ " $CASES " == *" pg-wide "* ]] && SCRIPT=bench/wide.sql count pg-wide pgb simple
