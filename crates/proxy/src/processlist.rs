@@ -133,17 +133,22 @@ impl Sessions {
         self.0.lock().map_or(0, |list| list.len())
     }
 
-    /// The sessions as the rows of the catalog relation that lists them, a JSON array of
-    /// objects keyed by its columns: MySQL's `information_schema.PROCESSLIST`, PostgreSQL's
-    /// `pg_stat_activity` (see `keyshard_router::with_sessions`).
-    pub(crate) fn json(&self, dialect: Dialect) -> String {
-        let sessions: Vec<(u32, Arc<Mutex<Activity>>)> = match self.0.lock() {
+    /// Every session's activity, by id, taken out of the list's lock.
+    fn snapshot(&self) -> Vec<(u32, Arc<Mutex<Activity>>)> {
+        match self.0.lock() {
             Ok(list) => list
                 .iter()
                 .map(|(id, entry)| (*id, Arc::clone(&entry.activity)))
                 .collect(),
             Err(_) => Vec::new(),
-        };
+        }
+    }
+
+    /// The sessions as the rows of the catalog relation that lists them, a JSON array of
+    /// objects keyed by its columns: MySQL's `information_schema.PROCESSLIST`, PostgreSQL's
+    /// `pg_stat_activity` (see `keyshard_router::with_sessions`).
+    pub(crate) fn json(&self, dialect: Dialect) -> String {
+        let sessions = self.snapshot();
         let (now, wall) = (Instant::now(), SystemTime::now());
         let rows: Vec<serde_json::Value> = sessions
             .into_iter()
@@ -187,13 +192,7 @@ impl Sessions {
 
     /// MariaDB's `SHOW [FULL] PROCESSLIST`.
     pub(crate) fn processlist(&self, full: bool) -> Reply {
-        let sessions: Vec<(u32, Arc<Mutex<Activity>>)> = match self.0.lock() {
-            Ok(list) => list
-                .iter()
-                .map(|(id, entry)| (*id, Arc::clone(&entry.activity)))
-                .collect(),
-            Err(_) => Vec::new(),
-        };
+        let sessions = self.snapshot();
         let now = Instant::now();
         let rows = sessions
             .into_iter()

@@ -830,7 +830,7 @@ async fn describe_of_a_portal_runs_nothing() {
 
 /// Unnamed statements (`query_typed`, as psycopg and pgbench send them) re-sent with the same
 /// text reuse their parse until the table changes: after an ALTER the same text describes the
-/// new columns.
+/// new columns, for INSERTs and reads alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unnamed_statements_are_parsed_again_after_ddl() {
     unnamed_statements_after_ddl(PgShards::sqlite()).await;
@@ -865,6 +865,27 @@ async fn unnamed_statements_after_ddl(shards: PgShards) {
     assert_eq!(rows[0].columns().len(), 4);
     assert_eq!(rows[0].get::<_, String>("note"), "n");
     assert_eq!(shards.all_ids().await.len(), 3);
+    // A read of sharded tables too, its parse reused for each user's rows until the table
+    // changes again.
+    let read = "SELECT * FROM t_order WHERE user_id = $1 ORDER BY order_id";
+    for user in [1i32, 2, 3] {
+        let rows = client
+            .query_typed(read, &[(&user, Type::INT4)])
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].get::<_, i32>("user_id"), user);
+        assert_eq!(rows[0].columns().len(), 4);
+    }
+    client
+        .batch_execute("ALTER TABLE t_order DROP COLUMN note")
+        .await
+        .unwrap();
+    let rows = client
+        .query_typed(read, &[(&2i32, Type::INT4)])
+        .await
+        .unwrap();
+    assert_eq!(rows[0].columns().len(), 3);
     proxy.stop().await;
     shards.cleanup().await;
 }

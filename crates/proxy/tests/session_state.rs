@@ -1302,9 +1302,19 @@ async fn mariadb_dump_through_keyshard_restores_anywhere() {
         .execute(&mut admin)
         .await
         .unwrap();
-    let mut restore = program_on_server("mariadb", &admin_url);
-    restore.arg(&plain);
-    run_client(restore, Some(dumped.clone())).await.unwrap();
+    // Runs `sql` on the plain database, then restores `dump` into it with the mariadb client.
+    let restore_plain = async |sql: &str, dump: String| {
+        let mut admin = MySqlConnection::connect(&admin_url).await.unwrap();
+        sqlx::raw_sql(&format!("USE {plain}; {sql}"))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+        admin.close().await.unwrap();
+        let mut restore = program_on_server("mariadb", &admin_url);
+        restore.arg(&plain);
+        run_client(restore, Some(dump)).await.unwrap();
+    };
+    restore_plain("DO 0", dumped.clone()).await;
     let (base, _) = admin_url.rsplit_once('/').unwrap();
     let mut plain_conn = MySqlConnection::connect(&format!("{base}/{plain}"))
         .await
@@ -1317,15 +1327,9 @@ async fn mariadb_dump_through_keyshard_restores_anywhere() {
     whole.args(["--single-transaction", "sharding_db"]);
     let whole = run_client(whole, None).await.unwrap();
     assert!(!whole.contains("t_order_inline"), "{whole}");
-    sqlx::raw_sql("DROP TABLE t_order, t_plain")
-        .execute(&mut plain_conn)
-        .await
-        .unwrap();
-    let mut restore = program_on_server("mariadb", &admin_url);
-    restore.arg(&plain);
-    run_client(restore, Some(whole)).await.unwrap();
+    restore_plain("DROP TABLE t_order, t_plain", whole).await;
     assert_eq!(mysql_rows(&mut plain_conn).await, expected);
-    // Rows only, some of them.
+    // Rows only, some of them, then all of them again.
     let mut some = mysql_program("mariadb-dump", port, "root", "root");
     some.args([
         "--no-create-info",
@@ -1335,13 +1339,7 @@ async fn mariadb_dump_through_keyshard_restores_anywhere() {
     ]);
     let some = run_client(some, None).await.unwrap();
     assert!(!some.contains("CREATE TABLE"), "{some}");
-    sqlx::raw_sql("DELETE FROM t_order")
-        .execute(&mut plain_conn)
-        .await
-        .unwrap();
-    let mut restore = program_on_server("mariadb", &admin_url);
-    restore.arg(&plain);
-    run_client(restore, Some(some)).await.unwrap();
+    restore_plain("DELETE FROM t_order", some).await;
     let kept: Vec<i64> = sqlx::raw_sql("SELECT order_id FROM t_order ORDER BY order_id")
         .fetch_all(&mut plain_conn)
         .await
@@ -1350,13 +1348,7 @@ async fn mariadb_dump_through_keyshard_restores_anywhere() {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(kept, [3, 4]);
-    sqlx::raw_sql("DELETE FROM t_order")
-        .execute(&mut plain_conn)
-        .await
-        .unwrap();
-    let mut restore = program_on_server("mariadb", &admin_url);
-    restore.arg(&plain);
-    run_client(restore, Some(dumped.clone())).await.unwrap();
+    restore_plain("DELETE FROM t_order", dumped.clone()).await;
     assert_eq!(mysql_rows(&mut plain_conn).await, expected);
 
     // Through Keyshard onto fresh shards, then dumped again.

@@ -5,9 +5,8 @@
 //! same read without its LIMIT under `COUNT(*)`, as MySQL's documentation advises in place of
 //! the modifier.
 
-use sqlparser::dialect::MySqlDialect;
 use sqlparser::keywords::Keyword;
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::Token;
 
 use crate::RouteError;
 use crate::locate::{Locator, splice};
@@ -25,14 +24,9 @@ pub struct CalcFoundRows {
 
 /// `sql` split, when it is a SELECT with the modifier at its top level; `None` otherwise.
 pub fn calc_found_rows(sql: &str) -> Result<Option<CalcFoundRows>, RouteError> {
-    let Ok(tokens) = Tokenizer::new(&MySqlDialect {}, sql).tokenize_with_location() else {
-        // The parser reports it.
+    let Some(significant) = crate::tokens::mysql_significant(sql) else {
         return Ok(None);
     };
-    let significant: Vec<_> = tokens
-        .iter()
-        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-        .collect();
     let is_word = |t: &Token, keyword: Keyword| matches!(t, Token::Word(w) if w.keyword == keyword);
     if !significant
         .first()

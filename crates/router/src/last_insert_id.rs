@@ -6,9 +6,8 @@
 //! the session's values first; a select item keeps its label (`SELECT LAST_INSERT_ID()` is
 //! still labelled `LAST_INSERT_ID()`).
 
-use sqlparser::dialect::MySqlDialect;
 use sqlparser::keywords::Keyword;
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::Token;
 
 /// What a MySQL session knows that its shards do not.
 pub struct SessionValues<'a> {
@@ -38,14 +37,9 @@ pub fn substitute_session_values(
     if !mentions_a_session_value(sql.as_bytes()) {
         return Ok(None);
     }
-    let Ok(tokens) = Tokenizer::new(&MySqlDialect {}, sql).tokenize_with_location() else {
-        // The parser reports it.
+    let Some(significant) = crate::tokens::mysql_significant(sql) else {
         return Ok(None);
     };
-    let significant: Vec<_> = tokens
-        .iter()
-        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-        .collect();
     let mut locator = Locator::new(sql);
     let mut edits = Vec::new();
     let mut depth = 0i32;

@@ -88,6 +88,20 @@ impl Tokens {
     }
 }
 
+/// `sql`'s tokens in MySQL's dialect, white space left out, for a look at a statement before
+/// (or without) parsing it; `None` when it does not tokenize (the parser then reports it).
+pub(crate) fn mysql_significant(sql: &str) -> Option<Vec<TokenWithSpan>> {
+    let tokens = sqlparser::tokenizer::Tokenizer::new(&sqlparser::dialect::MySqlDialect {}, sql)
+        .tokenize_with_location()
+        .ok()?;
+    Some(
+        tokens
+            .into_iter()
+            .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+            .collect(),
+    )
+}
+
 /// The tokens `parser` holds after parsing, white space left out.
 pub(crate) fn significant<'p>(parser: &'p Parser<'_>) -> impl Iterator<Item = &'p TokenWithSpan> {
     (0..)

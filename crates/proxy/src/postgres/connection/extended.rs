@@ -52,7 +52,8 @@ enum PortalState {
     Done(String),
 }
 
-/// An unnamed INSERT as parsed, with what its parsing depended on. Drivers that do not name
+/// An unnamed statement on sharded tables (INSERT, SELECT, UPDATE, DELETE) as parsed, with
+/// what its parsing depended on. Drivers that do not name
 /// their statements (pgbench -M extended, psycopg, JDBC before its prepareThreshold, sqlx's
 /// unnamed queries) send Parse with the same text before every execution; parsing it again
 /// would cost three times what the rest of the statement costs.
@@ -129,7 +130,8 @@ impl Connection {
         );
         let undeclared = |i: usize| parse.type_oids.get(i).is_none_or(|&declared| declared == 0);
         let open_params = direct && (0..description.params.len()).any(undeclared);
-        if description.fields == Fields::Unknown || open_params {
+        let asks_a_shard = description.fields == Fields::Unknown || open_params;
+        if asks_a_shard {
             let probe = match returning {
                 Some(select) if description.fields == Fields::Unknown => self
                     .frontend
@@ -173,17 +175,22 @@ impl Connection {
             statement,
             description,
         });
-        // Only INSERTs are kept: their plan and description depend on the text and the
-        // metadata alone, both checked at reuse.
-        let insert = matches!(
+        // Only statements on sharded tables are kept, and only when their description came
+        // from their text: their plan and description then depend on the text and the
+        // metadata alone, both checked at reuse. A shard's description, or a statement that
+        // goes as written (whose tables the session's search_path names), may change apart.
+        let on_sharded_tables = matches!(
             prepared.statement.as_ref().map(|s| &s.kind),
-            Some(StatementKind::Planned(Planned::Insert(_)))
+            Some(StatementKind::Planned(
+                Planned::Insert(_) | Planned::Query(_)
+            ))
         );
-        self.last_unnamed = (name.is_empty() && insert).then(|| Unnamed {
-            type_oids: parse.type_oids,
-            metadata_version,
-            prepared: Arc::clone(&prepared),
-        });
+        self.last_unnamed =
+            (name.is_empty() && on_sharded_tables && !asks_a_shard).then(|| Unnamed {
+                type_oids: parse.type_oids,
+                metadata_version,
+                prepared: Arc::clone(&prepared),
+            });
         self.keep(name, prepared)?;
         wire.send(Out::ParseComplete(ParseComplete::new()))
             .await
