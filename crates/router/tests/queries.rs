@@ -452,7 +452,7 @@ fn postgres_placeholders_are_renumbered_per_unit() {
 #[test]
 fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     for sql in [
-        "SELECT DISTINCT status FROM t_order",
+        "SELECT DISTINCT status, COUNT(*) OVER () FROM t_order",
         "SELECT status FROM t_order GROUP BY status HAVING COUNT(*) > 1",
         "SELECT COUNT(DISTINCT status) FROM t_order",
         "SELECT * FROM t_order WHERE amount > (SELECT AVG(amount) FROM t_order)",
@@ -476,14 +476,14 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     // of the gathered table; with the actual table's, on each node.
     let p = plan_in(
         Dialect::Postgres,
-        "SELECT DISTINCT status FROM public.t_order WHERE user_id = $1",
+        "SELECT COUNT(DISTINCT status) FROM public.t_order WHERE user_id = $1",
         &[Value::Int(1)],
     )
     .unwrap();
     let gather = p.gather.expect("gathered");
     assert_eq!(
         gather.statement.sql,
-        "SELECT DISTINCT status FROM t_order WHERE user_id = $1"
+        "SELECT COUNT(DISTINCT status) FROM t_order WHERE user_id = $1"
     );
     assert_eq!(gather.statement.params, [Value::Int(1)]);
     let reads: Vec<(&str, &str)> = gather.tables[0]
@@ -510,17 +510,17 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     };
     assert_eq!(
         reads(
-            "SELECT DISTINCT status FROM t_order o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL) ORDER BY status",
+            "SELECT COUNT(DISTINCT status) FROM t_order o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL) ORDER BY status",
             &[]
         )[0],
         "SELECT * FROM `t_order_0` AS o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL)"
     );
     for sql in [
-        "SELECT DISTINCT status FROM t_order WHERE amount > RAND()",
-        "SELECT DISTINCT status FROM t_order WHERE amount > @floor",
-        "SELECT DISTINCT status FROM t_order WHERE amount IN (SELECT 1)",
-        "SELECT DISTINCT status FROM t_order WHERE amount > ?",
-        "SELECT DISTINCT o.status FROM t_order o JOIN t_dict d ON o.status = d.code WHERE amount > 1",
+        "SELECT COUNT(DISTINCT status) FROM t_order WHERE amount > RAND()",
+        "SELECT COUNT(DISTINCT status) FROM t_order WHERE amount > @floor",
+        "SELECT COUNT(DISTINCT status) FROM t_order WHERE amount IN (SELECT 1)",
+        "SELECT COUNT(DISTINCT status) FROM t_order WHERE amount > ?",
+        "SELECT COUNT(DISTINCT o.status) FROM t_order o JOIN t_dict d ON o.status = d.code WHERE amount > 1",
     ] {
         let params = [Value::Int(1)];
         let params = &params[..sql.matches('?').count()];
@@ -529,7 +529,7 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     // A locking read locks every row each node reads for it.
     assert_eq!(
         reads(
-            "SELECT DISTINCT status FROM t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED",
+            "SELECT COUNT(DISTINCT status) FROM t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED",
             &[]
         )[0],
         "SELECT * FROM `t_order_0` AS t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED"
@@ -539,7 +539,7 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
         "SELECT * FROM `t_order_0` LOCK IN SHARE MODE"
     );
     // SELECT … INTO cannot be gathered: it would store its result on the gathering connection.
-    let e = plan("SELECT DISTINCT status INTO @s FROM t_order", &[]).unwrap_err();
+    let e = plan("SELECT COUNT(DISTINCT status) INTO @s FROM t_order", &[]).unwrap_err();
     assert!(matches!(e, RouteError::Unsupported(_)), "{e}");
 }
 
@@ -920,4 +920,32 @@ fn an_unmergeable_read_is_gathered_on_request() {
         r.prepare_gathered("DELETE FROM t_order", &NoMetadata, "why"),
         Err(RouteError::Unsupported(why)) if why == "why"
     ));
+}
+
+/// `SELECT DISTINCT` is merged as a GROUP BY of its list: each node sends its own distinct
+/// rows, all of them (a node may not cut short what the merge dedupes), and the merge keeps
+/// one of each. Ordered by something it does not select, it is gathered: that column would be
+/// one more each node tells rows apart by.
+#[test]
+fn distinct_is_merged_as_a_group_by_of_its_list() {
+    let sql = "SELECT DISTINCT status, user_id FROM t_order ORDER BY status LIMIT 2";
+    let p = plan(sql, &[]).unwrap();
+    assert!(p.gather.is_none());
+    let merge = p.merge.expect("merged");
+    assert_eq!(merge.group_by, [ColumnRef::Index(0), ColumnRef::Index(1)]);
+    assert_eq!(p.units.len(), 4);
+    assert!(
+        p.units[0]
+            .sql
+            .starts_with("SELECT DISTINCT status, user_id FROM t_order_0 ORDER BY status LIMIT 9223372036854775807"),
+        "{}",
+        p.units[0].sql
+    );
+    for gathered in [
+        "SELECT DISTINCT status FROM t_order ORDER BY amount",
+        "SELECT DISTINCT * FROM t_order",
+        "SELECT DISTINCT status, COUNT(*) FROM t_order GROUP BY status",
+    ] {
+        assert!(plan(gathered, &[]).unwrap().gather.is_some(), "{gathered}");
+    }
 }

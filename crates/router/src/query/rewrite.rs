@@ -5,9 +5,9 @@
 use std::ops::{ControlFlow, Range};
 
 use sqlparser::ast::{
-    Expr, Function, FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, OrderByKind,
-    OrderBySort, Query, Select, SelectItem, Spanned, Value as SqlValue, Visit, Visitor,
-    visit_expressions,
+    Distinct, Expr, Function, FunctionArgumentList, FunctionArguments, GroupByExpr, Ident,
+    OrderByKind, OrderBySort, Query, Select, SelectItem, Spanned, Value as SqlValue, Visit,
+    Visitor, visit_expressions,
 };
 use sqlparser::parser::Parser;
 
@@ -174,13 +174,27 @@ pub(super) fn multi_read(
     let Some(select) = select_of(query) else {
         return unsupported("UNION, INTERSECT and EXCEPT");
     };
-    if select.distinct.is_some() || select.having.is_some() || select.top.is_some() {
-        return unsupported("DISTINCT, HAVING or TOP");
+    // Each node would store its own rows where the client asked for the merged ones.
+    if super::select_into(query) {
+        return unsupported("SELECT … INTO");
     }
+    if select.having.is_some() || select.top.is_some() {
+        return unsupported("HAVING or TOP");
+    }
+    // `SELECT DISTINCT a, b` is `GROUP BY a, b` of the same list: each node sends its distinct
+    // rows, and the merge keeps one of each, as it keeps one row per group.
+    let distinct = match &select.distinct {
+        None | Some(Distinct::All) => false,
+        Some(Distinct::Distinct) => true,
+        Some(Distinct::On(_)) => return unsupported("DISTINCT ON"),
+    };
     let group_by = match &select.group_by {
         GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs,
         _ => return unsupported("GROUP BY ALL, ROLLUP, CUBE or GROUPING SETS"),
     };
+    if distinct && !group_by.is_empty() {
+        return unsupported("DISTINCT with GROUP BY");
+    }
     let mut locator = Locator::new(sql);
     let items = projection_ranges(parser, &mut locator)
         .map_err(|e| e.to_string())?
@@ -273,6 +287,9 @@ pub(super) fn multi_read(
     if wildcard && !aggregates.is_empty() {
         return unsupported("* beside aggregates");
     }
+    if distinct && (wildcard || !aggregates.is_empty()) {
+        return unsupported("DISTINCT of * or beside aggregates");
+    }
 
     // A column the merge needs: where the select list has it, else appended and hidden.
     let column_for = |expr: &Expr, hidden: &mut Vec<Vec<Piece>>| -> Result<ColumnRef, String> {
@@ -320,7 +337,10 @@ pub(super) fn multi_read(
             ColumnRef::Index(select.projection.len() + hidden.len() - 1)
         })
     };
-    let mut spec_group = Vec::new();
+    let mut spec_group: Vec<ColumnRef> = match distinct {
+        true => (0..select.projection.len()).map(ColumnRef::Index).collect(),
+        false => Vec::new(),
+    };
     for expr in group_by {
         spec_group.push(column_for(expr, &mut hidden)?);
     }
@@ -336,6 +356,10 @@ pub(super) fn multi_read(
                 nulls_first: item.options.nulls_first,
             });
         }
+    }
+    // A hidden column would be one more the nodes' DISTINCT tells rows apart by.
+    if distinct && !hidden.is_empty() {
+        return unsupported("DISTINCT with ORDER BY on what it does not select");
     }
     if let Some(last) = items.last()
         && !hidden.is_empty()
