@@ -471,6 +471,14 @@ impl Engine {
             Intent::Preview(statement) => Some(statement),
             Intent::Routed => None,
         };
+        // Before the variables it names are written in as values.
+        if dialect == Dialect::MySql
+            && routed.is_none()
+            && memchr::memchr(b'@', sql.as_bytes()).is_some()
+            && let Some(into) = keyshard_router::select_into_variables(sql)?
+        {
+            return self.select_into(session, into).await;
+        }
         let substituted = match session.dialect {
             Dialect::MySql => self.with_user_variables(session, routed.unwrap_or(sql))?,
             Dialect::Postgres => None,

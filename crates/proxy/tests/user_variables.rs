@@ -43,6 +43,20 @@ const SCRIPT: &[&str] = &[
     "SELECT CAST(@h AS CHAR), CAST(@g * 10 AS CHAR)",
     "INSERT INTO t_order (order_id, user_id, status) VALUES (203, @f, 'float')",
     "SELECT order_id, user_id FROM t_order WHERE status = 'float'",
+    // SELECT … INTO stores the one row it finds in the session's variables, from one shard
+    // or merged from all; no row changes nothing; more rows or other columns are refused.
+    "SELECT status, user_id INTO @st, @u FROM t_order WHERE order_id = 203",
+    "SELECT @st",
+    "SELECT @u + 1",
+    "SELECT status FROM t_order WHERE order_id = 999 INTO @st",
+    "SELECT @st",
+    // (MariaDB has stored some first row by the time it refuses; the proxy stores none.)
+    "SELECT status INTO @st FROM t_order",
+    "SELECT 1, 2 INTO @a",
+    "SELECT COUNT(*), MAX(order_id) INTO @cnt, @top FROM t_order",
+    "SELECT @cnt * 10 + @top",
+    "select 'x' into @T",
+    "SELECT @t",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

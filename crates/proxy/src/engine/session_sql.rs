@@ -145,27 +145,81 @@ impl Engine {
                 ));
             }
         };
-        let new = assignments
-            .iter()
-            .filter(|(name, _)| !session.variables.contains_key(name))
-            .count();
-        if session.variables.len() + new > user_variables::MAX_VARIABLES {
-            return Err(Error::new(
-                ErrorKind::TooLarge,
-                format!(
-                    "a session keeps at most {} user variables",
-                    user_variables::MAX_VARIABLES
-                ),
-            ));
-        }
-        for ((name, _), value) in assignments.iter().zip(values) {
-            let what = format!("SET @{name}");
-            session
-                .variables
-                .insert(&session.memory, name.clone(), value, &what)?;
-        }
+        let names: Vec<String> = assignments.iter().map(|(name, _)| name.clone()).collect();
+        store_variables(session, &names, values)?;
         Ok(Reply::done())
     }
+
+    /// MySQL's `SELECT … INTO @a, @b`: the SELECT without its INTO, its one row stored in the
+    /// session's variables (see `keyshard_router::select_into_variables`). No row changes
+    /// nothing; more than one is refused, as MySQL refuses them.
+    pub(super) async fn select_into(
+        &self,
+        session: &mut Session,
+        into: keyshard_router::SelectInto,
+    ) -> Result<Reply, Error> {
+        let refused = |errno: u16, sqlstate: &str, message: &str| {
+            let kind = ErrorKind::Shard {
+                mysql_errno: Some(errno),
+                sqlstate: Some(sqlstate.to_owned()),
+            };
+            Err(Error::new(kind, message))
+        };
+        let (columns, mut rows) =
+            match Box::pin(self.answer_text(session, &into.select, Reserved::Whole)).await? {
+                Reply::Rows { columns, rows } => (columns, rows),
+                Reply::Ok { .. } => return refused(1172, "42000", "SELECT … INTO found no result"),
+            };
+        if columns.len() != into.variables.len() {
+            return refused(
+                1222,
+                "21000",
+                "The used SELECT statements have a different number of columns",
+            );
+        }
+        match rows.len() {
+            0 => Ok(Reply::Ok {
+                affected_rows: 0,
+                last_insert_id: 0,
+            }),
+            1 => {
+                store_variables(session, &into.variables, rows.swap_remove(0))?;
+                Ok(Reply::Ok {
+                    affected_rows: 1,
+                    last_insert_id: 0,
+                })
+            }
+            _ => refused(1172, "42000", "Result consisted of more than one row"),
+        }
+    }
+}
+
+/// Stores `values` as the session's user variables `names`, within its bounds.
+fn store_variables(
+    session: &mut Session,
+    names: &[String],
+    values: Vec<Value>,
+) -> Result<(), Error> {
+    let new = names
+        .iter()
+        .filter(|name| !session.variables.contains_key(name.as_str()))
+        .count();
+    if session.variables.len() + new > user_variables::MAX_VARIABLES {
+        return Err(Error::new(
+            ErrorKind::TooLarge,
+            format!(
+                "a session keeps at most {} user variables",
+                user_variables::MAX_VARIABLES
+            ),
+        ));
+    }
+    for (name, value) in names.iter().zip(values) {
+        let what = format!("SET @{name}");
+        session
+            .variables
+            .insert(&session.memory, name.clone(), value, &what)?;
+    }
+    Ok(())
 }
 
 /// The refusal of PREPARE, EXECUTE or DEALLOCATE as the text of a PREPARE.
