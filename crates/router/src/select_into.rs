@@ -50,10 +50,7 @@ pub fn select_into_variables(sql: &str) -> Result<Option<SelectInto>, RouteError
     // `@a, @b`: user variables (`@name` words), separated by commas.
     let mut variables = Vec::new();
     let mut last = into;
-    loop {
-        let Some(Token::Word(word)) = significant.get(last + 1).map(|t| &t.token) else {
-            break;
-        };
+    while let Some(Token::Word(word)) = significant.get(last + 1).map(|t| &t.token) {
         let Some(name) = word
             .value
             .strip_prefix('@')
