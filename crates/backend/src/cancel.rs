@@ -28,7 +28,7 @@ use crate::{Backend, Pool};
 /// A shard connection a session holds.
 #[derive(Debug)]
 pub(crate) struct Held {
-    data_source: String,
+    data_source: Arc<str>,
     server_id: u32,
     /// A cancel went to it.
     cancelled: AtomicBool,
@@ -65,7 +65,7 @@ impl Holdings {
             .iter()
             .map(|held| {
                 held.cancelled.store(true, Ordering::Relaxed);
-                (held.data_source.clone(), held.server_id)
+                (held.data_source.to_string(), held.server_id)
             })
             .collect()
     }
@@ -80,9 +80,9 @@ pub(crate) struct Holding {
 
 impl Holding {
     /// Records that `session` holds the connection `server_id` of `data_source`.
-    pub(crate) fn new(session: &Arc<SessionState>, data_source: &str, server_id: u32) -> Self {
+    pub(crate) fn new(session: &Arc<SessionState>, data_source: &Arc<str>, server_id: u32) -> Self {
         let held = Arc::new(Held {
-            data_source: data_source.to_owned(),
+            data_source: Arc::clone(data_source),
             server_id,
             cancelled: AtomicBool::new(false),
         });
@@ -201,12 +201,13 @@ mod tests {
     #[test]
     fn a_holding_is_recorded_while_it_lives_and_marked_by_a_cancel() {
         let session = Arc::new(SessionState::default());
-        let a = Holding::new(&session, "ds_0", 7);
-        let b = Holding::new(&session, "ds_1", 9);
+        let (ds_0, ds_1): (Arc<str>, Arc<str>) = (Arc::from("ds_0"), Arc::from("ds_1"));
+        let a = Holding::new(&session, &ds_0, 7);
+        let b = Holding::new(&session, &ds_1, 9);
         drop(b);
         assert_eq!(session.holdings().cancel_all(), [("ds_0".to_owned(), 7)]);
         assert!(a.cancelled());
-        let c = Holding::new(&session, "ds_1", 11);
+        let c = Holding::new(&session, &ds_1, 11);
         assert!(!c.cancelled());
         drop((a, c));
         assert!(session.holdings().interrupted());

@@ -155,7 +155,7 @@ impl<DB: Database> Leased<DB> {
     }
 
     /// Records that `session` has it, for a cancel (see `cancel`).
-    fn hold_for(&mut self, session: &Arc<SessionState>, data_source: &str)
+    fn hold_for(&mut self, session: &Arc<SessionState>, data_source: &Arc<str>)
     where
         DB: Kind,
     {
@@ -284,7 +284,7 @@ pub enum PinRefused {
 #[derive(Debug)]
 pub struct Connections<DB: Database> {
     /// The data source's name, which sessions keep their connections by.
-    name: String,
+    name: Arc<str>,
     pool: sqlx::Pool<DB>,
     idle: Mutex<Vec<(Leased<DB>, Instant)>>,
     /// Statements waiting for a connection, oldest first.
@@ -306,7 +306,7 @@ impl<DB: Kind> Connections<DB> {
     ) -> Self {
         let acquire_timeout = pool.options().get_acquire_timeout();
         Self {
-            name: name.to_owned(),
+            name: Arc::from(name),
             pool,
             idle: Mutex::new(Vec::new()),
             waiters: Mutex::new(VecDeque::new()),
