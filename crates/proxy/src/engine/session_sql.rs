@@ -150,6 +150,32 @@ impl Engine {
         Ok(Reply::done())
     }
 
+    /// MySQL's `SELECT SQL_CALC_FOUND_ROWS …`: the statement without the modifier, then its
+    /// rows counted without its LIMIT, which `FOUND_ROWS()` answers next (see
+    /// `keyshard_router::calc_found_rows`).
+    pub(super) async fn calc_found_rows(
+        &self,
+        session: &mut Session,
+        calc: keyshard_router::CalcFoundRows,
+    ) -> Result<Reply, Error> {
+        let reply = Box::pin(self.answer_text(session, &calc.select, Reserved::Whole)).await?;
+        let counted = Box::pin(self.answer_text(session, &calc.count, Reserved::Whole)).await?;
+        let count = match &counted {
+            Reply::Rows { rows, .. } => rows.first().and_then(|r| r.first()),
+            Reply::Ok { .. } => None,
+        };
+        let count = match count {
+            Some(Value::Int(n)) => u64::try_from(*n).ok(),
+            Some(Value::UInt(n)) => Some(*n),
+            Some(Value::Text(text)) => text.parse().ok(),
+            Some(Value::Wire(wire)) => wire.text().and_then(|t| t.parse().ok()),
+            _ => None,
+        };
+        session.calculated_found_rows =
+            Some(count.ok_or_else(|| Error::unsupported("counting SQL_CALC_FOUND_ROWS' rows"))?);
+        Ok(reply)
+    }
+
     /// MySQL's `SELECT … INTO @a, @b`: the SELECT without its INTO, its one row stored in the
     /// session's variables (see `keyshard_router::select_into_variables`). No row changes
     /// nothing; more than one is refused, as MySQL refuses them.
