@@ -109,6 +109,10 @@ impl Backend {
                         .await
                         .map_err(failed)?;
                     restore_table_flags(&mut answered.0.columns, &actual);
+                    let columns = &mut answered.0.columns;
+                    tell_origins::<$db>(self, &mut conn, &gather.tables, columns)
+                        .await
+                        .map_err(failed)?;
                     Ok(answered)
                 }
                 .await;
@@ -458,6 +462,48 @@ fn restore_table_flags(columns: &mut [Column], actual: &[(&str, Column)]) {
         };
         result.flags = (result.flags & !TABLE_FLAGS) | (flags & TABLE_FLAGS);
     }
+}
+
+/// PostgreSQL: the gathered statement's columns told as from the tables the logical database
+/// shows (see `origins`): a temporary table's column `k` is its logic table's `k`th, the
+/// temporary table having the actual table's visible columns in order.
+async fn tell_origins<D: Driver>(
+    backend: &Backend,
+    conn: &mut D::Connection,
+    tables: &[GatheredTable],
+    columns: &mut [Column],
+) -> Result<(), sqlx::Error>
+where
+    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
+{
+    if <D as Driver>::KIND != DatabaseKind::Postgres
+        || columns.iter().all(|c| c.pg_origin.is_none())
+    {
+        return Ok(());
+    }
+    let sql = "SELECT c.oid::int8, c.relname::text FROM pg_catalog.pg_class c \
+               WHERE c.relnamespace = pg_catalog.pg_my_temp_schema()";
+    let mut temporary: Vec<(i64, String)> = Vec::new();
+    let mut decoding = [None, None];
+    for row in conn.fetch_all(sqlx::raw_sql(sql)).await? {
+        let [oid, name] = &mut decoding;
+        if let (Value::Int(oid), Value::Text(name)) = (
+            D::decode(&row, 0, oid, false)?,
+            D::decode(&row, 1, name, false)?,
+        ) {
+            temporary.push((oid, name));
+        }
+    }
+    for column in columns {
+        column.pg_origin = column.pg_origin.and_then(|(oid, number)| {
+            let (_, name) = temporary.iter().find(|(t, _)| *t == i64::from(oid))?;
+            let table = tables.iter().find(|t| t.name == *name)?;
+            let logic = backend.metadata().columns(&table.name)?;
+            let at = usize::try_from(number).ok()?.checked_sub(1)?;
+            logic.get(at)?.pg_origin
+        });
+    }
+    Ok(())
 }
 
 /// Drops the tables [`create`] made, so the connection goes back as it came.

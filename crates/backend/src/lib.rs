@@ -22,6 +22,7 @@ mod metadata;
 mod mysql_column;
 mod notify;
 pub mod numeric;
+mod origins;
 mod outcome;
 pub mod pg_array;
 mod pool;
@@ -74,6 +75,8 @@ pub struct Backend {
     gather_limits: GatherLimits,
     /// MySQL text columns' own collations, for merges that compare them.
     collations: collations::Collations,
+    /// PostgreSQL result columns' tables as the logical database shows them.
+    origins: origins::Origins,
 }
 
 impl Backend {
@@ -98,6 +101,13 @@ impl Backend {
                 max_bytes: config.props.gather_max_bytes,
             },
             collations: collations::Collations::default(),
+            origins: origins::Origins::new(
+                config
+                    .sharding
+                    .default_data_source
+                    .clone()
+                    .or_else(|| config.data_sources.keys().next().cloned()),
+            ),
         })
     }
 
@@ -108,6 +118,8 @@ impl Backend {
         plan: &Plan,
         mut results: Vec<outcome::UnitResult>,
     ) -> Result<Outcome, BackendError> {
+        // The columns come from the first unit that has any (see `Outcome::of`).
+        let described_by = results.iter().position(|r| !r.columns.is_empty());
         if let Some(spec) = &plan.merge
             && let Some((unit, result)) = plan
                 .units
@@ -133,7 +145,12 @@ impl Backend {
                 _ => {}
             }
         }
-        Outcome::of(plan, results).await
+        let mut outcome = Outcome::of(plan, results).await?;
+        if let Some(unit) = described_by.and_then(|at| plan.units.get(at)) {
+            self.origins
+                .logical(&unit.data_source, &mut outcome.columns);
+        }
+        Ok(outcome)
     }
 
     /// Commits statements and transactions that write to several data sources in two phases,
@@ -178,7 +195,11 @@ impl Backend {
 
     /// Reloads one logic table's columns (after DDL, or when a statement needs them).
     pub async fn refresh_metadata(&self, table: &TableRule) -> Result<(), BackendError> {
-        let columns = self.column_types(table).await?;
+        self.load_origins(table).await?;
+        let mut columns = self.column_types(table).await?;
+        if let (Some(columns), Some(node)) = (&mut columns, table.data_nodes.first()) {
+            self.origins.logical(&node.data_source, columns);
+        }
         self.metadata.set(&table.logic_table, columns);
         Ok(())
     }
@@ -346,6 +367,7 @@ impl Backend {
                 description
             }
         };
+        self.origins.logical(&unit.data_source, &mut columns);
         let Some(spec) = &plan.merge else {
             return Ok((columns, params));
         };

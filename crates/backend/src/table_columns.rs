@@ -20,15 +20,25 @@ impl Backend {
         let table = node.table.as_str();
         let pool = self.pool(&node.data_source)?;
         let kind = pool.kind();
-        // Name, type name and, on PostgreSQL, the type's OID and modifier, and for an enum its
-        // own OID again, for an array of one its element type's.
-        type Described = Vec<(String, String, Option<i64>, Option<i32>, Option<i64>)>;
+        // Name, type name and, on PostgreSQL, the type's OID and modifier, for an enum its own
+        // OID again, for an array of one its element type's, and where the column is: the
+        // table's OID and the column's number.
+        type Described = Vec<(
+            String,
+            String,
+            Option<i64>,
+            Option<i32>,
+            Option<i64>,
+            Option<i64>,
+            Option<i16>,
+        )>;
         let columns: Result<Described, sqlx::Error> = match pool {
             // MariaDB and MySQL mark invisible columns in EXTRA; they take no value in a
             // column-less INSERT.
             Pool::MySql(p) => {
                 let query = sqlx::query_as(
-                    "SELECT CAST(COLUMN_NAME AS CHAR), CAST(DATA_TYPE AS CHAR), NULL, NULL, NULL \
+                    "SELECT CAST(COLUMN_NAME AS CHAR), CAST(DATA_TYPE AS CHAR), NULL, NULL, NULL, \
+                         NULL, NULL \
                          FROM information_schema.COLUMNS \
                          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? \
                          AND UPPER(EXTRA) NOT LIKE '%INVISIBLE%' ORDER BY ORDINAL_POSITION",
@@ -50,7 +60,9 @@ impl Backend {
                           AND a.attname = column_name), \
                          (SELECT e.oid::int8 FROM pg_catalog.pg_type e \
                           WHERE (quote_ident(udt_schema) || '.' || quote_ident(udt_name))::regtype \
-                          IN (e.oid, e.typarray) AND e.typtype = 'e') \
+                          IN (e.oid, e.typarray) AND e.typtype = 'e'), \
+                         to_regclass(quote_ident(table_schema) || '.' || quote_ident(table_name))::oid::int8, \
+                         ordinal_position::int2 \
                          FROM information_schema.columns \
                          WHERE table_schema = current_schema() AND table_name = $1 \
                          ORDER BY ordinal_position",
@@ -61,7 +73,7 @@ impl Backend {
             // table_info leaves out hidden (generated virtual) columns, in column order.
             Pool::Sqlite(p) => {
                 let query = sqlx::query_as(
-                    "SELECT name, type, NULL, NULL, NULL FROM pragma_table_info(?1)",
+                    "SELECT name, type, NULL, NULL, NULL, NULL, NULL FROM pragma_table_info(?1)",
                 )
                 .bind(table);
                 p.with(async |conn| query.fetch_all(conn).await).await
@@ -71,7 +83,7 @@ impl Backend {
         Ok((!columns.is_empty()).then(|| {
             columns
                 .into_iter()
-                .map(|(name, type_name, oid, typmod, enum_oid)| {
+                .map(|(name, type_name, oid, typmod, enum_oid, table, number)| {
                     let mut column = Column::new(name, SqlType::of(&type_name, kind));
                     let oid_of = |oid: Option<i64>| oid.and_then(|oid| u32::try_from(oid).ok());
                     column.oid = oid_of(oid);
@@ -80,6 +92,7 @@ impl Backend {
                         Some(oid) if oid == element => PgEnumColumn::Enum,
                         _ => PgEnumColumn::Array { element },
                     });
+                    column.pg_origin = oid_of(table).zip(number);
                     column
                 })
                 .collect()

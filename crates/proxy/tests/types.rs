@@ -365,8 +365,6 @@ fn diff(out: &mut Vec<String>, what: &str, got: &Outcome, want: &Outcome) {
 /// types"): a line containing one of these is printed, not failed on. Every other difference
 /// fails the test.
 const KNOWN_GAPS: &[(&str, &str)] = &[
-    // PostgreSQL: table OID and attribute number of each column are not passed on.
-    ("column origins", "RowDescription table OID and attnum"),
     // SUM of money in the text format is gathered, and PostgreSQL adds money up in row
     // order, refusing a partial sum beyond the type: the gathered table's order (the
     // shards') meets the extremes first, the plain table's does not. The database's own

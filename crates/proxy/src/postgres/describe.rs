@@ -45,6 +45,9 @@ pub struct Field {
     /// The type's size as the shard described the column, when it is described with the
     /// shard's type.
     pub shard_size: Option<i16>,
+    /// The table OID and column number RowDescription tells, as the logical database shows
+    /// the table (see `keyshard_backend`'s `origins`); `None`: 0, not from a table.
+    pub origin: Option<(u32, i16)>,
 }
 
 impl Field {
@@ -56,6 +59,7 @@ impl Field {
             typmod: -1,
             pg_enum: None,
             shard_size: None,
+            origin: None,
         }
     }
 
@@ -77,6 +81,7 @@ impl Field {
             typmod: column.typmod,
             pg_enum: column.pg_enum,
             shard_size: column.pg_size.filter(|_| column.oid == Some(oid)),
+            origin: column.pg_origin,
         }
     }
 }
@@ -454,6 +459,7 @@ fn expr_field(expr: &Expr, columns: &[Column]) -> Option<Field> {
                         ) => expr_field(e, columns).map(|field| Field {
                             name,
                             typmod: -1,
+                            origin: None,
                             ..field
                         }),
                         _ => None,

@@ -38,8 +38,8 @@ pub(super) fn row_description(fields: &[Field], formats: &[i16]) -> Out {
             .map(|(i, f)| {
                 FieldDescription::new(
                     identifier(&f.name).to_owned(),
-                    0,
-                    0,
+                    f.origin.map_or(0, |(table, _)| table as i32),
+                    f.origin.map_or(0, |(_, number)| number),
                     f.oid,
                     f.size(),
                     f.typmod,

@@ -40,10 +40,14 @@ public class TypesReader {
                 ResultSetMetaData meta = rs.getMetaData();
                 out.append('[').append(json(sql)).append(",[");
                 for (int i = 1; i <= meta.getColumnCount(); i++) {
-                    // The type name pgjdbc derives from RowDescription's OID and typmod.
+                    // The type name pgjdbc derives from RowDescription's OID and typmod; the
+                    // table, base column and nullability it reads from the catalog by
+                    // RowDescription's table OID and column number.
                     out.append(i > 1 ? "," : "")
                         .append(json(meta.getColumnLabel(i) + " " + meta.getColumnTypeName(i)
-                            + "(" + meta.getPrecision(i) + "," + meta.getScale(i) + ")"));
+                            + "(" + meta.getPrecision(i) + "," + meta.getScale(i) + ") "
+                            + meta.getTableName(i) + "." + meta.getColumnName(i)
+                            + " nullable=" + meta.isNullable(i)));
                 }
                 out.append("],[");
                 for (boolean first = true; rs.next(); first = false) {
