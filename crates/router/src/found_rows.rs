@@ -24,16 +24,9 @@ pub struct CalcFoundRows {
 
 /// `sql` split, when it is a SELECT with the modifier at its top level; `None` otherwise.
 pub fn calc_found_rows(sql: &str) -> Result<Option<CalcFoundRows>, RouteError> {
-    let Some(significant) = crate::tokens::mysql_significant(sql) else {
+    let Some(significant) = crate::tokens::mysql_select(sql) else {
         return Ok(None);
     };
-    let is_word = |t: &Token, keyword: Keyword| matches!(t, Token::Word(w) if w.keyword == keyword);
-    if !significant
-        .first()
-        .is_some_and(|t| is_word(&t.token, Keyword::SELECT))
-    {
-        return Ok(None);
-    }
     let mut locator = Locator::new(sql);
     let (mut modifier, mut limit, mut tail) = (None, None, None);
     let mut depth = 0i32;

@@ -8,6 +8,7 @@ use sqlparser::tokenizer::Token;
 
 use crate::RouteError;
 use crate::locate::{Locator, splice};
+use crate::tokens::is_keyword;
 
 /// A `SELECT … INTO @variables` split in two.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,23 +22,16 @@ pub struct SelectInto {
 /// `sql` split, when it is a SELECT whose top level stores into user variables; `None`
 /// otherwise (`INTO OUTFILE`, a subquery's INTO, another statement).
 pub fn select_into_variables(sql: &str) -> Result<Option<SelectInto>, RouteError> {
-    let Some(significant) = crate::tokens::mysql_significant(sql) else {
+    let Some(significant) = crate::tokens::mysql_select(sql) else {
         return Ok(None);
     };
-    let is_word = |t: &Token, keyword: Keyword| matches!(t, Token::Word(w) if w.keyword == keyword);
-    if !significant
-        .first()
-        .is_some_and(|t| is_word(&t.token, Keyword::SELECT))
-    {
-        return Ok(None);
-    }
     let mut depth = 0i32;
     let mut into = None;
     for (i, token) in significant.iter().enumerate() {
         match &token.token {
             Token::LParen => depth += 1,
             Token::RParen => depth -= 1,
-            t if depth == 0 && is_word(t, Keyword::INTO) => {
+            t if depth == 0 && is_keyword(t, Keyword::INTO) => {
                 into = Some(i);
                 break;
             }

@@ -102,6 +102,20 @@ pub(crate) fn mysql_significant(sql: &str) -> Option<Vec<TokenWithSpan>> {
     )
 }
 
+/// [`mysql_significant`] of a statement that starts with SELECT; `None` for any other.
+pub(crate) fn mysql_select(sql: &str) -> Option<Vec<TokenWithSpan>> {
+    let tokens = mysql_significant(sql)?;
+    tokens
+        .first()
+        .is_some_and(|t| is_keyword(&t.token, Keyword::SELECT))
+        .then_some(tokens)
+}
+
+/// Whether `token` is the unquoted word `keyword`.
+pub(crate) fn is_keyword(token: &Token, keyword: Keyword) -> bool {
+    matches!(token, Token::Word(w) if w.keyword == keyword && w.quote_style.is_none())
+}
+
 /// The tokens `parser` holds after parsing, white space left out.
 pub(crate) fn significant<'p>(parser: &'p Parser<'_>) -> impl Iterator<Item = &'p TokenWithSpan> {
     (0..)
