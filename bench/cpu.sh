@@ -12,7 +12,8 @@
 # cores a fleet needs.
 #
 #   PostgreSQL, against pgbouncer (transaction pooling):  pgbench -M simple and -M extended
-#     INSERT without the key column, and a point SELECT by both sharding columns.
+#     INSERT without the key column, and a point SELECT by both sharding columns (also
+#     -M extended and -M prepared).
 #     pgbench -M prepared (named statements) against pgbouncer in session pooling, since
 #     pgbouncer before 1.21 cannot keep prepared statements under transaction pooling.
 #   MySQL, against HAProxy (TCP relay, nbthread 1): sysbench INSERT as text (COM_QUERY) and as
@@ -261,6 +262,14 @@ INI
   [ "$BULK_ONLY" = 1 ] || compare "PG point SELECT -M simple" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" pgbouncer -- \
     ks_pg -f bench/select.sql -M simple -c "$CLIENTS" -j 2 -t $per_client -- \
     bouncer -f bench/select.sql -M simple -c "$CLIENTS" -j 2 -t $per_client ks_cpu_direct
+  # The point SELECT over the extended protocol: an unnamed statement parsed before every
+  # execution, and named prepared statements (pgbouncer in session pooling, as above).
+  [ "$BULK_ONLY" = 1 ] || compare "PG point SELECT -M extended" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" pgbouncer -- \
+    ks_pg -f bench/select.sql -M extended -c "$CLIENTS" -j 2 -t $per_client -- \
+    bouncer -f bench/select.sql -M extended -c "$CLIENTS" -j 2 -t $per_client ks_cpu_direct
+  [ "$BULK_ONLY" = 1 ] || compare "PG point SELECT -M prepared" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" "pgb(session)" -- \
+    ks_pg -f bench/select.sql -M prepared -c "$CLIENTS" -j 2 -t $per_client -- \
+    bouncer -f bench/select.sql -M prepared -c "$CLIENTS" -j 2 -t $per_client ks_cpu_session
   [ "$BULK_ONLY" = 1 ] || compare "PG merge SELECT -M simple" $((per_client * CLIENTS)) "$KS_PG" "$BOUNCER" pgbouncer -- \
     ks_pg -f bench/merge.sql -M simple -c "$CLIENTS" -j 2 -t $per_client -- \
     bouncer -f bench/merge.sql -M simple -c "$CLIENTS" -j 2 -t $per_client ks_cpu_direct
