@@ -10,8 +10,8 @@ use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{
-    Dialect, Plan, Prepared, PreparedInsert, PreparedQuery, RouteError, Router, SessionValues,
-    Shape, Value, substitute_session_values, with_sessions,
+    Dialect, Plan, PreparedInsert, RouteError, Router, SessionValues, Shape, Value,
+    substitute_session_values, with_sessions,
 };
 use sqlparser::ast;
 
@@ -39,6 +39,7 @@ mod session_sql;
 mod settings;
 mod shaped;
 mod status;
+mod stopping;
 mod table_locks;
 
 pub(crate) use settings::{mysql_startup_settings, startup_parameters, startup_settings};
@@ -143,28 +144,6 @@ impl Engine {
             Arc::clone(&session.shard),
             secret,
         ));
-    }
-
-    /// Cancels what session `id` runs on the shards (`KILL QUERY`, `pg_cancel_backend`) and,
-    /// with `end`, ends the session (`KILL CONNECTION`, `pg_terminate_backend`). False when
-    /// there is no such session.
-    pub(crate) async fn kill(&self, id: u32, end: bool) -> bool {
-        let Some(control) = self.sessions.control(id) else {
-            return false;
-        };
-        if end {
-            control.kill();
-        }
-        self.backend.cancel(&control.shard).await;
-        true
-    }
-
-    /// A PostgreSQL cancel request for the session whose cancel key is `id` and `secret`;
-    /// one with a wrong secret is ignored, as PostgreSQL ignores it.
-    pub(crate) async fn cancel_request(&self, id: u32, secret: i32) {
-        if let Some(control) = self.sessions.control_by_key(id, secret) {
-            self.backend.cancel(&control.shard).await;
-        }
     }
 
     /// The versions the proxy reports, its shards'.
@@ -805,37 +784,6 @@ impl Engine {
                 last_insert_id: first_key.unwrap_or(0),
             }
         })
-    }
-
-    /// Runs `plan`, bound from `query`, as [`Self::reply`] does. Rows of a read from several
-    /// shards that its merge cannot order or group as the database would (text in a collation
-    /// Keyshard has no weights for, enums) are gathered instead, and `sql` with `params` runs
-    /// on them in the database itself; where it cannot be gathered, the merge's refusal stands.
-    async fn reply_or_gather(
-        &self,
-        session: &mut Session,
-        plan: Plan,
-        query: &PreparedQuery,
-        sql: &str,
-        params: &[Value],
-    ) -> Result<Reply, Error> {
-        let refused = match self.reply(session, plan, query.is_read()).await {
-            Err(e) if e.kind == ErrorKind::Unmerged => e,
-            other => return other,
-        };
-        let router = self.router(session.dialect);
-        let gathered = match router.prepare_gathered(sql, self.backend.metadata(), &refused.message)
-        {
-            Ok(Prepared::Query(gathered)) => gathered.bind(params),
-            _ => return Err(refused),
-        };
-        match gathered {
-            Ok(plan) if plan.gather.is_some() => {
-                tracing::debug!("gathered after the merge refused it: {}", refused.message);
-                self.reply(session, plan, true).await
-            }
-            _ => Err(refused),
-        }
     }
 
     /// Whether `session` chose LOCAL where the configuration commits in two phases.

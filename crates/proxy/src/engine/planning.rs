@@ -1,13 +1,14 @@
-//! Text → plan: parsed once, planned by the dialect's router, and PREVIEW's answer from it.
+//! Text → plan: parsed once, planned by the dialect's router, and PREVIEW's answer from it; a read
+//! whose merge fails is planned again as a gather.
 
-use keyshard_router::{Dialect, Other, Prepared, RouteError, Router, Value};
+use keyshard_router::{Dialect, Other, Plan, Prepared, PreparedQuery, RouteError, Router, Value};
 use sqlparser::ast;
 
 use super::Engine;
 use crate::copy::out::CopyOut;
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
-use crate::session::Planned;
+use crate::session::{Planned, Session};
 
 impl Engine {
     pub(super) async fn plan(&self, sql: &str, dialect: Dialect) -> Result<Planned, Error> {
@@ -124,5 +125,38 @@ fn not_supported(other: Other) -> Error {
         Other::UnshardedTable(table) => Error::unsupported(format!(
             "the table '{table}' without a sharding rule: no data source is configured for it"
         )),
+    }
+}
+
+impl Engine {
+    /// Runs `plan`, bound from `query`, as [`Self::reply`] does. Rows of a read from several
+    /// shards that its merge cannot order or group as the database would (text in a collation
+    /// Keyshard has no weights for, enums) are gathered instead, and `sql` with `params` runs
+    /// on them in the database itself; where it cannot be gathered, the merge's refusal stands.
+    pub(super) async fn reply_or_gather(
+        &self,
+        session: &mut Session,
+        plan: Plan,
+        query: &PreparedQuery,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Reply, Error> {
+        let refused = match self.reply(session, plan, query.is_read()).await {
+            Err(e) if e.kind == ErrorKind::Unmerged => e,
+            other => return other,
+        };
+        let router = self.router(session.dialect);
+        let gathered = match router.prepare_gathered(sql, self.backend.metadata(), &refused.message)
+        {
+            Ok(Prepared::Query(gathered)) => gathered.bind(params),
+            _ => return Err(refused),
+        };
+        match gathered {
+            Ok(plan) if plan.gather.is_some() => {
+                tracing::debug!("gathered after the merge refused it: {}", refused.message);
+                self.reply(session, plan, true).await
+            }
+            _ => Err(refused),
+        }
     }
 }
