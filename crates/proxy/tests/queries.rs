@@ -977,21 +977,28 @@ async fn queries_on_mariadb_shards_match_one_database() {
     run(Shards::mariadb().await).await;
 }
 
-/// Several clients sharing pools of one connection per data source run gathered reads at once:
-/// each gathering connection copies its own data source's nodes itself, so no read waits for
-/// a second connection that does not exist.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
-async fn gathered_reads_share_pools_of_one_connection() {
+/// A proxy over fresh MariaDB shards with pools of one connection per data source, and a
+/// client.
+async fn on_pools_of_one() -> (Shards, Proxy, MySqlConnection) {
     let shards = Shards::mariadb().await;
     let yaml = RULES
         .replace("URL_0", &shards.url(0))
         .replace("URL_1", &shards.url(1))
         .replace("maxPoolSize: 2", "maxPoolSize: 1");
     let proxy = Proxy::start(&yaml).await;
-    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+    let conn = MySqlConnection::connect(&proxy.url("root", "root"))
         .await
         .unwrap();
+    (shards, proxy, conn)
+}
+
+/// Several clients sharing pools of one connection per data source run gathered reads at once:
+/// each gathering connection copies its own data source's nodes itself, so no read waits for
+/// a second connection that does not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn gathered_reads_share_pools_of_one_connection() {
+    let (shards, proxy, mut conn) = on_pools_of_one().await;
     affected(&mut conn, TABLES[0]).await;
     let rows: Vec<String> = (0..40)
         .map(|i| format!("({}, 's{}', {i})", i % 5 + 1, i % 3))
@@ -1035,15 +1042,7 @@ async fn gathered_reads_share_pools_of_one_connection() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
 async fn text_merges_in_transactions_share_pools_of_one_connection() {
-    let shards = Shards::mariadb().await;
-    let yaml = RULES
-        .replace("URL_0", &shards.url(0))
-        .replace("URL_1", &shards.url(1))
-        .replace("maxPoolSize: 2", "maxPoolSize: 1");
-    let proxy = Proxy::start(&yaml).await;
-    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
-        .await
-        .unwrap();
+    let (shards, proxy, mut conn) = on_pools_of_one().await;
     affected(&mut conn, TABLES[0]).await;
     affected(
         &mut conn,
