@@ -294,9 +294,11 @@ impl<C: Clock> SnowflakeGenerator<C> {
         self.clock.now_millis().saturating_add(grant.offset_millis)
     }
 
-    /// Waits for the millisecond after `millis` by spinning, as ShardingSphere does: at most
-    /// the rest of one millisecond while the clock moves normally. A clock that steps back
-    /// beyond the tolerance meanwhile ends the wait with an error instead of a long spin.
+    /// The millisecond after `millis`, once its 4,096 keys are used. While the clock is in
+    /// `millis`, this spins out the rest of it, as ShardingSphere does. While the clock is
+    /// behind (a backward step being ridden out) it takes the next millisecond at once instead:
+    /// generator time only moves forward and stays below the persisted reservation, so the
+    /// keys stay unique, and no thread spins for the length of the step holding the lock.
     fn wait_after(&self, millis: i64, grant: &Grant) -> Result<i64, KeyGenError> {
         loop {
             let now = self.now(grant);
@@ -305,6 +307,9 @@ impl<C: Clock> SnowflakeGenerator<C> {
             }
             if millis - now >= self.max_tolerate_millis.max(1) {
                 return Err(KeyGenError::ClockMovedBackwards { last: millis, now });
+            }
+            if now < millis {
+                return Ok(millis + 1);
             }
             std::hint::spin_loop();
         }

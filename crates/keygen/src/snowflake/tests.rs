@@ -363,6 +363,36 @@ fn steps_back_within_tolerance_never_repeat_a_key_and_never_wait() {
     );
 }
 
+/// Riding out a backward step once its millisecond's 4,096 keys are used moves on to the next
+/// millisecond at once: the clock stays behind (it never moves here), so any wait for it would
+/// never end, and would hold the generator's lock on a runtime thread for the whole step.
+#[test]
+fn a_full_millisecond_during_a_backward_step_moves_on_without_waiting() {
+    let clock: &'static DrivenClock = Box::leak(Box::new(DrivenClock::at(EPOCH_MILLIS + 5_000)));
+    let props = props(&[("max-tolerate-time-difference-milliseconds", "10000")]);
+    let lease = Arc::new(WorkerLease::new());
+    lease.grant(grant(0, i64::MAX));
+    let generator = SnowflakeGenerator::leased_with_clock(&props, lease, clock).unwrap();
+    let before = generator.next_block(1).unwrap();
+    clock.set(EPOCH_MILLIS + 1);
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let blocks: Vec<i64> = (0..4)
+            .map(|_| generator.next_block(4_000).unwrap())
+            .collect();
+        let _ = done.send(blocks);
+    });
+    let blocks = finished
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the generator waited for a clock that is 5 s behind");
+    let millis: Vec<i64> = blocks.iter().map(|k| millis_of(*k)).collect();
+    assert_eq!(
+        millis,
+        (0..4).map(|i| millis_of(before) + i).collect::<Vec<_>>(),
+        "the first block fits beside the first key, each next one takes the next millisecond"
+    );
+}
+
 #[test]
 fn a_holder_whose_clock_is_behind_the_high_water_mark_starts_above_it() {
     // The id's last holder used generator time up to `high`; this clock is 3.4 s behind it.
