@@ -42,6 +42,34 @@ pub enum CoordinationError {
         /// The configured tolerance.
         tolerance: i64,
     },
+    /// A data source the keys are written to remembers a fleet this claim would collide with
+    /// ([`crate::FleetRecords`]).
+    #[error("data source '{data_source}': {found}")]
+    Fleet {
+        /// The data source.
+        data_source: String,
+        /// What it remembers, and what to do.
+        found: String,
+    },
+    /// The repository handed out an epoch of a worker id that a data source remembers as
+    /// used already: the repository has lost claims. Each new claim raises the epoch.
+    #[error(
+        "data source '{data_source}': the repository gave worker id {worker_id} epoch {epoch}, \
+         but epoch {remembered} of it was used here already: the repository has lost claims \
+         (restored from a backup, or failed over to a replica that lags). Transactions are \
+         named after the epoch, so the claim is given back and taken again until its epoch \
+         passes {remembered}"
+    )]
+    EpochBehind {
+        /// The data source.
+        data_source: String,
+        /// The worker id.
+        worker_id: u16,
+        /// The epoch the repository gave.
+        epoch: u64,
+        /// The highest epoch the data source remembers.
+        remembered: u64,
+    },
     /// The database behind a JDBC repository failed.
     #[error("coordination database: {0}")]
     Database(sqlx::Error),

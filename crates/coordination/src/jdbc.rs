@@ -5,36 +5,29 @@
 //! Every lease time is the database's clock (`expires_at`, milliseconds since the Unix epoch),
 //! never an instance's; a claim is one atomic UPDATE.
 
-use std::str::FromStr;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use keyshard_config::{DataSource, DatabaseKind};
-use sqlx::mysql::{MySqlConnectOptions, MySqlPool};
-use sqlx::pool::PoolOptions;
-use sqlx::postgres::{PgConnectOptions, PgPool};
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
 use sqlx::{Executor, Row};
 
+use crate::db::{Dialect, Pool, on_pool};
 use crate::{Claim, ComputeNode, CoordinationError, Instance, Repository, WORKER_IDS};
 
 const WORKERS: &str = "keyshard_worker_id";
 const SEGMENTS: &str = "keyshard_segment";
 const SERVICE_TIMES: &str = "keyshard_service_time";
 const DECISIONS: &str = "keyshard_xa_decision";
+const IDENTITY: &str = "keyshard_repository";
 
 /// The tables a JDBC repository keeps in its database.
-pub const TABLES: &[&str] = &[WORKERS, SEGMENTS, SERVICE_TIMES, DECISIONS];
+pub const TABLES: &[&str] = &[WORKERS, SEGMENTS, SERVICE_TIMES, DECISIONS, IDENTITY];
 
 /// The statement that records a commit decision for `gtrid` (a Keyshard transaction id: no
 /// quoting needed) in a database of `kind`. Run inside a transaction on the repository's own
 /// database, it makes that transaction's commit the commit point of a two-phase transaction.
 pub fn commit_decision_sql(kind: DatabaseKind, gtrid: &str) -> String {
-    let now = match kind {
-        DatabaseKind::MySql => MYSQL.now,
-        DatabaseKind::Postgres => POSTGRES.now,
-        DatabaseKind::Sqlite => SQLITE.now,
-    };
+    let now = Dialect::of(kind).now;
     format!("INSERT INTO {DECISIONS} (gtrid, committed, decided_at) VALUES ('{gtrid}', 1, {now})")
 }
 
@@ -43,52 +36,8 @@ pub fn commit_decision_sql(kind: DatabaseKind, gtrid: &str) -> String {
 pub struct JdbcRepository {
     pool: Pool,
     describe: String,
+    identity: String,
     time_to_live: Duration,
-}
-
-#[derive(Debug)]
-enum Pool {
-    MySql(MySqlPool),
-    Postgres(PgPool),
-    Sqlite(SqlitePool),
-}
-
-/// The SQL that differs between the three databases.
-struct Dialect {
-    /// The database's clock in milliseconds since the Unix epoch.
-    now: &'static str,
-    /// `GREATEST` (SQLite's two-argument `MAX` is the same).
-    greatest: &'static str,
-    /// Inserts a row unless its key exists.
-    insert_ignore: fn(table: &str, columns: &str, values: &str) -> String,
-}
-
-const MYSQL: Dialect = Dialect {
-    now: "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)",
-    greatest: "GREATEST",
-    insert_ignore: |t, c, v| format!("INSERT IGNORE INTO {t} ({c}) VALUES {v}"),
-};
-const POSTGRES: Dialect = Dialect {
-    now: "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
-    greatest: "GREATEST",
-    insert_ignore: |t, c, v| format!("INSERT INTO {t} ({c}) VALUES {v} ON CONFLICT DO NOTHING"),
-};
-const SQLITE: Dialect = Dialect {
-    now: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
-    greatest: "MAX",
-    insert_ignore: |t, c, v| format!("INSERT OR IGNORE INTO {t} ({c}) VALUES {v}"),
-};
-
-/// Runs `$body` with `$pool` bound to the concrete sqlx pool, so one text of each query
-/// serves all three databases.
-macro_rules! on_pool {
-    ($self:expr, $pool:ident => $body:expr) => {
-        match &$self.pool {
-            Pool::MySql($pool) => $body,
-            Pool::Postgres($pool) => $body,
-            Pool::Sqlite($pool) => $body,
-        }
-    };
 }
 
 impl JdbcRepository {
@@ -99,78 +48,37 @@ impl JdbcRepository {
         time_to_live: Duration,
         operation_timeout: Duration,
     ) -> Result<Self, CoordinationError> {
-        fn options<DB: sqlx::Database>(acquire: Duration) -> PoolOptions<DB> {
-            // Leases and segments need one or two; every XA commit records its decision here,
-            // and a handful of connections keeps those from queueing behind each other.
-            PoolOptions::new()
-                .max_connections(8)
-                .min_connections(0)
-                .acquire_timeout(acquire)
-        }
-        let invalid = |e: sqlx::Error| {
-            CoordinationError::Config(format!(
-                "invalid repository URL {}: {e}",
-                source.redacted_url()
-            ))
-        };
-        let pool = match source.kind {
-            DatabaseKind::MySql => {
-                Pool::MySql(options(operation_timeout).connect_lazy_with(
-                    MySqlConnectOptions::from_str(&source.url).map_err(invalid)?,
-                ))
-            }
-            DatabaseKind::Postgres => Pool::Postgres(
-                options(operation_timeout)
-                    .connect_lazy_with(PgConnectOptions::from_str(&source.url).map_err(invalid)?),
-            ),
-            DatabaseKind::Sqlite => {
-                let file = SqliteConnectOptions::from_str(&source.url)
-                    .map_err(invalid)?
-                    .create_if_missing(true)
-                    .busy_timeout(operation_timeout);
-                // The first start of the embedded default: data/ does not exist yet.
-                if let Some(dir) = file.get_filename().parent()
-                    && !dir.as_os_str().is_empty()
-                {
-                    std::fs::create_dir_all(dir).map_err(|e| {
-                        CoordinationError::Config(format!("cannot create {}: {e}", dir.display()))
-                    })?;
-                }
-                Pool::Sqlite(options(operation_timeout).connect_lazy_with(file))
-            }
-        };
-        let repository = Self {
+        // Leases and segments need one or two; every XA commit records its decision here,
+        // and a handful of connections keeps those from queueing behind each other.
+        let pool = Pool::connect_lazy(source, 8, operation_timeout, "repository")?;
+        let mut repository = Self {
             pool,
             describe: format!("JDBC {}", source.redacted_url()),
+            identity: String::new(),
             time_to_live,
         };
-        tokio::time::timeout(operation_timeout * 4, repository.create_tables())
-            .await
-            .map_err(|_| CoordinationError::Timeout(operation_timeout * 4))??;
+        repository.identity =
+            tokio::time::timeout(operation_timeout * 4, repository.create_tables())
+                .await
+                .map_err(|_| CoordinationError::Timeout(operation_timeout * 4))??;
         Ok(repository)
     }
 
     fn dialect(&self) -> &'static Dialect {
-        match self.pool {
-            Pool::MySql(_) => &MYSQL,
-            Pool::Postgres(_) => &POSTGRES,
-            Pool::Sqlite(_) => &SQLITE,
-        }
+        self.pool.dialect()
     }
 
-    /// Placeholder `n` (1-based): `?` for MySQL, `$n` for PostgreSQL and SQLite.
     fn p(&self, n: usize) -> String {
-        match self.pool {
-            Pool::MySql(_) => "?".to_owned(),
-            _ => format!("${n}"),
-        }
+        self.pool.p(n)
     }
 
     fn ttl_millis(&self) -> i64 {
         i64::try_from(self.time_to_live.as_millis()).unwrap_or(i64::MAX)
     }
 
-    async fn create_tables(&self) -> Result<(), CoordinationError> {
+    /// Creates the tables unless they exist, and returns the repository's identity (made on
+    /// first use).
+    async fn create_tables(&self) -> Result<String, CoordinationError> {
         let d = self.dialect();
         let tables = [
             format!(
@@ -192,6 +100,12 @@ impl JdbcRepository {
                 "CREATE TABLE IF NOT EXISTS {DECISIONS} (gtrid VARCHAR(64) NOT NULL PRIMARY KEY, \
                  committed SMALLINT NOT NULL, decided_at BIGINT NOT NULL)"
             ),
+            // One row: the primary key keeps the first instance's identity when several
+            // start at once.
+            format!(
+                "CREATE TABLE IF NOT EXISTS {IDENTITY} (singleton SMALLINT NOT NULL PRIMARY KEY, \
+                 repository_id VARCHAR(64) NOT NULL)"
+            ),
         ];
         // Every worker id is a row from the start, so claiming is an UPDATE of an existing row
         // and two instances can never both insert one.
@@ -204,13 +118,22 @@ impl JdbcRepository {
             "worker_id, instance_id, address, epoch, expires_at, high_water",
             &rows,
         );
-        on_pool!(self, pool => {
+        on_pool!(&self.pool, pool => {
             for sql in &tables {
                 pool.execute(sql.as_str()).await?;
             }
             pool.execute(fill.as_str()).await?;
         });
-        Ok(())
+        let identify = (d.insert_ignore)(
+            IDENTITY,
+            "singleton, repository_id",
+            &format!("(1, '{}')", uuid::Uuid::new_v4()),
+        );
+        let read = format!("SELECT repository_id FROM {IDENTITY} WHERE singleton = 1");
+        Ok(on_pool!(&self.pool, pool => {
+            pool.execute(identify.as_str()).await?;
+            sqlx::query_scalar(&read).fetch_one(pool).await?
+        }))
     }
 
     async fn claim_impl(
@@ -243,7 +166,7 @@ impl JdbcRepository {
                  WHERE {free} ORDER BY worker_id LIMIT 1)"
             ),
         };
-        let claimed = on_pool!(self, pool => sqlx::query(&sql)
+        let claimed = on_pool!(&self.pool, pool => sqlx::query(&sql)
             .bind(&instance.id)
             .bind(&instance.address)
             .execute(pool)
@@ -260,7 +183,7 @@ impl JdbcRepository {
              expires_at > {now} ORDER BY epoch DESC",
             self.p(1)
         );
-        let (worker_id, epoch, high_water): (i64, i64, i64) = on_pool!(self, pool => {
+        let (worker_id, epoch, high_water): (i64, i64, i64) = on_pool!(&self.pool, pool => {
             let row = sqlx::query(&select).bind(&instance.id).fetch_one(pool).await?;
             (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)
         });
@@ -282,7 +205,7 @@ impl JdbcRepository {
             "SELECT instance_id, address, expires_at - {now} FROM {WORKERS} \
              WHERE worker_id = {worker_id}"
         );
-        let (instance, address, left): (String, String, i64) = on_pool!(self, pool => {
+        let (instance, address, left): (String, String, i64) = on_pool!(&self.pool, pool => {
             let row = sqlx::query(&sql).fetch_one(pool).await?;
             (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)
         });
@@ -308,7 +231,7 @@ impl JdbcRepository {
             claim.epoch,
             self.p(2)
         );
-        let updated = on_pool!(self, pool => sqlx::query(&sql)
+        let updated = on_pool!(&self.pool, pool => sqlx::query(&sql)
             .bind(value)
             .bind(&instance.id)
             .execute(pool)
@@ -329,7 +252,7 @@ impl JdbcRepository {
              {} ORDER BY worker_id",
             self.dialect().now
         );
-        let rows: Vec<(i64, String, i64, i64)> = on_pool!(self, pool => {
+        let rows: Vec<(i64, String, i64, i64)> = on_pool!(&self.pool, pool => {
             let mut rows = Vec::new();
             for row in sqlx::query(&sql).fetch_all(pool).await? {
                 rows.push((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?, row.try_get(3)?));
@@ -404,7 +327,7 @@ impl JdbcRepository {
             "SELECT millis FROM {SERVICE_TIMES} WHERE service = {}",
             self.p(1)
         );
-        Ok(on_pool!(self, pool => sqlx::query_scalar(&sql)
+        Ok(on_pool!(&self.pool, pool => sqlx::query_scalar(&sql)
             .bind(service)
             .fetch_optional(pool)
             .await?))
@@ -427,7 +350,7 @@ impl JdbcRepository {
                 d.greatest
             ),
         };
-        on_pool!(self, pool => {
+        on_pool!(&self.pool, pool => {
             sqlx::query(&sql).bind(service).bind(millis).execute(pool).await?;
         });
         Ok(())
@@ -444,7 +367,7 @@ impl JdbcRepository {
             "SELECT committed FROM {DECISIONS} WHERE gtrid = {}",
             self.p(1)
         );
-        let inserted = on_pool!(self, pool => sqlx::query(&insert)
+        let inserted = on_pool!(&self.pool, pool => sqlx::query(&insert)
             .bind(gtrid)
             .bind(i16::from(commit))
             .execute(pool)
@@ -453,7 +376,7 @@ impl JdbcRepository {
         match inserted {
             Ok(()) => Ok(commit),
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
-                let stored: Option<i16> = on_pool!(self, pool => sqlx::query_scalar(&select)
+                let stored: Option<i16> = on_pool!(&self.pool, pool => sqlx::query_scalar(&select)
                     .bind(gtrid)
                     .fetch_optional(pool)
                     .await?);
@@ -476,7 +399,7 @@ impl JdbcRepository {
             .collect::<Vec<_>>()
             .join(", ");
         let sql = format!("DELETE FROM {DECISIONS} WHERE gtrid IN ({placeholders})");
-        on_pool!(self, pool => {
+        on_pool!(&self.pool, pool => {
             let mut query = sqlx::query(&sql);
             for gtrid in gtrids {
                 query = query.bind(gtrid);
@@ -490,6 +413,10 @@ impl JdbcRepository {
 impl Repository for JdbcRepository {
     fn describe(&self) -> String {
         self.describe.clone()
+    }
+
+    fn identity(&self) -> &str {
+        &self.identity
     }
 
     fn time_to_live(&self) -> Duration {

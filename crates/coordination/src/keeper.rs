@@ -10,7 +10,12 @@ use keyshard_keygen::{Built, Clock, Grant, Registry, SegmentGenerator, SystemClo
 use tokio::sync::{Mutex, Notify, watch};
 use tokio::task::JoinSet;
 
-use crate::{Claim, CoordinationError, Instance, Repository};
+use crate::fleet::Recorder;
+use crate::{Claim, CoordinationError, FleetRecords, Instance, Repository};
+
+/// How many times in a row a claim is given back and taken again while the shards remember
+/// its epoch as used (each claim raises the epoch by one).
+const EPOCH_CATCH_UP: usize = 256;
 
 /// How the keeper paces itself.
 #[derive(Debug, Clone)]
@@ -23,6 +28,9 @@ pub struct KeeperSettings {
     pub retry_interval: Duration,
     /// Claim a worker id even when no generator needs one: XA transactions are named after it.
     pub claim_worker_id: bool,
+    /// The records on the data sources the worker-id keys are written to, checked and kept
+    /// current at every claim and renewal.
+    pub fleet: Option<Arc<FleetRecords>>,
 }
 
 /// Keeps the instance's worker id and segments while it runs; [`Keeper::stop`] gives them back.
@@ -44,6 +52,8 @@ struct Shared {
     services: Vec<(String, i64)>,
     /// The current claim, `None` while none is held.
     claim: Mutex<Option<Claim>>,
+    /// The repository's [`Repository::describe`], for the fleet records.
+    repository_description: String,
 }
 
 /// What an operator is told about the worker id.
@@ -73,6 +83,7 @@ impl Keeper {
     ) -> Result<Self, CoordinationError> {
         let (stop, stopped) = watch::channel(false);
         let shared = Arc::new(Shared {
+            repository_description: repository.describe(),
             repository,
             preferred: preferred_worker_id(registry)?,
             services: leaf_services(registry),
@@ -130,22 +141,7 @@ impl Keeper {
     pub async fn stop(mut self) {
         let _ = self.stop.send(true);
         while self.tasks.join_next().await.is_some() {}
-        let Some((_, issued)) = self.shared.lease.revoke() else {
-            return;
-        };
-        let Some(claim) = self.shared.claim.lock().await.take() else {
-            return;
-        };
-        let mark = issued.unwrap_or(claim.high_water_millis);
-        let release = self
-            .shared
-            .repository
-            .release(&self.shared.settings.instance, &claim, mark);
-        match tokio::time::timeout(self.shared.settings.operation_timeout, release).await {
-            Ok(Ok(())) => tracing::info!(worker_id = claim.worker_id, "worker id released"),
-            Ok(Err(e)) => tracing::warn!("worker id {} not released: {e}", claim.worker_id),
-            Err(_) => tracing::warn!("worker id {} not released: timed out", claim.worker_id),
-        }
+        self.shared.give_back().await;
     }
 }
 
@@ -282,24 +278,80 @@ impl Shared {
     }
 
     async fn claim_and_grant(&self) -> Result<(), CoordinationError> {
+        let mut attempts = 0;
+        loop {
+            match self.claim_checked().await {
+                Err(behind @ CoordinationError::EpochBehind { .. }) => {
+                    attempts += 1;
+                    if attempts == EPOCH_CATCH_UP {
+                        return Err(behind);
+                    }
+                    if attempts == 1 {
+                        tracing::warn!("{behind}");
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Claims a worker id, checks it against what the shards remember, persists the first
+    /// reservation, and only then lets the generators use it. A claim the shards refuse is
+    /// given back.
+    async fn claim_checked(&self) -> Result<(), CoordinationError> {
         let instance = &self.settings.instance;
         let claim = self
             .call(self.repository.claim(instance, self.preferred))
             .await?;
-        // Generator time starts above every key ever generated with this id.
-        let offset_millis = (claim.high_water_millis + 1 - wall_millis()).max(0);
+        let granted = self.check_and_grant(&claim).await;
+        if let Err(e @ (CoordinationError::Fleet { .. } | CoordinationError::EpochBehind { .. })) =
+            &granted
+        {
+            if matches!(e, CoordinationError::Fleet { .. }) {
+                tracing::error!("{e}");
+            }
+            let release = self
+                .repository
+                .release(instance, &claim, claim.high_water_millis);
+            if let Err(e) = self.call(release).await {
+                tracing::warn!("worker id {} not given back: {e}", claim.worker_id);
+            }
+        }
+        granted
+    }
+
+    async fn check_and_grant(&self, claim: &Claim) -> Result<(), CoordinationError> {
+        let instance = &self.settings.instance;
+        let remembered = match &self.settings.fleet {
+            Some(fleet) => fleet.check_and_record(self.recorder(), claim, None).await?,
+            None => 0,
+        };
+        // Generator time starts above every key ever generated with this id, and above every
+        // time the shards remember for it or for a repository that generated there before.
+        let high_water = claim.high_water_millis.max(remembered);
+        let offset_millis = (high_water + 1 - wall_millis()).max(0);
         if offset_millis > 0 {
             tracing::warn!(
                 worker_id = claim.worker_id,
-                "the clock is {offset_millis} ms behind the high-water mark of worker id {}; \
+                "the clock is {offset_millis} ms behind the high-water mark of worker id {}{}; \
                  keys run ahead of the clock by that much",
-                claim.worker_id
+                claim.worker_id,
+                if remembered > claim.high_water_millis {
+                    " the data sources remember (above the repository's)"
+                } else {
+                    ""
+                }
             );
         }
         let sent = Instant::now();
         let reserve = wall_millis() + offset_millis + self.window_millis();
-        self.call(self.repository.renew(instance, &claim, reserve))
+        self.call(self.repository.renew(instance, claim, reserve))
             .await?;
+        if let Some(fleet) = &self.settings.fleet {
+            fleet
+                .check_and_record(self.recorder(), claim, Some(reserve))
+                .await?;
+        }
         self.lease.grant(Grant {
             worker_id: claim.worker_id,
             epoch: claim.epoch,
@@ -313,8 +365,21 @@ impl Shared {
             "worker id claimed from {}",
             self.repository.describe()
         );
-        *self.claim.lock().await = Some(claim);
+        // Kept with the mark it started above, which its release never goes below.
+        *self.claim.lock().await = Some(Claim {
+            high_water_millis: high_water,
+            ..claim.clone()
+        });
         Ok(())
+    }
+
+    fn recorder(&self) -> Recorder<'_> {
+        Recorder {
+            repository_id: self.repository.identity(),
+            repository: self.repository_description.as_str(),
+            instance_id: &self.settings.instance.id,
+            ttl_millis: self.window_millis(),
+        }
     }
 
     /// Renews the claim a few times per time to live; on loss, stops generation and claims
@@ -341,6 +406,29 @@ impl Shared {
         }
     }
 
+    /// Stops generation and gives the claim back, to the repository and in the fleet
+    /// records, with the last millisecond actually used.
+    async fn give_back(&self) {
+        let issued = self.lease.revoke().and_then(|(_, issued)| issued);
+        let Some(claim) = self.claim.lock().await.take() else {
+            return;
+        };
+        let mark = issued
+            .unwrap_or(claim.high_water_millis)
+            .max(claim.high_water_millis);
+        let release = self
+            .repository
+            .release(&self.settings.instance, &claim, mark);
+        match tokio::time::timeout(self.settings.operation_timeout, release).await {
+            Ok(Ok(())) => tracing::info!(worker_id = claim.worker_id, "worker id released"),
+            Ok(Err(e)) => tracing::warn!("worker id {} not released: {e}", claim.worker_id),
+            Err(_) => tracing::warn!("worker id {} not released: timed out", claim.worker_id),
+        }
+        if let Some(fleet) = &self.settings.fleet {
+            fleet.release(self.recorder(), &claim, mark).await;
+        }
+    }
+
     async fn renew(&self, claim: &Claim) -> Result<(), CoordinationError> {
         let Some(grant) = self.lease.current() else {
             return Ok(());
@@ -353,6 +441,13 @@ impl Shared {
                     .renew(&self.settings.instance, claim, reserve),
             )
             .await;
+        let renewed = match (renewed, &self.settings.fleet) {
+            (Ok(()), Some(fleet)) => fleet
+                .check_and_record(self.recorder(), claim, Some(reserve))
+                .await
+                .map(|_| ()),
+            (renewed, _) => renewed,
+        };
         match renewed {
             Ok(()) => {
                 self.lease.extend(
@@ -371,6 +466,14 @@ impl Shared {
                      out; no keys are generated until another worker id is claimed"
                 );
                 self.claim_and_grant().await
+            }
+            Err(e @ (CoordinationError::Fleet { .. } | CoordinationError::EpochBehind { .. })) => {
+                tracing::error!(
+                    "{e}; worker id {} stops generating keys now",
+                    claim.worker_id
+                );
+                self.give_back().await;
+                Err(e)
             }
             Err(e) => {
                 if Instant::now() >= grant.valid_until {

@@ -10,7 +10,9 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod db;
 mod error;
+mod fleet;
 mod jdbc;
 mod keeper;
 mod zookeeper;
@@ -21,6 +23,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 
 pub use error::CoordinationError;
+pub use fleet::FleetRecords;
 pub use jdbc::{JdbcRepository, TABLES, commit_decision_sql};
 pub use keeper::{Keeper, KeeperSettings, WorkerIdStatus};
 pub use zookeeper::{ZooKeeperRepository, ZooKeeperSettings};
@@ -81,6 +84,12 @@ impl Instance {
 pub trait Repository: Send + Sync + fmt::Debug {
     /// What and where the repository is, for the log (`JDBC mysql://127.0.0.1:3306/ds_0`).
     fn describe(&self) -> String;
+
+    /// Who the repository is, apart from where it is reached: made once, with its data, so a
+    /// backup restored or a replica failed over to keeps it, and another repository (another
+    /// database, another ZooKeeper namespace) has its own. The shards remember it
+    /// ([`FleetRecords`]).
+    fn identity(&self) -> &str;
 
     /// How long a claim or renewal holds: the holder must renew within this time, and may
     /// generate only until this time after it *sent* the claim or renewal.

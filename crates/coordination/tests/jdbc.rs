@@ -7,7 +7,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use keyshard_config::{DataSource, DatabaseKind, PoolSettings};
-use keyshard_coordination::{CoordinationError, Instance, JdbcRepository, Repository};
+use std::sync::Arc;
+
+use keyshard_coordination::{
+    CoordinationError, FleetRecords, Instance, JdbcRepository, Keeper, KeeperSettings, Repository,
+};
+use keyshard_keygen::{Registry, Snowflake};
 use sqlx::{Connection, Executor};
 
 #[derive(Debug, Clone, Copy)]
@@ -247,6 +252,64 @@ async fn the_first_decision_stands(db: Database) {
     assert!(b.decide("ks-1-1-1", true).await.unwrap());
 }
 
+/// Two keepers on two repositories over one shard: the second is refused while the first
+/// runs, and once it has stopped starts above its keys. Exercises the fleet records' SQL on
+/// each database.
+async fn the_shards_tell_a_second_repository_from_the_first(db: Database) {
+    let shard = fresh(db).await;
+    let fleet = Arc::new(FleetRecords::connect(&[shard], Duration::from_secs(10)).unwrap());
+    let settings = |name: &str| KeeperSettings {
+        instance: instance(name),
+        operation_timeout: Duration::from_secs(10),
+        retry_interval: Duration::from_millis(50),
+        claim_worker_id: false,
+        fleet: Some(Arc::clone(&fleet)),
+    };
+    let snowflake = || {
+        let mut registry = Registry::new();
+        registry
+            .build("snowflake", "SNOWFLAKE", Default::default())
+            .unwrap();
+        registry
+    };
+    let key = |registry: &Registry| {
+        let key = registry.get("snowflake").unwrap().next_key().unwrap();
+        Snowflake::decode(key.as_i64().unwrap()).unwrap()
+    };
+    let (first, second) = (fresh(db).await, fresh(db).await);
+    let first = Arc::new(repository(&first, MINUTE).await);
+    let second = Arc::new(repository(&second, MINUTE).await);
+
+    let a = snowflake();
+    let keeper = Keeper::start(first.clone(), &a, settings("a"))
+        .await
+        .unwrap();
+    let from_a = key(&a);
+    // Its renewal checks again and keeps going.
+    let b = snowflake();
+    let refused = Keeper::start(second.clone(), &b, settings("b"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, CoordinationError::Fleet { .. }),
+        "{refused}"
+    );
+    keeper.stop().await;
+    let keeper = Keeper::start(second, &b, settings("b")).await.unwrap();
+    let from_b = key(&b);
+    assert_eq!(from_a.worker_id, from_b.worker_id);
+    assert!(
+        from_b.unix_millis > from_a.unix_millis,
+        "{from_b:?} {from_a:?}"
+    );
+    keeper.stop().await;
+    // Back to the first: the second has stopped, so the first starts above it in turn.
+    let again = snowflake();
+    let keeper = Keeper::start(first, &again, settings("a2")).await.unwrap();
+    assert!(key(&again).unix_millis > from_b.unix_millis);
+    keeper.stop().await;
+}
+
 macro_rules! on_every_database {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
@@ -277,4 +340,5 @@ on_every_database!(
     segments_are_consecutive_ranges_disjoint_across_repositories,
     service_time_never_goes_down,
     the_first_decision_stands,
+    the_shards_tell_a_second_repository_from_the_first,
 );

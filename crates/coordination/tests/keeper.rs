@@ -44,6 +44,7 @@ fn settings(name: &str) -> KeeperSettings {
         operation_timeout: Duration::from_secs(5),
         retry_interval: Duration::from_millis(50),
         claim_worker_id: false,
+        fleet: None,
     }
 }
 
@@ -203,6 +204,9 @@ struct Slow {
 impl Repository for Slow {
     fn describe(&self) -> String {
         self.inner.describe()
+    }
+    fn identity(&self) -> &str {
+        self.inner.identity()
     }
     fn time_to_live(&self) -> Duration {
         self.inner.time_to_live()

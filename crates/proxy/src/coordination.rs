@@ -1,13 +1,15 @@
 //! Connects the configured coordination repository and starts the keeper that holds this
 //! instance's worker id and segments while it serves.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use keyshard_config::{Config, Repository as RepositoryConfig, TransactionType};
+use keyshard_config::{Config, DataSource, Repository as RepositoryConfig, TransactionType};
 use keyshard_coordination::{
-    CoordinationError, Instance, JdbcRepository, Keeper, KeeperSettings, Repository,
+    CoordinationError, FleetRecords, Instance, JdbcRepository, Keeper, KeeperSettings, Repository,
     ZooKeeperRepository, ZooKeeperSettings,
 };
+use keyshard_keygen::Built;
 
 /// Starts the keeper when a configured generator needs the repository (SNOWFLAKE,
 /// LEAF_SNOWFLAKE, LEAF_SEGMENT) or transactions are XA (named after the worker id, decided in
@@ -19,15 +21,53 @@ pub async fn start(config: &Config, address: String) -> Result<Option<Keeper>, C
         return Ok(None);
     }
     let repository = connect(config).await?;
+    let timing = config.mode.timing;
+    let keyed = keyed_data_sources(config);
+    let fleet = if keyed.is_empty() {
+        None
+    } else {
+        Some(Arc::new(FleetRecords::connect(
+            &keyed,
+            timing.operation_timeout,
+        )?))
+    };
     let settings = KeeperSettings {
         instance: Instance::new(address),
-        operation_timeout: config.mode.timing.operation_timeout,
-        retry_interval: config.mode.timing.retry_interval,
+        operation_timeout: timing.operation_timeout,
+        retry_interval: timing.retry_interval,
         claim_worker_id: xa,
+        fleet,
     };
     Keeper::start(repository, &config.key_generators, settings)
         .await
         .map(Some)
+}
+
+/// The data sources that keys carrying a worker id are written to: they hold the fleet
+/// records that tell a second repository, or one that lost claims, from the one in use.
+pub fn keyed_data_sources(config: &Config) -> Vec<DataSource> {
+    let leased: BTreeSet<&str> = config
+        .key_generators
+        .iter()
+        .filter(|(_, configured)| matches!(configured.built, Built::Snowflake(_)))
+        .map(|(name, _)| name)
+        .collect();
+    let names: BTreeSet<&str> = config
+        .sharding
+        .tables
+        .values()
+        .filter(|table| {
+            table
+                .key_generate
+                .as_ref()
+                .is_some_and(|key| leased.contains(key.generator_name.as_str()))
+        })
+        .flat_map(|table| table.data_source_names())
+        .collect();
+    names
+        .into_iter()
+        .filter_map(|name| config.data_sources.get(name).cloned())
+        .collect()
 }
 
 /// Connects the repository, trying `maxRetries` more times after a failure.

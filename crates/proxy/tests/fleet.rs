@@ -302,3 +302,222 @@ async fn a_leaf_segment_table_gets_consecutive_keys_from_the_repository() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// `mode:` with a JDBC repository on shard `i`'s database, then the default configuration.
+fn jdbc_on(shards: &Shards, i: usize, ttl: u64) -> String {
+    format!(
+        "mode:\n  type: Cluster\n  repository:\n    type: JDBC\n    props:\n      \
+         jdbc_url: {}\n      timeToLiveSeconds: {ttl}\n{}",
+        shards.url(i),
+        yaml(&shards.url(0), &shards.url(1))
+    )
+}
+
+async fn on_repository(shards: &Shards, sql: &str) {
+    let mut conn = MySqlConnection::connect(&shards.url(0)).await.unwrap();
+    conn.execute(sql).await.unwrap();
+    conn.close().await.unwrap();
+}
+
+async fn worker_epoch(shards: &Shards, worker_id: u16) -> i64 {
+    let mut conn = MySqlConnection::connect(&shards.url(0)).await.unwrap();
+    let epoch = sqlx::query_scalar("SELECT epoch FROM keyshard_worker_id WHERE worker_id = ?")
+        .bind(worker_id)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+    epoch
+}
+
+fn assert_all_distinct_and_stored(acknowledged: &[i64], mut stored: Vec<i64>) {
+    let distinct: HashSet<i64> = acknowledged.iter().copied().collect();
+    assert_eq!(
+        distinct.len(),
+        acknowledged.len(),
+        "a key was handed out twice"
+    );
+    let mut expected = acknowledged.to_vec();
+    expected.sort_unstable();
+    stored.sort_unstable();
+    assert_eq!(
+        stored, expected,
+        "stored keys differ from acknowledged ones"
+    );
+}
+
+/// Two fleets over the same shards with different repositories (two JDBC databases: what a
+/// data source added whose name sorts first does to the default; or two ZooKeeper
+/// namespaces). While the first is live the second refuses to start; once it has stopped the
+/// second takes over above every key the first handed out, with the same worker id.
+async fn a_second_repository_waits_for_the_first_then_starts_above_it(first: &str, second: &str) {
+    let shards = Shards::mariadb().await;
+    let (first, second) = (
+        if first == "jdbc-0" {
+            jdbc_on(&shards, 0, 10)
+        } else {
+            config(&shards, Repo::ZooKeeper, &first, None, 10)
+        },
+        if second == "jdbc-1" {
+            jdbc_on(&shards, 1, 10)
+        } else {
+            config(&shards, Repo::ZooKeeper, &second, None, 10)
+        },
+    );
+    let a = Proxy::start(&first).await;
+    let mut conn = MySqlConnection::connect(&a.url("root", "root"))
+        .await
+        .unwrap();
+    conn.execute(CREATE).await.unwrap();
+    conn.close().await.unwrap();
+    let mut from_a = insert(a.url("root", "root"), 40).await;
+
+    let refusal = match Proxy::try_start(&second).await {
+        Ok(_) => panic!("a second repository started beside a live fleet"),
+        Err(e) => e,
+    };
+    assert!(refusal.contains("another repository too"), "{refusal}");
+    // The first fleet goes on as if nothing happened.
+    from_a.extend(insert(a.url("root", "root"), 40).await);
+    a.stop().await;
+
+    let b = Proxy::start(&second).await;
+    let from_b = insert(b.url("root", "root"), 40).await;
+    b.stop().await;
+    assert_eq!(
+        worker_ids(&from_a),
+        worker_ids(&from_b),
+        "both took the lowest id"
+    );
+    let last_a = from_a.iter().max().unwrap();
+    assert!(
+        from_b.iter().all(|k| k > last_a),
+        "the second repository's keys do not start above the first's"
+    );
+    let acknowledged: Vec<i64> = from_a.iter().chain(&from_b).copied().collect();
+    assert_all_distinct_and_stored(&acknowledged, stored(&shards).await);
+    shards.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn a_second_jdbc_repository_over_the_same_shards_waits_for_the_first() {
+    a_second_repository_waits_for_the_first_then_starts_above_it("jdbc-0", "jdbc-1").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and ZooKeeper (KEYSHARD_TEST_MYSQL_URL, KEYSHARD_TEST_ZOOKEEPER)"]
+async fn a_second_zookeeper_namespace_over_the_same_shards_waits_for_the_first() {
+    a_second_repository_waits_for_the_first_then_starts_above_it(
+        &unique("keyshard_fleet_a"),
+        &unique("keyshard_fleet_b"),
+    )
+    .await;
+}
+
+/// The JDBC repository restored from a backup taken before the running instance claimed its
+/// worker id: the repository hands that id out again, and the shards, which saw the instance
+/// renew it, refuse the newcomer. The running instance loses the id at its next renewal,
+/// claims again, and both then generate side by side with no key twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn a_repository_restored_under_a_running_fleet_hands_out_no_key_twice() {
+    let shards = Shards::mariadb().await;
+    let yaml = config(&shards, Repo::Jdbc, "", None, 9);
+    let a = Proxy::start(&yaml).await;
+    let mut conn = MySqlConnection::connect(&a.url("root", "root"))
+        .await
+        .unwrap();
+    conn.execute(CREATE).await.unwrap();
+    conn.close().await.unwrap();
+    let mut acknowledged = insert(a.url("root", "root"), 20).await;
+    let held = *worker_ids(&acknowledged).iter().next().unwrap();
+
+    // The backup: the id free, one claim fewer, no mark.
+    on_repository(
+        &shards,
+        &format!(
+            "UPDATE keyshard_worker_id SET instance_id = '', address = '', epoch = epoch - 1, \
+             expires_at = 0, high_water = 0 WHERE worker_id = {held}"
+        ),
+    )
+    .await;
+    let refusal = match Proxy::try_start(&yaml).await {
+        Ok(_) => panic!("the restored repository's claim was not refused"),
+        Err(e) => e,
+    };
+    assert!(refusal.contains("has lost claims"), "{refusal}");
+
+    // The running instance recovers by itself (a new claim within a renewal or two).
+    let since = Instant::now();
+    let mut conn = MySqlConnection::connect(&a.url("root", "root"))
+        .await
+        .unwrap();
+    loop {
+        match sqlx::query("INSERT INTO t_order (user_id, status) VALUES (7, 'after')")
+            .execute(&mut conn)
+            .await
+        {
+            Ok(done) => {
+                acknowledged.push(i64::try_from(done.last_insert_id()).unwrap());
+                if since.elapsed() > Duration::from_secs(8) {
+                    break;
+                }
+            }
+            Err(e) => assert!(since.elapsed() < Duration::from_secs(30), "{e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    conn.close().await.unwrap();
+    let b = Proxy::start(&yaml).await;
+    let clients = [
+        tokio::spawn(insert(a.url("root", "root"), 100)),
+        tokio::spawn(insert(b.url("root", "root"), 100)),
+    ];
+    for client in clients {
+        acknowledged.extend(client.await.unwrap());
+    }
+    a.stop().await;
+    b.stop().await;
+    assert_all_distinct_and_stored(&acknowledged, stored(&shards).await);
+    shards.cleanup().await;
+}
+
+/// The repository restored from an older backup while the fleet was stopped: its epochs are
+/// behind what the shards saw. A new instance gives the claim back and takes it again until
+/// its epoch passes the remembered one, so transaction names never repeat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn an_epoch_behind_the_shards_is_caught_up_before_generating() {
+    let shards = Shards::mariadb().await;
+    let yaml = config(&shards, Repo::Jdbc, "", None, 9);
+    let a = Proxy::start(&yaml).await;
+    let mut conn = MySqlConnection::connect(&a.url("root", "root"))
+        .await
+        .unwrap();
+    conn.execute(CREATE).await.unwrap();
+    conn.close().await.unwrap();
+    let mut acknowledged = insert(a.url("root", "root"), 20).await;
+    let held = *worker_ids(&acknowledged).iter().next().unwrap();
+    a.stop().await;
+    let used = worker_epoch(&shards, held).await;
+    on_repository(
+        &shards,
+        &format!(
+            "UPDATE keyshard_worker_id SET epoch = 0, high_water = 0 WHERE worker_id = \
+             {held}"
+        ),
+    )
+    .await;
+
+    let b = Proxy::start(&yaml).await;
+    acknowledged.extend(insert(b.url("root", "root"), 20).await);
+    b.stop().await;
+    let caught_up = worker_epoch(&shards, held).await;
+    assert!(
+        caught_up > used,
+        "the epoch {caught_up} is not above {used}"
+    );
+    assert_all_distinct_and_stored(&acknowledged, stored(&shards).await);
+    shards.cleanup().await;
+}

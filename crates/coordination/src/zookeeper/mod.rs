@@ -10,6 +10,8 @@
 //! - `keyshard/worker_id_hwm/<id>`: persistent, the id's time high-water mark (decimal millis).
 //! - `keyshard/segment/<key>`: persistent, the last value handed out of the sequence `key`.
 //! - `keyshard/service_time/<service>`: persistent, the last time recorded for `service`.
+//! - `keyshard/repository_id`: persistent, the repository's identity (a UUID, made by the first
+//!   instance to connect).
 //!
 //! The ephemerals live exactly as long as the repository's session, so a holder that dies
 //! loses its id when ZooKeeper expires the session: one session timeout after the server last
@@ -50,6 +52,8 @@ pub struct ZooKeeperRepository {
     client: Mutex<zk::Client>,
     /// The session timeout the server granted to the current session.
     session_timeout_millis: AtomicU64,
+    /// What `keyshard/repository_id` holds.
+    identity: String,
 }
 
 /// A ZooKeeper answer, or a failure already turned into the caller's error (a timeout).
@@ -67,12 +71,34 @@ impl ZooKeeperRepository {
         let root = format!("/{namespace}");
         let client = open_session(&settings).await?;
         let session_timeout_millis = AtomicU64::new(millis(client.session_timeout()));
-        Ok(Self {
+        let mut repository = Self {
             settings,
             root,
             client: Mutex::new(client),
             session_timeout_millis,
-        })
+            identity: String::new(),
+        };
+        repository.identity = repository.read_identity().await?;
+        Ok(repository)
+    }
+
+    /// The repository's identity, made unless another instance made it first.
+    async fn read_identity(&self) -> Result<String, CoordinationError> {
+        let client = self.current_client().await;
+        let path = self.identity_path();
+        let fresh = uuid::Uuid::new_v4().to_string();
+        match self
+            .create(&client, &path, fresh.as_bytes(), zk::CreateMode::Persistent)
+            .await?
+        {
+            Ok(_) | Err(zk::Error::NodeExists) => {}
+            Err(err) => return Err(nodes::zk_error(&path, err)),
+        }
+        let (data, _) = self
+            .call(client.get_data(&path))
+            .await?
+            .map_err(|err| nodes::zk_error(&path, err))?;
+        String::from_utf8(data).map_err(|_| CoordinationError::Corrupt(path))
     }
 
     /// The current session, whatever its state: for a claim's renewal and release, which must
@@ -124,6 +150,10 @@ impl Repository for ZooKeeperRepository {
             self.settings.server_lists,
             self.root.trim_start_matches('/')
         )
+    }
+
+    fn identity(&self) -> &str {
+        &self.identity
     }
 
     fn time_to_live(&self) -> Duration {

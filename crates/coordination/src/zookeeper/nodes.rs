@@ -30,6 +30,10 @@ impl ZooKeeperRepository {
         format!("{}/keyshard/segment/{key}", self.root)
     }
 
+    pub(super) fn identity_path(&self) -> String {
+        format!("{}/keyshard/repository_id", self.root)
+    }
+
     pub(super) fn service_time_path(&self, service: &str) -> String {
         format!("{}/keyshard/service_time/{service}", self.root)
     }

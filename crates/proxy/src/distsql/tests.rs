@@ -112,6 +112,9 @@ impl Repository for Silent {
     fn describe(&self) -> String {
         "silent".to_owned()
     }
+    fn identity(&self) -> &str {
+        "silent"
+    }
     fn time_to_live(&self) -> Duration {
         Duration::from_secs(30)
     }

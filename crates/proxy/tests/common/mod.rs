@@ -67,19 +67,26 @@ pub struct Proxy {
 
 impl Proxy {
     pub async fn start(yaml: &str) -> Self {
+        Self::try_start(yaml)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Starts a proxy, or says why it did not start.
+    pub async fn try_start(yaml: &str) -> Result<Self, String> {
         let config =
             keyshard_config::from_yaml_str(yaml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
-        let server = Server::bind(config).await.unwrap();
+        let server = Server::bind(config).await.map_err(|e| e.to_string())?;
         let address = server.mysql_address().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(server.run(async move {
             let _ = stopped.await;
         }));
-        Self {
+        Ok(Self {
             address,
             stop: Some(stop),
             task,
-        }
+        })
     }
 
     pub fn url(&self, user: &str, password: &str) -> String {
