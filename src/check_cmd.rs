@@ -4,6 +4,7 @@ use std::io::Write;
 
 use anyhow::bail;
 use keyshard_backend::Backend;
+use keyshard_config::{Config, Repository};
 
 use crate::config_arg::{ConfigArg, runtime};
 
@@ -29,6 +30,7 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
         backend.close().await;
         anyhow::Ok(results)
     })?;
+    writeln!(out, "{}", coordination(&config))?;
     let mut failed = 0;
     for (name, result) in &results {
         let url = config
@@ -48,4 +50,32 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
         bail!("{failed} of {} data sources failed", results.len());
     }
     Ok(())
+}
+
+/// Where instances coordinate, and which data sources remember the fleet: what an operator
+/// must keep the same on every instance.
+fn coordination(config: &Config) -> String {
+    let repository = match &config.mode.repository {
+        Repository::Jdbc { data_source } if config.data_sources.contains_key(&data_source.name) => {
+            format!("JDBC on data source '{}'", data_source.name)
+        }
+        Repository::Jdbc { data_source } => format!("JDBC {}", data_source.redacted_url()),
+        Repository::ZooKeeper {
+            server_lists,
+            namespace,
+            ..
+        } => format!("ZooKeeper {server_lists} (namespace {namespace})"),
+    };
+    let keyed: Vec<String> = keyshard_proxy::keyed_data_sources(config)
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    if keyed.is_empty() {
+        format!("repository: {repository}")
+    } else {
+        format!(
+            "repository: {repository}; fleet records on {}",
+            keyed.join(", ")
+        )
+    }
 }

@@ -148,6 +148,10 @@ fn check_reports_each_data_source() {
         text.contains("ds_0: ok") && text.contains("ds_1: ok"),
         "{text}"
     );
+    assert!(
+        text.contains("repository: JDBC on data source 'ds_0'; fleet records on ds_0, ds_1"),
+        "{text}"
+    );
 
     let bad = config_in(&dir.0, Some("mysql://root@127.0.0.1:1/nowhere"));
     let output = keyshard(&["check", "--config", bad.to_str().unwrap()]);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{TempDir, free_port, serve};
+use common::{TempDir, default_without_mode, free_port, serve};
 
 use keyshard_keygen::Snowflake;
 use sqlx::{Connection, Executor, MySqlConnection};
@@ -162,8 +162,7 @@ impl Shards {
 /// The default configuration on MariaDB shards, listening on `port`, coordinating through
 /// `mode` (empty: the first data source).
 fn serve_config(dir: &Path, shards: &Shards, port: u16, mode: &str) -> PathBuf {
-    let yaml = std::fs::read_to_string("config/keyshard.yaml")
-        .unwrap()
+    let yaml = default_without_mode()
         .replace("sqlite://../data/ds_0.db", &shards.url(0))
         .replace("sqlite://../data/ds_1.db", &shards.url(1))
         .replace("127.0.0.1:3307", &format!("127.0.0.1:{port}"));

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Serving, TempDir, free_port, serve};
+use common::{Serving, TempDir, default_without_mode, free_port, serve};
 use sqlx::Connection;
 use sqlx::mysql::MySqlConnection;
 use sqlx::postgres::PgConnection;
@@ -30,7 +30,7 @@ fn start_with(dir: &TempDir, props: &str) -> (Serving, u16, u16) {
         dir.0.display()
     );
     let yaml = mode
-        + &keyshard_config::embedded_default()
+        + &default_without_mode()
         .replacen("props:\n", &format!("props:\n{props}"), 1)
         .replace("sqlite://../data/", &format!("sqlite://{}/", dir.0.display()))
         .replace(

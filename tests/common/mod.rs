@@ -71,3 +71,12 @@ pub fn serve_with(config: &Path, env: &[(&str, &str)]) -> Serving {
 pub fn serve(config: &Path) -> Serving {
     serve_with(config, &[])
 }
+
+/// The default configuration without its `mode:` section, for tests that bring their own.
+pub fn default_without_mode() -> String {
+    let yaml = keyshard_config::embedded_default();
+    match (yaml.find("\nmode:\n"), yaml.find("\nserver:\n")) {
+        (Some(start), Some(end)) if start < end => format!("{}{}", &yaml[..start], &yaml[end..]),
+        _ => yaml.to_owned(),
+    }
+}

@@ -202,8 +202,7 @@ pub fn config(dir: &Path, shards: &Shards, port: u16, xa: bool, repository: Repo
         Db::MariaDb => format!("  mysql:\n    listen: 127.0.0.1:{port}"),
         Db::Postgres => format!("  postgres:\n    listen: 127.0.0.1:{port}"),
     };
-    let mut yaml = std::fs::read_to_string("config/keyshard.yaml")
-        .unwrap()
+    let mut yaml = crate::common::default_without_mode()
         .replace("sqlite://../data/ds_0.db", &shards.url(0))
         .replace("sqlite://../data/ds_1.db", &shards.url(1))
         .replace("  mysql:\n    listen: 127.0.0.1:3307", &listener);

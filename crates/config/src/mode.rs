@@ -1,5 +1,7 @@
 //! `mode:`: where instances coordinate (worker-id leases, high-water marks, segments), in
-//! ShardingSphere 5's vocabulary. Without it, the first data source is the repository.
+//! ShardingSphere 5's vocabulary. Without it, the first data source (by name) is the
+//! repository, with a warning when there are several: a data source added whose name sorts
+//! first would move it. `mode.repository.props.data-source` (Keyshard's own) names it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -74,7 +76,13 @@ impl Default for Timing {
     }
 }
 
-const JDBC_PROPS: &[&str] = &["jdbc_url", "username", "password", "provider"];
+const JDBC_PROPS: &[&str] = &[
+    "jdbc_url",
+    "data-source",
+    "username",
+    "password",
+    "provider",
+];
 const ZOOKEEPER_PROPS: &[&str] = &["server-lists", "namespace", "digest"];
 const TIMING_PROPS: &[&str] = &[
     "timeToLiveSeconds",
@@ -83,18 +91,30 @@ const TIMING_PROPS: &[&str] = &[
     "maxRetries",
 ];
 
-/// Resolves `mode:`; without it, a JDBC repository on the first data source (by name).
+/// Resolves `mode:`; without it, a JDBC repository on the first data source (by name),
+/// with a warning in `warnings` when there are several.
 pub(crate) fn resolve(
     raw: Option<&RawMode>,
     data_sources: &BTreeMap<String, DataSource>,
     base_dir: &Path,
+    warnings: &mut Vec<String>,
 ) -> Result<Mode, ConfigError> {
-    let first = || {
-        data_sources
+    let mut first = || -> Result<DataSource, ConfigError> {
+        let first = data_sources
             .values()
             .next()
             .cloned()
-            .ok_or_else(|| ConfigError::at("dataSources", Problem::NoDataSources))
+            .ok_or_else(|| ConfigError::at("dataSources", Problem::NoDataSources))?;
+        if data_sources.len() > 1 {
+            warnings.push(format!(
+                "mode.repository: none is named, so the JDBC repository is data source '{0}', \
+                 the first by name; a data source added whose name sorts before it would move \
+                 the repository (the shards then refuse to generate keys until the old fleet \
+                 stops). Name it: mode.repository.props.data-source: {0}",
+                first.name
+            ));
+        }
+        Ok(first)
     };
     let Some(raw) = raw else {
         return Ok(Mode {
@@ -139,8 +159,29 @@ pub(crate) fn resolve(
     };
     let (repository, allowed) = match repository.kind.to_ascii_lowercase().as_str() {
         "jdbc" => {
+            let named = prop("data-source")?;
             let data_source = match prop("jdbc_url")? {
-                None => first()?,
+                Some(_) if named.is_some() => {
+                    return Err(ConfigError::at(
+                        "mode.repository.props.data-source",
+                        Problem::InvalidValue {
+                            value: named.unwrap_or_default(),
+                            expected: "either data-source or jdbc_url, not both",
+                        },
+                    ));
+                }
+                None => match named {
+                    Some(name) => data_sources.get(name.trim()).cloned().ok_or_else(|| {
+                        ConfigError::at(
+                            "mode.repository.props.data-source",
+                            Problem::InvalidValue {
+                                value: name.clone(),
+                                expected: "the name of a data source under dataSources",
+                            },
+                        )
+                    })?,
+                    None => first()?,
+                },
                 Some(url) => {
                     let (kind, url) = normalize_url(
                         &url,
@@ -190,8 +231,8 @@ pub(crate) fn resolve(
             format!("mode.repository.props.{name}"),
             Problem::InvalidValue {
                 value: name.clone(),
-                expected: "a property of this repository type (JDBC: jdbc_url, username, \
-                           password, provider; ZooKeeper: server-lists, namespace, digest; \
+                expected: "a property of this repository type (JDBC: jdbc_url or \
+                           data-source, username, password, provider; ZooKeeper: server-lists, namespace, digest; \
                            both: timeToLiveSeconds, operationTimeoutMilliseconds, \
                            retryIntervalMilliseconds, maxRetries)",
             },

@@ -136,9 +136,10 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
             "props.{key}: tunes ShardingSphere's own engine and changes nothing here"
         ));
     }
+    let mode = mode::resolve(raw.mode.as_ref(), &data_sources, base_dir, &mut warnings)?;
     Ok(Config {
         warnings,
-        mode: mode::resolve(raw.mode.as_ref(), &data_sources, base_dir)?,
+        mode,
         server: server(raw.server.as_ref(), base_dir)?,
         users: users(authority)?,
         props: Props {

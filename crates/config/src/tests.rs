@@ -501,6 +501,43 @@ fn without_mode_the_first_data_source_is_the_repository() {
         other => panic!("{other:?}"),
     }
     assert_eq!(config.mode.timing, crate::Timing::default());
+    // Chosen by sort order, which a new data source can change: said, with the fix.
+    assert!(
+        config
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("mode.repository: none is named")
+                && w.ends_with("mode.repository.props.data-source: ds_0")),
+        "{:?}",
+        config.warnings
+    );
+}
+
+#[test]
+fn the_repository_can_be_a_data_source_by_name() {
+    let named = |name: &str| {
+        format!(
+            "mode:\n  type: Cluster\n  repository:\n    type: JDBC\n    props:\n      \
+             data-source: {name}\n{SAMPLE}"
+        )
+    };
+    let config = load(&named("ds_1")).unwrap();
+    match &config.mode.repository {
+        crate::Repository::Jdbc { data_source } => assert_eq!(data_source.name, "ds_1"),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        config
+            .warnings
+            .iter()
+            .all(|w| !w.starts_with("mode.repository"))
+    );
+    let unknown = load(&named("ds_9")).unwrap_err().to_string();
+    assert_eq!(
+        unknown,
+        "mode.repository.props.data-source: expected the name of a data source under \
+         dataSources, got 'ds_9'"
+    );
 }
 
 #[test]

@@ -42,5 +42,5 @@ mod user_variables;
 mod words;
 mod xa;
 
-pub use coordination::start as start_coordination;
+pub use coordination::{keyed_data_sources, start as start_coordination};
 pub use server::{Server, ServerError};

@@ -356,12 +356,12 @@ async fn a_second_repository_waits_for_the_first_then_starts_above_it(first: &st
         if first == "jdbc-0" {
             jdbc_on(&shards, 0, 10)
         } else {
-            config(&shards, Repo::ZooKeeper, &first, None, 10)
+            config(&shards, Repo::ZooKeeper, first, None, 10)
         },
         if second == "jdbc-1" {
             jdbc_on(&shards, 1, 10)
         } else {
-            config(&shards, Repo::ZooKeeper, &second, None, 10)
+            config(&shards, Repo::ZooKeeper, second, None, 10)
         },
     );
     let a = Proxy::start(&first).await;
