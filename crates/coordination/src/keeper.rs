@@ -326,9 +326,12 @@ impl Shared {
             Some(fleet) => fleet.check_and_record(self.recorder(), claim, None).await?,
             None => 0,
         };
-        // Generator time starts above every key ever generated with this id, and above every
-        // time the shards remember for it or for a repository that generated there before.
-        let high_water = claim.high_water_millis.max(remembered);
+        // Generator time starts above every key ever generated with this id, above every
+        // time the shards remember for it or for a repository that generated there before,
+        // and above this instance's own keys under an earlier id: the generators' time never
+        // goes back, so a new claim that started below it would refuse every key.
+        let own = self.lease.highest_issued().unwrap_or(0);
+        let high_water = claim.high_water_millis.max(remembered).max(own);
         let offset_millis = (high_water + 1 - wall_millis()).max(0);
         if offset_millis > 0 {
             tracing::warn!(

@@ -335,3 +335,46 @@ async fn a_holder_whose_clock_is_behind_the_high_water_mark_starts_above_it() {
     let next = repository.claim(&earlier, Some(0)).await.unwrap();
     assert!(next.high_water_millis >= decoded.unix_millis);
 }
+
+/// An instance running ahead of its clock (an earlier holder's mark) that loses its id and
+/// claims a free one goes on from its own time, not from the clock: its generators' time never
+/// goes back, so starting the new id at the clock would refuse every key for as long as the
+/// clock is behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_claim_goes_on_from_the_instance_s_own_time() {
+    let source = sqlite("own_time");
+    let repository = jdbc(&source, Duration::from_secs(2)).await;
+    let ahead = SystemClock.now_millis() + 60_000;
+    let earlier = Instance::new("earlier");
+    let claim = repository.claim(&earlier, Some(0)).await.unwrap();
+    repository.release(&earlier, &claim, ahead).await.unwrap();
+    let generators = registry("snowflake", "SNOWFLAKE", &[]);
+    let keeper = Keeper::start(repository.clone(), &generators, settings("ahead"))
+        .await
+        .unwrap();
+    let generator = generators.get("snowflake").unwrap();
+    let before = Snowflake::decode(generator.next_key().unwrap().as_i64().unwrap()).unwrap();
+    assert_eq!(before.worker_id, 0);
+    assert!(before.unix_millis > ahead);
+
+    // Id 0 is taken over; the next free one (1) has no mark.
+    let mut conn = sqlx::SqliteConnection::connect(&source.url).await.unwrap();
+    sqlx::query("UPDATE keyshard_worker_id SET expires_at = 0 WHERE worker_id = 0")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    repository
+        .claim(&Instance::new("thief"), Some(0))
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while keeper.worker_id().await.is_none_or(|s| s.worker_id == 0) {
+        assert!(Instant::now() < deadline, "never re-claimed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let after = generator.next_key().unwrap();
+    let after = Snowflake::decode(after.as_i64().unwrap()).unwrap();
+    assert_eq!(after.worker_id, 1);
+    assert!(after.unix_millis > before.unix_millis);
+    keeper.stop().await;
+}

@@ -52,6 +52,9 @@ pub struct WorkerLease {
     grant: RwLock<Option<Grant>>,
     /// The highest generator millisecond any generator has used under the current grant.
     issued_millis: AtomicI64,
+    /// The highest under any grant: a generator's time never goes back, so a new grant
+    /// (another worker id after a loss) must start above it.
+    highest_millis: AtomicI64,
 }
 
 impl Default for WorkerLease {
@@ -66,7 +69,14 @@ impl WorkerLease {
         Self {
             grant: RwLock::new(None),
             issued_millis: AtomicI64::new(i64::MIN),
+            highest_millis: AtomicI64::new(i64::MIN),
         }
+    }
+
+    /// The highest generator millisecond used under any grant so far, if any.
+    pub fn highest_issued(&self) -> Option<i64> {
+        let highest = self.highest_millis.load(Ordering::SeqCst);
+        (highest != i64::MIN).then_some(highest)
     }
 
     /// Records a new grant (a claim), replacing any earlier one.
@@ -117,6 +127,7 @@ impl WorkerLease {
         let (value, millis) = generate(grant)?;
         if let Some(millis) = millis {
             self.issued_millis.fetch_max(millis, Ordering::SeqCst);
+            self.highest_millis.fetch_max(millis, Ordering::SeqCst);
         }
         Ok(value)
     }
