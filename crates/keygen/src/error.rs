@@ -71,10 +71,13 @@ pub enum KeyGenError {
         /// The worker id whose lease ran out.
         worker_id: u16,
     },
-    /// Generator time reached the high-water mark persisted for the worker id.
+    /// Generator time reached the high-water mark persisted for the worker id: the repository
+    /// has not recorded a later one (renewals fail or lag).
     #[error(
-        "generator time reached the persisted high-water mark of worker id {worker_id} \
-         ({reserved_until} ms); no keys until the coordination repository records a new one"
+        "worker id {worker_id} has used all the time reserved for it in the coordination \
+         repository (up to {reserved_until} ms since the Unix epoch), and the repository has \
+         not confirmed more: it is unreachable or slow (the log says which). No keys until it \
+         answers"
     )]
     ReservationExhausted {
         /// The worker id.
