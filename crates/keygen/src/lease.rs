@@ -7,10 +7,11 @@
 //! there is none or it has run out, so an instance that loses its repository stops by itself.
 
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use crate::KeyGenError;
+use crate::snowflake::State;
 
 /// What the repository granted: a worker id, held until `valid_until`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +56,8 @@ pub struct WorkerLease {
     /// The highest under any grant: a generator's time never goes back, so a new grant
     /// (another worker id after a loss) must start above it.
     highest_millis: AtomicI64,
+    /// The one millisecond and sequence of every generator on this lease.
+    sequence: Mutex<State>,
 }
 
 impl Default for WorkerLease {
@@ -70,7 +73,12 @@ impl WorkerLease {
             grant: RwLock::new(None),
             issued_millis: AtomicI64::new(i64::MIN),
             highest_millis: AtomicI64::new(i64::MIN),
+            sequence: Mutex::new(State::new()),
         }
+    }
+
+    pub(crate) fn sequence(&self) -> &Mutex<State> {
+        &self.sequence
     }
 
     /// The highest generator millisecond used under any grant so far, if any.

@@ -42,6 +42,7 @@ pub struct SnowflakeGenerator<C: Clock = SystemClock> {
     worker: Worker,
     max_vibration_offset: i64,
     max_tolerate_millis: i64,
+    /// A fixed worker id's own; leased generators use the lease's.
     state: Mutex<State>,
 }
 
@@ -57,11 +58,24 @@ enum Worker {
     },
 }
 
+/// The millisecond and sequence last used. Every leased generator of one instance shares one
+/// (the lease's): they carry the same worker id, so only one sequence per millisecond keeps
+/// their keys apart, whichever table each serves.
 #[derive(Debug)]
-struct State {
+pub(crate) struct State {
     last_millis: i64,
     sequence: i64,
     sequence_offset: i64,
+}
+
+impl State {
+    pub(crate) fn new() -> Self {
+        Self {
+            last_millis: 0,
+            sequence: 0,
+            sequence_offset: -1,
+        }
+    }
 }
 
 impl SnowflakeGenerator<SystemClock> {
@@ -177,11 +191,7 @@ impl<C: Clock> SnowflakeGenerator<C> {
             worker,
             max_vibration_offset,
             max_tolerate_millis,
-            state: Mutex::new(State {
-                last_millis: 0,
-                sequence: 0,
-                sequence_offset: -1,
-            }),
+            state: Mutex::new(State::new()),
         }
     }
 
@@ -230,7 +240,11 @@ impl<C: Clock> SnowflakeGenerator<C> {
     /// that is a new one.
     fn block_under(&self, grant: &Grant, count: i64) -> Result<(i64, Option<i64>), KeyGenError> {
         // Keys stay unique only if reading the clock and taking the sequence is one step.
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = match &self.worker {
+            Worker::Fixed(_) => &self.state,
+            Worker::Leased { lease, .. } => lease.sequence(),
+        };
+        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
         let mut now = self.now(grant);
         if state.last_millis > now {
             let behind = state.last_millis - now;

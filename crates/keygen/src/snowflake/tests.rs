@@ -439,3 +439,30 @@ fn an_expired_lease_stops_generation() {
         Err(KeyGenError::LeaseExpired { worker_id: 9 })
     );
 }
+
+/// Two generators of one instance (two tables' SNOWFLAKE keys) share the lease's sequence:
+/// interleaved, they never hand out one key twice.
+#[test]
+fn generators_on_one_lease_share_one_sequence() {
+    let clock: &'static DrivenClock = Box::leak(Box::new(DrivenClock::at(EPOCH_MILLIS + 7)));
+    let lease = Arc::new(WorkerLease::new());
+    lease.grant(grant(0, i64::MAX));
+    let orders =
+        SnowflakeGenerator::leased_with_clock(&Props::new(), Arc::clone(&lease), clock).unwrap();
+    let items = SnowflakeGenerator::leased_with_clock(
+        &props(&[("max-vibration-offset", "3")]),
+        Arc::clone(&lease),
+        clock,
+    )
+    .unwrap();
+    let mut seen = HashSet::new();
+    for round in 0..3_000 {
+        if round % 1_000 == 0 {
+            clock.set(EPOCH_MILLIS + 7 + round / 1_000);
+        }
+        let block = items.next_block(2).unwrap();
+        for key in [orders.next_block(1).unwrap(), block, block + 1] {
+            assert!(seen.insert(key), "key {key} twice");
+        }
+    }
+}
