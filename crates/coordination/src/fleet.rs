@@ -15,7 +15,11 @@
 //!   an epoch already used, has lost claims (restored, or failed over to a lagging replica):
 //!   the claim is refused;
 //! - a repository whose time marks are behind what the shards remember starts above the
-//!   shards' marks.
+//!   shards' marks;
+//! - a LEAF_SEGMENT segment is used only once it is recorded (`keyshard_fleet_segment`, the
+//!   highest key each repository handed out per sequence) and no other repository's record
+//!   reaches into it; otherwise the sequence moves above that record and takes another. Of two
+//!   repositories taking overlapping segments at once, the later to record sees the other's.
 //!
 //! A data source that cannot be reached is skipped with a warning: the repository stays the
 //! authority, and the data sources that answer still hold the record.
@@ -31,6 +35,7 @@ use crate::db::{Pool, on_pool};
 use crate::{Claim, CoordinationError};
 
 const FLEET: &str = "keyshard_fleet";
+const SEGMENTS: &str = "keyshard_fleet_segment";
 const COLUMNS: &str =
     "repository_id, worker_id, repository, instance_id, epoch, mark, since, renewed_at, ttl";
 
@@ -142,6 +147,44 @@ impl FleetRecords {
         Ok(floor)
     }
 
+    /// Records segment `first..=last` of the sequence `key` and checks it against every other
+    /// repository's record: `None` when it is clear to use, else the highest key another
+    /// repository handed out of it, which the sequence must move above.
+    pub(crate) async fn check_segment(
+        &self,
+        who: Recorder<'_>,
+        key: &str,
+        first: i64,
+        last: i64,
+    ) -> Option<i64> {
+        let outcomes = join_all(self.stores.iter().map(|store| async move {
+            let work = async {
+                let overlap = |max: Option<i64>| max.filter(|max| *max >= first);
+                if let Some(max) = overlap(store.others_segment_max(who, key).await?) {
+                    return Ok(Some(max));
+                }
+                store.record_segment(who, key, last).await?;
+                Ok::<_, CoordinationError>(overlap(store.others_segment_max(who, key).await?))
+            };
+            match tokio::time::timeout(self.timeout, work).await {
+                Ok(outcome) => (store, outcome),
+                Err(_) => (store, Err(CoordinationError::Timeout(self.timeout))),
+            }
+        }))
+        .await;
+        let mut above = None;
+        for (store, outcome) in outcomes {
+            match outcome {
+                Ok(max) => above = above.max(max),
+                Err(e) => tracing::warn!(
+                    "segment record of '{key}' on data source '{}' not checked: {e}",
+                    store.name
+                ),
+            }
+        }
+        above
+    }
+
     /// Marks `claim` as no longer renewed, with `mark` (the last millisecond used, never below
     /// what the claim started above) replacing the reservation made ahead of use, so that a
     /// repository replacing this one need not wait out its time to live.
@@ -161,21 +204,89 @@ impl FleetRecords {
 
 impl Store {
     async fn create(&self) -> Result<(), CoordinationError> {
-        let sql = format!(
-            "CREATE TABLE IF NOT EXISTS {FLEET} (repository_id VARCHAR(64) NOT NULL, \
-             worker_id BIGINT NOT NULL, repository VARCHAR(255) NOT NULL, \
-             instance_id VARCHAR(64) NOT NULL, epoch BIGINT NOT NULL, mark BIGINT NOT NULL, \
-             since BIGINT NOT NULL, renewed_at BIGINT NOT NULL, ttl BIGINT NOT NULL, \
-             PRIMARY KEY (repository_id, worker_id))"
-        );
+        let tables = [
+            format!(
+                "CREATE TABLE IF NOT EXISTS {FLEET} (repository_id VARCHAR(64) NOT NULL, \
+                 worker_id BIGINT NOT NULL, repository VARCHAR(255) NOT NULL, \
+                 instance_id VARCHAR(64) NOT NULL, epoch BIGINT NOT NULL, mark BIGINT NOT NULL, \
+                 since BIGINT NOT NULL, renewed_at BIGINT NOT NULL, ttl BIGINT NOT NULL, \
+                 PRIMARY KEY (repository_id, worker_id))"
+            ),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {SEGMENTS} (repository_id VARCHAR(64) NOT NULL, \
+                 leaf_key VARCHAR(255) NOT NULL, repository VARCHAR(255) NOT NULL, \
+                 max_id BIGINT NOT NULL, PRIMARY KEY (repository_id, leaf_key))"
+            ),
+        ];
         self.created
             .get_or_try_init(|| async {
                 on_pool!(&self.pool, pool => {
-                    sqlx::query(&sql).execute(pool).await?;
+                    for sql in &tables {
+                        sqlx::query(sql).execute(pool).await?;
+                    }
                 });
                 Ok::<_, CoordinationError>(())
             })
             .await?;
+        Ok(())
+    }
+
+    /// The highest key of sequence `key` any other repository recorded here.
+    async fn others_segment_max(
+        &self,
+        who: Recorder<'_>,
+        key: &str,
+    ) -> Result<Option<i64>, CoordinationError> {
+        self.create().await?;
+        let p = |n| self.pool.p(n);
+        let sql = format!(
+            "SELECT MAX(max_id) FROM {SEGMENTS} WHERE leaf_key = {} AND repository_id <> {}",
+            p(1),
+            p(2)
+        );
+        Ok(on_pool!(&self.pool, pool => sqlx::query_scalar(&sql)
+            .bind(key)
+            .bind(who.repository_id)
+            .fetch_one(pool)
+            .await?))
+    }
+
+    async fn record_segment(
+        &self,
+        who: Recorder<'_>,
+        key: &str,
+        last: i64,
+    ) -> Result<(), CoordinationError> {
+        let d = self.pool.dialect();
+        let p = |n| self.pool.p(n);
+        let insert = (d.insert_ignore)(
+            SEGMENTS,
+            "repository_id, leaf_key, repository, max_id",
+            &format!("({}, {}, {}, {})", p(1), p(2), p(3), p(4)),
+        );
+        let update = format!(
+            "UPDATE {SEGMENTS} SET max_id = {}(max_id, {}) WHERE repository_id = {} AND \
+             leaf_key = {}",
+            d.greatest,
+            p(1),
+            p(2),
+            p(3)
+        );
+        on_pool!(&self.pool, pool => {
+            sqlx::query(&insert)
+                .bind(who.repository_id)
+                .bind(key)
+                .bind(who.repository)
+                .bind(last)
+                .execute(pool)
+                .await?;
+            sqlx::query(&update)
+                .bind(last)
+                .bind(who.repository_id)
+                .bind(key)
+                .execute(pool)
+                .await?;
+        });
         Ok(())
     }
 

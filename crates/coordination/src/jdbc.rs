@@ -322,6 +322,25 @@ impl JdbcRepository {
         Ok((last - (step - 1), last))
     }
 
+    async fn raise_segment_impl(&self, key: &str, at_least: i64) -> Result<(), CoordinationError> {
+        let d = self.dialect();
+        let sql = match self.pool {
+            Pool::MySql(_) => format!(
+                "INSERT INTO {SEGMENTS} (leaf_key, max_id) VALUES (?, ?) ON DUPLICATE KEY \
+                 UPDATE max_id = GREATEST(max_id, VALUES(max_id))"
+            ),
+            _ => format!(
+                "INSERT INTO {SEGMENTS} (leaf_key, max_id) VALUES ($1, $2) ON CONFLICT \
+                 (leaf_key) DO UPDATE SET max_id = {}({SEGMENTS}.max_id, excluded.max_id)",
+                d.greatest
+            ),
+        };
+        on_pool!(&self.pool, pool => {
+            sqlx::query(&sql).bind(key).bind(at_least).execute(pool).await?;
+        });
+        Ok(())
+    }
+
     async fn service_time_impl(&self, service: &str) -> Result<Option<i64>, CoordinationError> {
         let sql = format!(
             "SELECT millis FROM {SERVICE_TIMES} WHERE service = {}",
@@ -477,6 +496,14 @@ impl Repository for JdbcRepository {
         step: i64,
     ) -> BoxFuture<'a, Result<(i64, i64), CoordinationError>> {
         Box::pin(self.next_segment_impl(key, initial, step))
+    }
+
+    fn raise_segment<'a>(
+        &'a self,
+        key: &'a str,
+        at_least: i64,
+    ) -> BoxFuture<'a, Result<(), CoordinationError>> {
+        Box::pin(self.raise_segment_impl(key, at_least))
     }
 
     fn service_time<'a>(

@@ -17,6 +17,17 @@ use crate::{Claim, CoordinationError, FleetRecords, Instance, Repository};
 /// its epoch as used (each claim raises the epoch by one).
 const EPOCH_CATCH_UP: usize = 256;
 
+/// How many segments a fetch may find taken by another repository before it gives up: each
+/// moves the sequence above what the other recorded, so only a live second fleet taking
+/// segments of the same sequence at the same moment gets there.
+const SEGMENT_ATTEMPTS: usize = 8;
+
+fn fleet_names(fleet: Option<&FleetRecords>) -> String {
+    fleet
+        .map(|f| f.data_sources().collect::<Vec<_>>().join(", "))
+        .unwrap_or_default()
+}
+
 /// How the keeper paces itself.
 #[derive(Debug, Clone)]
 pub struct KeeperSettings {
@@ -502,16 +513,41 @@ impl Shared {
         }
     }
 
+    /// The next segment of `generator`'s sequence, clear of every key another repository
+    /// handed out into the same data sources (the sequence is moved above those first).
     async fn fetch_segment(
         &self,
         generator: &SegmentGenerator,
     ) -> Result<(i64, i64), CoordinationError> {
-        self.call(self.repository.next_segment(
-            generator.leaf_key(),
-            generator.initial_value(),
-            generator.step(),
-        ))
-        .await
+        let key = generator.leaf_key();
+        for _ in 0..SEGMENT_ATTEMPTS {
+            let (first, last) = self
+                .call(self.repository.next_segment(
+                    key,
+                    generator.initial_value(),
+                    generator.step(),
+                ))
+                .await?;
+            let Some(fleet) = &self.settings.fleet else {
+                return Ok((first, last));
+            };
+            let Some(above) = fleet.check_segment(self.recorder(), key, first, last).await else {
+                return Ok((first, last));
+            };
+            tracing::warn!(
+                "segment {first}..{last} of '{key}' reaches into keys another repository \
+                 handed out (up to {above}) on the same data sources: moving the sequence \
+                 above them"
+            );
+            self.call(self.repository.raise_segment(key, above)).await?;
+        }
+        Err(CoordinationError::Fleet {
+            data_source: fleet_names(self.settings.fleet.as_deref()),
+            found: format!(
+                "another repository keeps taking segments of '{key}' over the same keys: use \
+                 one repository for every instance (`mode.repository`)"
+            ),
+        })
     }
 
     /// Fetches the next segment whenever the generator asks (once 10 % of the current one is

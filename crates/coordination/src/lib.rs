@@ -135,6 +135,15 @@ pub trait Repository: Send + Sync + fmt::Debug {
         step: i64,
     ) -> BoxFuture<'a, Result<(i64, i64), CoordinationError>>;
 
+    /// Moves the sequence `key` on so that the next segment starts above `at_least` (creating
+    /// it there when it does not exist): how a repository continues above keys another
+    /// repository handed out ([`FleetRecords`]).
+    fn raise_segment<'a>(
+        &'a self,
+        key: &'a str,
+        at_least: i64,
+    ) -> BoxFuture<'a, Result<(), CoordinationError>>;
+
     /// The time last recorded for `service` (LEAF_SNOWFLAKE's registry time check), if any.
     fn service_time<'a>(
         &'a self,

@@ -310,6 +310,53 @@ async fn the_shards_tell_a_second_repository_from_the_first(db: Database) {
     keeper.stop().await;
 }
 
+/// Two fleets drawing one LEAF_SEGMENT sequence from two repositories into one shard: each
+/// segment is used only once recorded clear of the other's, so their keys never meet.
+async fn segments_of_two_repositories_over_one_shard_never_overlap(db: Database) {
+    let shard = fresh(db).await;
+    let fleet = Arc::new(FleetRecords::connect(&[shard], Duration::from_secs(10)).unwrap());
+    let mut fleets = Vec::new();
+    for name in ["a", "b"] {
+        let repository = Arc::new(repository(&fresh(db).await, MINUTE).await);
+        let mut registry = Registry::new();
+        let props = [("leaf.key", "orders"), ("leaf.segment.step", "10")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        registry.build("segment", "LEAF_SEGMENT", props).unwrap();
+        let settings = KeeperSettings {
+            instance: instance(name),
+            operation_timeout: Duration::from_secs(10),
+            retry_interval: Duration::from_millis(50),
+            claim_worker_id: false,
+            fleet: Some(Arc::clone(&fleet)),
+        };
+        let keeper = Keeper::start(repository, &registry, settings)
+            .await
+            .unwrap();
+        fleets.push((keeper, registry));
+    }
+    let mut keys = HashSet::new();
+    for round in 0..300 {
+        let (_, registry) = &fleets[round % 2];
+        let generator = registry.get("segment").unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let key = loop {
+            match generator.next_key() {
+                Ok(key) => break key.as_i64().unwrap(),
+                Err(e) => {
+                    assert!(std::time::Instant::now() < deadline, "{e}");
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
+        };
+        assert!(keys.insert(key), "key {key} handed out twice");
+    }
+    for (keeper, _) in fleets {
+        keeper.stop().await;
+    }
+}
+
 macro_rules! on_every_database {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
@@ -341,4 +388,5 @@ on_every_database!(
     service_time_never_goes_down,
     the_first_decision_stands,
     the_shards_tell_a_second_repository_from_the_first,
+    segments_of_two_repositories_over_one_shard_never_overlap,
 );

@@ -248,6 +248,13 @@ impl Repository for Slow {
             self.inner.next_segment(key, initial, step).await
         })
     }
+    fn raise_segment<'a>(
+        &'a self,
+        key: &'a str,
+        at_least: i64,
+    ) -> BoxFuture<'a, Result<(), CoordinationError>> {
+        self.inner.raise_segment(key, at_least)
+    }
     fn service_time<'a>(
         &'a self,
         service: &'a str,

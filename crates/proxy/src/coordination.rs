@@ -43,13 +43,16 @@ pub async fn start(config: &Config, address: String) -> Result<Option<Keeper>, C
         .map(Some)
 }
 
-/// The data sources that keys carrying a worker id are written to: they hold the fleet
-/// records that tell a second repository, or one that lost claims, from the one in use.
+/// The data sources that keys of a generator drawing on the repository (SNOWFLAKE,
+/// LEAF_SNOWFLAKE, LEAF_SEGMENT) are written to: they hold the fleet records that tell a second
+/// repository, or one that lost claims, from the one in use.
 pub fn keyed_data_sources(config: &Config) -> Vec<DataSource> {
     let leased: BTreeSet<&str> = config
         .key_generators
         .iter()
-        .filter(|(_, configured)| matches!(configured.built, Built::Snowflake(_)))
+        .filter(|(_, configured)| {
+            matches!(configured.built, Built::Snowflake(_) | Built::Segment(_))
+        })
         .map(|(name, _)| name)
         .collect();
     let names: BTreeSet<&str> = config

@@ -211,6 +211,14 @@ impl Repository for ZooKeeperRepository {
         self.take_segment(key, initial, step).boxed()
     }
 
+    fn raise_segment<'a>(
+        &'a self,
+        key: &'a str,
+        at_least: i64,
+    ) -> BoxFuture<'a, Result<(), CoordinationError>> {
+        self.raise_sequence(key, at_least).boxed()
+    }
+
     fn service_time<'a>(
         &'a self,
         service: &'a str,

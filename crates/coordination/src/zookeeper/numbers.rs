@@ -36,6 +36,21 @@ impl ZooKeeperRepository {
         Ok((first, last))
     }
 
+    pub(super) async fn raise_sequence(
+        &self,
+        key: &str,
+        at_least: i64,
+    ) -> Result<(), CoordinationError> {
+        check_name("segment key", key)?;
+        let client = self.live_client().await?;
+        let path = self.segment_path(key);
+        self.update_number(&client, &path, |stored| {
+            Ok(stored.map_or(at_least, |last| last.max(at_least)))
+        })
+        .await?;
+        Ok(())
+    }
+
     pub(super) async fn read_service_time(
         &self,
         service: &str,

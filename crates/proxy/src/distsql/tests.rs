@@ -133,6 +133,9 @@ impl Repository for Silent {
     fn next_segment<'a>(&'a self, _: &'a str, _: i64, _: i64) -> Pending<'a, (i64, i64)> {
         pending()
     }
+    fn raise_segment<'a>(&'a self, _: &'a str, _: i64) -> Pending<'a, ()> {
+        pending()
+    }
     fn service_time<'a>(&'a self, _: &'a str) -> Pending<'a, Option<i64>> {
         pending()
     }
