@@ -7,6 +7,10 @@
 //!
 //! The rules as configured (RQL, `SHOW SHARDING TABLE RULES` …) are in [`rql`].
 //!
+//! Keyshard's own: `SHOW NEXT KEYS FROM <table or generator> [COUNT n]` hands out `n` keys of
+//! a table's (or a named) integer key generator, for an application that needs keys before it
+//! inserts (a parent row and its children in one batch).
+//!
 //! Only these exact statements are recognised: anything longer (`SHOW COMPUTE NODES WHERE …`)
 //! is left to go where it went before, rather than answered as if the rest were not there.
 
@@ -42,6 +46,13 @@ pub(crate) enum DistSql {
     SessionState,
     /// An RQL statement about the rules, with the database its `FROM` names.
     Rules(rql::Rql, Option<String>),
+    /// `SHOW NEXT KEYS FROM <table or generator> [COUNT n]`.
+    NextKeys {
+        /// A logic table's name (its key generator), else a generator's.
+        source: String,
+        /// How many keys, as written (checked when answered).
+        count: u64,
+    },
 }
 
 const COMPUTE_NODES: &[&str] = &["show", "compute", "nodes"];
@@ -70,9 +81,13 @@ pub(crate) fn parse(sql: &str) -> Option<DistSql> {
     let words: Vec<&str> = text.split_whitespace().collect();
     if let [show, rest @ ..] = words.as_slice()
         && show.eq_ignore_ascii_case("show")
-        && let Some((statement, database)) = rql::parse(rest)
     {
-        return Some(DistSql::Rules(statement, database));
+        if let Some((statement, database)) = rql::parse(rest) {
+            return Some(DistSql::Rules(statement, database));
+        }
+        if let Some(statement) = next_keys(rest) {
+            return Some(statement);
+        }
     }
     if matches(COMPUTE_NODES) {
         Some(DistSql::ComputeNodes)
@@ -83,6 +98,30 @@ pub(crate) fn parse(sql: &str) -> Option<DistSql> {
     } else {
         None
     }
+}
+
+/// `NEXT KEYS FROM <name> [COUNT n]`, after `SHOW`.
+fn next_keys(words: &[&str]) -> Option<DistSql> {
+    let is = |word: &&str, expected: &str| word.eq_ignore_ascii_case(expected);
+    let (source, count) = match words {
+        [next, keys, from, source] if is(next, "next") && is(keys, "keys") && is(from, "from") => {
+            (source, "1")
+        }
+        [next, keys, from, source, count_word, count]
+            if is(next, "next")
+                && is(keys, "keys")
+                && is(from, "from")
+                && is(count_word, "count") =>
+        {
+            (source, *count)
+        }
+        _ => return None,
+    };
+    let source = source.trim_matches(|c| c == '`' || c == '"');
+    Some(DistSql::NextKeys {
+        source: source.to_owned(),
+        count: count.parse().ok()?,
+    })
 }
 
 /// `[SET|SHOW] [DIST] VARIABLE …` about `transaction_type`.
@@ -167,6 +206,7 @@ fn columns(statement: DistSql) -> Vec<Column> {
             ("name", SqlType::VarChar),
             ("value", SqlType::VarChar),
         ],
+        DistSql::NextKeys { .. } => &[("key", BIGINT)],
     };
     spec.iter()
         .map(|(name, ty)| Column::new(*name, *ty))
@@ -239,11 +279,71 @@ pub(crate) async fn answer(
         },
         DistSql::KeyGenerators => key_generator_rows(generators),
         DistSql::SessionState => session_state_rows(session),
+        DistSql::NextKeys { source, count } => next_key_rows(config, source, *count)?,
     };
     Ok(Reply::Rows {
         columns: columns(statement),
         rows,
     })
+}
+
+/// The most keys one statement hands out: SNOWFLAKE's block (one millisecond's sequence).
+const MAX_KEYS: u64 = 4096;
+
+/// `count` keys of `source`'s generator, one row each.
+fn next_key_rows(config: &Config, source: &str, count: u64) -> Result<Vec<Vec<Value>>, Error> {
+    let table = config
+        .sharding
+        .tables
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(source))
+        .map(|(_, table)| table);
+    let generator = match table {
+        Some(table) => match &table.key_generate {
+            Some(key) => Some((key.generator_name.as_str(), key.generator.clone())),
+            None => {
+                return Err(Error::new(
+                    ErrorKind::BadArguments,
+                    format!("table '{source}' has no keyGenerateStrategy: no keys to hand out"),
+                ));
+            }
+        },
+        None => config
+            .key_generators
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(source))
+            .map(|(name, configured)| (name, configured.built.generator())),
+    };
+    let Some((name, generator)) = generator else {
+        return Err(Error::new(
+            ErrorKind::UnknownTable,
+            format!("'{source}' is neither a sharded table nor a key generator"),
+        ));
+    };
+    if generator.type_name() == "UUID" {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            format!(
+                "key generator '{name}' makes UUIDs, which an application makes as well as the \
+                 proxy: SHOW NEXT KEYS hands out integer keys"
+            ),
+        ));
+    }
+    if !(1..=MAX_KEYS).contains(&count) {
+        return Err(Error::new(
+            ErrorKind::BadArguments,
+            format!("SHOW NEXT KEYS hands out 1 to {MAX_KEYS} keys at a time, not {count}"),
+        ));
+    }
+    let mut keys = Vec::new();
+    // `count` ≤ 4096 fits in usize everywhere.
+    generator
+        .next_keys(count as usize, &mut keys)
+        .map_err(|e| Error::from(keyshard_router::RouteError::from(e)))?;
+    Ok(keys
+        .into_iter()
+        .map(|key| vec![key.as_i64().map_or(Value::Null, Value::Int)])
+        .collect())
 }
 
 async fn compute_nodes(

@@ -504,3 +504,97 @@ async fn rules_are_shown_as_shardingsphere_shows_them() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// `SHOW NEXT KEYS` hands out keys of a table's generator (or a named one) on both frontends,
+/// as text and prepared, none of them ever handed out again by INSERTs running at the same
+/// time; a wrong count, an unknown name or a UUID generator get a clear error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_keys_are_handed_out_on_demand_and_never_again() {
+    let shards = Shards::sqlite();
+    let yaml = common::yaml(&shards.url(0), &shards.url(1));
+    let proxy = Proxy::start(&yaml).await;
+    let mut conn = mysql(&proxy).await;
+    sqlx::raw_sql(CREATE).execute(&mut conn).await.unwrap();
+
+    let inserts = (0..2)
+        .map(|_| {
+            let url = proxy.url("root", "root");
+            tokio::spawn(async move {
+                let mut conn = MySqlConnection::connect(&url).await.unwrap();
+                let mut keys = Vec::new();
+                for _ in 0..200 {
+                    // One data source: SQLite writers over two would wait on each other.
+                    let done = sqlx::query("INSERT INTO t_order (user_id) VALUES (1), (3)")
+                        .execute(&mut conn)
+                        .await
+                        .unwrap();
+                    let first = i64::try_from(done.last_insert_id()).unwrap();
+                    keys.extend([first, first + 1]);
+                }
+                keys
+            })
+        })
+        .collect::<Vec<_>>();
+    let mut keys = Vec::new();
+    for _ in 0..100 {
+        let rows = sqlx::raw_sql("SHOW NEXT KEYS FROM t_order COUNT 3")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(column_names(&rows[0]), ["key"]);
+        keys.extend(rows.iter().map(|r| r.get::<i64, _>(0)));
+        let prepared: Vec<i64> = sqlx::query_scalar("SHOW NEXT KEYS FROM snowflake")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        keys.extend(prepared);
+    }
+    assert_eq!(keys.len(), 400);
+    for insert in inserts {
+        keys.extend(insert.await.unwrap());
+    }
+    let distinct: std::collections::HashSet<i64> = keys.iter().copied().collect();
+    assert_eq!(distinct.len(), keys.len(), "a key was handed out twice");
+
+    for (sql, errno) in [
+        ("SHOW NEXT KEYS FROM t_order COUNT 0", 1210),
+        ("SHOW NEXT KEYS FROM t_order COUNT 5000", 1210),
+        ("SHOW NEXT KEYS FROM nowhere", 1146),
+    ] {
+        let error = sqlx::raw_sql(sql).execute(&mut conn).await.unwrap_err();
+        assert_eq!(mysql_errno(&error), Some(errno), "{sql}: {error}");
+    }
+    let rows = sqlx::raw_sql("SHOW NEXT KEYS FROM t_order")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    proxy.stop().await;
+
+    let pg = PgShards::sqlite();
+    let (proxy, client) = pg_start(&uuid_only(&pg_yaml(&pg))).await;
+    let error = client
+        .simple_query("SHOW NEXT KEYS FROM t_order")
+        .await
+        .unwrap_err();
+    assert!(format!("{error:?}").contains("UUIDs"), "{error:?}");
+    proxy.stop().await;
+    let proxy = PgProxy::start(&pg_yaml(&pg)).await;
+    let client = proxy.client().await;
+    let rows = client
+        .query("SHOW NEXT KEYS FROM t_order COUNT 4", &[])
+        .await
+        .unwrap();
+    let pg_keys: Vec<i64> = rows.iter().map(|r| r.get("key")).collect();
+    assert_eq!(pg_keys.len(), 4);
+    assert!(pg_keys.windows(2).all(|w| w[1] == w[0] + 1), "{pg_keys:?}");
+    assert_eq!(
+        simple_rows(&client, "show next keys from t_order")
+            .await
+            .len(),
+        1
+    );
+    proxy.stop().await;
+    shards.cleanup().await;
+    pg.cleanup().await;
+}

@@ -218,3 +218,30 @@ fn rows_match_columns() {
     assert_eq!(row[1], Value::Int(7));
     assert_eq!(row[3], Value::Null);
 }
+
+#[test]
+fn next_keys_is_recognised_with_an_optional_count() {
+    let next = |source: &str, count| {
+        Some(DistSql::NextKeys {
+            source: source.to_owned(),
+            count,
+        })
+    };
+    assert_eq!(parse("SHOW NEXT KEYS FROM t_order"), next("t_order", 1));
+    assert_eq!(
+        parse("show next keys from `t_order` count 10;"),
+        next("t_order", 10)
+    );
+    assert_eq!(
+        parse("SHOW NEXT KEYS FROM snowflake COUNT 0"),
+        next("snowflake", 0)
+    );
+    for other in [
+        "SHOW NEXT KEYS FROM t_order COUNT",
+        "SHOW NEXT KEYS FROM t_order COUNT -1",
+        "SHOW NEXT KEYS t_order",
+        "SHOW NEXT KEYS FROM t_order LIMIT 3",
+    ] {
+        assert_eq!(parse(other), None, "{other}");
+    }
+}
