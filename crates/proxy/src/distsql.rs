@@ -303,7 +303,7 @@ fn next_key_rows(config: &Config, source: &str, count: u64) -> Result<Vec<Vec<Va
             Some(key) => Some((key.generator_name.as_str(), key.generator.clone())),
             None => {
                 return Err(Error::new(
-                    ErrorKind::BadArguments,
+                    ErrorKind::InvalidValue,
                     format!("table '{source}' has no keyGenerateStrategy: no keys to hand out"),
                 ));
             }
@@ -331,7 +331,7 @@ fn next_key_rows(config: &Config, source: &str, count: u64) -> Result<Vec<Vec<Va
     }
     if !(1..=MAX_KEYS).contains(&count) {
         return Err(Error::new(
-            ErrorKind::BadArguments,
+            ErrorKind::InvalidValue,
             format!("SHOW NEXT KEYS hands out 1 to {MAX_KEYS} keys at a time, not {count}"),
         ));
     }

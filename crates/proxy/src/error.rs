@@ -33,6 +33,8 @@ pub enum ErrorKind {
     UnknownColumn,
     /// Parameters missing or of the wrong kind.
     BadArguments,
+    /// A value out of the range a statement accepts (`SHOW NEXT KEYS … COUNT 0`).
+    InvalidValue,
     /// Text that is not UTF-8.
     InvalidEncoding,
     /// MySQL: LOAD DATA LOCAL from a client that does not send files.

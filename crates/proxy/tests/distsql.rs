@@ -581,6 +581,14 @@ async fn next_keys_are_handed_out_on_demand_and_never_again() {
     proxy.stop().await;
     let proxy = PgProxy::start(&pg_yaml(&pg)).await;
     let client = proxy.client().await;
+    let error = client
+        .simple_query("SHOW NEXT KEYS FROM t_order COUNT 5000")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.code(),
+        Some(&tokio_postgres::error::SqlState::INVALID_PARAMETER_VALUE)
+    );
     let rows = client
         .query("SHOW NEXT KEYS FROM t_order COUNT 4", &[])
         .await

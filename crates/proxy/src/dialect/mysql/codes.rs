@@ -11,7 +11,7 @@ impl Error {
             ErrorKind::ColumnCount => (1136, "21S01"),
             ErrorKind::UnknownTable => (1146, "42S02"),
             ErrorKind::UnknownColumn => (1054, "42S22"),
-            ErrorKind::BadArguments => (1210, "HY000"),
+            ErrorKind::BadArguments | ErrorKind::InvalidValue => (1210, "HY000"),
             ErrorKind::InvalidEncoding => (1300, "HY000"),
             ErrorKind::LocalFilesDisabled => (3948, "42000"),
             ErrorKind::UnknownDatabase => (1049, "42000"),

@@ -12,6 +12,7 @@ impl Error {
             ErrorKind::UnknownTable => "42P01",
             ErrorKind::UnknownColumn => "42703",
             ErrorKind::BadArguments => "08P01",
+            ErrorKind::InvalidValue => "22023",
             ErrorKind::InvalidEncoding => "22021",
             ErrorKind::LocalFilesDisabled => "0A000",
             ErrorKind::UnknownDatabase => "3D000",
