@@ -42,4 +42,23 @@ pub trait KeyGenerator: Send + Sync + std::fmt::Debug {
     /// [`snowflake::MAX_BLOCK`] keys (LEAF_SEGMENT: up to `leaf.segment.step`), so a MySQL client that computes a multi-row INSERT's keys
     /// as `last_insert_id + i` gets every one of them right.
     fn next_keys(&self, count: usize, out: &mut Vec<Key>) -> Result<(), KeyGenError>;
+
+    /// The most keys [`KeyGenerator::next_keys`] hands out in one step.
+    fn max_block(&self) -> usize {
+        usize::MAX
+    }
+
+    /// `count` keys for a statement whose client is told every key (`RETURNING`), so they
+    /// need not be consecutive: taken in blocks of at most [`KeyGenerator::max_block`], they may
+    /// span milliseconds (SNOWFLAKE) or segments (LEAF_SEGMENT).
+    fn next_keys_spread(&self, count: usize, out: &mut Vec<Key>) -> Result<(), KeyGenError> {
+        let block = self.max_block().max(1);
+        let mut left = count;
+        while left > 0 {
+            let take = left.min(block);
+            self.next_keys(take, out)?;
+            left -= take;
+        }
+        Ok(())
+    }
 }

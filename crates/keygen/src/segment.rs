@@ -288,6 +288,10 @@ impl KeyGenerator for SegmentGenerator {
         out.extend((0..count as i64).map(|i| Key::Int(first + i)));
         Ok(())
     }
+
+    fn max_block(&self) -> usize {
+        usize::try_from(self.step()).unwrap_or(usize::MAX)
+    }
 }
 
 #[cfg(test)]

@@ -354,6 +354,10 @@ impl<C: Clock> KeyGenerator for SnowflakeGenerator<C> {
         out.extend((first..first + count as i64).map(Key::Int));
         Ok(())
     }
+
+    fn max_block(&self) -> usize {
+        MAX_BLOCK
+    }
 }
 
 /// A SNOWFLAKE key taken apart.

@@ -1119,3 +1119,31 @@ fn first_column(messages: Vec<SimpleQueryMessage>) -> Vec<String> {
         .filter_map(|row| row.into_iter().next().flatten())
         .collect()
 }
+
+/// More rows than one millisecond's 4,096 SNOWFLAKE keys in one INSERT: with RETURNING the
+/// client is told every key, so the keys may span milliseconds and the INSERT runs; without
+/// it the refusal stays (a client could take the keys for `first + i`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_insert_returning_its_keys_may_take_more_than_one_millisecond_of_them() {
+    let shards = PgShards::sqlite();
+    let proxy = PgProxy::start(&yaml(&shards.url(0), &shards.url(1), false)).await;
+    let client = proxy.client().await;
+    client.batch_execute(CREATE).await.unwrap();
+    let values = (0..5_000)
+        .map(|i| format!("({i}, 'bulk')"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let insert = format!("INSERT INTO t_order (user_id, status) VALUES {values}");
+    let refused = client.batch_execute(&insert).await.unwrap_err();
+    assert!(format!("{refused:?}").contains("4096"), "{refused:?}");
+    let rows = client
+        .query(&format!("{insert} RETURNING order_id"), &[])
+        .await
+        .unwrap();
+    let keys: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    let distinct: std::collections::HashSet<i64> = keys.iter().copied().collect();
+    assert_eq!(distinct.len(), 5_000);
+    assert_eq!(shards.all_ids().await.len(), 5_000);
+    proxy.stop().await;
+    shards.cleanup().await;
+}

@@ -172,7 +172,11 @@ impl PreparedInsert {
             let generator = self.generator.as_ref().ok_or_else(RouteError::internal(
                 "a key to generate without a generator",
             ))?;
-            generator.next_keys(wanted, &mut generated_keys)?;
+            if self.returning {
+                generator.next_keys_spread(wanted, &mut generated_keys)?;
+            } else {
+                generator.next_keys(wanted, &mut generated_keys)?;
+            }
         }
 
         // Each row's generated key (if any) and data node.

@@ -68,6 +68,9 @@ pub struct PreparedInsert {
     param_count: usize,
     /// The column each parameter is the whole value of, when every parameter is one.
     value_columns: Option<Box<[Box<str>]>>,
+    /// It has `RETURNING`: the client is told every key, so a statement's keys need not be
+    /// consecutive and may be more than one block of its generator.
+    returning: bool,
 }
 
 impl PreparedInsert {

@@ -225,6 +225,7 @@ pub(crate) fn prepare(
         generator: rule.key_generate.as_ref().map(|k| Arc::clone(&k.generator)),
         param_count: tokens.param_count,
         value_columns,
+        returning: insert.returning.is_some(),
     })
 }
 
