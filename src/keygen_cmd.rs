@@ -1,10 +1,12 @@
-//! `keyshard keygen`: print keys from a generator, or decode a SNOWFLAKE key.
+//! `keyshard keygen`: print keys from a generator, or decode a SNOWFLAKE key (in any layout)
+//! or a UUIDv7's time.
 
 use std::io::{BufWriter, Write};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use keyshard_keygen::{Key, KeyGenError, KeyGenerator, Props, Snowflake};
+use keyshard_keygen::snowflake::Layout;
+use keyshard_keygen::{Clock, Key, KeyGenError, KeyGenerator, Props, SystemClock};
 
 use crate::config_arg::{ConfigArg, runtime};
 
@@ -25,8 +27,10 @@ pub struct KeygenArgs {
     generator: Option<String>,
     #[command(flatten)]
     config: ConfigArg,
-    /// Take this SNOWFLAKE key apart instead: timestamp (UTC), worker id and sequence.
-    #[arg(long, value_name = "KEY", allow_hyphen_values = true, conflicts_with_all = ["type_name", "props", "count", "generator"])]
+    /// Take this key apart instead: a SNOWFLAKE key's timestamp (UTC), worker id and sequence
+    /// (in the layout `--prop epoch=…`, `worker-id-bits=…`, `sequence-bits=…` give, else
+    /// ShardingSphere's), or a UUIDv7's timestamp.
+    #[arg(long, value_name = "KEY", allow_hyphen_values = true, conflicts_with_all = ["type_name", "count", "generator"])]
     decode: Option<String>,
 }
 
@@ -43,10 +47,11 @@ pub fn run(args: &KeygenArgs, out: &mut impl Write) -> anyhow::Result<()> {
     // One write per buffer, not per key: printing is most of the cost of a large count.
     let mut out = BufWriter::with_capacity(64 * 1024, out);
     if let Some(raw) = &args.decode {
-        let Ok(key) = raw.trim().parse::<i64>() else {
-            bail!("'{raw}' is not a SNOWFLAKE key: expected a 64-bit integer");
-        };
-        writeln!(out, "{}", Snowflake::decode(key)?)?;
+        writeln!(
+            out,
+            "{}",
+            decode(raw, &args.props.iter().cloned().collect())?
+        )?;
         out.flush()?;
         return Ok(());
     }
@@ -65,6 +70,18 @@ pub fn run(args: &KeygenArgs, out: &mut impl Write) -> anyhow::Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// What `raw` says: a SNOWFLAKE key in the layout `props` give, or a UUIDv7's time.
+fn decode(raw: &str, props: &Props) -> anyhow::Result<String> {
+    if let Ok(key) = raw.trim().parse::<i64>() {
+        let layout = Layout::from_props(props, || SystemClock.now_millis())?;
+        return Ok(layout.decode(key)?.to_string());
+    }
+    Ok(format!(
+        "timestamp: {}\nversion: 7",
+        keyshard_keygen::uuid_v7_timestamp(raw)?
+    ))
 }
 
 /// Claims what the configured generator needs from the repository, prints the keys, and gives
@@ -141,6 +158,7 @@ impl Blocks {
         out: &mut impl Write,
     ) -> anyhow::Result<usize> {
         self.keys.clear();
+        self.size = self.size.min(generator.max_block()).max(1);
         match generator.next_keys(left.min(self.size), &mut self.keys) {
             Ok(()) => {}
             // Segments smaller than a block: take them a segment at a time.
@@ -194,7 +212,7 @@ mod tests {
         assert!(keys.windows(2).all(|w| w[0] < w[1]));
         assert!(
             keys.iter()
-                .all(|k| Snowflake::decode(*k).unwrap().worker_id == 3)
+                .all(|k| keyshard_keygen::Snowflake::decode(*k).unwrap().worker_id == 3)
         );
     }
 
@@ -212,6 +230,44 @@ mod tests {
             out,
             "timestamp: 2016-11-01T00:00:01.000Z\nworker-id: 3\nsequence: 9\n"
         );
+    }
+
+    #[test]
+    fn decodes_any_layout_and_uuid_v7_times() {
+        let out = run_args(&[
+            "--decode",
+            &((1000_i64 << 12) | (3 << 7) | 9).to_string(),
+            "--prop",
+            "worker-id-bits=5",
+            "--prop",
+            "sequence-bits=7",
+            "--prop",
+            "epoch=2024-01-01T00:00:00Z",
+        ])
+        .unwrap();
+        assert_eq!(
+            out,
+            "timestamp: 2024-01-01T00:00:01.000Z\nworker-id: 3\nsequence: 9\n"
+        );
+        let out = run_args(&["--decode", "01937a5d-fc00-7000-8000-000000000000"]).unwrap();
+        assert_eq!(out, "timestamp: 2024-11-30T00:00:00.000Z\nversion: 7\n");
+        assert!(run_args(&["--decode", "936da01f9abd4d9d80c702af85c822a8"]).is_err());
+    }
+
+    #[test]
+    fn a_js_safe_layout_prints_keys_below_2_pow_53() {
+        let out = run_args(&[
+            "--prop",
+            "worker-id-bits=5",
+            "--prop",
+            "sequence-bits=7",
+            "--count",
+            "300",
+        ])
+        .unwrap();
+        let keys: Vec<i64> = out.lines().map(|l| l.parse().unwrap()).collect();
+        assert_eq!(keys.len(), 300);
+        assert!(keys.iter().all(|k| *k < 1 << 53));
     }
 
     #[test]

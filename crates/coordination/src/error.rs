@@ -19,6 +19,15 @@ pub enum CoordinationError {
     /// All 1,024 worker ids are held by live instances.
     #[error("all 1024 worker ids are held by live instances; no worker id is free")]
     NoFreeWorkerId,
+    /// Every worker id the key layout carries (`worker-id-bits`) is held by a live instance.
+    #[error(
+        "every worker id the key layout carries (0 to {max}) is held by a live instance; give \
+         the generators more worker-id-bits, or stop an instance"
+    )]
+    NoFreeWorkerIdInLayout {
+        /// The largest worker id of the layout.
+        max: u16,
+    },
     /// The claim is no longer this instance's: it expired and was claimed by another.
     #[error("the lease of worker id {worker_id} (epoch {epoch}) is lost")]
     LeaseLost {

@@ -36,8 +36,8 @@ use crate::{Claim, CoordinationError};
 
 const FLEET: &str = "keyshard_fleet";
 const SEGMENTS: &str = "keyshard_fleet_segment";
-const COLUMNS: &str =
-    "repository_id, worker_id, repository, instance_id, epoch, mark, since, renewed_at, ttl";
+const COLUMNS: &str = "repository_id, worker_id, repository, instance_id, epoch, mark, since, \
+                       renewed_at, ttl, layout";
 
 /// The fleet records on the data sources a generator's keys are written to.
 #[derive(Debug)]
@@ -60,6 +60,8 @@ pub(crate) struct Recorder<'a> {
     pub repository: &'a str,
     pub instance_id: &'a str,
     pub ttl_millis: i64,
+    /// The generators' key layout ("" without one): instances of one fleet must agree.
+    pub layout: &'a str,
 }
 
 /// One remembered row.
@@ -74,6 +76,7 @@ struct Remembered {
     since: i64,
     renewed_at: i64,
     ttl: i64,
+    layout: String,
 }
 
 impl Remembered {
@@ -210,7 +213,7 @@ impl Store {
                  worker_id BIGINT NOT NULL, repository VARCHAR(255) NOT NULL, \
                  instance_id VARCHAR(64) NOT NULL, epoch BIGINT NOT NULL, mark BIGINT NOT NULL, \
                  since BIGINT NOT NULL, renewed_at BIGINT NOT NULL, ttl BIGINT NOT NULL, \
-                 PRIMARY KEY (repository_id, worker_id))"
+                 layout VARCHAR(255) NOT NULL, PRIMARY KEY (repository_id, worker_id))"
             ),
             format!(
                 "CREATE TABLE IF NOT EXISTS {SEGMENTS} (repository_id VARCHAR(64) NOT NULL, \
@@ -300,7 +303,7 @@ impl Store {
             let mut rows = Vec::new();
             let mut now = None;
             for row in sqlx::query(&sql).fetch_all(pool).await? {
-                now = Some(row.try_get(9)?);
+                now = Some(row.try_get(10)?);
                 rows.push(Remembered {
                     repository_id: row.try_get(0)?,
                     worker_id: row.try_get(1)?,
@@ -311,6 +314,7 @@ impl Store {
                     since: row.try_get(6)?,
                     renewed_at: row.try_get(7)?,
                     ttl: row.try_get(8)?,
+                    layout: row.try_get(9)?,
                 });
             }
             let now = match now {
@@ -339,20 +343,22 @@ impl Store {
             FLEET,
             COLUMNS,
             &format!(
-                "({}, {}, {}, {}, {}, 0, {now}, {now}, {})",
+                "({}, {}, {}, {}, {}, 0, {now}, {now}, {}, {})",
                 p(1),
                 p(2),
                 p(3),
                 p(4),
                 p(5),
-                p(6)
+                p(6),
+                p(7)
             ),
         );
         // `since` first: MySQL assigns left to right, and it must see the old `renewed_at`.
         let update = format!(
             "UPDATE {FLEET} SET since = CASE WHEN renewed_at + ttl < {now} THEN {now} ELSE \
              since END, renewed_at = {now}, mark = {}(mark, {}), repository = {}, \
-             instance_id = {}, epoch = {}, ttl = {} WHERE repository_id = {} AND worker_id = {}",
+             instance_id = {}, epoch = {}, ttl = {}, layout = {} WHERE repository_id = {} AND \
+             worker_id = {}",
             d.greatest,
             p(1),
             p(2),
@@ -360,7 +366,8 @@ impl Store {
             p(4),
             p(5),
             p(6),
-            p(7)
+            p(7),
+            p(8)
         );
         let epoch = i64::try_from(claim.epoch).unwrap_or(i64::MAX);
         let worker_id = i64::from(claim.worker_id);
@@ -372,6 +379,7 @@ impl Store {
                 .bind(who.instance_id)
                 .bind(epoch)
                 .bind(who.ttl_millis)
+                .bind(who.layout)
                 .execute(pool)
                 .await?;
             sqlx::query(&update)
@@ -380,6 +388,7 @@ impl Store {
                 .bind(who.instance_id)
                 .bind(epoch)
                 .bind(who.ttl_millis)
+                .bind(who.layout)
                 .bind(who.repository_id)
                 .bind(worker_id)
                 .execute(pool)
@@ -464,12 +473,20 @@ fn judge(
             floor = floor.max(row.mark);
             continue;
         }
+        let other = row.instance_id != who.instance_id;
+        if other && row.live(now) && row.layout != who.layout {
+            return Err(conflict(format!(
+                "instance {} generates keys with another key layout ({}) than this instance \
+                 ({}): keys of two layouts can be equal. Give every instance's SNOWFLAKE \
+                 generators the same epoch, worker-id-bits and sequence-bits",
+                row.instance_id, row.layout, who.layout
+            )));
+        }
         if row.worker_id != i64::from(claim.worker_id) {
             continue;
         }
         floor = floor.max(row.mark);
         let epoch = i64::try_from(claim.epoch).unwrap_or(i64::MAX);
-        let other = row.instance_id != who.instance_id;
         if other && row.live(now) {
             return Err(conflict(format!(
                 "the repository ({}) gave worker id {} (epoch {}) to this instance, but \

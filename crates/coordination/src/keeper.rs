@@ -11,7 +11,7 @@ use tokio::sync::{Mutex, Notify, watch};
 use tokio::task::JoinSet;
 
 use crate::fleet::Recorder;
-use crate::{Claim, CoordinationError, FleetRecords, Instance, Repository};
+use crate::{Claim, CoordinationError, FleetRecords, Instance, Repository, WORKER_IDS};
 
 /// How many times in a row a claim is given back and taken again while the shards remember
 /// its epoch as used (each claim raises the epoch by one).
@@ -65,6 +65,10 @@ struct Shared {
     claim: Mutex<Option<Claim>>,
     /// The repository's [`Repository::describe`], for the fleet records.
     repository_description: String,
+    /// The largest worker id the generators' key layout carries.
+    max_worker_id: u16,
+    /// The key layout as its properties write it, for the fleet records ("" without one).
+    layout: String,
 }
 
 /// What an operator is told about the worker id.
@@ -93,7 +97,10 @@ impl Keeper {
         settings: KeeperSettings,
     ) -> Result<Self, CoordinationError> {
         let (stop, stopped) = watch::channel(false);
+        let layout = registry.layout();
         let shared = Arc::new(Shared {
+            max_worker_id: layout.map_or(WORKER_IDS - 1, |l| l.max_worker_id()),
+            layout: layout.map(|l| l.to_string()).unwrap_or_default(),
             repository_description: repository.describe(),
             repository,
             preferred: preferred_worker_id(registry)?,
@@ -314,9 +321,20 @@ impl Shared {
         let claim = self
             .call(self.repository.claim(instance, self.preferred))
             .await?;
-        let granted = self.check_and_grant(&claim).await;
-        if let Err(e @ (CoordinationError::Fleet { .. } | CoordinationError::EpochBehind { .. })) =
-            &granted
+        // The repository gives the lowest free id: one beyond the layout means every id it
+        // carries is held.
+        let granted = if claim.worker_id > self.max_worker_id {
+            Err(CoordinationError::NoFreeWorkerIdInLayout {
+                max: self.max_worker_id,
+            })
+        } else {
+            self.check_and_grant(&claim).await
+        };
+        if let Err(
+            e @ (CoordinationError::Fleet { .. }
+            | CoordinationError::EpochBehind { .. }
+            | CoordinationError::NoFreeWorkerIdInLayout { .. }),
+        ) = &granted
         {
             if matches!(e, CoordinationError::Fleet { .. }) {
                 tracing::error!("{e}");
@@ -393,6 +411,7 @@ impl Shared {
             repository: self.repository_description.as_str(),
             instance_id: &self.settings.instance.id,
             ttl_millis: self.window_millis(),
+            layout: &self.layout,
         }
     }
 

@@ -385,3 +385,34 @@ async fn a_new_claim_goes_on_from_the_instance_s_own_time() {
     assert!(after.unix_millis > before.unix_millis);
     keeper.stop().await;
 }
+
+/// With `worker-id-bits: 1` the layout carries worker ids 0 and 1: a third instance is told
+/// that every id the layout carries is held, instead of claiming id 2 and truncating it into
+/// another instance's keys.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_stay_within_the_key_layout() {
+    let source = sqlite("layout");
+    let repository = jdbc(&source, Duration::from_secs(60)).await;
+    let narrow = || registry("snowflake", "SNOWFLAKE", &[("worker-id-bits", "1")]);
+    let (first, second, third) = (narrow(), narrow(), narrow());
+    let a = Keeper::start(repository.clone(), &first, settings("a"))
+        .await
+        .unwrap();
+    let b = Keeper::start(repository.clone(), &second, settings("b"))
+        .await
+        .unwrap();
+    let refused = Keeper::start(repository.clone(), &third, settings("c"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            CoordinationError::NoFreeWorkerIdInLayout { max: 1 }
+        ),
+        "{refused}"
+    );
+    // The id it took beyond the layout was given back.
+    assert_eq!(repository.compute_nodes().await.unwrap().len(), 2);
+    a.stop().await;
+    b.stop().await;
+}

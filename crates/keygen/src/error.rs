@@ -85,6 +85,25 @@ pub enum KeyGenError {
         /// The persisted mark, milliseconds since the Unix epoch.
         reserved_until: i64,
     },
+    /// Generator time no longer fits the key layout's time bits.
+    #[error(
+        "generator time {now} ms is beyond what the key layout holds from its epoch \
+         ({epoch_millis} ms): give it fewer worker-id-bits or sequence-bits, or a later epoch"
+    )]
+    LayoutExhausted {
+        /// The layout's epoch.
+        epoch_millis: i64,
+        /// Generator time.
+        now: i64,
+    },
+    /// The worker id does not fit the key layout's worker id bits.
+    #[error("worker id {worker_id} does not fit in worker-id-bits {bits}")]
+    WorkerIdBeyondLayout {
+        /// The worker id.
+        worker_id: u16,
+        /// The layout's worker id bits.
+        bits: u32,
+    },
     /// A LEAF_SEGMENT statement wants more keys than one segment holds.
     #[error(
         "{count} keys wanted in one statement, but LEAF_SEGMENT '{key}' hands out segments of \
@@ -111,4 +130,7 @@ pub enum KeyGenError {
     /// A key that cannot be a SNOWFLAKE key (negative).
     #[error("{0} is not a SNOWFLAKE key: keys are positive 63-bit integers")]
     NotASnowflake(i64),
+    /// Text to decode that is neither a SNOWFLAKE key nor a UUIDv7.
+    #[error("'{0}' is neither a SNOWFLAKE key (a 64-bit integer) nor a version 7 UUID")]
+    NotAKey(String),
 }

@@ -26,7 +26,7 @@ pub use props::Props;
 pub use registry::{Built, Configured, Registry, SUPPORTED_TYPES, build};
 pub use segment::SegmentGenerator;
 pub use snowflake::{Snowflake, SnowflakeGenerator};
-pub use uuid_gen::UuidGenerator;
+pub use uuid_gen::{UuidGenerator, uuid_v7_timestamp};
 
 /// A source of distributed keys, shared by every connection that inserts into its tables.
 pub trait KeyGenerator: Send + Sync + std::fmt::Debug {

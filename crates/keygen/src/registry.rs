@@ -106,6 +106,28 @@ impl Registry {
     ) -> Result<&Configured, KeyGenError> {
         let built = build(type_name, &props, Some(&self.lease))?;
         let name = name.into();
+        // One worker id and one sequence for all of them: their keys stay apart only if they
+        // lay them out alike.
+        let others = self
+            .generators
+            .iter()
+            .filter(|(other, _)| **other != name)
+            .find_map(|(_, c)| match &c.built {
+                Built::Snowflake(g) => Some(g.layout()),
+                _ => None,
+            });
+        if let (Built::Snowflake(new), Some(layout)) = (&built, others)
+            && new.layout() != layout
+        {
+            return Err(KeyGenError::InvalidProperty {
+                name: format!("{name}.props"),
+                value: new.layout().to_string(),
+                expected: format!(
+                    "the key layout of this instance's other SNOWFLAKE generators ({layout}): \
+                     they share one worker id and sequence"
+                ),
+            });
+        }
         self.generators.insert(
             name.clone(),
             Configured {
@@ -115,6 +137,15 @@ impl Registry {
             },
         );
         Ok(&self.generators[&name])
+    }
+
+    /// The key layout of the SNOWFLAKE-style generators, when there are any (they all share
+    /// one).
+    pub fn layout(&self) -> Option<crate::snowflake::Layout> {
+        self.generators.values().find_map(|c| match &c.built {
+            Built::Snowflake(g) => Some(g.layout()),
+            _ => None,
+        })
     }
 
     /// The generator configured as `name`.
@@ -188,7 +219,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "unknown property 'worker_id' for SNOWFLAKE (allowed: worker-id, max-vibration-offset, \
-             max-tolerate-time-difference-milliseconds)"
+             max-tolerate-time-difference-milliseconds, epoch, worker-id-bits, sequence-bits)"
         );
         let err = build("UUID", &props(&[("versoin", "7")]), None).unwrap_err();
         assert!(err.to_string().contains("'versoin'"), "{err}");

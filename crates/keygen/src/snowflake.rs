@@ -1,27 +1,27 @@
 //! SNOWFLAKE keys, bit for bit as Apache ShardingSphere generates them.
 //!
 //! `key = (millis since 2016-11-01T00:00:00Z) << 22 | worker_id << 12 | sequence`.
-//! The epoch is fixed to UTC (ShardingSphere takes it in the JVM's local zone).
+//! The epoch is fixed to UTC (ShardingSphere takes it in the JVM's local zone). Another
+//! [`Layout`] (fewer worker id or sequence bits, another epoch) is Keyshard's own.
 
-use std::fmt;
+mod layout;
+
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, UNIX_EPOCH};
+
+pub use layout::{
+    EPOCH_MILLIS, Layout, PROP_EPOCH, PROP_SEQUENCE_BITS, PROP_WORKER_ID_BITS, Snowflake,
+};
 
 use crate::lease::{Grant, WorkerLease};
 use crate::props::{check_known, int_in_range};
 use crate::{Clock, Key, KeyGenError, KeyGenerator, Props, SystemClock};
 
-/// 2016-11-01T00:00:00Z in milliseconds since the Unix epoch.
-pub const EPOCH_MILLIS: i64 = 1_477_958_400_000;
-/// Largest worker id (10 bits).
+/// Largest worker id of ShardingSphere's layout (10 bits).
 pub const MAX_WORKER_ID: u16 = 1023;
-/// Largest sequence number within one millisecond (12 bits).
+/// Largest sequence number within one millisecond in ShardingSphere's layout (12 bits).
 pub const MAX_SEQUENCE: i64 = 4095;
-/// Largest block of keys that is handed out as consecutive integers.
+/// Largest block of keys handed out as consecutive integers in ShardingSphere's layout.
 pub const MAX_BLOCK: usize = 4096;
-
-const WORKER_ID_SHIFT: u32 = 12;
-const TIMESTAMP_SHIFT: u32 = 22;
 
 /// ShardingSphere 5's SNOWFLAKE property names.
 pub const PROP_WORKER_ID: &str = "worker-id";
@@ -40,10 +40,17 @@ pub struct SnowflakeGenerator<C: Clock = SystemClock> {
     type_name: &'static str,
     clock: C,
     worker: Worker,
-    max_vibration_offset: i64,
-    max_tolerate_millis: i64,
+    tuning: Tuning,
     /// A fixed worker id's own; leased generators use the lease's.
     state: Mutex<State>,
+}
+
+/// How a generator lays out and paces its keys.
+#[derive(Debug, Clone, Copy)]
+struct Tuning {
+    layout: Layout,
+    max_vibration_offset: i64,
+    max_tolerate_millis: i64,
 }
 
 /// Where the worker id comes from.
@@ -126,8 +133,17 @@ impl SnowflakeGenerator<SystemClock> {
                 lease,
                 preferred: None,
             },
-            int_in_range(props, PROP_LEAF_MAX_VIBRATION_OFFSET, 1, 0, MAX_SEQUENCE)?,
-            int_in_range(props, PROP_LEAF_MAX_TOLERATE, 10, 0, i64::MAX)?,
+            Tuning {
+                layout: Layout::SHARDINGSPHERE,
+                max_vibration_offset: int_in_range(
+                    props,
+                    PROP_LEAF_MAX_VIBRATION_OFFSET,
+                    1,
+                    0,
+                    MAX_SEQUENCE,
+                )?,
+                max_tolerate_millis: int_in_range(props, PROP_LEAF_MAX_TOLERATE, 10, 0, i64::MAX)?,
+            },
         ))
     }
 }
@@ -135,13 +151,12 @@ impl SnowflakeGenerator<SystemClock> {
 impl<C: Clock> SnowflakeGenerator<C> {
     /// As [`SnowflakeGenerator::from_props`], reading time from `clock`.
     pub fn with_clock(props: &Props, clock: C) -> Result<Self, KeyGenError> {
-        let (worker_id, vibration, tolerate) = Self::snowflake_props(props)?;
+        let (worker_id, tuning) = Self::snowflake_props(props, &clock)?;
         Ok(Self::new(
             "SNOWFLAKE",
             clock,
             Worker::Fixed(Grant::unchecked(worker_id.unwrap_or(0))),
-            vibration,
-            tolerate,
+            tuning,
         ))
     }
 
@@ -151,48 +166,66 @@ impl<C: Clock> SnowflakeGenerator<C> {
         lease: Arc<WorkerLease>,
         clock: C,
     ) -> Result<Self, KeyGenError> {
-        let (preferred, vibration, tolerate) = Self::snowflake_props(props)?;
+        let (preferred, tuning) = Self::snowflake_props(props, &clock)?;
         Ok(Self::new(
             "SNOWFLAKE",
             clock,
             Worker::Leased { lease, preferred },
-            vibration,
-            tolerate,
+            tuning,
         ))
     }
 
-    fn snowflake_props(props: &Props) -> Result<(Option<u16>, i64, i64), KeyGenError> {
+    fn snowflake_props(props: &Props, clock: &C) -> Result<(Option<u16>, Tuning), KeyGenError> {
         check_known(
             "SNOWFLAKE",
             props,
-            &[PROP_WORKER_ID, PROP_MAX_VIBRATION_OFFSET, PROP_MAX_TOLERATE],
+            &[
+                PROP_WORKER_ID,
+                PROP_MAX_VIBRATION_OFFSET,
+                PROP_MAX_TOLERATE,
+                PROP_EPOCH,
+                PROP_WORKER_ID_BITS,
+                PROP_SEQUENCE_BITS,
+            ],
         )?;
+        let layout = Layout::from_props(props, || clock.now_millis())?;
         let worker_id = match props.get(PROP_WORKER_ID) {
-            Some(_) => Some(int_in_range(props, PROP_WORKER_ID, 0, 0, MAX_WORKER_ID)?),
+            Some(_) => Some(int_in_range(
+                props,
+                PROP_WORKER_ID,
+                0,
+                0,
+                layout.max_worker_id(),
+            )?),
             None => None,
         };
-        Ok((
-            worker_id,
-            int_in_range(props, PROP_MAX_VIBRATION_OFFSET, 1, 0, MAX_SEQUENCE)?,
-            int_in_range(props, PROP_MAX_TOLERATE, 10, 0, i64::MAX)?,
-        ))
+        let tuning = Tuning {
+            layout,
+            max_vibration_offset: int_in_range(
+                props,
+                PROP_MAX_VIBRATION_OFFSET,
+                1,
+                0,
+                layout.max_sequence(),
+            )?,
+            max_tolerate_millis: int_in_range(props, PROP_MAX_TOLERATE, 10, 0, i64::MAX)?,
+        };
+        Ok((worker_id, tuning))
     }
 
-    fn new(
-        type_name: &'static str,
-        clock: C,
-        worker: Worker,
-        max_vibration_offset: i64,
-        max_tolerate_millis: i64,
-    ) -> Self {
+    fn new(type_name: &'static str, clock: C, worker: Worker, tuning: Tuning) -> Self {
         Self {
             type_name,
             clock,
             worker,
-            max_vibration_offset,
-            max_tolerate_millis,
+            tuning,
             state: Mutex::new(State::new()),
         }
+    }
+
+    /// The key layout.
+    pub fn layout(&self) -> Layout {
+        self.tuning.layout
     }
 
     /// The worker id keys carry now: the configured one, or the lease's (`None` while the
@@ -214,18 +247,19 @@ impl<C: Clock> SnowflakeGenerator<C> {
 
     /// The largest backward clock step ridden out instead of refused.
     pub fn max_tolerate_millis(&self) -> i64 {
-        self.max_tolerate_millis
+        self.tuning.max_tolerate_millis
     }
 
     /// Reserves `count` (1..=4096) consecutive sequence numbers in one millisecond and returns
     /// the first key. With `count == 1` and a clock that does not go back this is
     /// ShardingSphere's algorithm step for step.
     pub fn next_block(&self, count: usize) -> Result<i64, KeyGenError> {
-        if !(1..=MAX_BLOCK).contains(&count) {
+        let max = self.tuning.layout.max_block();
+        if !(1..=max).contains(&count) {
             return Err(KeyGenError::TooManyKeys {
                 generator: self.type_name,
                 count,
-                max: MAX_BLOCK,
+                max,
             });
         }
         match &self.worker {
@@ -248,7 +282,7 @@ impl<C: Clock> SnowflakeGenerator<C> {
         let mut now = self.now(grant);
         if state.last_millis > now {
             let behind = state.last_millis - now;
-            if behind >= self.max_tolerate_millis {
+            if behind >= self.tuning.max_tolerate_millis {
                 return Err(KeyGenError::ClockMovedBackwards {
                     last: state.last_millis,
                     now,
@@ -260,7 +294,7 @@ impl<C: Clock> SnowflakeGenerator<C> {
             now = state.last_millis;
         }
         let first = if state.last_millis == now {
-            if state.sequence + count > MAX_SEQUENCE {
+            if state.sequence + count > self.tuning.layout.max_sequence() {
                 // Too little room left in this millisecond: the block starts the next one at 0.
                 now = self.wait_after(now, grant)?;
                 0
@@ -268,14 +302,14 @@ impl<C: Clock> SnowflakeGenerator<C> {
                 state.sequence + 1
             }
         } else {
-            state.sequence_offset = if state.sequence_offset == self.max_vibration_offset {
+            state.sequence_offset = if state.sequence_offset == self.tuning.max_vibration_offset {
                 0
             } else {
                 state.sequence_offset + 1
             };
             // The vibration offset only varies the parity of lone keys; a block that does not
             // fit above it starts at 0.
-            if state.sequence_offset + count - 1 > MAX_SEQUENCE {
+            if state.sequence_offset + count - 1 > self.tuning.layout.max_sequence() {
                 0
             } else {
                 state.sequence_offset
@@ -296,9 +330,20 @@ impl<C: Clock> SnowflakeGenerator<C> {
         }
         state.sequence = first + count - 1;
         state.last_millis = now;
-        let key = ((now - EPOCH_MILLIS) << TIMESTAMP_SHIFT)
-            | (i64::from(grant.worker_id) << WORKER_ID_SHIFT)
-            | first;
+        let layout = &self.tuning.layout;
+        if grant.worker_id > layout.max_worker_id() {
+            return Err(KeyGenError::WorkerIdBeyondLayout {
+                worker_id: grant.worker_id,
+                bits: layout.worker_id_bits,
+            });
+        }
+        let key =
+            layout
+                .compose(now, grant.worker_id, first)
+                .ok_or(KeyGenError::LayoutExhausted {
+                    epoch_millis: layout.epoch_millis,
+                    now,
+                })?;
         Ok((key, new_millis.then_some(now)))
     }
 
@@ -319,7 +364,7 @@ impl<C: Clock> SnowflakeGenerator<C> {
             if now > millis {
                 return Ok(now);
             }
-            if millis - now >= self.max_tolerate_millis.max(1) {
+            if millis - now >= self.tuning.max_tolerate_millis.max(1) {
                 return Err(KeyGenError::ClockMovedBackwards { last: millis, now });
             }
             if now < millis {
@@ -345,7 +390,8 @@ impl<C: Clock> KeyGenerator for SnowflakeGenerator<C> {
     }
 
     /// All `count` keys are consecutive, or none is handed out: a statement of more than
-    /// [`MAX_BLOCK`] keys is refused, since clients compute row `i`'s key as `first + i`.
+    /// [`Layout::max_block`] keys is refused, since clients compute row `i`'s key as
+    /// `first + i`.
     fn next_keys(&self, count: usize, out: &mut Vec<Key>) -> Result<(), KeyGenError> {
         if count == 0 {
             return Ok(());
@@ -356,51 +402,7 @@ impl<C: Clock> KeyGenerator for SnowflakeGenerator<C> {
     }
 
     fn max_block(&self) -> usize {
-        MAX_BLOCK
-    }
-}
-
-/// A SNOWFLAKE key taken apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Snowflake {
-    /// Milliseconds since the Unix epoch when the key was generated.
-    pub unix_millis: i64,
-    /// The generating worker.
-    pub worker_id: u16,
-    /// The sequence number within that millisecond.
-    pub sequence: u16,
-}
-
-impl Snowflake {
-    /// Takes `key` apart; negative integers are not SNOWFLAKE keys.
-    pub fn decode(key: i64) -> Result<Self, KeyGenError> {
-        if key < 0 {
-            return Err(KeyGenError::NotASnowflake(key));
-        }
-        Ok(Self {
-            unix_millis: (key >> TIMESTAMP_SHIFT) + EPOCH_MILLIS,
-            worker_id: ((key >> WORKER_ID_SHIFT) & i64::from(MAX_WORKER_ID)) as u16,
-            sequence: (key & MAX_SEQUENCE) as u16,
-        })
-    }
-
-    /// The generation time, RFC 3339 in UTC with milliseconds.
-    pub fn timestamp(&self) -> String {
-        // unix_millis ≥ EPOCH_MILLIS > 0 for any decoded key.
-        let time = UNIX_EPOCH + Duration::from_millis(self.unix_millis.unsigned_abs());
-        humantime::format_rfc3339_millis(time).to_string()
-    }
-}
-
-impl fmt::Display for Snowflake {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "timestamp: {}\nworker-id: {}\nsequence: {}",
-            self.timestamp(),
-            self.worker_id,
-            self.sequence
-        )
+        self.tuning.layout.max_block()
     }
 }
 

@@ -40,6 +40,18 @@ impl UuidGenerator {
     }
 }
 
+/// A UUIDv7's generation time (its first 48 bits: milliseconds since the Unix epoch), RFC 3339
+/// in UTC; any other text is [`KeyGenError::NotAKey`].
+pub fn uuid_v7_timestamp(text: &str) -> Result<String, KeyGenError> {
+    let uuid = uuid::Uuid::try_parse(text.trim())
+        .ok()
+        .filter(|u| u.get_version_num() == 7)
+        .ok_or_else(|| KeyGenError::NotAKey(text.to_owned()))?;
+    let millis = (uuid.as_u128() >> 80) as u64;
+    let time = std::time::UNIX_EPOCH + std::time::Duration::from_millis(millis);
+    Ok(humantime::format_rfc3339_millis(time).to_string())
+}
+
 impl KeyGenerator for UuidGenerator {
     fn type_name(&self) -> &'static str {
         "UUID"

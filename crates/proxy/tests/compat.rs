@@ -319,6 +319,40 @@ async fn postgres_client(script_name: &str, program: &str, extra: &[&str]) {
     shards.cleanup().await;
 }
 
+/// node mysql2 with its defaults reads keys as JavaScript numbers: with a SNOWFLAKE layout
+/// that keeps keys below 2^53 (5 worker id bits, 7 sequence bits) every key it reports and
+/// reads is exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and .ci/compat.sh"]
+async fn node_mysql2_defaults_with_js_safe_keys() {
+    use sqlx::Connection;
+    let shards = common::Shards::mariadb().await;
+    let yaml = common::yaml(&shards.url(0), &shards.url(1)).replace(
+        "        max-vibration-offset: 3\n",
+        "        max-vibration-offset: 3\n        worker-id-bits: 5\n        sequence-bits: 7\n        \
+         epoch: 2024-01-01T00:00:00Z\n",
+    );
+    let proxy = common::Proxy::start(&yaml).await;
+    let mut conn = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    sqlx::raw_sql(CREATE_MYSQL)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let keys = run("node", "mysql2_js_safe_keys.js", proxy.address.port(), &[]).await;
+    assert_eq!(keys.len(), 43);
+    assert!(keys.iter().all(|k| *k < 1 << 53), "{keys:?}");
+    let mut stored = Vec::new();
+    for (ds, table) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+        stored.extend(shards.ids(ds, table).await);
+    }
+    stored.sort_unstable();
+    assert_eq!(stored, keys, "stored rows against reported keys");
+    proxy.stop().await;
+    shards.cleanup().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs MariaDB and .ci/compat.sh"]
 async fn peewee() {

@@ -9,6 +9,7 @@ fn me() -> Recorder<'static> {
         repository: "JDBC mysql://b",
         instance_id: "me",
         ttl_millis: TTL,
+        layout: "default",
     }
 }
 
@@ -31,6 +32,7 @@ fn row(repository_id: &str, worker_id: i64, instance: &str, epoch: i64) -> Remem
         since: NOW - 60_000,
         renewed_at: NOW - 1_000,
         ttl: TTL,
+        layout: "default".to_owned(),
     }
 }
 
@@ -108,4 +110,15 @@ fn an_epoch_used_already_is_behind() {
         judge("ds_0", me(), &claim(5, 8), &rows, NOW).unwrap(),
         NOW + TTL
     );
+}
+
+#[test]
+fn a_live_instance_with_another_layout_refuses_the_claim() {
+    let mut theirs = row("repo-b", 3, "other", 2);
+    theirs.layout = "js".to_owned();
+    let err = judge("ds_0", me(), &claim(0, 1), &[theirs], NOW).unwrap_err();
+    assert!(err.to_string().contains("another key layout"), "{err}");
+    let mut stopped = stopped(row("repo-b", 3, "other", 2));
+    stopped.layout = "js".to_owned();
+    assert!(judge("ds_0", me(), &claim(0, 1), &[stopped], NOW).is_ok());
 }

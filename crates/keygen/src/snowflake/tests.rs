@@ -466,3 +466,61 @@ fn generators_on_one_lease_share_one_sequence() {
         }
     }
 }
+
+/// A JavaScript-safe layout: 5 worker id bits and 7 sequence bits keep the keys below 2^53;
+/// a statement takes at most 128 consecutive keys, and every key decodes in its layout.
+#[test]
+fn a_js_safe_layout_hands_out_keys_below_2_pow_53() {
+    let clock: &'static DrivenClock = Box::leak(Box::new(DrivenClock::at(1_800_000_000_000)));
+    let lease = Arc::new(WorkerLease::new());
+    lease.grant(Grant {
+        worker_id: 31,
+        ..grant(0, i64::MAX)
+    });
+    let props = props(&[
+        ("epoch", "2024-01-01T00:00:00Z"),
+        ("worker-id-bits", "5"),
+        ("sequence-bits", "7"),
+    ]);
+    let generator =
+        SnowflakeGenerator::leased_with_clock(&props, Arc::clone(&lease), clock).unwrap();
+    assert_eq!(generator.max_block(), 128);
+    let first = generator.next_block(128).unwrap();
+    assert!(first + 127 < 1 << 53);
+    let decoded = generator.layout().decode(first + 127).unwrap();
+    assert_eq!(
+        (decoded.unix_millis, decoded.worker_id),
+        (1_800_000_000_000, 31)
+    );
+    assert!(matches!(
+        generator.next_block(129),
+        Err(KeyGenError::TooManyKeys { max: 128, .. })
+    ));
+    // A worker id the layout cannot carry is refused, never truncated into another's.
+    clock.set(1_800_000_000_001);
+    lease.grant(Grant {
+        worker_id: 32,
+        ..grant(0, i64::MAX)
+    });
+    assert!(matches!(
+        generator.next_block(1),
+        Err(KeyGenError::WorkerIdBeyondLayout {
+            worker_id: 32,
+            bits: 5
+        })
+    ));
+}
+
+#[test]
+fn one_instance_s_generators_share_one_layout() {
+    let mut registry = crate::Registry::new();
+    registry.build("orders", "SNOWFLAKE", Props::new()).unwrap();
+    let err = registry
+        .build(
+            "items",
+            "SNOWFLAKE",
+            props(&[("worker-id-bits", "5"), ("sequence-bits", "7")]),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("share one worker id"), "{err}");
+}
