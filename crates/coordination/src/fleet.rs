@@ -34,8 +34,8 @@ use tokio::sync::OnceCell;
 use crate::db::{Pool, on_pool};
 use crate::{Claim, CoordinationError};
 
-const FLEET: &str = "keyshard_fleet";
-const SEGMENTS: &str = "keyshard_fleet_segment";
+pub(crate) const FLEET: &str = "keyshard_fleet";
+pub(crate) const SEGMENTS: &str = "keyshard_fleet_segment";
 const COLUMNS: &str = "repository_id, worker_id, repository, instance_id, epoch, mark, since, \
                        renewed_at, ttl, layout";
 

@@ -14,14 +14,11 @@ use sqlx::{Executor, Row};
 use crate::db::{Dialect, Pool, on_pool};
 use crate::{Claim, ComputeNode, CoordinationError, Instance, Repository, WORKER_IDS};
 
-const WORKERS: &str = "keyshard_worker_id";
-const SEGMENTS: &str = "keyshard_segment";
-const SERVICE_TIMES: &str = "keyshard_service_time";
-const DECISIONS: &str = "keyshard_xa_decision";
-const IDENTITY: &str = "keyshard_repository";
-
-/// The tables a JDBC repository keeps in its database.
-pub const TABLES: &[&str] = &[WORKERS, SEGMENTS, SERVICE_TIMES, DECISIONS, IDENTITY];
+pub(crate) const WORKERS: &str = "keyshard_worker_id";
+pub(crate) const SEGMENTS: &str = "keyshard_segment";
+pub(crate) const SERVICE_TIMES: &str = "keyshard_service_time";
+pub(crate) const DECISIONS: &str = "keyshard_xa_decision";
+pub(crate) const IDENTITY: &str = "keyshard_repository";
 
 /// The statement that records a commit decision for `gtrid` (a Keyshard transaction id: no
 /// quoting needed) in a database of `kind`. Run inside a transaction on the repository's own

@@ -24,9 +24,21 @@ use futures_util::future::BoxFuture;
 
 pub use error::CoordinationError;
 pub use fleet::FleetRecords;
-pub use jdbc::{JdbcRepository, TABLES, commit_decision_sql};
+pub use jdbc::{JdbcRepository, commit_decision_sql};
 pub use keeper::{Keeper, KeeperSettings, WorkerIdStatus};
 pub use zookeeper::{ZooKeeperRepository, ZooKeeperSettings};
+
+/// Keyshard's own tables in a data source (the JDBC repository's and the fleet records'):
+/// never a client's single table, never listed as one.
+pub const TABLES: &[&str] = &[
+    jdbc::WORKERS,
+    jdbc::SEGMENTS,
+    jdbc::SERVICE_TIMES,
+    jdbc::DECISIONS,
+    jdbc::IDENTITY,
+    fleet::FLEET,
+    fleet::SEGMENTS,
+];
 
 /// Worker ids are 10 bits.
 pub const WORKER_IDS: u16 = 1024;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use keyshard_config::{Config, DatabaseKind};
 use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
@@ -90,17 +90,23 @@ impl Server {
             .map(Tls::load)
             .transpose()?
             .map(Arc::new);
-        // Bound (so the instance knows its address) but not listening until the worker id is
-        // held and the engine is up: a client connecting earlier is refused at once rather
-        // than left waiting on an instance that may still fail to start.
-        let mysql = config.server.mysql.map(reserve).transpose()?;
+        let mysql = match config.server.mysql {
+            Some(address) => Some(listen(address).await?),
+            None => None,
+        };
         let postgres_address = config.server.postgres;
-        let postgres_socket = postgres_address.map(reserve).transpose()?;
-        let metrics = config.server.metrics.map(reserve).transpose()?;
-        let address = [&mysql, &postgres_socket]
+        let postgres_listener = match postgres_address {
+            Some(address) => Some(listen(address).await?),
+            None => None,
+        };
+        let metrics = match config.server.metrics {
+            Some(address) => Some(listen(address).await?),
+            None => None,
+        };
+        let address = [&mysql, &postgres_listener]
             .into_iter()
             .flatten()
-            .filter_map(|s| s.local_addr().ok())
+            .filter_map(|l| l.local_addr().ok())
             .map(|a| a.to_string())
             .collect::<Vec<_>>()
             .join(",");
@@ -117,9 +123,6 @@ impl Server {
                 return Err(e.into());
             }
         };
-        let mysql = mysql.map(listen).transpose()?;
-        let postgres_listener = postgres_socket.map(listen).transpose()?;
-        let metrics = metrics.map(listen).transpose()?;
         let postgres = postgres_listener.map(|listener| {
             (
                 listener,
@@ -278,29 +281,9 @@ fn refuse(mut stream: TcpStream, refusal: Vec<u8>) {
     });
 }
 
-/// A socket bound to `address`, not yet listening.
-fn reserve(address: SocketAddr) -> Result<TcpSocket, ServerError> {
-    let bind = || {
-        let socket = if address.is_ipv4() {
-            TcpSocket::new_v4()?
-        } else {
-            TcpSocket::new_v6()?
-        };
-        // As `TcpListener::bind` does: a restarted proxy must not wait out TIME_WAIT.
-        #[cfg(unix)]
-        socket.set_reuseaddr(true)?;
-        socket.bind(address)?;
-        Ok(socket)
-    };
-    bind().map_err(|source| ServerError::Bind { address, source })
-}
-
-fn listen(socket: TcpSocket) -> Result<TcpListener, ServerError> {
-    let address = socket
-        .local_addr()
-        .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
-    socket
-        .listen(1024)
+async fn listen(address: SocketAddr) -> Result<TcpListener, ServerError> {
+    TcpListener::bind(address)
+        .await
         .map_err(|source| ServerError::Bind { address, source })
 }
 
