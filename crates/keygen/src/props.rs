@@ -6,6 +6,15 @@ use crate::KeyGenError;
 /// Generator properties as configured, as ShardingSphere's `props:` (name → text value).
 pub type Props = BTreeMap<String, String>;
 
+/// Properties from `name, value` pairs, for tests.
+#[cfg(test)]
+pub(crate) fn props_of(pairs: &[(&str, &str)]) -> Props {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// Rejects any property not in `allowed`, naming it and what is allowed.
 pub(crate) fn check_known(
     generator: &'static str,

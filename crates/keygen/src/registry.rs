@@ -182,13 +182,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn props(pairs: &[(&str, &str)]) -> Props {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::props::props_of as props;
 
     fn type_of(type_name: &str, lease: Option<&Arc<WorkerLease>>) -> &'static str {
         build(type_name, &Props::new(), lease)

@@ -330,6 +330,18 @@ async fn worker_epoch(shards: &Shards, worker_id: u16) -> i64 {
     epoch
 }
 
+/// A proxy on `yaml` with `t_order` created through it, and the keys of `count` rows.
+async fn start_and_insert(yaml: &str, count: usize) -> (Proxy, Vec<i64>) {
+    let proxy = Proxy::start(yaml).await;
+    let mut conn = MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    conn.execute(CREATE).await.unwrap();
+    conn.close().await.unwrap();
+    let keys = insert(proxy.url("root", "root"), count).await;
+    (proxy, keys)
+}
+
 fn assert_all_distinct_and_stored(acknowledged: &[i64], mut stored: Vec<i64>) {
     let distinct: HashSet<i64> = acknowledged.iter().copied().collect();
     assert_eq!(
@@ -364,13 +376,7 @@ async fn a_second_repository_waits_for_the_first_then_starts_above_it(first: &st
             config(&shards, Repo::ZooKeeper, second, None, 10)
         },
     );
-    let a = Proxy::start(&first).await;
-    let mut conn = MySqlConnection::connect(&a.url("root", "root"))
-        .await
-        .unwrap();
-    conn.execute(CREATE).await.unwrap();
-    conn.close().await.unwrap();
-    let mut from_a = insert(a.url("root", "root"), 40).await;
+    let (a, mut from_a) = start_and_insert(&first, 40).await;
 
     let refusal = match Proxy::try_start(&second).await {
         Ok(_) => panic!("a second repository started beside a live fleet"),
@@ -424,13 +430,7 @@ async fn a_second_zookeeper_namespace_over_the_same_shards_waits_for_the_first()
 async fn a_repository_restored_under_a_running_fleet_hands_out_no_key_twice() {
     let shards = Shards::mariadb().await;
     let yaml = config(&shards, Repo::Jdbc, "", None, 9);
-    let a = Proxy::start(&yaml).await;
-    let mut conn = MySqlConnection::connect(&a.url("root", "root"))
-        .await
-        .unwrap();
-    conn.execute(CREATE).await.unwrap();
-    conn.close().await.unwrap();
-    let mut acknowledged = insert(a.url("root", "root"), 20).await;
+    let (a, mut acknowledged) = start_and_insert(&yaml, 20).await;
     let held = *worker_ids(&acknowledged).iter().next().unwrap();
 
     // The backup: the id free, one claim fewer, no mark.
@@ -491,13 +491,7 @@ async fn a_repository_restored_under_a_running_fleet_hands_out_no_key_twice() {
 async fn an_epoch_behind_the_shards_is_caught_up_before_generating() {
     let shards = Shards::mariadb().await;
     let yaml = config(&shards, Repo::Jdbc, "", None, 9);
-    let a = Proxy::start(&yaml).await;
-    let mut conn = MySqlConnection::connect(&a.url("root", "root"))
-        .await
-        .unwrap();
-    conn.execute(CREATE).await.unwrap();
-    conn.close().await.unwrap();
-    let mut acknowledged = insert(a.url("root", "root"), 20).await;
+    let (a, mut acknowledged) = start_and_insert(&yaml, 20).await;
     let held = *worker_ids(&acknowledged).iter().next().unwrap();
     a.stop().await;
     let used = worker_epoch(&shards, held).await;

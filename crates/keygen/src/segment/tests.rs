@@ -5,13 +5,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::*;
-
-fn props(pairs: &[(&str, &str)]) -> Props {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
+use crate::props::props_of as props;
 
 fn generator(pairs: &[(&str, &str)]) -> Arc<SegmentGenerator> {
     Arc::new(SegmentGenerator::from_props(&props(pairs)).unwrap())

@@ -181,13 +181,7 @@ impl fmt::Display for Snowflake {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn props(pairs: &[(&str, &str)]) -> Props {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::props::props_of as props;
 
     const NOW: i64 = 1_796_000_000_000;
 

@@ -40,12 +40,7 @@ impl Clock for FixedTimeService {
     }
 }
 
-fn props(pairs: &[(&str, &str)]) -> Props {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
+use crate::props::props_of as props;
 
 fn generator(n: u32, pairs: &[(&str, &str)]) -> SnowflakeGenerator<FixedTimeService> {
     SnowflakeGenerator::with_clock(&props(pairs), FixedTimeService::new(n)).unwrap()
