@@ -59,6 +59,8 @@ struct Shared {
     lease: Arc<WorkerLease>,
     /// The configured `worker-id`, which every claim asks for.
     preferred: Option<u16>,
+    /// `worker-id-fallback: any`: while the configured id is held, any free one will do.
+    any_when_held: bool,
     /// LEAF_SNOWFLAKE services and their tolerance, for the registry time check.
     services: Vec<(String, i64)>,
     /// The current claim, `None` while none is held.
@@ -104,6 +106,9 @@ impl Keeper {
             repository_description: repository.describe(),
             repository,
             preferred: preferred_worker_id(registry)?,
+            any_when_held: registry.iter().any(
+                |(_, c)| matches!(&c.built, Built::Snowflake(g) if g.any_worker_id_when_held()),
+            ),
             services: leaf_services(registry),
             lease: Arc::clone(registry.lease()),
             settings,
@@ -318,9 +323,21 @@ impl Shared {
     /// given back.
     async fn claim_checked(&self) -> Result<(), CoordinationError> {
         let instance = &self.settings.instance;
-        let claim = self
+        let claim = match self
             .call(self.repository.claim(instance, self.preferred))
-            .await?;
+            .await
+        {
+            Err(CoordinationError::WorkerIdHeld {
+                worker_id, holder, ..
+            }) if self.any_when_held => {
+                tracing::warn!(
+                    "the configured worker id {worker_id} is held by {holder}: taking a free \
+                     one (worker-id-fallback: any)"
+                );
+                self.call(self.repository.claim(instance, None)).await?
+            }
+            claimed => claimed?,
+        };
         // The repository gives the lowest free id: one beyond the layout means every id it
         // carries is held.
         let granted = if claim.worker_id > self.max_worker_id {
@@ -419,6 +436,9 @@ impl Shared {
     /// again until it succeeds.
     async fn keep_worker_id(self: Arc<Self>, mut stopped: watch::Receiver<bool>) {
         let mut pause = self.ttl() / 3;
+        // Since when the configured worker id has been held by another instance: said once,
+        // not at every retry.
+        let mut held_since: Option<Instant> = None;
         loop {
             tokio::select! {
                 _ = stopped.changed() => return,
@@ -430,7 +450,29 @@ impl Shared {
                 None => self.claim_and_grant().await,
             };
             pause = match outcome {
-                Ok(()) => self.ttl() / 3,
+                Ok(()) => {
+                    if let Some(since) = held_since.take() {
+                        tracing::info!(
+                            "the configured worker id is this instance's again after {:.1} s",
+                            since.elapsed().as_secs_f64()
+                        );
+                    }
+                    self.ttl() / 3
+                }
+                Err(CoordinationError::WorkerIdHeld {
+                    worker_id, holder, ..
+                }) => {
+                    if held_since.is_none() {
+                        held_since = Some(Instant::now());
+                        tracing::error!(
+                            "the configured worker id {worker_id} is held by {holder}; no keys \
+                             are generated until it is free, claimed again every {:?} \
+                             (worker-id-fallback: any takes a free id instead)",
+                            self.settings.retry_interval
+                        );
+                    }
+                    self.settings.retry_interval
+                }
                 Err(e) => {
                     tracing::warn!("coordination: {e}");
                     self.settings.retry_interval

@@ -416,3 +416,42 @@ async fn claims_stay_within_the_key_layout() {
     a.stop().await;
     b.stop().await;
 }
+
+/// `worker-id-fallback: any`: with the configured worker id held by a live instance, the
+/// instance starts with a free one, and takes another free one when its own is taken over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_worker_id_held_elsewhere_falls_back_to_a_free_one_when_asked() {
+    let source = sqlite("fallback");
+    let repository = jdbc(&source, Duration::from_secs(2)).await;
+    let fixed = || registry("snowflake", "SNOWFLAKE", &[("worker-id", "5")]);
+    let any = || {
+        registry(
+            "snowflake",
+            "SNOWFLAKE",
+            &[("worker-id", "5"), ("worker-id-fallback", "any")],
+        )
+    };
+    let (holder, second) = (fixed(), any());
+    let first = Keeper::start(repository.clone(), &holder, settings("holder"))
+        .await
+        .unwrap();
+    let keeper = Keeper::start(repository.clone(), &second, settings("second"))
+        .await
+        .unwrap();
+    assert_eq!(worker_of(&holder, "snowflake"), 5);
+    assert_eq!(worker_of(&second, "snowflake"), 0);
+    first.stop().await;
+    keeper.stop().await;
+    // The default waits: start-up fails naming the holder.
+    let first = Keeper::start(repository.clone(), &fixed(), settings("holder"))
+        .await
+        .unwrap();
+    let refused = Keeper::start(repository.clone(), &fixed(), settings("third"))
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        refused,
+        CoordinationError::WorkerIdHeld { worker_id: 5, .. }
+    ));
+    first.stop().await;
+}

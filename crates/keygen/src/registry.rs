@@ -212,8 +212,9 @@ mod tests {
         let err = build("SNOWFLAKE", &props(&[("worker_id", "1")]), None).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown property 'worker_id' for SNOWFLAKE (allowed: worker-id, max-vibration-offset, \
-             max-tolerate-time-difference-milliseconds, epoch, worker-id-bits, sequence-bits)"
+            "unknown property 'worker_id' for SNOWFLAKE (allowed: worker-id, worker-id-fallback, \
+             max-vibration-offset, max-tolerate-time-difference-milliseconds, epoch, \
+             worker-id-bits, sequence-bits)"
         );
         let err = build("UUID", &props(&[("versoin", "7")]), None).unwrap_err();
         assert!(err.to_string().contains("'versoin'"), "{err}");

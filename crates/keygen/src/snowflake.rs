@@ -25,6 +25,9 @@ pub const MAX_BLOCK: usize = 4096;
 
 /// ShardingSphere 5's SNOWFLAKE property names.
 pub const PROP_WORKER_ID: &str = "worker-id";
+/// Keyshard's own: what to do when the configured `worker-id` is held by another instance,
+/// `wait` (the default) for it or take `any` free one.
+pub const PROP_WORKER_ID_FALLBACK: &str = "worker-id-fallback";
 const PROP_MAX_VIBRATION_OFFSET: &str = "max-vibration-offset";
 const PROP_MAX_TOLERATE: &str = "max-tolerate-time-difference-milliseconds";
 
@@ -58,10 +61,12 @@ struct Tuning {
 enum Worker {
     /// Configured and trusted as is: the command line, previews and tests.
     Fixed(Grant),
-    /// Leased through the coordination layer; `preferred` is the configured `worker-id`.
+    /// Leased through the coordination layer; `preferred` is the configured `worker-id`,
+    /// `any_when_held` whether another free id will do while it is held.
     Leased {
         lease: Arc<WorkerLease>,
         preferred: Option<u16>,
+        any_when_held: bool,
     },
 }
 
@@ -132,6 +137,7 @@ impl SnowflakeGenerator<SystemClock> {
             Worker::Leased {
                 lease,
                 preferred: None,
+                any_when_held: false,
             },
             Tuning {
                 layout: Layout::SHARDINGSPHERE,
@@ -167,10 +173,26 @@ impl<C: Clock> SnowflakeGenerator<C> {
         clock: C,
     ) -> Result<Self, KeyGenError> {
         let (preferred, tuning) = Self::snowflake_props(props, &clock)?;
+        let any_when_held = match props.get(PROP_WORKER_ID_FALLBACK).map(|v| v.trim()) {
+            None => false,
+            Some(v) if v.eq_ignore_ascii_case("wait") => false,
+            Some(v) if v.eq_ignore_ascii_case("any") => true,
+            Some(v) => {
+                return Err(KeyGenError::InvalidProperty {
+                    name: PROP_WORKER_ID_FALLBACK.to_owned(),
+                    value: v.to_owned(),
+                    expected: "wait or any".to_owned(),
+                });
+            }
+        };
         Ok(Self::new(
             "SNOWFLAKE",
             clock,
-            Worker::Leased { lease, preferred },
+            Worker::Leased {
+                lease,
+                preferred,
+                any_when_held,
+            },
             tuning,
         ))
     }
@@ -181,6 +203,7 @@ impl<C: Clock> SnowflakeGenerator<C> {
             props,
             &[
                 PROP_WORKER_ID,
+                PROP_WORKER_ID_FALLBACK,
                 PROP_MAX_VIBRATION_OFFSET,
                 PROP_MAX_TOLERATE,
                 PROP_EPOCH,
@@ -243,6 +266,18 @@ impl<C: Clock> SnowflakeGenerator<C> {
             Worker::Fixed(_) => None,
             Worker::Leased { preferred, .. } => *preferred,
         }
+    }
+
+    /// Whether any free worker id will do while the configured one is held
+    /// (`worker-id-fallback: any`).
+    pub fn any_worker_id_when_held(&self) -> bool {
+        matches!(
+            self.worker,
+            Worker::Leased {
+                any_when_held: true,
+                ..
+            }
+        )
     }
 
     /// The largest backward clock step ridden out instead of refused.
