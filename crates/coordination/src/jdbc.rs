@@ -503,6 +503,15 @@ impl Repository for JdbcRepository {
         Box::pin(self.raise_segment_impl(key, at_least))
     }
 
+    fn clock_millis(&self) -> BoxFuture<'_, Result<i64, CoordinationError>> {
+        Box::pin(async move {
+            let sql = format!("SELECT {}", self.dialect().now);
+            Ok(on_pool!(&self.pool, pool => sqlx::query_scalar(&sql)
+                .fetch_one(pool)
+                .await?))
+        })
+    }
+
     fn service_time<'a>(
         &'a self,
         service: &'a str,

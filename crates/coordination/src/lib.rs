@@ -156,6 +156,11 @@ pub trait Repository: Send + Sync + fmt::Debug {
         at_least: i64,
     ) -> BoxFuture<'a, Result<(), CoordinationError>>;
 
+    /// The repository's own clock, in milliseconds since the Unix epoch: the reference that
+    /// tells an instance whose clock is behind from one that recorded a time from a clock
+    /// ahead (LEAF_SNOWFLAKE's registry time check).
+    fn clock_millis(&self) -> BoxFuture<'_, Result<i64, CoordinationError>>;
+
     /// The time last recorded for `service` (LEAF_SNOWFLAKE's registry time check), if any.
     fn service_time<'a>(
         &'a self,

@@ -357,6 +357,27 @@ async fn segments_of_two_repositories_over_one_shard_never_overlap(db: Database)
     }
 }
 
+/// The database's clock, and one identity per repository database, kept across connections.
+async fn the_database_s_clock_and_the_repository_s_identity(db: Database) {
+    let source = fresh(db).await;
+    let (a, b) = (
+        repository(&source, MINUTE).await,
+        repository(&source, MINUTE).await,
+    );
+    let now = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
+    let clock = a.clock_millis().await.unwrap();
+    assert!((clock - now).abs() < 5_000, "{clock} against {now}");
+    assert_eq!(a.identity(), b.identity());
+    let other = repository(&fresh(db).await, MINUTE).await;
+    assert_ne!(a.identity(), other.identity());
+}
+
 macro_rules! on_every_database {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
@@ -389,4 +410,5 @@ on_every_database!(
     the_first_decision_stands,
     the_shards_tell_a_second_repository_from_the_first,
     segments_of_two_repositories_over_one_shard_never_overlap,
+    the_database_s_clock_and_the_repository_s_identity,
 );

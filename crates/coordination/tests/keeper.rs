@@ -176,13 +176,19 @@ async fn leaf_snowflake_refuses_a_clock_behind_the_registry() {
     keeper.stop().await;
     let recorded = repository.service_time("orders").await.unwrap().unwrap();
     assert!((SystemClock.now_millis() - recorded).abs() < 10_000);
-    // Another instance of the service recorded a time 5 s ahead of this clock: refused.
+    // Another instance of the service recorded a time 5 s ahead of this clock, and the
+    // repository's clock agrees with that instance (this clock is 5 s behind both): refused.
     repository
         .record_service_time("orders", SystemClock.now_millis() + 5_000)
         .await
         .unwrap();
+    let ahead = Arc::new(Slow {
+        inner: repository.clone(),
+        delay: Duration::ZERO,
+        clock_ahead: 5_000,
+    });
     let refused = Keeper::start(
-        repository,
+        ahead,
         &registry("leaf", "LEAF_SNOWFLAKE", leaf),
         settings("b"),
     )
@@ -194,11 +200,13 @@ async fn leaf_snowflake_refuses_a_clock_behind_the_registry() {
     );
 }
 
-/// A repository whose segment fetches take `delay`, as a distant database would.
+/// A repository whose segment fetches take `delay`, as a distant database would, and whose
+/// clock is `clock_ahead` milliseconds ahead of this one's.
 #[derive(Debug)]
 struct Slow {
     inner: Arc<JdbcRepository>,
     delay: Duration,
+    clock_ahead: i64,
 }
 
 impl Repository for Slow {
@@ -255,6 +263,9 @@ impl Repository for Slow {
     ) -> BoxFuture<'a, Result<(), CoordinationError>> {
         self.inner.raise_segment(key, at_least)
     }
+    fn clock_millis(&self) -> BoxFuture<'_, Result<i64, CoordinationError>> {
+        Box::pin(async move { Ok(self.inner.clock_millis().await? + self.clock_ahead) })
+    }
     fn service_time<'a>(
         &'a self,
         service: &'a str,
@@ -286,6 +297,7 @@ async fn segments_are_fetched_ahead_so_statements_never_wait_for_a_slow_reposito
     let slow = Arc::new(Slow {
         inner: jdbc(&source, Duration::from_secs(60)).await,
         delay: Duration::from_millis(50),
+        clock_ahead: 0,
     });
     let generators = registry(
         "segment",
@@ -454,4 +466,47 @@ async fn a_configured_worker_id_held_elsewhere_falls_back_to_a_free_one_when_ask
         CoordinationError::WorkerIdHeld { worker_id: 5, .. }
     ));
     first.stop().await;
+}
+
+/// LEAF_SNOWFLAKE: one instance with its clock a minute ahead recorded its time; correctly
+/// clocked instances, whose clocks agree with the repository's, still start (and the time
+/// they record never runs ahead of the repository's clock).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_clock_ahead_does_not_lock_the_service_out() {
+    let source = sqlite("leaf_ahead");
+    let repository = jdbc(&source, Duration::from_secs(60)).await;
+    let leaf = &[
+        ("service.id", "orders"),
+        ("max.tolerate.time.difference.milliseconds", "100"),
+    ][..];
+    repository
+        .record_service_time("orders", SystemClock.now_millis() + 60_000)
+        .await
+        .unwrap();
+    let generators = registry("leaf", "LEAF_SNOWFLAKE", leaf);
+    let keeper = Keeper::start(repository.clone(), &generators, settings("good"))
+        .await
+        .unwrap();
+    assert!(generators.get("leaf").unwrap().next_key().is_ok());
+    keeper.stop().await;
+
+    // A fresh registry: an instance with its clock a minute ahead records no more than the
+    // repository's clock (plus the tolerance).
+    let source = sqlite("leaf_capped");
+    let repository = jdbc(&source, Duration::from_secs(60)).await;
+    let behind = Arc::new(Slow {
+        inner: repository.clone(),
+        delay: Duration::ZERO,
+        clock_ahead: -60_000,
+    });
+    let keeper = Keeper::start(
+        behind,
+        &registry("leaf", "LEAF_SNOWFLAKE", leaf),
+        settings("bad"),
+    )
+    .await
+    .unwrap();
+    keeper.stop().await;
+    let recorded = repository.service_time("orders").await.unwrap().unwrap();
+    assert!(recorded <= SystemClock.now_millis() - 59_000, "{recorded}");
 }

@@ -472,3 +472,26 @@ async fn the_first_decision_stands() {
     a.forget(&forgotten).await.unwrap();
     assert!(b.decide("ks-1-1-0", true).await.unwrap());
 }
+
+/// The servers' clock (a node's modification time, written now) and the repository's
+/// identity, the same for every session of one namespace and another for another namespace.
+#[tokio::test]
+#[ignore = "needs ZooKeeper (KEYSHARD_TEST_ZOOKEEPER)"]
+async fn the_servers_clock_and_the_namespace_s_identity() {
+    let ns = fresh_namespace();
+    let (a, b) = (repository(&ns).await, repository(&ns).await);
+    let now = i64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let clock = a.clock_millis().await.unwrap();
+        assert!((clock - now).abs() < 5_000, "{clock} against {now}");
+    }
+    assert_eq!(a.identity(), b.identity());
+    let other = repository(&fresh_namespace()).await;
+    assert_ne!(a.identity(), other.identity());
+}

@@ -10,6 +10,7 @@
 //! - `keyshard/worker_id_hwm/<id>`: persistent, the id's time high-water mark (decimal millis).
 //! - `keyshard/segment/<key>`: persistent, the last value handed out of the sequence `key`.
 //! - `keyshard/service_time/<service>`: persistent, the last time recorded for `service`.
+//! - `keyshard/clock`: persistent, written to read the servers' clock (its modification time).
 //! - `keyshard/repository_id`: persistent, the repository's identity (a UUID, made by the first
 //!   instance to connect).
 //!
@@ -217,6 +218,10 @@ impl Repository for ZooKeeperRepository {
         at_least: i64,
     ) -> BoxFuture<'a, Result<(), CoordinationError>> {
         self.raise_sequence(key, at_least).boxed()
+    }
+
+    fn clock_millis(&self) -> BoxFuture<'_, Result<i64, CoordinationError>> {
+        self.server_clock().boxed()
     }
 
     fn service_time<'a>(

@@ -30,6 +30,10 @@ impl ZooKeeperRepository {
         format!("{}/keyshard/segment/{key}", self.root)
     }
 
+    pub(super) fn clock_path(&self) -> String {
+        format!("{}/keyshard/clock", self.root)
+    }
+
     pub(super) fn identity_path(&self) -> String {
         format!("{}/keyshard/repository_id", self.root)
     }

@@ -1,5 +1,7 @@
 //! Segments and service times: numbers every instance moves forward together, by
-//! compare-and-set.
+//! compare-and-set; and the servers' clock.
+
+use zookeeper_client as zk;
 
 use super::ZooKeeperRepository;
 use super::nodes::check_name;
@@ -49,6 +51,22 @@ impl ZooKeeperRepository {
         })
         .await?;
         Ok(())
+    }
+
+    /// The ZooKeeper servers' clock: the modification time of a node written now.
+    pub(super) async fn server_clock(&self) -> Result<i64, CoordinationError> {
+        let client = self.live_client().await?;
+        let path = self.clock_path();
+        let written = match self.call(client.set_data(&path, b"", None)).await? {
+            Err(zk::Error::NoNode) => {
+                self.create(&client, &path, b"", zk::CreateMode::Persistent)
+                    .await?
+            }
+            other => other,
+        };
+        written
+            .map(|stat| stat.mtime)
+            .map_err(|err| super::nodes::zk_error(&path, err))
     }
 
     pub(super) async fn read_service_time(

@@ -136,6 +136,9 @@ impl Repository for Silent {
     fn raise_segment<'a>(&'a self, _: &'a str, _: i64) -> Pending<'a, ()> {
         pending()
     }
+    fn clock_millis(&self) -> Pending<'_, i64> {
+        pending()
+    }
     fn service_time<'a>(&'a self, _: &'a str) -> Pending<'a, Option<i64>> {
         pending()
     }
