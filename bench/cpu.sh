@@ -16,8 +16,8 @@
 #     -M extended and -M prepared).
 #     pgbench -M prepared (named statements) against pgbouncer in session pooling, since
 #     pgbouncer before 1.21 cannot keep prepared statements under transaction pooling.
-#   MySQL, against HAProxy (TCP relay, nbthread 1): sysbench INSERT as text (COM_QUERY) and as
-#     server-side prepared statements (COM_STMT_EXECUTE), and a point SELECT.
+#   MySQL, against HAProxy (TCP relay, nbthread 1): sysbench INSERT and a point SELECT, each as
+#     text (COM_QUERY) and as a server-side prepared statement (COM_STMT_EXECUTE).
 #   Both: a read by user_id with ORDER BY order_id DESC LIMIT 10, which Keyshard sends to the
 #     two tables of one data source and merges (ten rows from each), and the same read of
 #     t_recent, which one node answers; the summary also prints the merge's Keyshard CPU over
@@ -333,6 +333,9 @@ LUA
   [ "$BULK_ONLY" = 1 ] || compare "MySQL point SELECT text" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
     ks_my bench/select.lua --threads="$CLIENTS" --events="$statements" -- \
     relay bench/select.lua --threads="$CLIENTS" --events="$statements"
+  [ "$BULK_ONLY" = 1 ] || compare "MySQL point SELECT prepared" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
+    ks_my bench/prepared_select.lua --threads="$CLIENTS" --events="$statements" -- \
+    relay bench/prepared_select.lua --threads="$CLIENTS" --events="$statements"
   [ "$BULK_ONLY" = 1 ] || compare "MySQL merge SELECT text" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
     ks_my bench/merge.lua --threads="$CLIENTS" --events="$statements" -- \
     relay bench/merge.lua --threads="$CLIENTS" --events="$statements"

@@ -383,14 +383,11 @@ impl Shared {
             self.check_and_grant(&claim).await
         };
         if let Err(
-            e @ (CoordinationError::Fleet { .. }
+            CoordinationError::Fleet { .. }
             | CoordinationError::EpochBehind { .. }
-            | CoordinationError::NoFreeWorkerIdInLayout { .. }),
+            | CoordinationError::NoFreeWorkerIdInLayout { .. },
         ) = &granted
         {
-            if matches!(e, CoordinationError::Fleet { .. }) {
-                tracing::error!("{e}");
-            }
             let release = self
                 .repository
                 .release(instance, &claim, claim.high_water_millis);
@@ -471,9 +468,8 @@ impl Shared {
     /// again until it succeeds.
     async fn keep_worker_id(self: Arc<Self>, mut stopped: watch::Receiver<bool>) {
         let mut pause = self.ttl() / 3;
-        // Since when the configured worker id has been held by another instance: said once,
-        // not at every retry.
-        let mut held_since: Option<Instant> = None;
+        // What keeps failing, and since when: said once, not at every retry.
+        let mut failing: Option<(String, Instant)> = None;
         loop {
             tokio::select! {
                 _ = stopped.changed() => return,
@@ -486,30 +482,30 @@ impl Shared {
             };
             pause = match outcome {
                 Ok(()) => {
-                    if let Some(since) = held_since.take() {
+                    if let Some((_, since)) = failing.take() {
                         tracing::info!(
-                            "the configured worker id is this instance's again after {:.1} s",
+                            "coordination: working again after {:.1} s",
                             since.elapsed().as_secs_f64()
                         );
                     }
                     self.ttl() / 3
                 }
-                Err(CoordinationError::WorkerIdHeld {
-                    worker_id, holder, ..
-                }) => {
-                    if held_since.is_none() {
-                        held_since = Some(Instant::now());
-                        tracing::error!(
+                Err(e) => {
+                    let text = match &e {
+                        CoordinationError::WorkerIdHeld {
+                            worker_id, holder, ..
+                        } => format!(
                             "the configured worker id {worker_id} is held by {holder}; no keys \
                              are generated until it is free, claimed again every {:?} \
                              (worker-id-fallback: any takes a free id instead)",
                             self.settings.retry_interval
-                        );
+                        ),
+                        other => format!("coordination: {other}"),
+                    };
+                    if failing.as_ref().is_none_or(|(said, _)| *said != text) {
+                        tracing::error!("{text}");
+                        failing = Some((text, Instant::now()));
                     }
-                    self.settings.retry_interval
-                }
-                Err(e) => {
-                    tracing::warn!("coordination: {e}");
                     self.settings.retry_interval
                 }
             };
