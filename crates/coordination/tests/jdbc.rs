@@ -357,6 +357,22 @@ async fn segments_of_two_repositories_over_one_shard_never_overlap(db: Database)
     }
 }
 
+/// A sequence raised above another repository's keys continues above them; raising never
+/// lowers it, and a sequence that does not exist yet starts above the raise.
+async fn a_raised_sequence_continues_above_the_raise(db: Database) {
+    let repository = repository(&fresh(db).await, MINUTE).await;
+    repository.raise_segment("orders", 500).await.unwrap();
+    assert_eq!(
+        repository.next_segment("orders", 1, 10).await.unwrap(),
+        (501, 510)
+    );
+    repository.raise_segment("orders", 100).await.unwrap();
+    assert_eq!(
+        repository.next_segment("orders", 1, 10).await.unwrap(),
+        (511, 520)
+    );
+}
+
 /// The database's clock, and one identity per repository database, kept across connections.
 async fn the_database_s_clock_and_the_repository_s_identity(db: Database) {
     let source = fresh(db).await;
@@ -411,4 +427,5 @@ on_every_database!(
     the_shards_tell_a_second_repository_from_the_first,
     segments_of_two_repositories_over_one_shard_never_overlap,
     the_database_s_clock_and_the_repository_s_identity,
+    a_raised_sequence_continues_above_the_raise,
 );

@@ -495,3 +495,27 @@ async fn the_servers_clock_and_the_namespace_s_identity() {
     let other = repository(&fresh_namespace()).await;
     assert_ne!(a.identity(), other.identity());
 }
+
+/// A sequence raised above keys another repository handed out takes its next segment above
+/// them (how a LEAF_SEGMENT fleet continues above a second repository's keys); raising never
+/// lowers it.
+#[tokio::test]
+#[ignore = "needs ZooKeeper (KEYSHARD_TEST_ZOOKEEPER)"]
+async fn a_raised_sequence_continues_above_the_raise() {
+    let repository = repository(&fresh_namespace()).await;
+    repository.raise_segment("orders", 500).await.unwrap();
+    assert_eq!(
+        repository.next_segment("orders", 1, 10).await.unwrap(),
+        (501, 510)
+    );
+    repository.raise_segment("orders", 100).await.unwrap();
+    assert_eq!(
+        repository.next_segment("orders", 1, 10).await.unwrap(),
+        (511, 520)
+    );
+    repository.raise_segment("orders", 1_000).await.unwrap();
+    assert_eq!(
+        repository.next_segment("orders", 1, 10).await.unwrap(),
+        (1_001, 1_010)
+    );
+}
