@@ -191,3 +191,46 @@ fn serve_refuses_xa_where_a_data_source_cannot_prepare() {
         "{stderr}"
     );
 }
+
+/// An instance claims its worker id before it listens: while it fails to reach its
+/// coordination repository (here a port nothing listens on, tried three more times), its own
+/// port refuses connections, and it exits without ever having accepted one.
+#[test]
+fn an_instance_listens_only_once_its_worker_id_is_held() {
+    let dir = TempDir::new("cli_claim_first");
+    let port = common::free_port();
+    let unreachable = common::free_port();
+    let yaml = format!(
+        "mode:\n  type: Standalone\n  repository:\n    type: JDBC\n    props:\n      \
+         jdbc_url: mysql://root@127.0.0.1:{unreachable}/nowhere\n      maxRetries: 3\n      \
+         retryIntervalMilliseconds: 400\n      operationTimeoutMilliseconds: 400\n{}",
+        common::default_without_mode()
+            .replace("../data/", "data/")
+            .replace("127.0.0.1:3307", &format!("127.0.0.1:{port}"))
+    );
+    let path = dir.0.join("keyshard.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let mut serving = common::serve(&path);
+    let started = std::time::Instant::now();
+    let mut refused = 0;
+    let status = loop {
+        if let Some(status) = serving.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+            "the instance listened before it held a worker id"
+        );
+        refused += 1;
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "never exited"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    assert!(
+        refused > 10,
+        "the instance exited too soon to tell ({refused} tries)"
+    );
+}

@@ -90,39 +90,55 @@ impl Server {
             .map(Tls::load)
             .transpose()?
             .map(Arc::new);
-        let mysql = match config.server.mysql {
-            Some(address) => Some(listen(address).await?),
-            None => None,
+        // A port the configuration fixes is known without binding it: the instance claims its
+        // worker id and starts its engine first and listens only then, so no client connects
+        // to an instance that may still fail to start. Port 0 (any free port: tests,
+        // embedding) is known only once bound.
+        let addresses = [
+            config.server.mysql,
+            config.server.postgres,
+            config.server.metrics,
+        ];
+        let early = match addresses.iter().flatten().any(|a| a.port() == 0) {
+            true => Some(Listeners::bind(addresses).await?),
+            false => None,
         };
-        let postgres_address = config.server.postgres;
-        let postgres_listener = match postgres_address {
-            Some(address) => Some(listen(address).await?),
-            None => None,
+        let address = match &early {
+            Some(listeners) => listeners.address(),
+            None => [config.server.mysql, config.server.postgres]
+                .iter()
+                .flatten()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
         };
-        let metrics = match config.server.metrics {
-            Some(address) => Some(listen(address).await?),
-            None => None,
-        };
-        let address = [&mysql, &postgres_listener]
-            .into_iter()
-            .flatten()
-            .filter_map(|l| l.local_addr().ok())
-            .map(|a| a.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
         // Before the engine: no statement may run before the worker id is held.
         let keeper = coordination::start(&config, address).await?;
         let repository = keeper.as_ref().map(|k| Arc::clone(k.repository()));
-        let engine = match Engine::start(config, repository).await {
-            Ok(engine) => Arc::new(engine),
+        let started = match Engine::start(config, repository).await {
+            Ok(engine) => match early {
+                Some(listeners) => Ok((Arc::new(engine), listeners)),
+                None => Listeners::bind(addresses)
+                    .await
+                    .map(|listeners| (Arc::new(engine), listeners)),
+            },
+            Err(e) => Err(e.into()),
+        };
+        let (engine, listeners) = match started {
+            Ok(started) => started,
             Err(e) => {
                 // Give the worker id back now rather than when its lease runs out.
                 if let Some(keeper) = keeper {
                     keeper.stop().await;
                 }
-                return Err(e.into());
+                return Err(e);
             }
         };
+        let Listeners {
+            mysql,
+            postgres: postgres_listener,
+            metrics,
+        } = listeners;
         let postgres = postgres_listener.map(|listener| {
             (
                 listener,
@@ -279,6 +295,41 @@ fn refuse(mut stream: TcpStream, refusal: Vec<u8>) {
         };
         let _ = tokio::time::timeout(Duration::from_secs(1), told).await;
     });
+}
+
+/// The frontends' and the metrics endpoint's listeners.
+struct Listeners {
+    mysql: Option<TcpListener>,
+    postgres: Option<TcpListener>,
+    metrics: Option<TcpListener>,
+}
+
+impl Listeners {
+    /// Listens on `[mysql, postgres, metrics]`, those that are configured.
+    async fn bind(
+        [mysql, postgres, metrics]: [Option<SocketAddr>; 3],
+    ) -> Result<Self, ServerError> {
+        let listen_on = async |address: Option<SocketAddr>| match address {
+            Some(address) => listen(address).await.map(Some),
+            None => Ok(None),
+        };
+        Ok(Self {
+            mysql: listen_on(mysql).await?,
+            postgres: listen_on(postgres).await?,
+            metrics: listen_on(metrics).await?,
+        })
+    }
+
+    /// Where the frontends listen, for operators (`SHOW COMPUTE NODES`).
+    fn address(&self) -> String {
+        [&self.mysql, &self.postgres]
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.local_addr().ok())
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
 }
 
 async fn listen(address: SocketAddr) -> Result<TcpListener, ServerError> {
