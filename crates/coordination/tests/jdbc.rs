@@ -31,8 +31,19 @@ fn unique(prefix: &str) -> String {
     )
 }
 
+/// The databases among `names` that earlier test processes left behind (their pid is in the
+/// name, and gone): the tests do not drop theirs, and the servers are shared.
+fn left_behind(names: Vec<String>) -> impl Iterator<Item = String> {
+    names.into_iter().filter(|name| {
+        let pid = name.split('_').nth(2).unwrap_or_default();
+        !pid.is_empty() && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    })
+}
+
 /// A fresh, empty database of kind `db`.
 async fn fresh(db: Database) -> DataSource {
+    static SWEPT: std::sync::Mutex<[bool; 2]> = std::sync::Mutex::new([false; 2]);
+    let first = |i: usize| !std::mem::replace(&mut SWEPT.lock().unwrap()[i], true);
     let name = unique("ks_coord");
     let (kind, url) = match db {
         Database::Sqlite => {
@@ -45,6 +56,20 @@ async fn fresh(db: Database) -> DataSource {
         Database::MariaDb => {
             let admin = std::env::var("KEYSHARD_TEST_MYSQL_URL").expect("KEYSHARD_TEST_MYSQL_URL");
             let mut conn = sqlx::MySqlConnection::connect(&admin).await.unwrap();
+            if first(0) {
+                let names = sqlx::query_scalar(
+                    "SELECT CAST(schema_name AS CHAR) FROM information_schema.schemata \
+                     WHERE schema_name LIKE 'ks\\_coord\\_%'",
+                )
+                .fetch_all(&mut conn)
+                .await
+                .unwrap_or_default();
+                for old in left_behind(names) {
+                    let _ = conn
+                        .execute(format!("DROP DATABASE IF EXISTS {old}").as_str())
+                        .await;
+                }
+            }
             conn.execute(format!("CREATE DATABASE {name}").as_str())
                 .await
                 .unwrap();
@@ -54,6 +79,19 @@ async fn fresh(db: Database) -> DataSource {
         Database::Postgres => {
             let admin = std::env::var("KEYSHARD_TEST_PG_URL").expect("KEYSHARD_TEST_PG_URL");
             let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
+            if first(1) {
+                let names = sqlx::query_scalar(
+                    "SELECT datname::text FROM pg_database WHERE datname LIKE 'ks\\_coord\\_%'",
+                )
+                .fetch_all(&mut conn)
+                .await
+                .unwrap_or_default();
+                for old in left_behind(names) {
+                    let _ = conn
+                        .execute(format!("DROP DATABASE IF EXISTS {old}").as_str())
+                        .await;
+                }
+            }
             conn.execute(format!("CREATE DATABASE {name}").as_str())
                 .await
                 .unwrap();
