@@ -5,10 +5,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use keyshard_keygen::snowflake::PROP_SERVICE_ID;
-use keyshard_keygen::{Built, Clock, Grant, Registry, SegmentGenerator, SystemClock, WorkerLease};
-use tokio::sync::{Mutex, Notify, watch};
+use keyshard_keygen::{Built, Clock, Grant, Registry, SystemClock, WorkerLease};
+use tokio::sync::{Mutex, watch};
 use tokio::task::JoinSet;
+
+mod segments;
+mod service_times;
+
+use service_times::leaf_services;
 
 use crate::fleet::Recorder;
 use crate::{Claim, CoordinationError, FleetRecords, Instance, Repository, WORKER_IDS};
@@ -16,17 +20,6 @@ use crate::{Claim, CoordinationError, FleetRecords, Instance, Repository, WORKER
 /// How many times in a row a claim is given back and taken again while the shards remember
 /// its epoch as used (each claim raises the epoch by one).
 const EPOCH_CATCH_UP: usize = 256;
-
-/// How many segments a fetch may find taken by another repository before it gives up: each
-/// moves the sequence above what the other recorded, so only a live second fleet taking
-/// segments of the same sequence at the same moment gets there.
-const SEGMENT_ATTEMPTS: usize = 8;
-
-fn fleet_names(fleet: Option<&FleetRecords>) -> String {
-    fleet
-        .map(|f| f.data_sources().collect::<Vec<_>>().join(", "))
-        .unwrap_or_default()
-}
 
 /// How the keeper paces itself.
 #[derive(Debug, Clone)]
@@ -192,19 +185,6 @@ fn preferred_worker_id(registry: &Registry) -> Result<Option<u16>, CoordinationE
     Ok(preferred.map(|(_, id)| id))
 }
 
-fn leaf_services(registry: &Registry) -> Vec<(String, i64)> {
-    registry
-        .iter()
-        .filter_map(|(_, configured)| match &configured.built {
-            Built::Snowflake(generator) if configured.type_name == "LEAF_SNOWFLAKE" => Some((
-                configured.props.get(PROP_SERVICE_ID)?.trim().to_owned(),
-                generator.max_tolerate_millis(),
-            )),
-            _ => None,
-        })
-        .collect()
-}
-
 fn wall_millis() -> i64 {
     SystemClock.now_millis()
 }
@@ -234,60 +214,6 @@ impl Shared {
         tokio::time::timeout(timeout, future)
             .await
             .map_err(|_| CoordinationError::Timeout(timeout))?
-    }
-
-    async fn check_service_times(&self) -> Result<(), CoordinationError> {
-        for (service, tolerance) in &self.services {
-            let now = wall_millis();
-            if let Some(stored) = self.call(self.repository.service_time(service)).await?
-                && stored - now > *tolerance
-            {
-                if !self
-                    .recorded_ahead_of_the_repository(stored, *tolerance)
-                    .await
-                {
-                    return Err(CoordinationError::ClockBehindRegistry {
-                        service: service.clone(),
-                        stored,
-                        ahead: stored - now,
-                        tolerance: *tolerance,
-                    });
-                }
-                tracing::warn!(
-                    "service '{service}': the registry's time is {} ms ahead of this clock, but \
-                     ahead of the repository's clock too: an instance whose clock is ahead \
-                     recorded it. This clock agrees with the repository's, so it starts",
-                    stored - now
-                );
-            }
-            let time = self.recordable_time(*tolerance).await;
-            self.call(self.repository.record_service_time(service, time))
-                .await?;
-        }
-        Ok(())
-    }
-
-    /// Whether `stored` is ahead of the repository's clock by more than `tolerance` while this
-    /// clock is not behind it: then a clock ahead recorded it, and this one is not at fault.
-    /// Without an answer from the repository, this clock is taken to be at fault.
-    async fn recorded_ahead_of_the_repository(&self, stored: i64, tolerance: i64) -> bool {
-        let Ok(repository) = self.call(self.repository.clock_millis()).await else {
-            return false;
-        };
-        // The repository read its clock before this one is read again.
-        let after = wall_millis();
-        after + tolerance >= repository && stored - repository > tolerance
-    }
-
-    /// This clock's time to record for a LEAF_SNOWFLAKE service, never more than `tolerance`
-    /// ahead of the repository's clock: one instance with a clock ahead must not lock every
-    /// other out of the service.
-    async fn recordable_time(&self, tolerance: i64) -> i64 {
-        let now = wall_millis();
-        match self.call(self.repository.clock_millis()).await {
-            Ok(repository) => now.min(repository.saturating_add(tolerance)),
-            Err(_) => now,
-        }
     }
 
     /// Claims a worker id, persists the first reservation, and only then lets the generators
@@ -590,88 +516,6 @@ impl Shared {
                     );
                 }
                 Err(e)
-            }
-        }
-    }
-
-    async fn record_service_times(&self) {
-        for (service, tolerance) in &self.services {
-            let time = self.recordable_time(*tolerance).await;
-            let recorded = self
-                .call(self.repository.record_service_time(service, time))
-                .await;
-            if let Err(e) = recorded {
-                tracing::warn!("coordination: recording the time of service '{service}': {e}");
-            }
-        }
-    }
-
-    /// The next segment of `generator`'s sequence, clear of every key another repository
-    /// handed out into the same data sources (the sequence is moved above those first).
-    async fn fetch_segment(
-        &self,
-        generator: &SegmentGenerator,
-    ) -> Result<(i64, i64), CoordinationError> {
-        let key = generator.leaf_key();
-        for _ in 0..SEGMENT_ATTEMPTS {
-            let (first, last) = self
-                .call(self.repository.next_segment(
-                    key,
-                    generator.initial_value(),
-                    generator.step(),
-                ))
-                .await?;
-            let Some(fleet) = &self.settings.fleet else {
-                return Ok((first, last));
-            };
-            let Some(above) = fleet.check_segment(self.recorder(), key, first, last).await else {
-                return Ok((first, last));
-            };
-            tracing::warn!(
-                "segment {first}..{last} of '{key}' reaches into keys another repository \
-                 handed out (up to {above}) on the same data sources: moving the sequence \
-                 above them"
-            );
-            self.call(self.repository.raise_segment(key, above)).await?;
-        }
-        Err(CoordinationError::Fleet {
-            data_source: fleet_names(self.settings.fleet.as_deref()),
-            found: format!(
-                "another repository keeps taking segments of '{key}' over the same keys: use \
-                 one repository for every instance (`mode.repository`)"
-            ),
-        })
-    }
-
-    /// Fetches the next segment whenever the generator asks (once 10 % of the current one is
-    /// used), so statements never wait for the repository in steady state.
-    async fn keep_segments(
-        self: Arc<Self>,
-        generator: Arc<SegmentGenerator>,
-        mut stopped: watch::Receiver<bool>,
-    ) {
-        let wanted = Arc::new(Notify::new());
-        let notify = Arc::clone(&wanted);
-        generator.set_fetcher(move || notify.notify_one());
-        loop {
-            if !generator.wants_segment() {
-                tokio::select! {
-                    _ = stopped.changed() => return,
-                    () = wanted.notified() => continue,
-                }
-            }
-            match self.fetch_segment(&generator).await {
-                Ok((first, last)) => generator.supply(first, last),
-                Err(e) => {
-                    tracing::warn!(
-                        "coordination: fetching a segment of '{}': {e}",
-                        generator.leaf_key()
-                    );
-                    tokio::select! {
-                        _ = stopped.changed() => return,
-                        () = tokio::time::sleep(self.settings.retry_interval) => {}
-                    }
-                }
             }
         }
     }

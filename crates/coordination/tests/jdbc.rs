@@ -40,6 +40,21 @@ fn left_behind(names: Vec<String>) -> impl Iterator<Item = String> {
     })
 }
 
+/// Drops what [`left_behind`] finds among the databases `$list` names, on `$conn`.
+macro_rules! sweep {
+    ($conn:ident, $list:expr) => {{
+        let names = sqlx::query_scalar($list)
+            .fetch_all(&mut $conn)
+            .await
+            .unwrap_or_default();
+        for old in left_behind(names) {
+            let _ = $conn
+                .execute(format!("DROP DATABASE IF EXISTS {old}").as_str())
+                .await;
+        }
+    }};
+}
+
 /// A fresh, empty database of kind `db`.
 async fn fresh(db: Database) -> DataSource {
     static SWEPT: std::sync::Mutex<[bool; 2]> = std::sync::Mutex::new([false; 2]);
@@ -57,18 +72,11 @@ async fn fresh(db: Database) -> DataSource {
             let admin = std::env::var("KEYSHARD_TEST_MYSQL_URL").expect("KEYSHARD_TEST_MYSQL_URL");
             let mut conn = sqlx::MySqlConnection::connect(&admin).await.unwrap();
             if first(0) {
-                let names = sqlx::query_scalar(
+                sweep!(
+                    conn,
                     "SELECT CAST(schema_name AS CHAR) FROM information_schema.schemata \
-                     WHERE schema_name LIKE 'ks\\_coord\\_%'",
-                )
-                .fetch_all(&mut conn)
-                .await
-                .unwrap_or_default();
-                for old in left_behind(names) {
-                    let _ = conn
-                        .execute(format!("DROP DATABASE IF EXISTS {old}").as_str())
-                        .await;
-                }
+                     WHERE schema_name LIKE 'ks\\_coord\\_%'"
+                );
             }
             conn.execute(format!("CREATE DATABASE {name}").as_str())
                 .await
@@ -80,17 +88,10 @@ async fn fresh(db: Database) -> DataSource {
             let admin = std::env::var("KEYSHARD_TEST_PG_URL").expect("KEYSHARD_TEST_PG_URL");
             let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
             if first(1) {
-                let names = sqlx::query_scalar(
-                    "SELECT datname::text FROM pg_database WHERE datname LIKE 'ks\\_coord\\_%'",
-                )
-                .fetch_all(&mut conn)
-                .await
-                .unwrap_or_default();
-                for old in left_behind(names) {
-                    let _ = conn
-                        .execute(format!("DROP DATABASE IF EXISTS {old}").as_str())
-                        .await;
-                }
+                sweep!(
+                    conn,
+                    "SELECT datname::text FROM pg_database WHERE datname LIKE 'ks\\_coord\\_%'"
+                );
             }
             conn.execute(format!("CREATE DATABASE {name}").as_str())
                 .await
