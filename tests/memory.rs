@@ -322,3 +322,89 @@ async fn a_long_copy_is_loaded_in_little_memory() {
     let peak = peak_mib(server.id());
     assert!(peak - idle < 200, "idle {idle} MiB, peak {peak} MiB");
 }
+
+/// Rows of one node's actual table, straight into its SQLite file: `per_table` rows of a
+/// 1,000-character status, with keys and user ids that route where they lie.
+async fn fill_shards(dir: &TempDir, per_table: u32) {
+    use sqlx::sqlite::SqliteConnection;
+    for (k, data_source) in ["ds_0", "ds_1"].iter().enumerate() {
+        let url = format!("sqlite://{}/{data_source}.db", dir.0.display());
+        let mut conn = SqliteConnection::connect(&url).await.unwrap();
+        for j in 0..2 {
+            let sql = format!(
+                "INSERT INTO t_order_{j} (order_id, user_id, status) \
+                 WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {last}) \
+                 SELECT i * 4 + {k} * 2 + {j}, {k}, printf('%01000d', i) FROM n",
+                last = per_table - 1
+            );
+            sqlx::raw_sql(&sql).execute(&mut conn).await.unwrap();
+        }
+    }
+}
+
+/// Reads every row as it comes, pausing a second after the first (a slow client); how many
+/// there were.
+async fn read_slowly<R>(
+    mut rows: futures_util::stream::BoxStream<'_, Result<R, sqlx::Error>>,
+) -> u64 {
+    use futures_util::TryStreamExt;
+    let mut count = 0;
+    while rows.try_next().await.unwrap().is_some() {
+        count += 1;
+        if count == 1 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
+    count
+}
+
+/// A 200 MB read (200,000 rows over four nodes) goes to the client as the shards send it, in
+/// both protocols of both frontends: the proxy holds a few batches of it, not the result, and
+/// a client that stops reading for a while stops the shards' reads with it. A read whose rows
+/// are merged keeps them within `result-memory-bytes` (16 MiB here) and is refused past it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_read_goes_out_as_it_arrives() {
+    let dir = TempDir::new("memory_read");
+    let (server, mysql_port, pg_port) = start_with(&dir, "  result-memory-bytes: 16777216\n");
+    let Client::MySql(mut mysql) = Client::connect("mysql", mysql_port, pg_port).await else {
+        unreachable!()
+    };
+    let create =
+        "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status TEXT)";
+    sqlx::raw_sql(create).execute(&mut mysql).await.unwrap();
+    fill_shards(&dir, 50_000).await;
+    let Client::Postgres(mut pg) = Client::connect("postgres", mysql_port, pg_port).await else {
+        unreachable!()
+    };
+    let idle = peak_mib(server.id());
+    let sql = "SELECT order_id, user_id, status FROM t_order";
+    // Text and binary protocol, simple and extended.
+    let all = 200_000;
+    assert_eq!(read_slowly(sqlx::raw_sql(sql).fetch(&mut mysql)).await, all);
+    assert_eq!(read_slowly(sqlx::query(sql).fetch(&mut mysql)).await, all);
+    assert_eq!(read_slowly(sqlx::raw_sql(sql).fetch(&mut pg)).await, all);
+    assert_eq!(read_slowly(sqlx::query(sql).fetch(&mut pg)).await, all);
+    // One node's rows, and the connections still serve.
+    let one = "SELECT order_id, status FROM t_order WHERE user_id = 1 AND order_id % 2 = 0";
+    assert_eq!(
+        read_slowly(sqlx::raw_sql(one).fetch(&mut mysql)).await,
+        50_000
+    );
+    assert_eq!(read_slowly(sqlx::query(one).fetch(&mut pg)).await, 50_000);
+    // Ordered across nodes: merged, so kept, and refused past the limit; the session goes on.
+    let ordered = "SELECT order_id, status FROM t_order ORDER BY order_id";
+    let refused = sqlx::raw_sql(ordered)
+        .fetch_all(&mut mysql)
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&refused), "1037");
+    let refused = sqlx::query(ordered).fetch_all(&mut pg).await.unwrap_err();
+    assert_eq!(code_of(&refused), "53200");
+    let mut mysql = Client::MySql(mysql);
+    let mut pg = Client::Postgres(pg);
+    assert_eq!(mysql.count().await, 200_000);
+    assert_eq!(pg.count().await, 200_000);
+    let peak = peak_mib(server.id());
+    eprintln!("a 200 MB read: idle {idle} MiB, peak {peak} MiB");
+    assert!(peak - idle < 64, "idle {idle} MiB, peak {peak} MiB");
+}

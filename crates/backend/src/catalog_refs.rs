@@ -28,6 +28,13 @@ const TYPES: [(u32, &str); 11] = [
     (4191, "regcollation"),
 ];
 
+/// Whether any of `columns` is a catalog reference.
+pub(crate) fn any(columns: &[crate::Column]) -> bool {
+    columns
+        .iter()
+        .any(|c| TYPES.iter().any(|(t, _)| Some(*t) == c.oid))
+}
+
 /// Gives every binary catalog reference of `result` its text, looked up on `conn`, which read
 /// it; a result without one costs a look at its columns.
 pub(crate) async fn name(

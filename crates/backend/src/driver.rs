@@ -68,6 +68,11 @@ pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
         std::future::ready(Ok(()))
     }
 
+    /// Whether a result of `columns` read in binary needs [`Driver::complete`].
+    fn completes(_columns: &[Column]) -> bool {
+        false
+    }
+
     /// Completes what a result read in binary does not carry (PostgreSQL: the text of
     /// catalog references, see `catalog_refs`), on the connection that read it.
     fn complete<'a>(
@@ -330,6 +335,10 @@ fn resolved_kind(type_info: &PgTypeInfo) -> Option<&sqlx::postgres::PgTypeKind> 
 }
 
 impl Driver for Postgres {
+    fn completes(columns: &[Column]) -> bool {
+        crate::catalog_refs::any(columns)
+    }
+
     fn complete<'a>(
         conn: &'a mut PgConnection,
         result: &'a mut UnitResult,

@@ -39,6 +39,16 @@ pub enum BackendError {
     /// A merge running apart from the runtime's thread did not finish.
     #[error("merging the shards' rows did not finish: the proxy is shutting down")]
     MergeInterrupted,
+    /// The client stopped reading a result the proxy was passing on.
+    #[error("the client stopped reading the result")]
+    ClientGone,
+    /// A read's rows that must be merged or answered whole outgrew `props`' limit.
+    #[error(
+        "this read's rows, which are merged in the proxy (ORDER BY, GROUP BY, LIMIT over several \
+         nodes, RETURNING …), take more than props.result-memory-bytes ({0}) allows: narrow \
+         it, read it in pages, or raise the limit"
+    )]
+    ResultLimit(u64),
     /// A plan names a data source the configuration does not have.
     #[error("no data source named '{0}'")]
     UnknownDataSource(String),
@@ -167,6 +177,14 @@ impl BackendError {
                     message: message.to_owned(),
                 }
             }
+            sqlx::Error::Configuration(e) if e.is::<crate::stream::Stopped>() => {
+                match e.downcast_ref::<crate::stream::Stopped>() {
+                    Some(crate::stream::Stopped::TooLarge(limit)) => {
+                        BackendError::ResultLimit(*limit)
+                    }
+                    _ => BackendError::ClientGone,
+                }
+            }
             sqlx::Error::Configuration(e) if e.is::<crate::reuse::PinRefused>() => {
                 match e.downcast::<crate::reuse::PinRefused>() {
                     Ok(source) => BackendError::PinRefused {
@@ -210,6 +228,8 @@ impl BackendError {
             BackendError::PartialCommit { failure, .. } => failure.data_source(),
             BackendError::UnknownDataSource(_)
             | BackendError::NoRuntime
+            | BackendError::ClientGone
+            | BackendError::ResultLimit(_)
             | BackendError::Merge(_)
             | BackendError::MergeInterrupted
             | BackendError::XaAborted { .. }

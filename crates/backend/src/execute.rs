@@ -11,6 +11,7 @@ use crate::branch::Branch;
 use crate::characteristics::Characteristics;
 use crate::driver::Driver;
 use crate::outcome::{Column, UnitResult};
+use crate::stream::UnitRows;
 use crate::transaction::in_plan_order;
 use crate::{Backend, BackendError, Pool};
 
@@ -43,6 +44,9 @@ where
     };
     let mut result = UnitResult::default();
     let mut decoding = Vec::new();
+    // A unit of the read in flight: its rows go to the client as they come, or are kept
+    // within the read's limit (see `stream`).
+    let mut out = UnitRows::of(unit);
     while let Some(item) = stream.try_next().await? {
         match item {
             Either::Left(done) => {
@@ -51,7 +55,23 @@ where
                 decoding.clear();
             }
             Either::Right(row) => {
-                push_row::<D>(&mut result, &mut decoding, &row, binary)?;
+                if result.columns.is_empty() {
+                    result.columns = row.columns().iter().map(D::column).collect();
+                    if let Some(out) = &mut out
+                        && binary
+                        && D::completes(&result.columns)
+                    {
+                        out.keep();
+                    }
+                }
+                let values = decode_row::<D>(&mut decoding, &row, binary)?;
+                match &mut out {
+                    Some(out) => {
+                        out.push(unit, &result.columns, values, &mut result.rows)
+                            .await?;
+                    }
+                    None => result.rows.push(values),
+                }
                 // Rows arrive faster than the socket's reads count against the runtime's
                 // budget: a long result must let other sessions' statements run between rows.
                 tokio::task::consume_budget().await;
@@ -59,14 +79,31 @@ where
         }
     }
     drop(stream);
+    if let Some(out) = out {
+        result.streamed = out.finish().await?;
+    }
     if binary {
         D::complete(conn, &mut result).await?;
     }
     Ok(result)
 }
 
-/// Adds a result row (and, with the first, the columns) to `result`; `decoding` is kept for
-/// the result's columns over its rows (see `Driver::decode`), `binary` says the row's format.
+/// A result row's values; `decoding` is kept for the result's columns over its rows (see
+/// `Driver::decode`), `binary` says the row's format.
+fn decode_row<D: Driver>(
+    decoding: &mut Vec<Option<u8>>,
+    row: &D::Row,
+    binary: bool,
+) -> Result<Vec<keyshard_router::Value>, sqlx::Error> {
+    decoding.resize(row.len(), None);
+    decoding
+        .iter_mut()
+        .enumerate()
+        .map(|(i, first)| D::decode(row, i, first, binary))
+        .collect()
+}
+
+/// Adds a result row (and, with the first, the columns) to `result`.
 fn push_row<D: Driver>(
     result: &mut UnitResult,
     decoding: &mut Vec<Option<u8>>,
@@ -76,12 +113,7 @@ fn push_row<D: Driver>(
     if result.columns.is_empty() {
         result.columns = row.columns().iter().map(D::column).collect();
     }
-    decoding.resize(row.len(), None);
-    let values = decoding
-        .iter_mut()
-        .enumerate()
-        .map(|(i, first)| D::decode(row, i, first, binary))
-        .collect::<Result<Vec<_>, _>>()?;
+    let values = decode_row::<D>(decoding, row, binary)?;
     result.rows.push(values);
     Ok(())
 }

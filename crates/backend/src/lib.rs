@@ -30,6 +30,7 @@ mod recovery;
 mod reuse;
 pub mod session_state;
 mod sql_type;
+pub mod stream;
 mod table_columns;
 mod transaction;
 pub mod wire;
@@ -76,7 +77,9 @@ pub struct Backend {
     /// MySQL text columns' own collations, for merges that compare them.
     collations: collations::Collations,
     /// PostgreSQL result columns' tables as the logical database shows them.
-    origins: origins::Origins,
+    origins: Arc<origins::Origins>,
+    /// `props.result-memory-bytes`: what a read's kept rows may take (see `stream`).
+    result_limit: u64,
 }
 
 impl Backend {
@@ -101,13 +104,14 @@ impl Backend {
                 max_bytes: config.props.gather_max_bytes,
             },
             collations: collations::Collations::default(),
-            origins: origins::Origins::new(
+            result_limit: config.props.result_memory,
+            origins: Arc::new(origins::Origins::new(
                 config
                     .sharding
                     .default_data_source
                     .clone()
                     .or_else(|| config.data_sources.keys().next().cloned()),
-            ),
+            )),
         })
     }
 
@@ -293,7 +297,7 @@ impl Backend {
             affected_rows: result.affected_rows,
             columns: result.columns,
             rows: result.rows,
-            generated_keys: Vec::new(),
+            ..Outcome::default()
         })
     }
 

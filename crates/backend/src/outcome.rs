@@ -77,6 +77,9 @@ pub struct Outcome {
     pub rows: Vec<Vec<Value>>,
     /// The keys the plan generated, in row order.
     pub generated_keys: Vec<Key>,
+    /// How many rows went to the client as they arrived (see [`crate::stream`]); `rows` then
+    /// holds none.
+    pub streamed: Option<u64>,
 }
 
 /// One unit's result.
@@ -85,6 +88,8 @@ pub(crate) struct UnitResult {
     pub(crate) affected_rows: u64,
     pub(crate) columns: Vec<Column>,
     pub(crate) rows: Vec<Vec<Value>>,
+    /// Rows sent to the client as they arrived, none kept in `rows`.
+    pub(crate) streamed: Option<u64>,
 }
 
 /// Rows above which a merge runs on a blocking thread: ordering, grouping or just gathering
@@ -95,6 +100,20 @@ impl Outcome {
     /// The plan's outcome from its units' results (in unit order): a read's rows merged by its
     /// merge spec, a broadcast write counted once.
     pub(crate) async fn of(plan: &Plan, results: Vec<UnitResult>) -> Result<Self, BackendError> {
+        let streamed = results
+            .iter()
+            .filter_map(|r| r.streamed)
+            .reduce(u64::saturating_add);
+        let mut outcome = Self::merged(plan, results).await?;
+        if streamed.is_some() {
+            // A unit whose values needed completing kept its rows: they follow the others.
+            crate::stream::send_kept(std::mem::take(&mut outcome.rows)).await?;
+        }
+        outcome.streamed = streamed;
+        Ok(outcome)
+    }
+
+    async fn merged(plan: &Plan, results: Vec<UnitResult>) -> Result<Self, BackendError> {
         if let Some(spec) = &plan.merge {
             let rows: usize = results.iter().map(|r| r.rows.len()).sum();
             let merged = if rows > MERGE_APART_ROWS {
@@ -110,6 +129,7 @@ impl Outcome {
                 columns: merged.columns,
                 rows: merged.rows,
                 generated_keys: Vec::new(),
+                streamed: None,
             });
         }
         if plan.replicated {
@@ -120,6 +140,7 @@ impl Outcome {
                 columns: first.columns,
                 rows: first.rows,
                 generated_keys: plan.generated_keys.clone(),
+                streamed: None,
             });
         }
         Ok(Self::in_client_order(plan, results))
@@ -158,6 +179,7 @@ impl Outcome {
             columns,
             rows,
             generated_keys: plan.generated_keys.clone(),
+            streamed: None,
         }
     }
 }

@@ -162,6 +162,11 @@ pub struct Props {
     pub gather_max_rows: u64,
     /// `gather-max-bytes` (Keyshard's own; default 256 MiB): bytes of those rows.
     pub gather_max_bytes: u64,
+    /// `result-memory-bytes` (Keyshard's own; default 128 MiB): about the bytes of rows one
+    /// read keeps in the proxy because it merges them or answers them whole (ORDER BY,
+    /// GROUP BY, LIMIT over several nodes, RETURNING); rows that go to the client as they
+    /// arrive count nothing.
+    pub result_memory: u64,
     /// `max-connections` (Keyshard's own; default 10,000): client connections the proxy keeps
     /// at once; beyond, a new one is refused at once (1040, 53300).
     pub max_connections: usize,
@@ -185,6 +190,7 @@ impl Default for Props {
             max_connections_per_query: 1,
             gather_max_rows: 1_000_000,
             gather_max_bytes: 256 << 20,
+            result_memory: 128 << 20,
             max_connections: 10_000,
             max_unauthenticated_connections: 512,
             max_unauthenticated_per_address: 128,

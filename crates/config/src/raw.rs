@@ -154,6 +154,9 @@ pub(crate) struct RawProps {
     /// Keyshard's own: bytes one read across shards may gather (default 256 MiB).
     #[serde(rename = "gather-max-bytes")]
     pub gather_max_bytes: Option<u64>,
+    /// Keyshard's own: bytes of rows one read keeps for a merge (default 128 MiB).
+    #[serde(rename = "result-memory-bytes")]
+    pub result_memory_bytes: Option<u64>,
     /// ShardingSphere's: client connections at once (0 or less: no limit), Keyshard's
     /// `max-connections`.
     #[serde(rename = "proxy-frontend-max-connections")]

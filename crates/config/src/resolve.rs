@@ -162,6 +162,10 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
                 .props
                 .gather_max_bytes
                 .unwrap_or(defaults.gather_max_bytes),
+            result_memory: raw
+                .props
+                .result_memory_bytes
+                .unwrap_or(defaults.result_memory),
             max_connections: amount(max_connections, defaults.max_connections),
             max_unauthenticated_connections: amount(
                 raw.props.max_unauthenticated_connections,

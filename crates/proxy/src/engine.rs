@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use keyshard_backend::{Backend, Characteristics, Outcome};
+use keyshard_backend::{Backend, Characteristics, Outcome, stream};
 use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
@@ -312,11 +312,13 @@ impl Engine {
         }
         session.row_count = match reply {
             Ok(Reply::Ok { affected_rows, .. }) => i64::try_from(*affected_rows).unwrap_or(-1),
-            Ok(Reply::Rows { .. }) | Err(_) => -1,
+            Ok(Reply::Rows { .. } | Reply::Streamed { .. }) | Err(_) => -1,
         };
         let calculated = session.calculated_found_rows.take();
-        if let Ok(Reply::Rows { rows, .. }) = reply {
-            session.found_rows = calculated.unwrap_or(rows.len() as u64);
+        if let Ok(reply) = reply
+            && let Some(rows) = reply.rows_returned()
+        {
+            session.found_rows = calculated.unwrap_or(rows);
         }
         let code = match reply {
             Ok(_) => None,
@@ -761,7 +763,21 @@ impl Engine {
         {
             return Err(guard.refusal().into());
         }
-        let mut outcome = self.run(session, &plan).await?;
+        let mut outcome = match reads {
+            true => {
+                let tap = match stream::streams(&plan) {
+                    true => session.stream.take(),
+                    false => None,
+                };
+                // Boxed: moved into the read's scope, it would be copied through each frame.
+                let run = Box::pin(self.run(session, &plan));
+                self.backend.reading(&plan, tap, run).await?
+            }
+            false => self.run(session, &plan).await?,
+        };
+        if let Some(rows) = outcome.streamed {
+            return Ok(Reply::Streamed { rows });
+        }
         if reads && outcome.columns.is_empty() {
             // No rows, so no columns came with them; the client still needs the result's shape.
             outcome.columns = self.backend.result_columns(&plan).await?.0;

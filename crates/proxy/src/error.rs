@@ -196,7 +196,9 @@ impl From<BackendError> for Error {
             BackendError::PinRefused { .. }
             | BackendError::NotPostgres { .. }
             | BackendError::GatherKinds { .. } => ErrorKind::Unsupported,
-            BackendError::GatherLimit { .. } => ErrorKind::OutOfMemory,
+            BackendError::GatherLimit { .. } | BackendError::ResultLimit(_) => {
+                ErrorKind::OutOfMemory
+            }
             BackendError::Connect { .. }
             | BackendError::NoLease
             | BackendError::Coordination(_)
@@ -204,6 +206,7 @@ impl From<BackendError> for Error {
             | BackendError::UnknownDataSource(_)
             | BackendError::UnsupportedType { .. }
             | BackendError::NoRuntime
+            | BackendError::ClientGone
             | BackendError::MergeInterrupted
             | BackendError::Merge(_) => ErrorKind::Internal,
         };

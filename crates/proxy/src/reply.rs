@@ -20,9 +20,24 @@ pub enum Reply {
         /// Its rows.
         rows: Vec<Vec<Value>>,
     },
+    /// A result set whose columns and rows already went to the frontend as they arrived
+    /// (see [`Session::streaming`](crate::session::Session::streaming)); the frontend ends it.
+    Streamed {
+        /// How many rows it had.
+        rows: u64,
+    },
 }
 
 impl Reply {
+    /// How many rows a result set had; `None` for an OK.
+    pub fn rows_returned(&self) -> Option<u64> {
+        match self {
+            Reply::Ok { .. } => None,
+            Reply::Rows { rows, .. } => Some(rows.len() as u64),
+            Reply::Streamed { rows } => Some(*rows),
+        }
+    }
+
     /// OK with nothing changed.
     pub fn done() -> Self {
         Reply::Ok {

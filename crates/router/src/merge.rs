@@ -29,6 +29,19 @@ pub struct MergeSpec {
     pub dialect: Dialect,
 }
 
+impl MergeSpec {
+    /// Whether the merge only puts the shards' rows one after the other: nothing grouped,
+    /// ordered, windowed or hidden, so each shard's rows may go to the client as they come.
+    pub fn is_concatenation(&self) -> bool {
+        self.group_by.is_empty()
+            && self.aggregates.is_empty()
+            && self.order_by.is_empty()
+            && self.offset == 0
+            && self.limit.is_none()
+            && self.hidden_columns == 0
+    }
+}
+
 /// A column of the shards' rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ColumnRef {

@@ -485,6 +485,7 @@ mod tests {
                     affected_rows: 1,
                     columns: vec![collated("utf8mb4_general_ci")],
                     rows: vec![row],
+                    streamed: None,
                 })
                 .collect()
         };

@@ -138,7 +138,7 @@ pub(crate) fn merge(spec: &MergeSpec, results: Vec<UnitResult>) -> Result<UnitRe
         return Ok(UnitResult {
             affected_rows,
             columns,
-            rows: Vec::new(),
+            ..UnitResult::default()
         });
     }
     check_widths(&shards, width)?;
@@ -173,6 +173,7 @@ pub(crate) fn merge(spec: &MergeSpec, results: Vec<UnitResult>) -> Result<UnitRe
         affected_rows,
         columns,
         rows,
+        streamed: None,
     })
 }
 

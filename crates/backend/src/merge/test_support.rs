@@ -61,6 +61,7 @@ pub(super) fn shard(cols: &[(&str, &str)], rows: Vec<Vec<Value>>) -> UnitResult 
         affected_rows: rows.len() as u64,
         columns: columns(cols),
         rows,
+        streamed: None,
     }
 }
 

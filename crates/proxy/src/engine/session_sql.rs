@@ -136,6 +136,8 @@ impl Engine {
     ) -> Result<Reply, Error> {
         let exprs: Vec<&str> = assignments.iter().map(|(_, expr)| *expr).collect();
         let select = format!("SELECT {}", exprs.join(", "));
+        // The values are the session's to keep, not the client's to read.
+        session.stream = None;
         let values = match Box::pin(self.query_text(session, &select, Reserved::Whole)).await? {
             Reply::Rows { mut rows, .. } if rows.len() == 1 => rows.swap_remove(0),
             _ => {
@@ -159,10 +161,12 @@ impl Engine {
         calc: keyshard_router::CalcFoundRows,
     ) -> Result<Reply, Error> {
         let reply = Box::pin(self.answer_text(session, &calc.select, Reserved::Whole)).await?;
+        // The count is the proxy's own, not the client's to read.
+        session.stream = None;
         let counted = Box::pin(self.answer_text(session, &calc.count, Reserved::Whole)).await?;
         let count = match &counted {
             Reply::Rows { rows, .. } => rows.first().and_then(|r| r.first()),
-            Reply::Ok { .. } => None,
+            Reply::Ok { .. } | Reply::Streamed { .. } => None,
         };
         let count = match count {
             Some(Value::Int(n)) => u64::try_from(*n).ok(),
@@ -191,10 +195,14 @@ impl Engine {
             };
             Err(Error::new(kind, message))
         };
+        // The rows are the session's to keep, not the client's to read.
+        session.stream = None;
         let (columns, mut rows) =
             match Box::pin(self.answer_text(session, &into.select, Reserved::Whole)).await? {
                 Reply::Rows { columns, rows } => (columns, rows),
-                Reply::Ok { .. } => return refused(1172, "42000", "SELECT … INTO found no result"),
+                Reply::Ok { .. } | Reply::Streamed { .. } => {
+                    return refused(1172, "42000", "SELECT … INTO found no result");
+                }
             };
         if columns.len() != into.variables.len() {
             return refused(

@@ -3,6 +3,7 @@
 
 mod load_data;
 mod prepared;
+mod streamed;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +18,7 @@ use super::protocol::command::{Command, decode_command, decode_params};
 use super::protocol::error::ProtocolError;
 use super::protocol::handshake::{self, Greeting};
 use super::protocol::packet::{DEFAULT_MAX_PAYLOAD, PacketIo};
-use super::protocol::response::{self, Naming, ResultColumn};
+use super::protocol::response::{self, ResultColumn};
 use crate::admission::Ticket;
 use crate::distsql;
 use crate::engine::Engine;
@@ -28,6 +29,7 @@ use crate::session::{Session, Statement};
 use crate::throttle;
 use crate::tls::{Stream, Tls};
 pub(crate) use prepared::PreparedStatement;
+use streamed::result_columns;
 
 /// How long a client may take to log in (PostgreSQL's frontend allows the same).
 const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -210,7 +212,7 @@ impl Connection {
                     false => Vec::new(),
                 };
                 if statements.len() < 2 {
-                    let Some(reply) = self.query(io, &sql).await else {
+                    let Some(reply) = self.query(io, &sql, false).await else {
                         return false;
                     };
                     self.send_reply(io, reply, false);
@@ -219,11 +221,12 @@ impl Connection {
                 // One result per statement, each but the last flagged as followed by more;
                 // the first error ends them, as in MySQL.
                 for (i, statement) in statements.iter().enumerate() {
-                    let Some(reply) = self.query(io, statement).await else {
+                    let more = i + 1 < statements.len();
+                    let Some(reply) = self.query(io, statement, more).await else {
                         return false;
                     };
                     let failed = reply.is_err();
-                    self.send_result(io, reply, false, i + 1 < statements.len());
+                    self.send_result(io, reply, false, more);
                     if failed {
                         break;
                     }
@@ -283,7 +286,7 @@ impl Connection {
                 Err(e) => self.send_error(io, &e),
             },
             Command::StmtExecute(request) => {
-                let reply = self.execute(&request).await;
+                let reply = self.execute(io, &request).await;
                 self.send_reply(io, reply, true);
             }
             // No response, by the protocol.
@@ -329,6 +332,7 @@ impl Connection {
     /// COM_STMT_EXECUTE: bind the statement's parameters and run it.
     async fn execute(
         &mut self,
+        io: &mut PacketIo<Stream>,
         request: &super::protocol::command::ExecuteRequest,
     ) -> Result<Reply, Error> {
         let prepared = self
@@ -354,44 +358,16 @@ impl Connection {
         prepared.long_data.clear();
         // The session runs it, and holds it: a reference of its own.
         let statement = Arc::clone(&prepared.statement);
-        self.session.binary_results = true;
-        let reply = self
-            .engine
-            .execute(&mut self.session, &statement, &params)
-            .await;
-        self.session.binary_results = false;
-        reply
+        self.streamed(io, true, false, async |engine, session| {
+            session.binary_results = true;
+            let reply = engine.execute(session, &statement, &params).await;
+            session.binary_results = false;
+            reply
+        })
+        .await
     }
 
     /// Stores a prepared statement and returns its id.
-    /// Result columns as the client is told them: as the shards described them, with the
-    /// logical database and logic tables named, each typed by its first value where the
-    /// shard gave no type.
-    fn result_columns(
-        &self,
-        columns: &[keyshard_backend::Column],
-        rows: &[Vec<Value>],
-    ) -> Vec<ResultColumn> {
-        let engine = &self.engine;
-        let logic_table = |actual: &str| engine.mysql_logic_table(actual);
-        let naming = Naming {
-            database: &self.database,
-            logic_table: &logic_table,
-        };
-        columns
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let sample = rows
-                    .iter()
-                    .map(|r| r.get(i))
-                    .find(|v| !matches!(v, None | Some(Value::Null)))
-                    .flatten();
-                ResultColumn::of_column(c, sample, Some(&naming))
-            })
-            .collect()
-    }
-
     /// The result columns COM_STMT_PREPARE_OK announces, as MySQL announces a statement's
     /// columns when it prepares it (JDBC's `getMetaData` and sqlx's `describe` read them
     /// there): a DistSQL statement's own, a read's as a shard describes it, none for a write
@@ -402,7 +378,7 @@ impl Connection {
             return known;
         }
         match self.engine.shard_description(statement).await {
-            Some((columns, _)) => self.result_columns(&columns, &[]),
+            Some((columns, _)) => result_columns(&self.engine, &self.database, &columns, &[]),
             None => Vec::new(),
         }
     }
@@ -441,12 +417,18 @@ impl Connection {
 
     /// One statement sent as text, and the file a LOAD DATA LOCAL INFILE asks for; `None` when
     /// the connection broke.
+    /// `more`: another result of the same COM_QUERY follows.
     async fn query(
         &mut self,
         io: &mut PacketIo<Stream>,
         sql: &str,
+        more: bool,
     ) -> Option<Result<Reply, Error>> {
-        let reply = self.engine.query(&mut self.session, sql).await;
+        let reply = self
+            .streamed(io, false, more, async |engine, session| {
+                engine.query(session, sql).await
+            })
+            .await;
         match self.session.copy_in.take() {
             Some(copy) if reply.is_ok() => self.load_local_file(io, &copy).await,
             _ => Some(reply),
@@ -476,7 +458,7 @@ impl Connection {
                 ));
             }
             Ok(Reply::Rows { columns, rows }) => {
-                let columns = self.result_columns(&columns, &rows);
+                let columns = result_columns(&self.engine, &self.database, &columns, &rows);
                 response::write_result_set(
                     io,
                     self.caps,
@@ -486,6 +468,10 @@ impl Connection {
                     binary,
                     self.status(more),
                 );
+            }
+            // Its columns and rows went out as they came.
+            Ok(Reply::Streamed { .. }) => {
+                io.write_packet(&response::eof(self.caps, self.status(more)))
             }
             Err(e) => self.send_error(io, &e),
         }

@@ -20,9 +20,10 @@ fn words(sql: &str) -> impl Iterator<Item = &str> {
 /// The CommandComplete tag for `sql` answered with `reply`: `INSERT 0 3`, `SELECT 2`,
 /// `CREATE TABLE`, `BEGIN`, …
 pub fn tag(sql: &str, reply: &Reply) -> String {
-    let (affected, returned) = match reply {
-        Reply::Ok { affected_rows, .. } => (*affected_rows, None),
-        Reply::Rows { rows, .. } => (rows.len() as u64, Some(rows.len() as u64)),
+    let returned = reply.rows_returned();
+    let affected = match reply {
+        Reply::Ok { affected_rows, .. } => *affected_rows,
+        Reply::Rows { .. } | Reply::Streamed { .. } => returned.unwrap_or_default(),
     };
     // The tag of nearly every statement, made without upper-casing or formatting.
     if crate::words::first_word(sql).eq_ignore_ascii_case("insert") {

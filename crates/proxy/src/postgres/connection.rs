@@ -37,9 +37,11 @@ use crate::tls::Stream;
 mod copy;
 mod extended;
 mod implicit;
+mod streamed;
 
 use extended::Portal;
 use implicit::{Implicit, Step};
+use streamed::RowsOut;
 
 /// How long a client may take to authenticate, PostgreSQL's `authentication_timeout`.
 const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -401,7 +403,12 @@ impl Connection {
         implicit: &mut Implicit,
         statement: &str,
     ) -> Result<Option<PgError>, WireError> {
-        let (reply, tag) = match self.run(statement, None, &[]).await {
+        let out = RowsOut {
+            describe: true,
+            known: None,
+            formats: &[],
+        };
+        let (reply, tag) = match self.run_streamed(wire, statement, None, &[], out).await? {
             Ok(done) => done,
             Err(e) => return Ok(Some(e)),
         };
@@ -425,7 +432,8 @@ impl Connection {
         }
         let rows = match reply {
             Reply::Rows { rows, .. } => rows,
-            Reply::Ok { .. } => Vec::new(),
+            // Its rows went out as they came.
+            Reply::Ok { .. } | Reply::Streamed { .. } => Vec::new(),
         };
         let fields = fields.unwrap_or_default();
         for row in &rows {
@@ -439,21 +447,27 @@ impl Connection {
         Ok(None)
     }
 
-    /// Runs one statement through the engine, and tags its reply.
+    /// Runs one statement through the engine, and tags its reply; with `tap`, the rows of its
+    /// read go there as they arrive (see `run_streamed`).
     async fn run(
         &mut self,
         sql: &str,
         statement: Option<&Statement>,
         params: &[Value],
+        tap: Option<keyshard_backend::stream::Tap>,
     ) -> Result<(Reply, String), PgError> {
         // Compared in place: an upper-cased copy would be an allocation per statement.
         let execute = crate::words::first_word(sql).eq_ignore_ascii_case("execute");
         // COMMIT of a failed transaction block rolls it back, and says so.
         let rolls_back = self.session.failed;
         let engine = &self.frontend.engine;
-        let reply = match statement {
-            Some(statement) => engine.execute(&mut self.session, statement, params).await,
-            None => engine.query(&mut self.session, sql).await,
+        let work = async |session: &mut Session| match statement {
+            Some(statement) => engine.execute(session, statement, params).await,
+            None => engine.query(session, sql).await,
+        };
+        let reply = match tap {
+            Some(tap) => self.session.streaming(tap, work).await,
+            None => work(&mut self.session).await,
         }?;
         if rolls_back {
             return Ok((reply, "ROLLBACK".to_owned()));

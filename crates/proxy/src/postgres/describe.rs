@@ -15,6 +15,7 @@ use std::sync::Arc;
 use keyshard_backend::pg_array::array_oid_of;
 use keyshard_backend::{Column, PgEnumColumn, SqlType};
 use keyshard_config::DatabaseKind;
+use keyshard_router::Value;
 use keyshard_router::names::last_ident;
 use sqlparser::ast::{
     Assignment, AssignmentTarget, BinaryOperator, Expr, FromTable, FunctionArguments, InTarget,
@@ -244,20 +245,24 @@ fn distsql_fields(sql: &str) -> Option<Fields> {
 /// The columns of a reply, typed from its type names and values.
 pub fn reply_fields(reply: &Reply) -> Fields {
     match reply {
-        Reply::Ok { .. } => Fields::None,
-        Reply::Rows { columns, rows } => Fields::Known(
-            columns
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    let oid = wire_oid(c).unwrap_or_else(|| {
-                        oid_for_values(c.ty, rows.iter().filter_map(|r| r.get(i)))
-                    });
-                    Field::of_column(c, oid)
-                })
-                .collect(),
-        ),
+        // A streamed result was described as its rows went out.
+        Reply::Ok { .. } | Reply::Streamed { .. } => Fields::None,
+        Reply::Rows { columns, rows } => Fields::Known(result_fields(columns, rows)),
     }
+}
+
+/// The fields of a result of `columns`, typed from their type names and, where those say
+/// nothing, from `rows`' values.
+pub fn result_fields(columns: &[Column], rows: &[Vec<Value>]) -> Vec<Field> {
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let oid = wire_oid(c)
+                .unwrap_or_else(|| oid_for_values(c.ty, rows.iter().filter_map(|r| r.get(i))));
+            Field::of_column(c, oid)
+        })
+        .collect()
 }
 
 /// For text the parser does not take: whether it looks like a query by its first word.

@@ -202,6 +202,32 @@ pub(crate) fn writes_as_the_proxy(
     }
 }
 
+/// [`writes_as_the_proxy`]'s answers for one session, taken before a statement whose rows go
+/// out while it runs (and holds the session).
+#[derive(Debug, Default)]
+pub(crate) struct ProxyText {
+    /// The types whose text the proxy would write otherwise than the session's database.
+    unlike: Vec<u32>,
+}
+
+impl ProxyText {
+    pub(crate) fn of(session: &Session, shard_settings: &BTreeMap<String, String>) -> Self {
+        // Every type `writes_as_the_proxy` may say no to.
+        const TYPES: [u32; 7] = [1082, 1114, 1184, 1186, 700, 701, 790];
+        let unlike = TYPES
+            .into_iter()
+            .filter(|&oid| !writes_as_the_proxy(session, oid, shard_settings))
+            .collect();
+        Self { unlike }
+    }
+
+    /// Whether the proxy writes values of type `oid` in text as the database would.
+    pub(crate) fn writes(&self, oid: u32) -> bool {
+        let oid = keyshard_backend::pg_array::element_oid_of(oid).unwrap_or(oid);
+        !self.unlike.contains(&oid)
+    }
+}
+
 /// The first words of the statements [`recognise`] takes.
 const WORDS: &[&str] = &["set", "reset", "show", "select", "discard"];
 

@@ -150,7 +150,10 @@ impl Connection {
         let reply = engine.load_finish(&mut self.session, load, failed).await;
         Ok(match reply {
             Ok(Reply::Ok { affected_rows, .. }) => Ok(format!("COPY {affected_rows}")),
-            Ok(Reply::Rows { rows, .. }) => Ok(format!("COPY {}", rows.len())),
+            Ok(reply @ (Reply::Rows { .. } | Reply::Streamed { .. })) => Ok(format!(
+                "COPY {}",
+                reply.rows_returned().unwrap_or_default()
+            )),
             Err(e) => Err(e.into()),
         })
     }

@@ -15,7 +15,8 @@ use sqlparser::ast;
 
 use super::Connection;
 use super::implicit::Step;
-use crate::dialect::postgres::writes_as_the_proxy;
+use super::streamed::RowsOut;
+use crate::dialect::postgres::ProxyText;
 use crate::error::Error;
 use crate::memory::Charge;
 use crate::postgres::Prepared;
@@ -340,7 +341,9 @@ impl Connection {
                 }
                 // Only running it tells its columns (RETURNING of expressions, EXPLAIN, a
                 // statement answered from its text): run it now and keep the rows for Execute.
-                let (fields, rows, tag) = self.run_prepared(&prepared, &params, &formats).await?;
+                let (fields, rows, tag) = self
+                    .run_prepared(wire, &prepared, &params, &formats, None)
+                    .await?;
                 // Only Execute streams a COPY's data.
                 if self.session.copy_in.take().is_some() || self.session.copy_out.take().is_some() {
                     return Err(PgError::new("0A000", "Describe of a COPY portal"));
@@ -378,19 +381,32 @@ impl Connection {
     }
 
     /// Runs a portal's statement: the columns its rows came with, the rows, and its tag.
-    /// `formats`: the result formats Bind asked for.
+    /// `formats`: the result formats Bind asked for. When the client takes every row at once
+    /// (`stream`), they go out as they arrive, with `known`'s fields if the client was told
+    /// those, and none come back.
     async fn run_prepared(
         &mut self,
+        wire: &mut Wire,
         prepared: &Prepared,
         params: &[Value],
         formats: &[i16],
+        stream: Option<Option<Vec<Field>>>,
     ) -> Result<(Vec<Field>, VecDeque<Vec<Value>>, String), PgError> {
         self.session.binary_results = formats.contains(&1);
-        let ran = self
-            .run(&prepared.sql, prepared.statement.as_ref(), params)
-            .await;
+        let (sql, statement) = (&prepared.sql, prepared.statement.as_ref());
+        let ran = match stream {
+            Some(known) => {
+                let out = RowsOut {
+                    describe: false,
+                    known,
+                    formats,
+                };
+                self.run_streamed(wire, sql, statement, params, out).await
+            }
+            None => Ok(self.run(sql, statement, params, None).await),
+        };
         self.session.binary_results = false;
-        let (reply, tag) = ran?;
+        let (reply, tag) = ran.map_err(wire_failed)??;
 
         let fields = match reply_fields(&reply) {
             Fields::Known(fields) => fields,
@@ -398,43 +414,15 @@ impl Connection {
         };
         let rows = match reply {
             Reply::Rows { rows, .. } => rows,
-            Reply::Ok { .. } => Vec::new(),
+            // Its rows went out as they came.
+            Reply::Ok { .. } | Reply::Streamed { .. } => Vec::new(),
         };
-        self.check_written_as_asked(&fields, &rows, formats)?;
+        let text = ProxyText::of(
+            &self.session,
+            &self.frontend.engine.identity().postgres_settings,
+        );
+        check_written_as_asked(&text, &fields, &rows, formats)?;
         Ok((fields, rows.into(), tag))
-    }
-
-    /// Refuses text columns whose values came in binary (the shards answer in binary when
-    /// any column is asked for in it) and would be written in text under settings Keyshard's
-    /// conversion does not follow (a time zone other than UTC, a DateStyle other than ISO, an
-    /// IntervalStyle other than postgres, an lc_monetary other than C): a wrong text is worse
-    /// than the error.
-    fn check_written_as_asked(
-        &self,
-        fields: &[Field],
-        rows: &[Vec<Value>],
-        formats: &[i16],
-    ) -> Result<(), PgError> {
-        for (i, field) in fields.iter().enumerate() {
-            let shard_settings = &self.frontend.engine.identity().postgres_settings;
-            if format_of(formats, i) != 0
-                || writes_as_the_proxy(&self.session, field.oid, shard_settings)
-            {
-                continue;
-            }
-            let from_binary = rows
-                .iter()
-                .any(|row| matches!(row.get(i), Some(Value::Wire(w)) if w.binary));
-            if from_binary {
-                return Err(PgError::from(Error::unsupported(format!(
-                    "column \"{}\" in the text format beside binary ones under this session's \
-                     TimeZone/DateStyle/IntervalStyle/lc_monetary (ask for every column in one \
-                     format)",
-                    field.name
-                ))));
-            }
-        }
-        Ok(())
     }
 
     /// Execute: the portal's next rows, at most `max_rows` of them (0: all).
@@ -483,7 +471,16 @@ impl Connection {
                         .await
                         .map_err(wire_failed);
                 }
-                let (derived, rows, tag) = self.run_prepared(&prepared, &params, &formats).await?;
+                // Rows go out as the client was told they would, when it was told.
+                let known = described.or(match &prepared.description.fields {
+                    Fields::Known(fields) => Some(fields.clone()),
+                    _ => None,
+                });
+                // A portal read in parts keeps its rows between Executes.
+                let stream = (max_rows <= 0).then(|| known.clone());
+                let (derived, rows, tag) = self
+                    .run_prepared(wire, &prepared, &params, &formats, stream)
+                    .await?;
                 let mut batch = std::mem::take(&mut self.batch);
                 let warned = self.ran(wire, &mut batch, &prepared.sql).await;
                 self.batch = batch;
@@ -499,11 +496,6 @@ impl Connection {
                         .await
                         .map_err(wire_failed);
                 }
-                // Rows go out as the client was told they would, when it was told.
-                let known = described.or(match &prepared.description.fields {
-                    Fields::Known(fields) => Some(fields.clone()),
-                    _ => None,
-                });
                 let fields = match known {
                     Some(known) if known.len() == derived.len() => known,
                     _ => derived,
@@ -586,4 +578,34 @@ fn fields_of(
         .map(|c| Field::of_column(c, types::column_oid(c)))
         .collect();
     (fields, params)
+}
+
+/// Refuses text columns whose values came in binary (the shards answer in binary when any
+/// column is asked for in it, or the statement has parameters) and would be written in text
+/// under settings Keyshard's conversion does not follow (a time zone other than UTC, a
+/// DateStyle other than ISO, an IntervalStyle other than postgres, an lc_monetary other than
+/// C): a wrong text is worse than the error.
+pub(super) fn check_written_as_asked(
+    text: &ProxyText,
+    fields: &[Field],
+    rows: &[Vec<Value>],
+    formats: &[i16],
+) -> Result<(), PgError> {
+    for (i, field) in fields.iter().enumerate() {
+        if format_of(formats, i) != 0 || text.writes(field.oid) {
+            continue;
+        }
+        let from_binary = rows
+            .iter()
+            .any(|row| matches!(row.get(i), Some(Value::Wire(w)) if w.binary));
+        if from_binary {
+            return Err(PgError::from(Error::unsupported(format!(
+                "column \"{}\" in the text format beside binary ones under this session's \
+                 TimeZone/DateStyle/IntervalStyle/lc_monetary (ask for every column in one \
+                 format)",
+                field.name
+            ))));
+        }
+    }
+    Ok(())
 }

@@ -7,7 +7,7 @@ mod result_set;
 mod text_row;
 
 pub use column::{Naming, ResultColumn};
-pub use result_set::{write_prepare_ok, write_result_set};
+pub use result_set::{write_prepare_ok, write_result_head, write_result_set, write_rows};
 
 use mysql_common::constants::{CapabilityFlags, StatusFlags};
 use mysql_common::packets::{ErrPacket, ServerError, SqlState};

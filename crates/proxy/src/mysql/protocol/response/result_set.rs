@@ -32,10 +32,37 @@ pub fn write_result_set<S>(
         io.write_packet(&ok(capabilities, 0, 0, status, 0, ""));
         return;
     }
+    write_result_head(io, capabilities, extended_metadata, columns, status);
+    write_rows(io, columns, rows, binary);
+    io.write_packet(&eof(capabilities, status));
+}
+
+/// Writes what comes before a result set's rows: the column count and definitions, and an EOF
+/// unless CLIENT_DEPRECATE_EOF. `columns` must not be empty.
+pub fn write_result_head<S>(
+    io: &mut PacketIo<S>,
+    capabilities: CapabilityFlags,
+    extended_metadata: bool,
+    columns: &[ResultColumn],
+    status: StatusFlags,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let mut count = Vec::new();
     put_lenenc_int(&mut count, columns.len() as u64);
     io.write_packet(&count);
     write_definitions(io, capabilities, extended_metadata, columns, status);
+}
+
+/// Writes result rows of `columns`, in the text protocol or, when `binary`, the binary one.
+pub fn write_rows<S>(
+    io: &mut PacketIo<S>,
+    columns: &[ResultColumn],
+    rows: &[Vec<Value>],
+    binary: bool,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let mut buf = Vec::new();
     for row in rows {
         buf.clear();
@@ -46,7 +73,6 @@ pub fn write_result_set<S>(
         }
         io.write_packet(&buf);
     }
-    io.write_packet(&eof(capabilities, status));
 }
 
 /// Writes COM_STMT_PREPARE_OK for a statement with `params` placeholders and result columns

@@ -1,0 +1,247 @@
+//! Rows passed on to the client as a shard sends them, instead of gathered whole first.
+//!
+//! A read whose rows need no merge (one node, or several whose rows are only put one after the
+//! other) sends them in batches through a bounded channel to the frontend, which writes each
+//! batch to the client as it comes. A slow client therefore slows its own shard reads (the
+//! channel is full, the shard's socket fills, the shard waits), and the proxy holds a few
+//! batches of a result however long it is.
+//!
+//! A read that cannot go out so (a merge orders, groups or windows the rows) keeps its rows
+//! within `props.result-memory-bytes`, and fails past it.
+//!
+//! The engine runs each read in [`Backend::reading`], offering a [`Tap`] when the frontend
+//! passes rows on as they come; the units of that read's plan, and only those, use it: the
+//! backend's paths (autocommit, transactions, a session's kept connections) all end in
+//! `execute::run_statement`, which finds its unit's way out through a task-local value, so
+//! that none of them has to pass it along. A statement the proxy runs for itself meanwhile
+//! (settings replayed, a savepoint) is no unit of that plan and keeps its rows.
+
+use std::future::Future;
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use keyshard_router::{ExecutionUnit, Plan, Value};
+use tokio::sync::mpsc;
+
+use crate::Backend;
+use crate::origins::Origins;
+use crate::outcome::Column;
+
+/// Rows in one batch at most.
+const BATCH_ROWS: usize = 256;
+/// About the bytes of values at which a batch goes out before it has [`BATCH_ROWS`] rows.
+const BATCH_BYTES: usize = 256 * 1024;
+/// Batches read ahead of the client.
+const AHEAD: usize = 2;
+
+/// Rows read from one shard, in its order.
+#[derive(Debug)]
+pub struct Batch {
+    /// The result's columns, with a unit's first batch: the first batch the frontend receives
+    /// describes the result (every unit of a read has the same columns).
+    pub columns: Option<Vec<Column>>,
+    /// The rows.
+    pub rows: Vec<Vec<Value>>,
+}
+
+/// The backend's end of a statement's result stream.
+#[derive(Debug)]
+pub struct Tap(mpsc::Sender<Batch>);
+
+/// A tap and the frontend's end, which yields batches until the statement is answered.
+pub fn channel() -> (Tap, mpsc::Receiver<Batch>) {
+    let (sender, receiver) = mpsc::channel(AHEAD);
+    (Tap(sender), receiver)
+}
+
+/// Whether `plan`'s rows can go to the client as they arrive: a read whose merge, if any,
+/// only concatenates the nodes' rows.
+pub fn streams(plan: &Plan) -> bool {
+    !plan.units.is_empty()
+        && plan.gather.is_none()
+        && plan.guard.is_none()
+        && !plan.replicated
+        && plan.merge.as_ref().is_none_or(|m| m.is_concatenation())
+}
+
+/// The read in flight: where its batches go, if anywhere, and which units are its own.
+struct Active {
+    /// `None`: its rows are kept, to be merged or answered whole.
+    sender: Option<mpsc::Sender<Batch>>,
+    /// The addresses of the plan's units.
+    units: Range<usize>,
+    origins: Arc<Origins>,
+    /// About the bytes of the rows its units keep, together.
+    kept: Arc<AtomicU64>,
+    /// `props.result-memory-bytes`.
+    limit: u64,
+}
+
+tokio::task_local! {
+    static ACTIVE: Active;
+}
+
+impl Backend {
+    /// Runs `work`, which executes the read `plan`: with `tap`, when the plan [`streams`], the
+    /// rows of its units go there as they arrive, and those units' results then hold no rows,
+    /// only how many were sent ([`crate::Outcome::streamed`]); rows its units keep are held
+    /// within `props.result-memory-bytes`, beyond which the read fails.
+    pub async fn reading<F: Future>(&self, plan: &Plan, tap: Option<Tap>, work: F) -> F::Output {
+        let units = plan.units.as_ptr_range();
+        let active = Active {
+            sender: tap.filter(|_| streams(plan)).map(|tap| tap.0),
+            units: units.start as usize..units.end as usize,
+            origins: Arc::clone(&self.origins),
+            kept: Arc::default(),
+            limit: self.result_limit,
+        };
+        ACTIVE.scope(active, work).await
+    }
+}
+
+/// Why a unit's rows stopped: carried through sqlx's error to `BackendError::from_sqlx`.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Stopped {
+    /// The frontend dropped its end: the client is gone, or its socket failed.
+    #[error("the client stopped reading the result")]
+    ClientGone,
+    /// The rows kept for the read outgrew `props.result-memory-bytes`.
+    #[error("the read's rows outgrew props.result-memory-bytes ({0})")]
+    TooLarge(u64),
+}
+
+impl From<Stopped> for sqlx::Error {
+    fn from(stopped: Stopped) -> Self {
+        sqlx::Error::Configuration(Box::new(stopped))
+    }
+}
+
+/// Sends rows a unit kept (its values needed completing first) after those already streamed.
+pub(crate) async fn send_kept(rows: Vec<Vec<Value>>) -> Result<(), crate::BackendError> {
+    let Ok(Some(sender)) = ACTIVE.try_with(|a| a.sender.clone()) else {
+        return Ok(());
+    };
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        let batch = Batch {
+            columns: None,
+            rows: rows.by_ref().take(BATCH_ROWS).collect(),
+        };
+        sender
+            .send(batch)
+            .await
+            .map_err(|_| crate::BackendError::ClientGone)?;
+    }
+    Ok(())
+}
+
+/// Where one unit of the read in flight puts its rows: out to the client as they come, or
+/// kept within the read's limit.
+pub(crate) struct UnitRows {
+    sender: Option<mpsc::Sender<Batch>>,
+    origins: Arc<Origins>,
+    kept: Arc<AtomicU64>,
+    limit: u64,
+    /// The columns, until the first batch takes them.
+    columns: Option<Vec<Column>>,
+    batch: Vec<Vec<Value>>,
+    bytes: usize,
+    sent: u64,
+}
+
+impl UnitRows {
+    /// Where `unit`'s rows go, when it is a unit of the read in flight.
+    pub(crate) fn of(unit: &ExecutionUnit) -> Option<Self> {
+        let at = std::ptr::from_ref(unit) as usize;
+        ACTIVE
+            .try_with(|active| {
+                active.units.contains(&at).then(|| UnitRows {
+                    sender: active.sender.clone(),
+                    origins: Arc::clone(&active.origins),
+                    kept: Arc::clone(&active.kept),
+                    limit: active.limit,
+                    columns: None,
+                    batch: Vec::new(),
+                    bytes: 0,
+                    sent: 0,
+                })
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// Keeps the unit's rows: values completed after the result cannot go out before it.
+    pub(crate) fn keep(&mut self) {
+        self.sender = None;
+    }
+
+    /// A row of `unit`'s result, whose columns are `columns`: into the next batch, which goes
+    /// out when full (waiting while the client is behind), or into `kept`.
+    pub(crate) async fn push(
+        &mut self,
+        unit: &ExecutionUnit,
+        columns: &[Column],
+        row: Vec<Value>,
+        kept: &mut Vec<Vec<Value>>,
+    ) -> Result<(), sqlx::Error> {
+        let bytes = row.iter().map(approximate_bytes).sum::<usize>();
+        if self.sender.is_none() {
+            let held = self.kept.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
+            if held > self.limit {
+                return Err(Stopped::TooLarge(self.limit).into());
+            }
+            kept.push(row);
+            return Ok(());
+        }
+        if self.sent == 0 && self.batch.is_empty() {
+            let mut columns = columns.to_vec();
+            self.origins.logical(&unit.data_source, &mut columns);
+            self.columns = Some(columns);
+        }
+        self.bytes += bytes;
+        self.batch.push(row);
+        if self.batch.len() >= BATCH_ROWS || self.bytes >= BATCH_BYTES {
+            self.send().await?;
+        }
+        Ok(())
+    }
+
+    /// Sends what is left; how many rows went out, `None` when none did (the unit's result is
+    /// then answered as a kept one: its columns come from a description).
+    pub(crate) async fn finish(mut self) -> Result<Option<u64>, sqlx::Error> {
+        if !self.batch.is_empty() {
+            self.send().await?;
+        }
+        Ok((self.sent > 0).then_some(self.sent))
+    }
+
+    async fn send(&mut self) -> Result<(), sqlx::Error> {
+        let Some(sender) = &self.sender else {
+            return Ok(());
+        };
+        let rows = std::mem::take(&mut self.batch);
+        self.sent += rows.len() as u64;
+        self.bytes = 0;
+        let batch = Batch {
+            columns: self.columns.take(),
+            rows,
+        };
+        sender
+            .send(batch)
+            .await
+            .map_err(|_| Stopped::ClientGone.into())
+    }
+}
+
+/// About the bytes a value holds, for sizing batches and counting kept rows.
+fn approximate_bytes(value: &Value) -> usize {
+    std::mem::size_of::<Value>()
+        + match value {
+            Value::Text(text) => text.len(),
+            Value::Bytes(bytes) => bytes.len(),
+            Value::Wire(wire) => wire.bytes.len(),
+            Value::Array(array) => array.elements.iter().map(approximate_bytes).sum(),
+            Value::Null | Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Bool(_) => 0,
+        }
+}

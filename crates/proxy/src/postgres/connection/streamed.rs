@@ -1,0 +1,97 @@
+//! Result rows written to the client as the shards send them (see `keyshard_backend::stream`).
+
+use keyshard_backend::stream;
+use keyshard_router::Value;
+
+use super::super::describe::{Field, result_fields};
+use super::super::formats::{data_row, row_description};
+use super::super::pg_error::PgError;
+use super::super::wire::{Wire, WireError};
+use super::Connection;
+use super::extended::check_written_as_asked;
+use crate::dialect::postgres::ProxyText;
+use crate::reply::Reply;
+use crate::session::Statement;
+
+/// How a statement's rows go out.
+pub(super) struct RowsOut<'a> {
+    /// A RowDescription before the rows (the simple protocol; the extended protocol's went
+    /// out at Describe, when the client asked).
+    pub(super) describe: bool,
+    /// The fields the client was told of: the rows go out as they say, when as many.
+    pub(super) known: Option<Vec<Field>>,
+    /// The result formats Bind asked for (none: text).
+    pub(super) formats: &'a [i16],
+}
+
+/// Why the rows stopped going out.
+enum Stopped {
+    /// They cannot be written as the client asked: the statement's error.
+    Rows(PgError),
+    /// The client's connection failed.
+    Wire(WireError),
+}
+
+impl Connection {
+    /// Runs one statement as `run` does, the rows of its read written to `wire` as they arrive
+    /// (it then answers [`Reply::Streamed`] and the caller ends the result with its tag).
+    /// `Ok(Err(_))`: the statement failed, or its rows could not be written as asked; the
+    /// error is the caller's to send. `Err`: the client's connection failed.
+    pub(super) async fn run_streamed(
+        &mut self,
+        wire: &mut Wire,
+        sql: &str,
+        statement: Option<&Statement>,
+        params: &[Value],
+        out: RowsOut<'_>,
+    ) -> Result<Result<(Reply, String), PgError>, WireError> {
+        let shard_settings = &self.frontend.engine.identity().postgres_settings;
+        let text = ProxyText::of(&self.session, shard_settings);
+        let (tap, mut batches) = stream::channel();
+        // Boxed: the engine's future inline in the connection's takes too much stack.
+        let run = Box::pin(self.run(sql, statement, params, Some(tap)));
+        let write = async {
+            let RowsOut {
+                describe,
+                known,
+                formats,
+            } = out;
+            let mut fields: Option<Vec<Field>> = None;
+            while let Some(batch) = batches.recv().await {
+                let fields = match &mut fields {
+                    Some(fields) => fields,
+                    None => {
+                        let columns = batch.columns.unwrap_or_default();
+                        let derived = result_fields(&columns, &batch.rows);
+                        let first = match known {
+                            Some(ref known) if known.len() == derived.len() => known.clone(),
+                            _ => derived,
+                        };
+                        if describe {
+                            wire.send(row_description(&first, &[]))
+                                .await
+                                .map_err(Stopped::Wire)?;
+                        }
+                        fields.insert(first)
+                    }
+                };
+                check_written_as_asked(&text, fields, &batch.rows, formats)
+                    .map_err(Stopped::Rows)?;
+                for row in &batch.rows {
+                    let row = data_row(row, fields, formats).map_err(Stopped::Rows)?;
+                    wire.send(row).await.map_err(Stopped::Wire)?;
+                }
+                wire.flush().await.map_err(Stopped::Wire)?;
+            }
+            Ok(())
+        };
+        // Returning from `write` drops the receiver: a statement whose rows stopped going out
+        // fails, and its shard reads stop.
+        let (ran, written) = tokio::join!(run, write);
+        match written {
+            Ok(()) => Ok(ran),
+            Err(Stopped::Rows(e)) => Ok(Err(e)),
+            Err(Stopped::Wire(e)) => Err(e),
+        }
+    }
+}
