@@ -21,7 +21,7 @@ pub enum Reply {
         rows: Vec<Vec<Value>>,
     },
     /// A result set whose columns and rows already went to the frontend as they arrived
-    /// (see [`Session::streaming`](crate::session::Session::streaming)); the frontend ends it.
+    /// (see `Session::stream`); the frontend ends it.
     Streamed {
         /// How many rows it had.
         rows: u64,

@@ -95,8 +95,9 @@ pub struct Session {
     /// COM_STMT_EXECUTE, PostgreSQL binary result columns): set by the frontend around it, so
     /// that shards are asked for that format too.
     pub binary_results: bool,
-    /// Where the rows of the statement now running go as they arrive, when the frontend
-    /// passes them on that way (see [`Session::streaming`]); taken by the statement's read.
+    /// Where the rows of the statement now running go as they arrive: set by the frontend
+    /// around the statement (and cleared after it, which ends the frontend's receiving), taken
+    /// by the statement's read, which then answers [`Reply::Streamed`](crate::Reply::Streamed).
     pub(crate) stream: Option<keyshard_backend::stream::Tap>,
     /// What the session asks of the shard connections it uses: its settings, and the
     /// connections it keeps while it holds state on them. The frontend runs the session
@@ -128,21 +129,6 @@ pub struct Session {
 }
 
 impl Session {
-    /// Runs `work`, a statement of this session, with the rows of its read (when they need no
-    /// merge) sent to `tap` as they arrive instead of kept: it then answers
-    /// [`Reply::Streamed`](crate::Reply::Streamed). The frontend writes what the tap's
-    /// receiver yields meanwhile, and it yields until `work` is done.
-    pub async fn streaming<R>(
-        &mut self,
-        tap: keyshard_backend::stream::Tap,
-        work: impl AsyncFnOnce(&mut Session) -> R,
-    ) -> R {
-        self.stream = Some(tap);
-        let answer = work(self).await;
-        self.stream = None;
-        answer
-    }
-
     /// A new session for `user`.
     pub fn new(
         connection_id: u32,

@@ -29,7 +29,7 @@ use crate::session::{Session, Statement};
 use crate::throttle;
 use crate::tls::{Stream, Tls};
 pub(crate) use prepared::PreparedStatement;
-use streamed::result_columns;
+use streamed::{Work, result_columns};
 
 /// How long a client may take to log in (PostgreSQL's frontend allows the same).
 const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -358,13 +358,8 @@ impl Connection {
         prepared.long_data.clear();
         // The session runs it, and holds it: a reference of its own.
         let statement = Arc::clone(&prepared.statement);
-        self.streamed(io, true, false, async |engine, session| {
-            session.binary_results = true;
-            let reply = engine.execute(session, &statement, &params).await;
-            session.binary_results = false;
-            reply
-        })
-        .await
+        self.streamed(io, false, Work::Execute(&statement, &params))
+            .await
     }
 
     /// Stores a prepared statement and returns its id.
@@ -424,11 +419,7 @@ impl Connection {
         sql: &str,
         more: bool,
     ) -> Option<Result<Reply, Error>> {
-        let reply = self
-            .streamed(io, false, more, async |engine, session| {
-                engine.query(session, sql).await
-            })
-            .await;
+        let reply = self.streamed(io, more, Work::Query(sql)).await;
         match self.session.copy_in.take() {
             Some(copy) if reply.is_ok() => self.load_local_file(io, &copy).await,
             _ => Some(reply),

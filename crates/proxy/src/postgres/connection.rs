@@ -461,14 +461,14 @@ impl Connection {
         // COMMIT of a failed transaction block rolls it back, and says so.
         let rolls_back = self.session.failed;
         let engine = &self.frontend.engine;
-        let work = async |session: &mut Session| match statement {
-            Some(statement) => engine.execute(session, statement, params).await,
-            None => engine.query(session, sql).await,
+        self.session.stream = tap;
+        let reply = match statement {
+            Some(statement) => engine.execute(&mut self.session, statement, params).await,
+            None => engine.query(&mut self.session, sql).await,
         };
-        let reply = match tap {
-            Some(tap) => self.session.streaming(tap, work).await,
-            None => work(&mut self.session).await,
-        }?;
+        // The read took it if it streamed; a tap left unused would keep the writer waiting.
+        self.session.stream = None;
+        let reply = reply?;
         if rolls_back {
             return Ok((reply, "ROLLBACK".to_owned()));
         }

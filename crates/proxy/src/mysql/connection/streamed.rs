@@ -8,23 +8,30 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::mysql::protocol::response::{self, Naming, ResultColumn};
 use crate::reply::Reply;
-use crate::session::Session;
+use crate::session::Statement;
+
+/// The statement [`Connection::streamed`] runs.
+pub(super) enum Work<'a> {
+    /// COM_QUERY's text: rows in the text protocol.
+    Query(&'a str),
+    /// COM_STMT_EXECUTE's statement and parameters: rows in the binary protocol.
+    Execute(&'a Statement, &'a [Value]),
+}
 
 impl Connection {
     /// Runs `work`, one statement of the session, writing its read's rows to the client as
     /// they arrive: the column definitions with the first batch, then each batch, flushed, so
     /// that the client's pace sets the shards'. Such a statement answers [`Reply::Streamed`],
-    /// whose end `send_result` writes; any other answer is sent whole by the caller. `binary`:
-    /// the rows go in the binary protocol; `more`: another result of the same COM_QUERY
-    /// follows.
+    /// whose end `send_result` writes; any other answer is sent whole by the caller. `more`:
+    /// another result of the same COM_QUERY follows.
     pub(super) async fn streamed(
         &mut self,
         io: &mut PacketIo<Stream>,
-        binary: bool,
         more: bool,
-        work: impl AsyncFnOnce(&Engine, &mut Session) -> Result<Reply, Error>,
+        work: Work<'_>,
     ) -> Result<Reply, Error> {
         let status = self.status(more);
+        let binary = matches!(work, Work::Execute(..));
         let (tap, mut batches) = stream::channel();
         let Connection {
             session,
@@ -35,9 +42,23 @@ impl Connection {
             ..
         } = self;
         let engine: &Engine = engine;
-        // Boxed: the engine's future nested in the connection's goes past the compiler's
-        // depth limit for computing its layout.
-        let run = Box::pin(session.streaming(tap, async |session| work(engine, session).await));
+        // Boxed: the engine's future inline in the connection's takes too much stack (and
+        // goes past the compiler's depth limit for computing its layout).
+        let run = Box::pin(async {
+            session.stream = Some(tap);
+            let reply = match work {
+                Work::Query(sql) => engine.query(session, sql).await,
+                Work::Execute(statement, params) => {
+                    session.binary_results = true;
+                    let reply = engine.execute(session, statement, params).await;
+                    session.binary_results = false;
+                    reply
+                }
+            };
+            // The read took it if it streamed; a tap left unused would keep `write` waiting.
+            session.stream = None;
+            reply
+        });
         let write = async {
             let mut columns = None;
             while let Some(batch) = batches.recv().await {
