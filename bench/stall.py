@@ -1,20 +1,33 @@
 """Point INSERT latency on one connection while another loads, reads and merges in bulk.
 
-Run by bench/stall.sh: python stall.py DSN ROWS. A writer thread sends a one-row INSERT every
-5 ms on its own connection; the main connection meanwhile runs each bulk phase; each phase
-prints the INSERTs' median, 99th percentile and worst latency.
+Run by bench/stall.sh: python stall.py postgres DSN ROWS, or python stall.py mysql PORT ROWS.
+A writer thread sends a one-row INSERT every 5 ms on its own connection; the main connection
+meanwhile runs each bulk phase; each phase prints the INSERTs' median, 99th percentile and
+worst latency.
 """
 import statistics, sys, threading, time
-import psycopg
 
-DSN = sys.argv[1]
-ROWS = int(sys.argv[2])
+KIND, WHERE, ROWS = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+if KIND == "postgres":
+    import psycopg
+    def connect():
+        return psycopg.connect(WHERE, autocommit=True)
+else:
+    import pymysql, pymysql.cursors
+    def connect():
+        return pymysql.connect(host="127.0.0.1", port=int(WHERE), user="root", password="root",
+                               database="sharding_db", autocommit=True)
+
+def execute(conn, sql):
+    with conn.cursor() as cur:
+        cur.execute(sql)
 
 def writer(stop, lat):
-    c = psycopg.connect(DSN, autocommit=True)
+    c = connect()
     while not stop.is_set():
         t = time.perf_counter()
-        c.execute("INSERT INTO t_order (user_id, status) VALUES (7, 'probe')")
+        execute(c, "INSERT INTO t_order (user_id, status) VALUES (7, 'probe')")
         lat.append((time.perf_counter() - t) * 1000)
         time.sleep(0.005)
 
@@ -31,21 +44,27 @@ def phase(name, work):
     p99 = lat[int(len(lat) * 0.99) - 1] if lat else 0
     print(f"{name}: {took:.1f} s; point INSERT latency over {len(lat)}: median {statistics.median(lat):.1f} ms, p99 {p99:.1f} ms, max {lat[-1]:.1f} ms", flush=True)
 
-bulk = psycopg.connect(DSN, autocommit=True)
-bulk.execute("DROP TABLE IF EXISTS t_order")
-bulk.execute("CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(50))")
+bulk = connect()
+execute(bulk, "DROP TABLE IF EXISTS t_order")
+execute(bulk, "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(50))")
 phase("idle", lambda: time.sleep(3))
 def load():
-    with bulk.cursor().copy("COPY t_order (user_id, status) FROM STDIN") as cp:
-        for i in range(ROWS):
-            cp.write_row((i % 1000, f"status {i % 7}"))
-phase(f"COPY of {ROWS} rows", load)
+    if KIND == "postgres":
+        with bulk.cursor().copy("COPY t_order (user_id, status) FROM STDIN") as cp:
+            for i in range(ROWS):
+                cp.write_row((i % 1000, f"status {i % 7}"))
+        return
+    for start in range(0, ROWS, 1000):
+        values = ", ".join(f"({i % 1000}, 'status {i % 7}')" for i in range(start, min(start + 1000, ROWS)))
+        execute(bulk, f"INSERT INTO t_order (user_id, status) VALUES {values}")
+phase(f"load of {ROWS} rows", load)
 def read():
     n = 0
-    with bulk.cursor() as cur:
-        cur.execute("SELECT order_id, user_id, status FROM t_order")
-        for _ in cur:
-            n += 1
+    cur = bulk.cursor() if KIND == "postgres" else bulk.cursor(pymysql.cursors.SSCursor)
+    cur.execute("SELECT order_id, user_id, status FROM t_order")
+    for _ in cur:
+        n += 1
+    cur.close()
     assert n >= ROWS
 phase(f"SELECT of {ROWS} rows over 4 nodes", read)
 def ordered():

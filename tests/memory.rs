@@ -408,3 +408,131 @@ async fn a_long_read_goes_out_as_it_arrives() {
     eprintln!("a 200 MB read: idle {idle} MiB, peak {peak} MiB");
     assert!(peak - idle < 64, "idle {idle} MiB, peak {peak} MiB");
 }
+
+/// Two fresh databases on the MariaDB or PostgreSQL server of `admin_url`, dropped by
+/// [`ServerShards::drop_all`].
+struct ServerShards {
+    admin: String,
+    names: [String; 2],
+}
+
+impl ServerShards {
+    async fn new(admin: String, tag: &str) -> Self {
+        let base = format!("keyshard_{tag}_{}", std::process::id());
+        let shards = Self {
+            names: [format!("{base}_0"), format!("{base}_1")],
+            admin,
+        };
+        for name in &shards.names {
+            shards
+                .admin_run(&format!("DROP DATABASE IF EXISTS {name}"))
+                .await;
+            shards.admin_run(&format!("CREATE DATABASE {name}")).await;
+        }
+        shards
+    }
+
+    async fn admin_run(&self, sql: &str) {
+        run_on(&self.admin, sql).await;
+    }
+
+    fn url(&self, i: usize) -> String {
+        let (server, _) = self.admin.rsplit_once('/').unwrap();
+        format!("{server}/{}", self.names[i])
+    }
+
+    /// Runs `sql` on shard `i`.
+    async fn run(&self, i: usize, sql: &str) {
+        run_on(&self.url(i), sql).await;
+    }
+
+    async fn drop_all(self) {
+        for name in &self.names {
+            self.admin_run(&format!("DROP DATABASE IF EXISTS {name}"))
+                .await;
+        }
+    }
+}
+
+/// Runs `sql` on the database of `url`, MariaDB or PostgreSQL.
+async fn run_on(url: &str, sql: &str) {
+    if url.starts_with("mysql:") {
+        let mut conn = MySqlConnection::connect(url).await.unwrap();
+        sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
+    } else {
+        let mut conn = PgConnection::connect(url).await.unwrap();
+        sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
+    }
+}
+
+/// The shipped configuration over `shards` in `dir`, its frontend (`mysql` or `postgres`)
+/// listening on `port`.
+fn serve_over(dir: &TempDir, shards: &ServerShards, frontend: &str, port: u16) -> Serving {
+    let yaml = default_without_mode()
+        .replace("sqlite://../data/ds_0.db", &shards.url(0))
+        .replace("sqlite://../data/ds_1.db", &shards.url(1))
+        .replace(
+            "  mysql:\n    listen: 127.0.0.1:3307",
+            &format!("  {frontend}:\n    listen: 127.0.0.1:{port}"),
+        );
+    let path = dir.0.join(format!("keyshard_{frontend}.yaml"));
+    std::fs::write(&path, yaml).unwrap();
+    serve(&path)
+}
+
+/// The 100 MB read of [`a_long_read_goes_out_as_it_arrives`] from MariaDB shards through the
+/// MySQL frontend and PostgreSQL shards through the PostgreSQL one, where a data source's two
+/// nodes are read with one multi-statement text: the proxy holds a few batches of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and PostgreSQL (KEYSHARD_TEST_MYSQL_URL, KEYSHARD_TEST_PG_URL)"]
+async fn a_long_read_from_database_servers_goes_out_as_it_arrives() {
+    let dir = TempDir::new("memory_servers");
+    let create =
+        "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status TEXT)";
+    let sql = "SELECT order_id, user_id, status FROM t_order";
+    let per_table = 25_000;
+    for frontend in ["mysql", "postgres"] {
+        let admin = match frontend {
+            "mysql" => std::env::var("KEYSHARD_TEST_MYSQL_URL"),
+            _ => std::env::var("KEYSHARD_TEST_PG_URL"),
+        };
+        let shards = ServerShards::new(admin.unwrap(), "stream").await;
+        let port = free_port();
+        let server = serve_over(&dir, &shards, frontend, port);
+        let mut client = Client::connect(frontend, port, port).await;
+        client.run(create).await.unwrap();
+        for (k, j) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            let rows = match frontend {
+                "mysql" => format!("FROM seq_0_to_{}", per_table - 1),
+                _ => format!("FROM generate_series(0, {}) AS s(seq)", per_table - 1),
+            };
+            let fill = format!(
+                "INSERT INTO t_order_{j} (order_id, user_id, status) \
+                 SELECT seq * 4 + {k} * 2 + {j}, {k}, REPEAT('x', 1000) {rows}"
+            );
+            shards.run(k, &fill).await;
+        }
+        let idle = peak_mib(server.id());
+        let all = 4 * per_table;
+        match &mut client {
+            Client::MySql(conn) => {
+                assert_eq!(read_slowly(sqlx::raw_sql(sql).fetch(&mut *conn)).await, all);
+                assert_eq!(read_slowly(sqlx::query(sql).fetch(&mut *conn)).await, all);
+            }
+            Client::Postgres(conn) => {
+                assert_eq!(read_slowly(sqlx::raw_sql(sql).fetch(&mut *conn)).await, all);
+                assert_eq!(read_slowly(sqlx::query(sql).fetch(&mut *conn)).await, all);
+            }
+        }
+        assert_eq!(client.count().await, all as i64);
+        let peak = peak_mib(server.id());
+        eprintln!("{frontend}: a 100 MB read: idle {idle} MiB, peak {peak} MiB");
+        assert!(
+            peak - idle < 64,
+            "{frontend}: idle {idle} MiB, peak {peak} MiB"
+        );
+        drop(client);
+        drop(server);
+        shards.drop_all().await;
+    }
+}

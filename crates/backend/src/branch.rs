@@ -127,11 +127,10 @@ impl Branch {
             _ => None,
         };
         if let Some(batch) = batch {
-            let count = units.len();
             let done = match self.conn.as_mut() {
-                Some(Conn::MySql(c)) => run_batch::<MySql>(c, &batch, begin_results, count).await,
+                Some(Conn::MySql(c)) => run_batch::<MySql>(c, &batch, begin_results, units).await,
                 Some(Conn::Postgres(c)) => {
-                    run_batch::<Postgres>(c, &batch, begin_results, count).await
+                    run_batch::<Postgres>(c, &batch, begin_results, units).await
                 }
                 _ => Err(sqlx::Error::PoolClosed),
             };

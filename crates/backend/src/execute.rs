@@ -42,36 +42,21 @@ where
         }
         conn.fetch_many(query)
     };
-    let mut result = UnitResult::default();
-    let mut decoding = Vec::new();
     // A unit of the read in flight: its rows go to the client as they come, or are kept
     // within the read's limit (see `stream`).
-    let mut out = UnitRows::of(unit);
+    let mut reading = Reading {
+        out: UnitRows::of(unit),
+        ..Reading::default()
+    };
     while let Some(item) = stream.try_next().await? {
         match item {
             Either::Left(done) => {
-                result.affected_rows += D::rows_affected(&done);
+                reading.result.affected_rows += D::rows_affected(&done);
                 // A multi-statement text's next result has columns of its own.
-                decoding.clear();
+                reading.decoding.clear();
             }
             Either::Right(row) => {
-                if result.columns.is_empty() {
-                    result.columns = row.columns().iter().map(D::column).collect();
-                    if let Some(out) = &mut out
-                        && binary
-                        && D::completes(&result.columns)
-                    {
-                        out.keep();
-                    }
-                }
-                let values = decode_row::<D>(&mut decoding, &row, binary)?;
-                match &mut out {
-                    Some(out) => {
-                        out.push(unit, &result.columns, values, &mut result.rows)
-                            .await?;
-                    }
-                    None => result.rows.push(values),
-                }
+                reading.push::<D>(Some(unit), &row, binary).await?;
                 // Rows arrive faster than the socket's reads count against the runtime's
                 // budget: a long result must let other sessions' statements run between rows.
                 tokio::task::consume_budget().await;
@@ -79,7 +64,8 @@ where
         }
     }
     drop(stream);
-    if let Some(out) = out {
+    let mut result = reading.result;
+    if let Some(out) = reading.out {
         result.streamed = out.finish().await?;
     }
     if binary {
@@ -88,73 +74,102 @@ where
     Ok(result)
 }
 
-/// A result row's values; `decoding` is kept for the result's columns over its rows (see
-/// `Driver::decode`), `binary` says the row's format.
-fn decode_row<D: Driver>(
-    decoding: &mut Vec<Option<u8>>,
-    row: &D::Row,
-    binary: bool,
-) -> Result<Vec<keyshard_router::Value>, sqlx::Error> {
-    decoding.resize(row.len(), None);
-    decoding
-        .iter_mut()
-        .enumerate()
-        .map(|(i, first)| D::decode(row, i, first, binary))
-        .collect()
+/// One unit's result as its rows arrive.
+#[derive(Default)]
+struct Reading {
+    result: UnitResult,
+    /// How each column is decoded, learnt from its first value (see `Driver::decode`).
+    decoding: Vec<Option<u8>>,
+    /// Where the rows go when the unit belongs to the read in flight (see `stream`).
+    out: Option<UnitRows>,
 }
 
-/// Adds a result row (and, with the first, the columns) to `result`.
-fn push_row<D: Driver>(
-    result: &mut UnitResult,
-    decoding: &mut Vec<Option<u8>>,
-    row: &D::Row,
-    binary: bool,
-) -> Result<(), sqlx::Error> {
-    if result.columns.is_empty() {
-        result.columns = row.columns().iter().map(D::column).collect();
+impl Reading {
+    /// Adds a row of `unit` in the `binary` format (and, with the first, the columns).
+    async fn push<D: Driver>(
+        &mut self,
+        unit: Option<&ExecutionUnit>,
+        row: &D::Row,
+        binary: bool,
+    ) -> Result<(), sqlx::Error> {
+        let result = &mut self.result;
+        if result.columns.is_empty() {
+            result.columns = row.columns().iter().map(D::column).collect();
+            // Values completed after the result cannot go out before it ends.
+            if let Some(out) = &mut self.out
+                && binary
+                && D::completes(&result.columns)
+            {
+                out.keep();
+            }
+        }
+        self.decoding.resize(row.len(), None);
+        let values = self
+            .decoding
+            .iter_mut()
+            .enumerate()
+            .map(|(i, first)| D::decode(row, i, first, binary))
+            .collect::<Result<Vec<_>, _>>()?;
+        match (&mut self.out, unit) {
+            (Some(out), Some(unit)) => {
+                out.push(unit, &result.columns, values, &mut result.rows)
+                    .await
+            }
+            _ => {
+                result.rows.push(values);
+                Ok(())
+            }
+        }
     }
-    let values = decode_row::<D>(decoding, row, binary)?;
-    result.rows.push(values);
-    Ok(())
 }
 
 /// Runs a multi-statement text whose first `skip` statements answer nothing wanted and each
-/// of the next `units` statements is one unit: every statement's end (MySQL's OK or EOF,
-/// PostgreSQL's CommandComplete) closes one result, with the rows that came before it.
+/// of the next statements is one of `units` (see [`batch_text`]): every statement's end
+/// (MySQL's OK or EOF, PostgreSQL's CommandComplete) closes one result, with the rows that
+/// came before it.
 pub(crate) async fn run_batch<D: Driver>(
     conn: &mut D::Connection,
     sql: &str,
     skip: usize,
-    units: usize,
+    units: &[&ExecutionUnit],
 ) -> Result<Vec<UnitResult>, sqlx::Error>
 where
     for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
 {
     let mut stream = conn.fetch_many(sqlx::raw_sql(sql));
     let mut skip = skip;
-    let mut results = Vec::with_capacity(units);
-    let mut current = UnitResult::default();
-    let mut decoding = Vec::new();
+    let mut results = Vec::with_capacity(units.len());
+    let mut reading = Reading::default();
     while let Some(item) = stream.try_next().await? {
         match item {
             Either::Left(_) if skip > 0 => {
                 skip -= 1;
-                decoding.clear();
+                reading.decoding.clear();
             }
             Either::Left(done) => {
-                current.affected_rows += D::rows_affected(&done);
-                results.push(std::mem::take(&mut current));
-                decoding.clear();
+                let mut result = std::mem::take(&mut reading.result);
+                result.affected_rows += D::rows_affected(&done);
+                if let Some(out) = reading.out.take() {
+                    result.streamed = out.finish().await?;
+                }
+                results.push(result);
+                reading.decoding.clear();
             }
             Either::Right(row) => {
-                push_row::<D>(&mut current, &mut decoding, &row, false)?;
+                let unit = units.get(results.len()).copied();
+                // A unit's first row: where its rows go.
+                if reading.result.columns.is_empty() && reading.out.is_none() {
+                    reading.out = unit.and_then(UnitRows::of);
+                }
+                reading.push::<D>(unit, &row, false).await?;
                 tokio::task::consume_budget().await;
             }
         }
     }
-    if results.len() != units {
+    if results.len() != units.len() {
         return Err(sqlx::Error::Protocol(format!(
-            "{units} statements sent together answered {} results",
+            "{} statements sent together answered {} results",
+            units.len(),
             results.len()
         )));
     }
@@ -297,7 +312,7 @@ where
         && units.len() > 1
         && let Some(text) = batch_text(None, units)
     {
-        return run_batch::<D>(conn, &text, 0, units.len()).await;
+        return run_batch::<D>(conn, &text, 0, units).await;
     }
     let mut results = Vec::with_capacity(units.len());
     for unit in units {
