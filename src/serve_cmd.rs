@@ -34,6 +34,8 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             if threads > 1 {
                 builder.worker_threads(threads);
             }
+            // The stack the one-thread runtime has on the main thread (see .cargo/config.toml).
+            builder.thread_stack_size(8 << 20);
             builder
         }
     };

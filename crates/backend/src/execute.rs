@@ -93,14 +93,16 @@ impl Reading {
         binary: bool,
     ) -> Result<(), sqlx::Error> {
         let result = &mut self.result;
-        if result.columns.is_empty() {
+        if self.decoding.is_empty() {
             result.columns = row.columns().iter().map(D::column).collect();
-            // Values completed after the result cannot go out before it ends.
-            if let Some(out) = &mut self.out
-                && binary
-                && D::completes(&result.columns)
-            {
-                out.keep();
+            if let Some(out) = &mut self.out {
+                // Values completed after the result cannot go out before it ends.
+                if binary && D::completes(&result.columns) {
+                    out.keep();
+                } else if let Some(unit) = unit {
+                    // The result's columns go out with its first rows.
+                    out.describe(unit, &mut result.columns);
+                }
             }
         }
         self.decoding.resize(row.len(), None);
@@ -110,12 +112,9 @@ impl Reading {
             .enumerate()
             .map(|(i, first)| D::decode(row, i, first, binary))
             .collect::<Result<Vec<_>, _>>()?;
-        match (&mut self.out, unit) {
-            (Some(out), Some(unit)) => {
-                out.push(unit, &result.columns, values, &mut result.rows)
-                    .await
-            }
-            _ => {
+        match &mut self.out {
+            Some(out) => out.push(values, &mut result.rows).await,
+            None => {
                 result.rows.push(values);
                 Ok(())
             }
@@ -158,7 +157,7 @@ where
             Either::Right(row) => {
                 let unit = units.get(results.len()).copied();
                 // A unit's first row: where its rows go.
-                if reading.result.columns.is_empty() && reading.out.is_none() {
+                if reading.decoding.is_empty() {
                     reading.out = unit.and_then(UnitRows::of);
                 }
                 reading.push::<D>(unit, &row, false).await?;

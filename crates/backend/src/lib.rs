@@ -122,6 +122,9 @@ impl Backend {
         plan: &Plan,
         mut results: Vec<outcome::UnitResult>,
     ) -> Result<Outcome, BackendError> {
+        if results.iter().any(|r| r.streamed.is_some()) {
+            return Outcome::streamed(results).await;
+        }
         // The columns come from the first unit that has any (see `Outcome::of`).
         let described_by = results.iter().position(|r| !r.columns.is_empty());
         if let Some(spec) = &plan.merge

@@ -100,20 +100,6 @@ impl Outcome {
     /// The plan's outcome from its units' results (in unit order): a read's rows merged by its
     /// merge spec, a broadcast write counted once.
     pub(crate) async fn of(plan: &Plan, results: Vec<UnitResult>) -> Result<Self, BackendError> {
-        let streamed = results
-            .iter()
-            .filter_map(|r| r.streamed)
-            .reduce(u64::saturating_add);
-        let mut outcome = Self::merged(plan, results).await?;
-        if streamed.is_some() {
-            // A unit whose values needed completing kept its rows: they follow the others.
-            crate::stream::send_kept(std::mem::take(&mut outcome.rows)).await?;
-        }
-        outcome.streamed = streamed;
-        Ok(outcome)
-    }
-
-    async fn merged(plan: &Plan, results: Vec<UnitResult>) -> Result<Self, BackendError> {
         if let Some(spec) = &plan.merge {
             let rows: usize = results.iter().map(|r| r.rows.len()).sum();
             let merged = if rows > MERGE_APART_ROWS {
@@ -144,6 +130,24 @@ impl Outcome {
             });
         }
         Ok(Self::in_client_order(plan, results))
+    }
+
+    /// The outcome of a read whose rows went to the client as they came (see `stream`): a unit
+    /// whose values needed completing kept its rows, which follow the others now (the read
+    /// only concatenates).
+    pub(crate) async fn streamed(results: Vec<UnitResult>) -> Result<Self, BackendError> {
+        let mut sent = 0u64;
+        let mut kept = Vec::new();
+        for result in results {
+            sent = sent.saturating_add(result.streamed.unwrap_or_default());
+            sent = sent.saturating_add(result.rows.len() as u64);
+            kept.extend(result.rows);
+        }
+        crate::stream::send_kept(kept).await?;
+        Ok(Outcome {
+            streamed: Some(sent),
+            ..Outcome::default()
+        })
     }
 
     /// Concatenates the units' results, RETURNING rows put back in the client's row order.

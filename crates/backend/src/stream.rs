@@ -55,6 +55,18 @@ pub fn channel() -> (Tap, mpsc::Receiver<Batch>) {
     (Tap(sender), receiver)
 }
 
+/// A tap and its receiver when the statement about to run `may_stream`, else none (a write
+/// answers no rows: the channel would cost every INSERT for nothing).
+pub fn channel_if(may_stream: bool) -> (Option<Tap>, Option<mpsc::Receiver<Batch>>) {
+    match may_stream {
+        true => {
+            let (tap, receiver) = channel();
+            (Some(tap), Some(receiver))
+        }
+        false => (None, None),
+    }
+}
+
 /// Whether `plan`'s rows can go to the client as they arrive: a read whose merge, if any,
 /// only concatenates the nodes' rows.
 pub fn streams(plan: &Plan) -> bool {
@@ -176,12 +188,20 @@ impl UnitRows {
         self.sender = None;
     }
 
-    /// A row of `unit`'s result, whose columns are `columns`: into the next batch, which goes
-    /// out when full (waiting while the client is behind), or into `kept`.
+    /// The columns of `unit`'s result, which go out with its first batch when its rows do
+    /// (`columns` is then left empty: nothing else reads a streamed unit's columns).
+    pub(crate) fn describe(&mut self, unit: &ExecutionUnit, columns: &mut Vec<Column>) {
+        if self.sender.is_some() {
+            let mut columns = std::mem::take(columns);
+            self.origins.logical(&unit.data_source, &mut columns);
+            self.columns = Some(columns);
+        }
+    }
+
+    /// A row of the unit's result: into the next batch, which goes out when full (waiting
+    /// while the client is behind), or into `kept`.
     pub(crate) async fn push(
         &mut self,
-        unit: &ExecutionUnit,
-        columns: &[Column],
         row: Vec<Value>,
         kept: &mut Vec<Vec<Value>>,
     ) -> Result<(), sqlx::Error> {
@@ -193,11 +213,6 @@ impl UnitRows {
             }
             kept.push(row);
             return Ok(());
-        }
-        if self.sent == 0 && self.batch.is_empty() {
-            let mut columns = columns.to_vec();
-            self.origins.logical(&unit.data_source, &mut columns);
-            self.columns = Some(columns);
         }
         self.bytes += bytes;
         self.batch.push(row);

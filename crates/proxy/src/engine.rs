@@ -307,6 +307,8 @@ impl Engine {
         started: Instant,
         reply: &Result<Reply, Error>,
     ) {
+        // Answered: a tap its read did not take goes, which ends the frontend's receiving.
+        session.stream = None;
         if let Some(listed) = &session.listed {
             listed.idle();
         }
@@ -769,8 +771,8 @@ impl Engine {
                     true => session.stream.take(),
                     false => None,
                 };
-                // Boxed: moved into the read's scope, it would be copied through each frame.
-                let run = Box::pin(self.run(session, &plan));
+                // Pinned in place: moved into the read's scope, it would be copied.
+                let run = std::pin::pin!(self.run(session, &plan));
                 self.backend.reading(&plan, tap, run).await?
             }
             false => self.run(session, &plan).await?,

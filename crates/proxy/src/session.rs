@@ -96,8 +96,9 @@ pub struct Session {
     /// that shards are asked for that format too.
     pub binary_results: bool,
     /// Where the rows of the statement now running go as they arrive: set by the frontend
-    /// around the statement (and cleared after it, which ends the frontend's receiving), taken
-    /// by the statement's read, which then answers [`Reply::Streamed`](crate::Reply::Streamed).
+    /// before the statement, taken by its read, which then answers
+    /// [`Reply::Streamed`](crate::Reply::Streamed), and dropped when it is answered (which
+    /// ends the frontend's receiving).
     pub(crate) stream: Option<keyshard_backend::stream::Tap>,
     /// What the session asks of the shard connections it uses: its settings, and the
     /// connections it keeps while it holds state on them. The frontend runs the session
@@ -292,6 +293,14 @@ pub struct Statement {
 }
 
 impl Statement {
+    /// Whether its rows may go to the client as they arrive: not for a planned write.
+    pub(crate) fn may_stream(&self) -> bool {
+        match &self.kind {
+            StatementKind::Text(sql) => crate::words::may_stream(sql),
+            _ => self.is_read(),
+        }
+    }
+
     /// Whether it is a planned read (a SELECT through the router, or one sent as written).
     pub fn is_read(&self) -> bool {
         match &self.kind {

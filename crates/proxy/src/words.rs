@@ -47,6 +47,51 @@ pub(crate) fn starts_with_any(sql: &str, words: &[&str]) -> bool {
     words.iter().any(|w| w.eq_ignore_ascii_case(first))
 }
 
+/// Whether `sql` may be a read whose rows go to the client as they arrive: anything but the
+/// statements that never are (writes, DDL, transaction control, settings). A read taken for
+/// one of those would keep its rows (within `result-memory-bytes`), so the list only names
+/// statements that cannot read.
+pub(crate) fn may_stream(sql: &str) -> bool {
+    !starts_with_any(
+        sql,
+        &[
+            "insert",
+            "replace",
+            "update",
+            "delete",
+            "set",
+            "begin",
+            "start",
+            "commit",
+            "rollback",
+            "savepoint",
+            "release",
+            "create",
+            "drop",
+            "alter",
+            "truncate",
+            "use",
+            "lock",
+            "unlock",
+            "prepare",
+            "deallocate",
+            "copy",
+            "load",
+            "discard",
+            "reset",
+            "listen",
+            "unlisten",
+            "notify",
+            "grant",
+            "revoke",
+            "xa",
+            "kill",
+            "end",
+            "abort",
+        ],
+    )
+}
+
 /// Splits a list (a projection, `SET` assignments, arguments) at the commas outside
 /// parentheses and quotes.
 pub(crate) fn split_top_level(text: &str) -> Vec<&str> {

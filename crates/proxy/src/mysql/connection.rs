@@ -8,7 +8,7 @@ mod streamed;
 use std::sync::Arc;
 use std::time::Duration;
 
-use keyshard_backend::session_state;
+use keyshard_backend::{session_state, stream};
 use keyshard_router::{Dialect, Value};
 use mysql_common::constants::{CapabilityFlags, StatusFlags};
 use tokio::net::TcpStream;
@@ -29,7 +29,7 @@ use crate::session::{Session, Statement};
 use crate::throttle;
 use crate::tls::{Stream, Tls};
 pub(crate) use prepared::PreparedStatement;
-use streamed::{Work, result_columns};
+use streamed::{Written, result_columns};
 
 /// How long a client may take to log in (PostgreSQL's frontend allows the same).
 const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -171,6 +171,21 @@ pub async fn serve(
             .await;
     })
     .await;
+}
+
+/// How a result of the statement about to run on `$connection` goes out (see
+/// [`Written`]): borrowing its fields one by one leaves its session free for the statement.
+macro_rules! written {
+    ($connection:expr, $binary:expr, $status:expr) => {
+        Written {
+            engine: &$connection.engine,
+            database: &$connection.database,
+            caps: $connection.caps,
+            extended_metadata: $connection.extended_metadata,
+            binary: $binary,
+            status: $status,
+        }
+    };
 }
 
 struct Connection {
@@ -358,8 +373,17 @@ impl Connection {
         prepared.long_data.clear();
         // The session runs it, and holds it: a reference of its own.
         let statement = Arc::clone(&prepared.statement);
-        self.streamed(io, false, Work::Execute(&statement, &params))
-            .await
+        let (tap, batches) = stream::channel_if(statement.may_stream());
+        let status = self.status(false);
+        self.session.stream = tap;
+        self.session.binary_results = true;
+        let reply = {
+            let written = written!(self, true, status);
+            let run = std::pin::pin!(self.engine.execute(&mut self.session, &statement, &params));
+            streamed::answer(io, run, batches, &written).await
+        };
+        self.session.binary_results = false;
+        reply
     }
 
     /// Stores a prepared statement and returns its id.
@@ -419,7 +443,14 @@ impl Connection {
         sql: &str,
         more: bool,
     ) -> Option<Result<Reply, Error>> {
-        let reply = self.streamed(io, more, Work::Query(sql)).await;
+        let (tap, batches) = stream::channel_if(crate::words::may_stream(sql));
+        let status = self.status(more);
+        self.session.stream = tap;
+        let reply = {
+            let written = written!(self, false, status);
+            let run = std::pin::pin!(self.engine.query(&mut self.session, sql));
+            streamed::answer(io, run, batches, &written).await
+        };
         match self.session.copy_in.take() {
             Some(copy) if reply.is_ok() => self.load_local_file(io, &copy).await,
             _ => Some(reply),

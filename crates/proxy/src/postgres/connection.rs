@@ -28,7 +28,7 @@ use super::formats::{data_row, row_description};
 use super::pg_error::PgError;
 use super::wire::{Wire, WireError};
 use crate::admission::Ticket;
-use crate::dialect::postgres::Parameters;
+use crate::dialect::postgres::{Parameters, ProxyText};
 use crate::engine::{startup_parameters, startup_settings};
 use crate::reply::Reply;
 use crate::session::{self, Session, Statement};
@@ -113,6 +113,7 @@ pub async fn serve(
         batch: Implicit::default(),
         mid_batch: false,
         last_unnamed: None,
+        startup_text: None,
     };
     // The session's settings and kept shard connections follow it into the backend.
     let shard = Arc::clone(&connection.session.shard);
@@ -248,6 +249,9 @@ struct Connection {
     batch: Implicit,
     /// The last unnamed INSERT parsed, to be reused by the next Parse of the same text.
     last_unnamed: Option<extended::Unnamed>,
+    /// What the proxy writes in text for the session while it has set nothing: its startup
+    /// parameters' (see `proxy_text`).
+    startup_text: Option<ProxyText>,
 }
 
 impl Connection {
@@ -408,7 +412,14 @@ impl Connection {
             known: None,
             formats: &[],
         };
-        let (reply, tag) = match self.run_streamed(wire, statement, None, &[], out).await? {
+        let text = self.proxy_text();
+        let may_stream = crate::words::may_stream(statement);
+        let (tap, batches) = keyshard_backend::stream::channel_if(may_stream);
+        let ran = {
+            let run = std::pin::pin!(self.run(statement, None, &[], tap));
+            streamed::answer(wire, run, batches, out, &text).await?
+        };
+        let (reply, tag) = match ran {
             Ok(done) => done,
             Err(e) => return Ok(Some(e)),
         };
@@ -447,6 +458,18 @@ impl Connection {
         Ok(None)
     }
 
+    /// What the proxy may write in text for this session now (see `ProxyText`): taken once
+    /// while the session has set nothing, since it then depends on the startup parameters only.
+    fn proxy_text(&mut self) -> ProxyText {
+        let shard_settings = &self.frontend.engine.identity().postgres_settings;
+        if !self.session.reported.is_empty() || self.session.parameters.any_set() {
+            return ProxyText::of(&self.session, shard_settings);
+        }
+        *self
+            .startup_text
+            .get_or_insert_with(|| ProxyText::of(&self.session, shard_settings))
+    }
+
     /// Runs one statement through the engine, and tags its reply; with `tap`, the rows of its
     /// read go there as they arrive (see `run_streamed`).
     async fn run(
@@ -461,14 +484,12 @@ impl Connection {
         // COMMIT of a failed transaction block rolls it back, and says so.
         let rolls_back = self.session.failed;
         let engine = &self.frontend.engine;
+        // The engine drops it when the statement is answered.
         self.session.stream = tap;
         let reply = match statement {
             Some(statement) => engine.execute(&mut self.session, statement, params).await,
             None => engine.query(&mut self.session, sql).await,
-        };
-        // The read took it if it streamed; a tap left unused would keep the writer waiting.
-        self.session.stream = None;
-        let reply = reply?;
+        }?;
         if rolls_back {
             return Ok((reply, "ROLLBACK".to_owned()));
         }

@@ -71,6 +71,11 @@ impl Parameters {
         }
     }
 
+    /// Whether the client set any parameter since startup.
+    pub(crate) fn any_set(&self) -> bool {
+        !self.set.is_empty()
+    }
+
     /// `RESET ALL`: back to the startup parameters.
     pub(crate) fn reset_all(&mut self) {
         self.set.clear();
@@ -132,99 +137,83 @@ fn setting(name: &str, session: &Session) -> Option<String> {
     Some(value.to_owned())
 }
 
-/// Whether a value of type `oid` that a shard sent in binary is written in text as the shard
-/// would write it for `session`: the conversion (`postgres::wire_text`) writes dates and times
-/// as the shard connections' own settings have them (TimeZone UTC, DateStyle ISO,
-/// IntervalStyle postgres), which a session may have changed, and money as a C locale does,
-/// which the session's `lc_monetary` (else the shards', `shard_settings`) must be.
-pub(crate) fn writes_as_the_proxy(
-    session: &Session,
-    oid: u32,
-    shard_settings: &BTreeMap<String, String>,
-) -> bool {
-    const DATE: u32 = 1082;
-    const TIMESTAMP: u32 = 1114;
-    const TIMESTAMPTZ: u32 = 1184;
-    const INTERVAL: u32 = 1186;
-    const FLOAT4: u32 = 700;
-    const FLOAT8: u32 = 701;
-    const MONEY: u32 = 790;
-    // An array's elements are written as their type writes them.
-    let oid = keyshard_backend::pg_array::element_oid_of(oid).unwrap_or(oid);
-    let value = |name: &str| {
-        session
-            .reported
-            .get(name)
-            .map(String::as_str)
-            .or_else(|| session.parameters.given(name))
-    };
-    let iso = || {
-        value("datestyle").is_none_or(|v| v.trim_start().to_ascii_uppercase().starts_with("ISO"))
-    };
-    let utc = || {
-        value("timezone").is_none_or(|v| {
-            let v = v.trim_matches(['\'', '"']).to_ascii_uppercase();
-            matches!(
-                v.as_str(),
-                "UTC"
-                    | "ETC/UTC"
-                    | "GMT"
-                    | "ETC/GMT"
-                    | "UCT"
-                    | "ZULU"
-                    | "UNIVERSAL"
-                    | "Z"
-                    | "+00"
-                    | "0"
-            )
-        })
-    };
-    match oid {
-        DATE | TIMESTAMP => iso(),
-        TIMESTAMPTZ => iso() && utc(),
-        INTERVAL => value("intervalstyle").is_none_or(|v| v.eq_ignore_ascii_case("postgres")),
-        MONEY => value("lc_monetary")
-            .or(shard_settings.get("lc_monetary").map(String::as_str))
-            .is_some_and(|v| {
-                matches!(
-                    v.trim_matches(['\'', '"']).to_ascii_uppercase().as_str(),
-                    "C" | "POSIX" | "C.UTF-8" | "C.UTF8"
-                )
-            }),
-        // Shortest exact digits, which every value above 0 asks for.
-        FLOAT4 | FLOAT8 => value("extra_float_digits").is_none_or(|v| {
-            v.trim()
-                .trim_matches('\'')
-                .parse::<i32>()
-                .is_ok_and(|v| v > 0)
-        }),
-        _ => true,
-    }
-}
-
-/// [`writes_as_the_proxy`]'s answers for one session, taken before a statement whose rows go
-/// out while it runs (and holds the session).
-#[derive(Debug, Default)]
+/// What the proxy writes as the database would for a session, in the text format of values
+/// it converts from binary: the conversion (`postgres::wire_text`) writes dates and times as
+/// the shard connections' own settings have them (TimeZone UTC, DateStyle ISO, IntervalStyle
+/// postgres), which a session may have changed, money as a C locale does, which the session's
+/// `lc_monetary` (else the shards') must be, and floats with the shortest exact digits, which
+/// `extra_float_digits` above 0 asks for. Taken once per statement: its rows may go out while
+/// the statement holds the session.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct ProxyText {
-    /// The types whose text the proxy would write otherwise than the session's database.
-    unlike: Vec<u32>,
+    iso: bool,
+    utc: bool,
+    interval: bool,
+    money: bool,
+    floats: bool,
 }
 
 impl ProxyText {
     pub(crate) fn of(session: &Session, shard_settings: &BTreeMap<String, String>) -> Self {
-        // Every type `writes_as_the_proxy` may say no to.
-        const TYPES: [u32; 7] = [1082, 1114, 1184, 1186, 700, 701, 790];
-        let unlike = TYPES
-            .into_iter()
-            .filter(|&oid| !writes_as_the_proxy(session, oid, shard_settings))
-            .collect();
-        Self { unlike }
+        let value = |name: &str| {
+            session
+                .reported
+                .get(name)
+                .map(String::as_str)
+                .or_else(|| session.parameters.given(name))
+        };
+        let unquoted = |v: &str| v.trim_matches(['\'', '"']).to_ascii_uppercase();
+        Self {
+            iso: value("datestyle")
+                .is_none_or(|v| v.trim_start().to_ascii_uppercase().starts_with("ISO")),
+            utc: value("timezone").is_none_or(|v| {
+                matches!(
+                    unquoted(v).as_str(),
+                    "UTC"
+                        | "ETC/UTC"
+                        | "GMT"
+                        | "ETC/GMT"
+                        | "UCT"
+                        | "ZULU"
+                        | "UNIVERSAL"
+                        | "Z"
+                        | "+00"
+                        | "0"
+                )
+            }),
+            interval: value("intervalstyle").is_none_or(|v| v.eq_ignore_ascii_case("postgres")),
+            money: value("lc_monetary")
+                .or(shard_settings.get("lc_monetary").map(String::as_str))
+                .is_some_and(|v| {
+                    matches!(unquoted(v).as_str(), "C" | "POSIX" | "C.UTF-8" | "C.UTF8")
+                }),
+            floats: value("extra_float_digits").is_none_or(|v| {
+                v.trim()
+                    .trim_matches('\'')
+                    .parse::<i32>()
+                    .is_ok_and(|v| v > 0)
+            }),
+        }
     }
 
     /// Whether the proxy writes values of type `oid` in text as the database would.
     pub(crate) fn writes(&self, oid: u32) -> bool {
-        let oid = keyshard_backend::pg_array::element_oid_of(oid).unwrap_or(oid);
-        !self.unlike.contains(&oid)
+        const DATE: u32 = 1082;
+        const TIMESTAMP: u32 = 1114;
+        const TIMESTAMPTZ: u32 = 1184;
+        const INTERVAL: u32 = 1186;
+        const FLOAT4: u32 = 700;
+        const FLOAT8: u32 = 701;
+        const MONEY: u32 = 790;
+        // An array's elements are written as their type writes them.
+        match keyshard_backend::pg_array::element_oid_of(oid).unwrap_or(oid) {
+            DATE | TIMESTAMP => self.iso,
+            TIMESTAMPTZ => self.iso && self.utc,
+            INTERVAL => self.interval,
+            MONEY => self.money,
+            FLOAT4 | FLOAT8 => self.floats,
+            _ => true,
+        }
     }
 }
 

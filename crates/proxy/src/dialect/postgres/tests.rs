@@ -96,24 +96,24 @@ fn dates_are_converted_only_under_the_settings_the_conversion_follows() {
     const INTERVAL: u32 = 1186;
     let shards = BTreeMap::new();
     let mut session = session();
-    assert!(writes_as_the_proxy(&session, TIMESTAMPTZ, &shards));
+    assert!(ProxyText::of(&session, &shards).writes(TIMESTAMPTZ));
     session.reported.insert("timezone".into(), "Etc/UTC".into());
-    assert!(writes_as_the_proxy(&session, TIMESTAMPTZ, &shards));
+    assert!(ProxyText::of(&session, &shards).writes(TIMESTAMPTZ));
     session
         .reported
         .insert("timezone".into(), "Asia/Tokyo".into());
-    assert!(!writes_as_the_proxy(&session, TIMESTAMPTZ, &shards));
-    assert!(writes_as_the_proxy(&session, DATE, &shards));
+    assert!(!ProxyText::of(&session, &shards).writes(TIMESTAMPTZ));
+    assert!(ProxyText::of(&session, &shards).writes(DATE));
     session
         .reported
         .insert("datestyle".into(), "SQL, DMY".into());
-    assert!(!writes_as_the_proxy(&session, DATE, &shards));
-    assert!(writes_as_the_proxy(&session, INTERVAL, &shards));
-    assert!(writes_as_the_proxy(&session, 23, &shards));
+    assert!(!ProxyText::of(&session, &shards).writes(DATE));
+    assert!(ProxyText::of(&session, &shards).writes(INTERVAL));
+    assert!(ProxyText::of(&session, &shards).writes(23));
     session
         .reported
         .insert("intervalstyle".into(), "iso_8601".into());
-    assert!(!writes_as_the_proxy(&session, INTERVAL, &shards));
+    assert!(!ProxyText::of(&session, &shards).writes(INTERVAL));
 }
 
 /// Money is written as a C locale writes it: for a session whose lc_monetary (its own, else
@@ -123,15 +123,15 @@ fn money_is_converted_only_in_a_c_locale() {
     const MONEY: u32 = 790;
     let mut shards = BTreeMap::new();
     let mut session = session();
-    assert!(!writes_as_the_proxy(&session, MONEY, &shards), "not known");
+    assert!(!ProxyText::of(&session, &shards).writes(MONEY), "not known");
     shards.insert("lc_monetary".to_owned(), "C.UTF-8".to_owned());
-    assert!(writes_as_the_proxy(&session, MONEY, &shards));
+    assert!(ProxyText::of(&session, &shards).writes(MONEY));
     shards.insert("lc_monetary".to_owned(), "en_US.UTF-8".to_owned());
-    assert!(!writes_as_the_proxy(&session, MONEY, &shards));
+    assert!(!ProxyText::of(&session, &shards).writes(MONEY));
     session.reported.insert("lc_monetary".into(), "C".into());
-    assert!(writes_as_the_proxy(&session, MONEY, &shards));
+    assert!(ProxyText::of(&session, &shards).writes(MONEY));
     session
         .reported
         .insert("lc_monetary".into(), "de_DE.UTF-8".into());
-    assert!(!writes_as_the_proxy(&session, MONEY, &shards));
+    assert!(!ProxyText::of(&session, &shards).writes(MONEY));
 }

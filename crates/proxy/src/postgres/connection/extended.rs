@@ -15,7 +15,7 @@ use sqlparser::ast;
 
 use super::Connection;
 use super::implicit::Step;
-use super::streamed::RowsOut;
+use super::streamed::{self, RowsOut};
 use crate::dialect::postgres::ProxyText;
 use crate::error::Error;
 use crate::memory::Charge;
@@ -401,7 +401,11 @@ impl Connection {
                     known,
                     formats,
                 };
-                self.run_streamed(wire, sql, statement, params, out).await
+                let text = self.proxy_text();
+                let may_stream = statement.is_some_and(|s| s.may_stream());
+                let (tap, batches) = keyshard_backend::stream::channel_if(may_stream);
+                let run = std::pin::pin!(self.run(sql, statement, params, tap));
+                streamed::answer(wire, run, batches, out, &text).await
             }
             None => Ok(self.run(sql, statement, params, None).await),
         };
@@ -417,11 +421,7 @@ impl Connection {
             // Its rows went out as they came.
             Reply::Ok { .. } | Reply::Streamed { .. } => Vec::new(),
         };
-        let text = ProxyText::of(
-            &self.session,
-            &self.frontend.engine.identity().postgres_settings,
-        );
-        check_written_as_asked(&text, &fields, &rows, formats)?;
+        check_written_as_asked(&self.proxy_text(), &fields, &rows, formats)?;
         Ok((fields, rows.into(), tag))
     }
 

@@ -1,17 +1,18 @@
 //! Result rows written to the client as the shards send them (see `keyshard_backend::stream`).
 
-use keyshard_backend::stream;
-use keyshard_router::Value;
+use std::future::Future;
+use std::pin::Pin;
+
+use keyshard_backend::stream::Batch;
+use tokio::sync::mpsc;
 
 use super::super::describe::{Field, result_fields};
 use super::super::formats::{data_row, row_description};
 use super::super::pg_error::PgError;
 use super::super::wire::{Wire, WireError};
-use super::Connection;
 use super::extended::check_written_as_asked;
 use crate::dialect::postgres::ProxyText;
 use crate::reply::Reply;
-use crate::session::Statement;
 
 /// How a statement's rows go out.
 pub(super) struct RowsOut<'a> {
@@ -32,66 +33,64 @@ enum Stopped {
     Wire(WireError),
 }
 
-impl Connection {
-    /// Runs one statement as `run` does, the rows of its read written to `wire` as they arrive
-    /// (it then answers [`Reply::Streamed`] and the caller ends the result with its tag).
-    /// `Ok(Err(_))`: the statement failed, or its rows could not be written as asked; the
-    /// error is the caller's to send. `Err`: the client's connection failed.
-    pub(super) async fn run_streamed(
-        &mut self,
-        wire: &mut Wire,
-        sql: &str,
-        statement: Option<&Statement>,
-        params: &[Value],
-        out: RowsOut<'_>,
-    ) -> Result<Result<(Reply, String), PgError>, WireError> {
-        let shard_settings = &self.frontend.engine.identity().postgres_settings;
-        let text = ProxyText::of(&self.session, shard_settings);
-        let (tap, mut batches) = stream::channel();
-        // Boxed: the engine's future inline in the connection's takes too much stack.
-        let run = Box::pin(self.run(sql, statement, params, Some(tap)));
-        let write = async {
-            let RowsOut {
-                describe,
-                known,
-                formats,
-            } = out;
-            let mut fields: Option<Vec<Field>> = None;
-            while let Some(batch) = batches.recv().await {
-                let fields = match &mut fields {
-                    Some(fields) => fields,
-                    None => {
-                        let columns = batch.columns.unwrap_or_default();
-                        let derived = result_fields(&columns, &batch.rows);
-                        let first = match known {
-                            Some(ref known) if known.len() == derived.len() => known.clone(),
-                            _ => derived,
-                        };
-                        if describe {
-                            wire.send(row_description(&first, &[]))
-                                .await
-                                .map_err(Stopped::Wire)?;
-                        }
-                        fields.insert(first)
-                    }
-                };
-                check_written_as_asked(&text, fields, &batch.rows, formats)
-                    .map_err(Stopped::Rows)?;
-                for row in &batch.rows {
-                    let row = data_row(row, fields, formats).map_err(Stopped::Rows)?;
-                    wire.send(row).await.map_err(Stopped::Wire)?;
-                }
-                wire.flush().await.map_err(Stopped::Wire)?;
-            }
-            Ok(())
+/// Runs `run`, a statement of the session whose tap `batches` receives from (if it has one), writing the rows
+/// of its read to `wire` as they arrive (it then answers [`Reply::Streamed`] and the caller
+/// ends the result with its tag); `text` says which values the proxy may write in text.
+/// `Ok(Err(_))`: the statement failed, or its rows could not be written as asked; the error is
+/// the caller's to send. `Err`: the client's connection failed.
+///
+/// `run` is pinned where the caller made it: the engine's future is large, and moving it (into
+/// a box or a join) would copy it for every statement.
+pub(super) async fn answer(
+    wire: &mut Wire,
+    run: Pin<&mut impl Future<Output = Result<(Reply, String), PgError>>>,
+    batches: Option<mpsc::Receiver<Batch>>,
+    out: RowsOut<'_>,
+    text: &ProxyText,
+) -> Result<Result<(Reply, String), PgError>, WireError> {
+    let write = async {
+        let Some(mut batches) = batches else {
+            return Ok(());
         };
-        // Returning from `write` drops the receiver: a statement whose rows stopped going out
-        // fails, and its shard reads stop.
-        let (ran, written) = tokio::join!(run, write);
-        match written {
-            Ok(()) => Ok(ran),
-            Err(Stopped::Rows(e)) => Ok(Err(e)),
-            Err(Stopped::Wire(e)) => Err(e),
+        let RowsOut {
+            describe,
+            known,
+            formats,
+        } = out;
+        let mut fields: Option<Vec<Field>> = None;
+        while let Some(batch) = batches.recv().await {
+            let fields = match &mut fields {
+                Some(fields) => fields,
+                None => {
+                    let columns = batch.columns.unwrap_or_default();
+                    let derived = result_fields(&columns, &batch.rows);
+                    let first = match known {
+                        Some(ref known) if known.len() == derived.len() => known.clone(),
+                        _ => derived,
+                    };
+                    if describe {
+                        wire.send(row_description(&first, &[]))
+                            .await
+                            .map_err(Stopped::Wire)?;
+                    }
+                    fields.insert(first)
+                }
+            };
+            check_written_as_asked(text, fields, &batch.rows, formats).map_err(Stopped::Rows)?;
+            for row in &batch.rows {
+                let row = data_row(row, fields, formats).map_err(Stopped::Rows)?;
+                wire.send(row).await.map_err(Stopped::Wire)?;
+            }
+            wire.flush().await.map_err(Stopped::Wire)?;
         }
+        Ok(())
+    };
+    // Returning from `write` drops the receiver: a statement whose rows stopped going out
+    // fails, and its shard reads stop.
+    let (ran, written) = tokio::join!(run, write);
+    match written {
+        Ok(()) => Ok(ran),
+        Err(Stopped::Rows(e)) => Ok(Err(e)),
+        Err(Stopped::Wire(e)) => Err(e),
     }
 }
