@@ -52,3 +52,4 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 "$PYTHON" bench/stall.py "$KIND" "$WHERE" "$ROWS"
+echo "Keyshard's peak resident memory: $(awk '/VmHWM/ {print $2, $3}' "/proc/$PID/status")"

@@ -56,7 +56,9 @@ where
                 reading.decoding.clear();
             }
             Either::Right(row) => {
-                reading.push::<D>(Some(unit), &row, binary).await?;
+                if reading.push::<D>(Some(unit), &row, binary)? {
+                    reading.send().await?;
+                }
                 // Rows arrive faster than the socket's reads count against the runtime's
                 // budget: a long result must let other sessions' statements run between rows.
                 tokio::task::consume_budget().await;
@@ -66,7 +68,7 @@ where
     drop(stream);
     let mut result = reading.result;
     if let Some(out) = reading.out {
-        result.streamed = out.finish().await?;
+        out.finish(&mut result).await?;
     }
     if binary {
         D::complete(conn, &mut result).await?;
@@ -85,13 +87,14 @@ struct Reading {
 }
 
 impl Reading {
-    /// Adds a row of `unit` in the `binary` format (and, with the first, the columns).
-    async fn push<D: Driver>(
+    /// Adds a row of `unit` in the `binary` format (and, with the first, the columns); `true`
+    /// when a batch of rows is ready to go out (see [`Reading::send`]).
+    fn push<D: Driver>(
         &mut self,
         unit: Option<&ExecutionUnit>,
         row: &D::Row,
         binary: bool,
-    ) -> Result<(), sqlx::Error> {
+    ) -> Result<bool, sqlx::Error> {
         let result = &mut self.result;
         if self.decoding.is_empty() {
             result.columns = row.columns().iter().map(D::column).collect();
@@ -113,11 +116,19 @@ impl Reading {
             .map(|(i, first)| D::decode(row, i, first, binary))
             .collect::<Result<Vec<_>, _>>()?;
         match &mut self.out {
-            Some(out) => out.push(values, &mut result.rows).await,
+            Some(out) => out.push(values, &mut result.rows),
             None => {
                 result.rows.push(values);
-                Ok(())
+                Ok(false)
             }
+        }
+    }
+
+    /// Sends the ready batch, waiting while the client is behind.
+    async fn send(&mut self) -> Result<(), sqlx::Error> {
+        match &mut self.out {
+            Some(out) => out.send().await,
+            None => Ok(()),
         }
     }
 }
@@ -149,7 +160,7 @@ where
                 let mut result = std::mem::take(&mut reading.result);
                 result.affected_rows += D::rows_affected(&done);
                 if let Some(out) = reading.out.take() {
-                    result.streamed = out.finish().await?;
+                    out.finish(&mut result).await?;
                 }
                 results.push(result);
                 reading.decoding.clear();
@@ -160,7 +171,9 @@ where
                 if reading.decoding.is_empty() {
                     reading.out = unit.and_then(UnitRows::of);
                 }
-                reading.push::<D>(unit, &row, false).await?;
+                if reading.push::<D>(unit, &row, false)? {
+                    reading.send().await?;
+                }
                 tokio::task::consume_budget().await;
             }
         }

@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 
 use crate::Backend;
 use crate::origins::Origins;
-use crate::outcome::Column;
+use crate::outcome::{Column, UnitResult};
 
 /// Rows in one batch at most.
 const BATCH_ROWS: usize = 256;
@@ -155,8 +155,9 @@ pub(crate) struct UnitRows {
     origins: Arc<Origins>,
     kept: Arc<AtomicU64>,
     limit: u64,
-    /// The columns, until the first batch takes them.
-    columns: Option<Vec<Column>>,
+    /// The columns, as the unit's data source described them, until the first batch takes
+    /// them.
+    columns: Option<(Vec<Column>, String)>,
     batch: Vec<Vec<Value>>,
     bytes: usize,
     sent: u64,
@@ -189,74 +190,71 @@ impl UnitRows {
     }
 
     /// The columns of `unit`'s result, which go out with its first batch when its rows do
-    /// (`columns` is then left empty: nothing else reads a streamed unit's columns).
+    /// (`columns` is left empty until [`UnitRows::finish`] gives them back to a result kept
+    /// whole).
     pub(crate) fn describe(&mut self, unit: &ExecutionUnit, columns: &mut Vec<Column>) {
         if self.sender.is_some() {
-            let mut columns = std::mem::take(columns);
-            self.origins.logical(&unit.data_source, &mut columns);
-            self.columns = Some(columns);
+            self.columns = Some((std::mem::take(columns), unit.data_source.clone()));
         }
     }
 
-    /// A row of the unit's result: into the next batch, which goes out when full (waiting
-    /// while the client is behind), or into `kept`.
-    pub(crate) async fn push(
+    /// A row of the unit's result: into the next batch, or into `kept`. `true` when the
+    /// batch is full: [`UnitRows::send`] it before the next row.
+    pub(crate) fn push(
         &mut self,
         row: Vec<Value>,
         kept: &mut Vec<Vec<Value>>,
-    ) -> Result<(), sqlx::Error> {
-        let bytes = row.iter().map(approximate_bytes).sum::<usize>();
+    ) -> Result<bool, sqlx::Error> {
+        let bytes = row.iter().map(Value::size).sum::<usize>();
         if self.sender.is_none() {
             let held = self.kept.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
             if held > self.limit {
                 return Err(Stopped::TooLarge(self.limit).into());
             }
             kept.push(row);
-            return Ok(());
+            return Ok(false);
         }
         self.bytes += bytes;
         self.batch.push(row);
-        if self.batch.len() >= BATCH_ROWS || self.bytes >= BATCH_BYTES {
-            self.send().await?;
-        }
-        Ok(())
+        Ok(self.batch.len() >= BATCH_ROWS || self.bytes >= BATCH_BYTES)
     }
 
-    /// Sends what is left; how many rows went out, `None` when none did (the unit's result is
-    /// then answered as a kept one: its columns come from a description).
-    pub(crate) async fn finish(mut self) -> Result<Option<u64>, sqlx::Error> {
+    /// Ends the unit's rows into `result`: what is left of them goes out when some went
+    /// already, and `result` says how many; a result that never filled a batch (nearly every
+    /// one: a point read) is kept whole in `result` instead, rows and columns, and answered as
+    /// any kept result is, which costs less than passing it on.
+    pub(crate) async fn finish(mut self, result: &mut UnitResult) -> Result<(), sqlx::Error> {
+        if self.sent == 0 {
+            if let Some((columns, _)) = self.columns.take() {
+                result.columns = columns;
+            }
+            result.rows.append(&mut self.batch);
+            return Ok(());
+        }
         if !self.batch.is_empty() {
             self.send().await?;
         }
-        Ok((self.sent > 0).then_some(self.sent))
+        result.streamed = Some(self.sent);
+        Ok(())
     }
 
-    async fn send(&mut self) -> Result<(), sqlx::Error> {
+    /// Sends the batch, waiting while the client is behind.
+    pub(crate) async fn send(&mut self) -> Result<(), sqlx::Error> {
         let Some(sender) = &self.sender else {
             return Ok(());
         };
         let rows = std::mem::take(&mut self.batch);
         self.sent += rows.len() as u64;
         self.bytes = 0;
-        let batch = Batch {
-            columns: self.columns.take(),
-            rows,
-        };
+        // The columns as the logical database shows them (see `origins`).
+        let columns = self.columns.take().map(|(mut columns, data_source)| {
+            self.origins.logical(&data_source, &mut columns);
+            columns
+        });
+        let batch = Batch { columns, rows };
         sender
             .send(batch)
             .await
             .map_err(|_| Stopped::ClientGone.into())
     }
-}
-
-/// About the bytes a value holds, for sizing batches and counting kept rows.
-fn approximate_bytes(value: &Value) -> usize {
-    std::mem::size_of::<Value>()
-        + match value {
-            Value::Text(text) => text.len(),
-            Value::Bytes(bytes) => bytes.len(),
-            Value::Wire(wire) => wire.bytes.len(),
-            Value::Array(array) => array.elements.iter().map(approximate_bytes).sum(),
-            Value::Null | Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Bool(_) => 0,
-        }
 }
