@@ -1,11 +1,13 @@
 """Point INSERT latency on one connection while another loads, reads and merges in bulk.
 
 Run by bench/stall.sh: python stall.py postgres DSN ROWS, or python stall.py mysql PORT ROWS.
-A writer thread sends a one-row INSERT every 5 ms on its own connection; the main connection
+A writer process (its own interpreter: PyMySQL reading a million rows holds the GIL, which a
+thread would measure instead of the proxy) sends a one-row INSERT every 5 ms on its own
+connection; the main connection
 meanwhile runs each bulk phase; each phase prints the INSERTs' median, 99th percentile and
 worst latency.
 """
-import statistics, sys, threading, time
+import multiprocessing, statistics, sys, time
 
 KIND, WHERE, ROWS = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
@@ -23,23 +25,27 @@ def execute(conn, sql):
     with conn.cursor() as cur:
         cur.execute(sql)
 
-def writer(stop, lat):
+def writer(stop, out):
     c = connect()
+    lat = []
     while not stop.is_set():
         t = time.perf_counter()
         execute(c, "INSERT INTO t_order (user_id, status) VALUES (7, 'probe')")
         lat.append((time.perf_counter() - t) * 1000)
         time.sleep(0.005)
+    out.put(lat)
 
 def phase(name, work):
-    stop, lat = threading.Event(), []
-    w = threading.Thread(target=writer, args=(stop, lat))
+    stop, out = multiprocessing.Event(), multiprocessing.Queue()
+    w = multiprocessing.Process(target=writer, args=(stop, out))
     w.start()
     time.sleep(0.5)
     t = time.perf_counter()
     work()
     took = time.perf_counter() - t
-    stop.set(); w.join()
+    stop.set()
+    lat = out.get()
+    w.join()
     lat.sort()
     p99 = lat[int(len(lat) * 0.99) - 1] if lat else 0
     print(f"{name}: {took:.1f} s; point INSERT latency over {len(lat)}: median {statistics.median(lat):.1f} ms, p99 {p99:.1f} ms, max {lat[-1]:.1f} ms", flush=True)
