@@ -84,6 +84,9 @@ struct Reading {
     decoding: Vec<Option<u8>>,
     /// Where the rows go when the unit belongs to the read in flight (see `stream`).
     out: Option<UnitRows>,
+    /// Whether the result's columns were taken, from its first row: a unit of several
+    /// statements keeps its first statement's.
+    described: bool,
 }
 
 impl Reading {
@@ -96,7 +99,8 @@ impl Reading {
         binary: bool,
     ) -> Result<bool, sqlx::Error> {
         let result = &mut self.result;
-        if self.decoding.is_empty() {
+        if !self.described {
+            self.described = true;
             result.columns = row.columns().iter().map(D::column).collect();
             if let Some(out) = &mut self.out {
                 // Values completed after the result cannot go out before it ends.
@@ -164,11 +168,12 @@ where
                 }
                 results.push(result);
                 reading.decoding.clear();
+                reading.described = false;
             }
             Either::Right(row) => {
                 let unit = units.get(results.len()).copied();
                 // A unit's first row: where its rows go.
-                if reading.decoding.is_empty() {
+                if !reading.described {
                     reading.out = unit.and_then(UnitRows::of);
                 }
                 if reading.push::<D>(unit, &row, false)? {
