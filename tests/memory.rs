@@ -469,6 +469,7 @@ async fn run_on(url: &str, sql: &str) {
 /// listening on `port`.
 fn serve_over(dir: &TempDir, shards: &ServerShards, frontend: &str, port: u16) -> Serving {
     let yaml = default_without_mode()
+        .replacen("props:\n", "props:\n  max-row-bytes: 8388608\n", 1)
         .replace("sqlite://../data/ds_0.db", &shards.url(0))
         .replace("sqlite://../data/ds_1.db", &shards.url(1))
         .replace(
@@ -482,7 +483,9 @@ fn serve_over(dir: &TempDir, shards: &ServerShards, frontend: &str, port: u16) -
 
 /// The 100 MB read of [`a_long_read_goes_out_as_it_arrives`] from MariaDB shards through the
 /// MySQL frontend and PostgreSQL shards through the PostgreSQL one, where a data source's two
-/// nodes are read with one multi-statement text: the proxy holds a few batches of it.
+/// nodes are read with one multi-statement text: the proxy holds a few batches of it. One
+/// value of 200 MB from PostgreSQL is refused at `max-row-bytes` (8 MiB here) before it is
+/// read, and the session goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs MariaDB and PostgreSQL (KEYSHARD_TEST_MYSQL_URL, KEYSHARD_TEST_PG_URL)"]
 async fn a_long_read_from_database_servers_goes_out_as_it_arrives() {
@@ -525,6 +528,14 @@ async fn a_long_read_from_database_servers_goes_out_as_it_arrives() {
             }
         }
         assert_eq!(client.count().await, all as i64);
+        if let Client::Postgres(conn) = &mut client {
+            let huge = sqlx::raw_sql("SELECT repeat('x', 200000000)")
+                .fetch_all(&mut *conn)
+                .await
+                .unwrap_err();
+            assert_eq!(code_of(&huge), "53200", "{huge}");
+            assert_eq!(client.count().await, all as i64);
+        }
         let peak = peak_mib(server.id());
         eprintln!("{frontend}: a 100 MB read: idle {idle} MiB, peak {peak} MiB");
         assert!(

@@ -42,6 +42,19 @@ pub enum BackendError {
     /// The client stopped reading a result the proxy was passing on.
     #[error("the client stopped reading the result")]
     ClientGone,
+    /// A PostgreSQL shard sent a row longer than `props.max-row-bytes`.
+    #[error(
+        "data source '{data_source}': a row of {len} bytes is longer than props.max-row-bytes \
+         ({limit}) allows: read the value in parts (substring, lo_get) or raise the limit"
+    )]
+    RowTooLarge {
+        /// The data source's configured name.
+        data_source: String,
+        /// The row's length.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// A read's rows that must be merged or answered whole outgrew `props`' limit.
     #[error(
         "this read's rows, which are merged in the proxy (ORDER BY, GROUP BY, LIMIT over several \
@@ -177,6 +190,16 @@ impl BackendError {
                     message: message.to_owned(),
                 }
             }
+            sqlx::Error::Configuration(e) if e.is::<sqlx::postgres::MessageTooLarge>() => {
+                let (len, limit) = e
+                    .downcast_ref::<sqlx::postgres::MessageTooLarge>()
+                    .map_or((0, 0), |e| (e.len, e.limit));
+                BackendError::RowTooLarge {
+                    data_source,
+                    len,
+                    limit,
+                }
+            }
             sqlx::Error::Configuration(e) if e.is::<crate::stream::Stopped>() => {
                 match e.downcast_ref::<crate::stream::Stopped>() {
                     Some(crate::stream::Stopped::TooLarge(limit)) => {
@@ -222,6 +245,7 @@ impl BackendError {
             | BackendError::PinRefused { data_source, .. }
             | BackendError::Database { data_source, .. }
             | BackendError::UnsupportedType { data_source, .. }
+            | BackendError::RowTooLarge { data_source, .. }
             | BackendError::XaUnsupported { data_source, .. }
             | BackendError::GatherKinds { data_source, .. }
             | BackendError::NotPostgres { data_source, .. } => Some(data_source),

@@ -104,7 +104,12 @@ impl Backend {
                 max_bytes: config.props.gather_max_bytes,
             },
             collations: collations::Collations::default(),
-            result_limit: config.props.result_memory,
+            result_limit: {
+                // One limit for the process: sqlx reads each message whole (see vendor/).
+                let max_row = usize::try_from(config.props.max_row_bytes).unwrap_or(usize::MAX);
+                sqlx::postgres::set_max_message_len(max_row);
+                config.props.result_memory
+            },
             origins: Arc::new(origins::Origins::new(
                 config
                     .sharding

@@ -493,7 +493,11 @@ impl<DB: Kind> Connections<DB> {
             Err(e) if !conn.is_clean() && e.as_database_error().is_some() => {
                 self.release(conn);
             }
-            Err(_) => drop(conn),
+            // The database refused the statement: the connection is well.
+            Err(e) if e.as_database_error().is_some() => drop(conn),
+            // Broken, or stopped mid-result (a row too long, a client gone, a limit): closed,
+            // never handed on with a result half read.
+            Err(_) => conn.close(),
         }
         result
     }

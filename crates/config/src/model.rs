@@ -167,6 +167,11 @@ pub struct Props {
     /// GROUP BY, LIMIT over several nodes, RETURNING); rows that go to the client as they
     /// arrive count nothing.
     pub result_memory: u64,
+    /// `max-row-bytes` (Keyshard's own; default 64 MiB): the largest result row (any message)
+    /// read from a PostgreSQL shard, which sqlx reads whole before anyone sees it; a longer
+    /// one fails its statement and its shard connection is closed. MariaDB's own
+    /// `max_allowed_packet` bounds what a MariaDB shard sends.
+    pub max_row_bytes: u64,
     /// `max-connections` (Keyshard's own; default 10,000): client connections the proxy keeps
     /// at once; beyond, a new one is refused at once (1040, 53300).
     pub max_connections: usize,
@@ -191,6 +196,7 @@ impl Default for Props {
             gather_max_rows: 1_000_000,
             gather_max_bytes: 256 << 20,
             result_memory: 128 << 20,
+            max_row_bytes: 64 << 20,
             max_connections: 10_000,
             max_unauthenticated_connections: 512,
             max_unauthenticated_per_address: 128,

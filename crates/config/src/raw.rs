@@ -157,6 +157,9 @@ pub(crate) struct RawProps {
     /// Keyshard's own: bytes of rows one read keeps for a merge (default 128 MiB).
     #[serde(rename = "result-memory-bytes")]
     pub result_memory_bytes: Option<u64>,
+    /// Keyshard's own: the largest row read from a PostgreSQL shard (default 64 MiB).
+    #[serde(rename = "max-row-bytes")]
+    pub max_row_bytes: Option<u64>,
     /// ShardingSphere's: client connections at once (0 or less: no limit), Keyshard's
     /// `max-connections`.
     #[serde(rename = "proxy-frontend-max-connections")]

@@ -166,6 +166,7 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
                 .props
                 .result_memory_bytes
                 .unwrap_or(defaults.result_memory),
+            max_row_bytes: raw.props.max_row_bytes.unwrap_or(defaults.max_row_bytes),
             max_connections: amount(max_connections, defaults.max_connections),
             max_unauthenticated_connections: amount(
                 raw.props.max_unauthenticated_connections,

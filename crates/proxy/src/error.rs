@@ -196,9 +196,9 @@ impl From<BackendError> for Error {
             BackendError::PinRefused { .. }
             | BackendError::NotPostgres { .. }
             | BackendError::GatherKinds { .. } => ErrorKind::Unsupported,
-            BackendError::GatherLimit { .. } | BackendError::ResultLimit(_) => {
-                ErrorKind::OutOfMemory
-            }
+            BackendError::GatherLimit { .. }
+            | BackendError::ResultLimit(_)
+            | BackendError::RowTooLarge { .. } => ErrorKind::OutOfMemory,
             BackendError::Connect { .. }
             | BackendError::NoLease
             | BackendError::Coordination(_)

@@ -30,6 +30,8 @@ mod sasl;
 mod stream;
 mod tls;
 
+pub use stream::{set_max_message_len, MessageTooLarge};
+
 /// A connection to a PostgreSQL database.
 ///
 /// See [`PgConnectOptions`] for connection URL reference.

@@ -16,6 +16,35 @@ use crate::message::{
 use crate::net::{self, BufferedSocket, Socket};
 use crate::{PgConnectOptions, PgDatabaseError, PgSeverity};
 
+// keyshard: the largest message a connection reads whole. A result row holding one value larger
+// than a proxy's memory would otherwise be read into it before anyone could refuse it; beyond
+// this, the message is refused with `MessageTooLarge` and the connection is left mid-message:
+// it must be closed, never used again. The process sets it once (all connections share it).
+static MAX_MESSAGE_LEN: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(usize::MAX);
+
+/// keyshard: sets the largest message any PostgreSQL connection of the process reads.
+pub fn set_max_message_len(len: usize) {
+    MAX_MESSAGE_LEN.store(len, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// keyshard: a message longer than `set_max_message_len` allows; its connection must be closed.
+#[derive(Debug)]
+pub struct MessageTooLarge {
+    /// The message's length.
+    pub len: usize,
+    /// The limit it went past.
+    pub limit: usize,
+}
+
+impl std::fmt::Display for MessageTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a message of {} bytes, over the limit of {}", self.len, self.limit)
+    }
+}
+
+impl std::error::Error for MessageTooLarge {}
+
 // the stream is a separate type from the connection to uphold the invariant where an instantiated
 // [PgConnection] is a **valid** connection to postgres
 
@@ -38,6 +67,10 @@ pub struct PgStream {
     pub(crate) parameter_statuses: BTreeMap<String, String>,
 
     pub(crate) server_version_num: Option<u32>,
+
+    // keyshard: a message was refused mid-stream (`MessageTooLarge`): nothing read after it
+    // would be a message boundary, so every later read fails.
+    broken: bool,
 }
 
 impl PgStream {
@@ -54,6 +87,7 @@ impl PgStream {
             notifications: None,
             parameter_statuses: BTreeMap::default(),
             server_version_num: None,
+            broken: false,
         })
     }
 
@@ -77,6 +111,17 @@ impl PgStream {
     }
 
     pub(crate) async fn recv_unchecked(&mut self) -> Result<ReceivedMessage, Error> {
+        if self.broken {
+            return Err(err_protocol!("the connection stopped mid-message"));
+        }
+        let received = self.recv_message().await;
+        if let Err(Error::Configuration(e)) = &received {
+            self.broken |= e.is::<MessageTooLarge>();
+        }
+        received
+    }
+
+    async fn recv_message(&mut self) -> Result<ReceivedMessage, Error> {
         // NOTE: to not break everything, this should be cancel-safe;
         // DO NOT modify `buf` unless a full message has been read
         self.inner
@@ -90,6 +135,14 @@ impl PgStream {
                 let format = BackendMessageFormat::try_from_u8(header.get_u8())?;
 
                 let message_len = header.get_u32() as usize;
+
+                let limit = MAX_MESSAGE_LEN.load(std::sync::atomic::Ordering::Relaxed);
+                if message_len > limit {
+                    return Err(Error::Configuration(Box::new(MessageTooLarge {
+                        len: message_len,
+                        limit,
+                    })));
+                }
 
                 let expected_len = message_len
                     .checked_add(1)
