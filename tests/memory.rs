@@ -547,3 +547,49 @@ async fn a_long_read_from_database_servers_goes_out_as_it_arrives() {
         shards.drop_all().await;
     }
 }
+
+/// PostgreSQL portals of 20 MB parameters, bound and never executed (tokio-postgres' `bind`):
+/// the session keeps at most `session-memory-bytes` (64 MiB) of them, the portal that does not
+/// fit is refused with 53200, and the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn portals_are_kept_within_the_session_limit() {
+    let dir = TempDir::new("memory_portals");
+    let (server, mysql_port, pg_port) = start(&dir);
+    let Client::Postgres(mut setup) = Client::connect("postgres", mysql_port, pg_port).await else {
+        unreachable!()
+    };
+    sqlx::raw_sql(CREATE).execute(&mut setup).await.unwrap();
+    let config =
+        format!("host=127.0.0.1 port={pg_port} user=root password=root dbname=sharding_db");
+    let (mut client, connection) = tokio_postgres::connect(&config, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let idle = peak_mib(server.id());
+    let transaction = client.transaction().await.unwrap();
+    let statement = transaction
+        .prepare("SELECT status FROM t_order WHERE status = $1")
+        .await
+        .unwrap();
+    let big = "x".repeat(20 << 20);
+    let mut portals = Vec::new();
+    let refused = loop {
+        match transaction.bind(&statement, &[&big]).await {
+            Ok(portal) => portals.push(portal),
+            Err(e) => break e,
+        }
+        assert!(portals.len() < 40, "40 portals of 20 MB kept");
+    };
+    let code = refused.as_db_error().map(|e| e.code().code().to_owned());
+    assert_eq!(code.as_deref(), Some("53200"), "{refused}");
+    assert!(portals.len() < 4, "{} portals kept", portals.len());
+    transaction.rollback().await.unwrap();
+    let rows = client
+        .query("SELECT COUNT(*) FROM t_order", &[])
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    let peak = peak_mib(server.id());
+    eprintln!("portals: idle {idle} MiB, peak {peak} MiB");
+    assert!(peak - idle < 200, "idle {idle} MiB, peak {peak} MiB");
+}
