@@ -593,3 +593,53 @@ async fn portals_are_kept_within_the_session_limit() {
     eprintln!("portals: idle {idle} MiB, peak {peak} MiB");
     assert!(peak - idle < 200, "idle {idle} MiB, peak {peak} MiB");
 }
+
+/// A 12 MiB `LOAD DATA LOCAL INFILE` (about a million rows, from the mariadb client) goes in
+/// as it arrives, a batch at a time, as COPY does: all of it is stored and the proxy stays
+/// within 200 MiB above idle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_load_data_is_loaded_in_little_memory() {
+    let dir = TempDir::new("memory_load");
+    let (server, mysql_port, pg_port) = start(&dir);
+    let mut client = Client::connect("mysql", mysql_port, pg_port).await;
+    client.run(CREATE).await.unwrap();
+    let file = dir.0.join("rows.tsv");
+    let mut data = String::new();
+    let mut rows = 0;
+    while data.len() < 12 << 20 {
+        data.push_str(&format!("{}\tstatus{}\n", rows % 1000, rows % 7));
+        rows += 1;
+    }
+    std::fs::write(&file, data).unwrap();
+    let idle = peak_mib(server.id());
+    let load = format!(
+        "LOAD DATA LOCAL INFILE '{}' INTO TABLE t_order (user_id, status)",
+        file.display()
+    );
+    let port = mysql_port.to_string();
+    let loaded = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("mariadb")
+            .args(["--protocol=tcp", "-h", "127.0.0.1", "-P", &port])
+            .args([
+                "-uroot",
+                "-proot",
+                "--local-infile=1",
+                "sharding_db",
+                "-e",
+                &load,
+            ])
+            .output()
+            .expect("the mariadb client")
+    })
+    .await
+    .unwrap();
+    assert!(
+        loaded.status.success(),
+        "{}",
+        String::from_utf8_lossy(&loaded.stderr)
+    );
+    assert_eq!(client.count().await, rows);
+    let peak = peak_mib(server.id());
+    eprintln!("LOAD DATA of 12 MiB: idle {idle} MiB, peak {peak} MiB");
+    assert!(peak - idle < 200, "idle {idle} MiB, peak {peak} MiB");
+}
