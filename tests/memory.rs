@@ -32,6 +32,12 @@ fn start_with(dir: &TempDir, props: &str) -> (Serving, u16, u16) {
     let yaml = mode
         + &default_without_mode()
         .replacen("props:\n", &format!("props:\n{props}"), 1)
+        // A user without a password, for the hand-written client.
+        .replacen(
+            "      password: root\n",
+            "      password: root\n    - user: open@%\n      password: ''\n",
+            1,
+        )
         .replace("sqlite://../data/", &format!("sqlite://{}/", dir.0.display()))
         .replace(
             "  mysql:\n    listen: 127.0.0.1:3307",
@@ -642,4 +648,145 @@ async fn a_long_load_data_is_loaded_in_little_memory() {
     let peak = peak_mib(server.id());
     eprintln!("LOAD DATA of 12 MiB: idle {idle} MiB, peak {peak} MiB");
     assert!(peak - idle < 200, "idle {idle} MiB, peak {peak} MiB");
+}
+
+/// A MySQL client speaking the protocol by hand, for what no client library sends at will
+/// (COM_STMT_SEND_LONG_DATA): logged in as a user without a password.
+struct RawMySql(tokio::net::TcpStream);
+
+impl RawMySql {
+    async fn connect(port: u16, user: &str) -> Self {
+        let stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let mut raw = RawMySql(stream);
+        let _greeting = raw.read().await;
+        // PROTOCOL_41, SECURE_CONNECTION, PLUGIN_AUTH, CONNECT_WITH_DB, LONG_PASSWORD.
+        let caps: u32 = 0x200 | 0x8000 | 0x80000 | 0x8 | 0x1;
+        let mut login = Vec::new();
+        login.extend_from_slice(&caps.to_le_bytes());
+        login.extend_from_slice(&(16u32 << 20).to_le_bytes());
+        login.push(45);
+        login.extend_from_slice(&[0; 23]);
+        login.extend_from_slice(user.as_bytes());
+        login.push(0);
+        login.push(0); // an empty password's empty scramble
+        login.extend_from_slice(b"sharding_db\0mysql_native_password\0");
+        raw.write(1, &login).await;
+        let answer = raw.read().await;
+        assert_eq!(answer[0], 0, "login: {answer:?}");
+        raw
+    }
+
+    async fn write(&mut self, sequence: u8, payload: &[u8]) {
+        use tokio::io::AsyncWriteExt;
+        let len = payload.len() as u32;
+        let mut packet = len.to_le_bytes()[..3].to_vec();
+        packet.push(sequence);
+        packet.extend_from_slice(payload);
+        self.0.write_all(&packet).await.unwrap();
+    }
+
+    async fn read(&mut self) -> Vec<u8> {
+        use tokio::io::AsyncReadExt;
+        let mut header = [0; 4];
+        self.0.read_exact(&mut header).await.unwrap();
+        let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
+        let mut payload = vec![0; len];
+        self.0.read_exact(&mut payload).await.unwrap();
+        payload
+    }
+
+    /// COM_STMT_PREPARE of `sql` (one parameter, one column); the statement id.
+    async fn prepare(&mut self, sql: &str) -> u32 {
+        let mut command = vec![0x16];
+        command.extend_from_slice(sql.as_bytes());
+        self.write(0, &command).await;
+        let ok = self.read().await;
+        assert_eq!(ok[0], 0, "prepare: {:?}", String::from_utf8_lossy(&ok));
+        let id = u32::from_le_bytes([ok[1], ok[2], ok[3], ok[4]]);
+        let columns = u16::from_le_bytes([ok[5], ok[6]]);
+        let params = u16::from_le_bytes([ok[7], ok[8]]);
+        // Each list of definitions ends with an EOF.
+        for count in [params, columns] {
+            if count > 0 {
+                for _ in 0..=count {
+                    self.read().await;
+                }
+            }
+        }
+        id
+    }
+
+    /// COM_STMT_SEND_LONG_DATA: `data` for parameter 0 of statement `id` (no answer).
+    async fn long_data(&mut self, id: u32, data: &[u8]) {
+        let mut command = vec![0x18];
+        command.extend_from_slice(&id.to_le_bytes());
+        command.extend_from_slice(&0u16.to_le_bytes());
+        command.extend_from_slice(data);
+        self.write(0, &command).await;
+    }
+
+    /// COM_STMT_EXECUTE of statement `id` with its one parameter sent as long data: the first
+    /// byte of the answer (0xff: an error) and the error's number.
+    async fn execute_long(&mut self, id: u32) -> (u8, u16) {
+        let mut command = vec![0x17];
+        command.extend_from_slice(&id.to_le_bytes());
+        command.push(0); // no cursor
+        command.extend_from_slice(&1u32.to_le_bytes());
+        command.push(0); // null bitmap
+        command.push(1); // types follow
+        command.extend_from_slice(&[0xfc, 0]); // BLOB
+        self.write(0, &command).await;
+        let answer = self.read().await;
+        let errno = match answer[0] {
+            0xff => u16::from_le_bytes([answer[1], answer[2]]),
+            _ => 0,
+        };
+        (answer[0], errno)
+    }
+}
+
+/// MySQL long data (COM_STMT_SEND_LONG_DATA) of 12 MiB for each of 40 statements, 480 MiB
+/// sent: the session keeps at most `session-memory-bytes` (64 MiB) of it, so executing most
+/// statements is refused with 1037, the proxy stays within 200 MiB above idle (the statements
+/// that run hold their 12 MiB parameter a few times over while they run), and the session
+/// goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_data_is_kept_within_the_session_limit() {
+    let dir = TempDir::new("memory_long_data");
+    let (server, mysql_port, pg_port) = start_with(&dir, "");
+    // Once it serves.
+    let mut client = Client::connect("mysql", mysql_port, pg_port).await;
+    let mut raw = RawMySql::connect(mysql_port, "open").await;
+    let idle = peak_mib(server.id());
+    let chunk = vec![b'x'; 4 << 20];
+    let mut ids = Vec::new();
+    for _ in 0..40 {
+        let id = raw.prepare("SELECT LENGTH(?)").await;
+        for _ in 0..3 {
+            raw.long_data(id, &chunk).await;
+        }
+        ids.push(id);
+    }
+    let mut refused = 0;
+    for id in ids {
+        let (first, errno) = raw.execute_long(id).await;
+        if first == 0xff {
+            assert_eq!(errno, 1037);
+            refused += 1;
+        } else {
+            // A result set: its column count, definition, EOF, row, EOF.
+            for _ in 0..4 {
+                raw.read().await;
+            }
+        }
+    }
+    assert!(refused >= 30, "{refused} of 40 refused");
+    let peak = peak_mib(server.id());
+    eprintln!("long data: idle {idle} MiB, peak {peak} MiB");
+    assert!(peak - idle < 200, "idle {idle} MiB, peak {peak} MiB");
+    // The session goes on.
+    assert_eq!(raw.prepare("SELECT LENGTH(?)").await, 41);
+    client.run(CREATE).await.unwrap();
 }
