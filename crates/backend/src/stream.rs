@@ -69,7 +69,7 @@ pub fn channel_if(may_stream: bool) -> (Option<Tap>, Option<mpsc::Receiver<Batch
 
 /// Whether `plan`'s rows can go to the client as they arrive: a read whose merge, if any,
 /// only concatenates the nodes' rows.
-pub fn streams(plan: &Plan) -> bool {
+fn streams(plan: &Plan) -> bool {
     !plan.units.is_empty()
         && plan.gather.is_none()
         && plan.guard.is_none()

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use keyshard_backend::{Backend, Characteristics, Outcome, stream};
+use keyshard_backend::{Backend, Characteristics, Outcome};
 use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
@@ -767,10 +767,8 @@ impl Engine {
         }
         let mut outcome = match reads {
             true => {
-                let tap = match stream::streams(&plan) {
-                    true => session.stream.take(),
-                    false => None,
-                };
+                // `reading` uses it only when the plan streams.
+                let tap = session.stream.take();
                 // Pinned in place: moved into the read's scope, it would be copied.
                 let run = std::pin::pin!(self.run(session, &plan));
                 self.backend.reading(&plan, tap, run).await?

@@ -421,7 +421,9 @@ impl Connection {
             // Its rows went out as they came.
             Reply::Ok { .. } | Reply::Streamed { .. } => Vec::new(),
         };
-        check_written_as_asked(&self.proxy_text(), &fields, &rows, formats)?;
+        if !rows.is_empty() {
+            check_written_as_asked(&self.proxy_text(), &fields, &rows, formats)?;
+        }
         Ok((fields, rows.into(), tag))
     }
 
