@@ -132,6 +132,26 @@ impl Client {
         }
     }
 
+    /// INSERTs row `id` with a status of `mib` MiB, bound as a parameter.
+    async fn insert_long(&mut self, id: i64, mib: usize) -> Result<(), sqlx::Error> {
+        let value = "x".repeat(mib << 20);
+        let sql = "INSERT INTO t_order (order_id, user_id, status) VALUES ";
+        match self {
+            Client::MySql(c) => sqlx::query(&format!("{sql}(?, 1, ?)"))
+                .bind(id)
+                .bind(value)
+                .execute(c)
+                .await
+                .map(|_| ()),
+            Client::Postgres(c) => sqlx::query(&format!("{sql}($1, 1, $2)"))
+                .bind(id)
+                .bind(value)
+                .execute(c)
+                .await
+                .map(|_| ()),
+        }
+    }
+
     async fn count(&mut self) -> i64 {
         let sql = "SELECT COUNT(*) FROM t_order";
         match self {
@@ -472,10 +492,16 @@ async fn run_on(url: &str, sql: &str) {
 }
 
 /// The shipped configuration over `shards` in `dir`, its frontend (`mysql` or `postgres`)
-/// listening on `port`.
-fn serve_over(dir: &TempDir, shards: &ServerShards, frontend: &str, port: u16) -> Serving {
+/// listening on `port`; `props`: YAML lines added to the configuration's.
+fn serve_over(
+    dir: &TempDir,
+    shards: &ServerShards,
+    frontend: &str,
+    port: u16,
+    props: &str,
+) -> Serving {
     let yaml = default_without_mode()
-        .replacen("props:\n", "props:\n  max-row-bytes: 8388608\n", 1)
+        .replacen("props:\n", &format!("props:\n{props}"), 1)
         .replace("sqlite://../data/ds_0.db", &shards.url(0))
         .replace("sqlite://../data/ds_1.db", &shards.url(1))
         .replace(
@@ -507,7 +533,7 @@ async fn a_long_read_from_database_servers_goes_out_as_it_arrives() {
         };
         let shards = ServerShards::new(admin.unwrap(), "stream").await;
         let port = free_port();
-        let server = serve_over(&dir, &shards, frontend, port);
+        let server = serve_over(&dir, &shards, frontend, port, "  max-row-bytes: 8388608\n");
         let mut client = Client::connect(frontend, port, port).await;
         client.run(create).await.unwrap();
         for (k, j) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
@@ -789,4 +815,54 @@ async fn long_data_is_kept_within_the_session_limit() {
     // The session goes on.
     assert_eq!(raw.prepare("SELECT LENGTH(?)").await, 41);
     client.run(CREATE).await.unwrap();
+}
+
+/// One long parameter bound by a client (MySQL's binary protocol, PostgreSQL's Bind) over
+/// MariaDB and PostgreSQL shards: the statement holds it four times over while it runs (the
+/// decoded value, the routed statement's, the driver's arguments and its write buffer) and
+/// counts it so, so one of 10 MiB runs under a 64 MiB `statement-memory-bytes` and one of
+/// 20 MiB is refused with 1037 / 53200 naming the limit; the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB and PostgreSQL (KEYSHARD_TEST_MYSQL_URL, KEYSHARD_TEST_PG_URL)"]
+async fn a_long_parameter_is_counted_as_it_is_held() {
+    let dir = TempDir::new("memory_parameter");
+    for frontend in ["mysql", "postgres"] {
+        let admin = match frontend {
+            "mysql" => std::env::var("KEYSHARD_TEST_MYSQL_URL"),
+            _ => std::env::var("KEYSHARD_TEST_PG_URL"),
+        };
+        let shards = ServerShards::new(admin.unwrap(), "parameter").await;
+        let port = free_port();
+        let props = "  statement-memory-bytes: 67108864\n";
+        let server = serve_over(&dir, &shards, frontend, port, props);
+        let mut client = Client::connect(frontend, port, port).await;
+        let text = if frontend == "mysql" {
+            "LONGTEXT"
+        } else {
+            "TEXT"
+        };
+        let create = format!(
+            "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status {text})"
+        );
+        client.run(&create).await.unwrap();
+        let idle = peak_mib(server.id());
+        client.insert_long(1, 10).await.unwrap();
+        let peak = peak_mib(server.id());
+        let refused = client.insert_long(2, 20).await.unwrap_err();
+        let code = if frontend == "mysql" { "1037" } else { "53200" };
+        assert_eq!(code_of(&refused), code, "{refused}");
+        assert!(
+            refused.to_string().contains("statement-memory-bytes"),
+            "{refused}"
+        );
+        assert_eq!(client.count().await, 1);
+        eprintln!("{frontend}: one 10 MiB parameter: idle {idle} MiB, peak {peak} MiB");
+        assert!(
+            peak - idle < 4 * 10 + 24,
+            "{frontend}: idle {idle} MiB, peak {peak} MiB"
+        );
+        drop(client);
+        drop(server);
+        shards.drop_all().await;
+    }
 }

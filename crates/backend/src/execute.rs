@@ -3,8 +3,8 @@
 
 use futures_util::TryStreamExt;
 use futures_util::future::join_all;
-use keyshard_router::ExecutionUnit;
-use sqlx::{Either, Executor, IntoArguments, Row, Statement as _};
+use keyshard_router::{ExecutionUnit, Value};
+use sqlx::{Connection as _, Either, Executor, IntoArguments, Row, Statement as _};
 use tokio::sync::oneshot;
 
 use crate::branch::Branch;
@@ -15,11 +15,34 @@ use crate::stream::UnitRows;
 use crate::transaction::in_plan_order;
 use crate::{Backend, BackendError, Pool};
 
+/// A statement this long (text and parameters) leaves the connection's buffers grown to its
+/// size: they are given back after it.
+const GROWS_BUFFERS: usize = 1 << 20;
+
 /// Runs one unit: as plain text when it has no parameters (one round trip, results in the
 /// text format), otherwise, or when the client reads results in a binary format, as a
 /// prepared statement with typed binds, cached on the connection (results in the binary
 /// format).
 pub(crate) async fn run_statement<D: Driver>(
+    conn: &mut D::Connection,
+    unit: &ExecutionUnit,
+) -> Result<UnitResult, sqlx::Error>
+where
+    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
+    for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
+{
+    let result = run_unit::<D>(conn, unit).await;
+    // Kept grown, the driver's buffers would hold a long statement's size for as long as the
+    // pooled connection lives, outside every budget. Not after every statement: shrinking
+    // reallocates them.
+    let size = unit.sql.len() + unit.params.iter().map(Value::size).sum::<usize>();
+    if size > GROWS_BUFFERS {
+        conn.shrink_buffers();
+    }
+    result
+}
+
+async fn run_unit<D: Driver>(
     conn: &mut D::Connection,
     unit: &ExecutionUnit,
 ) -> Result<UnitResult, sqlx::Error>

@@ -301,7 +301,7 @@ impl Connection {
                 Err(e) => self.send_error(io, &e),
             },
             Command::StmtExecute(request) => {
-                let reply = self.execute(io, &request).await;
+                let reply = self.execute(io, request).await;
                 self.send_reply(io, reply, true);
             }
             // No response, by the protocol.
@@ -348,7 +348,7 @@ impl Connection {
     async fn execute(
         &mut self,
         io: &mut PacketIo<Stream>,
-        request: &super::protocol::command::ExecuteRequest,
+        request: super::protocol::command::ExecuteRequest,
     ) -> Result<Reply, Error> {
         let prepared = self
             .session
@@ -359,7 +359,7 @@ impl Connection {
             return Err(refused);
         }
         let params: Vec<Value> = decode_params(
-            request,
+            &request,
             prepared.statement.param_count,
             &mut prepared.param_types,
             prepared.long_data.chunks(),
@@ -371,6 +371,8 @@ impl Connection {
             )
         })?;
         prepared.long_data.clear();
+        // Decoded: the raw parameters (a long one is megabytes) are not held while it runs.
+        drop(request);
         // The session runs it, and holds it: a reference of its own.
         let statement = Arc::clone(&prepared.statement);
         let (tap, batches) = stream::channel_if(statement.may_stream());

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use pgwire::messages::extendedquery::{Describe, Execute, Parse, Sync};
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::{DecodeContext, PgWireBackendMessage, PgWireFrontendMessage};
@@ -24,8 +24,8 @@ const MAX_AUTH_MESSAGE: usize = 65_535;
 /// How much buffer one read may add: a message is buffered as its bytes arrive, not as its
 /// header announces.
 const READ_CHUNK: usize = 64 << 10;
-/// A simple Query longer than this is read into its own string (see `read_large_query`).
-const LARGE_QUERY: usize = 1 << 20;
+/// A message longer than this is read into a buffer of its own (see `read_large`).
+const LARGE_MESSAGE: usize = 1 << 20;
 /// Startup packets are small; PostgreSQL refuses ones over 10 000 bytes.
 const MAX_STARTUP: usize = 10_000;
 /// Output is written out once this much has accumulated, even before the protocol's flush
@@ -169,8 +169,13 @@ impl Wire {
                 char::from(self.read[0]).escape_default()
             )));
         }
-        if self.read[0] == b'Q' && len > LARGE_QUERY {
-            return self.read_large_query(len).await.map(Some);
+        if len > LARGE_MESSAGE {
+            let message = self.read_large(len).await?;
+            return match message[0] {
+                b'Q' => large_query(message).map(Some),
+                // Unshared, so taken over without a copy.
+                _ => decode_message(Bytes::from(message).into(), &self.context).map(Some),
+            };
         }
         if !self.fill(1 + len).await? {
             return Ok(None);
@@ -184,40 +189,24 @@ impl Wire {
         self.read.len() >= 5 && self.read[0] == b'S' && be_u32(&self.read[1..5]) == 4
     }
 
-    /// A large simple Query (a multi-row INSERT of megabytes), read straight into its own
-    /// string: through the shared buffer it would take that buffer's doubling and a copy more.
-    /// Not cancel safe, unlike the path for other messages: the connection closes whenever a
-    /// read is cancelled.
-    async fn read_large_query(&mut self, len: usize) -> Result<PgWireFrontendMessage, WireError> {
-        let body_len = len - 4;
+    /// A large message (a multi-row INSERT of megabytes, a long parameter), read straight
+    /// into a buffer of exactly its size: the shared buffer would grow by doubling past it,
+    /// and keep that size for as long as the connection lives. Not cancel safe, unlike the
+    /// path for other messages: the connection closes whenever a read is cancelled.
+    async fn read_large(&mut self, len: usize) -> Result<Vec<u8>, WireError> {
         let buffered = self.read.len().min(1 + len);
-        let mut body = Vec::with_capacity(body_len);
-        body.extend_from_slice(&self.read[5..buffered]);
+        let mut message = Vec::with_capacity(1 + len);
+        message.extend_from_slice(&self.read[..buffered]);
         self.read.advance(buffered);
-        let missing = (body_len - body.len()) as u64;
+        let missing = (1 + len - message.len()) as u64;
         (&mut self.stream)
             .take(missing)
-            .read_to_end(&mut body)
+            .read_to_end(&mut message)
             .await?;
-        if body.len() < body_len {
+        if message.len() < 1 + len {
             return Err(WireError::Malformed("connection closed mid-message".into()));
         }
-        if body.iter().position(|&b| b == 0) != Some(body_len - 1) {
-            return Err(WireError::Malformed(
-                "message 'Q': the query is not one NUL-terminated string".into(),
-            ));
-        }
-        body.pop();
-        match String::from_utf8(body) {
-            Ok(query) => Ok(PgWireFrontendMessage::Query(Query::new(query))),
-            Err(e) => {
-                let byte = e.as_bytes().get(e.utf8_error().valid_up_to());
-                Err(WireError::NotUtf8 {
-                    byte: byte.copied().unwrap_or_default(),
-                    extended: false,
-                })
-            }
-        }
+        Ok(message)
     }
 
     /// Queues a message; writes the buffer out when it has grown large.
@@ -327,6 +316,29 @@ fn decode_extended(kind: u8, body: &[u8]) -> Option<PgWireFrontendMessage> {
         b'S' => PgWireFrontendMessage::Sync(Sync::new()),
         _ => return None,
     })
+}
+
+/// A Query read by [`Wire::read_large`] (type byte, length, text, NUL), its text taken
+/// without a copy.
+fn large_query(mut message: Vec<u8>) -> Result<PgWireFrontendMessage, WireError> {
+    // Past the type byte and length, whose bytes may be zero.
+    if message[5..].iter().position(|&b| b == 0) != Some(message.len() - 6) {
+        return Err(WireError::Malformed(
+            "message 'Q': the query is not one NUL-terminated string".into(),
+        ));
+    }
+    message.pop();
+    message.drain(..5);
+    match String::from_utf8(message) {
+        Ok(query) => Ok(PgWireFrontendMessage::Query(Query::new(query))),
+        Err(e) => {
+            let byte = e.as_bytes().get(e.utf8_error().valid_up_to());
+            Err(WireError::NotUtf8 {
+                byte: byte.copied().unwrap_or_default(),
+                extended: false,
+            })
+        }
+    }
 }
 
 /// Checks and decodes one whole message: type byte, length, body.
@@ -572,6 +584,32 @@ mod tests {
         assert_eq!(invalid_text(b'P', b"s\0SELECT '\xc3('\0\0\0"), Some(0xc3));
         assert_eq!(invalid_text(b'P', b"\xfe\0SELECT 1\0\0\0"), Some(0xfe));
         assert_eq!(invalid_text(b'B', b"\xff\0\0"), None);
+    }
+
+    /// A large Query is one NUL-terminated string after its type byte and length, whose bytes
+    /// may be zero themselves.
+    #[test]
+    fn large_queries_are_checked_after_their_length() {
+        let query = |text: &[u8]| {
+            let mut message = vec![b'Q'];
+            message.extend_from_slice(&((text.len() + 4) as u32).to_be_bytes());
+            message.extend_from_slice(text);
+            large_query(message)
+        };
+        let long = format!("SELECT '{}'\0", "x".repeat(LARGE_MESSAGE));
+        match query(long.as_bytes()) {
+            Ok(PgWireFrontendMessage::Query(q)) => assert_eq!(q.query.len(), long.len() - 1),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            query(b"SELECT 1\0; SELECT 2\0"),
+            Err(WireError::Malformed(_))
+        ));
+        assert!(matches!(query(b"SELECT 1"), Err(WireError::Malformed(_))));
+        assert!(matches!(
+            query(b"SELECT '\xff'\0"),
+            Err(WireError::NotUtf8 { byte: 0xff, .. })
+        ));
     }
 
     #[test]

@@ -63,6 +63,11 @@ impl FrontendMessage for Bind<'_> {
         size += 2;
         size += self.result_formats.len();
 
+        // keyshard: and room for the few small messages sent after it (Execute, Sync). Reserved
+        // for this message alone, the buffer doubled past a long parameter for the bytes after
+        // it (a 48 MiB parameter took a 96 MiB buffer).
+        size += 1024;
+
         size
     }
 

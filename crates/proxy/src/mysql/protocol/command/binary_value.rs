@@ -53,17 +53,38 @@ fn small_int(bits: u64, width: u32, unsigned: bool) -> Value {
     })
 }
 
+/// Whether a value of type `ty` stays bytes, whatever they hold.
+fn is_binary(ty: ColumnType) -> bool {
+    use ColumnType::*;
+    matches!(
+        ty,
+        MYSQL_TYPE_TINY_BLOB
+            | MYSQL_TYPE_MEDIUM_BLOB
+            | MYSQL_TYPE_LONG_BLOB
+            | MYSQL_TYPE_BLOB
+            | MYSQL_TYPE_GEOMETRY
+            | MYSQL_TYPE_BIT
+            | MYSQL_TYPE_VECTOR
+    )
+}
+
+/// A value sent as COM_STMT_SEND_LONG_DATA chunks, taken over without a copy: it may be
+/// megabytes. As [`from_bytes`] reads it, where a type it does not know reads as text or bytes.
+pub(super) fn from_long_data(ty: ColumnType, bytes: Vec<u8>) -> Value {
+    if is_binary(ty) {
+        return Value::Bytes(bytes);
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Value::Text(text),
+        Err(e) => Value::Bytes(e.into_bytes()),
+    }
+}
+
 /// A value that arrives as bytes: a length-encoded field, or COM_STMT_SEND_LONG_DATA chunks.
 pub(super) fn from_bytes(ty: ColumnType, bytes: &[u8]) -> Result<Value, ProtocolError> {
     use ColumnType::*;
     match ty {
-        MYSQL_TYPE_TINY_BLOB
-        | MYSQL_TYPE_MEDIUM_BLOB
-        | MYSQL_TYPE_LONG_BLOB
-        | MYSQL_TYPE_BLOB
-        | MYSQL_TYPE_GEOMETRY
-        | MYSQL_TYPE_BIT
-        | MYSQL_TYPE_VECTOR => Ok(Value::Bytes(bytes.to_vec())),
+        ty if is_binary(ty) => Ok(Value::Bytes(bytes.to_vec())),
         MYSQL_TYPE_DECIMAL
         | MYSQL_TYPE_NEWDECIMAL
         | MYSQL_TYPE_VARCHAR
@@ -79,7 +100,7 @@ pub(super) fn from_bytes(ty: ColumnType, bytes: &[u8]) -> Result<Value, Protocol
 }
 
 /// Text when the bytes are UTF-8 (the session's character set), raw bytes otherwise.
-pub(super) fn text_or_bytes(bytes: &[u8]) -> Value {
+fn text_or_bytes(bytes: &[u8]) -> Value {
     match std::str::from_utf8(bytes) {
         Ok(text) => Value::Text(text.to_owned()),
         Err(_) => Value::Bytes(bytes.to_vec()),

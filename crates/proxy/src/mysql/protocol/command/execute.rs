@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use keyshard_router::Value;
 use mysql_common::constants::ColumnType;
 
-use super::binary_value::{decode_value, from_bytes, text_or_bytes};
+use super::binary_value::{decode_value, from_long_data};
 use crate::mysql::protocol::error::ProtocolError;
 use crate::mysql::protocol::wire::Reader;
 
@@ -17,14 +17,18 @@ pub struct ExecuteRequest {
     pub stmt_id: u32,
     /// Cursor flags (0 = CURSOR_TYPE_NO_CURSOR); cursors are not supported.
     pub flags: u8,
-    /// NULL bitmap, new-params-bound flag, types and values.
-    params: Vec<u8>,
+    /// The command's payload, kept whole rather than copied (a long parameter is megabytes):
+    /// from [`PARAMS_AT`] on, the NULL bitmap, new-params-bound flag, types and values.
+    payload: Vec<u8>,
 }
 
+/// Where the parameters start: command byte, statement id, flags, iteration count.
+const PARAMS_AT: usize = 1 + 4 + 1 + 4;
+
 impl ExecuteRequest {
-    /// Decodes the payload after the command byte.
-    pub(super) fn decode(body: &[u8]) -> Result<Self, ProtocolError> {
-        let mut r = Reader::new(body, "COM_STMT_EXECUTE");
+    /// Decodes the payload, command byte included.
+    pub(super) fn decode(payload: Vec<u8>) -> Result<Self, ProtocolError> {
+        let mut r = Reader::new(payload.get(1..).unwrap_or_default(), "COM_STMT_EXECUTE");
         let stmt_id = r.u32()?;
         let flags = r.u8()?;
         // The iteration count is always 1 in the MySQL protocol.
@@ -32,8 +36,12 @@ impl ExecuteRequest {
         Ok(Self {
             stmt_id,
             flags,
-            params: r.rest().to_vec(),
+            payload,
         })
+    }
+
+    fn params(&self) -> &[u8] {
+        &self.payload[PARAMS_AT..]
     }
 }
 
@@ -53,7 +61,7 @@ pub fn decode_params(
     if param_count == 0 {
         return Ok(Vec::new());
     }
-    let mut r = Reader::new(&req.params, "COM_STMT_EXECUTE parameters");
+    let mut r = Reader::new(req.params(), "COM_STMT_EXECUTE parameters");
     let null_bitmap = r.bytes(param_count.div_ceil(8))?;
     if r.u8()? == 1 {
         let mut bound = Vec::with_capacity(param_count);
@@ -76,7 +84,7 @@ pub fn decode_params(
     for (i, &(ty, unsigned)) in types.iter().enumerate() {
         let long = u16::try_from(i).ok().and_then(|i| long_data.remove(&i));
         let value = match long {
-            Some(bytes) => from_bytes(ty, &bytes).unwrap_or_else(|_| text_or_bytes(&bytes)),
+            Some(bytes) => from_long_data(ty, bytes),
             None if is_null(null_bitmap, i) => Value::Null,
             None => decode_value(&mut r, ty, unsigned)?,
         };

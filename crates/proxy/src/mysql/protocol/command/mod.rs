@@ -68,6 +68,9 @@ pub fn decode_command(payload: Vec<u8>) -> Result<Command, ProtocolError> {
     if code == Code::COM_STMT_PREPARE as u8 {
         return Ok(Command::StmtPrepare(statement(payload, "statement")?));
     }
+    if code == Code::COM_STMT_EXECUTE as u8 {
+        return Ok(Command::StmtExecute(ExecuteRequest::decode(payload)?));
+    }
     let body = &payload[1..];
     let command = match code {
         c if c == Code::COM_INIT_DB as u8 => Command::InitDb(utf8(body, "database name")?),
@@ -75,9 +78,6 @@ pub fn decode_command(payload: Vec<u8>) -> Result<Command, ProtocolError> {
         c if c == Code::COM_QUIT as u8 => Command::Quit,
         c if c == Code::COM_STATISTICS as u8 => Command::Statistics,
         c if c == Code::COM_RESET_CONNECTION as u8 => Command::ResetConnection,
-        c if c == Code::COM_STMT_EXECUTE as u8 => {
-            Command::StmtExecute(ExecuteRequest::decode(body)?)
-        }
         c if c == Code::COM_STMT_CLOSE as u8 => {
             Command::StmtClose(Reader::new(body, "COM_STMT_CLOSE").u32()?)
         }
