@@ -3,7 +3,8 @@
 //! four nodes ds_{0,1}.t_order_{0,1}) are written through the proxy over two fresh shard
 //! databases and straight into one plain database; the same queries then run on both sides, in
 //! every protocol mode, and each column's type metadata and each value's bytes must be equal.
-//! Every difference of a run is collected and reported at once.
+//! Every difference of a run is collected and reported at once. Last, 1,200 more rows make
+//! reads long enough to go to the client as the shards send them (streamed), compared too.
 //! `--include-ignored`, with `KEYSHARD_TEST_MYSQL_URL` / `KEYSHARD_TEST_PG_URL`.
 
 mod common;
@@ -148,20 +149,70 @@ fn create_table(columns: &[Typed]) -> String {
     )
 }
 
-fn inserts(columns: &[Typed]) -> Vec<String> {
+/// The typed values of row `r` of [`ROWS`], as SQL literals.
+fn row_values(columns: &[Typed], r: usize) -> String {
+    let values: Vec<&str> = columns
+        .iter()
+        .map(|c| c.2.get(r).copied().unwrap_or("NULL"))
+        .collect();
+    values.join(", ")
+}
+
+fn insert_head(columns: &[Typed]) -> String {
     let names: Vec<&str> = columns.iter().map(|c| c.0).collect();
-    let rows = ROWS.iter().enumerate().map(|(r, (order, user))| {
-        let values: Vec<&str> = columns
-            .iter()
-            .map(|c| c.2.get(r).copied().unwrap_or("NULL"))
-            .collect();
-        format!(
-            "INSERT INTO t_order (order_id, user_id, {}) VALUES ({order}, {user}, {})",
-            names.join(", "),
-            values.join(", ")
-        )
-    });
+    format!(
+        "INSERT INTO t_order (order_id, user_id, {}) VALUES ",
+        names.join(", ")
+    )
+}
+
+fn inserts(columns: &[Typed]) -> Vec<String> {
+    let head = insert_head(columns);
+    let rows = ROWS
+        .iter()
+        .enumerate()
+        .map(|(r, (order, user))| format!("{head}({order}, {user}, {})", row_values(columns, r)));
     rows.collect()
+}
+
+/// Rows of a read long enough to be streamed: [`STREAMED_ROWS`] more rows from order_id
+/// 10,000, spread evenly over the four nodes, their typed values those of [`ROWS`] in turn,
+/// written with multi-row INSERTs.
+fn streamed_inserts(columns: &[Typed]) -> Vec<String> {
+    let head = insert_head(columns);
+    let rows: Vec<String> = (0..STREAMED_ROWS)
+        .map(|k| {
+            // Node by node: the order id's parity picks the table, the user id's the source.
+            let (order, user) = (10_000 + k, 1 + (k / 2) % 2);
+            let values = row_values(columns, k % ROWS.len());
+            format!("({order}, {user}, {values})")
+        })
+        .collect();
+    rows.chunks(100)
+        .map(|chunk| format!("{head}{}", chunk.join(", ")))
+        .collect()
+}
+
+/// Enough that each node's part (a quarter) fills a batch of 256 rows and is sent as it is read.
+const STREAMED_ROWS: usize = 1200;
+
+/// Reads whose rows go to the client as the shards send them (no merge): every row of every
+/// node, and a data source's two tables. Their order is the shards', so rows are compared
+/// sorted.
+fn streamed_queries(columns: &[Typed]) -> [String; 2] {
+    let all = all_columns(columns);
+    [
+        format!("SELECT {all} FROM t_order"),
+        format!("SELECT {all} FROM t_order WHERE user_id = 2"),
+    ]
+}
+
+/// `outcome` with its rows sorted, for a read whose row order is not defined.
+fn sorted(mut outcome: Outcome) -> Outcome {
+    if let Ok(answer) = &mut outcome {
+        answer.rows.sort();
+    }
+    outcome
 }
 
 fn all_columns(columns: &[Typed]) -> String {
@@ -480,11 +531,27 @@ impl MySides<'_> {
     }
 
     async fn compare(&mut self, mode: My, sql: &str, params: &[i64]) {
-        let want = my_fetch(self.plain, mode, sql, params).await;
+        self.compare_as(mode, sql, params, std::convert::identity)
+            .await;
+    }
+
+    /// [`MySides::compare`] of a read whose row order is not defined.
+    async fn compare_unordered(&mut self, mode: My, sql: &str, params: &[i64]) {
+        self.compare_as(mode, sql, params, sorted).await;
+    }
+
+    async fn compare_as(
+        &mut self,
+        mode: My,
+        sql: &str,
+        params: &[i64],
+        shaped: fn(Outcome) -> Outcome,
+    ) {
+        let want = shaped(my_fetch(self.plain, mode, sql, params).await);
         if let Err(e) = &want {
             panic!("the plain database refused [{mode:?}] {sql}: {e}");
         }
-        let got = my_fetch(self.subject, mode, sql, params).await;
+        let got = shaped(my_fetch(self.subject, mode, sql, params).await);
         diff(&mut self.out, &label(mode, sql, params), &got, &want);
     }
 }
@@ -532,6 +599,16 @@ async fn mysql_matrix(subject: &mut MySqlConnection, plain: &mut MySqlConnection
         }
         diff(&mut s.out, &format!("[{mode:?}] SELECT NOW()"), &got, &want);
     }
+    for insert in streamed_inserts(MYSQL_COLUMNS) {
+        s.exec(&insert).await;
+    }
+    for mode in [My::Text, My::Binary] {
+        for sql in &streamed_queries(MYSQL_COLUMNS) {
+            s.compare_unordered(mode, sql, &[]).await;
+        }
+    }
+    let by_user = format!("SELECT {all} FROM t_order WHERE user_id = ?");
+    s.compare_unordered(My::Binary, &by_user, &[1]).await;
     s.out
 }
 
@@ -836,14 +913,30 @@ impl PgSides {
 
     /// `sql` in each of `modes`; the column count for `Mixed` is that of an earlier mode's.
     async fn compare(&mut self, modes: &[PgMode], sql: &str, params: &[&str]) {
+        self.compare_as(modes, sql, params, std::convert::identity)
+            .await;
+    }
+
+    /// [`PgSides::compare`] of a read whose row order is not defined.
+    async fn compare_unordered(&mut self, modes: &[PgMode], sql: &str, params: &[&str]) {
+        self.compare_as(modes, sql, params, sorted).await;
+    }
+
+    async fn compare_as(
+        &mut self,
+        modes: &[PgMode],
+        sql: &str,
+        params: &[&str],
+        shaped: fn(Outcome) -> Outcome,
+    ) {
         let mut columns = 0;
         for &mode in modes {
-            let want = self.plain.run(mode, sql, params, columns).await;
+            let want = shaped(self.plain.run(mode, sql, params, columns).await);
             match &want {
                 Ok(answer) => columns = answer.columns.len(),
                 Err(e) => panic!("the plain database refused [{mode:?}] {sql}: {e}"),
             }
-            let got = self.subject.run(mode, sql, params, columns).await;
+            let got = shaped(self.subject.run(mode, sql, params, columns).await);
             diff(&mut self.out, &label(mode, sql, params), &got, &want);
         }
     }
@@ -959,6 +1052,15 @@ async fn pg_matrix(subject: Pg, plain: Pg, behind: &[String]) -> Vec<String> {
         diff(&mut s.out, &format!("[{mode:?}] SELECT now()"), &got, &want);
     }
     s.text_parameters(PG_COLUMNS).await;
+    for insert in streamed_inserts(PG_COLUMNS) {
+        s.exec(&insert).await;
+    }
+    for sql in &streamed_queries(PG_COLUMNS) {
+        s.compare_unordered(&PG_MODES, sql, &[]).await;
+    }
+    let by_user = format!("SELECT {all} FROM t_order WHERE user_id = $1");
+    s.compare_unordered(&[PgMode::Text, PgMode::Binary], &by_user, &["1"])
+        .await;
     s.out
 }
 
