@@ -1074,3 +1074,92 @@ async fn text_merges_in_transactions_share_pools_of_one_connection() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// Streamed reads share pools of one connection per data source. Each node's 500 rows go out
+/// as they are read, the data source's one connection held meanwhile: four clients reading
+/// every row at once take turns on it and each gets every row, one that walks away after the
+/// first rows of a long read gives its connection back, and INSERTs from another client go
+/// through between.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn streamed_reads_share_pools_of_one_connection() {
+    use futures_util::TryStreamExt;
+    let (shards, proxy, mut conn) = on_pools_of_one().await;
+    affected(&mut conn, TABLES[0]).await;
+    for chunk in 0..20 {
+        let rows: Vec<String> = (0..100)
+            .map(|i| {
+                // From 1: MySQL's 0 asks for a generated key.
+                let id = chunk * 100 + i + 1;
+                // Node by node: the order id's parity picks the table, the user id's the source.
+                format!("({id}, {}, 's{id}', {id})", 1 + (id / 2) % 2)
+            })
+            .collect();
+        let insert = format!(
+            "INSERT INTO t_order (order_id, user_id, status, amount) VALUES {}",
+            rows.join(", ")
+        );
+        assert_eq!(affected(&mut conn, &insert).await, 100);
+    }
+    let url = proxy.url("root", "root");
+    // Reads its first rows of 20 MB, more than the sockets hold, then closes the connection
+    // with the rest unread, while the proxy waits to write it.
+    let walker = async {
+        let mut conn = MySqlConnection::connect(&url).await.unwrap();
+        let sql = "SELECT order_id, REPEAT('x', 10000) FROM t_order";
+        let mut rows = sqlx::raw_sql(sql).fetch(&mut conn);
+        for _ in 0..10 {
+            rows.try_next().await.unwrap().unwrap();
+        }
+    };
+    let readers = (0..4).map(|reader| {
+        let url = url.clone();
+        async move {
+            let mut conn = MySqlConnection::connect(&url).await.unwrap();
+            for round in 0..3 {
+                // Not the rows the writer adds meanwhile.
+                let sql = "SELECT order_id, status, amount FROM t_order WHERE status <> 'late'";
+                let mut ids = Vec::new();
+                let mut rows = match (reader + round) % 2 {
+                    0 => sqlx::raw_sql(sql).fetch(&mut conn),
+                    _ => sqlx::query(sql).fetch(&mut conn),
+                };
+                while let Some(row) = rows.try_next().await.unwrap() {
+                    let (id, status, amount): (i64, String, i32) =
+                        (row.get(0), row.get(1), row.get(2));
+                    assert_eq!((status, i64::from(amount)), (format!("s{id}"), id));
+                    ids.push(id);
+                    if ids.len() % 100 == 0 {
+                        // A client that reads slower than the shards send.
+                        tokio::time::sleep(Duration::from_millis(2)).await;
+                    }
+                }
+                drop(rows);
+                ids.sort_unstable();
+                assert_eq!(ids, (1..=2000).collect::<Vec<i64>>(), "reader {reader}");
+            }
+            conn.close().await.unwrap();
+        }
+    });
+    let writer = async {
+        let mut conn = MySqlConnection::connect(&url).await.unwrap();
+        for i in 0..20 {
+            let insert = format!(
+                "INSERT INTO t_order (order_id, user_id, status, amount) \
+                 VALUES ({}, {}, 'late', 0)",
+                10_000 + i,
+                1 + i % 2
+            );
+            assert_eq!(affected(&mut conn, &insert).await, 1);
+        }
+        conn.close().await.unwrap();
+    };
+    // On this task, at once: the clients' statements interleave on the proxy's pools.
+    let ((), _, ()) = tokio::join!(walker, futures_util::future::join_all(readers), writer);
+    // The late rows are all there, and the pools still answer.
+    assert_eq!(count(&mut conn, "status = 'late'").await, 20);
+    assert_eq!(count(&mut conn, "amount >= 0").await, 2020);
+    conn.close().await.unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}
