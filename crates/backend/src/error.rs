@@ -190,10 +190,16 @@ impl BackendError {
                     message: message.to_owned(),
                 }
             }
-            sqlx::Error::Configuration(e) if e.is::<sqlx::postgres::MessageTooLarge>() => {
-                let (len, limit) = e
-                    .downcast_ref::<sqlx::postgres::MessageTooLarge>()
-                    .map_or((0, 0), |e| (e.len, e.limit));
+            sqlx::Error::Configuration(e)
+                if e.is::<sqlx::postgres::MessageTooLarge>()
+                    || e.is::<sqlx::mysql::MessageTooLarge>() =>
+            {
+                let (len, limit) = match e.downcast_ref::<sqlx::postgres::MessageTooLarge>() {
+                    Some(e) => (e.len, e.limit),
+                    None => e
+                        .downcast_ref::<sqlx::mysql::MessageTooLarge>()
+                        .map_or((0, 0), |e| (e.len, e.limit)),
+                };
                 BackendError::RowTooLarge {
                     data_source,
                     len,

@@ -108,6 +108,7 @@ impl Backend {
                 // One limit for the process: sqlx reads each message whole (see vendor/).
                 let max_row = usize::try_from(config.props.max_row_bytes).unwrap_or(usize::MAX);
                 sqlx::postgres::set_max_message_len(max_row);
+                sqlx::mysql::set_max_packet_len(max_row);
                 config.props.result_memory
             },
             origins: Arc::new(origins::Origins::new(

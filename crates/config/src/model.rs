@@ -167,10 +167,9 @@ pub struct Props {
     /// GROUP BY, LIMIT over several nodes, RETURNING); rows that go to the client as they
     /// arrive count nothing.
     pub result_memory: u64,
-    /// `max-row-bytes` (Keyshard's own; default 64 MiB): the largest result row (any message)
-    /// read from a PostgreSQL shard, which sqlx reads whole before anyone sees it; a longer
-    /// one fails its statement and its shard connection is closed. MariaDB's own
-    /// `max_allowed_packet` bounds what a MariaDB shard sends.
+    /// `max-row-bytes` (Keyshard's own; default 64 MiB): the largest result row (any message
+    /// or packet) read from a PostgreSQL or MariaDB shard, which sqlx reads whole before anyone
+    /// sees it; a longer one fails its statement and its shard connection is closed.
     pub max_row_bytes: u64,
     /// `max-connections` (Keyshard's own; default 10,000): client connections the proxy keeps
     /// at once; beyond, a new one is refused at once (1040, 53300).

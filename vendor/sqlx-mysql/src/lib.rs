@@ -40,6 +40,8 @@ mod testing;
 pub use arguments::MySqlArguments;
 pub use column::{MySqlColumn, MySqlColumnDefinition};
 pub use connection::MySqlConnection;
+// keyshard: the bound on one packet read whole (see `connection/stream.rs`).
+pub use connection::{set_max_packet_len, MessageTooLarge};
 pub use database::MySql;
 pub use error::MySqlDatabaseError;
 pub use options::{MySqlConnectOptions, MySqlSslMode};

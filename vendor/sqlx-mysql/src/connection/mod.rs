@@ -5,6 +5,8 @@ use futures_core::future::BoxFuture;
 use futures_util::FutureExt;
 pub(crate) use sqlx_core::connection::*;
 pub(crate) use stream::{MySqlStream, Waiting};
+// keyshard: the bound on one packet read whole.
+pub use stream::{set_max_packet_len, MessageTooLarge};
 
 use crate::common::StatementCache;
 use crate::error::Error;

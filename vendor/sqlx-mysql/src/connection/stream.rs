@@ -12,6 +12,36 @@ use crate::protocol::response::{EofPacket, ErrPacket, OkPacket, Status};
 use crate::protocol::{Capabilities, Packet};
 use crate::{MySqlConnectOptions, MySqlDatabaseError};
 
+// keyshard: the largest packet a connection reads whole (a packet of 16 MiB parts counts
+// whole). A result row holding one value larger than a proxy's memory would otherwise be read
+// into it before anyone could refuse it; beyond this, the packet is refused with
+// `MessageTooLarge` and the connection is left mid-packet: it must be closed, never used
+// again. The process sets it once (all connections share it).
+static MAX_PACKET_LEN: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(usize::MAX);
+
+/// keyshard: sets the largest packet any MySQL connection of the process reads.
+pub fn set_max_packet_len(len: usize) {
+    MAX_PACKET_LEN.store(len, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// keyshard: a packet longer than `set_max_packet_len` allows; its connection must be closed.
+#[derive(Debug)]
+pub struct MessageTooLarge {
+    /// The packet's length, as far as it was known when refused.
+    pub len: usize,
+    /// The limit it went past.
+    pub limit: usize,
+}
+
+impl std::fmt::Display for MessageTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a packet of {} bytes or more, over the limit of {}", self.len, self.limit)
+    }
+}
+
+impl std::error::Error for MessageTooLarge {}
+
 pub struct MySqlStream<S = Box<dyn Socket>> {
     // Wrapping the socket in `Box` allows us to unsize in-place.
     pub(crate) socket: BufferedSocket<S>,
@@ -24,6 +54,9 @@ pub struct MySqlStream<S = Box<dyn Socket>> {
     pub(crate) is_tls: bool,
     // keyshard: the server's id of this connection (its thread id), from the handshake.
     pub(crate) connection_id: u32,
+    // keyshard: a packet was refused mid-stream (`MessageTooLarge`): nothing read after it
+    // would be a packet boundary, so every later read fails.
+    pub(crate) broken: bool,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -67,6 +100,7 @@ impl<S: Socket> MySqlStream<S> {
             capabilities,
             server_version: (0, 0, 0),
             connection_id: 0,
+            broken: false,
             sequence_id: 0,
             collation,
             charset,
@@ -132,7 +166,8 @@ impl<S: Socket> MySqlStream<S> {
             .write_with(Packet(payload), (self.capabilities, &mut self.sequence_id))
     }
 
-    async fn recv_packet_part(&mut self) -> Result<Bytes, Error> {
+    // keyshard: `so_far`, the bytes of the packet's earlier parts.
+    async fn recv_packet_part(&mut self, so_far: usize) -> Result<Bytes, Error> {
         // https://dev.mysql.com/doc/dev/mysql-server/8.0.12/page_protocol_basic_packets.html
         // https://mariadb.com/kb/en/library/0-packet/#standard-packet
 
@@ -142,6 +177,15 @@ impl<S: Socket> MySqlStream<S> {
         #[allow(clippy::cast_possible_truncation)]
         let packet_size = header.get_uint_le(3) as usize;
         let sequence_id = header.get_u8();
+
+        let limit = MAX_PACKET_LEN.load(std::sync::atomic::Ordering::Relaxed);
+        if so_far + packet_size > limit {
+            self.broken = true;
+            return Err(Error::Configuration(Box::new(MessageTooLarge {
+                len: so_far + packet_size,
+                limit,
+            })));
+        }
 
         self.sequence_id = sequence_id.wrapping_add(1);
 
@@ -155,7 +199,10 @@ impl<S: Socket> MySqlStream<S> {
     // receive the next packet from the database server
     // may block (async) on more data from the server
     pub(crate) async fn recv_packet(&mut self) -> Result<Packet<Bytes>, Error> {
-        let payload = self.recv_packet_part().await?;
+        if self.broken {
+            return Err(err_protocol!("the connection stopped mid-packet"));
+        }
+        let payload = self.recv_packet_part(0).await?;
         let payload = if payload.len() < 0xFF_FF_FF {
             payload
         } else {
@@ -166,7 +213,7 @@ impl<S: Socket> MySqlStream<S> {
 
             let mut last_read = 0xFF_FF_FF;
             while last_read == 0xFF_FF_FF {
-                let part = self.recv_packet_part().await?;
+                let part = self.recv_packet_part(final_payload.len()).await?;
                 last_read = part.len();
                 final_payload.extend_from_slice(&part);
             }
@@ -232,6 +279,7 @@ impl<S: Socket> MySqlStream<S> {
             collation: self.collation,
             is_tls: self.is_tls,
             connection_id: self.connection_id,
+            broken: self.broken,
         }
     }
 }

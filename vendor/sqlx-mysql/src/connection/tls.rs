@@ -105,6 +105,7 @@ impl WithSocket for MapStream {
             collation: self.collation,
             is_tls: true,
             connection_id: 0,
+            broken: false,
         }
     }
 }
