@@ -76,7 +76,11 @@ pub fn run(args: &KeygenArgs, out: &mut impl Write) -> anyhow::Result<()> {
 fn decode(raw: &str, props: &Props) -> anyhow::Result<String> {
     if let Ok(key) = raw.trim().parse::<i64>() {
         let layout = Layout::from_props(props, || SystemClock.now_millis())?;
-        return Ok(layout.decode(key)?.to_string());
+        let decoded = layout.decode(key)?;
+        return Ok(match layout.gene_bits {
+            0 => decoded.to_string(),
+            _ => format!("{decoded}\ngene: {}", decoded.gene),
+        });
     }
     Ok(format!(
         "timestamp: {}\nversion: 7",
@@ -248,6 +252,13 @@ mod tests {
         assert_eq!(
             out,
             "timestamp: 2024-01-01T00:00:01.000Z\nworker-id: 3\nsequence: 9\n"
+        );
+        // Gene keys: the gene is the lowest bits, under the sequence.
+        let key = (1000_i64 << 22) | (3 << 12) | (9 << 4) | 13;
+        let out = run_args(&["--decode", &key.to_string(), "--prop", "gene-bits=4"]).unwrap();
+        assert_eq!(
+            out,
+            "timestamp: 2016-11-01T00:00:01.000Z\nworker-id: 3\nsequence: 9\ngene: 13\n"
         );
         let out = run_args(&["--decode", "01937a5d-fc00-7000-8000-000000000000"]).unwrap();
         assert_eq!(out, "timestamp: 2024-11-30T00:00:00.000Z\nversion: 7\n");

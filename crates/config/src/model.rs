@@ -284,6 +284,30 @@ pub struct TableRule {
     /// Its audit strategy's `allowHintDisable`: a statement's `disableAuditNames` hint switches
     /// the named auditors off.
     pub audit_hint_disable: bool,
+    /// Gene keys: its generator leaves the low bits of every key for another sharding
+    /// column's, so a key alone routes like that column.
+    pub gene: Option<Gene>,
+}
+
+/// A table's gene keys (`gene-bits` on its key generator): each generated key's lowest `bits`
+/// are the low bits of the row's `column`, whose strategies route by no more than those bits
+/// (checked at load), so a row found by its key is on the node its `column` picks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gene {
+    /// The key column.
+    pub key_column: String,
+    /// The sharding column whose low bits each key carries.
+    pub column: String,
+    /// How many.
+    pub bits: u32,
+}
+
+impl Gene {
+    /// The gene of `value` (of [`Gene::column`], or a key): its low bits, for a value that
+    /// routes by them (one that is not negative).
+    pub fn of(&self, value: i64) -> Option<i64> {
+        (value >= 0).then(|| value & ((1 << self.bits) - 1))
+    }
 }
 
 impl TableRule {

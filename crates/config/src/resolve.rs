@@ -97,7 +97,10 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
         },
     };
     let (mut sharding, key_generators) = match sharding_rule {
-        Some(resolved) => (resolved.rule, resolved.key_generators),
+        Some(resolved) => {
+            warnings.extend(resolved.warnings);
+            (resolved.rule, resolved.key_generators)
+        }
         None => (ShardingRule::default(), Registry::new()),
     };
     // SS 5.0–5.3 listed broadcast tables in the sharding rule; either place (not both) works.

@@ -20,6 +20,8 @@ use crate::raw::{
 pub(crate) struct Resolved {
     pub rule: ShardingRule,
     pub key_generators: Registry,
+    /// What loads but may not be what was meant.
+    pub warnings: Vec<String>,
 }
 
 /// Resolves `raw`, the rule at `prefix` (`rules[0]`), against the configured data sources.
@@ -130,6 +132,7 @@ pub(crate) fn resolve(
                 key_generate: own_key.or_else(|| default_key.clone()),
                 auditors,
                 audit_hint_disable,
+                gene: None,
             })
         };
         (name, rule(), path)
@@ -160,15 +163,24 @@ pub(crate) fn resolve(
                     .or_else(|| default_key.clone()),
                 auditors,
                 audit_hint_disable,
+                gene: None,
             })
         };
         (name, rule(), path)
     });
     let mut tables = BTreeMap::new();
+    let mut warnings = Vec::new();
     for (name, rule, path) in ordinary.chain(auto) {
-        let Some(rule) = problems.keep(rule) else {
+        let Some(mut rule) = problems.keep(rule) else {
             continue;
         };
+        match crate::gene::of(&rule) {
+            Ok(gene) => rule.gene = gene,
+            Err(why) => warnings.push(format!(
+                "{path}: no gene keys ({why}); its keys' gene bits carry no gene, and a statement \
+                 by its key alone goes to every node its other columns allow"
+            )),
+        }
         if tables.insert(name.to_ascii_lowercase(), rule).is_some() {
             problems.keep::<()>(Err(ConfigError::at(
                 path,
@@ -281,6 +293,7 @@ pub(crate) fn resolve(
             broadcast_tables: raw.broadcast_tables.clone(),
         },
         key_generators,
+        warnings,
     })
 }
 

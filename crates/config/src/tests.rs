@@ -657,3 +657,37 @@ fn transaction_rule_sets_the_default_type() {
         "rules[1].defaultType: expected LOCAL or XA (BASE is not supported), got 'BASE'"
     );
 }
+
+/// `gene-bits` on t_order's generator: its keys carry `user_id`'s low bits, which its data
+/// source's `ds_${user_id % 2}` routes by. A table whose algorithm reads more of the value
+/// than those bits loads without gene keys, with a warning naming the algorithm.
+#[test]
+fn gene_keys_carry_the_other_sharding_column() {
+    let genes = SAMPLE.replacen(
+        "max-vibration-offset: 3",
+        "max-vibration-offset: 3\n        gene-bits: 4",
+        1,
+    );
+    let config = load(&genes).unwrap();
+    let gene = config.sharding.tables["t_order"].gene.clone().unwrap();
+    assert_eq!(
+        (gene.key_column.as_str(), gene.column.as_str(), gene.bits),
+        ("order_id", "user_id", 4)
+    );
+    assert_eq!((gene.of(0x1234_5677), gene.of(-1)), (Some(7), None));
+    assert!(config.sharding.tables["t_user"].gene.is_none());
+    assert!(config.warnings.iter().all(|w| !w.contains("gene keys")));
+    for to in ["ds_${(user_id + 1) % 2}", "ds_${user_id % 32}"] {
+        let config = load(&genes.replacen("ds_${user_id % 2}", to, 1)).unwrap();
+        assert!(config.sharding.tables["t_order"].gene.is_none());
+        let warning = config
+            .warnings
+            .iter()
+            .find(|w| w.contains("gene keys"))
+            .unwrap();
+        assert!(
+            warning.contains("tables.t_order") && warning.contains("db_inline"),
+            "{warning}"
+        );
+    }
+}

@@ -27,6 +27,20 @@ fn snowflake(c: &mut Criterion) {
         b.iter(|| black_box(ours.next_key().unwrap()))
     });
 
+    // Gene keys with the time's 41 bits and a full sequence: 4 bits of gene from the worker id's.
+    let genes: Props = [
+        ("worker-id-bits", "6"),
+        ("gene-bits", "4"),
+        ("sequence-bits", "12"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    let gene = SnowflakeGenerator::from_props(&genes).unwrap();
+    group.bench_function("keyshard/gene layout, one key per call", |b| {
+        b.iter(|| black_box(gene.next_key().unwrap()))
+    });
+
     let lease = Arc::new(WorkerLease::new());
     lease.grant(Grant {
         worker_id: 1,

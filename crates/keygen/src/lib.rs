@@ -48,6 +48,13 @@ pub trait KeyGenerator: Send + Sync + std::fmt::Debug {
         usize::MAX
     }
 
+    /// How many of every key's lowest bits are left zero for the row's gene: the low bits of
+    /// another sharding column's value, which whoever inserts the row puts there (`gene-bits`).
+    /// A block's keys are then 2^bits apart instead of consecutive.
+    fn gene_bits(&self) -> u32 {
+        0
+    }
+
     /// `count` keys for a statement whose client is told every key (`RETURNING`), so they
     /// need not be consecutive: taken in blocks of at most [`KeyGenerator::max_block`], they may
     /// span milliseconds (SNOWFLAKE) or segments (LEAF_SEGMENT).

@@ -214,7 +214,7 @@ mod tests {
             err.to_string(),
             "unknown property 'worker_id' for SNOWFLAKE (allowed: worker-id, worker-id-fallback, \
              max-vibration-offset, max-tolerate-time-difference-milliseconds, epoch, \
-             worker-id-bits, sequence-bits)"
+             worker-id-bits, sequence-bits, gene-bits)"
         );
         let err = build("UUID", &props(&[("versoin", "7")]), None).unwrap_err();
         assert!(err.to_string().contains("'versoin'"), "{err}");

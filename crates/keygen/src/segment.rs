@@ -13,6 +13,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::props::{check_known, int_in_range};
+use crate::snowflake::PROP_GENE_BITS;
 use crate::{Key, KeyGenError, KeyGenerator, Props};
 
 const TYPE_NAME: &str = "LEAF_SEGMENT";
@@ -33,6 +34,9 @@ pub struct SegmentGenerator {
     key: String,
     initial: i64,
     step: i64,
+    /// `gene-bits` (Keyshard's own): each key is the segment's number shifted left this far,
+    /// its lowest bits left zero for the row's gene.
+    gene_bits: u32,
     buffers: Mutex<Buffers>,
 }
 
@@ -141,7 +145,7 @@ impl SegmentGenerator {
         check_known(
             TYPE_NAME,
             props,
-            &[PROP_LEAF_KEY, PROP_INITIAL_VALUE, PROP_STEP],
+            &[PROP_LEAF_KEY, PROP_INITIAL_VALUE, PROP_STEP, PROP_GENE_BITS],
         )?;
         let key = match props.get(PROP_LEAF_KEY) {
             Some(key) if !key.trim().is_empty() => key.clone(),
@@ -164,6 +168,7 @@ impl SegmentGenerator {
                 i64::MAX,
             )?,
             step: int_in_range(props, PROP_STEP, DEFAULT_STEP, 1, MAX_STEP)?,
+            gene_bits: int_in_range(props, PROP_GENE_BITS, 0, 0, 10)?,
             buffers: Mutex::new(Buffers::default()),
         })
     }
@@ -274,23 +279,38 @@ impl KeyGenerator for SegmentGenerator {
     }
 
     fn next_key(&self) -> Result<Key, KeyGenError> {
-        self.next_block(1).map(Key::Int)
+        let mut key = Vec::with_capacity(1);
+        self.next_keys(1, &mut key)?;
+        key.pop().ok_or(KeyGenError::SegmentExhausted {
+            key: self.key.clone(),
+        })
     }
 
-    /// All `count` keys are consecutive, or none is handed out: a statement of more than
-    /// `leaf.segment.step` keys is refused, since clients compute row `i`'s key as `first + i`.
+    /// All `count` keys are consecutive (2^gene-bits apart with gene bits), or none is handed
+    /// out: a statement of more than `leaf.segment.step` keys is refused, since clients
+    /// compute row `i`'s key as `first + i`.
     fn next_keys(&self, count: usize, out: &mut Vec<Key>) -> Result<(), KeyGenError> {
         if count == 0 {
             return Ok(());
         }
         let first = self.next_block(count)?;
-        // first + count - 1 is in the segment, so no addition overflows.
-        out.extend((0..count as i64).map(|i| Key::Int(first + i)));
+        // first + count - 1 is in the segment, so no addition overflows; the shift may.
+        let last = first + (count as i64 - 1);
+        if last.leading_zeros() <= self.gene_bits {
+            return Err(KeyGenError::SegmentExhausted {
+                key: self.key.clone(),
+            });
+        }
+        out.extend((0..count as i64).map(|i| Key::Int((first + i) << self.gene_bits)));
         Ok(())
     }
 
     fn max_block(&self) -> usize {
         usize::try_from(self.step()).unwrap_or(usize::MAX)
+    }
+
+    fn gene_bits(&self) -> u32 {
+        self.gene_bits
     }
 }
 

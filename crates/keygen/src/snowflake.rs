@@ -9,7 +9,8 @@ mod layout;
 use std::sync::{Arc, Mutex, PoisonError};
 
 pub use layout::{
-    EPOCH_MILLIS, Layout, PROP_EPOCH, PROP_SEQUENCE_BITS, PROP_WORKER_ID_BITS, Snowflake,
+    EPOCH_MILLIS, Layout, PROP_EPOCH, PROP_GENE_BITS, PROP_SEQUENCE_BITS, PROP_WORKER_ID_BITS,
+    Snowflake,
 };
 
 use crate::lease::{Grant, WorkerLease};
@@ -209,6 +210,7 @@ impl<C: Clock> SnowflakeGenerator<C> {
                 PROP_EPOCH,
                 PROP_WORKER_ID_BITS,
                 PROP_SEQUENCE_BITS,
+                PROP_GENE_BITS,
             ],
         )?;
         let layout = Layout::from_props(props, || clock.now_millis())?;
@@ -424,20 +426,25 @@ impl<C: Clock> KeyGenerator for SnowflakeGenerator<C> {
         self.next_block(1).map(Key::Int)
     }
 
-    /// All `count` keys are consecutive, or none is handed out: a statement of more than
-    /// [`Layout::max_block`] keys is refused, since clients compute row `i`'s key as
-    /// `first + i`.
+    /// All `count` keys are consecutive (2^gene-bits apart with gene bits), or none is handed
+    /// out: a statement of more than [`Layout::max_block`] keys is refused, since clients
+    /// compute row `i`'s key as `first + i`.
     fn next_keys(&self, count: usize, out: &mut Vec<Key>) -> Result<(), KeyGenError> {
         if count == 0 {
             return Ok(());
         }
         let first = self.next_block(count)?;
-        out.extend((first..first + count as i64).map(Key::Int));
+        let step = self.tuning.layout.key_step();
+        out.extend((0..count as i64).map(|i| Key::Int(first + i * step)));
         Ok(())
     }
 
     fn max_block(&self) -> usize {
         self.tuning.layout.max_block()
+    }
+
+    fn gene_bits(&self) -> u32 {
+        self.tuning.layout.gene_bits
     }
 }
 

@@ -606,3 +606,89 @@ async fn next_keys_are_handed_out_on_demand_and_never_again() {
     shards.cleanup().await;
     pg.cleanup().await;
 }
+
+/// Gene keys end to end over MariaDB shards (`gene-bits: 4`, the tables chosen by the key's
+/// bits above the gene): keys of rows inserted one at a time and with RETURNING carry their
+/// user id's low 4 bits, each row is stored on the node its user picks, and a read by the key
+/// alone is previewed on that one node and finds its row. A multi-row INSERT without RETURNING
+/// is refused (its keys are not LAST_INSERT_ID() + i), and nothing of it is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn gene_keys_route_a_read_by_key_to_one_node() {
+    let shards = Shards::mariadb().await;
+    let yaml = common::yaml(&shards.url(0), &shards.url(1))
+        .replace(
+            "max-vibration-offset: 3",
+            "max-vibration-offset: 3\n        gene-bits: 4",
+        )
+        .replace("t_order_${order_id % 2}", "t_order_${order_id / 16 % 2}");
+    assert!(
+        yaml.contains("order_id / 16"),
+        "the default table algorithm changed"
+    );
+    let proxy = Proxy::start(&yaml).await;
+    let mut conn = mysql(&proxy).await;
+    sqlx::raw_sql(CREATE).execute(&mut conn).await.unwrap();
+    let mut rows = Vec::new();
+    for user_id in 1..=40_i64 {
+        let done = sqlx::query("INSERT INTO t_order (user_id, status) VALUES (?, 'one')")
+            .bind(user_id)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        rows.push((i64::try_from(done.last_insert_id()).unwrap(), user_id));
+    }
+    let returned: Vec<i64> = sqlx::query_scalar(
+        "INSERT INTO t_order (user_id, status) VALUES (41, 'two'), (42, 'two') RETURNING order_id",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    rows.extend(returned.into_iter().zip([41, 42]));
+    let refused = sqlx::raw_sql("INSERT INTO t_order (user_id) VALUES (43), (44)")
+        .execute(&mut conn)
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("RETURNING"), "{refused}");
+
+    let mut tables = std::collections::HashSet::new();
+    for &(key, user_id) in &rows {
+        assert_eq!(key & 15, user_id & 15, "key {key:#x} of user {user_id}");
+        let ds = usize::try_from(user_id % 2).unwrap();
+        let table = usize::try_from(key / 16 % 2).unwrap();
+        assert!(
+            shards.ids(ds, table).await.contains(&key),
+            "{key} not on ds_{ds}"
+        );
+        tables.insert((ds, table));
+        let preview = sqlx::raw_sql(&format!(
+            "PREVIEW SELECT user_id FROM t_order WHERE order_id = {key}"
+        ))
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+        let units: Vec<(String, String)> = preview.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(units.len(), 1, "{units:?}");
+        assert_eq!(units[0].0, format!("ds_{ds}"));
+        assert!(
+            units[0].1.contains(&format!("t_order_{table}")),
+            "{units:?}"
+        );
+        let found: i32 = sqlx::query_scalar("SELECT user_id FROM t_order WHERE order_id = ?")
+            .bind(key)
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(i64::from(found), user_id);
+    }
+    // The bits above the gene spread each data source's rows over both its tables.
+    assert_eq!(tables.len(), 4, "{tables:?}");
+    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t_order")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(stored, 42);
+    conn.close().await.unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}

@@ -5,7 +5,7 @@ use std::ops::Bound;
 use chrono::NaiveDateTime;
 use keyshard_config::algorithm::AutoInterval;
 use keyshard_config::inline::Value as InlineValue;
-use keyshard_config::{Algorithm, DataNode, Strategy, TableRule};
+use keyshard_config::{Algorithm, DataNode, Gene, Strategy, TableRule};
 
 use crate::value::{Value, WireKind};
 
@@ -78,21 +78,52 @@ pub(crate) fn nodes_with(
             .filter(|s| s.column.eq_ignore_ascii_case(column))
     }
     let mut nodes = vec![true; rule.data_nodes.len()];
-    if let Some(strategy) = by(&rule.database_strategy, column) {
-        let names = rule.data_nodes.iter().map(|n| n.data_source.as_str());
-        let data_source = target(strategy, value, names, scratch).ok()?;
-        for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
-            *keep &= node.data_source == data_source;
+    let mut narrow = |column: &str, value: &Value| -> Option<()> {
+        if let Some(strategy) = by(&rule.database_strategy, column) {
+            let names = rule.data_nodes.iter().map(|n| n.data_source.as_str());
+            let data_source = target(strategy, value, names, scratch).ok()?;
+            for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
+                *keep &= node.data_source == data_source;
+            }
         }
-    }
-    if let Some(strategy) = by(&rule.table_strategy, column) {
-        let names = rule.data_nodes.iter().map(|n| n.table.as_str());
-        let table = target(strategy, value, names, scratch).ok()?;
-        for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
-            *keep &= node.table.eq_ignore_ascii_case(table);
+        if let Some(strategy) = by(&rule.table_strategy, column) {
+            let names = rule.data_nodes.iter().map(|n| n.table.as_str());
+            let table = target(strategy, value, names, scratch).ok()?;
+            for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
+                *keep &= node.table.eq_ignore_ascii_case(table);
+            }
         }
+        Some(())
+    };
+    narrow(column, value)?;
+    // A gene key is where its gene puts the row: routed as the gene's column would be.
+    if let Some(gene) = &rule.gene
+        && gene.key_column.eq_ignore_ascii_case(column)
+        && let Some(carried) = gene_of(gene, value)
+    {
+        narrow(&gene.column, &Value::Int(carried))?;
     }
     Some(nodes)
+}
+
+/// The gene of a key, or of its gene column's value: its low bits, when it is an integer
+/// written as one or as the plain decimal text MySQL compares with one. `None`: a key that says
+/// nothing of where its row is (no row has such a key, or none that routes by it).
+pub(crate) fn gene_of(gene: &Gene, key: &Value) -> Option<i64> {
+    let key = match key {
+        Value::Int(v) => *v,
+        Value::Text(text) if is_plain_integer(text) => text.parse().ok()?,
+        _ => return None,
+    };
+    gene.of(key)
+}
+
+/// Digits without sign, padding or leading zero: text that means exactly one integer.
+fn is_plain_integer(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.is_empty()
+        && bytes.iter().all(u8::is_ascii_digit)
+        && (bytes[0] != b'0' || bytes.len() == 1)
 }
 
 /// Whether each of the rule's data nodes can hold a row whose `column` lies between `lower`
@@ -270,12 +301,16 @@ fn datetime(
     read(text).ok_or_else(unreadable)
 }
 
-/// Whether `column` is one of the columns `rule` shards by.
+/// Whether `column` is one of the columns `rule` shards by: a strategy's, or a gene key.
 pub(crate) fn is_sharding_column(rule: &TableRule, column: &str) -> bool {
     [&rule.database_strategy, &rule.table_strategy]
         .into_iter()
         .flatten()
         .any(|s| s.column.eq_ignore_ascii_case(column))
+        || rule
+            .gene
+            .as_ref()
+            .is_some_and(|g| g.key_column.eq_ignore_ascii_case(column))
 }
 
 /// Which strategy a routing problem came from.

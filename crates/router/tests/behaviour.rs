@@ -728,3 +728,113 @@ fn type_definitions_run_on_every_data_source() {
     assert_eq!(p.units.len(), 1);
     assert_eq!(p.units[0].data_source, "ds_0");
 }
+
+/// Gene keys (`gene-bits: 4` on t_order's generator): each generated key carries its row's
+/// `user_id`'s low 4 bits, so a read, update or delete by the key alone goes to the one node
+/// `user_id` chose; a given key that would be looked for on another node than its row's is
+/// refused; on MySQL a multi-row INSERT's keys are not `LAST_INSERT_ID() + i`, so it is refused
+/// without RETURNING.
+#[test]
+fn gene_keys_route_by_the_key_alone() {
+    let yaml = common::T_ORDER.replace(
+        "max-vibration-offset: 3",
+        "max-vibration-offset: 3\n        gene-bits: 4",
+    );
+    let router = router(&yaml, Dialect::Postgres);
+    let node = |plan: &Plan| {
+        assert_eq!(plan.units.len(), 1, "{plan:#?}");
+        (
+            plan.units[0].data_source.clone(),
+            plan.units[0].table.clone(),
+        )
+    };
+    for user_id in 0..40_i64 {
+        let insert = format!("INSERT INTO t_order (user_id, status) VALUES ({user_id}, 'x')");
+        let inserted = plan(&router, &insert, &[]);
+        let key = int(&inserted.generated_keys[0]);
+        assert_eq!(key & 15, user_id & 15, "{key:#x}");
+        assert!(inserted.units[0].sql.contains(&key.to_string()));
+        let at = node(&inserted);
+        assert_eq!(
+            at,
+            (
+                format!("ds_{}", user_id % 2),
+                format!("t_order_{}", key % 2)
+            )
+        );
+        for (sql, params) in [
+            (
+                format!("SELECT status FROM t_order WHERE order_id = {key}"),
+                vec![],
+            ),
+            (
+                "SELECT status FROM t_order WHERE order_id = $1".into(),
+                vec![Value::Int(key)],
+            ),
+            (
+                format!("UPDATE t_order SET status = 'y' WHERE order_id = {key}"),
+                vec![],
+            ),
+            (
+                format!("DELETE FROM t_order WHERE order_id = '{key}'"),
+                vec![],
+            ),
+        ] {
+            assert_eq!(node(&plan(&router, &sql, &params)), at, "{sql}");
+        }
+    }
+    // Several rows, each key its own row's gene.
+    let sql = "INSERT INTO t_order (user_id, status) VALUES (1, 'a'), (2, 'b'), (3, 'c')";
+    let keys: Vec<i64> = plan(&router, sql, &[])
+        .generated_keys
+        .iter()
+        .map(int)
+        .collect();
+    assert_eq!(keys.iter().map(|k| k & 15).collect::<Vec<_>>(), [1, 2, 3]);
+    // A given key must be found where its row goes: 17 carries 1, as user 3 does (both odd).
+    plan(
+        &router,
+        "INSERT INTO t_order (order_id, user_id) VALUES (17, 3)",
+        &[],
+    );
+    let e = error(
+        &router,
+        "INSERT INTO t_order (order_id, user_id) VALUES (16, 3)",
+        &[],
+    );
+    assert!(e.to_string().contains("gene"), "{e}");
+    let e = error(&router, "INSERT INTO t_order (user_id) VALUES (-1)", &[]);
+    assert!(e.to_string().contains("non-negative"), "{e}");
+    // A key that carries no gene says nothing: every node.
+    let any = plan(
+        &router,
+        "SELECT status FROM t_order WHERE order_id = '017'",
+        &[],
+    );
+    assert_eq!(any.units.len(), 2, "{any:#?}");
+
+    let mysql = self::router(&yaml, Dialect::MySql);
+    plan(&mysql, "INSERT INTO t_order (user_id) VALUES (1)", &[]);
+    let e = error(&mysql, "INSERT INTO t_order (user_id) VALUES (1), (2)", &[]);
+    assert!(e.to_string().contains("RETURNING"), "{e}");
+}
+
+/// A table sharded by its key alone, whose generator has gene bits (all SNOWFLAKE generators
+/// share one layout): its keys' gene bits repeat the bits above them, so `account_id % 2`
+/// spreads rows as the sequence does.
+#[test]
+fn gene_bits_without_a_gene_repeat_the_sequence() {
+    let yaml = common::T_ACCOUNT.replace(
+        "      type: SNOWFLAKE\n",
+        "      type: SNOWFLAKE\n      props:\n        gene-bits: 4\n        max-vibration-offset: 3\n",
+    );
+    let router = router(&yaml, Dialect::Postgres);
+    let mut tables = std::collections::HashSet::new();
+    for _ in 0..40 {
+        let plan = plan(&router, "INSERT INTO t_account (amount) VALUES (1)", &[]);
+        let key = int(&plan.generated_keys[0]);
+        assert_eq!(key & 15, (key >> 4) & 15, "{key:#x}");
+        tables.insert(plan.units[0].table.clone());
+    }
+    assert_eq!(tables.len(), 2, "{tables:?}");
+}

@@ -132,6 +132,12 @@ impl InlineExpr {
         Ok(expr)
     }
 
+    /// `n` when the expression is `prefix${var % n}suffix` (`n` up to 1024): its result
+    /// depends on the remainder alone.
+    pub fn remainder_modulus(&self) -> Option<i64> {
+        self.by_remainder.as_ref().map(|kept| kept.modulus)
+    }
+
     /// The expression as written.
     pub fn source(&self) -> &str {
         &self.source

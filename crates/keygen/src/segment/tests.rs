@@ -397,3 +397,30 @@ fn the_prefetch_keeps_a_segment_ready_for_a_slow_repository() {
     drop(generator);
     task.join().unwrap();
 }
+
+/// With gene bits, each key is the segment's number shifted past them: the lowest bits stay
+/// zero for the row's gene, and a block's keys are 2^bits apart.
+#[test]
+fn gene_bits_shift_the_segment_s_numbers() {
+    let genes = generator(&[
+        ("leaf.key", "order"),
+        ("leaf.segment.step", "100"),
+        ("gene-bits", "3"),
+    ]);
+    assert_eq!(genes.gene_bits(), 3);
+    let repository = FakeRepository::new(5, 100);
+    connect(&genes, &repository);
+    assert_eq!(int(genes.next_key().unwrap()), 5 << 3);
+    let mut keys = Vec::new();
+    genes.next_keys(3, &mut keys).unwrap();
+    assert_eq!(
+        keys.into_iter().map(int).collect::<Vec<_>>(),
+        [6 << 3, 7 << 3, 8 << 3]
+    );
+    // A number that would not fit below bit 63 once shifted is not handed out.
+    let edge = generator(&[("leaf.key", "edge"), ("gene-bits", "3")]);
+    let last = i64::MAX >> 3;
+    edge.supply(last, last + 1);
+    assert_eq!(int(edge.next_key().unwrap()), last << 3);
+    assert!(edge.next_key().is_err());
+}

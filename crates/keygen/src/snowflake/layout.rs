@@ -1,7 +1,8 @@
 //! Where a SNOWFLAKE key's bits go: milliseconds since an epoch, then the worker id, then the
-//! sequence. ShardingSphere's layout (41 + 10 + 12 bits from 2016-11-01Z) is the default; the
-//! `epoch`, `worker-id-bits` and `sequence-bits` properties (Keyshard's own) change it, e.g. to
-//! keys below 2^53 that JavaScript numbers hold exactly.
+//! sequence, then (gene keys) the low bits of another sharding column's value. ShardingSphere's
+//! layout (41 + 10 + 12 bits from 2016-11-01Z) is the default; the `epoch`, `worker-id-bits`,
+//! `sequence-bits` and `gene-bits` properties (Keyshard's own) change it, e.g. to keys below
+//! 2^53 that JavaScript numbers hold exactly, or to keys that route like the row's user id.
 
 use std::fmt;
 use std::time::{Duration, UNIX_EPOCH};
@@ -16,8 +17,11 @@ pub const EPOCH_MILLIS: i64 = 1_477_958_400_000;
 pub const PROP_EPOCH: &str = "epoch";
 /// `worker-id-bits`: 1..=10, default 10.
 pub const PROP_WORKER_ID_BITS: &str = "worker-id-bits";
-/// `sequence-bits`: 1..=12, default 12.
+/// `sequence-bits`: 1..=12, default 12 less the gene bits.
 pub const PROP_SEQUENCE_BITS: &str = "sequence-bits";
+/// `gene-bits`: 0..=10, default 0: the lowest bits of every key, left for the row's gene (the
+/// low bits of another sharding column's value, which the proxy puts there).
+pub const PROP_GENE_BITS: &str = "gene-bits";
 
 /// JavaScript's numbers hold integers exactly up to 2^53 - 1.
 const JS_SAFE_BITS: u32 = 53;
@@ -31,6 +35,8 @@ pub struct Layout {
     pub worker_id_bits: u32,
     /// Bits of sequence: 2^bits keys per millisecond and worker.
     pub sequence_bits: u32,
+    /// The lowest bits, left zero for the row's gene.
+    pub gene_bits: u32,
 }
 
 impl Default for Layout {
@@ -46,18 +52,23 @@ impl Layout {
         epoch_millis: EPOCH_MILLIS,
         worker_id_bits: 10,
         sequence_bits: 12,
+        gene_bits: 0,
     };
 
     /// The layout `props` ask for; ShardingSphere's where they say nothing. `now_millis`
-    /// reads the clock (only for an `epoch`, which must not be after it: negative keys).
+    /// reads the clock: an `epoch` must not be after it (negative keys), and the time must
+    /// fit for years after it.
     pub fn from_props(
         props: &Props,
         now_millis: impl FnOnce() -> i64,
     ) -> Result<Self, KeyGenError> {
+        // Read once, and only when needed.
+        let (mut clock, mut read) = (Some(now_millis), None);
+        let mut now = || *read.get_or_insert_with(|| clock.take().map_or(0, |f| f()));
         let epoch_millis = match props.get(PROP_EPOCH) {
             None => EPOCH_MILLIS,
             Some(raw) => parse_epoch(raw)
-                .filter(|epoch| *epoch <= now_millis())
+                .filter(|epoch| *epoch <= now())
                 .ok_or_else(|| KeyGenError::InvalidProperty {
                     name: PROP_EPOCH.to_owned(),
                     value: raw.clone(),
@@ -66,11 +77,37 @@ impl Layout {
                         .to_owned(),
                 })?,
         };
-        Ok(Self {
+        let gene_bits = int_in_range(props, PROP_GENE_BITS, 0, 0, 10)?;
+        let layout = Self {
             epoch_millis,
             worker_id_bits: int_in_range(props, PROP_WORKER_ID_BITS, 10, 1, 10)?,
-            sequence_bits: int_in_range(props, PROP_SEQUENCE_BITS, 12, 1, 12)?,
-        })
+            // The gene's bits come out of the sequence's by default, so the time keeps its
+            // 41 bits (69 years).
+            sequence_bits: int_in_range(
+                props,
+                PROP_SEQUENCE_BITS,
+                12u32.saturating_sub(gene_bits).max(1),
+                1,
+                12,
+            )?,
+            gene_bits,
+        };
+        // Checked here rather than at the first key: the time must fit for years yet (as
+        // ShardingSphere's layout does until 2086).
+        let years = 10 * 365 * 86_400_000;
+        let custom = (
+            layout.worker_id_bits,
+            layout.sequence_bits + layout.gene_bits,
+        ) != (10, 12);
+        if custom && layout.compose(now().saturating_add(years), 0, 0).is_none() {
+            return Err(KeyGenError::InvalidProperty {
+                name: "worker-id-bits + sequence-bits + gene-bits".to_owned(),
+                value: layout.to_string(),
+                expected: "worker-id-bits + sequence-bits + gene-bits leaving the time at least                            ten more years (22 bits together from a recent epoch leave 69)"
+                    .to_owned(),
+            });
+        }
+        Ok(layout)
     }
 
     /// The largest worker id.
@@ -89,17 +126,30 @@ impl Layout {
     }
 
     fn time_shift(&self) -> u32 {
-        self.worker_id_bits + self.sequence_bits
+        self.worker_id_bits + self.sequence_shift()
     }
 
-    /// The key for generator millisecond `millis` (Unix), `worker_id` and `sequence`, or
-    /// `None` once time no longer fits below bit 63.
+    fn sequence_shift(&self) -> u32 {
+        self.sequence_bits + self.gene_bits
+    }
+
+    /// How far apart consecutive keys of one block are: 1, or 2^gene-bits.
+    pub fn key_step(&self) -> i64 {
+        1 << self.gene_bits
+    }
+
+    /// The key for generator millisecond `millis` (Unix), `worker_id` and `sequence` (its gene
+    /// bits zero), or `None` once time no longer fits below bit 63.
     pub(crate) fn compose(&self, millis: i64, worker_id: u16, sequence: i64) -> Option<i64> {
         let since = millis.checked_sub(self.epoch_millis)?;
         if since < 0 || since >> (63 - self.time_shift()) != 0 {
             return None;
         }
-        Some((since << self.time_shift()) | (i64::from(worker_id) << self.sequence_bits) | sequence)
+        Some(
+            (since << self.time_shift())
+                | (i64::from(worker_id) << self.sequence_shift())
+                | (sequence << self.gene_bits),
+        )
     }
 
     /// The last millisecond whose keys stay below 2^53 (JavaScript's exact integers), in
@@ -116,8 +166,9 @@ impl Layout {
         }
         Ok(Snowflake {
             unix_millis: (key >> self.time_shift()) + self.epoch_millis,
-            worker_id: ((key >> self.sequence_bits) & i64::from(self.max_worker_id())) as u16,
-            sequence: (key & self.max_sequence()) as u16,
+            worker_id: ((key >> self.sequence_shift()) & i64::from(self.max_worker_id())) as u16,
+            sequence: ((key >> self.gene_bits) & self.max_sequence()) as u16,
+            gene: (key & (self.key_step() - 1)) as u16,
         })
     }
 }
@@ -129,7 +180,11 @@ impl fmt::Display for Layout {
             f,
             "epoch={}, worker-id-bits={}, sequence-bits={}",
             self.epoch_millis, self.worker_id_bits, self.sequence_bits
-        )
+        )?;
+        match self.gene_bits {
+            0 => Ok(()),
+            bits => write!(f, ", gene-bits={bits}"),
+        }
     }
 }
 
@@ -151,6 +206,8 @@ pub struct Snowflake {
     pub worker_id: u16,
     /// The sequence number within that millisecond.
     pub sequence: u16,
+    /// The gene: the low bits of the row's other sharding column (0 without gene bits).
+    pub gene: u16,
 }
 
 impl Snowflake {
@@ -220,6 +277,39 @@ mod tests {
         );
     }
 
+    /// Gene bits come out of the sequence's by default: the time keeps its 41 bits, a
+    /// millisecond holds fewer keys, and each key leaves its lowest bits zero for the gene.
+    #[test]
+    fn gene_bits_are_the_lowest_and_left_zero() {
+        let layout = Layout::from_props(&props(&[("gene-bits", "4")]), || NOW).unwrap();
+        assert_eq!((layout.sequence_bits, layout.gene_bits), (8, 4));
+        assert_eq!(layout.max_block(), 256);
+        assert_eq!(layout.key_step(), 16);
+        let key = layout.compose(EPOCH_MILLIS + 1_000, 5, 7).unwrap();
+        assert_eq!(key, (1_000 << 22) | (5 << 12) | (7 << 4));
+        let decoded = layout.decode(key | 0b1011).unwrap();
+        assert_eq!(
+            (
+                decoded.unix_millis,
+                decoded.worker_id,
+                decoded.sequence,
+                decoded.gene
+            ),
+            (EPOCH_MILLIS + 1_000, 5, 7, 11)
+        );
+        assert_eq!(
+            layout.to_string(),
+            format!("epoch={EPOCH_MILLIS}, worker-id-bits=10, sequence-bits=8, gene-bits=4")
+        );
+        // Taken from the sequence as well, they would leave the time 37 bits: 4 years.
+        let err = Layout::from_props(
+            &props(&[("gene-bits", "4"), ("sequence-bits", "12")]),
+            || NOW,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("gene-bits"), "{err}");
+    }
+
     #[test]
     fn bad_layouts_are_refused_naming_the_property() {
         for (name, value) in [
@@ -228,6 +318,7 @@ mod tests {
             ("worker-id-bits", "0"),
             ("worker-id-bits", "11"),
             ("sequence-bits", "13"),
+            ("gene-bits", "11"),
         ] {
             let err = Layout::from_props(&props(&[(name, value)]), || NOW).unwrap_err();
             assert!(err.to_string().contains(name), "{name}={value}: {err}");
@@ -240,6 +331,7 @@ mod tests {
             epoch_millis: 0,
             worker_id_bits: 10,
             sequence_bits: 12,
+            gene_bits: 0,
         };
         assert!(layout.compose((1 << 41) - 1, 0, 0).is_some());
         assert_eq!(layout.compose(1 << 41, 0, 0), None);

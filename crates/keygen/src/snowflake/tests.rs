@@ -219,6 +219,20 @@ fn a_block_is_consecutive_within_one_millisecond() {
     assert_eq!(generator.next_block(1).unwrap(), 100);
 }
 
+/// With gene bits, a block's keys are 2^bits apart, their lowest bits zero for the gene, and
+/// a millisecond holds fewer of them.
+#[test]
+fn gene_keys_leave_their_lowest_bits_zero() {
+    let generator = generator(100, &[("gene-bits", "2")]);
+    assert_eq!(generator.gene_bits(), 2);
+    let mut out = Vec::new();
+    generator.next_keys(3, &mut out).unwrap();
+    let ints: Vec<i64> = out.iter().map(|k| k.as_i64().unwrap()).collect();
+    assert_eq!(ints, [0, 4, 8]);
+    assert_eq!(generator.max_block(), 1024);
+    assert!(generator.next_keys(1025, &mut out).is_err());
+}
+
 #[test]
 fn a_block_that_does_not_fit_starts_the_next_millisecond_at_zero() {
     let generator = generator(100, &[]);
@@ -263,7 +277,8 @@ fn decodes_a_key() {
         Snowflake {
             unix_millis: EPOCH_MILLIS + 1_000,
             worker_id: 5,
-            sequence: 7
+            sequence: 7,
+            gene: 0,
         }
     );
     assert_eq!(decoded.timestamp(), "2016-11-01T00:00:01.000Z");

@@ -4,10 +4,11 @@
 use std::sync::Arc;
 
 use keyshard_config::TableRule;
+use keyshard_keygen::Key;
 
 use super::{KeySpec, PreparedInsert, RowSpec, Source};
 use crate::plan::{ExecutionUnit, Plan};
-use crate::route::{Level, Nodes, route};
+use crate::route::{Level, Nodes, gene_of, nodes_with, route};
 use crate::shape::Shape;
 use crate::template::{Literals, Renderer, RowKey};
 use crate::value::Value;
@@ -167,6 +168,18 @@ impl PreparedInsert {
             let (spec, params) = row(r)?;
             wanted += usize::from(generates(spec, params));
         }
+        // Gene keys of one statement are 2^bits apart, whatever their rows' genes: a MySQL
+        // client computing row i's key as LAST_INSERT_ID() + i would get them wrong.
+        let gene_bits = self.generator.as_ref().map_or(0, |g| g.gene_bits());
+        if gene_bits > 0 && wanted > 1 && !self.returning && self.dialect == Dialect::MySql {
+            return Err(RouteError::Unsupported(format!(
+                "{wanted} generated keys in one INSERT into {} without RETURNING, from a \
+                 generator with gene-bits: each key's lowest {gene_bits} bits are its row's \
+                 gene, so they are not consecutive and a client computing them from \
+                 LAST_INSERT_ID() would be wrong; add RETURNING or insert one row at a time",
+                self.rule.logic_table
+            )));
+        }
         let mut generated_keys = Vec::with_capacity(wanted);
         if wanted > 0 {
             let generator = self.generator.as_ref().ok_or_else(RouteError::internal(
@@ -180,7 +193,7 @@ impl PreparedInsert {
         }
 
         // Each row's generated key (if any) and data node.
-        let mut next_generated = generated_keys.iter();
+        let mut next_generated = generated_keys.iter_mut();
         let mut row_keys: Vec<Option<Value>> = Vec::with_capacity(rows.count);
         let mut row_nodes = Vec::with_capacity(rows.count);
         let mut scratch = String::new();
@@ -190,7 +203,8 @@ impl PreparedInsert {
                 let key = next_generated
                     .next()
                     .ok_or_else(RouteError::internal("too few keys generated"))?;
-                Some(Value::from(key))
+                self.add_gene(r, key, spec, params)?;
+                Some(Value::from(&*key))
             } else {
                 None
             };
@@ -200,7 +214,11 @@ impl PreparedInsert {
                 (None, KeySpec::ParamOrGenerate(i)) => params.get(*i),
                 (None, _) => None,
             };
-            row_nodes.push(self.route_row(r, spec, key, params, &mut scratch)?);
+            let node = self.route_row(r, spec, key, params, &mut scratch)?;
+            if generated.is_none() {
+                self.check_gene(r, key, node, &mut scratch)?;
+            }
+            row_nodes.push(node);
             row_keys.push(generated);
         }
 
@@ -235,6 +253,81 @@ impl PreparedInsert {
             row_units,
             ..Plan::of_units(units)
         })
+    }
+
+    /// Puts row `row`'s gene in the low bits of `key`, generated for it (gene keys). A table
+    /// without a gene has them filled from the bits above, the sequence's, so that routing by
+    /// the key's low bits spreads rows as it would without gene bits.
+    fn add_gene(
+        &self,
+        row: usize,
+        key: &mut Key,
+        spec: &RowSpec,
+        params: &[Value],
+    ) -> Result<(), RouteError> {
+        let rule = &*self.rule;
+        let Key::Int(key) = key else {
+            return Ok(());
+        };
+        let Some(gene) = &rule.gene else {
+            let bits = self.generator.as_ref().map_or(0, |g| g.gene_bits());
+            *key |= (*key >> bits) & ((1 << bits) - 1);
+            return Ok(());
+        };
+        let on_database = rule
+            .database_strategy
+            .as_ref()
+            .is_some_and(|s| s.column.eq_ignore_ascii_case(&gene.column));
+        let source = if on_database {
+            &spec.database
+        } else {
+            &spec.table
+        };
+        let carried = source
+            .as_ref()
+            .and_then(|source| resolve(source, None, params))
+            .and_then(|value| gene_of(gene, value));
+        match carried {
+            Some(carried) => {
+                *key |= carried;
+                Ok(())
+            }
+            None => Err(RouteError::NoRoute {
+                row: row + 1,
+                column: gene.column.clone(),
+                reason: format!(
+                    "its generated {} carries its low {} bits (gene keys), so it must be a \
+                     non-negative integer",
+                    gene.key_column, gene.bits
+                ),
+            }),
+        }
+    }
+
+    /// Refuses a row whose given key would route elsewhere than the row goes (gene keys): a
+    /// read by that key would look on the node its gene picks, and not find it.
+    fn check_gene(
+        &self,
+        row: usize,
+        key: Option<&Value>,
+        node: usize,
+        scratch: &mut String,
+    ) -> Result<(), RouteError> {
+        let (Some(gene), Some(key)) = (&self.rule.gene, key) else {
+            return Ok(());
+        };
+        match nodes_with(&self.rule, &gene.key_column, key, scratch) {
+            Some(nodes) if !nodes.get(node).copied().unwrap_or(false) => Err(RouteError::NoRoute {
+                row: row + 1,
+                column: gene.key_column.clone(),
+                reason: format!(
+                    "its low {} bits (gene keys) route elsewhere than its {} does; a key \
+                         must carry the gene of its row's {}",
+                    gene.bits, gene.column, gene.column
+                ),
+            }),
+            _ => Ok(()),
+        }
     }
 
     fn route_row(
