@@ -115,7 +115,7 @@ impl Keeper {
         }
         for (_, configured) in registry.iter() {
             if let Built::Segment(generator) = &configured.built {
-                let (first, last) = shared.fetch_segment(generator).await?;
+                let (first, last) = shared.fetch_segment(generator, generator.step()).await?;
                 generator.supply(first, last);
                 tasks.spawn(
                     Arc::clone(&shared).keep_segments(Arc::clone(generator), stopped.clone()),

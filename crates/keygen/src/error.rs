@@ -104,11 +104,13 @@ pub enum KeyGenError {
         /// The layout's worker id bits.
         bits: u32,
     },
-    /// A LEAF_SEGMENT statement wants more keys than one segment holds.
+    /// A LEAF_SEGMENT statement wants more keys than one segment holds, and there is no
+    /// repository to fetch a segment of its size from.
     #[error(
         "{count} keys wanted in one statement, but LEAF_SEGMENT '{key}' hands out segments of \
-         {step} keys (leaf.segment.step), and clients compute row i's key as the first key + i: \
-         raise leaf.segment.step or split the INSERT into statements of at most {step} rows"
+         {step} keys (leaf.segment.step) and has no repository to fetch a larger one from, and \
+         clients compute row i's key as the first key + i: raise leaf.segment.step or split the \
+         INSERT into statements of at most {step} rows"
     )]
     BlockLargerThanStep {
         /// The sequence (`leaf.key`).

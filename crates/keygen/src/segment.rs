@@ -62,6 +62,11 @@ struct Buffers {
     /// ([`SegmentGenerator::wants_segment`]).
     requested: bool,
     fetcher: Option<Fetcher>,
+    /// A segment fetched for statements larger than `leaf.segment.step`, sized to the
+    /// largest asked for; only such statements take from it.
+    sized: Segment,
+    /// The keys the largest such statement waiting for one wants; 0: none.
+    sized_wanted: u64,
 }
 
 /// The unused part of a segment.
@@ -241,16 +246,12 @@ impl SegmentGenerator {
         self.lock().wants_segment()
     }
 
-    /// Takes `count` (1..=step) consecutive keys and returns the first.
+    /// Takes `count` consecutive keys and returns the first.
     fn next_block(&self, count: usize) -> Result<i64, KeyGenError> {
         // Lossless: usize is at most 64 bits wide.
         let wanted = count as u64;
         if wanted > self.step.unsigned_abs() {
-            return Err(KeyGenError::BlockLargerThanStep {
-                key: self.key.clone(),
-                count,
-                step: self.step,
-            });
+            return self.sized_block(count);
         }
         let (first, fetch) = {
             let mut buffers = self.lock();
@@ -264,6 +265,55 @@ impl SegmentGenerator {
         first.ok_or_else(|| KeyGenError::SegmentExhausted {
             key: self.key.clone(),
         })
+    }
+
+    /// `count` consecutive keys for a statement larger than `leaf.segment.step`, from a
+    /// segment fetched to its size: taken when one is buffered; otherwise it is asked for, and
+    /// the statement is told to wait (`SegmentExhausted`), as when a burst outruns the
+    /// segments. Without a repository to fetch from, refused.
+    fn sized_block(&self, count: usize) -> Result<i64, KeyGenError> {
+        let wanted = count as u64;
+        let fetch = {
+            let mut buffers = self.lock();
+            let Some(fetcher) = buffers.fetcher.clone() else {
+                return Err(KeyGenError::BlockLargerThanStep {
+                    key: self.key.clone(),
+                    count,
+                    step: self.step,
+                });
+            };
+            if buffers.sized.left >= wanted {
+                let first = buffers.sized.next;
+                buffers.sized.left -= wanted;
+                buffers.sized.next = first.wrapping_add(count as i64);
+                return Ok(first);
+            }
+            buffers.sized_wanted = buffers.sized_wanted.max(wanted);
+            fetcher
+        };
+        (fetch.0)();
+        Err(KeyGenError::SegmentExhausted {
+            key: self.key.clone(),
+        })
+    }
+
+    /// The size of segment a statement larger than `leaf.segment.step` waits for, if one does.
+    pub fn wants_sized(&self) -> Option<i64> {
+        let buffers = self.lock();
+        let wanted = buffers.sized_wanted;
+        (wanted > buffers.sized.left).then(|| i64::try_from(wanted).unwrap_or(i64::MAX))
+    }
+
+    /// A segment `first..=last` fetched because of [`SegmentGenerator::wants_sized`]: it
+    /// replaces what is left of an earlier one (whose keys are never handed out: unique still).
+    pub fn supply_sized(&self, first: i64, last: i64) {
+        let mut buffers = self.lock();
+        if let Some(segment) = Segment::new(first, last) {
+            if segment.left >= buffers.sized_wanted {
+                buffers.sized_wanted = 0;
+            }
+            buffers.sized = segment;
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Buffers> {

@@ -284,20 +284,32 @@ async fn a_leaf_segment_table_gets_consecutive_keys_from_the_repository() {
     }
     // Segments of 5: 100001…100005, 100006…100010, … A statement's keys never straddle two.
     assert_eq!(firsts, [100_001, 100_002, 100_006, 100_011]);
-    let too_many = conn
+    // Larger than a segment: a segment of its own size, its keys consecutive as a client
+    // computes them (LAST_INSERT_ID() + i), none handed out before or after.
+    let big = conn
         .execute("INSERT INTO t_order (user_id) VALUES (1), (1), (1), (1), (1), (1)")
         .await
-        .unwrap_err()
-        .to_string();
-    assert!(too_many.contains("leaf.segment.step"), "{too_many}");
+        .unwrap()
+        .last_insert_id();
+    let big = i64::try_from(big).unwrap();
+    assert!(big > 100_015, "{big}");
+    let after = conn
+        .execute("INSERT INTO t_order (user_id) VALUES (1)")
+        .await
+        .unwrap()
+        .last_insert_id();
     let mut stored = stored(&shards).await;
     stored.sort_unstable();
-    let expected: Vec<i64> = [100_001]
+    let mut expected: Vec<i64> = [100_001]
         .into_iter()
         .chain(100_002..=100_004)
         .chain(100_006..=100_009)
         .chain(100_011..=100_015)
+        .chain(big..big + 6)
+        .chain([i64::try_from(after).unwrap()])
         .collect();
+    expected.sort_unstable();
+    expected.dedup();
     assert_eq!(stored, expected);
     proxy.stop().await;
     shards.cleanup().await;

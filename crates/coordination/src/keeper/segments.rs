@@ -21,20 +21,21 @@ fn fleet_names(fleet: Option<&FleetRecords>) -> String {
 }
 
 impl Shared {
-    /// The next segment of `generator`'s sequence, clear of every key another repository
-    /// handed out into the same data sources (the sequence is moved above those first).
+    /// The next segment of `generator`'s sequence, of `size` keys, clear of every key another
+    /// repository handed out into the same data sources (the sequence is moved above those
+    /// first).
     pub(super) async fn fetch_segment(
         &self,
         generator: &SegmentGenerator,
+        size: i64,
     ) -> Result<(i64, i64), CoordinationError> {
         let key = generator.leaf_key();
         for _ in 0..SEGMENT_ATTEMPTS {
             let (first, last) = self
-                .call(self.repository.next_segment(
-                    key,
-                    generator.initial_value(),
-                    generator.step(),
-                ))
+                .call(
+                    self.repository
+                        .next_segment(key, generator.initial_value(), size),
+                )
                 .await?;
             let Some(fleet) = &self.settings.fleet else {
                 return Ok((first, last));
@@ -59,7 +60,8 @@ impl Shared {
     }
 
     /// Fetches the next segment whenever the generator asks (once 10 % of the current one is
-    /// used), so statements never wait for the repository in steady state.
+    /// used), so statements never wait for the repository in steady state; and a segment
+    /// sized to a statement larger than the step when one waits for it.
     pub(super) async fn keep_segments(
         self: Arc<Self>,
         generator: Arc<SegmentGenerator>,
@@ -69,13 +71,16 @@ impl Shared {
         let notify = Arc::clone(&wanted);
         generator.set_fetcher(move || notify.notify_one());
         loop {
-            if !generator.wants_segment() {
+            let sized = generator.wants_sized();
+            if sized.is_none() && !generator.wants_segment() {
                 tokio::select! {
                     _ = stopped.changed() => return,
                     () = wanted.notified() => continue,
                 }
             }
-            match self.fetch_segment(&generator).await {
+            let size = sized.unwrap_or(generator.step());
+            match self.fetch_segment(&generator, size).await {
+                Ok((first, last)) if sized.is_some() => generator.supply_sized(first, last),
                 Ok((first, last)) => generator.supply(first, last),
                 Err(e) => {
                     tracing::warn!(

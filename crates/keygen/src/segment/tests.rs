@@ -205,6 +205,7 @@ fn a_block_larger_than_the_step_is_refused() {
     );
     let message = err.to_string();
     assert!(message.contains("segments of 10 keys"), "{message}");
+    assert!(message.contains("no repository"), "{message}");
     assert!(message.contains("raise leaf.segment.step"), "{message}");
     assert!(message.contains("at most 10 rows"), "{message}");
     assert!(out.is_empty());
@@ -423,4 +424,36 @@ fn gene_bits_shift_the_segment_s_numbers() {
     edge.supply(last, last + 1);
     assert_eq!(int(edge.next_key().unwrap()), last << 3);
     assert!(edge.next_key().is_err());
+}
+
+/// A statement larger than the step asks for a segment of its size and waits
+/// (`SegmentExhausted`, which the proxy waits out); once it is supplied, the statement's keys
+/// are consecutive from it, and ordinary statements go on from the ordinary segments.
+#[test]
+fn a_block_larger_than_the_step_gets_a_segment_of_its_size() {
+    let generator = orders("10");
+    let repository = FakeRepository::new(1, 10);
+    connect(&generator, &repository);
+    assert_eq!(int(generator.next_key().unwrap()), 1);
+    let mut out = Vec::new();
+    let err = generator.next_keys(25, &mut out).unwrap_err();
+    assert!(matches!(err, KeyGenError::SegmentExhausted { .. }), "{err}");
+    assert_eq!(generator.wants_sized(), Some(25));
+    // What the background task does: a segment of 25 from the repository's sequence.
+    let first = *repository.max.lock().unwrap() + 1;
+    *repository.max.lock().unwrap() += 25;
+    generator.supply_sized(first, first + 24);
+    assert_eq!(generator.wants_sized(), None);
+    generator.next_keys(25, &mut out).unwrap();
+    let keys: Vec<i64> = out.drain(..).map(int).collect();
+    assert_eq!(keys, (first..first + 25).collect::<Vec<_>>());
+    // Ordinary statements go on from ordinary segments, and no key comes twice.
+    let next = int(generator.next_key().unwrap());
+    assert!(next == 2, "{next}");
+    generator.next_keys(10, &mut out).unwrap();
+    assert!(
+        out.iter()
+            .map(|k| int(k.clone()))
+            .all(|k| !keys.contains(&k))
+    );
 }
