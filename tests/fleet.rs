@@ -320,3 +320,114 @@ async fn a_killed_instance_with_a_fixed_worker_id_restarts_once_its_lease_runs_o
     let _ = second.wait();
     shards.drop_all().await;
 }
+
+/// Where Debian's `faketime` package puts libfaketime.
+const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+/// The environment that runs a process on the clock `file` gives (libfaketime: an offset
+/// such as `-3s`, the realtime clock only).
+fn faked_clock(file: &Path) -> [(&'static str, String); 4] {
+    [
+        ("LD_PRELOAD", LIBFAKETIME.to_owned()),
+        ("FAKETIME_TIMESTAMP_FILE", file.to_str().unwrap().to_owned()),
+        ("FAKETIME_CACHE_DURATION", "1".to_owned()),
+        ("FAKETIME_DONT_FAKE_MONOTONIC", "1".to_owned()),
+    ]
+}
+
+/// One instance's clock steps back 3 s (libfaketime, realtime clock only) while two clients
+/// insert as fast as they can and a third reads: within the generator's 10 s tolerance every
+/// statement is answered and no key comes twice or goes backwards on a connection, though the
+/// clock did. (How long statements took is `bench/clockstep.sh`'s business.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL) and libfaketime (Debian's faketime)"]
+async fn a_backward_clock_step_under_load_fails_no_statement() {
+    assert!(Path::new(LIBFAKETIME).exists(), "{LIBFAKETIME} is missing");
+    let dir = TempDir::new("fleet_clock");
+    let shards = Shards::new("clock").await;
+    let port = free_port();
+    let config = serve_config(&dir.0, &shards, port, "");
+    let yaml = std::fs::read_to_string(&config).unwrap().replace(
+        "max-vibration-offset: 3",
+        "max-vibration-offset: 3\n        max-tolerate-time-difference-milliseconds: 10000",
+    );
+    assert!(yaml.contains("10000"), "the generator's props changed");
+    std::fs::write(&config, yaml).unwrap();
+    let clock = dir.0.join("clock");
+    // The faked clock reaches this binary's keys: 30 minutes back, one is 30 minutes old.
+    std::fs::write(&clock, "-30m\n").unwrap();
+    let key = Command::new(env!("CARGO_BIN_EXE_keyshard"))
+        .args(["keygen", "--type", "SNOWFLAKE", "--prop", "worker-id=1"])
+        .envs(faked_clock(&clock))
+        .output()
+        .unwrap();
+    let age = unix_millis() - Snowflake::decode(keys_of(&key)[0]).unwrap().unix_millis;
+    assert!(
+        (29 * 60_000..31 * 60_000).contains(&age),
+        "a key {age} ms old"
+    );
+    std::fs::write(&clock, "+0\n").unwrap();
+    let env = faked_clock(&clock);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut proxy = common::serve_with(&config, &env);
+    connect(port)
+        .await
+        .execute("CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))")
+        .await
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(6);
+    // The key of each INSERT, in order.
+    let writers = (0..2).map(|_| {
+        tokio::spawn(async move {
+            let mut conn = connect(port).await;
+            let mut keys = Vec::new();
+            while Instant::now() < until {
+                let done = sqlx::query("INSERT INTO t_order (user_id, status) VALUES (7, 'step')")
+                    .execute(&mut conn)
+                    .await
+                    .unwrap();
+                keys.push(i64::try_from(done.last_insert_id()).unwrap());
+            }
+            keys
+        })
+    });
+    let writers: Vec<_> = writers.collect();
+    let reader = tokio::spawn(async move {
+        let mut conn = connect(port).await;
+        let mut reads = 0;
+        while Instant::now() < until {
+            sqlx::query("SELECT status FROM t_order WHERE user_id = 7 AND order_id = 1")
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+            reads += 1;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        reads
+    });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    std::fs::write(&clock, "-3s\n").unwrap();
+
+    let mut all = Vec::new();
+    for writer in writers {
+        let keys = writer.await.unwrap();
+        assert!(
+            keys.windows(2).all(|w| w[1] > w[0]),
+            "a key went backwards on one connection"
+        );
+        all.extend(keys);
+    }
+    assert!(reader.await.unwrap() > 0);
+    let distinct: HashSet<i64> = all.iter().copied().collect();
+    assert_eq!(distinct.len(), all.len(), "a key was handed out twice");
+    proxy.kill().unwrap();
+    let _ = proxy.wait();
+    shards.drop_all().await;
+}
+
+fn unix_millis() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    i64::try_from(since.as_millis()).unwrap()
+}
