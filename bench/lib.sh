@@ -32,3 +32,19 @@ read_rows_sql() {
       END {print ";"}'
   done
 }
+
+# Sets KEYSHARD_BIN to a release build of this tree, unless it names a binary already (an
+# earlier build, to compare).
+keyshard_bin() {
+  if [ -z "${KEYSHARD_BIN:-}" ]; then
+    cargo build --release -q -p keyshard
+    KEYSHARD_BIN=${CARGO_TARGET_DIR:-target}/release/keyshard
+  fi
+}
+
+# Sets PYTHON to one that imports psycopg and PyMySQL: the compatibility suite's venv (made by
+# .ci/compat.sh), else python3.
+bench_python() {
+  PYTHON=${PYTHON:-$HOME/.cache/keyshard-compat/venv/bin/python}
+  [ -x "$PYTHON" ] || PYTHON=python3
+}

@@ -21,12 +21,9 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-if [ -z "${KEYSHARD_BIN:-}" ]; then
-  cargo build --release -q -p keyshard
-  KEYSHARD_BIN=${CARGO_TARGET_DIR:-target}/release/keyshard
-fi
-PYTHON=${PYTHON:-$HOME/.cache/keyshard-compat/venv/bin/python}
-[ -x "$PYTHON" ] || PYTHON=python3
+source bench/lib.sh
+keyshard_bin
+bench_python
 for db in ks_stall_0 ks_stall_1; do
   if [ "$KIND" = postgres ]; then
     psql -X -q -h 127.0.0.1 -U postgres -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
