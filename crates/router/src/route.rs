@@ -106,24 +106,18 @@ pub(crate) fn nodes_with(
     Some(nodes)
 }
 
-/// The gene of a key, or of its gene column's value: its low bits, when it is an integer
-/// written as one or as the plain decimal text MySQL compares with one. `None`: a key that says
-/// nothing of where its row is (no row has such a key, or none that routes by it).
-pub(crate) fn gene_of(gene: &Gene, key: &Value) -> Option<i64> {
-    let key = match key {
+/// The gene of a key, or of its gene column's value: its low bits, when it is an integer (a
+/// double holding one exactly, as node mysql2 binds numbers). `None`: a value that says nothing
+/// sure of where its row is. Text is one: MySQL compares it with a BIGINT as a double, so
+/// `'…241'` finds the key `…240` too, whose gene differs.
+pub(crate) fn gene_of(gene: &Gene, value: &Value) -> Option<i64> {
+    let value = match value {
         Value::Int(v) => *v,
-        Value::Text(text) if is_plain_integer(text) => text.parse().ok()?,
+        Value::UInt(v) => i64::try_from(*v).ok()?,
+        Value::Double(v) if v.abs() < 9_007_199_254_740_992.0 => integral(*v)?,
         _ => return None,
     };
-    gene.of(key)
-}
-
-/// Digits without sign, padding or leading zero: text that means exactly one integer.
-fn is_plain_integer(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    !bytes.is_empty()
-        && bytes.iter().all(u8::is_ascii_digit)
-        && (bytes[0] != b'0' || bytes.len() == 1)
+    gene.of(value)
 }
 
 /// Whether each of the rule's data nodes can hold a row whose `column` lies between `lower`

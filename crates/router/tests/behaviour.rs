@@ -776,7 +776,7 @@ fn gene_keys_route_by_the_key_alone() {
                 vec![],
             ),
             (
-                format!("DELETE FROM t_order WHERE order_id = '{key}'"),
+                format!("DELETE FROM t_order WHERE order_id = {key}"),
                 vec![],
             ),
         ] {
@@ -805,13 +805,20 @@ fn gene_keys_route_by_the_key_alone() {
     assert!(e.to_string().contains("gene"), "{e}");
     let e = error(&router, "INSERT INTO t_order (user_id) VALUES (-1)", &[]);
     assert!(e.to_string().contains("non-negative"), "{e}");
-    // A key that carries no gene says nothing: every node.
+    // A key as text says nothing sure (MySQL compares it with a BIGINT as a double, so it
+    // finds neighbouring keys too): every node its other conditions allow.
     let any = plan(
         &router,
-        "SELECT status FROM t_order WHERE order_id = '017'",
+        "SELECT status FROM t_order WHERE order_id = '17'",
         &[],
     );
-    assert_eq!(any.units.len(), 2, "{any:#?}");
+    assert!(any.units.len() > 1, "{any:#?}");
+    let double = plan(
+        &router,
+        "SELECT status FROM t_order WHERE order_id = $1",
+        &[Value::Double(17.0)],
+    );
+    assert_eq!(node(&double), ("ds_1".to_owned(), "t_order_1".to_owned()));
 
     let mysql = self::router(&yaml, Dialect::MySql);
     plan(&mysql, "INSERT INTO t_order (user_id) VALUES (1)", &[]);
