@@ -1558,3 +1558,43 @@ async fn postgres_notifications_reach_their_listener_only() {
     assert_eq!(heard[0].3.len(), 1, "{:?}", heard[0]);
     sides.finish().await;
 }
+
+/// A listening session sends long statements (8 MiB, a parameter in the extended protocol and a
+/// literal in the simple one) while another session keeps notifying it: the proxy reads a long
+/// message in parts, between which it passes notifications on, and every message still
+/// arrives whole.
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_PG_URL"]
+async fn long_messages_arrive_whole_while_notifications_go_out() {
+    let sides = PgSides::start(2).await;
+    let (a, mut a_hears) = listening(&sides.proxy.config("root", "root")).await;
+    a.batch_execute("CREATE TABLE long_values (id INT PRIMARY KEY, v TEXT); LISTEN busy")
+        .await
+        .unwrap();
+    let b = &sides.through[B];
+    let notifier = async {
+        for i in 0..300 {
+            b.batch_execute(&format!("NOTIFY busy, '{i}'"))
+                .await
+                .unwrap();
+        }
+    };
+    let long = "x".repeat(8 << 20);
+    let writer = async {
+        for id in 0..6 {
+            if id % 2 == 0 {
+                let sql = "INSERT INTO long_values (id, v) VALUES ($1, $2)";
+                a.execute(sql, &[&id, &long]).await.unwrap();
+            } else {
+                let sql = format!("INSERT INTO long_values (id, v) VALUES ({id}, '{long}')");
+                a.batch_execute(&sql).await.unwrap();
+            }
+        }
+    };
+    tokio::join!(notifier, writer);
+    let lengths = common::postgres::simple_rows(&a, "SELECT length(v) FROM long_values").await;
+    assert_eq!(lengths, vec![vec![Some((8 << 20).to_string())]; 6]);
+    let heard = notifications(&mut a_hears, Duration::from_millis(1500)).await;
+    assert_eq!(heard.len(), 300);
+    sides.finish().await;
+}

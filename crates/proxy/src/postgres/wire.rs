@@ -81,6 +81,9 @@ pub struct Wire {
     context: DecodeContext,
     /// The largest message accepted: small until the client has logged in.
     max_message: usize,
+    /// A large message being read into a buffer of its own (see `read_large`): what arrived,
+    /// and its whole length, kept across a cancelled read.
+    large: Option<(Vec<u8>, usize)>,
 }
 
 impl Wire {
@@ -95,6 +98,7 @@ impl Wire {
             write: BytesMut::with_capacity(8 << 10),
             context,
             max_message: MAX_AUTH_MESSAGE,
+            large: None,
         }
     }
 
@@ -157,31 +161,38 @@ impl Wire {
     }
 
     /// Reads the next typed message; `None` when the client closed the connection. Cancel safe:
-    /// a partly read message stays in the buffer.
+    /// a partly read message stays in the buffer (a large one in its own).
     pub async fn read_message(&mut self) -> Result<Option<PgWireFrontendMessage>, WireError> {
-        if !self.fill(5).await? {
-            return Ok(None);
+        if self.large.is_none() {
+            if !self.fill(5).await? {
+                return Ok(None);
+            }
+            let len = be_u32(&self.read[1..5]) as usize;
+            if !(4..=self.max_message).contains(&len) {
+                return Err(WireError::Malformed(format!(
+                    "message '{}' of {len} bytes",
+                    char::from(self.read[0]).escape_default()
+                )));
+            }
+            if len <= LARGE_MESSAGE {
+                if !self.fill(1 + len).await? {
+                    return Ok(None);
+                }
+                let message = self.read.split_to(1 + len);
+                return decode_message(message, &self.context).map(Some);
+            }
+            let buffered = self.read.len().min(1 + len);
+            let mut message = Vec::with_capacity(1 + len);
+            message.extend_from_slice(&self.read[..buffered]);
+            self.read.advance(buffered);
+            self.large = Some((message, 1 + len));
         }
-        let len = be_u32(&self.read[1..5]) as usize;
-        if !(4..=self.max_message).contains(&len) {
-            return Err(WireError::Malformed(format!(
-                "message '{}' of {len} bytes",
-                char::from(self.read[0]).escape_default()
-            )));
+        let message = self.read_large().await?;
+        match message.first() {
+            Some(b'Q') => large_query(message).map(Some),
+            // Unshared, so taken over without a copy.
+            _ => decode_message(Bytes::from(message).into(), &self.context).map(Some),
         }
-        if len > LARGE_MESSAGE {
-            let message = self.read_large(len).await?;
-            return match message[0] {
-                b'Q' => large_query(message).map(Some),
-                // Unshared, so taken over without a copy.
-                _ => decode_message(Bytes::from(message).into(), &self.context).map(Some),
-            };
-        }
-        if !self.fill(1 + len).await? {
-            return Ok(None);
-        }
-        let message = self.read.split_to(1 + len);
-        decode_message(message, &self.context).map(Some)
     }
 
     /// Whether the next message, already received, is a Sync: without waiting for more.
@@ -189,24 +200,24 @@ impl Wire {
         self.read.len() >= 5 && self.read[0] == b'S' && be_u32(&self.read[1..5]) == 4
     }
 
-    /// A large message (a multi-row INSERT of megabytes, a long parameter), read straight
-    /// into a buffer of exactly its size: the shared buffer would grow by doubling past it,
-    /// and keep that size for as long as the connection lives. Not cancel safe, unlike the
-    /// path for other messages: the connection closes whenever a read is cancelled.
-    async fn read_large(&mut self, len: usize) -> Result<Vec<u8>, WireError> {
-        let buffered = self.read.len().min(1 + len);
-        let mut message = Vec::with_capacity(1 + len);
-        message.extend_from_slice(&self.read[..buffered]);
-        self.read.advance(buffered);
-        let missing = (1 + len - message.len()) as u64;
-        (&mut self.stream)
-            .take(missing)
-            .read_to_end(&mut message)
-            .await?;
-        if message.len() < 1 + len {
-            return Err(WireError::Malformed("connection closed mid-message".into()));
+    /// The rest of a large message (a multi-row INSERT of megabytes, a long parameter), read
+    /// straight into a buffer of exactly its size: the shared buffer would grow by doubling
+    /// past it, and keep that size for as long as the connection lives. Cancel safe: what
+    /// arrived stays in `large` for the next call.
+    async fn read_large(&mut self) -> Result<Vec<u8>, WireError> {
+        let Some((message, len)) = &mut self.large else {
+            return Err(WireError::Malformed("no message being read".into()));
+        };
+        while message.len() < *len {
+            let missing = (*len - message.len()) as u64;
+            if (&mut self.stream).take(missing).read_buf(message).await? == 0 {
+                return Err(WireError::Malformed("connection closed mid-message".into()));
+            }
         }
-        Ok(message)
+        self.large
+            .take()
+            .map(|(message, _)| message)
+            .ok_or_else(|| WireError::Malformed("no message being read".into()))
     }
 
     /// Queues a message; writes the buffer out when it has grown large.
