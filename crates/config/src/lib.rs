@@ -32,8 +32,8 @@ pub use datasource::{DataSource, DataSourceError, DatabaseKind, PoolSettings};
 pub use error::{ConfigError, Problem};
 pub use mode::{Mode, ModeType, Repository, Timing};
 pub use model::{
-    Algorithm, Config, DataNode, Gene, KeyGenerateStrategy, Props, Server, ShardingRule,
-    SingleTable, Strategy, TableRule, Tls, TransactionType, User,
+    Algorithm, Config, DataNode, Gene, HINT_DATABASE_VALUE, HINT_TABLE_VALUE, KeyGenerateStrategy,
+    Props, Server, ShardingRule, SingleTable, Strategy, TableRule, Tls, TransactionType, User,
 };
 
 /// Reads and validates the configuration file at `path`. Relative SQLite and TLS paths are resolved

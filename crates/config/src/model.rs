@@ -338,10 +338,19 @@ impl fmt::Display for DataNode {
     }
 }
 
-/// A resolved `standard` strategy: one column through one algorithm.
+/// What a `hint` strategy shards by in place of a column: the value a statement's hint gives
+/// its table at that level (`t_order.SHARDING_DATABASE_VALUE=1`). No SQL identifier holds a
+/// NUL, so no column of a statement is ever taken for it.
+pub const HINT_DATABASE_VALUE: &str = "\0SHARDING_DATABASE_VALUE";
+/// [`HINT_DATABASE_VALUE`]'s table-level twin (`t_order.SHARDING_TABLE_VALUE=1`).
+pub const HINT_TABLE_VALUE: &str = "\0SHARDING_TABLE_VALUE";
+
+/// A resolved `standard` strategy (one column through one algorithm), or a `hint` one (the
+/// statement's hint value through a HINT_INLINE algorithm).
 #[derive(Debug, Clone)]
 pub struct Strategy {
-    /// The sharding column.
+    /// The sharding column; for a hint strategy, [`HINT_DATABASE_VALUE`] or
+    /// [`HINT_TABLE_VALUE`].
     pub column: String,
     /// The algorithm's configured name, for messages and admin output.
     pub algorithm_name: String,
@@ -384,6 +393,29 @@ pub enum Algorithm {
     /// `INTERVAL`: the targets whose names end with the start of the interval a date-time
     /// falls in, written in the suffix pattern.
     Interval(Box<Interval>),
+    /// `HINT_INLINE`: as INLINE, of the statement's hint value (the variable `value`); only a
+    /// hint strategy takes it.
+    HintInline {
+        /// `algorithm-expression`, default `${value}`.
+        expression: InlineExpr,
+    },
+}
+
+impl Strategy {
+    /// Whether it shards by the statement's hint, not by a column.
+    pub fn is_hint(&self) -> bool {
+        self.column == HINT_DATABASE_VALUE || self.column == HINT_TABLE_VALUE
+    }
+
+    /// Its type as ShardingSphere's RQL shows it.
+    pub fn kind(&self) -> &'static str {
+        if self.is_hint() { "HINT" } else { "STANDARD" }
+    }
+
+    /// Its sharding column as ShardingSphere's RQL shows it: none for a hint strategy.
+    pub fn sharding_column(&self) -> &str {
+        if self.is_hint() { "" } else { &self.column }
+    }
 }
 
 impl Algorithm {
@@ -396,6 +428,7 @@ impl Algorithm {
             Algorithm::Range { kind, .. } => kind,
             Algorithm::AutoInterval(_) => "AUTO_INTERVAL",
             Algorithm::Interval(_) => "INTERVAL",
+            Algorithm::HintInline { .. } => "HINT_INLINE",
         }
     }
 }

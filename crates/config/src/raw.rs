@@ -341,12 +341,18 @@ pub(crate) struct RawAuditStrategy {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawStrategy {
     pub standard: Option<RawStandardStrategy>,
-    /// `complex` and `hint` strategies: refused by name, not yet implemented.
+    /// A `complex` strategy: refused by name, not yet implemented.
     pub complex: Option<IgnoredAny>,
-    pub hint: Option<IgnoredAny>,
+    pub hint: Option<RawHintStrategy>,
     /// `none: {}` and a bare `none:` both count as present.
     #[serde(default, deserialize_with = "present")]
     pub none: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawHintStrategy {
+    pub sharding_algorithm_name: String,
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,7 +11,10 @@ use crate::datasource::DataSource;
 use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem, Problems};
 use crate::inline::expand;
-use crate::model::{Algorithm, DataNode, KeyGenerateStrategy, ShardingRule, Strategy, TableRule};
+use crate::model::{
+    Algorithm, DataNode, HINT_DATABASE_VALUE, HINT_TABLE_VALUE, KeyGenerateStrategy, ShardingRule,
+    Strategy, TableRule,
+};
 use crate::raw::{
     RawAuditStrategy, RawAutoTable, RawKeyGenerateStrategy, RawSharding, RawStrategy, RawTable,
 };
@@ -96,10 +99,12 @@ pub(crate) fn resolve(
     let default_database = ctx.strategy(
         raw.default_database_strategy.as_ref(),
         &format!("{prefix}.defaultDatabaseStrategy"),
+        HINT_DATABASE_VALUE,
     )?;
     let default_table = ctx.strategy(
         raw.default_table_strategy.as_ref(),
         &format!("{prefix}.defaultTableStrategy"),
+        HINT_TABLE_VALUE,
     )?;
     let default_key = ctx.key_generate(
         raw.default_key_generate_strategy.as_ref(),
@@ -112,10 +117,12 @@ pub(crate) fn resolve(
             let own_database = ctx.strategy(
                 table.database_strategy.as_ref(),
                 &format!("{path}.databaseStrategy"),
+                HINT_DATABASE_VALUE,
             )?;
             let own_table = ctx.strategy(
                 table.table_strategy.as_ref(),
                 &format!("{path}.tableStrategy"),
+                HINT_TABLE_VALUE,
             )?;
             let own_key = ctx.key_generate(
                 table.key_generate_strategy.as_ref(),
@@ -141,8 +148,11 @@ pub(crate) fn resolve(
         let path = format!("{prefix}.autoTables.{name}");
         let rule = || -> Result<TableRule, ConfigError> {
             let strategy_path = format!("{path}.shardingStrategy");
-            let Some(Some(strategy)) =
-                ctx.strategy(table.sharding_strategy.as_ref(), &strategy_path)?
+            let Some(Some(strategy)) = ctx.strategy(
+                table.sharding_strategy.as_ref(),
+                &strategy_path,
+                HINT_TABLE_VALUE,
+            )?
             else {
                 return Err(ConfigError::at(
                     strategy_path,
@@ -322,66 +332,80 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// `None` when not configured; `Some(None)` for an explicit `none`.
+    /// `None` when not configured; `Some(None)` for an explicit `none`. A hint strategy shards
+    /// by `hint_value` ([`HINT_DATABASE_VALUE`] or [`HINT_TABLE_VALUE`], by its level).
     fn strategy(
         &self,
         raw: Option<&RawStrategy>,
         path: &str,
+        hint_value: &str,
     ) -> Result<Option<Option<Strategy>>, ConfigError> {
         let Some(raw) = raw else {
             return Ok(None);
         };
-        for (kind, present) in [
-            ("complex", raw.complex.is_some()),
-            ("hint", raw.hint.is_some()),
-        ] {
-            if present {
-                return Err(ConfigError::at(
-                    format!("{path}.{kind}"),
-                    Problem::NotYetSupported(if kind == "complex" {
-                        "a complex strategy"
-                    } else {
-                        "a hint strategy"
-                    }),
-                ));
-            }
+        if raw.complex.is_some() {
+            return Err(ConfigError::at(
+                format!("{path}.complex"),
+                Problem::NotYetSupported("a complex strategy"),
+            ));
         }
-        let standard = match (&raw.standard, raw.none) {
-            (Some(standard), false) => standard,
-            (None, true) => return Ok(Some(None)),
+        let (column, name, path) = match (&raw.standard, &raw.hint, raw.none) {
+            (Some(standard), None, false) => {
+                let path = format!("{path}.standard");
+                let column = standard
+                    .sharding_column
+                    .as_ref()
+                    .or(self.raw.default_sharding_column.as_ref())
+                    .ok_or_else(|| ConfigError::at(&path, Problem::MissingShardingColumn))?;
+                (column.as_str(), &standard.sharding_algorithm_name, path)
+            }
+            (None, Some(hint), false) => (
+                hint_value,
+                &hint.sharding_algorithm_name,
+                format!("{path}.hint"),
+            ),
+            (None, None, true) => return Ok(Some(None)),
             _ => return Err(ConfigError::at(path, Problem::StrategyShape)),
         };
-        let path = format!("{path}.standard");
-        let column = standard
-            .sharding_column
-            .as_ref()
-            .or(self.raw.default_sharding_column.as_ref())
-            .ok_or_else(|| ConfigError::at(&path, Problem::MissingShardingColumn))?;
-        let name = &standard.sharding_algorithm_name;
         let algorithm = self.algorithms.get(name).ok_or_else(|| {
             ConfigError::at(
                 format!("{path}.shardingAlgorithmName"),
                 Problem::UnknownAlgorithm(name.clone()),
             )
         })?;
+        let (expression, variable) = match (&**algorithm, raw.hint.is_some()) {
+            (Algorithm::HintInline { expression }, true) => (Some(expression), "value"),
+            (Algorithm::Inline { expression, .. }, false) => (Some(expression), column),
+            (algorithm, false) if !matches!(algorithm, Algorithm::HintInline { .. }) => {
+                (None, column)
+            }
+            _ => {
+                return Err(ConfigError::at(
+                    format!("{path}.shardingAlgorithmName"),
+                    Problem::InvalidAlgorithm(format!(
+                        "'{name}' is {}: a hint strategy takes a HINT_INLINE algorithm, and \
+                         only a hint strategy does",
+                        algorithm.type_name()
+                    )),
+                ));
+            }
+        };
         // ShardingSphere would fail on the first row with a Groovy MissingPropertyException;
         // catching the mismatch at load time is the point of validating.
-        if let Algorithm::Inline { expression, .. } = &**algorithm
-            && let Some(variable) = expression
-                .variables()
-                .find(|v| !v.eq_ignore_ascii_case(column))
+        if let Some(unknown) =
+            expression.and_then(|e| e.variables().find(|v| !v.eq_ignore_ascii_case(variable)))
         {
             return Err(ConfigError::at(
                 path,
                 Problem::ColumnMismatch {
                     algorithm: name.clone(),
-                    variable: variable.to_owned(),
-                    column: column.clone(),
+                    variable: unknown.to_owned(),
+                    column: variable.to_owned(),
                 },
             ));
         }
         Ok(Some(Some(Strategy {
-            column: column.clone(),
+            column: column.to_owned(),
             algorithm_name: name.clone(),
             algorithm: Arc::clone(algorithm),
         })))

@@ -403,9 +403,9 @@ fn what_keyshard_cannot_honour_is_named() {
     assert_eq!(
         with(
             "  defaultTableStrategy:\n    none:",
-            "  defaultTableStrategy:\n    hint:\n      shardingAlgorithmName: x"
+            "  defaultTableStrategy:\n    complex:\n      shardingAlgorithmName: x"
         ),
-        "rules[0].defaultTableStrategy.hint: a hint strategy is not supported yet"
+        "rules[0].defaultTableStrategy.complex: a complex strategy is not supported yet"
     );
     assert_eq!(
         with(

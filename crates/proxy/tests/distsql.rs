@@ -692,3 +692,99 @@ async fn gene_keys_route_a_read_by_key_to_one_node() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// A table routed by hint strategies, end to end over SQLite shards: rows go where each
+/// INSERT's hint says, a read with a hint reads that node alone (PREVIEW, and the rows it
+/// answers), one without reads every node, an INSERT without one is refused, and SHOW SHARDING
+/// TABLE RULES shows the strategies as ShardingSphere does (type HINT, no column).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hint_strategy_table_goes_where_the_hint_says() {
+    let shards = Shards::sqlite();
+    let yaml = common::yaml(&shards.url(0), &shards.url(1))
+        .replacen(
+            "  tables:\n",
+            "  tables:\n    t_hint:\n      actualDataNodes: ds_${0..1}.t_hint_${0..1}\n      \
+             databaseStrategy:\n        hint:\n          shardingAlgorithmName: db_hint\n      \
+             tableStrategy:\n        hint:\n          shardingAlgorithmName: t_hint\n",
+            1,
+        )
+        .replacen(
+            "  shardingAlgorithms:\n",
+            "  shardingAlgorithms:\n    db_hint:\n      type: HINT_INLINE\n      props:\n        \
+             algorithm-expression: ds_${value % 2}\n    t_hint:\n      type: HINT_INLINE\n      \
+             props:\n        algorithm-expression: t_hint_${value % 2}\n",
+            1,
+        );
+    let proxy = Proxy::start(&yaml).await;
+    let mut conn = mysql(&proxy).await;
+    sqlx::raw_sql("CREATE TABLE t_hint (id INT PRIMARY KEY, note VARCHAR(20))")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let hint = |db: u8, table: u8| {
+        format!(
+            "/* SHARDINGSPHERE_HINT: t_hint.SHARDING_DATABASE_VALUE={db}, \
+             t_hint.SHARDING_TABLE_VALUE={table} */ "
+        )
+    };
+    for (id, db, table) in [(1, 0, 0), (2, 0, 1), (3, 1, 0), (4, 1, 1), (5, 1, 1)] {
+        let insert = format!(
+            "{}INSERT INTO t_hint (id, note) VALUES ({id}, 'n{id}')",
+            hint(db, table)
+        );
+        sqlx::raw_sql(&insert).execute(&mut conn).await.unwrap();
+    }
+    let refused = sqlx::raw_sql("INSERT INTO t_hint (id) VALUES (9)")
+        .execute(&mut conn)
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("SHARDING_DATABASE_VALUE"),
+        "{refused}"
+    );
+    // Each node holds what its hint sent there.
+    for (ds, table, ids) in [
+        (0, 0, vec![1]),
+        (0, 1, vec![2]),
+        (1, 0, vec![3]),
+        (1, 1, vec![4, 5]),
+    ] {
+        let mut direct = sqlx::SqliteConnection::connect(&shards.url(ds))
+            .await
+            .unwrap();
+        let stored: Vec<i64> =
+            sqlx::query_scalar(&format!("SELECT id FROM t_hint_{table} ORDER BY id"))
+                .fetch_all(&mut direct)
+                .await
+                .unwrap();
+        assert_eq!(stored, ids, "ds_{ds}.t_hint_{table}");
+    }
+    let read = format!("{}SELECT id FROM t_hint ORDER BY id", hint(1, 1));
+    let ids: Vec<i32> = sqlx::query_scalar(&read)
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(ids, [4, 5]);
+    let preview = sqlx::raw_sql(&format!("PREVIEW {read}"))
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(preview.len(), 1);
+    assert_eq!(preview[0].get::<String, _>(0), "ds_1");
+    let all: Vec<i32> = sqlx::query_scalar("SELECT id FROM t_hint ORDER BY id")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(all, [1, 2, 3, 4, 5]);
+    let rules = sqlx::raw_sql("SHOW SHARDING TABLE RULE t_hint")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    let text = |name: &str| rules[0].get::<String, _>(name);
+    assert_eq!(text("database_strategy_type"), "HINT");
+    assert_eq!(text("database_sharding_column"), "");
+    assert_eq!(text("table_sharding_algorithm_type"), "HINT_INLINE");
+    conn.close().await.unwrap();
+    proxy.stop().await;
+    shards.cleanup().await;
+}

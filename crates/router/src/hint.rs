@@ -2,24 +2,44 @@
 //! `/* ShardingSphere hint: … */`) that forces where a statement runs or which auditors check it.
 //!
 //! Read here: `dataSourceName` (`DATA_SOURCE_NAME`: the statement runs as written on that data
-//! source) and `disableAuditNames` (`DISABLE_AUDIT_NAMES`, names separated by spaces).
-//! `writeRouteOnly` and `shadow` change nothing without replicas or a shadow rule, and sharding
-//! values (`t.SHARDING_DATABASE_VALUE`, `t.SHARDING_TABLE_VALUE`) apply only to hint strategies,
-//! which Keyshard refuses at load: ShardingSphere ignores them then too. `skipSQLRewrite=true`
-//! would send logic table names to the shards, and is refused.
+//! source), `disableAuditNames` (`DISABLE_AUDIT_NAMES`, names separated by spaces), and the
+//! sharding values of hint strategies (`t.SHARDING_DATABASE_VALUE=1`, `t.SHARDING_TABLE_VALUE=1`,
+//! or without `t.` for every table), which route as a condition on the strategy's value would
+//! (see [`keyshard_config::HINT_DATABASE_VALUE`]); a table without a hint strategy ignores
+//! them, as ShardingSphere does. `writeRouteOnly` and `shadow` change nothing without replicas
+//! or a shadow rule. `skipSQLRewrite=true` would send logic table names to the shards, and is
+//! refused.
 
+use keyshard_config::{HINT_DATABASE_VALUE, HINT_TABLE_VALUE};
 use sqlparser::ast::Statement;
 use sqlparser::parser::Parser;
 
+use crate::value::Value;
 use crate::{Direct, Prepared, RouteError, Router, locate, tokens};
 
 /// What a statement's hint asks for.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct Hint {
     /// Run the statement as written on this data source.
     pub data_source: Option<String>,
     /// Auditors that do not check this statement.
     pub disabled_auditors: Vec<String>,
+    /// Hint strategies' values: the table they are for (`None`: every table), the level
+    /// ([`HINT_DATABASE_VALUE`] or [`HINT_TABLE_VALUE`]) and the value.
+    pub sharding_values: Vec<(Option<String>, &'static str, Value)>,
+}
+
+impl Hint {
+    /// The value this hint gives `table` at `level` ([`HINT_DATABASE_VALUE`] or
+    /// [`HINT_TABLE_VALUE`]), if any.
+    pub(crate) fn value(&self, table: &str, level: &str) -> Option<&Value> {
+        self.sharding_values
+            .iter()
+            .find(|(t, l, _)| {
+                *l == level && t.as_deref().is_none_or(|t| t.eq_ignore_ascii_case(table))
+            })
+            .map(|(_, _, value)| value)
+    }
 }
 
 /// The hint `sql` starts with, if any.
@@ -45,6 +65,13 @@ pub(crate) fn read(sql: &str) -> Result<Option<Hint>, RouteError> {
             hint.data_source = Some(value.to_owned());
         } else if is("DISABLE_AUDIT_NAMES", "disableAuditNames") {
             hint.disabled_auditors = value.split_whitespace().map(str::to_owned).collect();
+        } else if let Some((table, level)) = sharding_value_key(key) {
+            // A number shards as one (ShardingSphere reads the hint's values so), else text.
+            let value = match value.parse() {
+                Ok(number) => Value::Int(number),
+                Err(_) => Value::Text(value.trim_matches('\'').to_owned()),
+            };
+            hint.sharding_values.push((table, level, value));
         } else if is("SKIP_SQL_REWRITE", "skipSQLRewrite") && value.eq_ignore_ascii_case("true") {
             return Err(RouteError::Unsupported(
                 "the skipSQLRewrite hint (logic table names would reach the shards)".into(),
@@ -52,6 +79,23 @@ pub(crate) fn read(sql: &str) -> Result<Option<Hint>, RouteError> {
         }
     }
     Ok(Some(hint))
+}
+
+/// `[table.]SHARDING_DATABASE_VALUE` or `[table.]SHARDING_TABLE_VALUE`: the table (if named)
+/// and the level.
+fn sharding_value_key(key: &str) -> Option<(Option<String>, &'static str)> {
+    let (table, name) = match key.rsplit_once('.') {
+        Some((table, name)) => (Some(table.trim().to_owned()), name),
+        None => (None, key),
+    };
+    let level = if name.eq_ignore_ascii_case("SHARDING_DATABASE_VALUE") {
+        HINT_DATABASE_VALUE
+    } else if name.eq_ignore_ascii_case("SHARDING_TABLE_VALUE") {
+        HINT_TABLE_VALUE
+    } else {
+        return None;
+    };
+    Some((table, level))
 }
 
 impl Router {

@@ -211,7 +211,7 @@ fn targets_between(
         Bound::Unbounded => None,
     };
     match &*strategy.algorithm {
-        Algorithm::Inline { .. } | Algorithm::HashMod { .. } => None,
+        Algorithm::Inline { .. } | Algorithm::HashMod { .. } | Algorithm::HintInline { .. } => None,
         Algorithm::Mod { sharding_count } => {
             // Shorter than the count, the span's own remainders; else every one. A span longer
             // than a few hundred values reads every node anyway (so many targets are rare), and
@@ -332,7 +332,7 @@ fn target<'t>(
     scratch: &mut String,
 ) -> Result<&'t str, RouteProblem> {
     match &*strategy.algorithm {
-        Algorithm::Inline { expression, .. } => {
+        Algorithm::Inline { expression, .. } | Algorithm::HintInline { expression } => {
             let sharding_value = inline_value(value)?;
             scratch.clear();
             expression

@@ -420,3 +420,130 @@ fn hints_force_a_data_source_or_switch_auditors_off() {
         "/* SHARDINGSPHERE_HINT: skipSQLRewrite=true */ SELECT * FROM t_order WHERE order_id = 1";
     assert!(route(&router, skip, &[]).is_err());
 }
+
+/// `t_order` routed by hint alone: its data source by `SHARDING_DATABASE_VALUE`, its table by
+/// `SHARDING_TABLE_VALUE`, each through HINT_INLINE (SS's `HintInlineShardingAlgorithmTest`:
+/// `t_order_$->{value % 4}` of 1, 2, 3 is `t_order_1`, `t_order_2`, `t_order_3`).
+const HINTED: &str = r#"
+databaseName: sharding_db
+dataSources:
+  ds_0:
+    url: "sqlite::memory:"
+  ds_1:
+    url: "sqlite::memory:"
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: ds_${0..1}.t_order_${0..3}
+      databaseStrategy:
+        hint:
+          shardingAlgorithmName: db_hint
+      tableStrategy:
+        hint:
+          shardingAlgorithmName: t_hint
+  shardingAlgorithms:
+    db_hint:
+      type: HINT_INLINE
+      props:
+        algorithm-expression: ds_${value % 2}
+    t_hint:
+      type: HINT_INLINE
+      props:
+        algorithm-expression: t_order_$->{value % 4}
+"#;
+
+#[test]
+fn hint_strategies_route_by_the_statements_hint() {
+    let router = Router::new(&common::rule(HINTED), Dialect::MySql);
+    let hint = |db: &str, table: &str| {
+        format!(
+            "/* SHARDINGSPHERE_HINT: t_order.SHARDING_DATABASE_VALUE={db}, \
+             t_order.SHARDING_TABLE_VALUE={table} */ "
+        )
+    };
+    for (value, table) in [(1, "t_order_1"), (2, "t_order_2"), (3, "t_order_3")] {
+        let sql = format!("{}SELECT * FROM t_order", hint("1", &value.to_string()));
+        assert_eq!(nodes(&router, &sql, &[]), [format!("ds_1.{table}")]);
+    }
+    // Either level alone narrows that level; no hint leaves every node.
+    let db_only = "/* SHARDINGSPHERE_HINT: SHARDING_DATABASE_VALUE=0 */ SELECT * FROM t_order";
+    assert_eq!(
+        nodes(&router, db_only, &[]),
+        (0..4)
+            .map(|t| format!("ds_0.t_order_{t}"))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(nodes(&router, "SELECT * FROM t_order", &[]).len(), 8);
+    // A hint for another table changes nothing here.
+    let other = "/* SHARDINGSPHERE_HINT: t_user.SHARDING_DATABASE_VALUE=0 */ SELECT * FROM t_order";
+    assert_eq!(nodes(&router, other, &[]).len(), 8);
+    // Writes: where the hint says, each row; without a hint an INSERT has no node to go to.
+    let insert = format!(
+        "{}INSERT INTO t_order (order_id, status) VALUES (1, 'a'), (2, 'b')",
+        hint("0", "2")
+    );
+    let plan = route(&router, &insert, &[]).unwrap();
+    assert_eq!(plan.units.len(), 1);
+    assert_eq!(
+        (
+            plan.units[0].data_source.as_str(),
+            plan.units[0].table.as_str()
+        ),
+        ("ds_0", "t_order_2")
+    );
+    assert!(
+        plan.units[0].sql.contains("INSERT INTO t_order_2"),
+        "{}",
+        plan.units[0].sql
+    );
+    let e = route(&router, "INSERT INTO t_order (order_id) VALUES (1)", &[]).unwrap_err();
+    assert!(
+        e.to_string().contains("the hint's SHARDING_DATABASE_VALUE"),
+        "{e}"
+    );
+    let update = format!(
+        "{}UPDATE t_order SET status = 'c' WHERE order_id = 1",
+        hint("1", "3")
+    );
+    assert_eq!(nodes(&router, &update, &[]), ["ds_1.t_order_3"]);
+}
+
+#[test]
+fn hint_algorithms_and_strategies_must_match() {
+    let load = |yaml: &str| keyshard_config::from_yaml_str(yaml, std::path::Path::new("."));
+    // A hint strategy with an INLINE algorithm, and a standard one with HINT_INLINE.
+    let wrong_algorithm = HINTED.replacen("type: HINT_INLINE", "type: INLINE", 1);
+    let e = load(&wrong_algorithm).unwrap_err().to_string();
+    assert!(
+        e.contains("databaseStrategy.hint") && e.contains("HINT_INLINE"),
+        "{e}"
+    );
+    let standard = HINTED.replacen(
+        "hint:\n          shardingAlgorithmName: db_hint",
+        "standard:\n          shardingColumn: user_id\n          shardingAlgorithmName: db_hint",
+        1,
+    );
+    let e = load(&standard).unwrap_err().to_string();
+    assert!(
+        e.contains("databaseStrategy.standard") && e.contains("HINT_INLINE"),
+        "{e}"
+    );
+    // HINT_INLINE's one variable is `value`; its default expression is `${value}`.
+    let other_variable = HINTED.replacen("${value % 2}", "${user_id % 2}", 1);
+    let e = load(&other_variable).unwrap_err().to_string();
+    assert!(e.contains("user_id"), "{e}");
+    let default = HINTED.replacen(
+        "      props:\n        algorithm-expression: ds_${value % 2}\n",
+        "",
+        1,
+    );
+    let router = Router::new(&common::rule(&default), Dialect::MySql);
+    let sql = "/* SHARDINGSPHERE_HINT: SHARDING_DATABASE_VALUE=ds_1 */ SELECT * FROM t_order";
+    assert_eq!(nodes(&router, sql, &[]).len(), 4);
+    assert!(
+        nodes(&router, sql, &[])
+            .iter()
+            .all(|n| n.starts_with("ds_1."))
+    );
+}

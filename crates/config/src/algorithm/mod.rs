@@ -116,6 +116,13 @@ pub(crate) fn algorithm_from(raw: &RawAlgorithm, path: &str) -> Result<Algorithm
                 allow_range_query,
             })
         }
+        "HINT_INLINE" => {
+            let props = Props::of(raw, path, "HINT_INLINE", "algorithm-expression")?;
+            let text = props.optional("algorithm-expression").unwrap_or("${value}");
+            let expression = InlineExpr::parse(text)
+                .map_err(|e| ConfigError::at(format!("{}.algorithm-expression", props.path), e))?;
+            Ok(Algorithm::HintInline { expression })
+        }
         "MOD" | "HASH_MOD" => {
             let name = if kind == "MOD" { "MOD" } else { "HASH_MOD" };
             let props = Props::of(raw, path, name, "sharding-count")?;

@@ -179,8 +179,8 @@ pub(crate) fn rows(
                 let mut row = vec![(*name).to_owned()];
                 match strategy {
                     Some(s) => row.extend([
-                        "STANDARD".to_owned(),
-                        s.column.clone(),
+                        s.kind().to_owned(),
+                        s.sharding_column().to_owned(),
                         s.algorithm_name.clone(),
                         s.algorithm.type_name().to_owned(),
                         props(rule.algorithm_props.get(&s.algorithm_name)),
@@ -259,8 +259,8 @@ fn table_rule_row(table: &TableRule, config: &Config) -> Vec<String> {
     let rule = &config.sharding;
     let strategy = |s: &Option<Strategy>| match s {
         Some(s) => [
-            "STANDARD".to_owned(),
-            s.column.clone(),
+            s.kind().to_owned(),
+            s.sharding_column().to_owned(),
             s.algorithm.type_name().to_owned(),
             props(rule.algorithm_props.get(&s.algorithm_name)),
         ],

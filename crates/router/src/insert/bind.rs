@@ -522,5 +522,13 @@ fn same_source(mine: &Source, theirs: &Source, values: &[Value]) -> bool {
 }
 
 fn column(rule: &TableRule, level: Level) -> &str {
-    level.strategy(rule).map_or("", |s| s.column.as_str())
+    match level.strategy(rule) {
+        // What the statement would have set: its hint's value.
+        Some(s) if s.is_hint() => match level {
+            Level::Database => "the hint's SHARDING_DATABASE_VALUE",
+            Level::Table => "the hint's SHARDING_TABLE_VALUE",
+        },
+        Some(s) => &s.column,
+        None => "",
+    }
 }

@@ -131,6 +131,7 @@ pub(crate) fn prepare(
         )?);
     }
 
+    let hint = crate::hint::read(sql)?;
     let mut key_placeholders = Vec::new();
     let mut specs = Vec::with_capacity(rows.len());
     for (row, values) in rows.iter().enumerate() {
@@ -189,6 +190,12 @@ pub(crate) fn prepare(
             ))
         };
         let mut strategy_source = |level: Level| match level.strategy(rule) {
+            // A hint strategy's value is the statement's hint, for every row.
+            Some(strategy) if strategy.is_hint() => Ok(hint
+                .as_ref()
+                .and_then(|h| h.value(&rule.logic_table, &strategy.column))
+                .cloned()
+                .map(Source::Value)),
             Some(strategy) => source(&strategy.column),
             None => Ok(None),
         };

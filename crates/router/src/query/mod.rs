@@ -139,6 +139,7 @@ pub(crate) fn prepare(
         &tokens,
         &mut tables.locator,
     )?;
+    let condition = with_hint(condition, sql, &tables.rules)?;
     audit(sql, statement, &tables.rules, &condition)?;
     let mut unchanged = Vec::new();
     let mut moving = None;
@@ -181,6 +182,36 @@ pub(crate) fn prepare(
 /// ShardingSphere's `DML_SHARDING_CONDITIONS` auditor: a statement on an audited table must
 /// say something of where its rows are, so that no application reads or changes every shard
 /// by mistake.
+/// `condition` and the values the statement's hint gives the tables' hint strategies, each a
+/// condition on the strategy's value as on a column.
+fn with_hint(
+    condition: Condition,
+    sql: &str,
+    rules: &[Arc<TableRule>],
+) -> Result<Condition, RouteError> {
+    let Some(hint) = crate::hint::read(sql)? else {
+        return Ok(condition);
+    };
+    let mut parts = Vec::new();
+    for (table, rule) in rules.iter().enumerate() {
+        let strategies = [&rule.database_strategy, &rule.table_strategy];
+        for strategy in strategies.into_iter().flatten() {
+            if let Some(value) = hint.value(&rule.logic_table, &strategy.column) {
+                parts.push(Condition::Equals {
+                    table: Some(table),
+                    column: strategy.column.clone(),
+                    values: vec![Operand::Value(value.clone())],
+                });
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Ok(condition);
+    }
+    parts.push(condition);
+    Ok(Condition::And(parts))
+}
+
 fn audit(
     sql: &str,
     statement: &Statement,
