@@ -55,6 +55,11 @@ impl Problems {
         }
     }
 
+    /// Keeps `error`.
+    pub(crate) fn push(&mut self, error: ConfigError) {
+        self.keep::<()>(Err(error));
+    }
+
     /// Ok when nothing was kept; the one error, or all of them.
     pub(crate) fn check(self) -> Result<(), ConfigError> {
         let mut errors = self.0;
@@ -67,6 +72,12 @@ impl Problems {
 }
 
 impl ConfigError {
+    /// The error of an item that names another one already found bad (a table naming a bad
+    /// algorithm): [`Problems`] keeps nothing for it, so only the cause is reported.
+    pub(crate) fn already_reported() -> Self {
+        ConfigError::Several(Vec::new())
+    }
+
     pub(crate) fn at(path: impl Into<String>, problem: impl Into<Problem>) -> Self {
         Self::Invalid {
             path: path.into(),

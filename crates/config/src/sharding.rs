@@ -33,15 +33,20 @@ pub(crate) fn resolve(
     prefix: &str,
     data_sources: &BTreeMap<String, DataSource>,
 ) -> Result<Resolved, ConfigError> {
-    // Every bad algorithm and generator is reported at once, then every bad table.
+    // Every bad algorithm, generator, table, binding group … is reported in one run; what
+    // names a bad one is not reported again.
     let mut problems = Problems::default();
+    let mut broken = HashSet::new();
     let algorithms: BTreeMap<_, _> = raw
         .sharding_algorithms
         .iter()
         .filter_map(|(name, algorithm)| {
             let path = format!("{prefix}.shardingAlgorithms.{name}");
-            let built = problems.keep(algorithm_from(algorithm, &path))?;
-            Some((name.clone(), Arc::new(built)))
+            let built = problems.keep(algorithm_from(algorithm, &path));
+            if built.is_none() {
+                broken.insert(name.as_str());
+            }
+            Some((name.clone(), Arc::new(built?)))
         })
         .collect();
 
@@ -82,34 +87,40 @@ pub(crate) fn resolve(
             *value = substitute_env(value)
                 .map_err(|problem| ConfigError::at(format!("{path}.props.{key}"), problem))?;
         }
-        problems.keep(
-            key_generators
-                .build(name.clone(), &generator.kind, props)
-                .map_err(|e| ConfigError::at(&path, e)),
-        );
+        let built = key_generators
+            .build(name.clone(), &generator.kind, props)
+            .map_err(|e| ConfigError::at(&path, e));
+        if problems.keep(built).is_none() {
+            broken.insert(name.as_str());
+        }
     }
-    problems.check()?;
-    let mut problems = Problems::default();
 
     let ctx = Context {
         raw,
         algorithms: &algorithms,
         key_generators: &key_generators,
+        broken: &broken,
     };
-    let default_database = ctx.strategy(
-        raw.default_database_strategy.as_ref(),
-        &format!("{prefix}.defaultDatabaseStrategy"),
-        HINT_DATABASE_VALUE,
-    )?;
-    let default_table = ctx.strategy(
-        raw.default_table_strategy.as_ref(),
-        &format!("{prefix}.defaultTableStrategy"),
-        HINT_TABLE_VALUE,
-    )?;
-    let default_key = ctx.key_generate(
-        raw.default_key_generate_strategy.as_ref(),
-        &format!("{prefix}.defaultKeyGenerateStrategy"),
-    )?;
+    let default_database = problems
+        .keep(ctx.strategy(
+            raw.default_database_strategy.as_ref(),
+            &format!("{prefix}.defaultDatabaseStrategy"),
+            HINT_DATABASE_VALUE,
+        ))
+        .flatten();
+    let default_table = problems
+        .keep(ctx.strategy(
+            raw.default_table_strategy.as_ref(),
+            &format!("{prefix}.defaultTableStrategy"),
+            HINT_TABLE_VALUE,
+        ))
+        .flatten();
+    let default_key = problems
+        .keep(ctx.key_generate(
+            raw.default_key_generate_strategy.as_ref(),
+            &format!("{prefix}.defaultKeyGenerateStrategy"),
+        ))
+        .flatten();
 
     let ordinary = raw.tables.iter().map(|(name, table)| {
         let path = format!("{prefix}.tables.{name}");
@@ -199,32 +210,42 @@ pub(crate) fn resolve(
         }
     }
 
-    // The rest names tables: reported once every table is well.
-    problems.check()?;
+    // Tables declared but bad were reported: what names them is not reported again.
+    let declared = |table: &str| {
+        raw.tables
+            .keys()
+            .chain(raw.auto_tables.keys())
+            .any(|t| t.eq_ignore_ascii_case(table))
+    };
 
     // SS 5.5+'s `keyGenerateStrategies`: the same as a table's own `keyGenerateStrategy`.
     for (name, entry) in &raw.key_generate_strategies {
         let path = format!("{prefix}.keyGenerateStrategies.{name}");
         if !entry.key_generate_type.eq_ignore_ascii_case("column") {
-            return Err(ConfigError::at(
+            problems.push(ConfigError::at(
                 format!("{path}.keyGenerateType"),
                 Problem::NotYetSupported(
                     "a key generated for a sequence (keyGenerateType other than column)",
                 ),
             ));
+            continue;
         }
         let (Some(table), Some(column)) = (&entry.logic_table, &entry.key_generate_column) else {
-            return Err(ConfigError::at(
+            problems.push(ConfigError::at(
                 path,
                 Problem::MissingProperty("logicTable and keyGenerateColumn"),
             ));
+            continue;
         };
-        let rule = tables.get_mut(&table.to_ascii_lowercase()).ok_or_else(|| {
-            ConfigError::at(
-                format!("{path}.logicTable"),
-                Problem::UnknownTable(table.clone()),
-            )
-        })?;
+        let Some(rule) = tables.get_mut(&table.to_ascii_lowercase()) else {
+            if !declared(table) {
+                problems.push(ConfigError::at(
+                    format!("{path}.logicTable"),
+                    Problem::UnknownTable(table.clone()),
+                ));
+            }
+            continue;
+        };
         let own = raw
             .tables
             .get(&rule.logic_table)
@@ -234,16 +255,19 @@ pub(crate) fn resolve(
                 .get(&rule.logic_table)
                 .is_some_and(|t| t.key_generate_strategy.is_some());
         if own {
-            return Err(ConfigError::at(
+            problems.push(ConfigError::at(
                 path,
                 Problem::DuplicateKeyStrategy(table.clone()),
             ));
+            continue;
         }
         let strategy = RawKeyGenerateStrategy {
             column: column.clone(),
             key_generator_name: entry.key_generator_name.clone(),
         };
-        rule.key_generate = ctx.key_generate(Some(&strategy), &path)?;
+        if let Some(key) = problems.keep(ctx.key_generate(Some(&strategy), &path)) {
+            rule.key_generate = key;
+        }
     }
 
     let mut binding_groups = Vec::new();
@@ -258,9 +282,9 @@ pub(crate) fn resolve(
         let mut members = Vec::new();
         for member in group.tables() {
             let key = member.to_ascii_lowercase();
-            if !tables.contains_key(&key) {
-                return Err(ConfigError::at(
-                    path,
+            if !tables.contains_key(&key) && !declared(member) {
+                problems.push(ConfigError::at(
+                    &path,
                     Problem::UnknownTable(member.to_owned()),
                 ));
             }
@@ -272,11 +296,12 @@ pub(crate) fn resolve(
     if let Some(ds) = &raw.default_data_source
         && !data_sources.contains_key(ds)
     {
-        return Err(ConfigError::at(
+        problems.push(ConfigError::at(
             format!("{prefix}.defaultDataSource"),
             Problem::UnknownDataSource(ds.clone()),
         ));
     }
+    problems.check()?;
 
     Ok(Resolved {
         rule: ShardingRule {
@@ -329,6 +354,8 @@ struct Context<'a> {
     raw: &'a RawSharding,
     algorithms: &'a BTreeMap<String, Arc<Algorithm>>,
     key_generators: &'a Registry,
+    /// Algorithms and generators configured but bad, reported already.
+    broken: &'a HashSet<&'a str>,
 }
 
 impl Context<'_> {
@@ -368,6 +395,9 @@ impl Context<'_> {
             _ => return Err(ConfigError::at(path, Problem::StrategyShape)),
         };
         let algorithm = self.algorithms.get(name).ok_or_else(|| {
+            if self.broken.contains(name.as_str()) {
+                return ConfigError::already_reported();
+            }
             ConfigError::at(
                 format!("{path}.shardingAlgorithmName"),
                 Problem::UnknownAlgorithm(name.clone()),
@@ -423,6 +453,9 @@ impl Context<'_> {
             .key_generators
             .get(&raw.key_generator_name)
             .ok_or_else(|| {
+                if self.broken.contains(raw.key_generator_name.as_str()) {
+                    return ConfigError::already_reported();
+                }
                 ConfigError::at(
                     format!("{path}.keyGeneratorName"),
                     Problem::UnknownKeyGenerator(raw.key_generator_name.clone()),

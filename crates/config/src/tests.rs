@@ -339,10 +339,12 @@ fn algorithm_errors_name_path_and_value() {
         "rules[0].shardingAlgorithms.db_inline.props.algorithm-expression: unsupported syntax at column 13: \
          '.hashCode()' (method calls and property access are not supported)"
     );
+    // Each strategy that uses it so: the default and t_order's own.
     assert_eq!(
         error_with("ds_${user_id % 2}", "ds_${order_id % 2}"),
         "rules[0].defaultDatabaseStrategy.standard: algorithm 'db_inline' uses variable 'order_id' \
-         but the sharding column is 'user_id'"
+         but the sharding column is 'user_id'\nrules[0].tables.t_order.databaseStrategy.standard: \
+         algorithm 'db_inline' uses variable 'order_id' but the sharding column is 'user_id'"
     );
     assert_eq!(
         error_with("sharding-count: 4", "sharding-count: 0"),
@@ -689,5 +691,37 @@ fn gene_keys_carry_the_other_sharding_column() {
             warning.contains("tables.t_order") && warning.contains("db_inline"),
             "{warning}"
         );
+    }
+}
+
+/// Problems of different kinds are all reported in one run, and what names a bad item is not
+/// reported again: a bad algorithm (and not the tables that use it), a bad table, a binding
+/// group naming an unknown table (but not one naming the bad table), an unknown default data
+/// source.
+#[test]
+fn every_kind_of_problem_is_reported_in_one_run() {
+    let text = SAMPLE
+        .replacen("sharding-count: 4", "sharding-count: 0", 1)
+        .replacen(
+            "actualDataNodes: ds_0.t_user",
+            "actualDataNodes: ds_9.t_user",
+            1,
+        )
+        .replacen(
+            "    - t_order, t_order_item",
+            "    - t_order, t_order_item\n    - t_user, t_nowhere",
+            1,
+        )
+        .replacen("defaultDataSource: ds_0", "defaultDataSource: ds_7", 1);
+    let error = load(&text).unwrap_err().to_string();
+    let lines: Vec<&str> = error.lines().collect();
+    assert_eq!(lines.len(), 4, "{error}");
+    for (line, wanted) in lines.iter().zip([
+        "shardingAlgorithms.mod4.props.sharding-count",
+        "tables.t_user.actualDataNodes",
+        "bindingTables[1]: no sharded table named 't_nowhere'",
+        "defaultDataSource",
+    ]) {
+        assert!(line.contains(wanted), "{line} / {wanted}\n{error}");
     }
 }
