@@ -10,9 +10,10 @@ pub const DEFAULT_CONFIG: &str = "config/keyshard.yaml";
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ConfigArg {
-    /// The configuration file (ShardingSphere 5 YAML). Default: config/keyshard.yaml, or the
-    /// embedded copy of it when that file does not exist.
-    #[arg(long = "config", short = 'c', value_name = "FILE")]
+    /// The configuration file (ShardingSphere 5 YAML), or ShardingSphere-Proxy's configuration
+    /// directory (global.yaml or server.yaml, and one database-*.yaml or config-*.yaml).
+    /// Default: config/keyshard.yaml, or the embedded copy of it when that file does not exist.
+    #[arg(long = "config", short = 'c', value_name = "FILE|DIR")]
     path: Option<PathBuf>,
 }
 

@@ -162,6 +162,37 @@ fn check_reports_each_data_source() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("1 of 2 data sources failed"));
 }
 
+/// ShardingSphere-Proxy's layout: the default configuration split into `conf/global.yaml`
+/// (mode, server, users, props) and `conf/database-sharding.yaml` (the logical database), beside
+/// a database file that is all comments, as SS ships them.
+#[test]
+fn check_reads_a_proxy_configuration_directory() {
+    let dir = TempDir::new("cli_conf");
+    let yaml = std::fs::read_to_string(config_in(&dir.0, None)).unwrap();
+    let at = yaml.find("\ndatabaseName:").unwrap();
+    let conf = dir.0.join("conf");
+    std::fs::create_dir_all(&conf).unwrap();
+    // SQLite paths are relative to the directory read.
+    let (global, database) = (
+        &yaml[..at],
+        yaml[at..].replace("sqlite://data/", "sqlite://../data/"),
+    );
+    std::fs::write(conf.join("global.yaml"), global).unwrap();
+    std::fs::write(conf.join("database-sharding.yaml"), database).unwrap();
+    std::fs::write(
+        conf.join("database-readwrite-splitting.yaml"),
+        "# databaseName: rw_db\n",
+    )
+    .unwrap();
+    let output = keyshard(&["check", "--config", conf.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    assert!(
+        text.contains("ds_0: ok") && text.contains("ds_1: ok"),
+        "{text}"
+    );
+}
+
 #[test]
 fn keygen_prints_keys_and_rejects_bad_arguments() {
     let output = keyshard(&["keygen", "--prop", "worker-id=3", "--count", "3"]);

@@ -150,6 +150,12 @@ pub enum Problem {
     /// Algorithm properties that do not make a working algorithm.
     #[error("{0}")]
     InvalidAlgorithm(String),
+    /// A configuration directory with more than one logical database.
+    #[error(
+        "several logical databases ({0}): Keyshard serves one per process yet; run one Keyshard \
+         per database, or keep one database file"
+    )]
+    SeveralDatabases(String),
     /// A privilege provider Keyshard does not implement.
     #[error("unsupported privilege type '{0}' (supported: ALL_PERMITTED)")]
     UnsupportedPrivilege(String),

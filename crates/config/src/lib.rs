@@ -11,6 +11,7 @@
 
 pub mod algorithm;
 mod datasource;
+mod directory;
 mod env;
 mod error;
 mod gene;
@@ -36,7 +37,8 @@ pub use model::{
     Props, Server, ShardingRule, SingleTable, Strategy, TableRule, Tls, TransactionType, User,
 };
 
-/// Reads and validates the configuration file at `path`. Relative SQLite and TLS paths are resolved
+/// Reads and validates the configuration file at `path`, or ShardingSphere-Proxy's
+/// configuration directory (see `directory`). Relative SQLite and TLS paths are resolved
 /// against the file's directory, made absolute so a later change of working directory cannot
 /// move the data.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
@@ -44,6 +46,11 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
         path: path.to_owned(),
         error,
     };
+    if path.is_dir() {
+        let dir = std::path::absolute(path).map_err(read_error)?;
+        let raw: raw::RawConfig = serde_yaml_ng::from_value(directory::merged(&dir)?)?;
+        return resolve::resolve(raw, &dir);
+    }
     let text = std::fs::read_to_string(path).map_err(read_error)?;
     let dir = path.parent().unwrap_or(Path::new(""));
     let dir = std::path::absolute(if dir.as_os_str().is_empty() {

@@ -429,3 +429,54 @@ fn what_keyshard_cannot_honour_is_named() {
             .contains("no data source named 'ds_9'")
     );
 }
+
+/// A fresh directory under the system's temporary one.
+fn conf_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("keyshard_conf_{tag}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// SS-Proxy's `conf/` as it ships and as a user edits it: `global.yaml`, the one database file
+/// uncommented, the others all comments. It loads as the same configuration in one file does;
+/// a second database file with content is refused, naming both.
+#[test]
+fn a_proxy_configuration_directory_loads_unchanged() {
+    let (global, database) = PROXY_SAMPLE.split_at(PROXY_SAMPLE.find("\ndatabaseName:").unwrap());
+    for (proxy_file, database_file) in [
+        ("global.yaml", "database-sharding.yaml"),
+        ("server.yaml", "config-sharding.yaml"),
+    ] {
+        let dir = conf_dir(proxy_file);
+        std::fs::write(dir.join(proxy_file), global).unwrap();
+        std::fs::write(dir.join(database_file), database).unwrap();
+        let commented: String = database.lines().map(|l| format!("#{l}\n")).collect();
+        std::fs::write(dir.join("database-encrypt.yaml"), &commented).unwrap();
+        std::fs::write(dir.join("config-shadow.yaml"), &commented).unwrap();
+        std::fs::write(dir.join("logback.xml"), "<configuration/>").unwrap();
+        let config = crate::load(&dir).unwrap();
+        let whole = load(PROXY_SAMPLE).unwrap();
+        assert_eq!(config.database_name, whole.database_name);
+        assert_eq!(config.transaction_type, TransactionType::Xa);
+        assert_eq!(config.users.len(), 2);
+        assert_eq!(config.broadcast_tables, ["t_address"]);
+        assert_eq!(config.sharding.tables.len(), whole.sharding.tables.len());
+        assert_eq!(config.warnings, whole.warnings);
+
+        std::fs::write(dir.join("database-other.yaml"), database).unwrap();
+        let error = crate::load(&dir).unwrap_err().to_string();
+        assert!(
+            error.contains("several logical databases")
+                && error.contains(database_file)
+                && error.contains("database-other.yaml"),
+            "{error}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let empty = conf_dir("empty");
+    std::fs::write(empty.join("global.yaml"), global).unwrap();
+    let error = crate::load(&empty).unwrap_err().to_string();
+    assert!(error.contains("database-*.yaml"), "{error}");
+    let _ = std::fs::remove_dir_all(&empty);
+}
