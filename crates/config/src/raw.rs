@@ -20,7 +20,7 @@ pub(crate) struct RawConfig {
     pub props: RawProps,
     pub database_name: String,
     #[serde(default)]
-    pub data_sources: BTreeMap<String, RawDataSource>,
+    pub data_sources: InOrder<RawDataSource>,
     #[serde(default)]
     pub rules: Vec<RawRule>,
     /// SS-Proxy 5.4+'s `transaction:` beside `rules` (the `!TRANSACTION` rule's body).
@@ -500,5 +500,42 @@ impl<'de> Deserialize<'de> for RawRule {
             ],
             RuleVisitor,
         )
+    }
+}
+
+/// A YAML mapping kept in the order it is written: ShardingSphere spreads an auto table with no
+/// `actualDataSources` over the data sources in the order they are configured.
+#[derive(Debug)]
+pub(crate) struct InOrder<V>(pub Vec<(String, V)>);
+
+impl<V> Default for InOrder<V> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for InOrder<V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for Entries<V> {
+            type Value = InOrder<V>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping of names")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<InOrder<V>, A::Error> {
+                let mut entries: Vec<(String, V)> = Vec::new();
+                while let Some((name, value)) = map.next_entry::<String, V>()? {
+                    if entries.iter().any(|(n, _)| *n == name) {
+                        return Err(serde::de::Error::custom(format!("'{name}' is given twice")));
+                    }
+                    entries.push((name, value));
+                }
+                Ok(InOrder(entries))
+            }
+        }
+        deserializer.deserialize_map(Entries(std::marker::PhantomData))
     }
 }

@@ -11,7 +11,7 @@ use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem, Problems};
 use crate::model::{Config, Props, Server, ShardingRule, Tls, TransactionType, User};
 use crate::raw::{
-    RawAuthority, RawConfig, RawDataSource, RawListener, RawRule, RawServer, RawSingle,
+    InOrder, RawAuthority, RawConfig, RawDataSource, RawListener, RawRule, RawServer, RawSingle,
 };
 use crate::{mode, sharding, single};
 
@@ -30,6 +30,8 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
     unsupported.check()?;
     let mut warnings = Vec::new();
     let data_sources = data_sources(&raw.data_sources, base_dir, &mut warnings)?;
+    // In the order written, which auto tables are spread in.
+    let configured: Vec<String> = raw.data_sources.0.iter().map(|(n, _)| n.clone()).collect();
     let mut sharding_rule: Option<sharding::Resolved> = None;
     let mut broadcast: Option<Vec<String>> = None;
     let mut single: Option<(usize, &RawSingle)> = None;
@@ -50,7 +52,7 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
         match rule {
             RawRule::Sharding(raw) => {
                 once(sharding_rule.is_some(), "SHARDING")?;
-                sharding_rule = Some(sharding::resolve(raw, &prefix, &data_sources)?);
+                sharding_rule = Some(sharding::resolve(raw, &prefix, &data_sources, &configured)?);
             }
             RawRule::Broadcast(raw) => {
                 once(broadcast.is_some(), "BROADCAST")?;
@@ -382,10 +384,11 @@ fn users(raw: Option<(String, &RawAuthority)>) -> Result<Vec<User>, ConfigError>
 }
 
 fn data_sources(
-    raw: &BTreeMap<String, RawDataSource>,
+    raw: &InOrder<RawDataSource>,
     base_dir: &Path,
     warnings: &mut Vec<String>,
 ) -> Result<BTreeMap<String, DataSource>, ConfigError> {
+    let raw = &raw.0;
     if raw.is_empty() {
         return Err(ConfigError::at("dataSources", Problem::NoDataSources));
     }

@@ -28,10 +28,12 @@ pub(crate) struct Resolved {
 }
 
 /// Resolves `raw`, the rule at `prefix` (`rules[0]`), against the configured data sources.
+/// `configured`: the data source names in the order they are written.
 pub(crate) fn resolve(
     raw: &RawSharding,
     prefix: &str,
     data_sources: &BTreeMap<String, DataSource>,
+    configured: &[String],
 ) -> Result<Resolved, ConfigError> {
     // Every bad algorithm, generator, table, binding group … is reported in one run; what
     // names a bad one is not reported again.
@@ -173,7 +175,7 @@ pub(crate) fn resolve(
             let (auditors, audit_hint_disable) = audited(table.audit_strategy.as_ref(), &path)?;
             Ok(TableRule {
                 logic_table: name.clone(),
-                data_nodes: auto_nodes(name, table, &strategy, &path, data_sources)?,
+                data_nodes: auto_nodes(name, table, &strategy, &path, data_sources, configured)?,
                 database_strategy: None,
                 table_strategy: Some(strategy),
                 key_generate: ctx
@@ -477,6 +479,7 @@ fn auto_nodes(
     strategy: &Strategy,
     path: &str,
     data_sources: &BTreeMap<String, DataSource>,
+    configured: &[String],
 ) -> Result<Vec<DataNode>, ConfigError> {
     let count = match &*strategy.algorithm {
         Algorithm::Mod { sharding_count } | Algorithm::HashMod { sharding_count } => {
@@ -509,7 +512,8 @@ fn auto_nodes(
             }
             names
         }
-        None => data_sources.keys().cloned().collect(),
+        // As ShardingSphere spreads them: in the order the data sources are written.
+        None => configured.to_vec(),
     };
     if names.is_empty() || count > 100_000 {
         return Err(ConfigError::at(

@@ -269,6 +269,37 @@ fn auto_tables_are_numbered_over_their_data_sources() {
     assert_eq!(rule.key_generate.as_ref().unwrap().column, "id");
     // The rule's default auditor applies to it too.
     assert_eq!(rule.auditors, ["sharding_key_required_auditor"]);
+
+    // Without actualDataSources, over every data source in the order they are written (as
+    // ShardingSphere does), not in name order: here ds_1 first.
+    let ds_0 = &auto[auto.find("  ds_0:").unwrap()..auto.find("  ds_1:").unwrap()];
+    let reordered = auto
+        .replacen(ds_0, "", 1)
+        .replacen("\nrules:", &format!("{ds_0}\nrules:"), 1)
+        .replacen("      actualDataSources: ds_${0..1}\n", "", 1);
+    let config = load(&reordered).unwrap();
+    let nodes: Vec<String> = config
+        .sharding
+        .table("t_auto")
+        .unwrap()
+        .data_nodes
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert_eq!(
+        nodes,
+        [
+            "ds_1.t_auto_0",
+            "ds_0.t_auto_1",
+            "ds_1.t_auto_2",
+            "ds_0.t_auto_3"
+        ]
+    );
+    assert!(
+        load(&auto.replacen("  ds_1:", "  ds_0:", 1))
+            .unwrap_err()
+            .contains("given twice")
+    );
 }
 
 /// SS 5.5+'s `keyGenerateStrategies` in place of the tables' own `keyGenerateStrategy`.
