@@ -143,8 +143,8 @@ pub enum Problem {
     /// A sharding algorithm type Keyshard does not implement.
     #[error(
         "unsupported sharding algorithm type '{0}' (supported: INLINE, MOD, HASH_MOD, \
-         VOLUME_RANGE, BOUNDARY_RANGE, AUTO_INTERVAL, INTERVAL, HINT_INLINE; CLASS_BASED runs a \
-         Java class, which Keyshard cannot)"
+         VOLUME_RANGE, BOUNDARY_RANGE, AUTO_INTERVAL, INTERVAL, COMPLEX_INLINE, HINT_INLINE; \
+         CLASS_BASED runs a Java class, which Keyshard cannot)"
     )]
     UnsupportedAlgorithm(String),
     /// Algorithm properties that do not make a working algorithm.

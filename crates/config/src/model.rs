@@ -344,14 +344,19 @@ impl fmt::Display for DataNode {
 pub const HINT_DATABASE_VALUE: &str = "\0SHARDING_DATABASE_VALUE";
 /// [`HINT_DATABASE_VALUE`]'s table-level twin (`t_order.SHARDING_TABLE_VALUE=1`).
 pub const HINT_TABLE_VALUE: &str = "\0SHARDING_TABLE_VALUE";
+/// What a `complex` strategy has for its column: it shards by all of [`Strategy::columns`]
+/// at once, never by one of them alone.
+pub const COMPLEX_COLUMNS: &str = "\0COMPLEX";
 
 /// A resolved `standard` strategy (one column through one algorithm), or a `hint` one (the
 /// statement's hint value through a HINT_INLINE algorithm).
 #[derive(Debug, Clone)]
 pub struct Strategy {
     /// The sharding column; for a hint strategy, [`HINT_DATABASE_VALUE`] or
-    /// [`HINT_TABLE_VALUE`].
+    /// [`HINT_TABLE_VALUE`]; for a complex one, [`COMPLEX_COLUMNS`].
     pub column: String,
+    /// A complex strategy's sharding columns, as configured; empty for any other.
+    pub columns: Vec<String>,
     /// The algorithm's configured name, for messages and admin output.
     pub algorithm_name: String,
     /// The algorithm, shared with other strategies that name it.
@@ -393,6 +398,12 @@ pub enum Algorithm {
     /// `INTERVAL`: the targets whose names end with the start of the interval a date-time
     /// falls in, written in the suffix pattern.
     Interval(Box<Interval>),
+    /// `COMPLEX_INLINE`: as INLINE, of several columns' values at once; only a complex
+    /// strategy takes it.
+    ComplexInline {
+        /// `algorithm-expression`, over the strategy's columns.
+        expression: InlineExpr,
+    },
     /// `HINT_INLINE`: as INLINE, of the statement's hint value (the variable `value`); only a
     /// hint strategy takes it.
     HintInline {
@@ -407,14 +418,27 @@ impl Strategy {
         self.column == HINT_DATABASE_VALUE || self.column == HINT_TABLE_VALUE
     }
 
-    /// Its type as ShardingSphere's RQL shows it.
-    pub fn kind(&self) -> &'static str {
-        if self.is_hint() { "HINT" } else { "STANDARD" }
+    /// Whether it shards by several columns at once.
+    pub fn is_complex(&self) -> bool {
+        self.column == COMPLEX_COLUMNS
     }
 
-    /// Its sharding column as ShardingSphere's RQL shows it: none for a hint strategy.
-    pub fn sharding_column(&self) -> &str {
-        if self.is_hint() { "" } else { &self.column }
+    /// Its type as ShardingSphere's RQL shows it.
+    pub fn kind(&self) -> &'static str {
+        match (self.is_hint(), self.is_complex()) {
+            (true, _) => "HINT",
+            (_, true) => "COMPLEX",
+            _ => "STANDARD",
+        }
+    }
+
+    /// Its sharding columns as ShardingSphere's RQL shows them: none for a hint strategy.
+    pub fn sharding_column(&self) -> String {
+        match (self.is_hint(), self.is_complex()) {
+            (true, _) => String::new(),
+            (_, true) => self.columns.join(","),
+            _ => self.column.clone(),
+        }
     }
 }
 
@@ -429,6 +453,7 @@ impl Algorithm {
             Algorithm::AutoInterval(_) => "AUTO_INTERVAL",
             Algorithm::Interval(_) => "INTERVAL",
             Algorithm::HintInline { .. } => "HINT_INLINE",
+            Algorithm::ComplexInline { .. } => "COMPLEX_INLINE",
         }
     }
 }

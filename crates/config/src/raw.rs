@@ -341,12 +341,19 @@ pub(crate) struct RawAuditStrategy {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawStrategy {
     pub standard: Option<RawStandardStrategy>,
-    /// A `complex` strategy: refused by name, not yet implemented.
-    pub complex: Option<IgnoredAny>,
+    pub complex: Option<RawComplexStrategy>,
     pub hint: Option<RawHintStrategy>,
     /// `none: {}` and a bare `none:` both count as present.
     #[serde(default, deserialize_with = "present")]
     pub none: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawComplexStrategy {
+    /// `user_id,order_id`.
+    pub sharding_columns: String,
+    pub sharding_algorithm_name: String,
 }
 
 #[derive(Debug, Deserialize)]

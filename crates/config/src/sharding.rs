@@ -12,8 +12,8 @@ use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem, Problems};
 use crate::inline::expand;
 use crate::model::{
-    Algorithm, DataNode, HINT_DATABASE_VALUE, HINT_TABLE_VALUE, KeyGenerateStrategy, ShardingRule,
-    Strategy, TableRule,
+    Algorithm, COMPLEX_COLUMNS, DataNode, HINT_DATABASE_VALUE, HINT_TABLE_VALUE,
+    KeyGenerateStrategy, ShardingRule, Strategy, TableRule,
 };
 use crate::raw::{
     RawAuditStrategy, RawAutoTable, RawKeyGenerateStrategy, RawSharding, RawStrategy, RawTable,
@@ -372,13 +372,27 @@ impl Context<'_> {
         let Some(raw) = raw else {
             return Ok(None);
         };
-        if raw.complex.is_some() {
-            return Err(ConfigError::at(
-                format!("{path}.complex"),
-                Problem::NotYetSupported("a complex strategy"),
-            ));
-        }
+        let mut columns = Vec::new();
         let (column, name, path) = match (&raw.standard, &raw.hint, raw.none) {
+            _ if raw.complex.is_some()
+                && (raw.standard.is_some() || raw.hint.is_some() || raw.none) =>
+            {
+                return Err(ConfigError::at(path, Problem::StrategyShape));
+            }
+            (None, None, false) if let Some(complex) = &raw.complex => {
+                columns = complex
+                    .sharding_columns
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                let path = format!("{path}.complex");
+                if columns.is_empty() {
+                    return Err(ConfigError::at(&path, Problem::MissingShardingColumn));
+                }
+                (COMPLEX_COLUMNS, &complex.sharding_algorithm_name, path)
+            }
             (Some(standard), None, false) => {
                 let path = format!("{path}.standard");
                 let column = standard
@@ -405,39 +419,54 @@ impl Context<'_> {
                 Problem::UnknownAlgorithm(name.clone()),
             )
         })?;
-        let (expression, variable) = match (&**algorithm, raw.hint.is_some()) {
-            (Algorithm::HintInline { expression }, true) => (Some(expression), "value"),
-            (Algorithm::Inline { expression, .. }, false) => (Some(expression), column),
-            (algorithm, false) if !matches!(algorithm, Algorithm::HintInline { .. }) => {
-                (None, column)
-            }
-            _ => {
-                return Err(ConfigError::at(
-                    format!("{path}.shardingAlgorithmName"),
-                    Problem::InvalidAlgorithm(format!(
-                        "'{name}' is {}: a hint strategy takes a HINT_INLINE algorithm, and \
-                         only a hint strategy does",
-                        algorithm.type_name()
-                    )),
-                ));
-            }
-        };
+        // The variables its expression may read: the hint's value, the complex strategy's
+        // columns, or the one column.
+        let hint = [String::from("value")];
+        let one = [column.to_owned()];
+        let (expression, variables): (_, &[String]) =
+            match (&**algorithm, raw.hint.is_some(), raw.complex.is_some()) {
+                (Algorithm::HintInline { expression }, true, false) => (Some(expression), &hint),
+                (Algorithm::ComplexInline { expression }, false, true) => {
+                    (Some(expression), &columns)
+                }
+                (Algorithm::Inline { expression, .. }, false, false) => (Some(expression), &one),
+                (algorithm, false, false)
+                    if !matches!(
+                        algorithm,
+                        Algorithm::HintInline { .. } | Algorithm::ComplexInline { .. }
+                    ) =>
+                {
+                    (None, &one)
+                }
+                _ => {
+                    return Err(ConfigError::at(
+                        format!("{path}.shardingAlgorithmName"),
+                        Problem::InvalidAlgorithm(format!(
+                            "'{name}' is {}: a hint strategy takes a HINT_INLINE algorithm and \
+                             a complex one COMPLEX_INLINE, and only they do",
+                            algorithm.type_name()
+                        )),
+                    ));
+                }
+            };
         // ShardingSphere would fail on the first row with a Groovy MissingPropertyException;
         // catching the mismatch at load time is the point of validating.
-        if let Some(unknown) =
-            expression.and_then(|e| e.variables().find(|v| !v.eq_ignore_ascii_case(variable)))
-        {
+        if let Some(unknown) = expression.and_then(|e| {
+            e.variables()
+                .find(|v| !variables.iter().any(|c| v.eq_ignore_ascii_case(c)))
+        }) {
             return Err(ConfigError::at(
                 path,
                 Problem::ColumnMismatch {
                     algorithm: name.clone(),
                     variable: unknown.to_owned(),
-                    column: variable.to_owned(),
+                    column: variables.join(","),
                 },
             ));
         }
         Ok(Some(Some(Strategy {
             column: column.to_owned(),
+            columns,
             algorithm_name: name.clone(),
             algorithm: Arc::clone(algorithm),
         })))

@@ -434,9 +434,12 @@ fn what_keyshard_cannot_honour_is_named() {
     assert_eq!(
         with(
             "  defaultTableStrategy:\n    none:",
-            "  defaultTableStrategy:\n    complex:\n      shardingAlgorithmName: x"
+            "  defaultTableStrategy:\n    complex:\n      shardingColumns: user_id\n      \
+             shardingAlgorithmName: database_inline"
         ),
-        "rules[0].defaultTableStrategy.complex: a complex strategy is not supported yet"
+        "rules[0].defaultTableStrategy.complex.shardingAlgorithmName: 'database_inline' is \
+         INLINE: a hint strategy takes a HINT_INLINE algorithm and a complex one COMPLEX_INLINE, \
+         and only they do"
     );
     assert_eq!(
         with(

@@ -370,7 +370,7 @@ fn algorithm_errors_name_path_and_value() {
         error_with("type: mod", "type: CLASS_BASED"),
         "rules[0].shardingAlgorithms.mod4.type: unsupported sharding algorithm type 'CLASS_BASED' \
          (supported: INLINE, MOD, HASH_MOD, VOLUME_RANGE, BOUNDARY_RANGE, AUTO_INTERVAL, INTERVAL, \
-         HINT_INLINE; CLASS_BASED runs a Java class, which Keyshard cannot)"
+         COMPLEX_INLINE, HINT_INLINE; CLASS_BASED runs a Java class, which Keyshard cannot)"
     );
     assert_eq!(
         error_with(

@@ -140,9 +140,19 @@ mod tests {
         let alias = read("/* ShardingSphere hint: DATA_SOURCE_NAME = ds_0 */ SELECT 1").unwrap();
         assert_eq!(alias.unwrap().data_source.as_deref(), Some("ds_0"));
         let values = read(
-            "/* SHARDINGSPHERE_HINT: t_order.SHARDING_TABLE_VALUE=1, writeRouteOnly=true */ SELECT 1",
+            "/* SHARDINGSPHERE_HINT: t_order.SHARDING_TABLE_VALUE=1, writeRouteOnly=true, \
+             SHARDING_DATABASE_VALUE='ds_1' */ SELECT 1",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            values.value("T_ORDER", HINT_TABLE_VALUE),
+            Some(&Value::Int(1))
         );
-        assert_eq!(values.unwrap(), Some(Hint::default()));
+        assert_eq!(values.value("t_user", HINT_TABLE_VALUE), None);
+        let every = Value::Text("ds_1".into());
+        assert_eq!(values.value("t_user", HINT_DATABASE_VALUE), Some(&every));
+        assert_eq!(values.data_source, None);
         assert!(read("/* SHARDINGSPHERE_HINT: skipSQLRewrite=true */ SELECT 1").is_err());
         assert_eq!(read("/* a comment */ SELECT 1").unwrap(), None);
         assert_eq!(

@@ -23,16 +23,25 @@ pub(crate) enum Nodes {
     Many(usize),
 }
 
+/// What a row says of one level: its strategy's value, or the target a complex strategy's
+/// values gave.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Chosen<'a> {
+    Value(&'a Value),
+    Target(&'a str),
+}
+
 /// The data nodes that a row with these sharding values can go to. `None` for a strategy's
 /// value means the row does not say, so every target of that strategy matches.
-pub(crate) fn route(
-    rule: &TableRule,
-    database: Option<&Value>,
-    table: Option<&Value>,
+pub(crate) fn route<'r>(
+    rule: &'r TableRule,
+    database: Option<Chosen<'r>>,
+    table: Option<Chosen<'r>>,
     scratch: &mut String,
 ) -> Result<Nodes, (Level, RouteProblem)> {
     let data_source = match (&rule.database_strategy, database) {
-        (Some(strategy), Some(value)) => {
+        (_, Some(Chosen::Target(name))) => Some(name),
+        (Some(strategy), Some(Chosen::Value(value))) => {
             let names = rule.data_nodes.iter().map(|n| n.data_source.as_str());
             Some(target(strategy, value, names, scratch).map_err(|p| (Level::Database, p))?)
         }
@@ -40,7 +49,8 @@ pub(crate) fn route(
     };
     let in_data_source = |node: &&DataNode| data_source.is_none_or(|ds| node.data_source == ds);
     let table_name = match (&rule.table_strategy, table) {
-        (Some(strategy), Some(value)) => {
+        (_, Some(Chosen::Target(name))) => Some(name),
+        (Some(strategy), Some(Chosen::Value(value))) => {
             let names = rule
                 .data_nodes
                 .iter()
@@ -211,7 +221,10 @@ fn targets_between(
         Bound::Unbounded => None,
     };
     match &*strategy.algorithm {
-        Algorithm::Inline { .. } | Algorithm::HashMod { .. } | Algorithm::HintInline { .. } => None,
+        Algorithm::Inline { .. }
+        | Algorithm::HashMod { .. }
+        | Algorithm::HintInline { .. }
+        | Algorithm::ComplexInline { .. } => None,
         Algorithm::Mod { sharding_count } => {
             // Shorter than the count, the span's own remainders; else every one. A span longer
             // than a few hundred values reads every node anyway (so many targets are rare), and
@@ -300,7 +313,10 @@ pub(crate) fn is_sharding_column(rule: &TableRule, column: &str) -> bool {
     [&rule.database_strategy, &rule.table_strategy]
         .into_iter()
         .flatten()
-        .any(|s| s.column.eq_ignore_ascii_case(column))
+        .any(|s| {
+            s.column.eq_ignore_ascii_case(column)
+                || s.columns.iter().any(|c| c.eq_ignore_ascii_case(column))
+        })
         || rule
             .gene
             .as_ref()
@@ -353,6 +369,10 @@ fn target<'t>(
                     )
                 })
         }
+        // Never asked of one value: see `complex_target`.
+        Algorithm::ComplexInline { .. } => {
+            Err("a complex strategy routes by all its columns at once".to_owned())
+        }
         Algorithm::Mod { sharding_count } => {
             let InlineValue::Int(v) = inline_value(value)? else {
                 return Err(format!("MOD needs an integer, got {}", describe(value)));
@@ -400,6 +420,50 @@ fn target<'t>(
                 })
         }
     }
+}
+
+/// The one name among `targets` that a complex strategy's expression gives for the values
+/// `value_of` finds for its columns.
+pub(crate) fn complex_target<'t>(
+    strategy: &Strategy,
+    value_of: &dyn Fn(&str) -> Option<Value>,
+    targets: impl Iterator<Item = &'t str> + Clone,
+    scratch: &mut String,
+) -> Result<&'t str, RouteProblem> {
+    let Algorithm::ComplexInline { expression } = &*strategy.algorithm else {
+        return Err("not a complex strategy".to_owned());
+    };
+    let values: Vec<(&str, Value)> = strategy
+        .columns
+        .iter()
+        .map(|c| value_of(c).map(|v| (c.as_str(), v)))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            format!(
+                "it needs a value for each of {}",
+                strategy.columns.join(", ")
+            )
+        })?;
+    let mut read = Vec::with_capacity(values.len());
+    for (column, value) in &values {
+        read.push((*column, inline_value(value)?));
+    }
+    scratch.clear();
+    expression
+        .evaluate_into(
+            &|name| {
+                read.iter()
+                    .find(|(c, _)| c.eq_ignore_ascii_case(name))
+                    .map(|(_, v)| *v)
+            },
+            scratch,
+        )
+        .map_err(|e| format!("{}: {e}", expression.source()))?;
+    let name = scratch.as_str();
+    targets
+        .clone()
+        .find(|t| t.eq_ignore_ascii_case(name))
+        .ok_or_else(|| format!("{name} is not one of {}", list(targets)))
 }
 
 /// MOD and HASH_MOD pick the target whose numeric suffix is the remainder (`t_order_3` for 3,

@@ -547,3 +547,125 @@ fn hint_algorithms_and_strategies_must_match() {
             .all(|n| n.starts_with("ds_1."))
     );
 }
+
+/// `t_order`'s data source by two columns at once (COMPLEX_INLINE over a complex strategy), its
+/// table by `order_id` alone.
+const COMPLEX: &str = r#"
+databaseName: sharding_db
+dataSources:
+  ds_0:
+    url: "sqlite::memory:"
+  ds_1:
+    url: "sqlite::memory:"
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: ds_${0..1}.t_order_${0..1}
+      databaseStrategy:
+        complex:
+          shardingColumns: user_id, order_id
+          shardingAlgorithmName: db_complex
+      tableStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: t_inline
+  shardingAlgorithms:
+    db_complex:
+      type: COMPLEX_INLINE
+      props:
+        sharding-columns: user_id,order_id
+        algorithm-expression: ds_${(user_id + order_id) % 2}
+    t_inline:
+      type: INLINE
+      props:
+        algorithm-expression: t_order_${order_id % 2}
+"#;
+
+#[test]
+fn complex_strategies_route_by_all_their_columns_at_once() {
+    for dialect in [Dialect::MySql, Dialect::Postgres] {
+        let router = Router::new(&common::rule(COMPLEX), dialect);
+        let insert =
+            "INSERT INTO t_order (order_id, user_id, status) VALUES (1, 2, 'a'), (1, 1, 'b')";
+        let plan = route(&router, insert, &[]).unwrap();
+        let units: Vec<String> = plan
+            .units
+            .iter()
+            .map(|u| format!("{}.{}", u.data_source, u.table))
+            .collect();
+        assert_eq!(units, ["ds_0.t_order_1", "ds_1.t_order_1"]);
+        assert_eq!(
+            plan.row_units
+                .iter()
+                .map(|u| units[*u].as_str())
+                .collect::<Vec<_>>(),
+            ["ds_1.t_order_1", "ds_0.t_order_1"]
+        );
+        let e = route(&router, "INSERT INTO t_order (order_id) VALUES (1)", &[]).unwrap_err();
+        assert!(e.to_string().contains("user_id, order_id"), "{e}");
+
+        let select = "SELECT * FROM t_order WHERE ";
+        for (condition, want) in [
+            ("user_id = 2 AND order_id = 1", vec!["ds_1.t_order_1"]),
+            (
+                "order_id = 1 AND status = 'a' AND user_id = 1",
+                vec!["ds_0.t_order_1"],
+            ),
+            (
+                "user_id IN (1, 2) AND order_id = 1",
+                vec!["ds_0.t_order_1", "ds_1.t_order_1"],
+            ),
+            ("order_id = 1", vec!["ds_0.t_order_1", "ds_1.t_order_1"]),
+            (
+                "(user_id = 2 AND order_id = 1) OR (user_id = 4 AND order_id = 3)",
+                vec!["ds_1.t_order_1"],
+            ),
+        ] {
+            assert_eq!(
+                nodes(&router, &format!("{select}{condition}"), &[]),
+                want,
+                "{condition}"
+            );
+        }
+        assert_eq!(
+            nodes(&router, &format!("{select}user_id = 2"), &[]).len(),
+            4
+        );
+        let placeholders = match dialect {
+            Dialect::MySql => "user_id = ? AND order_id = ?",
+            Dialect::Postgres => "user_id = $1 AND order_id = $2",
+        };
+        let bound = nodes(
+            &router,
+            &format!("{select}{placeholders}"),
+            &[Value::Int(2), Value::Int(1)],
+        );
+        assert_eq!(bound, ["ds_1.t_order_1"]);
+    }
+}
+
+#[test]
+fn complex_algorithms_and_strategies_must_match() {
+    let load = |yaml: &str| keyshard_config::from_yaml_str(yaml, std::path::Path::new("."));
+    let inline = COMPLEX
+        .replacen("type: COMPLEX_INLINE", "type: INLINE", 1)
+        .replacen("        sharding-columns: user_id,order_id\n", "", 1);
+    let e = load(&inline).unwrap_err().to_string();
+    assert!(
+        e.contains("databaseStrategy.complex") && e.contains("COMPLEX_INLINE"),
+        "{e}"
+    );
+    let unknown = COMPLEX.replacen("(user_id + order_id)", "(user_id + item_id)", 1);
+    let e = load(&unknown).unwrap_err().to_string();
+    assert!(e.contains("item_id"), "{e}");
+    let config = load(COMPLEX).unwrap();
+    let strategy = config.sharding.tables["t_order"]
+        .database_strategy
+        .clone()
+        .unwrap();
+    assert_eq!(
+        (strategy.kind(), strategy.sharding_column()),
+        ("COMPLEX", "user_id,order_id".to_owned())
+    );
+}

@@ -116,6 +116,18 @@ pub(crate) fn algorithm_from(raw: &RawAlgorithm, path: &str) -> Result<Algorithm
                 allow_range_query,
             })
         }
+        "COMPLEX_INLINE" => {
+            let props = Props::of(
+                raw,
+                path,
+                "COMPLEX_INLINE",
+                "algorithm-expression, sharding-columns, allow-range-query-with-inline-sharding",
+            )?;
+            let text = props.required("algorithm-expression")?;
+            let expression = InlineExpr::parse(text)
+                .map_err(|e| ConfigError::at(format!("{}.algorithm-expression", props.path), e))?;
+            Ok(Algorithm::ComplexInline { expression })
+        }
         "HINT_INLINE" => {
             let props = Props::of(raw, path, "HINT_INLINE", "algorithm-expression")?;
             let text = props.optional("algorithm-expression").unwrap_or("${value}");

@@ -1,6 +1,7 @@
 //! Execute a prepared INSERT: bind parameters, generate the missing keys in one block, route
 //! each row and render one statement per data node.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use keyshard_config::TableRule;
@@ -8,7 +9,7 @@ use keyshard_keygen::Key;
 
 use super::{KeySpec, PreparedInsert, RowSpec, Source};
 use crate::plan::{ExecutionUnit, Plan};
-use crate::route::{Level, Nodes, gene_of, nodes_with, route};
+use crate::route::{Chosen, Level, Nodes, complex_target, gene_of, nodes_with, route};
 use crate::shape::Shape;
 use crate::template::{Literals, Renderer, RowKey};
 use crate::value::Value;
@@ -106,11 +107,17 @@ impl PreparedInsert {
                 param(&mine.database),
                 param(&mine.table),
             ];
-            if routed.into_iter().flatten().any(|i| {
-                values
-                    .get(i)
-                    .is_some_and(|v| v.means_generate(zero_means_generate))
-            }) {
+            let complex = mine.database_columns.iter().chain(&mine.table_columns);
+            if routed
+                .into_iter()
+                .chain(complex.map(param))
+                .flatten()
+                .any(|i| {
+                    values
+                        .get(i)
+                        .is_some_and(|v| v.means_generate(zero_means_generate))
+                })
+            {
                 return None;
             }
             let source = |mine: &Option<Source>, theirs: &Option<Source>| match (mine, theirs) {
@@ -126,9 +133,14 @@ impl PreparedInsert {
                 (KeySpec::Given(mine), KeySpec::Given(theirs)) => same_source(mine, theirs, values),
                 _ => false,
             };
+            let sources = |mine: &[Option<Source>], theirs: &[Option<Source>]| {
+                mine.len() == theirs.len() && mine.iter().zip(theirs).all(|(m, t)| source(m, t))
+            };
             alike &= key
                 && source(&mine.database, &theirs.database)
-                && source(&mine.table, &theirs.table);
+                && source(&mine.table, &theirs.table)
+                && sources(&mine.database_columns, &theirs.database_columns)
+                && sources(&mine.table_columns, &theirs.table_columns);
         }
         Some(alike)
     }
@@ -330,6 +342,51 @@ impl PreparedInsert {
         }
     }
 
+    /// What row values say of `level`: its value, or the target a complex strategy's values
+    /// give; `None`: nothing, every node. `Err(None)`: the value is an expression; `Err(Some)`:
+    /// the values route nowhere, and why.
+    fn chosen<'a>(
+        &'a self,
+        level: Level,
+        source: &'a Option<Source>,
+        columns: &'a [Option<Source>],
+        key: Option<&'a Value>,
+        params: &'a [Value],
+        scratch: &mut String,
+    ) -> Result<Option<Chosen<'a>>, Option<String>> {
+        let rule = &*self.rule;
+        let Some(strategy) = level.strategy(rule).filter(|s| s.is_complex()) else {
+            return match source {
+                None => Ok(None),
+                Some(source) => resolve(source, key, params)
+                    .map(|v| Some(Chosen::Value(v)))
+                    .ok_or(None),
+            };
+        };
+        // Every column's value from the row, or no choice (every node).
+        let values: Option<Vec<&Value>> = columns
+            .iter()
+            .map(|s| s.as_ref().and_then(|s| resolve(s, key, params)))
+            .collect();
+        let Some(values) = values else {
+            return Ok(None);
+        };
+        let value_of = |name: &str| {
+            let i = strategy
+                .columns
+                .iter()
+                .position(|c| c.eq_ignore_ascii_case(name));
+            i.and_then(|i| values.get(i).map(|v| (*v).clone()))
+        };
+        let names = rule.data_nodes.iter().map(|n| match level {
+            Level::Database => n.data_source.as_str(),
+            Level::Table => n.table.as_str(),
+        });
+        complex_target(strategy, &value_of, names, scratch)
+            .map(|target| Some(Chosen::Target(target)))
+            .map_err(Some)
+    }
+
     fn route_row(
         &self,
         row: usize,
@@ -341,7 +398,7 @@ impl PreparedInsert {
         let rule = &*self.rule;
         let no_route = |level: Level, reason: String| RouteError::NoRoute {
             row: row + 1,
-            column: column(rule, level).to_owned(),
+            column: column(rule, level).into_owned(),
             reason,
         };
         let expression = |level: Level| {
@@ -350,18 +407,30 @@ impl PreparedInsert {
                 "its value is an expression; only literals and parameters can be routed".into(),
             )
         };
-        let database = match &spec.database {
-            None => None,
-            Some(source) => {
-                Some(resolve(source, key, params).ok_or_else(|| expression(Level::Database))?)
-            }
+        let chosen = |level: Level, problem: Option<String>| match problem {
+            Some(reason) => no_route(level, reason),
+            None => expression(level),
         };
-        let table = match &spec.table {
-            None => None,
-            Some(source) => {
-                Some(resolve(source, key, params).ok_or_else(|| expression(Level::Table))?)
-            }
-        };
+        let database = self
+            .chosen(
+                Level::Database,
+                &spec.database,
+                &spec.database_columns,
+                key,
+                params,
+                scratch,
+            )
+            .map_err(|p| chosen(Level::Database, p))?;
+        let table = self
+            .chosen(
+                Level::Table,
+                &spec.table,
+                &spec.table_columns,
+                key,
+                params,
+                scratch,
+            )
+            .map_err(|p| chosen(Level::Table, p))?;
         match route(rule, database, table, scratch)
             .map_err(|(level, reason)| no_route(level, reason))?
         {
@@ -371,7 +440,7 @@ impl PreparedInsert {
                 "no data node has both the chosen data source and table".into(),
             )),
             Nodes::Many(nodes) => {
-                let missing: Vec<&str> = [
+                let missing: Vec<Cow<'_, str>> = [
                     (Level::Database, &spec.database),
                     (Level::Table, &spec.table),
                 ]
@@ -521,14 +590,15 @@ fn same_source(mine: &Source, theirs: &Source, values: &[Value]) -> bool {
     }
 }
 
-fn column(rule: &TableRule, level: Level) -> &str {
+fn column(rule: &TableRule, level: Level) -> Cow<'_, str> {
     match level.strategy(rule) {
         // What the statement would have set: its hint's value.
-        Some(s) if s.is_hint() => match level {
+        Some(s) if s.is_hint() => Cow::Borrowed(match level {
             Level::Database => "the hint's SHARDING_DATABASE_VALUE",
             Level::Table => "the hint's SHARDING_TABLE_VALUE",
-        },
-        Some(s) => &s.column,
-        None => "",
+        }),
+        Some(s) if s.is_complex() => Cow::Owned(s.columns.join(", ")),
+        Some(s) => Cow::Borrowed(&s.column),
+        None => Cow::Borrowed(""),
     }
 }

@@ -52,6 +52,10 @@ struct RowSpec {
     database: Option<Source>,
     /// The table strategy's value for this row; `None` when the column is not inserted.
     table: Option<Source>,
+    /// A complex database strategy's values for this row, one per column (else empty).
+    database_columns: Vec<Option<Source>>,
+    /// A complex table strategy's values, likewise.
+    table_columns: Vec<Option<Source>>,
     /// A generated key goes in as a placeholder when the row has parameters, else as a literal.
     has_params: bool,
 }

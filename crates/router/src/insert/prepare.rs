@@ -189,22 +189,37 @@ pub(crate) fn prepare(
                 },
             ))
         };
-        let mut strategy_source = |level: Level| match level.strategy(rule) {
-            // A hint strategy's value is the statement's hint, for every row.
-            Some(strategy) if strategy.is_hint() => Ok(hint
-                .as_ref()
-                .and_then(|h| h.value(&rule.logic_table, &strategy.column))
-                .cloned()
-                .map(Source::Value)),
-            Some(strategy) => source(&strategy.column),
-            None => Ok(None),
+        // A level's value, or a complex strategy's values (one per column).
+        let mut level_sources = |level: Level| -> Result<_, RouteError> {
+            Ok(match level.strategy(rule) {
+                // A hint strategy's value is the statement's hint, for every row.
+                Some(strategy) if strategy.is_hint() => (
+                    hint.as_ref()
+                        .and_then(|h| h.value(&rule.logic_table, &strategy.column))
+                        .cloned()
+                        .map(Source::Value),
+                    Vec::new(),
+                ),
+                Some(strategy) if strategy.is_complex() => (
+                    None,
+                    strategy
+                        .columns
+                        .iter()
+                        .map(|column| source(column))
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
+                Some(strategy) => (source(&strategy.column)?, Vec::new()),
+                None => (None, Vec::new()),
+            })
         };
-        let database = strategy_source(Level::Database)?;
-        let table = strategy_source(Level::Table)?;
+        let (database, database_columns) = level_sources(Level::Database)?;
+        let (table, table_columns) = level_sources(Level::Table)?;
         specs.push(RowSpec {
             key,
             database,
             table,
+            database_columns,
+            table_columns,
             has_params: tokens.has_placeholder_in(&layout.row_ranges[row]),
         });
     }

@@ -16,6 +16,7 @@ use crate::tokens::Tokens;
 use crate::value::Value;
 
 mod between;
+mod complex;
 
 use between::{Between, conjunction};
 
@@ -426,7 +427,15 @@ impl Condition {
                     .iter()
                     .map(|v| v.resolve(params))
                     .collect::<Result<Vec<_>, _>>()?;
-                equal_nodes(rules, *table, column, values, scratch)
+                let mut nodes = equal_nodes(rules, *table, column, values, scratch);
+                complex::narrow(
+                    rules,
+                    std::slice::from_ref(self),
+                    params,
+                    &mut nodes,
+                    scratch,
+                )?;
+                nodes
             }
             Condition::InArray {
                 table,
@@ -463,6 +472,7 @@ impl Condition {
                 for part in parts {
                     and(&mut nodes, &part.nodes(rules, params, scratch)?);
                 }
+                complex::narrow(rules, parts, params, &mut nodes, scratch)?;
                 nodes
             }
             Condition::Or(parts) => {
