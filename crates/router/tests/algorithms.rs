@@ -548,44 +548,10 @@ fn hint_algorithms_and_strategies_must_match() {
     );
 }
 
-/// `t_order`'s data source by two columns at once (COMPLEX_INLINE over a complex strategy), its
-/// table by `order_id` alone.
-const COMPLEX: &str = r#"
-databaseName: sharding_db
-dataSources:
-  ds_0:
-    url: "sqlite::memory:"
-  ds_1:
-    url: "sqlite::memory:"
-rules:
-- !SHARDING
-  tables:
-    t_order:
-      actualDataNodes: ds_${0..1}.t_order_${0..1}
-      databaseStrategy:
-        complex:
-          shardingColumns: user_id, order_id
-          shardingAlgorithmName: db_complex
-      tableStrategy:
-        standard:
-          shardingColumn: order_id
-          shardingAlgorithmName: t_inline
-  shardingAlgorithms:
-    db_complex:
-      type: COMPLEX_INLINE
-      props:
-        sharding-columns: user_id,order_id
-        algorithm-expression: ds_${(user_id + order_id) % 2}
-    t_inline:
-      type: INLINE
-      props:
-        algorithm-expression: t_order_${order_id % 2}
-"#;
-
 #[test]
 fn complex_strategies_route_by_all_their_columns_at_once() {
     for dialect in [Dialect::MySql, Dialect::Postgres] {
-        let router = Router::new(&common::rule(COMPLEX), dialect);
+        let router = Router::new(&common::rule(common::T_ORDER_COMPLEX), dialect);
         let insert =
             "INSERT INTO t_order (order_id, user_id, status) VALUES (1, 2, 'a'), (1, 1, 'b')";
         let plan = route(&router, insert, &[]).unwrap();
@@ -648,7 +614,7 @@ fn complex_strategies_route_by_all_their_columns_at_once() {
 #[test]
 fn complex_algorithms_and_strategies_must_match() {
     let load = |yaml: &str| keyshard_config::from_yaml_str(yaml, std::path::Path::new("."));
-    let inline = COMPLEX
+    let inline = common::T_ORDER_COMPLEX
         .replacen("type: COMPLEX_INLINE", "type: INLINE", 1)
         .replacen("        sharding-columns: user_id,order_id\n", "", 1);
     let e = load(&inline).unwrap_err().to_string();
@@ -656,10 +622,11 @@ fn complex_algorithms_and_strategies_must_match() {
         e.contains("databaseStrategy.complex") && e.contains("COMPLEX_INLINE"),
         "{e}"
     );
-    let unknown = COMPLEX.replacen("(user_id + order_id)", "(user_id + item_id)", 1);
+    let unknown =
+        common::T_ORDER_COMPLEX.replacen("(user_id + order_id)", "(user_id + item_id)", 1);
     let e = load(&unknown).unwrap_err().to_string();
     assert!(e.contains("item_id"), "{e}");
-    let config = load(COMPLEX).unwrap();
+    let config = load(common::T_ORDER_COMPLEX).unwrap();
     let strategy = config.sharding.tables["t_order"]
         .database_strategy
         .clone()

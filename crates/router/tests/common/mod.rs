@@ -117,6 +117,40 @@ rules:
         max-vibration-offset: 3
 "#;
 
+/// `t_order`'s data source by two columns at once (COMPLEX_INLINE over a complex strategy), its
+/// table by `order_id` alone.
+pub const T_ORDER_COMPLEX: &str = r#"
+databaseName: sharding_db
+dataSources:
+  ds_0:
+    url: "sqlite::memory:"
+  ds_1:
+    url: "sqlite::memory:"
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: ds_${0..1}.t_order_${0..1}
+      databaseStrategy:
+        complex:
+          shardingColumns: user_id, order_id
+          shardingAlgorithmName: db_complex
+      tableStrategy:
+        standard:
+          shardingColumn: order_id
+          shardingAlgorithmName: t_inline
+  shardingAlgorithms:
+    db_complex:
+      type: COMPLEX_INLINE
+      props:
+        sharding-columns: user_id,order_id
+        algorithm-expression: ds_${(user_id + order_id) % 2}
+    t_inline:
+      type: INLINE
+      props:
+        algorithm-expression: t_order_${order_id % 2}
+"#;
+
 /// The visible columns of the test tables.
 pub fn metadata() -> HashMap<String, Vec<String>> {
     HashMap::from([

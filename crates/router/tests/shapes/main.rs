@@ -356,3 +356,37 @@ fn a_bulk_insert_binds_the_shape_of_its_first_row_once_per_row() {
         assert_eq!(plan.generated_keys.len(), 50);
     }
 }
+
+/// A complex strategy's columns are each compared when a shape's plan is reused: statements of
+/// one shape whose pairs send rows to different data sources are planned as each alone.
+#[test]
+fn a_complex_strategy_s_rows_go_through_their_shape() {
+    let rule = common::with_generator(
+        common::rule(common::T_ORDER_COMPLEX),
+        Arc::new(common::ConstantOne),
+    );
+    let router = Router::new(&rule, Dialect::MySql);
+    let prepare = |sql: &str| match router.prepare(sql, &common::metadata()).unwrap() {
+        Prepared::Insert(insert) => insert,
+        other => panic!("{other:?}"),
+    };
+    let first = "INSERT INTO t_order (order_id, user_id, status) VALUES (1, 2, 'a')";
+    let shape = Shape::of(first, Dialect::MySql).unwrap();
+    let from_shape = prepare(shape.text());
+    assert_eq!(from_shape.stands_for(&prepare(first), &shape), Some(true));
+    for sql in [
+        first,
+        "INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'b')",
+    ] {
+        let shape = Shape::of(sql, Dialect::MySql).unwrap();
+        let bound = from_shape.bind_shape(sql, &shape).unwrap();
+        assert_eq!(bound, prepare(sql).bind(&[]).unwrap(), "{sql}");
+    }
+    let (a, b) = (
+        from_shape.bind_shape(first, &shape).unwrap(),
+        prepare("INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'b')")
+            .bind(&[])
+            .unwrap(),
+    );
+    assert_ne!(a.units[0].data_source, b.units[0].data_source);
+}
