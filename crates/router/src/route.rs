@@ -23,6 +23,10 @@ pub(crate) enum Nodes {
     Many(usize),
 }
 
+mod complex;
+
+pub(crate) use complex::complex_target;
+
 /// What a row says of one level: its strategy's value, or the target a complex strategy's
 /// values gave.
 #[derive(Debug, Clone, Copy)]
@@ -420,50 +424,6 @@ fn target<'t>(
                 })
         }
     }
-}
-
-/// The one name among `targets` that a complex strategy's expression gives for the values
-/// `value_of` finds for its columns.
-pub(crate) fn complex_target<'t>(
-    strategy: &Strategy,
-    value_of: &dyn Fn(&str) -> Option<Value>,
-    targets: impl Iterator<Item = &'t str> + Clone,
-    scratch: &mut String,
-) -> Result<&'t str, RouteProblem> {
-    let Algorithm::ComplexInline { expression } = &*strategy.algorithm else {
-        return Err("not a complex strategy".to_owned());
-    };
-    let values: Vec<(&str, Value)> = strategy
-        .columns
-        .iter()
-        .map(|c| value_of(c).map(|v| (c.as_str(), v)))
-        .collect::<Option<_>>()
-        .ok_or_else(|| {
-            format!(
-                "it needs a value for each of {}",
-                strategy.columns.join(", ")
-            )
-        })?;
-    let mut read = Vec::with_capacity(values.len());
-    for (column, value) in &values {
-        read.push((*column, inline_value(value)?));
-    }
-    scratch.clear();
-    expression
-        .evaluate_into(
-            &|name| {
-                read.iter()
-                    .find(|(c, _)| c.eq_ignore_ascii_case(name))
-                    .map(|(_, v)| *v)
-            },
-            scratch,
-        )
-        .map_err(|e| format!("{}: {e}", expression.source()))?;
-    let name = scratch.as_str();
-    targets
-        .clone()
-        .find(|t| t.eq_ignore_ascii_case(name))
-        .ok_or_else(|| format!("{name} is not one of {}", list(targets)))
 }
 
 /// MOD and HASH_MOD pick the target whose numeric suffix is the remainder (`t_order_3` for 3,
