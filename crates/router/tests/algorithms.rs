@@ -608,6 +608,15 @@ fn complex_strategies_route_by_all_their_columns_at_once() {
             &[Value::Int(2), Value::Int(1)],
         );
         assert_eq!(bound, ["ds_1.t_order_1"]);
+        // A row's columns may be set to what the WHERE clause pins them to; anything else could
+        // leave the row where its new pair does not send it, so it is refused.
+        let pinned =
+            "UPDATE t_order SET user_id = 2, status = 'x' WHERE user_id = 2 AND order_id = 1";
+        assert_eq!(nodes(&router, pinned, &[]), ["ds_1.t_order_1"]);
+        let moved = "UPDATE t_order SET user_id = 3 WHERE user_id = 2 AND order_id = 1";
+        assert!(route(&router, moved, &[]).is_err(), "{moved}");
+        let unpinned = "UPDATE t_order SET user_id = 3 WHERE order_id = 1";
+        assert!(route(&router, unpinned, &[]).is_err(), "{unpinned}");
     }
 }
 

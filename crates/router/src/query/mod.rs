@@ -148,6 +148,17 @@ pub(crate) fn prepare(
             unchanged.push(Unchanged::new(column, value, pinned));
             continue;
         }
+        // A complex strategy's column is not guarded: its new value alone says nothing of where
+        // the row belongs, so the guard could not see that the row would be misplaced.
+        let of_complex = tables.rules.iter().any(|r| {
+            [&r.database_strategy, &r.table_strategy]
+                .into_iter()
+                .flatten()
+                .any(|s| s.columns.iter().any(|c| c.eq_ignore_ascii_case(&column)))
+        });
+        if of_complex {
+            return Err(moves(&column));
+        }
         // One sharding column set where the WHERE clause does not pin it can be guarded.
         let guarded = match (statement, &moving) {
             (Statement::Update(update), None) => Moving::new(
