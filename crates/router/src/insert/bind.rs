@@ -5,11 +5,10 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use keyshard_config::TableRule;
-use keyshard_keygen::Key;
 
 use super::{KeySpec, PreparedInsert, RowSpec, Source};
 use crate::plan::{ExecutionUnit, Plan};
-use crate::route::{Chosen, Level, Nodes, complex_target, gene_of, nodes_with, route};
+use crate::route::{Chosen, Level, Nodes, complex_target, route};
 use crate::shape::Shape;
 use crate::template::{Literals, Renderer, RowKey};
 use crate::value::Value;
@@ -215,7 +214,7 @@ impl PreparedInsert {
                 let key = next_generated
                     .next()
                     .ok_or_else(RouteError::internal("too few keys generated"))?;
-                self.add_gene(r, key, spec, params)?;
+                self.add_gene(r, key, gene_bits, spec, params)?;
                 Some(Value::from(&*key))
             } else {
                 None
@@ -265,81 +264,6 @@ impl PreparedInsert {
             row_units,
             ..Plan::of_units(units)
         })
-    }
-
-    /// Puts row `row`'s gene in the low bits of `key`, generated for it (gene keys). A table
-    /// without a gene has them filled from the bits above, the sequence's, so that routing by
-    /// the key's low bits spreads rows as it would without gene bits.
-    fn add_gene(
-        &self,
-        row: usize,
-        key: &mut Key,
-        spec: &RowSpec,
-        params: &[Value],
-    ) -> Result<(), RouteError> {
-        let rule = &*self.rule;
-        let Key::Int(key) = key else {
-            return Ok(());
-        };
-        let Some(gene) = &rule.gene else {
-            let bits = self.generator.as_ref().map_or(0, |g| g.gene_bits());
-            *key |= (*key >> bits) & ((1 << bits) - 1);
-            return Ok(());
-        };
-        let on_database = rule
-            .database_strategy
-            .as_ref()
-            .is_some_and(|s| s.column.eq_ignore_ascii_case(&gene.column));
-        let source = if on_database {
-            &spec.database
-        } else {
-            &spec.table
-        };
-        let carried = source
-            .as_ref()
-            .and_then(|source| resolve(source, None, params))
-            .and_then(|value| gene_of(gene, value));
-        match carried {
-            Some(carried) => {
-                *key |= carried;
-                Ok(())
-            }
-            None => Err(RouteError::NoRoute {
-                row: row + 1,
-                column: gene.column.clone(),
-                reason: format!(
-                    "its generated {} carries its low {} bits (gene keys), so it must be a \
-                     non-negative integer",
-                    gene.key_column, gene.bits
-                ),
-            }),
-        }
-    }
-
-    /// Refuses a row whose given key would route elsewhere than the row goes (gene keys): a
-    /// read by that key would look on the node its gene picks, and not find it.
-    fn check_gene(
-        &self,
-        row: usize,
-        key: Option<&Value>,
-        node: usize,
-        scratch: &mut String,
-    ) -> Result<(), RouteError> {
-        let (Some(gene), Some(key)) = (&self.rule.gene, key) else {
-            return Ok(());
-        };
-        match nodes_with(&self.rule, &gene.key_column, key, scratch) {
-            Some(nodes) if !nodes.get(node).copied().unwrap_or(false) => Err(RouteError::NoRoute {
-                row: row + 1,
-                column: gene.key_column.clone(),
-                reason: format!(
-                    "its low {} bits (gene keys) route elsewhere than its {} does; a key \
-                         must carry the gene of its row's {}",
-                    gene.bits, gene.column, gene.column
-                ),
-            }),
-            _ => Ok(()),
-        }
     }
 
     /// What row values say of `level`: its value, or the target a complex strategy's values
@@ -566,7 +490,7 @@ fn param(source: &Option<Source>) -> Option<usize> {
 }
 
 /// The value `source` stands for in a row whose key is `key`.
-fn resolve<'a>(
+pub(super) fn resolve<'a>(
     source: &'a Source,
     key: Option<&'a Value>,
     params: &'a [Value],

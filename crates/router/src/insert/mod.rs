@@ -14,6 +14,7 @@ use crate::value::Value;
 
 mod bind;
 mod classify;
+mod gene;
 mod prepare;
 pub(crate) mod select;
 
