@@ -4,18 +4,14 @@
 
 mod common;
 
+use common::two_sources;
+
 use keyshard_router::{Dialect, Plan, RouteError, Router, Value, Wire, WireKind};
 
 /// `t_event` by month of `created_at` (INTERVAL), `t_volume` by `id` in tens (VOLUME_RANGE),
 /// `t_auto` by 4-second spans (AUTO_INTERVAL), `t_mod` by `id % 4`.
-const RULE: &str = r#"
-databaseName: sharding_db
-dataSources:
-  ds_0:
-    url: "sqlite::memory:"
-  ds_1:
-    url: "sqlite::memory:"
-rules:
+const RULE: &str = two_sources!(
+    r#"
 - !SHARDING
   tables:
     t_event:
@@ -82,7 +78,8 @@ rules:
   keyGenerators:
     snowflake:
       type: SNOWFLAKE
-"#;
+"#
+);
 
 fn router(dialect: Dialect) -> Router {
     Router::new(&common::rule(RULE), dialect)
@@ -323,14 +320,8 @@ fn auto_interval_and_mod_ranges() {
 }
 
 /// ShardingSphere's `DML_SHARDING_CONDITIONS` auditor on `t_order` (its sample configuration's).
-const AUDITED: &str = r#"
-databaseName: sharding_db
-dataSources:
-  ds_0:
-    url: "sqlite::memory:"
-  ds_1:
-    url: "sqlite::memory:"
-rules:
+const AUDITED: &str = two_sources!(
+    r#"
 - !SHARDING
   tables:
     t_order:
@@ -356,7 +347,8 @@ rules:
   auditors:
     sharding_key_required_auditor:
       type: DML_SHARDING_CONDITIONS
-"#;
+"#
+);
 
 #[test]
 fn the_auditor_refuses_statements_that_would_read_every_shard() {
@@ -424,14 +416,8 @@ fn hints_force_a_data_source_or_switch_auditors_off() {
 /// `t_order` routed by hint alone: its data source by `SHARDING_DATABASE_VALUE`, its table by
 /// `SHARDING_TABLE_VALUE`, each through HINT_INLINE (SS's `HintInlineShardingAlgorithmTest`:
 /// `t_order_$->{value % 4}` of 1, 2, 3 is `t_order_1`, `t_order_2`, `t_order_3`).
-const HINTED: &str = r#"
-databaseName: sharding_db
-dataSources:
-  ds_0:
-    url: "sqlite::memory:"
-  ds_1:
-    url: "sqlite::memory:"
-rules:
+const HINTED: &str = two_sources!(
+    r#"
 - !SHARDING
   tables:
     t_order:
@@ -451,7 +437,8 @@ rules:
       type: HINT_INLINE
       props:
         algorithm-expression: t_order_$->{value % 4}
-"#;
+"#
+);
 
 #[test]
 fn hint_strategies_route_by_the_statements_hint() {

@@ -3,17 +3,13 @@
 
 mod common;
 
+use common::two_sources;
+
 use keyshard_router::merge::{Aggregate, AggregateColumn, ColumnRef, SortKey};
 use keyshard_router::{Dialect, NoMetadata, Plan, Prepared, RouteError, Router, Value};
 
-const RULE: &str = r#"
-databaseName: sharding_db
-dataSources:
-  ds_0:
-    url: "sqlite::memory:"
-  ds_1:
-    url: "sqlite::memory:"
-rules:
+const RULE: &str = two_sources!(
+    r#"
 - !SHARDING
   tables:
     t_order:
@@ -63,7 +59,8 @@ rules:
         algorithm-expression: t_order_item_${order_id % 2}
 - !BROADCAST
   tables: [t_dict]
-"#;
+"#
+);
 
 fn router(dialect: Dialect) -> Router {
     Router::new(&common::rule(RULE), dialect)

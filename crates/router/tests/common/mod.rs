@@ -9,6 +9,20 @@ use std::sync::Arc;
 use keyshard_config::ShardingRule;
 use keyshard_keygen::{Key, KeyGenError, KeyGenerator};
 
+/// A test's rule text: the two in-memory SQLite data sources every fixture routes over, then
+/// `$rules`, the `rules:` list.
+macro_rules! two_sources {
+    ($rules:literal) => {
+        concat!(
+            "databaseName: sharding_db\ndataSources:\n  ds_0:\n    url: \"sqlite::memory:\"\n  \
+             ds_1:\n    url: \"sqlite::memory:\"\nrules:",
+            $rules
+        )
+    };
+}
+#[allow(unused_imports)] // Not every test binary has a fixture of its own.
+pub(crate) use two_sources;
+
 /// ShardingSphere's `REWRITE.FIXTURE` generator: every key is 1.
 #[derive(Debug)]
 pub struct ConstantOne;
@@ -78,14 +92,8 @@ rules:
 "#;
 
 /// `t_order` sharded over two data sources by `user_id` and two tables each by `order_id`.
-pub const T_ORDER: &str = r#"
-databaseName: sharding_db
-dataSources:
-  ds_0:
-    url: "sqlite::memory:"
-  ds_1:
-    url: "sqlite::memory:"
-rules:
+pub const T_ORDER: &str = two_sources!(
+    r#"
 - !SHARDING
   tables:
     t_order:
@@ -115,18 +123,13 @@ rules:
       type: SNOWFLAKE
       props:
         max-vibration-offset: 3
-"#;
+"#
+);
 
 /// `t_order`'s data source by two columns at once (COMPLEX_INLINE over a complex strategy), its
 /// table by `order_id` alone.
-pub const T_ORDER_COMPLEX: &str = r#"
-databaseName: sharding_db
-dataSources:
-  ds_0:
-    url: "sqlite::memory:"
-  ds_1:
-    url: "sqlite::memory:"
-rules:
+pub const T_ORDER_COMPLEX: &str = two_sources!(
+    r#"
 - !SHARDING
   tables:
     t_order:
@@ -149,7 +152,8 @@ rules:
       type: INLINE
       props:
         algorithm-expression: t_order_${order_id % 2}
-"#;
+"#
+);
 
 /// The visible columns of the test tables.
 pub fn metadata() -> HashMap<String, Vec<String>> {
