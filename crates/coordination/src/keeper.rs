@@ -448,6 +448,12 @@ impl Shared {
         let mark = issued
             .unwrap_or(claim.high_water_millis)
             .max(claim.high_water_millis);
+        // The shards' records first: released in the repository first, the id could go to
+        // another instance that then finds this one's record still live on the shards, and
+        // refuses it as a repository that lost claims.
+        if let Some(fleet) = &self.settings.fleet {
+            fleet.release(self.recorder(), &claim, mark).await;
+        }
         let release = self
             .repository
             .release(&self.settings.instance, &claim, mark);
@@ -455,9 +461,6 @@ impl Shared {
             Ok(Ok(())) => tracing::info!(worker_id = claim.worker_id, "worker id released"),
             Ok(Err(e)) => tracing::warn!("worker id {} not released: {e}", claim.worker_id),
             Err(_) => tracing::warn!("worker id {} not released: timed out", claim.worker_id),
-        }
-        if let Some(fleet) = &self.settings.fleet {
-            fleet.release(self.recorder(), &claim, mark).await;
         }
     }
 
