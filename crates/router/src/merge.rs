@@ -14,6 +14,9 @@ pub struct MergeSpec {
     /// The aggregate columns, combined per group. Columns that are neither grouped nor
     /// aggregated take the group's first row's value.
     pub aggregates: Vec<AggregateColumn>,
+    /// HAVING, tested on each merged group (the nodes are sent the statement without it: a
+    /// node's part of a group says nothing of the whole group).
+    pub having: Option<Filter>,
     /// ORDER BY, in priority order. Groups without an ORDER BY come out ordered by the
     /// GROUP BY columns, ascending (what MySQL and SQLite do).
     pub order_by: Vec<SortKey>,
@@ -35,6 +38,7 @@ impl MergeSpec {
     pub fn is_concatenation(&self) -> bool {
         self.group_by.is_empty()
             && self.aggregates.is_empty()
+            && self.having.is_none()
             && self.order_by.is_empty()
             && self.offset == 0
             && self.limit.is_none()
@@ -92,4 +96,73 @@ pub enum Aggregate {
     /// `array_agg` without ORDER BY: the shards' arrays one after another, NULL when every
     /// shard's is NULL (in what order the elements come is unspecified, as in one database).
     Concat,
+}
+
+/// A HAVING clause the merge tests itself: comparisons of merged columns with numbers, joined
+/// by AND and OR, with SQL's three-valued logic (a comparison with NULL is unknown, and
+/// a group is kept only where the whole clause is true).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filter {
+    /// Every part true.
+    And(Vec<Filter>),
+    /// Some part true.
+    Or(Vec<Filter>),
+    /// `left op right`.
+    Compare {
+        /// The left operand.
+        left: FilterOperand,
+        /// The comparison.
+        op: Comparison,
+        /// The right operand.
+        right: FilterOperand,
+    },
+    /// `operand IS NULL` (`negated`: IS NOT NULL).
+    IsNull {
+        /// What is tested.
+        operand: FilterOperand,
+        /// IS NOT NULL.
+        negated: bool,
+    },
+}
+
+/// One side of a HAVING comparison.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FilterOperand {
+    /// A column of the merged rows, by position (an aggregate, or a GROUP BY column).
+    Column(usize),
+    /// A number literal as written (digits, an optional sign and decimal point): compared
+    /// exactly with exact values, as a double with doubles, as the databases compare them.
+    Number(Box<str>),
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Comparison {
+    /// `=`
+    Eq,
+    /// `<>`, `!=`
+    NotEq,
+    /// `<`
+    Lt,
+    /// `<=`
+    LtEq,
+    /// `>`
+    Gt,
+    /// `>=`
+    GtEq,
+}
+
+impl Comparison {
+    /// Whether `order` (left against right) satisfies the comparison.
+    pub fn holds(self, order: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        match self {
+            Comparison::Eq => order == Equal,
+            Comparison::NotEq => order != Equal,
+            Comparison::Lt => order == Less,
+            Comparison::LtEq => order != Greater,
+            Comparison::Gt => order == Greater,
+            Comparison::GtEq => order != Less,
+        }
+    }
 }

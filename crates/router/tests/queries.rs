@@ -5,7 +5,9 @@ mod common;
 
 use common::two_sources;
 
-use keyshard_router::merge::{Aggregate, AggregateColumn, ColumnRef, SortKey};
+use keyshard_router::merge::{
+    Aggregate, AggregateColumn, ColumnRef, Comparison, Filter, FilterOperand, SortKey,
+};
 use keyshard_router::{Dialect, NoMetadata, Plan, Prepared, RouteError, Router, Value};
 
 const RULE: &str = two_sources!(
@@ -447,10 +449,54 @@ fn postgres_placeholders_are_renumbered_per_unit() {
 }
 
 #[test]
+fn having_is_tested_on_the_merged_groups() {
+    // The nodes group without it; an aggregate it names that is not selected is fetched as a
+    // hidden column, its qualifier renamed per node.
+    let p = plan(
+        "SELECT status, COUNT(*) FROM t_order GROUP BY status \
+         HAVING COUNT(*) > 1 AND SUM(t_order.amount) <= -2.5 ORDER BY status LIMIT 3",
+        &[],
+    )
+    .unwrap();
+    assert!(p.gather.is_none());
+    assert_eq!(
+        p.units[0].sql,
+        "SELECT status, COUNT(*), SUM(t_order_0.amount) FROM t_order_0 GROUP BY status  \
+         ORDER BY status LIMIT 9223372036854775807"
+    );
+    let merge = p.merge.expect("merged");
+    assert_eq!(merge.hidden_columns, 1);
+    assert_eq!(
+        merge.having,
+        Some(Filter::And(vec![
+            Filter::Compare {
+                left: FilterOperand::Column(1),
+                op: Comparison::Gt,
+                right: FilterOperand::Number("1".into()),
+            },
+            Filter::Compare {
+                left: FilterOperand::Column(2),
+                op: Comparison::LtEq,
+                right: FilterOperand::Number("-2.5".into()),
+            },
+        ]))
+    );
+    // A parameter, text or an expression in it is left to a database.
+    for sql in [
+        "SELECT status FROM t_order GROUP BY status HAVING COUNT(*) > ?",
+        "SELECT status FROM t_order GROUP BY status HAVING SUM(amount) / COUNT(*) > 2",
+        "SELECT status FROM t_order GROUP BY status HAVING AVG(amount) > 2",
+    ] {
+        let p = plan(sql, &[Value::Int(1)]).unwrap();
+        assert!(p.gather.is_some(), "{sql}");
+    }
+}
+
+#[test]
 fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     for sql in [
         "SELECT DISTINCT status, COUNT(*) OVER () FROM t_order",
-        "SELECT status FROM t_order GROUP BY status HAVING COUNT(*) > 1",
+        "SELECT status FROM t_order GROUP BY status HAVING MAX(note) = 'x'",
         "SELECT COUNT(DISTINCT status) FROM t_order",
         "SELECT * FROM t_order WHERE amount > (SELECT AVG(amount) FROM t_order)",
         "SELECT COUNT(*) + 1 FROM t_order",

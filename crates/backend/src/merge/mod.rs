@@ -14,6 +14,7 @@ mod aggregation;
 mod compare;
 mod exact;
 mod group_by;
+mod having;
 mod order_by;
 mod pagination;
 mod plan;
@@ -108,6 +109,13 @@ pub enum MergeError {
         /// PostgreSQL's name of the type.
         type_name: &'static str,
     },
+    /// A HAVING comparison meeting a value it does not compare as the database does (text, a
+    /// date, a single precision float); the proxy then gathers the read instead.
+    #[error("HAVING over several shards compares numbers only, not {value}")]
+    Uncompared {
+        /// The value, as debug text.
+        value: String,
+    },
     /// An AVG's count that is not a non-negative integer fitting in 64 bits.
     #[error("merge: column {column} holds {value}, which is not a row count")]
     BadCount {
@@ -148,6 +156,15 @@ pub(crate) fn merge(spec: &MergeSpec, results: Vec<UnitResult>) -> Result<UnitRe
     let grouping = !spec.aggregates.is_empty() || !spec.group_by.is_empty();
     let mut rows = if grouping {
         let (mut groups, avg_types) = plan.group(shards)?;
+        if let Some(having) = &spec.having {
+            let mut kept = Vec::with_capacity(groups.len());
+            for group in groups {
+                if plan.passes(having, &group)? {
+                    kept.push(group);
+                }
+            }
+            groups = kept;
+        }
         if !plan.order_by.is_empty() {
             groups.sort_by(|a, b| plan.compare_rows(&plan.order_by, a, b));
         }

@@ -14,6 +14,7 @@ pub(super) fn spec(dialect: Dialect) -> MergeSpec {
     MergeSpec {
         group_by: Vec::new(),
         aggregates: Vec::new(),
+        having: None,
         order_by: Vec::new(),
         offset: 0,
         limit: None,

@@ -2,7 +2,7 @@
 //! the proxy and against one plain database holding the same rows, and the two must answer
 //! alike. `t_order o` is sharded, `t_order_item i` bound to it (when `items`), `t_user u`
 //! unsharded and `t_dict d` broadcast or unsharded; the statements mix what the proxy merges
-//! from the shards' results with what it can only gather (DISTINCT, HAVING, subqueries,
+//! from the shards' results with what it can only gather (DISTINCT aggregates, subqueries,
 //! UNION, window functions, joins with unsharded tables or of a table with itself).
 //!
 //! Seeded: `KEYSHARD_QUERY_SEED` picks another seed, and a failure names its statement. Rows
@@ -139,6 +139,24 @@ impl RandomSelects {
 
     fn pick<'a>(&mut self, choices: &[&'a str]) -> &'a str {
         choices[self.below(choices.len())]
+    }
+
+    /// A HAVING clause over `table`'s decimal `amount` and integer `id` columns: comparisons
+    /// with numbers the merge tests itself, and an expression it leaves to a database.
+    fn having(&mut self, table: &str, amount: &str, id: &str) -> String {
+        let (t, a, i) = (table, amount, id);
+        let n = self.below(40);
+        match self.below(6) {
+            0 => format!(" HAVING COUNT(*) > {}", n % 6),
+            1 => format!(" HAVING SUM({t}.{a}) >= {n}.5"),
+            2 => format!(" HAVING MAX({t}.{a}) < {n} OR COUNT(*) = 1"),
+            3 => format!(" HAVING MIN({t}.{i}) BETWEEN {} AND {}", n / 2, n / 2 + 15),
+            4 => format!(" HAVING SUM({t}.{a}) IS NULL OR MAX({t}.{a}) > {n}.25"),
+            _ => format!(
+                " HAVING COUNT(*) > 1 AND MAX({t}.{a}) - MIN({t}.{a}) > {}",
+                n % 10
+            ),
+        }
     }
 
     fn chance(&mut self, percent: usize) -> bool {
@@ -282,10 +300,10 @@ impl RandomSelects {
                     "SUM(e.price) * 2 - COUNT(*)",
                     "COUNT(DISTINCT e.kind)",
                 ]);
-                let having = if self.chance(30) {
-                    " HAVING COUNT(*) > 2"
+                let having = if self.chance(40) {
+                    self.having("e", "price", "event_id")
                 } else {
-                    ""
+                    String::new()
                 };
                 format!(
                     "SELECT {key} AS k, {aggregate} AS a FROM t_event e{wh} GROUP BY {key}{having}"
@@ -350,8 +368,8 @@ impl RandomSelects {
                     "MAX(o.amount) - MIN(o.amount)",
                     "AVG(o.amount)",
                 ]);
-                let having = if self.chance(30) {
-                    format!(" HAVING COUNT(*) > {}", self.below(6))
+                let having = if self.chance(40) {
+                    self.having("o", "amount", "order_id")
                 } else {
                     String::new()
                 };

@@ -27,6 +27,7 @@ use crate::{Dialect, RouteError};
 
 mod conditions;
 mod guard;
+mod having;
 mod limit;
 mod rewrite;
 mod select_list;

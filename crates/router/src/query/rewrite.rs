@@ -11,8 +11,9 @@ use sqlparser::ast::{
 };
 use sqlparser::parser::Parser;
 
+use super::having::filter_of;
 use super::limit::{NO_LIMIT, limit_clause, limit_number};
-use super::select_list::{arguments_text, projection_ranges};
+use super::select_list::{arguments_text, call_end, having_range, projection_ranges};
 use super::{Operand, PreparedQuery, Tables, placeholder_edits, select_of};
 use crate::locate::Locator;
 use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
@@ -178,8 +179,8 @@ pub(super) fn multi_read(
     if super::select_into(query) {
         return unsupported("SELECT … INTO");
     }
-    if select.having.is_some() || select.top.is_some() {
-        return unsupported("HAVING or TOP");
+    if select.top.is_some() {
+        return unsupported("TOP");
     }
     // `SELECT DISTINCT a, b` is `GROUP BY a, b` of the same list: each node sends its distinct
     // rows, and the merge keeps one of each, as it keeps one row per group.
@@ -237,15 +238,16 @@ pub(super) fn multi_read(
             }
             continue;
         };
-        let FunctionArguments::List(FunctionArgumentList {
-            duplicate_treatment: None,
-            clauses,
-            ..
-        }) = &function.args
-        else {
+        if matches!(
+            &function.args,
+            FunctionArguments::List(FunctionArgumentList {
+                duplicate_treatment: Some(_),
+                ..
+            })
+        ) {
             return unsupported("DISTINCT in an aggregate");
-        };
-        if function.over.is_some() || function.filter.is_some() || !clauses.is_empty() {
+        }
+        if !plain_call(function) {
             return unsupported("window functions, FILTER or ordered aggregates");
         }
         if let Aggregate::Avg { count_index } = &mut aggregate {
@@ -275,9 +277,10 @@ pub(super) fn multi_read(
                 });
             }
             *count_index = select.projection.len() + hidden.len();
-            hidden.push(vec![Piece::Text(
-                format!("COUNT({})", &sql[arguments]).into(),
-            )]);
+            let mut count = vec![Piece::Text("COUNT(".into())];
+            count.extend(pieces_of(arguments, table_edits));
+            count.push(Piece::Text(")".into()));
+            hidden.push(count);
         }
         aggregates.push(AggregateColumn {
             index,
@@ -344,6 +347,61 @@ pub(super) fn multi_read(
     for expr in group_by {
         spec_group.push(column_for(expr, &mut hidden)?);
     }
+    let mut having = None;
+    let mut skip: Vec<Range<usize>> = Vec::new();
+    if let Some(expr) = &select.having {
+        if distinct {
+            return unsupported("DISTINCT with HAVING");
+        }
+        let clause = having_range(parser, &mut locator)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| "this HAVING".to_owned())?;
+        let groups: Vec<(&Expr, &ColumnRef)> = group_by.iter().zip(&spec_group).collect();
+        let mut column = |e: &Expr| -> Result<usize, String> {
+            let Expr::Function(function) = e else {
+                return match groups.iter().find(|(g, _)| *g == e) {
+                    Some((_, ColumnRef::Index(index))) => Ok(*index),
+                    _ => Err(format!("HAVING on {e}, which is not grouped by")),
+                };
+            };
+            if let Some(index) = find_item(e, select) {
+                return match aggregates.iter().any(|a| a.index == index) {
+                    true => Ok(index),
+                    false => Err(format!("HAVING on {e}")),
+                };
+            }
+            let aggregate = aggregate_of(function)
+                .filter(|a| !matches!(a, Aggregate::Avg { .. } | Aggregate::Concat))
+                .ok_or_else(|| format!("HAVING on {e}, which is not selected"))?;
+            if !plain_call(function) {
+                return Err(format!("HAVING on {e}"));
+            }
+            let start = locator
+                .offset(function.name.span().start)
+                .map_err(|e| e.to_string())?;
+            let end = call_end(parser, &mut locator, start)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("HAVING on {e}"))?;
+            if tokens.has_placeholder_in(&(start..end)) {
+                return Err("a parameter inside an aggregate in HAVING".into());
+            }
+            hidden.push(pieces_of(start..end, table_edits));
+            let index = select.projection.len() + hidden.len() - 1;
+            aggregates.push(AggregateColumn {
+                index,
+                function: aggregate,
+            });
+            Ok(index)
+        };
+        having = Some(filter_of(expr, &mut column)?);
+        // The nodes group without it; their partial groups are tested once merged.
+        edits.retain(|e| !(clause.start <= e.range.start && e.range.end <= clause.end));
+        edits.push(Edit {
+            range: clause.clone(),
+            piece: Piece::Text("".into()),
+        });
+        skip.push(clause);
+    }
     let mut order_by = Vec::new();
     if let Some(order) = &query.order_by {
         let OrderByKind::Expressions(exprs) = &order.kind else {
@@ -383,7 +441,7 @@ pub(super) fn multi_read(
             piece: Piece::Limit { offset: *is_offset },
         });
     }
-    let skip: Vec<Range<usize>> = limit_ranges.iter().map(|(r, _)| r.clone()).collect();
+    skip.extend(limit_ranges.iter().map(|(r, _)| r.clone()));
     edits.extend(placeholder_edits(tokens, &skip));
     let grouped = !spec_group.is_empty() || !aggregates.is_empty();
     Ok(MultiRead {
@@ -391,6 +449,7 @@ pub(super) fn multi_read(
         spec: MergeSpec {
             group_by: spec_group,
             aggregates,
+            having,
             order_by,
             offset: 0,
             limit: None,
@@ -401,6 +460,42 @@ pub(super) fn multi_read(
         limit,
         grouped,
     })
+}
+
+/// Whether an aggregate call is merged as it is: no DISTINCT, ORDER BY, FILTER or OVER.
+fn plain_call(function: &Function) -> bool {
+    matches!(
+        &function.args,
+        FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            clauses,
+            ..
+        }) if clauses.is_empty()
+    ) && function.over.is_none()
+        && function.filter.is_none()
+}
+
+/// The pieces that write the bytes `range` of the statement with the `edits` inside it (its
+/// sharded tables' names) applied.
+fn pieces_of(range: Range<usize>, edits: &[Edit]) -> Vec<Piece> {
+    let mut inside: Vec<&Edit> = edits
+        .iter()
+        .filter(|e| range.start <= e.range.start && e.range.end <= range.end)
+        .collect();
+    inside.sort_by_key(|e| e.range.start);
+    let mut pieces = Vec::with_capacity(inside.len() * 2 + 1);
+    let mut at = range.start;
+    for edit in inside {
+        if at < edit.range.start {
+            pieces.push(Piece::Copy(at..edit.range.start));
+        }
+        pieces.push(edit.piece.clone());
+        at = edit.range.end;
+    }
+    if at < range.end {
+        pieces.push(Piece::Copy(at..range.end));
+    }
+    pieces
 }
 
 /// The select list item whose value `expr` is: by position (`ORDER BY 2`), by alias, or by the

@@ -77,3 +77,75 @@ pub(super) fn arguments_text(
     let close = name_end + text.rfind(')')?;
     (open <= close).then_some(open..close)
 }
+
+/// The byte range of the top-level HAVING clause, from its keyword to the end of its last
+/// token, if the statement has one.
+pub(super) fn having_range(
+    parser: &Parser<'_>,
+    locator: &mut Locator<'_>,
+) -> Result<Option<Range<usize>>, RouteError> {
+    let mut depth = 0i32;
+    let mut clause: Option<Range<usize>> = None;
+    for token in tokens::significant(parser) {
+        match &token.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::SemiColon if depth == 0 => break,
+            Token::Word(w) if depth == 0 && w.quote_style.is_none() => {
+                if clause.is_none() && w.keyword == Keyword::HAVING {
+                    let start = locator.offset(token.span.start)?;
+                    clause = Some(start..start);
+                } else if clause.is_some()
+                    && matches!(
+                        w.keyword,
+                        Keyword::ORDER
+                            | Keyword::LIMIT
+                            | Keyword::OFFSET
+                            | Keyword::FETCH
+                            | Keyword::FOR
+                            | Keyword::LOCK
+                            | Keyword::WINDOW
+                            | Keyword::QUALIFY
+                            | Keyword::INTO
+                            | Keyword::UNION
+                            | Keyword::EXCEPT
+                            | Keyword::INTERSECT
+                    )
+                {
+                    break;
+                }
+            }
+            _ => {}
+        }
+        if let Some(clause) = &mut clause {
+            clause.end = locator.offset(token.span.end)?;
+        }
+    }
+    Ok(clause)
+}
+
+/// The end of the call whose name starts at byte `name_start`: the end of its closing
+/// parenthesis (sqlparser's span of a call may stop short of it).
+pub(super) fn call_end(
+    parser: &Parser<'_>,
+    locator: &mut Locator<'_>,
+    name_start: usize,
+) -> Result<Option<usize>, RouteError> {
+    let mut depth = 0i32;
+    for token in tokens::significant(parser) {
+        if locator.offset(token.span.start)? < name_start {
+            continue;
+        }
+        match &token.token {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(Some(locator.offset(token.span.end)?));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(None)
+}
