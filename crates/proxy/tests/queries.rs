@@ -382,6 +382,9 @@ const QUERIES: &[&str] = &[
 const GATHERED: &[&str] = &[
     "SELECT DISTINCT status FROM t_order ORDER BY status",
     "SELECT COUNT(DISTINCT status), COUNT(DISTINCT user_id) FROM t_order",
+    // DISTINCT aggregates over no row at all: still the one row of zero and NULLs.
+    "SELECT COUNT(DISTINCT status), SUM(DISTINCT amount), AVG(DISTINCT amount) FROM t_order WHERE amount > 100000",
+    "SELECT user_id, COUNT(DISTINCT status) FROM t_order GROUP BY user_id HAVING COUNT(DISTINCT status) > 1 ORDER BY user_id",
     "SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id HAVING COUNT(*) > 7 ORDER BY user_id",
     "SELECT COUNT(1) FROM (SELECT 1 FROM t_order WHERE amount > 20) AS _wrapped",
     "SELECT EXISTS(SELECT 1 FROM t_order WHERE status = 'paid')",
@@ -1016,7 +1019,8 @@ async fn gathered_reads_share_pools_of_one_connection() {
             for _ in 0..10 {
                 let (_, distinct) = fetch_mysql(
                     &mut conn,
-                    "SELECT COUNT(DISTINCT status), COUNT(DISTINCT user_id) FROM t_order",
+                    // Aggregates inside expressions: gathered.
+                    "SELECT COUNT(DISTINCT status) + 0, COUNT(DISTINCT user_id) + 0 FROM t_order",
                 )
                 .await;
                 assert_eq!(distinct, [[Some("3".to_owned()), Some("5".to_owned())]]);

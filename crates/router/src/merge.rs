@@ -17,6 +17,10 @@ pub struct MergeSpec {
     /// HAVING, tested on each merged group (the nodes are sent the statement without it: a
     /// node's part of a group says nothing of the whole group).
     pub having: Option<Filter>,
+    /// The one row an aggregate without GROUP BY answers when no node sends a row (which
+    /// happens when the nodes group by a DISTINCT aggregate's argument and have no rows):
+    /// COUNTs 0, everything else NULL, hidden columns included.
+    pub when_empty: Option<Vec<crate::Value>>,
     /// ORDER BY, in priority order. Groups without an ORDER BY come out ordered by the
     /// GROUP BY columns, ascending (what MySQL and SQLite do).
     pub order_by: Vec<SortKey>,
@@ -74,6 +78,10 @@ pub struct AggregateColumn {
     pub index: usize,
     /// How the shards' partial values combine.
     pub function: Aggregate,
+    /// `COUNT`/`SUM`/`AVG(DISTINCT x)`: the column holding `x`, which the nodes also group by.
+    /// A group's rows are combined once per distinct non-NULL `x` (each such row holds that
+    /// `x` counted or summed once), so a value on several nodes counts once.
+    pub distinct: Option<usize>,
 }
 
 /// How partial aggregates combine.

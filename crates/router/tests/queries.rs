@@ -345,11 +345,13 @@ fn reads_over_several_nodes_say_how_to_merge() {
         vec![
             AggregateColumn {
                 index: 1,
-                function: Aggregate::Count
+                function: Aggregate::Count,
+                distinct: None,
             },
             AggregateColumn {
                 index: 2,
-                function: Aggregate::Avg { count_index: 3 }
+                function: Aggregate::Avg { count_index: 3 },
+                distinct: None,
             },
         ]
     );
@@ -493,11 +495,49 @@ fn having_is_tested_on_the_merged_groups() {
 }
 
 #[test]
+fn distinct_aggregates_group_the_nodes_by_their_argument() {
+    // Each node sends each of its values once; the merge counts and sums one row per value.
+    let p = plan(
+        "SELECT status, COUNT(DISTINCT t_order.user_id), SUM(DISTINCT user_id), \
+         AVG(DISTINCT user_id), COUNT(*) FROM t_order GROUP BY status ORDER BY status",
+        &[],
+    )
+    .unwrap();
+    assert!(p.gather.is_none());
+    assert_eq!(
+        p.units[0].sql,
+        "SELECT status, COUNT(DISTINCT t_order_0.user_id), SUM(DISTINCT user_id), \
+         SUM(DISTINCT user_id) AS `AVG(DISTINCT user_id)`, COUNT(*), t_order_0.user_id, \
+         user_id, COUNT(DISTINCT user_id) FROM t_order_0 GROUP BY status, t_order_0.user_id, \
+         user_id ORDER BY status"
+    );
+    let merge = p.merge.expect("merged");
+    let distinct: Vec<_> = merge.aggregates.iter().map(|a| a.distinct).collect();
+    assert_eq!(distinct, [Some(5), Some(6), Some(6), None]);
+    assert_eq!(merge.when_empty, None);
+    // Without GROUP BY the nodes are grouped by the argument alone, and the merge answers
+    // one row even when no node has any.
+    let p = plan(
+        "SELECT COUNT(DISTINCT status), MAX(DISTINCT amount) FROM t_order",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        p.units[0].sql,
+        "SELECT COUNT(DISTINCT status), MAX(DISTINCT amount), status FROM t_order_0 GROUP BY status"
+    );
+    assert_eq!(
+        p.merge.expect("merged").when_empty,
+        Some(vec![Value::Int(0), Value::Null, Value::Null])
+    );
+}
+
+#[test]
 fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     for sql in [
         "SELECT DISTINCT status, COUNT(*) OVER () FROM t_order",
         "SELECT status FROM t_order GROUP BY status HAVING MAX(note) = 'x'",
-        "SELECT COUNT(DISTINCT status) FROM t_order",
+        "SELECT status, COUNT(DISTINCT user_id) FROM t_order",
         "SELECT * FROM t_order WHERE amount > (SELECT AVG(amount) FROM t_order)",
         "SELECT COUNT(*) + 1 FROM t_order",
         "SELECT status FROM t_order UNION SELECT status FROM t_order_item",
@@ -519,14 +559,14 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     // of the gathered table; with the actual table's, on each node.
     let p = plan_in(
         Dialect::Postgres,
-        "SELECT COUNT(DISTINCT status) FROM public.t_order WHERE user_id = $1",
+        "SELECT COUNT(*) + COUNT(DISTINCT status) FROM public.t_order WHERE user_id = $1",
         &[Value::Int(1)],
     )
     .unwrap();
     let gather = p.gather.expect("gathered");
     assert_eq!(
         gather.statement.sql,
-        "SELECT COUNT(DISTINCT status) FROM t_order WHERE user_id = $1"
+        "SELECT COUNT(*) + COUNT(DISTINCT status) FROM t_order WHERE user_id = $1"
     );
     assert_eq!(gather.statement.params, [Value::Int(1)]);
     let reads: Vec<(&str, &str)> = gather.tables[0]
@@ -553,17 +593,17 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     };
     assert_eq!(
         reads(
-            "SELECT COUNT(DISTINCT status) FROM t_order o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL) ORDER BY status",
+            "SELECT GROUP_CONCAT(status) FROM t_order o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL) ORDER BY status",
             &[]
         )[0],
         "SELECT * FROM `t_order_0` AS o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL)"
     );
     for sql in [
-        "SELECT COUNT(DISTINCT status) FROM t_order WHERE amount > RAND()",
-        "SELECT COUNT(DISTINCT status) FROM t_order WHERE amount > @floor",
-        "SELECT COUNT(DISTINCT status) FROM t_order WHERE amount IN (SELECT 1)",
-        "SELECT COUNT(DISTINCT status) FROM t_order WHERE amount > ?",
-        "SELECT COUNT(DISTINCT o.status) FROM t_order o JOIN t_dict d ON o.status = d.code WHERE amount > 1",
+        "SELECT GROUP_CONCAT(status) FROM t_order WHERE amount > RAND()",
+        "SELECT GROUP_CONCAT(status) FROM t_order WHERE amount > @floor",
+        "SELECT GROUP_CONCAT(status) FROM t_order WHERE amount IN (SELECT 1)",
+        "SELECT GROUP_CONCAT(status) FROM t_order WHERE amount > ?",
+        "SELECT GROUP_CONCAT(o.status) FROM t_order o JOIN t_dict d ON o.status = d.code WHERE amount > 1",
     ] {
         let params = [Value::Int(1)];
         let params = &params[..sql.matches('?').count()];
@@ -572,17 +612,17 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     // A locking read locks every row each node reads for it.
     assert_eq!(
         reads(
-            "SELECT COUNT(DISTINCT status) FROM t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED",
+            "SELECT GROUP_CONCAT(status) FROM t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED",
             &[]
         )[0],
         "SELECT * FROM `t_order_0` AS t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED"
     );
     assert_eq!(
-        reads("SELECT COUNT(DISTINCT status) FROM t_order FOR SHARE", &[])[0],
+        reads("SELECT GROUP_CONCAT(status) FROM t_order FOR SHARE", &[])[0],
         "SELECT * FROM `t_order_0` LOCK IN SHARE MODE"
     );
     // SELECT … INTO cannot be gathered: it would store its result on the gathering connection.
-    let e = plan("SELECT COUNT(DISTINCT status) INTO @s FROM t_order", &[]).unwrap_err();
+    let e = plan("SELECT GROUP_CONCAT(status) INTO @s FROM t_order", &[]).unwrap_err();
     assert!(matches!(e, RouteError::Unsupported(_)), "{e}");
 }
 

@@ -12,7 +12,7 @@ use keyshard_router::{Array, Value, Wire, WireKind};
 use super::MergeError;
 use super::compare::compare;
 use super::exact::Exact;
-use super::plan::Resolved;
+use super::plan::{Key, Resolved};
 use crate::numeric::Decimal;
 
 /// MariaDB's `div_precision_increment` default: the digits AVG adds to its argument's scale.
@@ -29,11 +29,14 @@ impl Resolved {
             return Ok(Vec::new());
         };
         let mut out = first.clone();
-        for (&(index, function), decimal) in self.aggregates.iter().zip(avg_decimal) {
-            let column = || {
-                rows.iter()
-                    .map(move |row| row.get(index).unwrap_or(&Value::Null))
-            };
+        let aggregates = self.aggregates.iter().zip(&self.distinct);
+        for ((&(index, function), distinct), decimal) in aggregates.zip(avg_decimal) {
+            // A DISTINCT aggregate combines one row per value; any other all rows, without
+            // collecting them first.
+            let chosen = distinct.as_ref().map(|key| self.one_per_value(rows, key));
+            let all: &[Vec<Value>] = if chosen.is_some() { &[] } else { rows };
+            let each = || chosen.iter().flatten().copied().chain(all);
+            let column = || each().map(move |row| row.get(index).unwrap_or(&Value::Null));
             let value = match function {
                 Aggregate::Count => match Sum::of(column(), index)?.into_value(index)? {
                     Value::Null => Value::Int(0),
@@ -44,9 +47,7 @@ impl Resolved {
                 Aggregate::Max => self.extreme(column(), index, Ordering::Greater),
                 Aggregate::Concat => concat(column(), index)?,
                 Aggregate::Avg { count_index } => {
-                    let counts = rows
-                        .iter()
-                        .map(|row| row.get(count_index).unwrap_or(&Value::Null));
+                    let counts = each().map(|row| row.get(count_index).unwrap_or(&Value::Null));
                     let count = Sum::of(counts, count_index)?;
                     let sum = Sum::of(column(), index)?;
                     if let Some(slot) = out.get_mut(count_index) {
@@ -65,6 +66,19 @@ impl Resolved {
             }
         }
         Ok(out)
+    }
+
+    /// The rows whose `key` is not NULL, one per distinct value of it, as the database
+    /// tells values apart (the column's collation, numbers by value).
+    fn one_per_value<'r>(&self, rows: &'r [Vec<Value>], key: &Key) -> Vec<&'r Vec<Value>> {
+        let keys = std::slice::from_ref(key);
+        let mut chosen: Vec<&Vec<Value>> = rows
+            .iter()
+            .filter(|row| !matches!(row.get(key.index), None | Some(Value::Null)))
+            .collect();
+        chosen.sort_by(|a, b| self.compare_rows(keys, a, b));
+        chosen.dedup_by(|a, b| self.compare_rows(keys, a, b).is_eq());
+        chosen
     }
 
     /// MIN (`wanted` = Less) or MAX (Greater) over the non-NULL values; ties keep the first.
@@ -316,6 +330,78 @@ mod tests {
 
     const DECIMAL: SqlType = SqlType::Decimal { unsigned: false };
     use keyshard_router::merge::{AggregateColumn, ColumnRef};
+
+    #[test]
+    fn distinct_aggregates_combine_each_value_once_across_shards() {
+        // Rows (g, COUNT(DISTINCT k), SUM(DISTINCT k), COUNT(*), k) of nodes grouped by g, k.
+        let mut s = spec(Dialect::MySql);
+        s.group_by = vec![ColumnRef::Index(0)];
+        s.aggregates = vec![
+            AggregateColumn {
+                distinct: Some(4),
+                ..agg(1, Aggregate::Count)
+            },
+            AggregateColumn {
+                distinct: Some(4),
+                ..agg(2, Aggregate::Sum)
+            },
+            agg(3, Aggregate::Count),
+        ];
+        s.hidden_columns = 1;
+        let cols = &[
+            ("g", "BIGINT"),
+            ("n", "BIGINT"),
+            ("s", "DECIMAL"),
+            ("all", "BIGINT"),
+            ("k", "BIGINT"),
+        ];
+        let results = vec![
+            shard(
+                cols,
+                vec![
+                    vec![Int(1), Int(1), text("5"), Int(2), Int(5)],
+                    vec![Int(1), Int(1), text("7"), Int(1), Int(7)],
+                    vec![Int(1), Int(0), Null, Int(4), Null],
+                ],
+            ),
+            shard(
+                cols,
+                vec![
+                    vec![Int(1), Int(1), text("5"), Int(3), Int(5)],
+                    vec![Int(2), Int(1), text("5"), Int(1), Int(5)],
+                ],
+            ),
+        ];
+        let rows = merge(&s, results).expect("merges").rows;
+        assert_eq!(
+            rows,
+            vec![
+                vec![Int(1), Int(2), text("12"), Int(10)],
+                vec![Int(2), Int(1), text("5"), Int(1)],
+            ]
+        );
+
+        // Text keys are told apart as the collation does: 'a' and 'A' are one value.
+        let mut s = spec(Dialect::MySql);
+        s.aggregates = vec![AggregateColumn {
+            distinct: Some(1),
+            ..agg(0, Aggregate::Count)
+        }];
+        s.hidden_columns = 1;
+        let cols = &[("n", "BIGINT"), ("k", "VARCHAR")];
+        let results = vec![
+            shard(cols, vec![vec![Int(1), text("a")], vec![Int(1), text("b")]]),
+            shard(cols, vec![vec![Int(1), text("A")]]),
+        ];
+        assert_eq!(merge(&s, results).expect("merges").rows, vec![vec![Int(2)]]);
+
+        // No node has a row: the aggregate still answers its one row.
+        s.when_empty = Some(vec![Int(0), Null]);
+        let results = vec![shard(cols, Vec::new()), UnitResult::default()];
+        assert_eq!(merge(&s, results).expect("merges").rows, vec![vec![Int(0)]]);
+        let results = vec![UnitResult::default(), UnitResult::default()];
+        assert_eq!(merge(&s, results).expect("merges").rows, vec![vec![Int(0)]]);
+    }
 
     #[test]
     fn array_aggs_join_along_their_first_dimension() {

@@ -134,6 +134,7 @@ impl Resolved {
         let grouped = self
             .group_by
             .iter()
+            .chain(self.distinct.iter().flatten())
             .map(|key| key.index)
             .filter(|&index| !self.text_order_of(index).equal_as_bytes());
         let compared = self

@@ -137,9 +137,10 @@ pub(crate) fn merge(spec: &MergeSpec, results: Vec<UnitResult>) -> Result<UnitRe
         .map(|r| r.columns.clone())
         .unwrap_or_default();
     let shards: Vec<Vec<Vec<Value>>> = results.into_iter().map(|r| r.rows).collect();
-    let width = match columns.len() {
-        0 => shards.iter().flatten().next().map_or(0, Vec::len),
-        n => n,
+    let width = match (columns.len(), &spec.when_empty) {
+        (0, Some(row)) if shards.iter().all(Vec::is_empty) => row.len(),
+        (0, _) => shards.iter().flatten().next().map_or(0, Vec::len),
+        (n, _) => n,
     };
     if width == 0 {
         // No columns and no rows: nothing to merge, nothing to resolve names against.
@@ -156,6 +157,9 @@ pub(crate) fn merge(spec: &MergeSpec, results: Vec<UnitResult>) -> Result<UnitRe
     let grouping = !spec.aggregates.is_empty() || !spec.group_by.is_empty();
     let mut rows = if grouping {
         let (mut groups, avg_types) = plan.group(shards)?;
+        if let (true, Some(row)) = (groups.is_empty(), &spec.when_empty) {
+            groups.push(row.clone());
+        }
         if let Some(having) = &spec.having {
             let mut kept = Vec::with_capacity(groups.len());
             for group in groups {

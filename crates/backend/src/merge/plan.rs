@@ -22,6 +22,9 @@ pub(super) struct Resolved {
     pub(super) group_by: Vec<Key>,
     pub(super) order_by: Vec<Key>,
     pub(super) aggregates: Vec<(usize, Aggregate)>,
+    /// Per aggregate: the key column of a DISTINCT aggregate, whose equal values it combines
+    /// once.
+    pub(super) distinct: Vec<Option<Key>>,
     /// Per column: whether its text values are decimal numbers (MariaDB's DECIMAL arrives as
     /// text) and must compare numerically rather than as strings.
     pub(super) numeric_text: Vec<bool>,
@@ -83,6 +86,21 @@ impl Resolved {
                 Ok((in_range(a.index)?, a.function))
             })
             .collect::<Result<Vec<_>, MergeError>>()?;
+        let distinct = spec
+            .aggregates
+            .iter()
+            .map(|a| {
+                a.distinct
+                    .map(|index| {
+                        Ok(Key {
+                            index: in_range(index)?,
+                            descending: false,
+                            nulls_first: true,
+                        })
+                    })
+                    .transpose()
+            })
+            .collect::<Result<_, MergeError>>()?;
         let mut numeric_text: Vec<bool> = (0..width)
             .map(|i| columns.get(i).is_some_and(is_decimal_column))
             .collect();
@@ -101,6 +119,7 @@ impl Resolved {
             group_by,
             order_by,
             aggregates,
+            distinct,
             numeric_text,
             text_order,
         })
@@ -108,7 +127,8 @@ impl Resolved {
 }
 
 /// Finds a column by name, case-insensitively; `o.status` also finds `status`.
-/// The columns `spec` compares (ORDER BY, GROUP BY, MIN and MAX), by position in `columns`.
+/// The columns `spec` compares (ORDER BY, GROUP BY, MIN, MAX and DISTINCT aggregates' keys), by
+/// position in `columns`.
 pub(crate) fn compared_columns(spec: &MergeSpec, columns: &[Column]) -> Vec<usize> {
     let position = |column: &ColumnRef| match column {
         ColumnRef::Index(index) => Some(*index),
@@ -119,12 +139,14 @@ pub(crate) fn compared_columns(spec: &MergeSpec, columns: &[Column]) -> Vec<usiz
         .iter()
         .filter(|a| matches!(a.function, Aggregate::Min | Aggregate::Max))
         .map(|a| a.index);
+    let distinct_keys = spec.aggregates.iter().filter_map(|a| a.distinct);
     spec.order_by
         .iter()
         .map(|key| &key.column)
         .chain(&spec.group_by)
         .filter_map(position)
         .chain(extremes)
+        .chain(distinct_keys)
         .collect()
 }
 

@@ -15,6 +15,7 @@ pub(super) fn spec(dialect: Dialect) -> MergeSpec {
         group_by: Vec::new(),
         aggregates: Vec::new(),
         having: None,
+        when_empty: None,
         order_by: Vec::new(),
         offset: 0,
         limit: None,
@@ -86,7 +87,11 @@ pub(super) fn desc(index: usize) -> SortKey {
 }
 
 pub(super) fn agg(index: usize, function: Aggregate) -> AggregateColumn {
-    AggregateColumn { index, function }
+    AggregateColumn {
+        index,
+        function,
+        distinct: None,
+    }
 }
 
 /// One column per value: shards of single-column rows.

@@ -299,6 +299,10 @@ impl RandomSelects {
                     "AVG(e.price)",
                     "SUM(e.price) * 2 - COUNT(*)",
                     "COUNT(DISTINCT e.kind)",
+                    "COUNT(DISTINCT e.at)",
+                    "COUNT(DISTINCT e.ref)",
+                    "SUM(DISTINCT e.price)",
+                    "AVG(DISTINCT e.price)",
                 ]);
                 let having = if self.chance(40) {
                     self.having("e", "price", "event_id")
@@ -364,6 +368,8 @@ impl RandomSelects {
                     "MIN(o.order_id)",
                     "COUNT(DISTINCT o.status)",
                     "COUNT(DISTINCT o.user_id)",
+                    "SUM(DISTINCT o.amount)",
+                    "AVG(DISTINCT o.user_id)",
                     "SUM(o.amount) * 2 + COUNT(*)",
                     "MAX(o.amount) - MIN(o.amount)",
                     "AVG(o.amount)",
@@ -373,9 +379,14 @@ impl RandomSelects {
                 } else {
                     String::new()
                 };
-                format!(
-                    "SELECT {key} AS k, {aggregate} AS a FROM {from}{wh} GROUP BY {key}{having}"
-                )
+                if self.chance(25) {
+                    // One group of every row, or none.
+                    format!("SELECT {aggregate} AS a FROM {from}{wh}{having}")
+                } else {
+                    format!(
+                        "SELECT {key} AS k, {aggregate} AS a FROM {from}{wh} GROUP BY {key}{having}"
+                    )
+                }
             }
             // A subquery in FROM, as peewee's count() writes it, and EXISTS as its exists().
             6 => {

@@ -5,15 +5,15 @@
 use std::ops::{ControlFlow, Range};
 
 use sqlparser::ast::{
-    Distinct, Expr, Function, FunctionArgumentList, FunctionArguments, GroupByExpr, Ident,
-    OrderByKind, OrderBySort, Query, Select, SelectItem, Spanned, Value as SqlValue, Visit,
-    Visitor, visit_expressions,
+    Distinct, DuplicateTreatment, Expr, Function, FunctionArg, FunctionArgExpr,
+    FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, OrderByKind, OrderBySort, Query,
+    Select, SelectItem, Spanned, Value as SqlValue, Visit, Visitor, visit_expressions,
 };
 use sqlparser::parser::Parser;
 
 use super::having::filter_of;
 use super::limit::{NO_LIMIT, limit_clause, limit_number};
-use super::select_list::{arguments_text, call_end, having_range, projection_ranges};
+use super::select_list::{arguments_text, call_end, group_by_end, having_range, projection_ranges};
 use super::{Operand, PreparedQuery, Tables, placeholder_edits, select_of};
 use crate::locate::Locator;
 use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
@@ -213,6 +213,10 @@ pub(super) fn multi_read(
     // table, is that table's actual name on each node.
     let mut hidden: Vec<Vec<Piece>> = Vec::new();
     let mut aggregates = Vec::new();
+    // DISTINCT aggregates' arguments: their text and hidden column, and the pieces that
+    // write them into the nodes' GROUP BY.
+    let mut distinct_keys: Vec<(&str, usize)> = Vec::new();
+    let mut distinct_pieces: Vec<Vec<Piece>> = Vec::new();
     for (index, (item, range)) in select.projection.iter().zip(&items).enumerate() {
         let (expr, alias) = match item {
             SelectItem::UnnamedExpr(expr) => (expr, None),
@@ -238,17 +242,36 @@ pub(super) fn multi_read(
             }
             continue;
         };
-        if matches!(
-            &function.args,
-            FunctionArguments::List(FunctionArgumentList {
-                duplicate_treatment: Some(_),
-                ..
-            })
-        ) {
-            return unsupported("DISTINCT in an aggregate");
-        }
         if !plain_call(function) {
             return unsupported("window functions, FILTER or ordered aggregates");
+        }
+        // `COUNT(DISTINCT x)`: the nodes group by `x` too, so each sends each of its `x`
+        // once, and the merge combines one row per distinct `x` (MIN and MAX need nothing).
+        let mut distinct_key = None;
+        if is_distinct(function) && !matches!(aggregate, Aggregate::Min | Aggregate::Max) {
+            if matches!(aggregate, Aggregate::Concat) || !one_argument(function) {
+                return unsupported("this DISTINCT aggregate");
+            }
+            let name_end = locator
+                .offset(function.name.span().end)
+                .map_err(|e| e.to_string())?;
+            let key = arguments_text(sql, range, name_end)
+                .and_then(|arguments| after_distinct(sql, arguments))
+                .ok_or_else(|| "this DISTINCT aggregate".to_owned())?;
+            if tokens.has_placeholder_in(&key) {
+                return unsupported("a parameter inside a DISTINCT aggregate");
+            }
+            let text = sql[key.clone()].trim();
+            distinct_key = Some(match distinct_keys.iter().find(|(t, _)| *t == text) {
+                Some(&(_, index)) => index,
+                None => {
+                    hidden.push(pieces_of(key.clone(), table_edits));
+                    let index = select.projection.len() + hidden.len() - 1;
+                    distinct_keys.push((text, index));
+                    distinct_pieces.push(pieces_of(key, table_edits));
+                    index
+                }
+            });
         }
         if let Aggregate::Avg { count_index } = &mut aggregate {
             let name = locator
@@ -285,10 +308,33 @@ pub(super) fn multi_read(
         aggregates.push(AggregateColumn {
             index,
             function: aggregate,
+            distinct: distinct_key,
         });
     }
     if wildcard && !aggregates.is_empty() {
         return unsupported("* beside aggregates");
+    }
+    if !distinct_pieces.is_empty() {
+        // Without GROUP BY the answer is one row even where no node sends one; it can be
+        // written only when every column is an aggregate.
+        if group_by.is_empty() && aggregates.len() != select.projection.len() {
+            return unsupported("DISTINCT aggregates beside other columns without GROUP BY");
+        }
+        let at = group_by_end(parser, &mut locator).map_err(|e| e.to_string())?;
+        let mut separator = if group_by.is_empty() {
+            " GROUP BY "
+        } else {
+            ", "
+        };
+        for key in &distinct_pieces {
+            for piece in std::iter::once(Piece::Text(separator.into())).chain(key.iter().cloned()) {
+                edits.push(Edit {
+                    range: at..at,
+                    piece,
+                });
+            }
+            separator = ", ";
+        }
     }
     if distinct && (wildcard || !aggregates.is_empty()) {
         return unsupported("DISTINCT of * or beside aggregates");
@@ -373,7 +419,7 @@ pub(super) fn multi_read(
             let aggregate = aggregate_of(function)
                 .filter(|a| !matches!(a, Aggregate::Avg { .. } | Aggregate::Concat))
                 .ok_or_else(|| format!("HAVING on {e}, which is not selected"))?;
-            if !plain_call(function) {
+            if !plain_call(function) || is_distinct(function) {
                 return Err(format!("HAVING on {e}"));
             }
             let start = locator
@@ -390,6 +436,7 @@ pub(super) fn multi_read(
             aggregates.push(AggregateColumn {
                 index,
                 function: aggregate,
+                distinct: None,
             });
             Ok(index)
         };
@@ -443,13 +490,33 @@ pub(super) fn multi_read(
     }
     skip.extend(limit_ranges.iter().map(|(r, _)| r.clone()));
     edits.extend(placeholder_edits(tokens, &skip));
+    // One row is answered for all: ordering it by what it does not select would be an
+    // error in PostgreSQL, which the nodes' grouping would hide.
+    if group_by.is_empty()
+        && !distinct_keys.is_empty()
+        && order_by
+            .iter()
+            .any(|k| !matches!(k.column, ColumnRef::Index(i) if i < select.projection.len()))
+    {
+        return unsupported("ORDER BY what a DISTINCT aggregate without GROUP BY does not select");
+    }
     let grouped = !spec_group.is_empty() || !aggregates.is_empty();
+    let when_empty = (group_by.is_empty() && !distinct_keys.is_empty()).then(|| {
+        let mut row = vec![Value::Null; select.projection.len() + hidden.len()];
+        for a in &aggregates {
+            if let (Aggregate::Count, Some(slot)) = (a.function, row.get_mut(a.index)) {
+                *slot = Value::Int(0);
+            }
+        }
+        row
+    });
     Ok(MultiRead {
         template: Template::whole(sql.len(), edits).map_err(|e| e.to_string())?,
         spec: MergeSpec {
             group_by: spec_group,
             aggregates,
             having,
+            when_empty,
             order_by,
             offset: 0,
             limit: None,
@@ -462,17 +529,42 @@ pub(super) fn multi_read(
     })
 }
 
-/// Whether an aggregate call is merged as it is: no DISTINCT, ORDER BY, FILTER or OVER.
+/// Whether an aggregate call has no ORDER BY, FILTER or OVER.
 fn plain_call(function: &Function) -> bool {
     matches!(
         &function.args,
-        FunctionArguments::List(FunctionArgumentList {
-            duplicate_treatment: None,
-            clauses,
-            ..
-        }) if clauses.is_empty()
+        FunctionArguments::List(FunctionArgumentList { clauses, .. }) if clauses.is_empty()
     ) && function.over.is_none()
         && function.filter.is_none()
+}
+
+fn is_distinct(function: &Function) -> bool {
+    matches!(
+        &function.args,
+        FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: Some(DuplicateTreatment::Distinct),
+            ..
+        })
+    )
+}
+
+fn one_argument(function: &Function) -> bool {
+    matches!(
+        &function.args,
+        FunctionArguments::List(FunctionArgumentList { args, .. })
+            if matches!(args.as_slice(), [FunctionArg::Unnamed(FunctionArgExpr::Expr(_))])
+    )
+}
+
+/// The argument after DISTINCT, within the text of a call's `arguments`.
+fn after_distinct(sql: &str, arguments: Range<usize>) -> Option<Range<usize>> {
+    let text = sql.get(arguments.clone())?;
+    let rest = text.trim_start();
+    let keyword = rest.get(.."DISTINCT".len())?;
+    let argument = &rest[keyword.len()..];
+    let separated = !argument.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+    let start = arguments.end - argument.trim_start().len();
+    (keyword.eq_ignore_ascii_case("DISTINCT") && separated).then_some(start..arguments.end)
 }
 
 /// The pieces that write the bytes `range` of the statement with the `edits` inside it (its

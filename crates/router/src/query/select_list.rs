@@ -95,23 +95,7 @@ pub(super) fn having_range(
                 if clause.is_none() && w.keyword == Keyword::HAVING {
                     let start = locator.offset(token.span.start)?;
                     clause = Some(start..start);
-                } else if clause.is_some()
-                    && matches!(
-                        w.keyword,
-                        Keyword::ORDER
-                            | Keyword::LIMIT
-                            | Keyword::OFFSET
-                            | Keyword::FETCH
-                            | Keyword::FOR
-                            | Keyword::LOCK
-                            | Keyword::WINDOW
-                            | Keyword::QUALIFY
-                            | Keyword::INTO
-                            | Keyword::UNION
-                            | Keyword::EXCEPT
-                            | Keyword::INTERSECT
-                    )
-                {
+                } else if clause.is_some() && follows_having(w.keyword) {
                     break;
                 }
             }
@@ -148,4 +132,50 @@ pub(super) fn call_end(
         }
     }
     Ok(None)
+}
+
+/// Where the GROUP BY list ends, or where one would go: the end of the last token before the
+/// top-level HAVING, ORDER BY, LIMIT … or the end of the statement.
+pub(super) fn group_by_end(
+    parser: &Parser<'_>,
+    locator: &mut Locator<'_>,
+) -> Result<usize, RouteError> {
+    let mut depth = 0i32;
+    let mut end = 0;
+    for token in tokens::significant(parser) {
+        match &token.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::SemiColon if depth == 0 => break,
+            Token::Word(w)
+                if depth == 0
+                    && w.quote_style.is_none()
+                    && (w.keyword == Keyword::HAVING || follows_having(w.keyword)) =>
+            {
+                break;
+            }
+            _ => {}
+        }
+        end = locator.offset(token.span.end)?;
+    }
+    Ok(end)
+}
+
+/// The keywords of the clauses that may follow HAVING at the top level of a SELECT.
+fn follows_having(keyword: Keyword) -> bool {
+    matches!(
+        keyword,
+        Keyword::ORDER
+            | Keyword::LIMIT
+            | Keyword::OFFSET
+            | Keyword::FETCH
+            | Keyword::FOR
+            | Keyword::LOCK
+            | Keyword::WINDOW
+            | Keyword::QUALIFY
+            | Keyword::INTO
+            | Keyword::UNION
+            | Keyword::EXCEPT
+            | Keyword::INTERSECT
+    )
 }
