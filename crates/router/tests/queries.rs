@@ -1032,3 +1032,51 @@ fn distinct_is_merged_as_a_group_by_of_its_list() {
         assert!(plan(gathered, &[]).unwrap().gather.is_some(), "{gathered}");
     }
 }
+
+#[test]
+fn union_all_of_sharded_branches_is_concatenated() {
+    let p = plan(
+        "SELECT order_id, status FROM t_order WHERE amount > 1 \
+         UNION ALL SELECT order_id, status FROM t_order_item ORDER BY status DESC, 1 LIMIT 2, 3",
+        &[],
+    )
+    .unwrap();
+    assert!(p.gather.is_none());
+    assert_eq!(p.units.len(), 4);
+    assert_eq!(
+        p.units[0].sql,
+        "SELECT order_id, status FROM t_order_0 WHERE amount > 1 \
+         UNION ALL SELECT order_id, status FROM t_order_item_0 ORDER BY status DESC, 1 LIMIT 0, 5"
+    );
+    let merge = p.merge.expect("merged");
+    let keys: Vec<(ColumnRef, bool)> = merge
+        .order_by
+        .iter()
+        .map(|k| (k.column.clone(), k.descending))
+        .collect();
+    assert_eq!(
+        keys,
+        [(ColumnRef::Index(1), true), (ColumnRef::Index(0), false)]
+    );
+    assert_eq!((merge.offset, merge.limit), (2, Some(3)));
+    // The same table in two branches is fine; what the nodes' rows do not add up to is not.
+    let p = plan(
+        "SELECT status FROM t_order WHERE user_id = 1 UNION ALL SELECT status FROM t_order",
+        &[],
+    )
+    .unwrap();
+    assert!(p.gather.is_none() && p.units.len() == 4);
+    for sql in [
+        "SELECT status FROM t_order UNION SELECT status FROM t_order_item",
+        "SELECT status FROM t_order UNION ALL SELECT code FROM t_dict",
+        "SELECT status FROM t_order UNION ALL SELECT COUNT(*) FROM t_order_item",
+        "SELECT status FROM t_order UNION ALL SELECT DISTINCT status FROM t_order_item",
+        "SELECT status FROM t_order UNION ALL SELECT o.status FROM t_order o JOIN t_order p ON p.user_id = o.user_id",
+        "SELECT status FROM t_order UNION ALL SELECT status FROM t_order_item ORDER BY UPPER(status)",
+        "SELECT status FROM t_order UNION ALL SELECT status FROM t_order_item WHERE order_id IN (SELECT 1)",
+        "SELECT status FROM t_order INTERSECT SELECT status FROM t_order_item",
+    ] {
+        let p = plan(sql, &[]).unwrap();
+        assert!(p.gather.is_some(), "{sql}");
+    }
+}

@@ -404,17 +404,32 @@ impl RandomSelects {
             7 => {
                 let all = if self.chance(50) { "ALL " } else { "" };
                 let other = self.conditions();
-                let right = self.pick(&[
-                    "SELECT d.code FROM t_dict d",
-                    "SELECT u.name FROM t_user u",
-                    "SELECT o.status FROM t_order o",
-                ]);
-                let other = if right.contains("t_order o") {
+                let right = self.pick(if self.items {
+                    &[
+                        "SELECT d.code FROM t_dict d",
+                        "SELECT u.name FROM t_user u",
+                        "SELECT o.status FROM t_order o",
+                        "SELECT o.status FROM t_order o",
+                        "SELECT o2.status FROM t_order o2 JOIN t_order_item i ON i.order_id = o2.order_id AND i.user_id = o2.user_id",
+                    ]
+                } else {
+                    &[
+                        "SELECT d.code FROM t_dict d",
+                        "SELECT u.name FROM t_user u",
+                        "SELECT o.status FROM t_order o",
+                    ]
+                });
+                let other = if right.ends_with("t_order o") {
                     other
                 } else {
                     String::new()
                 };
-                format!("SELECT o.status FROM {from}{wh} UNION {all}{right}{other}")
+                let tail = match self.below(3) {
+                    0 => String::new(),
+                    1 => format!(" ORDER BY 1 LIMIT {}", 1 + self.below(8)),
+                    _ => format!(" ORDER BY s DESC LIMIT 4 OFFSET {}", self.below(5)),
+                };
+                format!("SELECT o.status AS s FROM {from}{wh} UNION {all}{right}{other}{tail}")
             }
             // Window functions.
             8 => {

@@ -14,6 +14,7 @@ use sqlparser::parser::Parser;
 use super::having::filter_of;
 use super::limit::{NO_LIMIT, limit_clause, limit_number};
 use super::select_list::{arguments_text, call_end, group_by_end, having_range, projection_ranges};
+use super::union_all::union_all_read;
 use super::{Operand, PreparedQuery, Tables, placeholder_edits, select_of};
 use crate::locate::Locator;
 use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
@@ -23,6 +24,24 @@ use crate::template::{Edit, Literals, Piece, Template};
 use crate::tokens::Tokens;
 use crate::value::Value;
 use crate::{Dialect, RouteError};
+
+impl MultiRead {
+    pub(super) fn new(
+        template: Template,
+        spec: MergeSpec,
+        offset: Option<Operand>,
+        limit: Option<Operand>,
+        grouped: bool,
+    ) -> Self {
+        Self {
+            template,
+            spec,
+            offset,
+            limit,
+            grouped,
+        }
+    }
+}
 
 /// A read as several nodes run it, and how their rows merge.
 #[derive(Debug, Clone)]
@@ -124,7 +143,7 @@ fn unmerged_aggregate(function: &Function) -> bool {
     )
 }
 
-fn contains_aggregate(expr: &Expr) -> bool {
+pub(super) fn contains_aggregate(expr: &Expr) -> bool {
     visit_expressions(expr, |e| match e {
         Expr::Function(f)
             if aggregate_of(f).is_some() || unmerged_aggregate(f) || f.over.is_some() =>
@@ -138,7 +157,7 @@ fn contains_aggregate(expr: &Expr) -> bool {
 
 /// Counts the queries in a statement: more than one means subqueries, which per-node
 /// execution would answer per node.
-struct QueryCount(usize);
+pub(super) struct QueryCount(pub(super) usize);
 
 impl Visitor for QueryCount {
     type Break = ();
@@ -160,6 +179,9 @@ pub(super) fn multi_read(
     table_edits: &[Edit],
 ) -> Result<MultiRead, String> {
     let unsupported = |what: &str| Err(what.to_owned());
+    if query.with.is_none() && select_of(query).is_none() {
+        return union_all_read(sql, dialect, query, tables, tokens, table_edits);
+    }
     // Node `i` of a table meets only node `i` of itself: rows on other nodes never pair.
     if tables.repeated {
         return unsupported("a sharded table used twice in one statement");
@@ -592,7 +614,7 @@ fn pieces_of(range: Range<usize>, edits: &[Edit]) -> Vec<Piece> {
 
 /// The select list item whose value `expr` is: by position (`ORDER BY 2`), by alias, or by the
 /// same expression (a column matched by name, however qualified).
-fn find_item(expr: &Expr, select: &Select) -> Option<usize> {
+pub(super) fn find_item(expr: &Expr, select: &Select) -> Option<usize> {
     if let Expr::Value(v) = expr
         && let SqlValue::Number(n, _) = &v.value
     {

@@ -1,0 +1,180 @@
+//! UNION ALL over several nodes. Each node runs the whole statement on its own actual tables;
+//! when every branch reads a sharded table (the nodes' tables are bound, so each row of every
+//! branch is on exactly one node) and no branch aggregates, groups or removes duplicates, the
+//! nodes' rows put together are the statement's rows. ORDER BY (by position or output name)
+//! and LIMIT merge as for any read. UNION without ALL, INTERSECT and EXCEPT are gathered.
+
+use sqlparser::ast::{
+    Expr, GroupByExpr, OrderByKind, OrderBySort, Query, Select, SelectItem, SetExpr, SetOperator,
+    SetQuantifier, TableFactor, Value as SqlValue, Visit,
+};
+
+use super::limit::limit_clause;
+use super::rewrite::{MultiRead, contains_aggregate, find_item};
+use super::{Tables, placeholder_edits};
+use crate::locate::Locator;
+use crate::merge::{ColumnRef, MergeSpec, SortKey};
+use crate::names::last_ident;
+use crate::template::{Edit, Piece, Template};
+use crate::tokens::Tokens;
+use crate::{Dialect, RouteError};
+
+/// The rewrite and merge of a UNION ALL over several nodes; `Err` says why it cannot be merged.
+pub(super) fn union_all_read(
+    sql: &str,
+    dialect: Dialect,
+    query: &Query,
+    tables: &Tables<'_>,
+    tokens: &Tokens,
+    table_edits: &[Edit],
+) -> Result<MultiRead, String> {
+    if query.fetch.is_some() || !query.locks.is_empty() {
+        return Err("FETCH or a locking clause on a UNION".into());
+    }
+    let mut branches = Vec::new();
+    collect_branches(&query.body, &mut branches)?;
+    for branch in &branches {
+        concatenable(branch, tables)?;
+    }
+    // A subquery would be run per node, on that node's rows alone.
+    let mut counter = super::rewrite::QueryCount(0);
+    let _ = query.visit(&mut counter);
+    if counter.0 > 1 {
+        return Err("subqueries".into());
+    }
+    let first = branches.first().ok_or("an empty UNION")?;
+    let mut order_by = Vec::new();
+    if let Some(order) = &query.order_by {
+        let OrderByKind::Expressions(exprs) = &order.kind else {
+            return Err("ORDER BY ALL".into());
+        };
+        for item in exprs {
+            order_by.push(SortKey {
+                column: output_column(&item.expr, first)?,
+                descending: matches!(item.options.sort, Some(OrderBySort::Desc)),
+                nulls_first: item.options.nulls_first,
+            });
+        }
+    }
+    let mut locator = Locator::new(sql);
+    let (offset, limit, limit_ranges) = limit_clause(query, tokens, &mut locator)?;
+    let mut edits = table_edits.to_vec();
+    for (range, is_offset) in &limit_ranges {
+        edits.push(Edit {
+            range: range.clone(),
+            piece: Piece::Limit { offset: *is_offset },
+        });
+    }
+    let skip: Vec<_> = limit_ranges.iter().map(|(r, _)| r.clone()).collect();
+    edits.extend(placeholder_edits(tokens, &skip));
+    Ok(MultiRead::new(
+        Template::whole(sql.len(), edits).map_err(|e: RouteError| e.to_string())?,
+        MergeSpec {
+            group_by: Vec::new(),
+            aggregates: Vec::new(),
+            having: None,
+            when_empty: None,
+            order_by,
+            offset: 0,
+            limit: None,
+            hidden_columns: 0,
+            dialect,
+        },
+        offset,
+        limit,
+        false,
+    ))
+}
+
+/// The SELECTs of a tree of UNION ALLs, left to right.
+fn collect_branches<'q>(body: &'q SetExpr, branches: &mut Vec<&'q Select>) -> Result<(), String> {
+    match body {
+        SetExpr::Select(select) => branches.push(select),
+        SetExpr::SetOperation {
+            op: SetOperator::Union,
+            set_quantifier: SetQuantifier::All,
+            left,
+            right,
+        } => {
+            collect_branches(left, branches)?;
+            collect_branches(right, branches)?;
+        }
+        _ => return Err("UNION, INTERSECT and EXCEPT".into()),
+    }
+    Ok(())
+}
+
+/// Refuses a branch whose rows the nodes' rows put together would not be: one that reads no
+/// sharded table (each node would send all of its rows), or aggregates, groups, removes
+/// duplicates or numbers rows (each node would do so over its own rows alone).
+fn concatenable(select: &Select, tables: &Tables<'_>) -> Result<(), String> {
+    let grouped =
+        !matches!(&select.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty());
+    let aggregated = select.projection.iter().any(|item| match item {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+            contains_aggregate(e)
+        }
+        _ => false,
+    });
+    if select.distinct.is_some()
+        || grouped
+        || aggregated
+        || select.having.is_some()
+        || select.top.is_some()
+        || select.into.is_some()
+        || select.qualify.is_some()
+        || !select.named_window.is_empty()
+    {
+        return Err("a UNION ALL branch that aggregates, groups or removes duplicates".into());
+    }
+    let sharded = |factor: &TableFactor| match factor {
+        TableFactor::Table { name, .. } => tables
+            .rules
+            .iter()
+            .find(|r| r.logic_table.eq_ignore_ascii_case(last_ident(name)))
+            .map(|r| r.logic_table.as_str()),
+        _ => None,
+    };
+    // Node `i` of a table meets only node `i` of itself within a branch: a self-join's rows
+    // on other nodes would never pair.
+    let mut read: Vec<&str> = Vec::new();
+    for from in &select.from {
+        for factor in std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation))
+        {
+            if let Some(name) = sharded(factor) {
+                if read.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+                    return Err("a sharded table used twice in one UNION ALL branch".into());
+                }
+                read.push(name);
+            }
+        }
+    }
+    if read.is_empty() {
+        return Err("a UNION ALL branch that reads no sharded table".into());
+    }
+    Ok(())
+}
+
+/// The output column an ORDER BY key of a set operation names: by position, or by a name of
+/// the first branch's columns (what the databases accept there).
+fn output_column(expr: &Expr, first: &Select) -> Result<ColumnRef, String> {
+    let wildcard = first.projection.iter().any(|item| {
+        matches!(
+            item,
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+        )
+    });
+    match expr {
+        Expr::Value(v) if matches!(v.value, SqlValue::Number(..)) && !wildcard => {
+            match find_item(expr, first) {
+                Some(index) if index < first.projection.len() => Ok(ColumnRef::Index(index)),
+                _ => Err("ORDER BY a position the select list does not have".into()),
+            }
+        }
+        Expr::Identifier(ident) if wildcard => Ok(ColumnRef::Name(ident.value.clone())),
+        Expr::Identifier(_) => find_item(expr, first)
+            .map(ColumnRef::Index)
+            .ok_or_else(|| "ORDER BY what the UNION does not select".into()),
+        _ => Err("ORDER BY an expression of a UNION".into()),
+    }
+}
