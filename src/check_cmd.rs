@@ -15,12 +15,32 @@ pub struct CheckArgs {
 }
 
 pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
-    let config = args.config.load()?;
+    let databases = args.config.load_databases()?;
+    let several = databases.len() > 1;
+    let mut failed = 0;
+    let mut sources = 0;
+    for config in &databases {
+        if several {
+            writeln!(out, "database '{}':", config.database_name)?;
+        }
+        let (bad, all) = check(config, out)?;
+        failed += bad;
+        sources += all;
+    }
+    if failed > 0 {
+        bail!("{failed} of {sources} data sources failed");
+    }
+    Ok(())
+}
+
+/// Checks one logical database: its warnings, coordination and data sources; returns how many
+/// data sources failed, of how many.
+fn check(config: &Config, out: &mut impl Write) -> anyhow::Result<(usize, usize)> {
     for warning in &config.warnings {
         writeln!(out, "warning: {warning}")?;
     }
     let results = runtime()?.block_on(async {
-        let backend = Backend::new(&config)?;
+        let backend = Backend::new(config)?;
         let results: Vec<(String, Result<(), String>)> = backend
             .check()
             .await
@@ -30,7 +50,7 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
         backend.close().await;
         anyhow::Ok(results)
     })?;
-    writeln!(out, "{}", coordination(&config))?;
+    writeln!(out, "{}", coordination(config))?;
     let mut failed = 0;
     for (name, result) in &results {
         let url = config
@@ -46,10 +66,7 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
             }
         }
     }
-    if failed > 0 {
-        bail!("{failed} of {} data sources failed", results.len());
-    }
-    Ok(())
+    Ok((failed, results.len()))
 }
 
 /// Where instances coordinate, and which data sources remember the fleet: what an operator

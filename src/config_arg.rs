@@ -18,13 +18,22 @@ pub struct ConfigArg {
 }
 
 impl ConfigArg {
-    /// Loads and validates the configuration.
+    /// Loads and validates the configuration of one logical database.
     pub fn load(&self) -> anyhow::Result<Config> {
         match &self.path {
             Some(path) => keyshard_config::load(path)
                 .with_context(|| format!("configuration {}", path.display())),
+            None => self.load_databases()?.pop().context("no logical database"),
+        }
+    }
+
+    /// Loads and validates every logical database of the configuration.
+    pub fn load_databases(&self) -> anyhow::Result<Vec<Config>> {
+        match &self.path {
+            Some(path) => keyshard_config::load_databases(path)
+                .with_context(|| format!("configuration {}", path.display())),
             None if Path::new(DEFAULT_CONFIG).exists() => {
-                keyshard_config::load(Path::new(DEFAULT_CONFIG))
+                keyshard_config::load_databases(Path::new(DEFAULT_CONFIG))
                     .with_context(|| format!("configuration {DEFAULT_CONFIG}"))
             }
             None => {
@@ -32,6 +41,7 @@ impl ConfigArg {
                 // the working directory.
                 let base = std::path::absolute("config").context("current directory")?;
                 keyshard_config::from_yaml_str(keyshard_config::embedded_default(), &base)
+                    .map(|config| vec![config])
                     .context("embedded default configuration")
             }
         }

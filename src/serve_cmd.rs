@@ -12,8 +12,10 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
-    let config = args.config.load()?;
+    let databases = args.config.load_databases()?;
+    let config = databases.first().context("no logical database")?;
     let sql_show = config.props.sql_show;
+    let users: Vec<String> = config.users.iter().map(|u| u.name.clone()).collect();
     tracing_subscriber::fmt()
         .with_max_level(if sql_show {
             tracing::Level::INFO
@@ -22,7 +24,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         })
         .with_target(false)
         .init();
-    for warning in &config.warnings {
+    for warning in databases.iter().flat_map(|d| &d.warnings) {
         tracing::warn!("configuration: {warning}");
     }
     // One thread by default: a statement's work then never wakes another thread, which cost
@@ -44,18 +46,18 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the runtime")?;
     runtime.block_on(async {
-        let database = config.database_name.clone();
-        let users: Vec<String> = config.users.iter().map(|u| u.name.clone()).collect();
-        let server = Server::bind(config).await?;
+        let names: Vec<String> = databases.iter().map(|d| format!("'{}'", d.database_name)).collect();
+        let database = names.join(", ");
+        let server = Server::bind_databases(databases).await?;
         if let Some(address) = server.mysql_address() {
             println!(
-                "Keyshard is serving database '{database}' to MySQL clients on {address} (users: {}). Ctrl-C stops it.",
+                "Keyshard is serving database {database} to MySQL clients on {address} (users: {}). Ctrl-C stops it.",
                 users.join(", ")
             );
         }
         if let Some(address) = server.postgres_address() {
             println!(
-                "Keyshard is serving database '{database}' to PostgreSQL clients on {address} (users: {}). Ctrl-C stops it.",
+                "Keyshard is serving database {database} to PostgreSQL clients on {address} (users: {}). Ctrl-C stops it.",
                 users.join(", ")
             );
         }

@@ -265,3 +265,227 @@ fn an_instance_listens_only_once_its_worker_id_is_held() {
         "the instance exited too soon to tell ({refused} tries)"
     );
 }
+
+/// ShardingSphere-Proxy's directory with two logical databases, each with its own data sources
+/// and rules: one process serves both on both frontends. A client picks one at login or with
+/// USE; each sees its own tables only; SHOW DATABASES lists both.
+#[tokio::test]
+async fn a_configuration_directory_serves_each_logical_database() {
+    use sqlx::{Connection, Executor, MySqlConnection, PgConnection, Row};
+
+    let dir = TempDir::new("cli_two_databases");
+    let conf = dir.0.join("conf");
+    std::fs::create_dir_all(&conf).unwrap();
+    let yaml = std::fs::read_to_string("config/keyshard.yaml").unwrap();
+    let at = yaml.find("\ndatabaseName:").unwrap();
+    let (mysql_port, pg_port) = (common::free_port(), common::free_port());
+    let global = yaml[..at].replace(
+        "listen: 127.0.0.1:3307",
+        &format!("listen: 127.0.0.1:{mysql_port}\n  postgres:\n    listen: 127.0.0.1:{pg_port}"),
+    );
+    std::fs::write(conf.join("global.yaml"), global).unwrap();
+    let orders = yaml[at..]
+        .replace("databaseName: sharding_db", "databaseName: orders_db")
+        .replace("sqlite://../data/ds_", "sqlite://../data/orders_");
+    std::fs::write(conf.join("database-orders.yaml"), orders).unwrap();
+    let logs = "databaseName: logs_db
+dataSources:
+  ds_0:
+    url: sqlite://../data/logs_0.db
+  ds_1:
+    url: sqlite://../data/logs_1.db
+rules:
+- !SHARDING
+  tables:
+    t_log:
+      actualDataNodes: ds_${0..1}.t_log
+      databaseStrategy:
+        standard:
+          shardingColumn: id
+          shardingAlgorithmName: by_id
+      keyGenerateStrategy:
+        column: id
+        keyGeneratorName: snowflake
+  shardingAlgorithms:
+    by_id:
+      type: MOD
+      props:
+        sharding-count: 2
+  keyGenerators:
+    snowflake:
+      type: SNOWFLAKE
+      props:
+        max-vibration-offset: 3
+";
+    std::fs::write(conf.join("database-logs.yaml"), logs).unwrap();
+    std::fs::write(
+        conf.join("database-encrypt.yaml"),
+        "# databaseName: encrypt_db\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.0.join("data")).unwrap();
+
+    let output = keyshard(&["check", "--config", conf.to_str().unwrap()]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        text.contains("database 'logs_db':") && text.contains("database 'orders_db':"),
+        "{text}"
+    );
+
+    let mut serving = common::serve(&conf);
+    let url = |database: &str| format!("mysql://root:root@127.0.0.1:{mysql_port}/{database}");
+    let started = std::time::Instant::now();
+    let mut orders = loop {
+        match MySqlConnection::connect(&url("orders_db")).await {
+            Ok(conn) => break conn,
+            Err(e) => {
+                assert!(serving.try_wait().unwrap().is_none(), "serve exited: {e}");
+                assert!(started.elapsed().as_secs() < 60, "never listened: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+    };
+    let mut logs = MySqlConnection::connect(&url("logs_db")).await.unwrap();
+    orders
+        .execute("CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT, status TEXT)")
+        .await
+        .unwrap();
+    orders
+        .execute("INSERT INTO t_order (user_id, status) VALUES (1, 'new'), (2, 'paid')")
+        .await
+        .unwrap();
+    logs.execute("CREATE TABLE t_log (id BIGINT PRIMARY KEY, msg TEXT)")
+        .await
+        .unwrap();
+    logs.execute("INSERT INTO t_log (msg) VALUES ('a'), ('b'), ('c'), ('d')")
+        .await
+        .unwrap();
+    // In the text protocol: a session with statements prepared in one database may not move
+    // to another (checked below).
+    let count = async |conn: &mut MySqlConnection, sql: &str| -> Result<i64, sqlx::Error> {
+        conn.fetch_one(sql).await.map(|r| r.get(0))
+    };
+    assert_eq!(
+        count(&mut orders, "SELECT COUNT(*) FROM t_order")
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        count(&mut logs, "SELECT COUNT(*) FROM t_log")
+            .await
+            .unwrap(),
+        4
+    );
+    // Each database's tables are its own.
+    assert!(
+        count(&mut logs, "SELECT COUNT(*) FROM t_order")
+            .await
+            .is_err()
+    );
+    assert!(
+        count(&mut orders, "SELECT COUNT(*) FROM t_log")
+            .await
+            .is_err()
+    );
+    let databases: Vec<String> = logs
+        .fetch_all("SHOW DATABASES")
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(databases, ["logs_db", "orders_db"]);
+
+    // USE moves a session that holds nothing to the other database; inside a transaction it is
+    // refused, and the session stays where it was.
+    logs.execute("BEGIN").await.unwrap();
+    let refused = logs.execute("USE orders_db").await.unwrap_err();
+    assert!(
+        refused.to_string().contains("a transaction is open"),
+        "{refused}"
+    );
+    logs.execute("ROLLBACK").await.unwrap();
+    assert_eq!(
+        count(&mut logs, "SELECT COUNT(*) FROM t_log")
+            .await
+            .unwrap(),
+        4
+    );
+    logs.execute("USE orders_db").await.unwrap();
+    assert_eq!(
+        count(&mut logs, "SELECT COUNT(*) FROM t_order")
+            .await
+            .unwrap(),
+        2
+    );
+    let database: String = logs.fetch_one("SELECT DATABASE()").await.unwrap().get(0);
+    assert_eq!(database, "orders_db");
+    // A statement prepared here was planned by this database's rules: it keeps the session
+    // here.
+    sqlx::query("SELECT 1").execute(&mut logs).await.unwrap();
+    let refused = logs.execute("USE logs_db").await.unwrap_err();
+    assert!(
+        refused.to_string().contains("prepared statements"),
+        "{refused}"
+    );
+    let unknown = MySqlConnection::connect(&url("nowhere_db"))
+        .await
+        .unwrap_err();
+    assert!(unknown.to_string().contains("nowhere_db"), "{unknown}");
+
+    // The PostgreSQL frontend serves both too, by the startup's database.
+    let pg_url = |database: &str| format!("postgres://root:root@127.0.0.1:{pg_port}/{database}");
+    let mut pg_logs = PgConnection::connect(&pg_url("logs_db")).await.unwrap();
+    let n: i64 = sqlx::query("SELECT COUNT(*) FROM t_log")
+        .fetch_one(&mut pg_logs)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 4);
+    let mut pg_orders = PgConnection::connect(&pg_url("orders_db")).await.unwrap();
+    let n: i64 = sqlx::query("SELECT COUNT(*) FROM t_order")
+        .fetch_one(&mut pg_orders)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2);
+
+    // The rows are in each database's own files.
+    let stored = async |file: &str, table: &str| -> i64 {
+        let path = dir.0.join("data").join(file);
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        let tables: Vec<String> = sqlx::query(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ? || '%'",
+        )
+        .bind(table)
+        .fetch_all(&mut conn)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+        let mut rows = 0;
+        for t in tables.iter().filter(|t| !t.starts_with("keyshard")) {
+            let n: i64 = sqlx::query(&format!("SELECT COUNT(*) FROM {t}"))
+                .fetch_one(&mut conn)
+                .await
+                .unwrap()
+                .get(0);
+            rows += n;
+        }
+        rows
+    };
+    assert_eq!(
+        stored("logs_0.db", "t_log").await + stored("logs_1.db", "t_log").await,
+        4
+    );
+    assert_eq!(
+        stored("orders_0.db", "t_order").await + stored("orders_1.db", "t_order").await,
+        2
+    );
+    assert_eq!(stored("orders_0.db", "t_log").await, 0);
+}

@@ -2,8 +2,8 @@
 //! `server.yaml` (earlier 5.x) for what the proxy as a whole has (`mode`, `authority`, `props`,
 //! global rules, and Keyshard's own `server`), and one `database-*.yaml` (5.4+) or
 //! `config-*.yaml` file per logical database. SS ships the latter commented out; a file
-//! without content is skipped. Keyshard serves one logical database per process, so exactly one
-//! database file may have content.
+//! without content is skipped. Each database file with content is one logical database, which
+//! the proxy serves beside the others.
 
 use std::path::{Path, PathBuf};
 
@@ -11,9 +11,9 @@ use serde_yaml_ng::{Mapping, Value};
 
 use crate::error::{ConfigError, Problem};
 
-/// The directory's files merged into one configuration document: the proxy file's keys, the
-/// database file's, and the rules of both (the proxy's global rules first).
-pub(crate) fn merged(dir: &Path) -> Result<Value, ConfigError> {
+/// One configuration document per logical database, in file name order: the proxy file's
+/// keys, the database file's, and the rules of both (the proxy's global rules first).
+pub(crate) fn databases(dir: &Path) -> Result<Vec<Value>, ConfigError> {
     let read = |path: &Path| -> Result<Value, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_owned(),
@@ -29,23 +29,20 @@ pub(crate) fn merged(dir: &Path) -> Result<Value, ConfigError> {
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .collect();
     files.sort();
-    let name = |path: &PathBuf| {
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default()
-            .to_owned()
-    };
     let proxy_file = ["global.yaml", "server.yaml"]
         .iter()
         .map(|n| dir.join(n))
         .find(|p| p.is_file());
-    let mut merged = match &proxy_file {
+    let proxy = match &proxy_file {
         Some(path) => mapping(read(path)?, path)?,
         None => Mapping::new(),
     };
-    let mut databases = Vec::new();
+    let mut documents = Vec::new();
     for path in &files {
-        let file = name(path);
+        let file = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         let is_database = (file.starts_with("database-") || file.starts_with("config-"))
             && file.ends_with(".yaml");
         if !is_database {
@@ -53,29 +50,24 @@ pub(crate) fn merged(dir: &Path) -> Result<Value, ConfigError> {
         }
         let document = read(path)?;
         if !document.is_null() {
-            databases.push((file, mapping(document, path)?));
+            documents.push(merged(proxy.clone(), mapping(document, path)?, file)?);
         }
     }
-    let database = match databases.len() {
-        1 => databases.pop().map(|(_, d)| d).unwrap_or_default(),
-        0 => {
-            return Err(ConfigError::at(
-                dir.display().to_string(),
-                Problem::InvalidValue {
-                    value: "no database file".into(),
-                    expected: "a configuration file, or a directory with one database-*.yaml \
-                               or config-*.yaml that is not all comments",
-                },
-            ));
-        }
-        _ => {
-            let names: Vec<&str> = databases.iter().map(|(n, _)| n.as_str()).collect();
-            return Err(ConfigError::at(
-                dir.display().to_string(),
-                Problem::SeveralDatabases(names.join(", ")),
-            ));
-        }
-    };
+    if documents.is_empty() {
+        return Err(ConfigError::at(
+            dir.display().to_string(),
+            Problem::InvalidValue {
+                value: "no database file".into(),
+                expected: "a configuration file, or a directory with a database-*.yaml or \
+                           config-*.yaml that is not all comments",
+            },
+        ));
+    }
+    Ok(documents)
+}
+
+/// The proxy file's settings with the database file's (`file`) added.
+fn merged(mut merged: Mapping, database: Mapping, file: &str) -> Result<Value, ConfigError> {
     for (key, value) in database {
         match merged.get_mut(&key) {
             None => {
@@ -88,7 +80,7 @@ pub(crate) fn merged(dir: &Path) -> Result<Value, ConfigError> {
             }
             Some(_) => {
                 return Err(ConfigError::at(
-                    key.as_str().unwrap_or("?").to_owned(),
+                    format!("{file}: {}", key.as_str().unwrap_or("?")),
                     Problem::InvalidValue {
                         value: "set in the database file and the proxy's".into(),
                         expected: "each setting in one file",

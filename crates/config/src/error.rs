@@ -150,10 +150,10 @@ pub enum Problem {
     /// Algorithm properties that do not make a working algorithm.
     #[error("{0}")]
     InvalidAlgorithm(String),
-    /// A configuration directory with more than one logical database.
+    /// A configuration directory with more than one logical database, where one is wanted.
     #[error(
-        "several logical databases ({0}): Keyshard serves one per process yet; run one Keyshard \
-         per database, or keep one database file"
+        "several logical databases ({0}): this command takes one; keep one database file, or \
+         give the one database's file"
     )]
     SeveralDatabases(String),
     /// A privilege provider Keyshard does not implement.

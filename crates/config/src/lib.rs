@@ -39,18 +39,51 @@ pub use model::{
 };
 
 /// Reads and validates the configuration file at `path`, or ShardingSphere-Proxy's
-/// configuration directory (see `directory`). Relative SQLite and TLS paths are resolved
+/// configuration directory (see `directory`) of one logical database. Relative SQLite and TLS paths are resolved
 /// against the file's directory, made absolute so a later change of working directory cannot
 /// move the data.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let mut databases = load_databases(path)?;
+    if databases.len() == 1
+        && let Some(config) = databases.pop()
+    {
+        return Ok(config);
+    }
+    let names: Vec<&str> = databases.iter().map(|d| d.database_name.as_str()).collect();
+    Err(ConfigError::at(
+        path.display().to_string(),
+        Problem::SeveralDatabases(names.join(", ")),
+    ))
+}
+
+/// Loads every logical database of a configuration: the one of a file, or each of a
+/// ShardingSphere-Proxy configuration directory's database files (see [`load`]).
+pub fn load_databases(path: &Path) -> Result<Vec<Config>, ConfigError> {
     let read_error = |error| ConfigError::Read {
         path: path.to_owned(),
         error,
     };
     if path.is_dir() {
         let dir = std::path::absolute(path).map_err(read_error)?;
-        let raw: raw::RawConfig = serde_yaml_ng::from_value(directory::merged(&dir)?)?;
-        return resolve::resolve(raw, &dir);
+        let mut configs: Vec<Config> = Vec::new();
+        for document in directory::databases(&dir)? {
+            let raw: raw::RawConfig = serde_yaml_ng::from_value(document)?;
+            let config = resolve::resolve(raw, &dir)?;
+            if configs
+                .iter()
+                .any(|c| c.database_name.eq_ignore_ascii_case(&config.database_name))
+            {
+                return Err(ConfigError::at(
+                    dir.display().to_string(),
+                    Problem::InvalidValue {
+                        value: format!("databaseName '{}' twice", config.database_name),
+                        expected: "a name of its own for each logical database",
+                    },
+                ));
+            }
+            configs.push(config);
+        }
+        return Ok(configs);
     }
     let text = std::fs::read_to_string(path).map_err(read_error)?;
     let dir = path.parent().unwrap_or(Path::new(""));
@@ -60,7 +93,7 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
         dir
     })
     .map_err(read_error)?;
-    from_yaml_str(&text, &dir)
+    Ok(vec![from_yaml_str(&text, &dir)?])
 }
 
 /// Parses and validates configuration text; relative SQLite paths are resolved against

@@ -498,14 +498,25 @@ fn a_proxy_configuration_directory_loads_unchanged() {
         assert_eq!(config.sharding.tables.len(), whole.sharding.tables.len());
         assert_eq!(config.warnings, whole.warnings);
 
+        // A second database file is a second logical database, of its own name.
         std::fs::write(dir.join("database-other.yaml"), database).unwrap();
-        let error = crate::load(&dir).unwrap_err().to_string();
+        let error = crate::load_databases(&dir).unwrap_err().to_string();
         assert!(
-            error.contains("several logical databases")
-                && error.contains(database_file)
-                && error.contains("database-other.yaml"),
+            error.contains("databaseName 'sharding_db' twice"),
             "{error}"
         );
+        let other = database.replace("databaseName: sharding_db", "databaseName: other_db");
+        std::fs::write(dir.join("database-other.yaml"), other).unwrap();
+        let databases = crate::load_databases(&dir).unwrap();
+        let names: Vec<&str> = databases.iter().map(|d| d.database_name.as_str()).collect();
+        let expected = match database_file {
+            "database-sharding.yaml" => ["other_db", "sharding_db"],
+            _ => ["sharding_db", "other_db"],
+        };
+        assert_eq!(names, expected);
+        assert!(databases.iter().all(|d| d.users.len() == 2));
+        let error = crate::load(&dir).unwrap_err().to_string();
+        assert!(error.contains("several logical databases"), "{error}");
         let _ = std::fs::remove_dir_all(&dir);
     }
     let empty = conf_dir("empty");

@@ -2,7 +2,6 @@
 //! statement is answered, whichever protocol it came in by.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use keyshard_backend::{Backend, Characteristics, Outcome};
@@ -18,15 +17,14 @@ use sqlparser::ast;
 use crate::distsql::{self, DistSql};
 use crate::error::{Error, ErrorKind};
 use crate::identity::Identity;
+use crate::instance::Instance;
 use crate::intent::Intent;
-use crate::memory::{self, MemoryBudget, Reserved};
+use crate::memory::{self, Reserved};
 use crate::metrics::Metrics;
-use crate::processlist::Sessions;
 use crate::reply::Reply;
 use crate::routines::{self, Routines};
 use crate::session::{Planned, Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes};
-use crate::throttle::LoginThrottle;
 use crate::{pinning, reflection};
 
 mod copy_in;
@@ -53,16 +51,13 @@ pub struct Engine {
     pub(crate) postgres: Router,
     backend: Backend,
     shapes: Shapes,
-    next_connection_id: AtomicU32,
     coordination: Option<Arc<dyn Repository>>,
-    logins: LoginThrottle,
-    memory: MemoryBudget,
+    /// What this engine shares with the other logical databases of the instance.
+    instance: Arc<Instance>,
     metrics: Metrics,
     identity: Arc<Identity>,
     /// The functions and procedures the shards define: calling one pins a session.
     routines: Routines,
-    /// The sessions logged in, for `SHOW PROCESSLIST`.
-    sessions: Sessions,
     /// When the proxy started serving, for its uptime.
     started: Instant,
     /// `!SINGLE`'s tables and where they were found, for `SHOW SINGLE TABLES`.
@@ -73,9 +68,10 @@ impl Engine {
     /// Builds the routers and the data source pools (inside a Tokio runtime) and loads the
     /// logic tables' metadata. A data source that is down is logged, not fatal: its
     /// statements fail until it is back.
-    pub async fn start(
+    pub(crate) async fn start(
         config: Config,
         coordination: Option<Arc<dyn Repository>>,
+        instance: Arc<Instance>,
     ) -> Result<Self, keyshard_backend::BackendError> {
         let mut backend = Backend::new(&config)?;
         crate::xa::enable(&mut backend, &config, coordination.as_ref()).await?;
@@ -92,12 +88,6 @@ impl Engine {
                 .with_single_tables(single.iter().map(|(t, ds)| (t.as_str(), ds.as_str())));
             reflection::with_catalog(router, &backend, &config).await
         };
-        let props = &config.props;
-        let memory = MemoryBudget::new(
-            props.statement_memory,
-            props.memory_budget,
-            props.session_memory,
-        );
         let metrics = Metrics::new(config.key_generators.names());
         let identity = Arc::new(Identity::of(&backend, &config).await);
         let routines = Routines::default();
@@ -108,15 +98,12 @@ impl Engine {
             config,
             backend,
             shapes: Shapes::default(),
-            next_connection_id: AtomicU32::new(1),
             coordination,
-            logins: LoginThrottle::default(),
-            memory,
+            instance,
             metrics,
             identity,
             routines,
             single_tables: single.clone(),
-            sessions: Sessions::default(),
             started: Instant::now(),
         })
     }
@@ -130,14 +117,14 @@ impl Engine {
         format!(
             "Uptime: {uptime}  Threads: {}  Questions: {questions}  Slow queries: 0  Opens: 0  \
              Open tables: 0  Queries per second avg: {per_second:.3}",
-            self.sessions.count()
+            self.instance.sessions.count()
         )
     }
 
     /// Lists `session` among the proxy's sessions until it ends; `host` is its client's
     /// address, `secret` its PostgreSQL cancel key's.
     pub(crate) fn list(&self, session: &mut Session, host: &str, secret: Option<i32>) {
-        session.listed = Some(self.sessions.enter(
+        session.listed = Some(self.instance.sessions.enter(
             session.connection_id,
             (&session.user, host),
             session.database.as_deref(),
@@ -166,8 +153,8 @@ impl Engine {
     }
 
     /// Failed logins, shared by both frontends.
-    pub(crate) fn logins(&self) -> &LoginThrottle {
-        &self.logins
+    pub(crate) fn logins(&self) -> &crate::throttle::LoginThrottle {
+        &self.instance.logins
     }
 
     /// The backend (pools and metadata).
@@ -177,12 +164,12 @@ impl Engine {
 
     /// The account of what a new session keeps between its statements.
     pub(crate) fn session_memory(&self) -> Arc<crate::memory::SessionMemory> {
-        self.memory.session()
+        self.instance.memory.session()
     }
 
     /// A new connection id.
     pub fn connection_id(&self) -> u32 {
-        self.next_connection_id.fetch_add(1, Ordering::Relaxed)
+        self.instance.connection_id()
     }
 
     /// The configured password of `user` (`root` and `root@%` alike), if the user exists.
@@ -194,9 +181,14 @@ impl Engine {
             .map(|u| u.password.clone())
     }
 
-    /// Whether `database` is the logical database clients may use.
+    /// Whether `database` is this engine's logical database.
     pub fn is_database(&self, database: &str) -> bool {
         database.eq_ignore_ascii_case(&self.config.database_name)
+    }
+
+    /// The logical databases of the instance, this one among them.
+    pub(crate) fn databases(&self) -> &[String] {
+        &self.instance.databases
     }
 
     /// Closes the data source pools.
@@ -286,11 +278,11 @@ impl Engine {
             {
                 let scan = memory::scan_estimate(sql);
                 (
-                    self.memory.reserve_beside(0, scan).await?,
+                    self.instance.memory.reserve_beside(0, scan).await?,
                     Reserved::Scan(scan),
                 )
             } else {
-                (self.memory.reserve(sql, 0).await?, Reserved::Whole)
+                (self.instance.memory.reserve(sql, 0).await?, Reserved::Whole)
             };
             self.query_text(session, sql, reserved).await
         }
@@ -366,6 +358,7 @@ impl Engine {
             match known {
                 Known::Insert(shaped) => {
                     let _binding = self
+                        .instance
                         .memory
                         .reserve_step(reserved, |_| shaped.insert.binding_bytes(sql, shape))
                         .await?;
@@ -387,6 +380,7 @@ impl Engine {
                 .await?
         {
             let _binding = self
+                .instance
                 .memory
                 .reserve_step(reserved, |_| shaped.insert.binding_bytes(sql, shape))
                 .await?;
@@ -395,6 +389,7 @@ impl Engine {
         // Parsed whole from here on: a statement that reserved only its shape's scan holds its
         // whole estimate now, as any other statement does.
         let _parsed = self
+            .instance
             .memory
             .reserve_step(reserved, |held| memory::estimate(sql).saturating_sub(held))
             .await?;
@@ -405,7 +400,7 @@ impl Engine {
             Intent::SetUserVariables(assignments) => {
                 return self.set_user_variables(session, &assignments).await;
             }
-            Intent::ProcessList { full } => return Ok(self.sessions.processlist(full)),
+            Intent::ProcessList { full } => return Ok(self.instance.sessions.processlist(full)),
             Intent::Kill(kill) => {
                 let kill = kill?;
                 return kill.answer(self.kill(kill.id, kill.end).await);
@@ -435,7 +430,8 @@ impl Engine {
                 if statement.resets_session() {
                     self.reset_session(session).await;
                 }
-                return statement.answer(session, &self.config.database_name);
+                let current = &self.config.database_name;
+                return statement.answer(session, self.databases(), current);
             }
             Intent::Reflection(request) => {
                 let shards = reflection::Shards {
@@ -513,7 +509,7 @@ impl Engine {
         sql: &str,
         dialect: Dialect,
     ) -> Result<(Statement, Option<ast::Statement>), Error> {
-        let _held = self.memory.reserve(sql, 0).await?;
+        let _held = self.instance.memory.reserve(sql, 0).await?;
         match Intent::of(sql, dialect) {
             // Answered by the session at each execution when it generated a key last, or
             // listens.
@@ -624,6 +620,7 @@ impl Engine {
             session.refuse_when_failed(text)?;
             let params_size = params.iter().map(Value::size).sum();
             let _held = self
+                .instance
                 .memory
                 .reserve(text.unwrap_or_default(), params_size)
                 .await?;
@@ -678,7 +675,7 @@ impl Engine {
             Planned::Direct(direct) => {
                 let mut plan = direct.bind(params);
                 if direct.lists_sessions() {
-                    let sessions = self.sessions.json(session.dialect);
+                    let sessions = self.instance.sessions.json(session.dialect);
                     for unit in &mut plan.units {
                         unit.sql = with_sessions(&unit.sql, &sessions, session.dialect);
                     }

@@ -8,6 +8,7 @@ mod admission;
 mod control;
 mod coordination;
 mod copy;
+mod databases;
 mod dialect;
 mod distsql;
 mod engine;
@@ -15,6 +16,7 @@ mod error;
 #[cfg(test)]
 mod fuzzing;
 mod identity;
+mod instance;
 mod intent;
 mod kill;
 mod load_data;

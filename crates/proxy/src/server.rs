@@ -15,13 +15,18 @@ use tokio::task::JoinSet;
 use keyshard_coordination::{Keeper, WorkerIdStatus};
 
 use crate::admission::{self, Admission};
+use crate::databases::Databases;
 use crate::engine::Engine;
+use crate::instance::Instance;
 use crate::tls::Tls;
 use crate::{coordination, mysql, postgres};
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
+    /// No logical database was given to serve.
+    #[error("no logical database to serve")]
+    NoDatabase,
     /// The configuration has no frontend to serve.
     #[error("no frontend configured: set server.mysql.listen or server.postgres.listen")]
     NoFrontend,
@@ -66,24 +71,36 @@ pub enum ServerError {
 /// A bound, ready-to-run proxy.
 #[derive(Debug)]
 pub struct Server {
-    engine: Arc<Engine>,
+    databases: Arc<Databases>,
     tls: Option<Arc<Tls>>,
     mysql: Option<TcpListener>,
     postgres: Option<(TcpListener, Arc<postgres::Frontend>)>,
     metrics: Option<TcpListener>,
-    keeper: Option<Keeper>,
+    /// Each database's keeper of its worker id and segments, where it needs one.
+    keepers: Vec<Keeper>,
     admission: Arc<Admission>,
 }
 
 impl Server {
-    /// Checks that each frontend can forward to every data source, starts the engine and binds
-    /// the configured frontends' addresses (port 0 picks a free one).
+    /// Serves one logical database: [`Server::bind_databases`] of it alone.
     pub async fn bind(config: Config) -> Result<Self, ServerError> {
-        if config.server.mysql.is_none() && config.server.postgres.is_none() {
+        Self::bind_databases(vec![config]).await
+    }
+
+    /// Checks that each frontend can forward to every data source, starts an engine per
+    /// logical database (the first one's `server`, users and props serve them all, as they
+    /// come from one proxy file) and binds the frontends' addresses (port 0 picks a free one).
+    pub async fn bind_databases(configs: Vec<Config>) -> Result<Self, ServerError> {
+        let Some(first) = configs.first() else {
+            return Err(ServerError::NoDatabase);
+        };
+        if first.server.mysql.is_none() && first.server.postgres.is_none() {
             return Err(ServerError::NoFrontend);
         }
-        check_dialects(&config)?;
-        let tls = config
+        for config in &configs {
+            check_dialects(config, &first.server)?;
+        }
+        let tls = first
             .server
             .tls
             .as_ref()
@@ -91,13 +108,13 @@ impl Server {
             .transpose()?
             .map(Arc::new);
         // A port the configuration fixes is known without binding it: the instance claims its
-        // worker id and starts its engine first and listens only then, so no client connects
+        // worker ids and starts its engines first and listens only then, so no client connects
         // to an instance that may still fail to start. Port 0 (any free port: tests,
         // embedding) is known only once bound.
         let addresses = [
-            config.server.mysql,
-            config.server.postgres,
-            config.server.metrics,
+            first.server.mysql,
+            first.server.postgres,
+            first.server.metrics,
         ];
         let early = match addresses.iter().flatten().any(|a| a.port() == 0) {
             true => Some(Listeners::bind(addresses).await?),
@@ -105,35 +122,60 @@ impl Server {
         };
         let address = match &early {
             Some(listeners) => listeners.address(),
-            None => [config.server.mysql, config.server.postgres]
+            None => [first.server.mysql, first.server.postgres]
                 .iter()
                 .flatten()
                 .map(|a| a.to_string())
                 .collect::<Vec<_>>()
                 .join(","),
         };
-        // Before the engine: no statement may run before the worker id is held.
-        let keeper = coordination::start(&config, address).await?;
-        let repository = keeper.as_ref().map(|k| Arc::clone(k.repository()));
-        let started = match Engine::start(config, repository).await {
-            Ok(engine) => match early {
-                Some(listeners) => Ok((Arc::new(engine), listeners)),
-                None => Listeners::bind(addresses)
-                    .await
-                    .map(|listeners| (Arc::new(engine), listeners)),
-            },
-            Err(e) => Err(e.into()),
+        let admission = Arc::new(Admission::new(&first.props));
+        let instance = Arc::new(Instance::new(
+            &first.props,
+            configs.iter().map(|c| c.database_name.clone()).collect(),
+        ));
+        let mut keepers = Vec::new();
+        let mut engines = Vec::new();
+        let mut started: Result<(), ServerError> = Ok(());
+        for config in configs {
+            // Before the engine: no statement may run before the worker id is held.
+            let keeper = match coordination::start(&config, address.clone()).await {
+                Ok(keeper) => keeper,
+                Err(e) => {
+                    started = Err(e.into());
+                    break;
+                }
+            };
+            let repository = keeper.as_ref().map(|k| Arc::clone(k.repository()));
+            keepers.extend(keeper);
+            match Engine::start(config, repository, Arc::clone(&instance)).await {
+                Ok(engine) => engines.push(Arc::new(engine)),
+                Err(e) => {
+                    started = Err(e.into());
+                    break;
+                }
+            }
+        }
+        let listeners = match (started, early) {
+            (Ok(()), Some(listeners)) => Ok(listeners),
+            (Ok(()), None) => Listeners::bind(addresses).await,
+            (Err(e), _) => Err(e),
         };
-        let (engine, listeners) = match started {
-            Ok(started) => started,
+        let listeners = match listeners {
+            Ok(listeners) => listeners,
             Err(e) => {
-                // Give the worker id back now rather than when its lease runs out.
-                if let Some(keeper) = keeper {
+                // Give the worker ids back now rather than when their leases run out.
+                for keeper in keepers {
                     keeper.stop().await;
                 }
                 return Err(e);
             }
         };
+        let mut engines = engines.into_iter();
+        let Some(first) = engines.next() else {
+            return Err(ServerError::NoDatabase);
+        };
+        let databases = Arc::new(Databases::new(first, engines.collect()));
         let Listeners {
             mysql,
             postgres: postgres_listener,
@@ -142,17 +184,16 @@ impl Server {
         let postgres = postgres_listener.map(|listener| {
             (
                 listener,
-                Arc::new(postgres::Frontend::new(Arc::clone(&engine), tls.clone())),
+                Arc::new(postgres::Frontend::new(Arc::clone(&databases), tls.clone())),
             )
         });
-        let admission = Arc::new(Admission::new(&engine.config().props));
         Ok(Self {
-            engine,
+            databases,
             tls,
             mysql,
             postgres,
             metrics,
-            keeper,
+            keepers,
             admission,
         })
     }
@@ -160,7 +201,7 @@ impl Server {
     /// The worker id this instance holds, and where it came from (`None` when no generator
     /// needs one).
     pub async fn worker_id(&self) -> Option<WorkerIdStatus> {
-        self.keeper.as_ref()?.worker_id().await
+        self.keepers.first()?.worker_id().await
     }
 
     /// The address the MySQL frontend listens on.
@@ -182,20 +223,17 @@ impl Server {
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let (stop, stopping) = watch::channel(false);
         let mut connections = JoinSet::new();
-        let recovery = {
-            let engine = Arc::clone(&self.engine);
-            let stopping = stopping.clone();
-            tokio::spawn(async move { engine.keep_recovering(stopping).await })
-        };
-        {
-            let engine = Arc::clone(&self.engine);
-            let stopping = stopping.clone();
+        let mut recovery = JoinSet::new();
+        for engine in self.databases.iter() {
+            let (recovering, stop_recovering) = (Arc::clone(engine), stopping.clone());
+            recovery.spawn(async move { recovering.keep_recovering(stop_recovering).await });
+            let (engine, stopping) = (Arc::clone(engine), stopping.clone());
             tokio::spawn(async move { engine.keep_routines_fresh(stopping).await });
         }
         if let Some(listener) = self.metrics {
             tokio::spawn(crate::scrape::serve(
                 listener,
-                Arc::clone(&self.engine),
+                Arc::clone(self.databases.first()),
                 stopping.clone(),
             ));
         }
@@ -208,7 +246,7 @@ impl Server {
                             Ok(ticket) => {
                                 connections.spawn(mysql::serve(
                                     stream,
-                                    Arc::clone(&self.engine),
+                                    Arc::clone(&self.databases),
                                     self.tls.clone(),
                                     stopping.clone(),
                                     ticket,
@@ -241,7 +279,7 @@ impl Server {
         drop(self.postgres);
         drop(self.mysql);
         let _ = stop.send(true);
-        let drain = self.engine.config().props.shutdown_drain_timeout;
+        let drain = self.databases.first().config().props.shutdown_drain_timeout;
         let drained = tokio::time::timeout(drain, async {
             while connections.join_next().await.is_some() {}
         })
@@ -253,12 +291,14 @@ impl Server {
             );
             connections.abort_all();
         }
-        let _ = recovery.await;
-        // After the last statement: the worker id goes back with the last millisecond used.
-        if let Some(keeper) = self.keeper {
+        while recovery.join_next().await.is_some() {}
+        // After the last statement: the worker ids go back with the last millisecond used.
+        for keeper in self.keepers {
             keeper.stop().await;
         }
-        self.engine.close().await;
+        for engine in self.databases.iter() {
+            engine.close().await;
+        }
     }
 }
 
@@ -361,16 +401,16 @@ async fn accept(listener: Option<&TcpListener>) -> impl Future<Output = Option<T
 /// Refuses a frontend whose SQL a data source's database would not run: PostgreSQL SQL
 /// (`$1` placeholders, `"quoted"` identifiers) to MySQL, or MySQL SQL to PostgreSQL. SQLite
 /// takes either.
-fn check_dialects(config: &Config) -> Result<(), ServerError> {
+fn check_dialects(config: &Config, server: &keyshard_config::Server) -> Result<(), ServerError> {
     let frontends = [
         (
-            config.server.mysql.is_some(),
+            server.mysql.is_some(),
             "server.mysql.listen",
             "MySQL",
             DatabaseKind::Postgres,
         ),
         (
-            config.server.postgres.is_some(),
+            server.postgres.is_some(),
             "server.postgres.listen",
             "PostgreSQL",
             DatabaseKind::MySql,

@@ -130,6 +130,27 @@ pub struct Session {
 }
 
 impl Session {
+    /// Refuses to move the session to another logical database while it holds what belongs
+    /// to this one's: a transaction, shard connections it keeps, statements prepared with the
+    /// protocol (planned by this database's rules), table locks.
+    pub(crate) fn may_change_database(&self) -> Result<(), Error> {
+        let holding = if self.transaction.is_some() {
+            "a transaction is open"
+        } else if !self.held.is_empty() || self.listener.is_some() {
+            "it holds state on its shard connections (temporary tables, locks, LISTEN …)"
+        } else if !self.table_locks_on.is_empty() {
+            "it holds LOCK TABLES"
+        } else if !self.mysql_prepared.is_empty() || !self.prepared.is_empty() {
+            "it has prepared statements"
+        } else {
+            return Ok(());
+        };
+        Err(Error::unsupported(format!(
+            "changing the logical database while {holding}; end that first, or connect to the \
+             database"
+        )))
+    }
+
     /// A new session for `user`.
     pub fn new(
         connection_id: u32,

@@ -36,10 +36,15 @@ impl SessionStatement<'_> {
         )
     }
 
-    /// Answers it from `session`.
-    pub(crate) fn answer(self, session: &mut Session, database_name: &str) -> Result<Reply, Error> {
+    /// Answers it from `session`, whose logical database is `current` among `databases`.
+    pub(crate) fn answer(
+        self,
+        session: &mut Session,
+        databases: &[String],
+        current: &str,
+    ) -> Result<Reply, Error> {
         match self {
-            SessionStatement::MySql(s) => mysql::answer(s, session, database_name),
+            SessionStatement::MySql(s) => mysql::answer(s, session, databases, current),
             SessionStatement::Postgres(s) => postgres::answer(s, session),
         }
     }

@@ -34,7 +34,7 @@ impl Engine {
     ) -> Result<Reply, Error> {
         // The rows became SQL text the size of their values: it takes memory as a statement
         // the client sent would.
-        let _held = self.memory.reserve(sql, 0).await?;
+        let _held = self.instance.memory.reserve(sql, 0).await?;
         match self.plan(sql, session.dialect).await? {
             Planned::Insert(insert) => {
                 let plan = self.bind_insert(&insert, || insert.bind(&[])).await?;

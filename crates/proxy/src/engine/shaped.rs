@@ -50,6 +50,7 @@ impl Engine {
             return Ok(None);
         };
         let _parsing = self
+            .instance
             .memory
             .reserve_step(reserved, |_| memory::estimate(&first))
             .await?;

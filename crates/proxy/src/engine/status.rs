@@ -28,7 +28,7 @@ impl Engine {
             ("Com_update", of("update")),
             ("Queries", questions),
             ("Questions", questions),
-            ("Threads_connected", self.sessions.count() as u64),
+            ("Threads_connected", self.instance.sessions.count() as u64),
             ("Uptime", uptime),
             ("Uptime_since_flush_status", uptime),
         ];

@@ -9,7 +9,7 @@ impl Engine {
     /// with `end`, ends the session (`KILL CONNECTION`, `pg_terminate_backend`). False when
     /// there is no such session.
     pub(crate) async fn kill(&self, id: u32, end: bool) -> bool {
-        let Some(control) = self.sessions.control(id) else {
+        let Some(control) = self.instance.sessions.control(id) else {
             return false;
         };
         if end {
@@ -22,7 +22,7 @@ impl Engine {
     /// A PostgreSQL cancel request for the session whose cancel key is `id` and `secret`;
     /// one with a wrong secret is ignored, as PostgreSQL ignores it.
     pub(crate) async fn cancel_request(&self, id: u32, secret: i32) {
-        if let Some(control) = self.sessions.control_by_key(id, secret) {
+        if let Some(control) = self.instance.sessions.control_by_key(id, secret) {
             self.backend.cancel(&control.shard).await;
         }
     }

@@ -20,6 +20,7 @@ use super::protocol::handshake::{self, Greeting};
 use super::protocol::packet::{DEFAULT_MAX_PAYLOAD, PacketIo};
 use super::protocol::response::{self, ResultColumn};
 use crate::admission::Ticket;
+use crate::databases::Databases;
 use crate::distsql;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorKind};
@@ -40,7 +41,7 @@ const LOGIN_MAX_PAYLOAD: usize = 64 * 1024;
 /// Serves one client until it leaves; `tls` is offered to it when configured.
 pub async fn serve(
     stream: TcpStream,
-    engine: Arc<Engine>,
+    databases: Arc<Databases>,
     tls: Option<Arc<Tls>>,
     mut shutdown: watch::Receiver<bool>,
     mut admitted: Ticket,
@@ -49,6 +50,9 @@ pub async fn serve(
     // Before login only a handshake response can arrive, a few hundred bytes: a stranger gets
     // neither the 64 MiB statement limit nor unlimited time.
     let mut io = PacketIo::with_max_payload(Stream::Plain(stream), LOGIN_MAX_PAYLOAD);
+    // Until the client names its database, the first one speaks for the instance: users,
+    // logins and connection ids are the instance's.
+    let engine = Arc::clone(databases.first());
     let connection_id = engine.connection_id();
     let greeting = Greeting {
         connection_id,
@@ -64,7 +68,7 @@ pub async fn serve(
             Some(wait) => Err(throttle::refusal(user, &peer, wait)),
             None => Ok(engine.password(user)),
         },
-        |database| engine.is_database(database),
+        |database| databases.named(database).is_some(),
     );
     // Nothing has run for a client still logging in: shutdown closes it at once.
     let login = tokio::select! {
@@ -92,6 +96,10 @@ pub async fn serve(
         }
     };
     io.set_max_payload(DEFAULT_MAX_PAYLOAD);
+    let engine = match client.database.as_deref().and_then(|d| databases.named(d)) {
+        Some(named) => Arc::clone(named),
+        None => engine,
+    };
     let counted = Arc::clone(&engine);
     let _connected = counted.metrics().connected(Dialect::MySql);
     let ignores_space = client
@@ -123,6 +131,7 @@ pub async fn serve(
         database: bytes::Bytes::from(engine.config().database_name.clone()),
         session,
         engine,
+        databases,
     };
     // The session's settings and kept shard connections follow it into the backend.
     let shard = Arc::clone(&connection.session.shard);
@@ -200,7 +209,10 @@ struct Connection {
     /// The logical database, which result columns read from a table name as theirs.
     database: bytes::Bytes,
     session: Session,
+    /// The engine of the session's logical database.
     engine: Arc<Engine>,
+    /// Every logical database's, for `USE`.
+    databases: Arc<Databases>,
 }
 
 /// MySQL's default `max_prepared_stmt_count`, here per connection.
@@ -248,12 +260,20 @@ impl Connection {
                 }
             }
             Command::InitDb(database) => {
-                let reply = if self.engine.is_database(&database) {
-                    self.session.database = Some(database);
-                    Ok(Reply::done())
-                } else {
-                    Err(Error::unknown_database(&database))
+                let reply = match self.databases.named(&database) {
+                    Some(engine) if !Arc::ptr_eq(engine, &self.engine) => {
+                        self.session.may_change_database().map(|()| {
+                            self.session.database = Some(engine.config().database_name.clone());
+                            Reply::done()
+                        })
+                    }
+                    Some(_) => {
+                        self.session.database = Some(database);
+                        Ok(Reply::done())
+                    }
+                    None => Err(Error::unknown_database(&database)),
                 };
+                self.follow_database();
                 self.send_reply(io, reply, false);
             }
             Command::Ping => self.send_reply(io, Ok(Reply::done()), false),
@@ -453,9 +473,25 @@ impl Connection {
             let run = std::pin::pin!(self.engine.query(&mut self.session, sql));
             streamed::answer(io, run, batches, &written).await
         };
+        self.follow_database();
         match self.session.copy_in.take() {
             Some(copy) if reply.is_ok() => self.load_local_file(io, &copy).await,
             _ => Some(reply),
+        }
+    }
+
+    /// Follows the session to the engine of the logical database it now uses, after a `USE`
+    /// of another one (which checked that the session may move).
+    fn follow_database(&mut self) {
+        let Some(name) = &self.session.database else {
+            return;
+        };
+        if self.engine.is_database(name) {
+            return;
+        }
+        if let Some(engine) = self.databases.named(name) {
+            self.engine = Arc::clone(engine);
+            self.database = bytes::Bytes::from(engine.config().database_name.clone());
         }
     }
 

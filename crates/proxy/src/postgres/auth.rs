@@ -4,7 +4,7 @@
 //! first query.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use pgwire::api::auth::Password;
@@ -19,6 +19,7 @@ use pgwire::messages::startup::{
 };
 
 use super::wire::{Opening, Wire, WireError, check_sasl_initial};
+use crate::databases::Databases;
 use crate::engine::Engine;
 use crate::throttle;
 use crate::tls::Tls;
@@ -44,6 +45,8 @@ pub enum StartupError {
 /// An authenticated client.
 #[derive(Debug)]
 pub struct Client {
+    /// The engine of the logical database it connected to.
+    pub(crate) engine: Arc<Engine>,
     /// The user name.
     pub user: String,
     /// The database it connected to.
@@ -95,12 +98,14 @@ impl Credentials {
 /// Runs the startup exchange up to and including the first ReadyForQuery.
 pub async fn accept(
     wire: &mut Wire,
-    engine: &Engine,
+    databases: &Databases,
     credentials: &Credentials,
     tls: Option<&Tls>,
     connection_id: u32,
     peer: &str,
 ) -> Result<Client, StartupError> {
+    // What the instance shares (logins, cancel keys) any engine answers.
+    let engine = databases.first();
     let parameters = match wire.read_opening(tls).await? {
         Some(Opening::Startup(parameters)) => parameters,
         Some(Opening::UnsupportedVersion(version)) => {
@@ -177,14 +182,14 @@ pub async fn accept(
         )
         .await);
     }
-    if !engine.is_database(&database) {
+    let Some(engine) = databases.named(&database) else {
         return Err(refuse(
             wire,
             "3D000",
             &format!("database \"{database}\" does not exist"),
         )
         .await);
-    }
+    };
 
     wire.send(PgWireBackendMessage::Authentication(Authentication::Ok))
         .await?;
@@ -228,6 +233,7 @@ pub async fn accept(
     .await?;
     wire.flush().await?;
     Ok(Client {
+        engine: Arc::clone(engine),
         user,
         database,
         parameters,

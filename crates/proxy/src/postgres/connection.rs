@@ -23,13 +23,13 @@ use tokio::sync::watch;
 use super::Frontend;
 use super::auth::{self, StartupError};
 use super::command::tag;
-use super::describe::{Fields, reply_fields};
+use super::describe::{self, Fields, reply_fields};
 use super::formats::{data_row, row_description};
 use super::pg_error::PgError;
 use super::wire::{Wire, WireError};
 use crate::admission::Ticket;
 use crate::dialect::postgres::{Parameters, ProxyText};
-use crate::engine::{startup_parameters, startup_settings};
+use crate::engine::{Engine, startup_parameters, startup_settings};
 use crate::reply::Reply;
 use crate::session::{self, Session, Statement};
 use crate::tls::Stream;
@@ -55,13 +55,13 @@ pub async fn serve(
 ) {
     let peer = crate::server::accepted(&stream);
     let mut wire = Wire::new(Stream::Plain(stream));
-    let connection_id = frontend.engine.connection_id();
+    let connection_id = frontend.databases.first().connection_id();
     // A client that never finishes startup must not hold a connection (or shutdown) forever.
     let startup = tokio::time::timeout(
         STARTUP_TIMEOUT,
         auth::accept(
             &mut wire,
-            &frontend.engine,
+            &frontend.databases,
             &frontend.credentials,
             frontend.tls.as_deref(),
             connection_id,
@@ -89,25 +89,25 @@ pub async fn serve(
             return;
         }
     };
-    let counted = Arc::clone(&frontend);
-    let _connected = counted.engine.metrics().connected(Dialect::Postgres);
+    let engine = client.engine;
+    let counted = Arc::clone(&engine);
+    let _connected = counted.metrics().connected(Dialect::Postgres);
     let session = Session::new(
         connection_id,
         client.user,
         Some(client.database),
         Dialect::Postgres,
-        Arc::clone(counted.engine.identity()),
+        Arc::clone(engine.identity()),
     )
-    .with_memory(counted.engine.session_memory());
+    .with_memory(engine.session_memory());
     let parameters = startup_parameters(&client.parameters);
     let mut session = session.with_startup_settings(startup_settings(&parameters));
     session.parameters = Parameters::from_startup(&parameters);
-    counted
-        .engine
-        .list(&mut session, &peer, Some(client.secret));
+    engine.list(&mut session, &peer, Some(client.secret));
     let mut connection = Connection {
         session,
-        frontend,
+        known: describe::TableColumns::new(Arc::clone(&engine)),
+        engine,
         portals: HashMap::new(),
         skipping: false,
         batch: Implicit::default(),
@@ -140,7 +140,7 @@ pub async fn serve(
                     let _ = wire.send(terminated()).await;
                     break;
                 }
-                () = connection.frontend.engine.idle_in_transaction(&connection.session) => {
+                () = connection.engine.idle_in_transaction(&connection.session) => {
                     let _ = wire
                         .send(auth::fatal(
                             "25P03",
@@ -190,7 +190,6 @@ pub async fn serve(
         }
         let _ = wire.flush().await;
         connection
-            .frontend
             .engine
             .close_session(&mut connection.session)
             .await;
@@ -240,7 +239,10 @@ async fn pass_on(
 struct Connection {
     /// Inside an extended-protocol batch: after Parse/Bind/Execute/…, before Sync.
     mid_batch: bool,
-    frontend: Arc<Frontend>,
+    /// The engine of the session's logical database.
+    engine: Arc<Engine>,
+    /// The logic tables' columns, for Describe.
+    known: describe::TableColumns,
     session: Session,
     portals: HashMap<String, Portal>,
     /// After an error in the extended protocol: skip messages until Sync.
@@ -461,7 +463,7 @@ impl Connection {
     /// What the proxy may write in text for this session now (see `ProxyText`): taken once
     /// while the session has set nothing, since it then depends on the startup parameters only.
     fn proxy_text(&mut self) -> ProxyText {
-        let shard_settings = &self.frontend.engine.identity().postgres_settings;
+        let shard_settings = &self.engine.identity().postgres_settings;
         if !self.session.reported.is_empty() || self.session.parameters.any_set() {
             return ProxyText::of(&self.session, shard_settings);
         }
@@ -483,7 +485,7 @@ impl Connection {
         let execute = crate::words::first_word(sql).eq_ignore_ascii_case("execute");
         // COMMIT of a failed transaction block rolls it back, and says so.
         let rolls_back = self.session.failed;
-        let engine = &self.frontend.engine;
+        let engine = &self.engine;
         // The engine drops it when the statement is answered.
         self.session.stream = tap;
         let reply = match statement {

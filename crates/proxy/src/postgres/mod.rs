@@ -16,7 +16,7 @@ pub(crate) mod wire_text;
 
 use std::sync::Arc;
 
-use crate::engine::Engine;
+use crate::databases::Databases;
 use crate::tls::Tls;
 
 pub use connection::serve;
@@ -41,19 +41,17 @@ impl crate::memory::Weigh for Prepared {
 /// What every PostgreSQL connection shares.
 #[derive(Debug)]
 pub struct Frontend {
-    engine: Arc<Engine>,
-    known: describe::TableColumns,
+    databases: Arc<Databases>,
     credentials: auth::Credentials,
     tls: Option<Arc<Tls>>,
 }
 
 impl Frontend {
-    /// The frontend over `engine`, offering `tls` when set.
-    pub fn new(engine: Arc<Engine>, tls: Option<Arc<Tls>>) -> Self {
+    /// The frontend over `databases`, offering `tls` when set.
+    pub(crate) fn new(databases: Arc<Databases>, tls: Option<Arc<Tls>>) -> Self {
         Self {
             tls,
-            known: describe::TableColumns::new(Arc::clone(&engine)),
-            engine,
+            databases,
             credentials: auth::Credentials::default(),
         }
     }

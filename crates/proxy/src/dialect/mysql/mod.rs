@@ -149,24 +149,33 @@ pub(crate) fn recognise(sql: &str) -> Option<Statement<'_>> {
     })
 }
 
-/// Answers a session statement from `session`.
+/// Answers a session statement from `session`, whose logical database is `current` among
+/// the instance's `databases`.
 pub(crate) fn answer(
     statement: Statement,
     session: &mut Session,
-    database_name: &str,
+    databases: &[String],
+    current: &str,
 ) -> Result<Reply, Error> {
     Ok(match statement {
         Statement::Set => Reply::done(),
         Statement::Use(name) => {
-            if !name.eq_ignore_ascii_case(database_name) {
+            let Some(database) = databases.iter().find(|d| d.eq_ignore_ascii_case(name)) else {
                 return Err(Error::unknown_database(name));
+            };
+            if !database.eq_ignore_ascii_case(current) {
+                session.may_change_database()?;
             }
-            session.database = Some(database_name.to_owned());
+            // The connection follows the session to that database's engine.
+            session.database = Some(database.clone());
             Reply::done()
         }
         Statement::ShowDatabases => Reply::text_rows(
             &["Database"],
-            vec![vec![Value::Text(database_name.to_owned())]],
+            databases
+                .iter()
+                .map(|d| vec![Value::Text(d.clone())])
+                .collect(),
         ),
         Statement::ShowWarnings => Reply::text_rows(&["Level", "Code", "Message"], Vec::new()),
         Statement::ShowVariables(text) => show_variables(text, session),

@@ -19,7 +19,8 @@ fn rows(reply: Reply) -> (Vec<String>, Vec<Vec<Value>>) {
 
 fn ask(sql: &str, session: &mut Session) -> Result<Reply, Error> {
     let statement = recognise(sql).unwrap_or_else(|| panic!("{sql} not answered"));
-    answer(statement, session, "sharding_db")
+    let databases = ["sharding_db".to_owned(), "other_db".to_owned()];
+    answer(statement, session, &databases, "sharding_db")
 }
 
 #[test]
@@ -78,6 +79,11 @@ fn session_functions() {
     assert_eq!(ask("USE `sharding_db`", &mut s).unwrap(), Reply::done());
     assert_eq!(s.database.as_deref(), Some("sharding_db"));
     assert_eq!(ask("use other", &mut s).unwrap_err().mysql_code().0, 1049);
+    // Another logical database of the instance: the connection follows the session there.
+    assert_eq!(ask("USE OTHER_DB", &mut s).unwrap(), Reply::done());
+    assert_eq!(s.database.as_deref(), Some("other_db"));
+    let (_, listed) = rows(ask("SHOW DATABASES", &mut s).unwrap());
+    assert_eq!(listed.len(), 2);
 }
 
 #[test]

@@ -43,7 +43,7 @@ impl Connection {
     ) -> Result<Result<String, PgError>, WireError> {
         // A binary load's fields are read by its columns' types, known before the data comes.
         // Its columns are checked against the table's first, whatever the format.
-        let engine = &self.frontend.engine;
+        let engine = &self.engine;
         let types = match engine.copy_column_types(copy).await {
             Ok(types) if copy.is_binary() => types.map(Some).ok_or_else(|| {
                 Error::unsupported(format!(
@@ -187,7 +187,7 @@ impl Connection {
             }
             // The node's data is read and written out at once, a few chunks apart.
             let (sink, chunks) = mpsc::channel::<Bytes>(COPY_CHUNKS_IN_FLIGHT);
-            let copy_unit = self.frontend.engine.copy_out(&mut self.session, unit, sink);
+            let copy_unit = self.engine.copy_out(&mut self.session, unit, sink);
             let pass_on = async {
                 // Owned here, so that it is dropped when passing on stops, which ends the
                 // node's copy.

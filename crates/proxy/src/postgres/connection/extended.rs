@@ -67,7 +67,7 @@ pub(super) struct Unnamed {
 impl Connection {
     pub(super) async fn parse(&mut self, wire: &mut Wire, parse: Parse) -> Result<(), PgError> {
         let name = parse.name.unwrap_or_default();
-        let metadata_version = self.frontend.engine.backend().metadata().version();
+        let metadata_version = self.engine.backend().metadata().version();
         if name.is_empty()
             && let Some(unnamed) = &self.last_unnamed
             && unnamed.prepared.sql == parse.query
@@ -106,15 +106,11 @@ impl Connection {
         let (statement, tree) = if crate::statements::is_blank(&sql) {
             (None, None)
         } else {
-            let (statement, tree) = self
-                .frontend
-                .engine
-                .prepare(&sql, Dialect::Postgres)
-                .await?;
+            let (statement, tree) = self.engine.prepare(&sql, Dialect::Postgres).await?;
             (Some(statement), tree)
         };
         let returning = tree.as_ref().and_then(returning_probe);
-        let known = &self.frontend.known;
+        let known = &self.known;
         let mut description = describe(&sql, tree, highest, &parse.type_oids, known).await;
         // As PostgreSQL does, refuse at Parse what will not parse: the client would otherwise
         // bind parameters typed by a guess.
@@ -135,7 +131,6 @@ impl Connection {
         if asks_a_shard {
             let probe = match returning {
                 Some(select) if description.fields == Fields::Unknown => self
-                    .frontend
                     .engine
                     .prepare(&select, Dialect::Postgres)
                     .await
@@ -211,7 +206,7 @@ impl Connection {
     /// The result columns of a statement and the parameter types it infers, as a shard
     /// describes them (see [`crate::engine::Engine::shard_description`]).
     async fn described_by_a_shard(&self, statement: &Statement) -> Option<(Vec<Field>, Vec<u32>)> {
-        let description = self.frontend.engine.shard_description(statement).await;
+        let description = self.engine.shard_description(statement).await;
         description.map(fields_of)
     }
 
@@ -328,7 +323,6 @@ impl Connection {
                 // A read: the shard its parameters pick describes it, without running it.
                 if let Some(statement) = &prepared.statement
                     && let Some((fields, _)) = self
-                        .frontend
                         .engine
                         .shard_description_with(statement, &params)
                         .await

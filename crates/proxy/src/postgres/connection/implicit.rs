@@ -151,10 +151,7 @@ impl Connection {
     }
 
     async fn control(&mut self, control: Control) -> Result<(), PgError> {
-        self.frontend
-            .engine
-            .control(&mut self.session, control)
-            .await?;
+        self.engine.control(&mut self.session, control).await?;
         Ok(())
     }
 }

@@ -1,0 +1,36 @@
+//! The logical databases one proxy serves, each an engine of its own (its data sources, rules,
+//! routers and key generators). A connection is served by the engine of the database it names
+//! at login, or the first configured one, until it switches with `USE`.
+
+use std::sync::Arc;
+
+use crate::engine::Engine;
+
+/// The engines, the first one the default.
+#[derive(Debug)]
+pub(crate) struct Databases {
+    first: Arc<Engine>,
+    others: Vec<Arc<Engine>>,
+}
+
+impl Databases {
+    /// `first` and the others, in the order they were configured.
+    pub(crate) fn new(first: Arc<Engine>, others: Vec<Arc<Engine>>) -> Self {
+        Self { first, others }
+    }
+
+    /// The engine of a connection that names no database.
+    pub(crate) fn first(&self) -> &Arc<Engine> {
+        &self.first
+    }
+
+    /// The engine of the logical database `name` (case-insensitive).
+    pub(crate) fn named(&self, name: &str) -> Option<&Arc<Engine>> {
+        self.iter().find(|e| e.is_database(name))
+    }
+
+    /// Every engine, the first first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Arc<Engine>> {
+        std::iter::once(&self.first).chain(&self.others)
+    }
+}

@@ -1,0 +1,44 @@
+//! What the logical databases one proxy serves share: connection ids (a KILL names one
+//! session whatever its database), the login throttle, the memory budget, the list of sessions
+//! (`SHOW PROCESSLIST` shows them all) and the databases' names (`SHOW DATABASES`).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use keyshard_config::Props;
+
+use crate::memory::MemoryBudget;
+use crate::processlist::Sessions;
+use crate::throttle::LoginThrottle;
+
+/// The proxy instance's shared state.
+#[derive(Debug)]
+pub(crate) struct Instance {
+    next_connection_id: AtomicU32,
+    pub(crate) logins: LoginThrottle,
+    pub(crate) memory: MemoryBudget,
+    pub(crate) sessions: Sessions,
+    /// The logical databases, in the order they were configured.
+    pub(crate) databases: Vec<String>,
+}
+
+impl Instance {
+    /// The state of an instance serving `databases` under the proxy's `props`.
+    pub(crate) fn new(props: &Props, databases: Vec<String>) -> Self {
+        Self {
+            next_connection_id: AtomicU32::new(1),
+            logins: LoginThrottle::default(),
+            memory: MemoryBudget::new(
+                props.statement_memory,
+                props.memory_budget,
+                props.session_memory,
+            ),
+            sessions: Sessions::default(),
+            databases,
+        }
+    }
+
+    /// A new connection id.
+    pub(crate) fn connection_id(&self) -> u32 {
+        self.next_connection_id.fetch_add(1, Ordering::Relaxed)
+    }
+}
