@@ -271,6 +271,8 @@ pub struct TableRule {
     pub logic_table: String,
     /// Every physical table, in `actualDataNodes` order.
     pub data_nodes: Vec<DataNode>,
+    /// Where the nodes come from, as configured (RQL shows it).
+    pub configured_nodes: ConfiguredNodes,
     /// Chooses the data source; `None` means every data source the table has nodes on.
     pub database_strategy: Option<Strategy>,
     /// Chooses the table within a data source; `None` means every table there.
@@ -287,6 +289,16 @@ pub struct TableRule {
     /// Gene keys: its generator leaves the low bits of every key for another sharding
     /// column's, so a key alone routes like that column.
     pub gene: Option<Gene>,
+}
+
+/// A table's nodes as its configuration writes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfiguredNodes {
+    /// A table's `actualDataNodes` (empty when it has none: the logic table on every data
+    /// source).
+    DataNodes(String),
+    /// An auto table's `actualDataSources`.
+    DataSources(String),
 }
 
 /// A table's gene keys (`gene-bits` on its key generator): each generated key's lowest `bits`

@@ -12,7 +12,8 @@ use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem, Problems};
 use crate::inline::expand;
 use crate::model::{
-    Algorithm, DataNode, HINT_DATABASE_VALUE, HINT_TABLE_VALUE, ShardingRule, Strategy, TableRule,
+    Algorithm, ConfiguredNodes, DataNode, HINT_DATABASE_VALUE, HINT_TABLE_VALUE, ShardingRule,
+    Strategy, TableRule,
 };
 use crate::raw::{RawAuditStrategy, RawAutoTable, RawKeyGenerateStrategy, RawSharding, RawTable};
 
@@ -146,6 +147,9 @@ pub(crate) fn resolve(
             Ok(TableRule {
                 logic_table: name.clone(),
                 data_nodes: data_nodes(name, table, &path, data_sources)?,
+                configured_nodes: ConfiguredNodes::DataNodes(
+                    table.actual_data_nodes.clone().unwrap_or_default(),
+                ),
                 // An explicit `none` on the table overrides the default; absence inherits it.
                 database_strategy: own_database
                     .unwrap_or_else(|| default_database.clone().flatten()),
@@ -177,6 +181,9 @@ pub(crate) fn resolve(
             Ok(TableRule {
                 logic_table: name.clone(),
                 data_nodes: auto_nodes(name, table, &strategy, &path, data_sources, configured)?,
+                configured_nodes: ConfiguredNodes::DataSources(
+                    table.actual_data_sources.clone().unwrap_or_default(),
+                ),
                 database_strategy: None,
                 table_strategy: Some(strategy),
                 key_generate: ctx

@@ -431,14 +431,26 @@ fn key_generator_rows(generators: &Registry) -> Vec<Vec<Value>> {
         .collect()
 }
 
-/// `worker-id=3, max-vibration-offset=1`: deterministic, in key order (`Props` is sorted).
-/// Generator properties hold no secrets, so all of them are shown.
-fn render_props(props: &Props) -> String {
-    props
+/// Properties as ShardingSphere 5.4+ shows them: a JSON object in key order (`Props` is
+/// sorted), numbers and booleans bare as YAML reads them, empty for none. Algorithm and
+/// generator properties hold no secrets, so all of them are shown.
+pub(crate) fn render_props(props: &Props) -> String {
+    if props.is_empty() {
+        return String::new();
+    }
+    let entries: serde_json::Map<String, serde_json::Value> = props
         .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|(k, v)| {
+            let value = match (v.parse::<i64>(), v.as_str()) {
+                (Ok(n), _) => n.into(),
+                (_, "true") => true.into(),
+                (_, "false") => false.into(),
+                _ => v.as_str().into(),
+            };
+            (k.clone(), value)
+        })
+        .collect();
+    serde_json::Value::Object(entries).to_string()
 }
 
 #[cfg(test)]

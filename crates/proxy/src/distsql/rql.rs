@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use keyshard_config::{Config, Strategy, TableRule};
+use super::render_props;
+use keyshard_config::{Config, ConfiguredNodes, Strategy, TableRule};
 use keyshard_router::Value;
 
 /// An RQL statement.
@@ -266,7 +267,15 @@ fn table_rule_row(table: &TableRule, config: &Config) -> Vec<String> {
         ],
         None => Default::default(),
     };
-    let mut row = vec![table.logic_table.clone(), nodes(table), String::new()];
+    // As configured, as SS shows them: a table's node expression, an auto table's sources.
+    let mut row = match &table.configured_nodes {
+        ConfiguredNodes::DataNodes(nodes) => {
+            vec![table.logic_table.clone(), nodes.clone(), String::new()]
+        }
+        ConfiguredNodes::DataSources(sources) => {
+            vec![table.logic_table.clone(), String::new(), sources.clone()]
+        }
+    };
     row.extend(strategy(&table.database_strategy));
     row.extend(strategy(&table.table_strategy));
     match &table.key_generate {
@@ -294,7 +303,11 @@ fn table_rule_row(table: &TableRule, config: &Config) -> Vec<String> {
         .filter_map(|a| rule.auditors.get(a).map(String::as_str))
         .collect();
     row.push(auditors.join(","));
-    row.push(String::new());
+    // Whether hints may switch the auditors off, where the table is audited at all.
+    row.push(match auditors.is_empty() {
+        true => String::new(),
+        false => table.audit_hint_disable.to_string(),
+    });
     row
 }
 
@@ -307,14 +320,9 @@ fn nodes(table: &TableRule) -> String {
         .join(", ")
 }
 
-/// `k=v, k2=v2`, as `SHOW SHARDING KEY GENERATORS` writes them.
+/// Properties as SS shows them (see [`render_props`]).
 fn props(props: Option<&BTreeMap<String, String>>) -> String {
-    props
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    props.map(render_props).unwrap_or_default()
 }
 
 /// The host, port and database of a data source's URL (a SQLite file's path as its database).

@@ -83,7 +83,20 @@ fn props_render_in_key_order() {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    assert_eq!(render_props(&props), "max-vibration-offset=1, worker-id=3");
+    assert_eq!(
+        render_props(&props),
+        r#"{"max-vibration-offset":1,"worker-id":3}"#
+    );
+    let expression: Props = [(
+        "algorithm-expression".to_owned(),
+        "t_\"${id % 2}".to_owned(),
+    )]
+    .into_iter()
+    .collect();
+    assert_eq!(
+        render_props(&expression),
+        r#"{"algorithm-expression":"t_\"${id % 2}"}"#
+    );
     assert_eq!(render_props(&Props::new()), "");
 }
 
