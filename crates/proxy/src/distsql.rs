@@ -46,6 +46,9 @@ pub(crate) enum DistSql {
     SessionState,
     /// An RQL statement about the rules, with the database its `FROM` names.
     Rules(rql::Rql, Option<String>),
+    /// `REFRESH TABLE METADATA [table] [FROM STORAGE UNIT ds [SCHEMA s]]`: the tables' columns
+    /// and where `!SINGLE`'s tables live are read again (all of them, whatever it names).
+    RefreshMetadata,
     /// `SHOW NEXT KEYS FROM <table or generator> [COUNT n]`.
     NextKeys {
         /// A logic table's name (its key generator), else a generator's.
@@ -63,7 +66,7 @@ const SESSION_STATE: &[&str] = &["show", "session", "state"];
 /// most one trailing `;`.
 pub(crate) fn parse(sql: &str) -> Option<DistSql> {
     // Most statements are INSERTs: look no further than the first word for them.
-    if !starts_with_any(sql, &["show", "set"]) {
+    if !starts_with_any(sql, &["show", "set", "refresh"]) {
         return None;
     }
     let text = sql.trim_end();
@@ -79,6 +82,14 @@ pub(crate) fn parse(sql: &str) -> Option<DistSql> {
             && words.next().is_none()
     };
     let words: Vec<&str> = text.split_whitespace().collect();
+    if let [refresh, table, metadata, ..] = words.as_slice()
+        && [refresh, table, metadata]
+            .iter()
+            .zip(["refresh", "table", "metadata"])
+            .all(|(w, e)| w.eq_ignore_ascii_case(e))
+    {
+        return Some(DistSql::RefreshMetadata);
+    }
     if let [show, rest @ ..] = words.as_slice()
         && show.eq_ignore_ascii_case("show")
     {
@@ -200,7 +211,7 @@ fn columns(statement: DistSql) -> Vec<Column> {
             ("variable_name", SqlType::VarChar),
             ("variable_value", SqlType::VarChar),
         ],
-        DistSql::SetTransactionType(_) => &[],
+        DistSql::SetTransactionType(_) | DistSql::RefreshMetadata => &[],
         DistSql::SessionState => &[
             ("kind", SqlType::VarChar),
             ("name", SqlType::VarChar),
@@ -227,6 +238,8 @@ pub(crate) async fn answer(
     let configured = config.transaction_type;
     let generators = &config.key_generators;
     let rows = match &statement {
+        // The engine answers it (it reads the data sources).
+        DistSql::RefreshMetadata => return Ok(Reply::done()),
         DistSql::Rules(rules, database) => {
             if let Some(database) = database
                 && !database.eq_ignore_ascii_case(&config.database_name)

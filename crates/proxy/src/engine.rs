@@ -9,7 +9,7 @@ use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{
-    Dialect, Plan, PreparedInsert, RouteError, Router, SessionValues, Shape, Value,
+    Dialect, Plan, PreparedInsert, RouteError, Router, SessionValues, Shape, SingleTables, Value,
     substitute_session_values, with_sessions,
 };
 use sqlparser::ast;
@@ -60,8 +60,8 @@ pub struct Engine {
     routines: Routines,
     /// When the proxy started serving, for its uptime.
     started: Instant,
-    /// `!SINGLE`'s tables and where they were found, for `SHOW SINGLE TABLES`.
-    single_tables: Vec<(String, String)>,
+    /// `!SINGLE`'s tables and where they were found, shared with the routers.
+    single_tables: Arc<SingleTables>,
 }
 
 impl Engine {
@@ -78,14 +78,16 @@ impl Engine {
         if let Err(e) = backend.load_metadata(&config.sharding).await {
             tracing::warn!("table metadata not loaded: {e}");
         }
-        let single = crate::single_tables::discover(&backend, &config).await;
+        let single = Arc::new(SingleTables::new(
+            crate::single_tables::discover(&backend, &config).await.0,
+        ));
         let router = async |dialect| {
             let router = Router::new(&config.sharding, dialect)
                 .with_data_sources(
                     config.data_sources.keys().cloned().collect(),
                     config.broadcast_tables.clone(),
                 )
-                .with_single_tables(single.iter().map(|(t, ds)| (t.as_str(), ds.as_str())));
+                .with_single_tables(Arc::clone(&single));
             reflection::with_catalog(router, &backend, &config).await
         };
         let metrics = Metrics::new(config.key_generators.names());
@@ -103,7 +105,7 @@ impl Engine {
             metrics,
             identity,
             routines,
-            single_tables: single.clone(),
+            single_tables: single,
             started: Instant::now(),
         })
     }
@@ -672,6 +674,14 @@ impl Engine {
                     .reply_or_gather(session, plan, query, query.sql(), params)
                     .await;
             }
+            Planned::Direct(direct) if changes_tables(direct) => {
+                let reply = self.reply(session, direct.bind(params), false).await;
+                // A table may have come or gone where `!SINGLE` looks for them.
+                if reply.is_ok() {
+                    self.refresh_single_tables().await;
+                }
+                return reply;
+            }
             Planned::Direct(direct) => {
                 let mut plan = direct.bind(params);
                 if direct.lists_sessions() {
@@ -831,19 +841,50 @@ impl Engine {
         })
     }
 
+    /// Looks for `!SINGLE`'s tables again (`*.*`, `ds.*`: what each data source holds now),
+    /// so that statements on them go where they now live.
+    pub(crate) async fn refresh_single_tables(&self) {
+        if self.config.sharding.single_tables.is_empty() {
+            return;
+        }
+        let (mut found, unread) = crate::single_tables::discover(&self.backend, &self.config).await;
+        // A data source not read now keeps the tables it had: forgetting them would send
+        // their statements to the default data source, which may have tables of those names.
+        found.extend(
+            self.single_tables
+                .listed()
+                .into_iter()
+                .filter(|(_, ds)| unread.contains(ds)),
+        );
+        self.single_tables.replace(found);
+    }
+
     /// The DistSQL statements the proxy answers. The repository gets as long as any of its
     /// calls may take (`operationTimeoutMilliseconds`).
     async fn distsql(&self, session: &mut Session, statement: DistSql) -> Result<Reply, Error> {
+        if let DistSql::RefreshMetadata = statement {
+            if let Err(e) = self.backend.load_metadata(&self.config.sharding).await {
+                tracing::warn!("table metadata not refreshed: {e}");
+            }
+            self.refresh_single_tables().await;
+            return Ok(Reply::done());
+        }
         distsql::answer(
             statement,
             session,
             &self.config,
-            &self.single_tables,
+            &self.single_tables.listed(),
             self.coordination.as_ref(),
             self.config.mode.timing.operation_timeout,
         )
         .await
     }
+}
+
+/// Whether `direct` may create, drop or rename a table.
+fn changes_tables(direct: &keyshard_router::Direct) -> bool {
+    !direct.is_read()
+        && crate::words::starts_with_any(direct.sql(), &["create", "drop", "alter", "rename"])
 }
 
 /// MySQL's refusal of LOAD DATA in a prepared statement.

@@ -7,10 +7,15 @@ use keyshard_config::{Config, DatabaseKind};
 
 use crate::identity::read_texts;
 
-/// Each single table with the data source it lives on.
-pub(crate) async fn discover(backend: &Backend, config: &Config) -> Vec<(String, String)> {
+/// Each single table with the data source it lives on, and the data sources that could not
+/// be read (down, or refusing the catalog query).
+pub(crate) async fn discover(
+    backend: &Backend,
+    config: &Config,
+) -> (Vec<(String, String)>, Vec<String>) {
     let rule = &config.sharding;
     let mut homes = Vec::new();
+    let mut unread = Vec::new();
     for entry in &rule.single_tables {
         let sources: Vec<&String> = match &entry.data_source {
             Some(ds) => config.data_sources.keys().filter(|k| *k == ds).collect(),
@@ -25,6 +30,7 @@ pub(crate) async fn discover(backend: &Backend, config: &Config) -> Vec<(String,
                 continue;
             };
             let Some(rows) = read_texts(backend, ds, tables_sql(kind), "tables").await else {
+                unread.push(ds.clone());
                 continue;
             };
             for table in rows.into_iter().filter_map(|row| row.into_iter().next()) {
@@ -44,7 +50,7 @@ pub(crate) async fn discover(backend: &Backend, config: &Config) -> Vec<(String,
             }
         }
     }
-    homes
+    (homes, unread)
 }
 
 /// The tables and views of the connection's database (MySQL), search path (PostgreSQL) or file.

@@ -628,6 +628,29 @@ async fn single_tables_and_hints(
             .await
             .unwrap();
     assert_eq!(prepared, [("h".to_owned(),)]);
+
+    // A table made on ds_1 behind the proxy's back is found by `REFRESH TABLE METADATA`; one
+    // dropped through the proxy is forgotten, its name the default data source's again.
+    on_shard_execute(
+        shards,
+        1,
+        "CREATE TABLE t_late (id INT PRIMARY KEY); INSERT INTO t_late VALUES (7)",
+    )
+    .await;
+    let home = async |conn: &mut MySqlConnection| {
+        let (_, preview) = fetch_mysql(conn, "PREVIEW SELECT id FROM t_late").await;
+        preview[0][0].clone()
+    };
+    assert_eq!(home(conn).await.as_deref(), Some("ds_0"));
+    affected(conn, "REFRESH TABLE METADATA").await;
+    assert_eq!(home(conn).await.as_deref(), Some("ds_1"));
+    let (_, rows) = fetch_mysql(conn, "SELECT id FROM t_late").await;
+    assert_eq!(rows, [[Some("7".to_owned())]]);
+    affected(conn, "DROP TABLE t_late").await;
+    // Dropped where it lived: ds_1 can make it again.
+    on_shard_execute(shards, 1, "CREATE TABLE t_late (id INT PRIMARY KEY)").await;
+    on_shard_execute(shards, 1, "DROP TABLE t_late").await;
+    assert_eq!(home(conn).await.as_deref(), Some("ds_0"));
 }
 
 /// The text of the first column of `sql`'s rows, read from data source `ds` directly.

@@ -72,6 +72,7 @@ pub use query::PreparedQuery;
 pub use select_into::{SelectInto, select_into_variables};
 pub use sequences::{SequenceUse, mariadb_sequences};
 pub use shape::Shape;
+pub use single::SingleTables;
 pub use table_locks::{LockKind, TableLocks};
 pub use template::push_rows;
 pub use value::{Array, Dim, Value, Wire, WireKind};
@@ -146,7 +147,7 @@ pub struct Router {
     /// The default data source's catalog as the logical database, when it has been read.
     catalog: Option<CatalogViews>,
     /// Where `!SINGLE`'s tables live.
-    single: single::SingleHomes,
+    single: Arc<single::SingleTables>,
     /// Each actual table's logic table, for naming result columns' origins as the client
     /// knows them.
     actual_tables: HashMap<String, String>,
@@ -179,7 +180,7 @@ impl Router {
             default_data_source: rule.default_data_source.clone(),
             dialect,
             catalog: None,
-            single: single::SingleHomes::default(),
+            single: Arc::default(),
         }
     }
 
@@ -548,8 +549,7 @@ impl Router {
             _ if self.is_broadcast(table) => Some(self.data_sources.clone()),
             Some(default) => Some(vec![
                 self.home(&[table.to_owned()], default)
-                    .unwrap_or(default)
-                    .to_owned(),
+                    .unwrap_or_else(|_| default.clone()),
             ]),
             None => None,
         };
@@ -578,7 +578,7 @@ impl Router {
         let data_sources = if replicated {
             self.data_sources.clone()
         } else {
-            vec![self.home(tables, default)?.to_owned()]
+            vec![self.home(tables, default)?]
         };
         let mut locator = locate::Locator::new(sql);
         let tokens = tokens::Tokens::scan(parser, &mut locator, self.dialect, &[])?;
@@ -619,7 +619,7 @@ impl Router {
             });
         }
         let data_source = match (others.is_empty(), &self.default_data_source) {
-            (false, Some(default)) => self.home(&others, default)?.to_owned(),
+            (false, Some(default)) => self.home(&others, default)?,
             (false, None) => {
                 return Ok(Prepared::Other(Other::UnshardedTable(
                     others.first().cloned().unwrap_or_default(),

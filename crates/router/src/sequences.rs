@@ -118,7 +118,7 @@ impl Router {
             ));
         };
         let names: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
-        let data_source = self.home(&names, default)?.to_owned();
+        let data_source = self.home(&names, default)?;
         let first = words.first().map(|w| w.to_ascii_lowercase());
         let param_count = tokens
             .iter()

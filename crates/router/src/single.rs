@@ -2,6 +2,7 @@
 //! statement on them goes to their data source instead of the default one.
 
 use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 
 use crate::{RouteError, Router};
 
@@ -61,27 +62,63 @@ impl SingleHomes {
     }
 }
 
+/// Where `!SINGLE`'s tables live, shared by a proxy's routers: found at start and found again
+/// when tables may have come or gone (after DDL, on `REFRESH TABLE METADATA`), so that the
+/// routers follow without being rebuilt.
+#[derive(Debug, Default)]
+pub struct SingleTables {
+    found: RwLock<(SingleHomes, Vec<(String, String)>)>,
+}
+
+impl SingleTables {
+    /// The tables `found`, each with its data source.
+    pub fn new(found: Vec<(String, String)>) -> Self {
+        let tables = Self::default();
+        tables.replace(found);
+        tables
+    }
+
+    /// Replaces what was found with `found`.
+    pub fn replace(&self, found: Vec<(String, String)>) {
+        let mut homes = SingleHomes::default();
+        for (table, data_source) in &found {
+            homes.add(table, data_source);
+        }
+        // A poisoned lock held only a finished replacement: its value is whole.
+        let mut slot = self.found.write().unwrap_or_else(|e| e.into_inner());
+        *slot = (homes, found);
+    }
+
+    /// Each table with its data source, in the order found.
+    pub fn listed(&self) -> Vec<(String, String)> {
+        self.found
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .1
+            .clone()
+    }
+
+    fn home(&self, tables: &[String], default: &str) -> Result<Option<String>, RouteError> {
+        let found = self.found.read().unwrap_or_else(|e| e.into_inner());
+        Ok(found.0.of(tables, default)?.map(str::to_owned))
+    }
+}
+
 impl Router {
     /// Statements on these tables without a rule go to the data source each lives on
-    /// (`!SINGLE`, as read from the data sources at start).
-    pub fn with_single_tables<'a>(
-        mut self,
-        homes: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> Self {
-        for (table, data_source) in homes {
-            self.single.add(table, data_source);
-        }
+    /// (`!SINGLE`); `tables` may be shared with other routers and replaced while they run.
+    pub fn with_single_tables(mut self, tables: Arc<SingleTables>) -> Self {
+        self.single = tables;
         self
     }
 
     /// The data source a statement on the unsharded `tables` goes to: where they live, else
     /// the default one.
-    pub(crate) fn home<'a>(
-        &'a self,
-        tables: &[String],
-        default: &'a str,
-    ) -> Result<&'a str, RouteError> {
-        Ok(self.single.of(tables, default)?.unwrap_or(default))
+    pub(crate) fn home(&self, tables: &[String], default: &str) -> Result<String, RouteError> {
+        Ok(self
+            .single
+            .home(tables, default)?
+            .unwrap_or_else(|| default.to_owned()))
     }
 }
 

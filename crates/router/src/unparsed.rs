@@ -30,11 +30,7 @@ impl Router {
             let default = self.default_data_source.as_deref()?;
             let data_sources = match self.is_broadcast(&table) {
                 true => self.data_sources.clone(),
-                false => vec![
-                    self.home(std::slice::from_ref(&table), default)
-                        .ok()?
-                        .to_owned(),
-                ],
+                false => vec![self.home(std::slice::from_ref(&table), default).ok()?],
             };
             return Some(Prepared::Direct(Direct {
                 sql: sql.into(),

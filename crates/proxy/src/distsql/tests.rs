@@ -261,3 +261,15 @@ fn next_keys_is_recognised_with_an_optional_count() {
         assert_eq!(parse(other), None, "{other}");
     }
 }
+
+#[test]
+fn refresh_table_metadata_is_recognised_in_every_form() {
+    for sql in [
+        "REFRESH TABLE METADATA",
+        "refresh table metadata t_order;",
+        "REFRESH TABLE METADATA t_order FROM STORAGE UNIT ds_1 SCHEMA public",
+    ] {
+        assert_eq!(parse(sql), Some(DistSql::RefreshMetadata), "{sql}");
+    }
+    assert_eq!(parse("REFRESH TABLE"), None);
+}
