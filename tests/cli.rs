@@ -266,15 +266,88 @@ fn an_instance_listens_only_once_its_worker_id_is_held() {
     );
 }
 
-/// ShardingSphere-Proxy's directory with two logical databases, each with its own data sources
-/// and rules: one process serves both on both frontends. A client picks one at login or with
-/// USE; each sees its own tables only; SHOW DATABASES lists both.
-#[tokio::test]
-async fn a_configuration_directory_serves_each_logical_database() {
-    use sqlx::{Connection, Executor, MySqlConnection, PgConnection, Row};
+/// The second logical database of [`a_configuration_directory_serves_each_logical_database`]:
+/// a table per month (INTERVAL over a DATETIME) with generated keys, tables by ranges of ten
+/// (VOLUME_RANGE), a table routed by hints, an audited one, and `!SINGLE`'s tables on both
+/// data sources.
+const LOGS_DB: &str = r#"databaseName: logs_db
+dataSources:
+  ds_0:
+    url: sqlite://../data/logs_0.db
+  ds_1:
+    url: sqlite://../data/logs_1.db
+rules:
+- !SHARDING
+  tables:
+    t_log:
+      actualDataNodes: ds_0.t_log_20260${1..3},ds_1.t_log_20260${4..6}
+      tableStrategy:
+        standard:
+          shardingColumn: at
+          shardingAlgorithmName: by_month
+      keyGenerateStrategy:
+        column: id
+        keyGeneratorName: snowflake
+    t_volume:
+      actualDataNodes: ds_0.t_volume_${0..2},ds_1.t_volume_${3..5}
+      tableStrategy:
+        standard:
+          shardingColumn: id
+          shardingAlgorithmName: by_tens
+    t_hinted:
+      actualDataNodes: ds_${0..1}.t_hinted
+      databaseStrategy:
+        hint:
+          shardingAlgorithmName: by_hint
+    t_audited:
+      actualDataNodes: ds_${0..1}.t_audited
+      databaseStrategy:
+        standard:
+          shardingColumn: user_id
+          shardingAlgorithmName: by_user
+      auditStrategy:
+        auditorNames: [sharding_key_required]
+        allowHintDisable: false
+  shardingAlgorithms:
+    by_month:
+      type: INTERVAL
+      props:
+        datetime-pattern: "yyyy-MM-dd HH:mm:ss"
+        datetime-lower: "2026-01-01 00:00:00"
+        datetime-upper: "2026-06-30 23:59:59"
+        sharding-suffix-pattern: yyyyMM
+        datetime-interval-unit: MONTHS
+    by_tens:
+      type: VOLUME_RANGE
+      props:
+        range-lower: 10
+        range-upper: 45
+        sharding-volume: 10
+    by_hint:
+      type: HINT_INLINE
+      props:
+        algorithm-expression: ds_${value % 2}
+    by_user:
+      type: MOD
+      props:
+        sharding-count: 2
+  keyGenerators:
+    snowflake:
+      type: SNOWFLAKE
+      props:
+        max-vibration-offset: 3
+  auditors:
+    sharding_key_required:
+      type: DML_SHARDING_CONDITIONS
+- !SINGLE
+  tables: ["*.*"]
+"#;
 
-    let dir = TempDir::new("cli_two_databases");
-    let conf = dir.0.join("conf");
+/// SS-Proxy's `conf/` in `dir`: the default configuration's proxy part listening on both
+/// frontends, its database as `orders_db`, [`LOGS_DB`], and a database file that is all
+/// comments. Returns the directory and the MySQL and PostgreSQL ports.
+fn two_databases(dir: &Path) -> (PathBuf, u16, u16) {
+    let conf = dir.join("conf");
     std::fs::create_dir_all(&conf).unwrap();
     let yaml = std::fs::read_to_string("config/keyshard.yaml").unwrap();
     let at = yaml.find("\ndatabaseName:").unwrap();
@@ -288,42 +361,59 @@ async fn a_configuration_directory_serves_each_logical_database() {
         .replace("databaseName: sharding_db", "databaseName: orders_db")
         .replace("sqlite://../data/ds_", "sqlite://../data/orders_");
     std::fs::write(conf.join("database-orders.yaml"), orders).unwrap();
-    let logs = "databaseName: logs_db
-dataSources:
-  ds_0:
-    url: sqlite://../data/logs_0.db
-  ds_1:
-    url: sqlite://../data/logs_1.db
-rules:
-- !SHARDING
-  tables:
-    t_log:
-      actualDataNodes: ds_${0..1}.t_log
-      databaseStrategy:
-        standard:
-          shardingColumn: id
-          shardingAlgorithmName: by_id
-      keyGenerateStrategy:
-        column: id
-        keyGeneratorName: snowflake
-  shardingAlgorithms:
-    by_id:
-      type: MOD
-      props:
-        sharding-count: 2
-  keyGenerators:
-    snowflake:
-      type: SNOWFLAKE
-      props:
-        max-vibration-offset: 3
-";
-    std::fs::write(conf.join("database-logs.yaml"), logs).unwrap();
+    std::fs::write(conf.join("database-logs.yaml"), LOGS_DB).unwrap();
     std::fs::write(
         conf.join("database-encrypt.yaml"),
         "# databaseName: encrypt_db\n",
     )
     .unwrap();
-    std::fs::create_dir_all(dir.0.join("data")).unwrap();
+    (conf, mysql_port, pg_port)
+}
+
+/// The rows of `table` in SQLite file `file` of `dir`; 0 when it has no such table.
+async fn stored(dir: &Path, file: &str, table: &str) -> i64 {
+    use sqlx::{Connection, Row};
+    let path = dir.join(file);
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query(&format!("SELECT COUNT(*) FROM {table}"))
+        .fetch_one(&mut conn)
+        .await
+        .map_or(0, |r| r.get(0))
+}
+
+/// `PREVIEW sql`: each unit's data source and statement.
+async fn preview(conn: &mut sqlx::MySqlConnection, sql: &str) -> Vec<(String, String)> {
+    use sqlx::{Executor, Row};
+    conn.fetch_all(format!("PREVIEW {sql}").as_str())
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
+/// ShardingSphere-Proxy's directory with two logical databases, each with its own data sources
+/// and rules: one process serves both on both frontends. A client picks one at login or with
+/// USE; each sees its own tables only; SHOW DATABASES lists both. The second database's
+/// rules route by month, by ranges, by hint and by `!SINGLE`, and audit, as SS does.
+#[tokio::test]
+async fn a_configuration_directory_serves_each_logical_database() {
+    use sqlx::{Connection, Executor, MySqlConnection, PgConnection, Row};
+
+    let dir = TempDir::new("cli_two_databases");
+    let (conf, mysql_port, pg_port) = two_databases(&dir.0);
+    // Single tables made before the start, one on each of logs_db's data sources.
+    let data = dir.0.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    for (file, table) in [("logs_0.db", "t_notes"), ("logs_1.db", "t_settings")] {
+        let url = format!("sqlite://{}?mode=rwc", data.join(file).display());
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        conn.execute(format!("CREATE TABLE {table} (id INT PRIMARY KEY)").as_str())
+            .await
+            .unwrap();
+    }
 
     let output = keyshard(&["check", "--config", conf.to_str().unwrap()]);
     let text = stdout(&output);
@@ -355,12 +445,15 @@ rules:
         .execute("INSERT INTO t_order (user_id, status) VALUES (1, 'new'), (2, 'paid')")
         .await
         .unwrap();
-    logs.execute("CREATE TABLE t_log (id BIGINT PRIMARY KEY, msg TEXT)")
+    logs.execute("CREATE TABLE t_log (id BIGINT PRIMARY KEY, at DATETIME NOT NULL, msg TEXT)")
         .await
         .unwrap();
-    logs.execute("INSERT INTO t_log (msg) VALUES ('a'), ('b'), ('c'), ('d')")
-        .await
-        .unwrap();
+    logs.execute(
+        "INSERT INTO t_log (at, msg) VALUES ('2026-01-15 10:00:00', 'a'), \
+         ('2026-03-02 08:00:00', 'b'), ('2026-05-20 12:00:00', 'c'), ('2026-05-21 12:00:00', 'd')",
+    )
+    .await
+    .unwrap();
     // In the text protocol: a session with statements prepared in one database may not move
     // to another (checked below).
     let count = async |conn: &mut MySqlConnection, sql: &str| -> Result<i64, sqlx::Error> {
@@ -397,6 +490,101 @@ rules:
         .map(|r| r.get(0))
         .collect();
     assert_eq!(databases, ["logs_db", "orders_db"]);
+
+    // Rows by month, each where its month's table is, keys generated; a range of dates reads
+    // the months it spans alone.
+    for (file, table, rows) in [
+        ("logs_0.db", "t_log_202601", 1),
+        ("logs_0.db", "t_log_202602", 0),
+        ("logs_0.db", "t_log_202603", 1),
+        ("logs_1.db", "t_log_202605", 2),
+    ] {
+        assert_eq!(stored(&data, file, table).await, rows, "{table}");
+    }
+    let keys = count(
+        &mut logs,
+        "SELECT COUNT(DISTINCT id) FROM t_log WHERE id > 0",
+    )
+    .await;
+    assert_eq!(keys.unwrap(), 4);
+    let range =
+        "SELECT msg FROM t_log WHERE at BETWEEN '2026-02-01 00:00:00' AND '2026-03-31 00:00:00'";
+    let units = preview(&mut logs, range).await;
+    let tables: Vec<(&str, bool)> = units
+        .iter()
+        .map(|(ds, sql)| {
+            (
+                ds.as_str(),
+                sql.contains("t_log_202602") || sql.contains("t_log_202603"),
+            )
+        })
+        .collect();
+    assert_eq!(tables, [("ds_0", true), ("ds_0", true)], "{units:?}");
+    let msg: String = logs.fetch_one(range).await.unwrap().get(0);
+    assert_eq!(msg, "b");
+
+    // Ranges of ten: each id in its range's table; a range of ids reads the tables it spans.
+    logs.execute("CREATE TABLE t_volume (id INT PRIMARY KEY, v TEXT)")
+        .await
+        .unwrap();
+    logs.execute(
+        "INSERT INTO t_volume VALUES (5, 'a'), (15, 'b'), (25, 'c'), (44, 'd'), (50, 'e')",
+    )
+    .await
+    .unwrap();
+    for (file, table) in [
+        ("logs_0.db", "t_volume_0"),
+        ("logs_0.db", "t_volume_1"),
+        ("logs_0.db", "t_volume_2"),
+        ("logs_1.db", "t_volume_4"),
+        ("logs_1.db", "t_volume_5"),
+    ] {
+        assert_eq!(stored(&data, file, table).await, 1, "{table}");
+    }
+    let units = preview(
+        &mut logs,
+        "SELECT v FROM t_volume WHERE id >= 12 AND id < 25",
+    )
+    .await;
+    let read: Vec<bool> = units
+        .iter()
+        .map(|(_, sql)| sql.contains("t_volume_1") || sql.contains("t_volume_2"))
+        .collect();
+    assert_eq!(read, [true, true], "{units:?}");
+
+    // A hint picks the data source; an audited table is not read without its sharding column.
+    logs.execute("CREATE TABLE t_hinted (id INT PRIMARY KEY, v TEXT)")
+        .await
+        .unwrap();
+    logs.execute(
+        "/* SHARDINGSPHERE_HINT: t_hinted.SHARDING_DATABASE_VALUE=1 */ \
+         INSERT INTO t_hinted VALUES (1, 'x')",
+    )
+    .await
+    .unwrap();
+    assert_eq!(stored(&data, "logs_1.db", "t_hinted").await, 1);
+    assert_eq!(stored(&data, "logs_0.db", "t_hinted").await, 0);
+    logs.execute("CREATE TABLE t_audited (user_id INT PRIMARY KEY, v TEXT)")
+        .await
+        .unwrap();
+    let refused = logs.execute("SELECT v FROM t_audited").await.unwrap_err();
+    assert!(
+        refused.to_string().contains("sharding_key_required"),
+        "{refused}"
+    );
+    logs.execute("SELECT v FROM t_audited WHERE user_id = 3")
+        .await
+        .unwrap();
+
+    // `!SINGLE`'s tables where they were made.
+    let homes = [
+        preview(&mut logs, "SELECT id FROM t_notes").await,
+        preview(&mut logs, "SELECT id FROM t_settings").await,
+    ];
+    assert_eq!(
+        [homes[0][0].0.as_str(), homes[1][0].0.as_str()],
+        ["ds_0", "ds_1"]
+    );
 
     // USE moves a session that holds nothing to the other database; inside a transaction it is
     // refused, and the session stays where it was.
@@ -452,40 +640,11 @@ rules:
         .get(0);
     assert_eq!(n, 2);
 
-    // The rows are in each database's own files.
-    let stored = async |file: &str, table: &str| -> i64 {
-        let path = dir.0.join("data").join(file);
-        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-            .await
-            .unwrap();
-        let tables: Vec<String> = sqlx::query(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ? || '%'",
-        )
-        .bind(table)
-        .fetch_all(&mut conn)
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-        let mut rows = 0;
-        for t in tables.iter().filter(|t| !t.starts_with("keyshard")) {
-            let n: i64 = sqlx::query(&format!("SELECT COUNT(*) FROM {t}"))
-                .fetch_one(&mut conn)
-                .await
-                .unwrap()
-                .get(0);
-            rows += n;
-        }
-        rows
-    };
-    assert_eq!(
-        stored("logs_0.db", "t_log").await + stored("logs_1.db", "t_log").await,
-        4
-    );
-    assert_eq!(
-        stored("orders_0.db", "t_order").await + stored("orders_1.db", "t_order").await,
-        2
-    );
-    assert_eq!(stored("orders_0.db", "t_log").await, 0);
+    // The orders are in orders_db's own files, none in logs_db's.
+    let in_orders = stored(&data, "orders_0.db", "t_order_0").await
+        + stored(&data, "orders_0.db", "t_order_1").await
+        + stored(&data, "orders_1.db", "t_order_0").await
+        + stored(&data, "orders_1.db", "t_order_1").await;
+    assert_eq!(in_orders, 2);
+    assert_eq!(stored(&data, "logs_0.db", "t_order_0").await, 0);
 }
