@@ -490,6 +490,19 @@ async fn a_configuration_directory_serves_each_logical_database() {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(databases, ["logs_db", "orders_db"]);
+    // A statement naming the other database is answered by it.
+    let first_column = async |conn: &mut MySqlConnection, sql: &str| -> Vec<String> {
+        let rows = conn.fetch_all(sql).await.unwrap();
+        rows.iter().map(|r| r.get(0)).collect()
+    };
+    assert_eq!(
+        first_column(&mut logs, "SHOW TABLES FROM orders_db").await,
+        ["t_order"]
+    );
+    let rules = first_column(&mut orders, "SHOW SHARDING TABLE RULES FROM logs_db").await;
+    assert_eq!(rules, ["t_audited", "t_hinted", "t_log", "t_volume"]);
+    let rules = first_column(&mut logs, "SHOW SHARDING TABLE RULES FROM orders_db").await;
+    assert_eq!(rules, ["t_order"]);
 
     // Rows by month, each where its month's table is, keys generated; a range of dates reads
     // the months it spans alone.

@@ -436,6 +436,9 @@ impl Engine {
                 return statement.answer(session, self.databases(), current);
             }
             Intent::Reflection(request) => {
+                if let Some(other) = request.database().and_then(|d| self.other_database(d)) {
+                    return Box::pin(other.answer_text(session, sql, Reserved::Whole)).await;
+                }
                 let shards = reflection::Shards {
                     backend: &self.backend,
                     config: &self.config,
@@ -861,7 +864,20 @@ impl Engine {
 
     /// The DistSQL statements the proxy answers. The repository gets as long as any of its
     /// calls may take (`operationTimeoutMilliseconds`).
+    /// The engine of `database` when it is another logical database of the instance.
+    fn other_database(&self, database: &str) -> Option<Arc<Engine>> {
+        match self.is_database(database) {
+            true => None,
+            false => self.instance.engine(database),
+        }
+    }
+
     async fn distsql(&self, session: &mut Session, statement: DistSql) -> Result<Reply, Error> {
+        if let DistSql::Rules(_, Some(database)) = &statement
+            && let Some(other) = self.other_database(database)
+        {
+            return Box::pin(other.distsql(session, statement)).await;
+        }
         if let DistSql::RefreshMetadata = statement {
             if let Err(e) = self.backend.load_metadata(&self.config.sharding).await {
                 tracing::warn!("table metadata not refreshed: {e}");

@@ -3,9 +3,12 @@
 //! (`SHOW PROCESSLIST` shows them all) and the databases' names (`SHOW DATABASES`).
 
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
 use keyshard_config::Props;
 
+use crate::databases::Databases;
+use crate::engine::Engine;
 use crate::memory::MemoryBudget;
 use crate::processlist::Sessions;
 use crate::throttle::LoginThrottle;
@@ -19,6 +22,10 @@ pub(crate) struct Instance {
     pub(crate) sessions: Sessions,
     /// The logical databases, in the order they were configured.
     pub(crate) databases: Vec<String>,
+    /// Their engines, once all have started: a statement naming another database (`SHOW
+    /// TABLES FROM`, RQL's `FROM`) is answered by that database's. Weak: the engines hold the
+    /// instance.
+    engines: OnceLock<Weak<Databases>>,
 }
 
 impl Instance {
@@ -34,7 +41,19 @@ impl Instance {
             ),
             sessions: Sessions::default(),
             databases,
+            engines: OnceLock::new(),
         }
+    }
+
+    /// Gives the instance its started engines.
+    pub(crate) fn attach(&self, databases: &Arc<Databases>) {
+        let _ = self.engines.set(Arc::downgrade(databases));
+    }
+
+    /// The engine of logical database `name`, if it is one of the instance's.
+    pub(crate) fn engine(&self, name: &str) -> Option<Arc<Engine>> {
+        let databases = self.engines.get()?.upgrade()?;
+        databases.named(name).cloned()
     }
 
     /// A new connection id.

@@ -176,6 +176,7 @@ impl Server {
             return Err(ServerError::NoDatabase);
         };
         let databases = Arc::new(Databases::new(first, engines.collect()));
+        instance.attach(&databases);
         let Listeners {
             mysql,
             postgres: postgres_listener,

@@ -41,6 +41,22 @@ pub(crate) enum Request {
     Refused,
 }
 
+impl Request {
+    /// The database it names, if any.
+    pub(crate) fn database(&self) -> Option<&str> {
+        match self {
+            Request::Tables { database, .. } | Request::TableStatus { database, .. } => {
+                database.as_deref()
+            }
+            Request::Columns { table, .. }
+            | Request::CreateTable { table }
+            | Request::Indexes { table } => table.database.as_deref(),
+            Request::CreateDatabase { name, .. } => Some(name),
+            Request::Grants { .. } | Request::Refused => None,
+        }
+    }
+}
+
 /// A table name, with the database it was qualified by.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Name {
