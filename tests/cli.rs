@@ -352,10 +352,20 @@ fn two_databases(dir: &Path) -> (PathBuf, u16, u16) {
     let yaml = std::fs::read_to_string("config/keyshard.yaml").unwrap();
     let at = yaml.find("\ndatabaseName:").unwrap();
     let (mysql_port, pg_port) = (common::free_port(), common::free_port());
-    let global = yaml[..at].replace(
-        "listen: 127.0.0.1:3307",
-        &format!("listen: 127.0.0.1:{mysql_port}\n  postgres:\n    listen: 127.0.0.1:{pg_port}"),
-    );
+    // `logger` may use logs_db alone (SS's DATABASE_PERMITTED).
+    let global = yaml[..at]
+        .replace(
+            "listen: 127.0.0.1:3307",
+            &format!(
+                "listen: 127.0.0.1:{mysql_port}\n  postgres:\n    listen: 127.0.0.1:{pg_port}"
+            ),
+        )
+        .replace(
+            "      password: root\n",
+            "      password: root\n    - user: logger@%\n      password: logger\n  privilege:\n    \
+             type: DATABASE_PERMITTED\n    props:\n      \
+             user-database-mappings: root@%=*, logger@%=logs_db\n",
+        );
     std::fs::write(conf.join("global.yaml"), global).unwrap();
     let orders = yaml[at..]
         .replace("databaseName: sharding_db", "databaseName: orders_db")
@@ -635,6 +645,34 @@ async fn a_configuration_directory_serves_each_logical_database() {
         .await
         .unwrap_err();
     assert!(unknown.to_string().contains("nowhere_db"), "{unknown}");
+
+    // A user limited to logs_db sees and uses it alone, on both frontends.
+    let logger =
+        |database: &str| format!("mysql://logger:logger@127.0.0.1:{mysql_port}/{database}");
+    let denied = MySqlConnection::connect(&logger("orders_db"))
+        .await
+        .unwrap_err();
+    assert!(denied.to_string().contains("1044"), "{denied}");
+    let mut limited = MySqlConnection::connect(&logger("logs_db")).await.unwrap();
+    assert_eq!(
+        first_column(&mut limited, "SHOW DATABASES").await,
+        ["logs_db"]
+    );
+    assert_eq!(
+        first_column(&mut limited, "SHOW GRANTS").await,
+        ["GRANT ALL PRIVILEGES ON `logs_db`.* TO `logger`@`%` WITH GRANT OPTION"]
+    );
+    let denied = limited.execute("USE orders_db").await.unwrap_err();
+    assert!(denied.to_string().contains("1044"), "{denied}");
+    assert_eq!(
+        count(&mut limited, "SELECT COUNT(*) FROM t_log")
+            .await
+            .unwrap(),
+        4
+    );
+    let pg_denied = format!("postgres://logger:logger@127.0.0.1:{pg_port}/orders_db");
+    let denied = PgConnection::connect(&pg_denied).await.unwrap_err();
+    assert!(denied.to_string().contains("permission denied"), "{denied}");
 
     // The PostgreSQL frontend serves both too, by the startup's database.
     let pg_url = |database: &str| format!("postgres://root:root@127.0.0.1:{pg_port}/{database}");

@@ -157,7 +157,7 @@ pub enum Problem {
     )]
     SeveralDatabases(String),
     /// A privilege provider Keyshard does not implement.
-    #[error("unsupported privilege type '{0}' (supported: ALL_PERMITTED)")]
+    #[error("unsupported privilege type '{0}' (supported: ALL_PERMITTED, DATABASE_PERMITTED)")]
     UnsupportedPrivilege(String),
     /// A property the algorithm type does not take.
     #[error("unknown property '{name}' for {algorithm} (allowed: {allowed})")]

@@ -116,6 +116,18 @@ pub struct User {
     pub host: Option<String>,
     /// The password, with `${ENV}` placeholders replaced.
     pub password: String,
+    /// The logical databases the user may use (`DATABASE_PERMITTED`'s
+    /// `user-database-mappings`); `None`: every one (`ALL_PERMITTED`, or a mapping to `*`).
+    pub databases: Option<Vec<String>>,
+}
+
+impl User {
+    /// Whether the user may use logical database `database`.
+    pub fn may_use(&self, database: &str) -> bool {
+        self.databases
+            .as_ref()
+            .is_none_or(|d| d.iter().any(|d| d.eq_ignore_ascii_case(database)))
+    }
 }
 
 impl fmt::Debug for User {

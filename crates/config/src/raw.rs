@@ -105,14 +105,15 @@ pub(crate) struct RawUser {
     pub password: Option<Scalar>,
 }
 
-/// ShardingSphere's `privilege:` block; only `ALL_PERMITTED` is meaningful to Keyshard.
+/// ShardingSphere's `privilege:` block: `ALL_PERMITTED`, or `DATABASE_PERMITTED` with its
+/// `user-database-mappings`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawPrivilege {
     #[serde(rename = "type")]
     pub kind: String,
-    #[serde(rename = "props")]
-    pub _props: Option<IgnoredAny>,
+    #[serde(default)]
+    pub props: BTreeMap<String, Scalar>,
 }
 
 /// Unknown keys are kept in `other`, so that ShardingSphere's own (which tune its engine) load

@@ -11,7 +11,8 @@ use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem, Problems};
 use crate::model::{Config, Props, Server, ShardingRule, Tls, TransactionType, User};
 use crate::raw::{
-    InOrder, RawAuthority, RawConfig, RawDataSource, RawListener, RawRule, RawServer, RawSingle,
+    InOrder, RawAuthority, RawConfig, RawDataSource, RawListener, RawPrivilege, RawRule, RawServer,
+    RawSingle,
 };
 use crate::{mode, sharding, single};
 
@@ -344,15 +345,20 @@ fn users(raw: Option<(String, &RawAuthority)>) -> Result<Vec<User>, ConfigError>
     let Some((path, raw)) = raw else {
         return Ok(Vec::new());
     };
-    if let Some(privilege) = &raw.privilege
-        && !privilege.kind.eq_ignore_ascii_case("ALL_PERMITTED")
-    {
-        return Err(ConfigError::at(
-            format!("{path}.privilege.type"),
-            Problem::UnsupportedPrivilege(privilege.kind.clone()),
-        ));
-    }
-    raw.users
+    let mappings = match &raw.privilege {
+        Some(p) if p.kind.eq_ignore_ascii_case("DATABASE_PERMITTED") => {
+            Some(database_mappings(p, &format!("{path}.privilege.props"))?)
+        }
+        Some(p) if !p.kind.eq_ignore_ascii_case("ALL_PERMITTED") => {
+            return Err(ConfigError::at(
+                format!("{path}.privilege.type"),
+                Problem::UnsupportedPrivilege(p.kind.clone()),
+            ));
+        }
+        _ => None,
+    };
+    let mut users: Vec<User> = raw
+        .users
         .iter()
         .enumerate()
         .map(|(i, user)| {
@@ -378,6 +384,59 @@ fn users(raw: Option<(String, &RawAuthority)>) -> Result<Vec<User>, ConfigError>
                 name: name.to_owned(),
                 host,
                 password,
+                databases: None,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    if let Some(mappings) = mappings {
+        for user in &mut users {
+            // Keyshard does not match hosts: a user may use what any of its entries may.
+            let mut databases = Vec::new();
+            for (name, database) in &mappings {
+                if name == &user.name {
+                    databases.push(database.clone());
+                }
+            }
+            user.databases = (!databases.iter().any(|d| d == "*")).then_some(databases);
+        }
+    }
+    Ok(users)
+}
+
+/// `DATABASE_PERMITTED`'s `user-database-mappings`: `user@host=database, …` as (user,
+/// database) pairs, `*` for every database.
+fn database_mappings(
+    privilege: &RawPrivilege,
+    path: &str,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    let Some(text) = privilege.props.get("user-database-mappings") else {
+        return Err(ConfigError::at(
+            path,
+            Problem::InvalidValue {
+                value: "no user-database-mappings".into(),
+                expected: "user-database-mappings: user@host=database, …",
+            },
+        ));
+    };
+    text.0
+        .split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| {
+            let parsed = entry.split_once('=').and_then(|(user, database)| {
+                let name = user.split_once('@').map_or(user, |(name, _)| name).trim();
+                let database = database.trim();
+                (!name.is_empty() && !database.is_empty())
+                    .then(|| (name.to_owned(), database.to_owned()))
+            });
+            parsed.ok_or_else(|| {
+                ConfigError::at(
+                    format!("{path}.user-database-mappings"),
+                    Problem::InvalidValue {
+                        value: entry.to_owned(),
+                        expected: "user@host=database",
+                    },
+                )
             })
         })
         .collect()

@@ -183,6 +183,14 @@ impl Engine {
             .map(|u| u.password.clone())
     }
 
+    /// Whether `user` may use logical database `database` (`DATABASE_PERMITTED`).
+    pub(crate) fn may_use(&self, user: &str, database: &str) -> bool {
+        self.config
+            .users
+            .iter()
+            .any(|u| u.name == user && u.may_use(database))
+    }
+
     /// Whether `database` is this engine's logical database.
     pub fn is_database(&self, database: &str) -> bool {
         database.eq_ignore_ascii_case(&self.config.database_name)
@@ -433,7 +441,9 @@ impl Engine {
                     self.reset_session(session).await;
                 }
                 let current = &self.config.database_name;
-                return statement.answer(session, self.databases(), current);
+                let user = session.user.clone();
+                let permitted = |database: &str| self.may_use(&user, database);
+                return statement.answer(session, self.databases(), &permitted, current);
             }
             Intent::Reflection(request) => {
                 if let Some(other) = request.database().and_then(|d| self.other_database(d)) {

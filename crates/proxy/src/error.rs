@@ -25,6 +25,8 @@ pub enum ErrorKind {
     /// `MergeError::Collation`): the engine gathers the read instead, and where it cannot, the
     /// client is told as of any unsupported statement.
     Unmerged,
+    /// A logical database the user may not use.
+    DatabaseDenied,
     /// A row's value count differs from its column count.
     ColumnCount,
     /// The table does not exist.
@@ -108,6 +110,15 @@ impl Error {
         Self::new(
             ErrorKind::UnknownDatabase,
             format!("Unknown database '{name}'"),
+        )
+    }
+
+    /// MySQL's ER_DBACCESS_DENIED_ERROR, PostgreSQL's insufficient privilege: a logical
+    /// database `DATABASE_PERMITTED` does not give `user`.
+    pub fn database_denied(user: &str, name: &str) -> Self {
+        Self::new(
+            ErrorKind::DatabaseDenied,
+            format!("Access denied for user '{user}'@'%' to database '{name}'"),
         )
     }
 }

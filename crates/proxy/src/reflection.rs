@@ -253,13 +253,27 @@ fn grants(shards: &Shards<'_>, user: &str) -> Result<Reply, Error> {
         }
     };
     let quoted = |s: &str| format!("`{}`", s.replace('`', "``"));
+    // ALL_PERMITTED: everything; DATABASE_PERMITTED: each database the user is mapped to.
+    let scopes = match configured.and_then(|u| u.databases.as_ref()) {
+        Some(databases) => databases
+            .iter()
+            .map(|d| format!("{}.*", quoted(d)))
+            .collect(),
+        None => vec!["*.*".to_owned()],
+    };
+    let rows = scopes
+        .iter()
+        .map(|scope| {
+            vec![Value::Text(format!(
+                "GRANT ALL PRIVILEGES ON {scope} TO {}@{} WITH GRANT OPTION",
+                quoted(user),
+                quoted(&host)
+            ))]
+        })
+        .collect();
     Ok(Reply::text_rows(
         &[&format!("Grants for {user}@{host}")],
-        vec![vec![Value::Text(format!(
-            "GRANT ALL PRIVILEGES ON *.* TO {}@{} WITH GRANT OPTION",
-            quoted(user),
-            quoted(&host)
-        ))]],
+        rows,
     ))
 }
 

@@ -36,15 +36,17 @@ impl SessionStatement<'_> {
         )
     }
 
-    /// Answers it from `session`, whose logical database is `current` among `databases`.
+    /// Answers it from `session`, whose logical database is `current` among `databases`, of
+    /// which its user may use those `permitted` says.
     pub(crate) fn answer(
         self,
         session: &mut Session,
         databases: &[String],
+        permitted: &dyn Fn(&str) -> bool,
         current: &str,
     ) -> Result<Reply, Error> {
         match self {
-            SessionStatement::MySql(s) => mysql::answer(s, session, databases, current),
+            SessionStatement::MySql(s) => mysql::answer(s, session, databases, permitted, current),
             SessionStatement::Postgres(s) => postgres::answer(s, session),
         }
     }

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 
 use super::protocol::command::{Command, decode_command, decode_params};
 use super::protocol::error::ProtocolError;
-use super::protocol::handshake::{self, Greeting};
+use super::protocol::handshake::{self, DatabaseRefused, Greeting};
 use super::protocol::packet::{DEFAULT_MAX_PAYLOAD, PacketIo};
 use super::protocol::response::{self, ResultColumn};
 use crate::admission::Ticket;
@@ -68,7 +68,11 @@ pub async fn serve(
             Some(wait) => Err(throttle::refusal(user, &peer, wait)),
             None => Ok(engine.password(user)),
         },
-        |database| databases.named(database).is_some(),
+        |user, database| match databases.named(database) {
+            None => Err(DatabaseRefused::Unknown),
+            Some(named) if !named.may_use(user, database) => Err(DatabaseRefused::Denied),
+            Some(_) => Ok(()),
+        },
     );
     // Nothing has run for a client still logging in: shutdown closes it at once.
     let login = tokio::select! {
@@ -96,9 +100,13 @@ pub async fn serve(
         }
     };
     io.set_max_payload(DEFAULT_MAX_PAYLOAD);
+    // No database named: the first the user may use.
     let engine = match client.database.as_deref().and_then(|d| databases.named(d)) {
         Some(named) => Arc::clone(named),
-        None => engine,
+        None => databases
+            .iter()
+            .find(|e| e.may_use(&client.user, &e.config().database_name))
+            .map_or(engine, Arc::clone),
     };
     let counted = Arc::clone(&engine);
     let _connected = counted.metrics().connected(Dialect::MySql);
@@ -261,6 +269,9 @@ impl Connection {
             }
             Command::InitDb(database) => {
                 let reply = match self.databases.named(&database) {
+                    Some(engine) if !engine.may_use(&self.session.user, &database) => {
+                        Err(Error::database_denied(&self.session.user, &database))
+                    }
                     Some(engine) if !Arc::ptr_eq(engine, &self.engine) => {
                         self.session.may_change_database().map(|()| {
                             self.session.database = Some(engine.config().database_name.clone());

@@ -190,6 +190,10 @@ pub async fn accept(
         )
         .await);
     };
+    if !engine.may_use(&user, &database) {
+        let message = format!("permission denied for database \"{database}\"");
+        return Err(refuse(wire, "42501", &message).await);
+    }
 
     wire.send(PgWireBackendMessage::Authentication(Authentication::Ok))
         .await?;

@@ -15,6 +15,7 @@ impl Error {
             ErrorKind::InvalidEncoding => (1300, "HY000"),
             ErrorKind::LocalFilesDisabled => (3948, "42000"),
             ErrorKind::UnknownDatabase => (1049, "42000"),
+            ErrorKind::DatabaseDenied => (1044, "42000"),
             ErrorKind::UnknownThread => (1094, "HY000"),
             ErrorKind::NoSuchGrant => (1141, "42000"),
             ErrorKind::UnknownStatement => (1243, "HY000"),

@@ -150,11 +150,12 @@ pub(crate) fn recognise(sql: &str) -> Option<Statement<'_>> {
 }
 
 /// Answers a session statement from `session`, whose logical database is `current` among
-/// the instance's `databases`.
+/// the instance's `databases`, of which its user may use those `permitted` says.
 pub(crate) fn answer(
     statement: Statement,
     session: &mut Session,
     databases: &[String],
+    permitted: &dyn Fn(&str) -> bool,
     current: &str,
 ) -> Result<Reply, Error> {
     Ok(match statement {
@@ -163,6 +164,9 @@ pub(crate) fn answer(
             let Some(database) = databases.iter().find(|d| d.eq_ignore_ascii_case(name)) else {
                 return Err(Error::unknown_database(name));
             };
+            if !permitted(database) {
+                return Err(Error::database_denied(&session.user, database));
+            }
             if !database.eq_ignore_ascii_case(current) {
                 session.may_change_database()?;
             }
@@ -174,6 +178,7 @@ pub(crate) fn answer(
             &["Database"],
             databases
                 .iter()
+                .filter(|d| permitted(d))
                 .map(|d| vec![Value::Text(d.clone())])
                 .collect(),
         ),

@@ -19,8 +19,14 @@ fn rows(reply: Reply) -> (Vec<String>, Vec<Vec<Value>>) {
 
 fn ask(sql: &str, session: &mut Session) -> Result<Reply, Error> {
     let statement = recognise(sql).unwrap_or_else(|| panic!("{sql} not answered"));
-    let databases = ["sharding_db".to_owned(), "other_db".to_owned()];
-    answer(statement, session, &databases, "sharding_db")
+    let databases = ["sharding_db", "other_db", "secret_db"].map(str::to_owned);
+    answer(
+        statement,
+        session,
+        &databases,
+        &|d| d != "secret_db",
+        "sharding_db",
+    )
 }
 
 #[test]
@@ -84,6 +90,11 @@ fn session_functions() {
     assert_eq!(s.database.as_deref(), Some("other_db"));
     let (_, listed) = rows(ask("SHOW DATABASES", &mut s).unwrap());
     assert_eq!(listed.len(), 2);
+    // One the user may not use (DATABASE_PERMITTED): refused, and not listed above.
+    assert_eq!(
+        ask("USE secret_db", &mut s).unwrap_err().mysql_code().0,
+        1044
+    );
 }
 
 #[test]

@@ -16,6 +16,7 @@ impl Error {
             ErrorKind::InvalidEncoding => "22021",
             ErrorKind::LocalFilesDisabled => "0A000",
             ErrorKind::UnknownDatabase => "3D000",
+            ErrorKind::DatabaseDenied => "42501",
             // Not met: PostgreSQL's functions answer false.
             ErrorKind::UnknownThread => "42704",
             ErrorKind::NoSuchGrant => "42704",

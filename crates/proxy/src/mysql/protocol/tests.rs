@@ -36,7 +36,7 @@ async fn serve(mut io: PacketIo<DuplexStream>) -> Result<(), ProtocolError> {
         None,
         "localhost",
         |u| Ok((u == "app").then(|| "pw".to_owned())),
-        |_| true,
+        |_, _| Ok(()),
     )
     .await?;
     let caps = client.capabilities;

@@ -78,6 +78,16 @@ const ER_ACCESS_DENIED_ERROR: u16 = 1045;
 /// MySQL's answer once `max_connect_errors` is reached.
 const ER_HOST_IS_BLOCKED: u16 = 1129;
 const ER_BAD_DB_ERROR: u16 = 1049;
+const ER_DBACCESS_DENIED_ERROR: u16 = 1044;
+
+/// Why a database named at connect time is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DatabaseRefused {
+    /// The proxy serves no database of that name.
+    Unknown,
+    /// The user may not use it (`DATABASE_PERMITTED`).
+    Denied,
+}
 const ER_NOT_SUPPORTED_AUTH_MODE: u16 = 1251;
 const ER_SECURE_TRANSPORT_REQUIRED: u16 = 3159;
 /// caching_sha2_password's "perform full authentication": the client sends its password.
@@ -99,8 +109,8 @@ const FULL_AUTHENTICATION: [u8; 2] = [0x01, 0x04];
 /// Failures that the client can be told about (bad credentials, SSL, pre-4.1 protocol, an
 /// unparsable response) are answered with an ERR packet before the error is returned; a bad
 /// password gives ERR 1045 and [`ProtocolError::AccessDenied`], a database the client names
-/// at connect time that `database_known` refuses gives ERR 1049 and
-/// [`ProtocolError::UnknownDatabase`]. `check` gives a user's password, or refuses the login
+/// at connect time that `database_check` (given the user and the database) refuses gives ERR
+/// 1049 (unknown) or 1044 (not the user's) and [`ProtocolError::UnknownDatabase`]. `check` gives a user's password, or refuses the login
 /// with a message (throttling: ERR 1129 and [`ProtocolError::Throttled`]) before the password
 /// is looked at. Close the connection on any error.
 pub async fn accept<S>(
@@ -109,7 +119,7 @@ pub async fn accept<S>(
     tls: Option<&Tls>,
     peer_host: &str,
     check: impl Fn(&str) -> Result<Option<String>, String>,
-    database_known: impl Fn(&str) -> bool,
+    database_check: impl Fn(&str, &str) -> Result<(), DatabaseRefused>,
 ) -> Result<Client, ProtocolError>
 where
     S: Upgrade,
@@ -198,9 +208,17 @@ where
         .db_name()
         .map(|db| String::from_utf8_lossy(db).into_owned())
         .filter(|db| !db.is_empty());
-    if let Some(name) = database.as_deref().filter(|db| !database_known(db)) {
-        let message = format!("Unknown database '{name}'");
-        io.write_packet(&response::err(ER_BAD_DB_ERROR, "42000", &message));
+    if let Some(name) = database.as_deref()
+        && let Err(refused) = database_check(&user, name)
+    {
+        let (code, message) = match refused {
+            DatabaseRefused::Unknown => (ER_BAD_DB_ERROR, format!("Unknown database '{name}'")),
+            DatabaseRefused::Denied => (
+                ER_DBACCESS_DENIED_ERROR,
+                format!("Access denied for user '{user}'@'%' to database '{name}'"),
+            ),
+        };
+        io.write_packet(&response::err(code, "42000", &message));
         io.flush().await?;
         return Err(ProtocolError::UnknownDatabase(name.to_owned()));
     }

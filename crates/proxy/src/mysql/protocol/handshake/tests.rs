@@ -101,9 +101,17 @@ where
     let (client, server) = duplex(4096);
     let mut server = PacketIo::new(server);
     let greeting = greeting();
-    let server_side = accept(&mut server, &greeting, None, "10.0.0.7", passwords, |db| {
-        db != "nowhere"
-    });
+    let server_side = accept(
+        &mut server,
+        &greeting,
+        None,
+        "10.0.0.7",
+        passwords,
+        |_, db| match db {
+            "nowhere" => Err(DatabaseRefused::Unknown),
+            _ => Ok(()),
+        },
+    );
     tokio::join!(server_side, client_side(PacketIo::new(client)))
 }
 
