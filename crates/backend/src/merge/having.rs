@@ -46,28 +46,8 @@ impl Resolved {
 
     fn test(&self, filter: &Filter, row: &[Value]) -> Result<Option<bool>, MergeError> {
         Ok(match filter {
-            Filter::And(parts) => {
-                let mut all = Some(true);
-                for part in parts {
-                    match self.test(part, row)? {
-                        Some(false) => return Ok(Some(false)),
-                        None => all = None,
-                        Some(true) => {}
-                    }
-                }
-                all
-            }
-            Filter::Or(parts) => {
-                let mut any = Some(false);
-                for part in parts {
-                    match self.test(part, row)? {
-                        Some(true) => return Ok(Some(true)),
-                        None => any = None,
-                        Some(false) => {}
-                    }
-                }
-                any
-            }
+            Filter::And(parts) => self.either(parts, row, false)?,
+            Filter::Or(parts) => self.either(parts, row, true)?,
             Filter::IsNull { operand, negated } => {
                 Some(self.number(operand, row)?.is_none() != *negated)
             }
@@ -78,6 +58,25 @@ impl Resolved {
                 }
             }
         })
+    }
+
+    /// AND (`decisive` false) or OR (`decisive` true) of `parts`: `decisive` as soon as one
+    /// part is, else unknown where one part is, else the other value.
+    fn either(
+        &self,
+        parts: &[Filter],
+        row: &[Value],
+        decisive: bool,
+    ) -> Result<Option<bool>, MergeError> {
+        let mut result = Some(!decisive);
+        for part in parts {
+            match self.test(part, row)? {
+                Some(value) if value == decisive => return Ok(Some(decisive)),
+                None => result = None,
+                Some(_) => {}
+            }
+        }
+        Ok(result)
     }
 
     /// The operand's number; `None` for NULL.

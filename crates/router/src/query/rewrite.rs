@@ -25,6 +25,18 @@ use crate::tokens::Tokens;
 use crate::value::Value;
 use crate::{Dialect, RouteError};
 
+/// A read as several nodes run it, and how their rows merge.
+#[derive(Debug, Clone)]
+pub(super) struct MultiRead {
+    template: Template,
+    /// The merge, its offset and limit still to be bound.
+    spec: MergeSpec,
+    offset: Option<Operand>,
+    limit: Option<Operand>,
+    /// Grouped results cannot be cut per node: a group may span nodes.
+    grouped: bool,
+}
+
 impl MultiRead {
     pub(super) fn new(
         template: Template,
@@ -41,18 +53,6 @@ impl MultiRead {
             grouped,
         }
     }
-}
-
-/// A read as several nodes run it, and how their rows merge.
-#[derive(Debug, Clone)]
-pub(super) struct MultiRead {
-    template: Template,
-    /// The merge, its offset and limit still to be bound.
-    spec: MergeSpec,
-    offset: Option<Operand>,
-    limit: Option<Operand>,
-    /// Grouped results cannot be cut per node: a group may span nodes.
-    grouped: bool,
 }
 
 impl PreparedQuery {
