@@ -540,7 +540,7 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
         "SELECT status, COUNT(DISTINCT user_id) FROM t_order",
         "SELECT * FROM t_order WHERE amount > (SELECT AVG(amount) FROM t_order)",
         "SELECT COUNT(*) + 1 FROM t_order",
-        "SELECT status FROM t_order UNION SELECT status FROM t_order_item",
+        "SELECT status FROM t_order INTERSECT SELECT status FROM t_order_item",
     ] {
         let gather = plan(sql, &[]).unwrap().gather.expect(sql);
         assert_eq!(gather.statement.sql, sql);
@@ -550,7 +550,7 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
             "FROM t_order WHERE user_id = 1 AND order_id = 1 AND 1 = 1",
             1,
         );
-        if !sql.contains("UNION") && !sql.contains("(SELECT") {
+        if !sql.contains("INTERSECT") && !sql.contains("(SELECT") {
             let p = plan(&narrowed, &[]).unwrap();
             assert!(p.gather.is_none() && p.units.len() == 1, "{narrowed}");
         }
@@ -1066,8 +1066,21 @@ fn union_all_of_sharded_branches_is_concatenated() {
     )
     .unwrap();
     assert!(p.gather.is_none() && p.units.len() == 4);
+    // UNION keeps one of each row: the whole row is the merge's GROUP BY, and a branch may read
+    // a broadcast table alone (its rows come from every node, and are kept once).
     for sql in [
-        "SELECT status FROM t_order UNION SELECT status FROM t_order_item",
+        "SELECT status FROM t_order UNION SELECT status FROM t_order_item ORDER BY 1 LIMIT 3",
+        "SELECT status FROM t_order UNION SELECT code FROM t_dict UNION SELECT DISTINCT status FROM t_order",
+    ] {
+        let p = plan(sql, &[]).unwrap();
+        assert!(p.gather.is_none(), "{sql}");
+        let merge = p.merge.expect(sql);
+        assert_eq!(merge.group_by, [ColumnRef::Index(0)], "{sql}");
+        assert!(p.units[0].sql.contains("LIMIT 9223372036854775807") || !sql.contains("LIMIT"));
+    }
+    for sql in [
+        "SELECT status FROM t_order UNION SELECT status FROM t_order_item UNION ALL SELECT status FROM t_order",
+        "SELECT * FROM t_order UNION SELECT * FROM t_order_item",
         "SELECT status FROM t_order UNION ALL SELECT code FROM t_dict",
         "SELECT status FROM t_order UNION ALL SELECT COUNT(*) FROM t_order_item",
         "SELECT status FROM t_order UNION ALL SELECT DISTINCT status FROM t_order_item",

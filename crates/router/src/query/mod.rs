@@ -32,7 +32,7 @@ mod limit;
 mod rewrite;
 mod select_list;
 mod tables;
-mod union_all;
+mod union;
 
 use conditions::Condition;
 pub(crate) use conditions::{Operand, operand};

@@ -14,7 +14,7 @@ use sqlparser::parser::Parser;
 use super::having::filter_of;
 use super::limit::{NO_LIMIT, limit_clause, limit_number};
 use super::select_list::{arguments_text, call_end, group_by_end, having_range, projection_ranges};
-use super::union_all::union_all_read;
+use super::union::union_read;
 use super::{Operand, PreparedQuery, Tables, placeholder_edits, select_of};
 use crate::locate::Locator;
 use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
@@ -180,7 +180,7 @@ pub(super) fn multi_read(
 ) -> Result<MultiRead, String> {
     let unsupported = |what: &str| Err(what.to_owned());
     if query.with.is_none() && select_of(query).is_none() {
-        return union_all_read(sql, dialect, query, tables, tokens, table_edits);
+        return union_read(sql, dialect, query, tables, tokens, table_edits);
     }
     // Node `i` of a table meets only node `i` of itself: rows on other nodes never pair.
     if tables.repeated {

@@ -1,8 +1,12 @@
-//! UNION ALL over several nodes. Each node runs the whole statement on its own actual tables;
-//! when every branch reads a sharded table (the nodes' tables are bound, so each row of every
-//! branch is on exactly one node) and no branch aggregates, groups or removes duplicates, the
-//! nodes' rows put together are the statement's rows. ORDER BY (by position or output name)
-//! and LIMIT merge as for any read. UNION without ALL, INTERSECT and EXCEPT are gathered.
+//! UNION over several nodes. Each node runs the whole statement on its own actual tables.
+//! UNION ALL: when every branch reads a sharded table (the nodes' tables are bound, so each
+//! row of every branch is on exactly one node) and no branch aggregates, groups or removes
+//! duplicates, the nodes' rows put together are the statement's rows. UNION: each node's rows
+//! are distinct already, and the merge keeps one of each row across nodes, as `SELECT
+//! DISTINCT` merges; a branch may then read broadcast tables alone (their rows, on every node,
+//! are kept once) or remove duplicates itself. ORDER BY (by position or output name) and LIMIT
+//! merge as for any read. UNIONs of both kinds in one statement, INTERSECT and EXCEPT are
+//! gathered.
 
 use sqlparser::ast::{
     Expr, GroupByExpr, OrderByKind, OrderBySort, Query, Select, SelectItem, SetExpr, SetOperator,
@@ -19,8 +23,8 @@ use crate::template::{Edit, Piece, Template};
 use crate::tokens::Tokens;
 use crate::{Dialect, RouteError};
 
-/// The rewrite and merge of a UNION ALL over several nodes; `Err` says why it cannot be merged.
-pub(super) fn union_all_read(
+/// The rewrite and merge of a UNION over several nodes; `Err` says why it cannot be merged.
+pub(super) fn union_read(
     sql: &str,
     dialect: Dialect,
     query: &Query,
@@ -32,9 +36,11 @@ pub(super) fn union_all_read(
         return Err("FETCH or a locking clause on a UNION".into());
     }
     let mut branches = Vec::new();
-    collect_branches(&query.body, &mut branches)?;
+    let mut all = None;
+    collect_branches(&query.body, &mut branches, &mut all)?;
+    let distinct = all == Some(false);
     for branch in &branches {
-        concatenable(branch, tables)?;
+        node_by_node(branch, tables, distinct)?;
     }
     // A subquery would be run per node, on that node's rows alone.
     let mut counter = super::rewrite::QueryCount(0);
@@ -43,6 +49,12 @@ pub(super) fn union_all_read(
         return Err("subqueries".into());
     }
     let first = branches.first().ok_or("an empty UNION")?;
+    // UNION is a GROUP BY of the whole row.
+    let group_by = match distinct {
+        true if has_wildcard(first) => return Err("UNION of *".into()),
+        true => (0..first.projection.len()).map(ColumnRef::Index).collect(),
+        false => Vec::new(),
+    };
     let mut order_by = Vec::new();
     if let Some(order) = &query.order_by {
         let OrderByKind::Expressions(exprs) = &order.kind else {
@@ -70,7 +82,7 @@ pub(super) fn union_all_read(
     Ok(MultiRead::new(
         Template::whole(sql.len(), edits).map_err(|e: RouteError| e.to_string())?,
         MergeSpec {
-            group_by: Vec::new(),
+            group_by,
             aggregates: Vec::new(),
             having: None,
             when_empty: None,
@@ -82,32 +94,55 @@ pub(super) fn union_all_read(
         },
         offset,
         limit,
-        false,
+        distinct,
     ))
 }
 
-/// The SELECTs of a tree of UNION ALLs, left to right.
-fn collect_branches<'q>(body: &'q SetExpr, branches: &mut Vec<&'q Select>) -> Result<(), String> {
+/// The SELECTs of a tree of UNIONs, left to right, and whether they are `ALL` (all of one
+/// kind: `A UNION B UNION ALL C` keeps C's duplicates but not A's and B's).
+fn collect_branches<'q>(
+    body: &'q SetExpr,
+    branches: &mut Vec<&'q Select>,
+    all: &mut Option<bool>,
+) -> Result<(), String> {
     match body {
         SetExpr::Select(select) => branches.push(select),
         SetExpr::SetOperation {
             op: SetOperator::Union,
-            set_quantifier: SetQuantifier::All,
+            set_quantifier,
             left,
             right,
         } => {
-            collect_branches(left, branches)?;
-            collect_branches(right, branches)?;
+            let this = match set_quantifier {
+                SetQuantifier::All => true,
+                SetQuantifier::Distinct | SetQuantifier::None => false,
+                _ => return Err("this UNION".into()),
+            };
+            if all.replace(this).is_some_and(|other| other != this) {
+                return Err("UNION and UNION ALL in one statement".into());
+            }
+            collect_branches(left, branches, all)?;
+            collect_branches(right, branches, all)?;
         }
-        _ => return Err("UNION, INTERSECT and EXCEPT".into()),
+        _ => return Err("INTERSECT and EXCEPT".into()),
     }
     Ok(())
 }
 
-/// Refuses a branch whose rows the nodes' rows put together would not be: one that reads no
-/// sharded table (each node would send all of its rows), or aggregates, groups, removes
-/// duplicates or numbers rows (each node would do so over its own rows alone).
-fn concatenable(select: &Select, tables: &Tables<'_>) -> Result<(), String> {
+fn has_wildcard(select: &Select) -> bool {
+    select.projection.iter().any(|item| {
+        matches!(
+            item,
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+        )
+    })
+}
+
+/// Refuses a branch whose rows the nodes' rows put together would not be: one that aggregates,
+/// groups or numbers rows (each node would do so over its own rows alone), and, in a UNION ALL
+/// (`distinct` false), one that reads no sharded table (each node would send all of its rows)
+/// or removes duplicates.
+fn node_by_node(select: &Select, tables: &Tables<'_>, distinct: bool) -> Result<(), String> {
     let grouped =
         !matches!(&select.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty());
     let aggregated = select.projection.iter().any(|item| match item {
@@ -116,7 +151,8 @@ fn concatenable(select: &Select, tables: &Tables<'_>) -> Result<(), String> {
         }
         _ => false,
     });
-    if select.distinct.is_some()
+    if (select.distinct.is_some() && !distinct)
+        || matches!(select.distinct, Some(sqlparser::ast::Distinct::On(_)))
         || grouped
         || aggregated
         || select.having.is_some()
@@ -125,7 +161,7 @@ fn concatenable(select: &Select, tables: &Tables<'_>) -> Result<(), String> {
         || select.qualify.is_some()
         || !select.named_window.is_empty()
     {
-        return Err("a UNION ALL branch that aggregates, groups or removes duplicates".into());
+        return Err("a UNION branch that aggregates, groups or removes duplicates".into());
     }
     let sharded = |factor: &TableFactor| match factor {
         TableFactor::Table { name, .. } => tables
@@ -143,13 +179,13 @@ fn concatenable(select: &Select, tables: &Tables<'_>) -> Result<(), String> {
         {
             if let Some(name) = sharded(factor) {
                 if read.iter().any(|r| r.eq_ignore_ascii_case(name)) {
-                    return Err("a sharded table used twice in one UNION ALL branch".into());
+                    return Err("a sharded table used twice in one UNION branch".into());
                 }
                 read.push(name);
             }
         }
     }
-    if read.is_empty() {
+    if read.is_empty() && !distinct {
         return Err("a UNION ALL branch that reads no sharded table".into());
     }
     Ok(())
@@ -158,12 +194,7 @@ fn concatenable(select: &Select, tables: &Tables<'_>) -> Result<(), String> {
 /// The output column an ORDER BY key of a set operation names: by position, or by a name of
 /// the first branch's columns (what the databases accept there).
 fn output_column(expr: &Expr, first: &Select) -> Result<ColumnRef, String> {
-    let wildcard = first.projection.iter().any(|item| {
-        matches!(
-            item,
-            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
-        )
-    });
+    let wildcard = has_wildcard(first);
     match expr {
         Expr::Value(v) if matches!(v.value, SqlValue::Number(..)) && !wildcard => {
             match find_item(expr, first) {
