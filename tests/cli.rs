@@ -346,18 +346,20 @@ rules:
 /// SS-Proxy's `conf/` in `dir`: the default configuration's proxy part listening on both
 /// frontends, its database as `orders_db`, [`LOGS_DB`], and a database file that is all
 /// comments. Returns the directory and the MySQL and PostgreSQL ports.
-fn two_databases(dir: &Path) -> (PathBuf, u16, u16) {
+fn two_databases(dir: &Path) -> (PathBuf, u16, u16, u16) {
     let conf = dir.join("conf");
     std::fs::create_dir_all(&conf).unwrap();
     let yaml = std::fs::read_to_string("config/keyshard.yaml").unwrap();
     let at = yaml.find("\ndatabaseName:").unwrap();
     let (mysql_port, pg_port) = (common::free_port(), common::free_port());
+    let metrics_port = common::free_port();
     // `logger` may use logs_db alone (SS's DATABASE_PERMITTED).
     let global = yaml[..at]
         .replace(
             "listen: 127.0.0.1:3307",
             &format!(
-                "listen: 127.0.0.1:{mysql_port}\n  postgres:\n    listen: 127.0.0.1:{pg_port}"
+                "listen: 127.0.0.1:{mysql_port}\n  postgres:\n    listen: 127.0.0.1:{pg_port}\n  \
+                 metrics:\n    listen: 127.0.0.1:{metrics_port}"
             ),
         )
         .replace(
@@ -377,7 +379,7 @@ fn two_databases(dir: &Path) -> (PathBuf, u16, u16) {
         "# databaseName: encrypt_db\n",
     )
     .unwrap();
-    (conf, mysql_port, pg_port)
+    (conf, mysql_port, pg_port, metrics_port)
 }
 
 /// The rows of `table` in SQLite file `file` of `dir`; 0 when it has no such table.
@@ -413,7 +415,7 @@ async fn a_configuration_directory_serves_each_logical_database() {
     use sqlx::{Connection, Executor, MySqlConnection, PgConnection, Row};
 
     let dir = TempDir::new("cli_two_databases");
-    let (conf, mysql_port, pg_port) = two_databases(&dir.0);
+    let (conf, mysql_port, pg_port, metrics_port) = two_databases(&dir.0);
     // Single tables made before the start, one on each of logs_db's data sources.
     let data = dir.0.join("data");
     std::fs::create_dir_all(&data).unwrap();
@@ -690,6 +692,30 @@ async fn a_configuration_directory_serves_each_logical_database() {
         .unwrap()
         .get(0);
     assert_eq!(n, 2);
+
+    // One metrics endpoint counts every database's statements and pools.
+    let metrics = {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", metrics_port))
+            .await
+            .unwrap();
+        stream
+            .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut body = String::new();
+        stream.read_to_string(&mut body).await.unwrap();
+        body
+    };
+    for pool in [
+        "logs_db.ds_0",
+        "logs_db.ds_1",
+        "orders_db.ds_0",
+        "orders_db.ds_1",
+    ] {
+        let line = format!("keyshard_pool_connections{{data_source=\"{pool}\"}}");
+        assert!(metrics.contains(&line), "{line} in {metrics}");
+    }
 
     // The orders are in orders_db's own files, none in logs_db's.
     let in_orders = stored(&data, "orders_0.db", "t_order_0").await

@@ -29,6 +29,25 @@ impl Databases {
         self.iter().find(|e| e.is_database(name))
     }
 
+    /// The instance's metrics in Prometheus' text format, with every database's pools as
+    /// they are now (named `database.data_source` when there are several databases).
+    pub(crate) fn render_metrics(&self) -> String {
+        let several = !self.others.is_empty();
+        let pools: Vec<_> =
+            self.iter()
+                .flat_map(|engine| {
+                    let database = &engine.config().database_name;
+                    engine.backend().pool_stats().into_iter().map(
+                        move |(name, stats)| match several {
+                            true => (format!("{database}.{name}"), stats),
+                            false => (name, stats),
+                        },
+                    )
+                })
+                .collect();
+        self.first.metrics().render(&pools)
+    }
+
     /// Every engine, the first first.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Arc<Engine>> {
         std::iter::once(&self.first).chain(&self.others)

@@ -54,7 +54,6 @@ pub struct Engine {
     coordination: Option<Arc<dyn Repository>>,
     /// What this engine shares with the other logical databases of the instance.
     instance: Arc<Instance>,
-    metrics: Metrics,
     identity: Arc<Identity>,
     /// The functions and procedures the shards define: calling one pins a session.
     routines: Routines,
@@ -90,7 +89,6 @@ impl Engine {
                 .with_single_tables(Arc::clone(&single));
             reflection::with_catalog(router, &backend, &config).await
         };
-        let metrics = Metrics::new(config.key_generators.names());
         let identity = Arc::new(Identity::of(&backend, &config).await);
         let routines = Routines::default();
         routines.load(&backend, &config).await;
@@ -102,7 +100,6 @@ impl Engine {
             shapes: Shapes::default(),
             coordination,
             instance,
-            metrics,
             identity,
             routines,
             single_tables: single,
@@ -114,7 +111,7 @@ impl Engine {
     /// its uptime, sessions and statements.
     pub(crate) fn statistics(&self) -> String {
         let uptime = self.started.elapsed().as_secs();
-        let questions = self.metrics.statements_answered();
+        let questions = self.instance.metrics.statements_answered();
         let per_second = questions as f64 / uptime.max(1) as f64;
         format!(
             "Uptime: {uptime}  Threads: {}  Questions: {questions}  Slow queries: 0  Opens: 0  \
@@ -336,18 +333,14 @@ impl Engine {
         };
         let took = started.elapsed();
         let counts = &mut session.statements;
-        self.metrics
+        self.instance
+            .metrics
             .statement(session.dialect, head, took, code, counts);
     }
 
     /// What the proxy has counted.
     pub(crate) fn metrics(&self) -> &Metrics {
-        &self.metrics
-    }
-
-    /// The metrics in Prometheus' text format, with the pools as they are now.
-    pub(crate) fn render_metrics(&self) -> String {
-        self.metrics.render(&self.backend.pool_stats())
+        &self.instance.metrics
     }
 
     /// Answers `sql`, for which `reserved` is held of the memory budget.
@@ -757,7 +750,7 @@ impl Engine {
                     if let Some(strategy) = &insert.table_rule().key_generate
                         && !plan.generated_keys.is_empty()
                     {
-                        self.metrics
+                        self.metrics()
                             .keys(&strategy.generator_name, plan.generated_keys.len());
                     }
                     return Ok(plan);

@@ -1,15 +1,17 @@
 //! What the logical databases one proxy serves share: connection ids (a KILL names one
 //! session whatever its database), the login throttle, the memory budget, the list of sessions
-//! (`SHOW PROCESSLIST` shows them all) and the databases' names (`SHOW DATABASES`).
+//! (`SHOW PROCESSLIST` shows them all), the metrics (one endpoint counts them all) and the
+//! databases' names (`SHOW DATABASES`).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
-use keyshard_config::Props;
+use keyshard_config::Config;
 
 use crate::databases::Databases;
 use crate::engine::Engine;
 use crate::memory::MemoryBudget;
+use crate::metrics::Metrics;
 use crate::processlist::Sessions;
 use crate::throttle::LoginThrottle;
 
@@ -20,6 +22,7 @@ pub(crate) struct Instance {
     pub(crate) logins: LoginThrottle,
     pub(crate) memory: MemoryBudget,
     pub(crate) sessions: Sessions,
+    pub(crate) metrics: Metrics,
     /// The logical databases, in the order they were configured.
     pub(crate) databases: Vec<String>,
     /// Their engines, once all have started: a statement naming another database (`SHOW
@@ -29,8 +32,16 @@ pub(crate) struct Instance {
 }
 
 impl Instance {
-    /// The state of an instance serving `databases` under the proxy's `props`.
-    pub(crate) fn new(props: &Props, databases: Vec<String>) -> Self {
+    /// The state of an instance serving `configs`' logical databases (whose proxy settings,
+    /// the same file's, are the first's).
+    pub(crate) fn new(configs: &[Config]) -> Self {
+        let props = configs.first().map(|c| c.props.clone()).unwrap_or_default();
+        let mut generators: Vec<&str> = configs
+            .iter()
+            .flat_map(|c| c.key_generators.names())
+            .collect();
+        generators.sort_unstable();
+        generators.dedup();
         Self {
             next_connection_id: AtomicU32::new(1),
             logins: LoginThrottle::default(),
@@ -40,7 +51,8 @@ impl Instance {
                 props.session_memory,
             ),
             sessions: Sessions::default(),
-            databases,
+            metrics: Metrics::new(generators),
+            databases: configs.iter().map(|c| c.database_name.clone()).collect(),
             engines: OnceLock::new(),
         }
     }

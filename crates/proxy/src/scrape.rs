@@ -9,7 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 
-use crate::engine::Engine;
+use crate::databases::Databases;
 
 /// Scrapes answered at once; more connections are closed unanswered.
 const MAX_SCRAPES: usize = 8;
@@ -21,7 +21,7 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// Answers scrapes on `listener` until the server stops.
 pub(crate) async fn serve(
     listener: TcpListener,
-    engine: Arc<Engine>,
+    databases: Arc<Databases>,
     mut stopping: watch::Receiver<bool>,
 ) {
     let scrapes = Arc::new(Semaphore::new(MAX_SCRAPES));
@@ -40,17 +40,17 @@ pub(crate) async fn serve(
         let Ok(permit) = Arc::clone(&scrapes).try_acquire_owned() else {
             continue;
         };
-        let engine = Arc::clone(&engine);
+        let databases = Arc::clone(&databases);
         tokio::spawn(async move {
             let _permit = permit;
-            if let Ok(Err(e)) = tokio::time::timeout(TIMEOUT, answer(stream, &engine)).await {
+            if let Ok(Err(e)) = tokio::time::timeout(TIMEOUT, answer(stream, &databases)).await {
                 tracing::debug!("metrics: {e}");
             }
         });
     }
 }
 
-async fn answer(mut stream: TcpStream, engine: &Engine) -> std::io::Result<()> {
+async fn answer(mut stream: TcpStream, databases: &Databases) -> std::io::Result<()> {
     let mut head = Vec::new();
     let mut buf = [0u8; 1024];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -68,7 +68,7 @@ async fn answer(mut stream: TcpStream, engine: &Engine) -> std::io::Result<()> {
     let mut words = line.split(' ');
     match (words.next(), words.next()) {
         (Some("GET"), Some("/metrics")) => {
-            respond(&mut stream, "200 OK", &engine.render_metrics()).await
+            respond(&mut stream, "200 OK", &databases.render_metrics()).await
         }
         (Some("GET"), _) => respond(&mut stream, "404 Not Found", "").await,
         _ => respond(&mut stream, "405 Method Not Allowed", "").await,

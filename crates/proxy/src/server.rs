@@ -130,10 +130,7 @@ impl Server {
                 .join(","),
         };
         let admission = Arc::new(Admission::new(&first.props));
-        let instance = Arc::new(Instance::new(
-            &first.props,
-            configs.iter().map(|c| c.database_name.clone()).collect(),
-        ));
+        let instance = Arc::new(Instance::new(&configs));
         let mut keepers = Vec::new();
         let mut engines = Vec::new();
         let mut started: Result<(), ServerError> = Ok(());
@@ -234,7 +231,7 @@ impl Server {
         if let Some(listener) = self.metrics {
             tokio::spawn(crate::scrape::serve(
                 listener,
-                Arc::clone(self.databases.first()),
+                Arc::clone(&self.databases),
                 stopping.clone(),
             ));
         }

@@ -15,11 +15,11 @@ impl Engine {
         let uptime = self.started.elapsed().as_secs();
         let of = |kind: &str| match session {
             Some(session) => session.statements.of(kind),
-            None => self.metrics.statements_of(kind),
+            None => self.metrics().statements_of(kind),
         };
         let questions = match session {
             Some(session) => session.statements.total(),
-            None => self.metrics.statements_answered(),
+            None => self.metrics().statements_answered(),
         };
         let statuses = [
             ("Com_delete", of("delete")),
