@@ -364,7 +364,8 @@ fn two_databases(dir: &Path) -> (PathBuf, u16, u16, u16) {
         )
         .replace(
             "      password: root\n",
-            "      password: root\n    - user: logger@%\n      password: logger\n  privilege:\n    \
+            "      password: root\n    - user: logger@%\n      password: logger\n    \
+             - user: nobody@%\n      password: nobody\n  privilege:\n    \
              type: DATABASE_PERMITTED\n    props:\n      \
              user-database-mappings: root@%=*, logger@%=logs_db\n",
         );
@@ -671,6 +672,13 @@ async fn a_configuration_directory_serves_each_logical_database() {
             .await
             .unwrap(),
         4
+    );
+    // A user mapped to no database may not log in to any, named or not.
+    let none = format!("mysql://nobody:nobody@127.0.0.1:{mysql_port}");
+    let denied = MySqlConnection::connect(&none).await.unwrap_err();
+    assert!(
+        denied.to_string().contains("every logical database"),
+        "{denied}"
     );
     let pg_denied = format!("postgres://logger:logger@127.0.0.1:{pg_port}/orders_db");
     let denied = PgConnection::connect(&pg_denied).await.unwrap_err();

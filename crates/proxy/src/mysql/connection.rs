@@ -68,10 +68,18 @@ pub async fn serve(
             Some(wait) => Err(throttle::refusal(user, &peer, wait)),
             None => Ok(engine.password(user)),
         },
-        |user, database| match databases.named(database) {
-            None => Err(DatabaseRefused::Unknown),
-            Some(named) if !named.may_use(user, database) => Err(DatabaseRefused::Denied),
+        |user, database| match database.map(|d| (d, databases.named(d))) {
+            Some((_, None)) => Err(DatabaseRefused::Unknown),
+            Some((name, Some(named))) if !named.may_use(user, name) => Err(DatabaseRefused::Denied),
             Some(_) => Ok(()),
+            // Naming none, the session uses the first the user may use: there must be one.
+            None if databases
+                .iter()
+                .any(|e| e.may_use(user, &e.config().database_name)) =>
+            {
+                Ok(())
+            }
+            None => Err(DatabaseRefused::Denied),
         },
     );
     // Nothing has run for a client still logging in: shutdown closes it at once.
@@ -100,7 +108,7 @@ pub async fn serve(
         }
     };
     io.set_max_payload(DEFAULT_MAX_PAYLOAD);
-    // No database named: the first the user may use.
+    // No database named: the first the user may use (the handshake checked there is one).
     let engine = match client.database.as_deref().and_then(|d| databases.named(d)) {
         Some(named) => Arc::clone(named),
         None => databases

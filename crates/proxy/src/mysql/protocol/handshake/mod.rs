@@ -109,8 +109,9 @@ const FULL_AUTHENTICATION: [u8; 2] = [0x01, 0x04];
 /// Failures that the client can be told about (bad credentials, SSL, pre-4.1 protocol, an
 /// unparsable response) are answered with an ERR packet before the error is returned; a bad
 /// password gives ERR 1045 and [`ProtocolError::AccessDenied`], a database the client names
-/// at connect time that `database_check` (given the user and the database) refuses gives ERR
-/// 1049 (unknown) or 1044 (not the user's) and [`ProtocolError::UnknownDatabase`]. `check` gives a user's password, or refuses the login
+/// at connect time (or, `None`, none) that `database_check` (given the user and the database)
+/// refuses gives ERR 1049 (unknown) or 1044 (not the user's) and
+/// [`ProtocolError::UnknownDatabase`]. `check` gives a user's password, or refuses the login
 /// with a message (throttling: ERR 1129 and [`ProtocolError::Throttled`]) before the password
 /// is looked at. Close the connection on any error.
 pub async fn accept<S>(
@@ -119,7 +120,7 @@ pub async fn accept<S>(
     tls: Option<&Tls>,
     peer_host: &str,
     check: impl Fn(&str) -> Result<Option<String>, String>,
-    database_check: impl Fn(&str, &str) -> Result<(), DatabaseRefused>,
+    database_check: impl Fn(&str, Option<&str>) -> Result<(), DatabaseRefused>,
 ) -> Result<Client, ProtocolError>
 where
     S: Upgrade,
@@ -208,14 +209,19 @@ where
         .db_name()
         .map(|db| String::from_utf8_lossy(db).into_owned())
         .filter(|db| !db.is_empty());
-    if let Some(name) = database.as_deref()
-        && let Err(refused) = database_check(&user, name)
-    {
-        let (code, message) = match refused {
-            DatabaseRefused::Unknown => (ER_BAD_DB_ERROR, format!("Unknown database '{name}'")),
-            DatabaseRefused::Denied => (
+    if let Err(refused) = database_check(&user, database.as_deref()) {
+        let name = database.as_deref().unwrap_or_default();
+        let (code, message) = match (refused, &database) {
+            (DatabaseRefused::Unknown, _) => {
+                (ER_BAD_DB_ERROR, format!("Unknown database '{name}'"))
+            }
+            (DatabaseRefused::Denied, Some(_)) => (
                 ER_DBACCESS_DENIED_ERROR,
                 format!("Access denied for user '{user}'@'%' to database '{name}'"),
+            ),
+            (DatabaseRefused::Denied, None) => (
+                ER_DBACCESS_DENIED_ERROR,
+                format!("Access denied for user '{user}'@'%' to every logical database"),
             ),
         };
         io.write_packet(&response::err(code, "42000", &message));

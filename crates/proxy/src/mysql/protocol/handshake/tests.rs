@@ -108,7 +108,7 @@ where
         "10.0.0.7",
         passwords,
         |_, db| match db {
-            "nowhere" => Err(DatabaseRefused::Unknown),
+            Some("nowhere") => Err(DatabaseRefused::Unknown),
             _ => Ok(()),
         },
     );
