@@ -95,6 +95,7 @@ const QUERIES: &[&str] = &[
 const GATHERED: &[&str] = &[
     "SELECT DISTINCT status FROM t_order ORDER BY status",
     "SELECT COUNT(DISTINCT status), COUNT(DISTINCT user_id) FROM public.t_order",
+    "SELECT order_id FROM t_order ORDER BY order_id LIMIT 2 * 3 OFFSET (1 + 1)",
     // DISTINCT aggregates over no row at all: still the one row of zero and NULLs.
     "SELECT COUNT(DISTINCT status), SUM(DISTINCT amount), AVG(DISTINCT amount) FROM t_order WHERE amount > 100000",
     "SELECT user_id, COUNT(DISTINCT status) FROM t_order GROUP BY user_id HAVING COUNT(DISTINCT status) > 1 ORDER BY user_id",

@@ -1093,3 +1093,29 @@ fn union_all_of_sharded_branches_is_concatenated() {
         assert!(p.gather.is_some(), "{sql}");
     }
 }
+
+#[test]
+fn postgres_limits_may_be_integer_expressions() {
+    let p = plan_in(
+        Dialect::Postgres,
+        "SELECT * FROM t_order ORDER BY order_id LIMIT 2 * 3 OFFSET (1 + 1)",
+        &[],
+    )
+    .unwrap();
+    assert!(p.gather.is_none());
+    let merge = p.merge.expect("merged");
+    assert_eq!((merge.offset, merge.limit), (2, Some(6)));
+    assert!(
+        p.units[0].sql.ends_with("LIMIT 8 OFFSET (0)"),
+        "{}",
+        p.units[0].sql
+    );
+    // Division, and MySQL (whose LIMIT takes no expression), are left to a database.
+    let p = plan_in(
+        Dialect::Postgres,
+        "SELECT * FROM t_order ORDER BY order_id LIMIT 7 / 2",
+        &[],
+    )
+    .unwrap();
+    assert!(p.gather.is_some());
+}

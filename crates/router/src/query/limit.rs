@@ -3,14 +3,16 @@
 
 use std::ops::Range;
 
-use sqlparser::ast::{DataType, Expr, LimitClause, Query, Spanned, Value as SqlValue};
+use sqlparser::ast::{
+    BinaryOperator, DataType, Expr, LimitClause, Query, Spanned, UnaryOperator, Value as SqlValue,
+};
 
 use super::{Operand, operand};
-use crate::RouteError;
 use crate::locate::Locator;
 use crate::route::describe;
 use crate::tokens::Tokens;
 use crate::value::Value;
+use crate::{Dialect, RouteError};
 
 /// A per-node LIMIT that limits nothing, in range for MySQL, PostgreSQL and SQLite alike.
 pub(super) const NO_LIMIT: u64 = i64::MAX as u64;
@@ -20,6 +22,7 @@ type LimitParts = (Option<Operand>, Option<Operand>, Vec<(Range<usize>, bool)>);
 /// The statement's OFFSET and LIMIT, and where their values are written.
 pub(super) fn limit_clause(
     query: &Query,
+    dialect: Dialect,
     tokens: &Tokens,
     locator: &mut Locator<'_>,
 ) -> Result<LimitParts, String> {
@@ -48,9 +51,14 @@ pub(super) fn limit_clause(
         {
             return Ok(None);
         }
-        let value = operand(expr, tokens, locator)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| "a LIMIT or OFFSET that is not a number or a parameter".to_owned())?;
+        let value = match operand(expr, tokens, locator).map_err(|e| e.to_string())? {
+            Some(value) => value,
+            // PostgreSQL takes an expression there (MySQL a number or a parameter only).
+            None if dialect == Dialect::Postgres => constant(expr)
+                .map(|n| Operand::Value(Value::Int(n)))
+                .ok_or_else(|| "a LIMIT or OFFSET that is not a constant".to_owned())?,
+            None => return Err("a LIMIT or OFFSET that is not a number or a parameter".into()),
+        };
         let span = expr.span();
         let range = locator
             .offset(span.start)
@@ -62,6 +70,33 @@ pub(super) fn limit_clause(
     let offset = read(offset, true)?;
     let limit = read(limit, false)?;
     Ok((offset, limit, ranges))
+}
+
+/// The value of an integer expression of literals (`10 * 2 + 1`): `+`, `-` and `*` of
+/// integers, as PostgreSQL computes them (`None` beyond `i64`, where it fails too). Division
+/// and anything else are left to a database.
+fn constant(expr: &Expr) -> Option<i64> {
+    match expr {
+        Expr::Nested(inner) => constant(inner),
+        Expr::Value(v) => match &v.value {
+            SqlValue::Number(text, _) => text.parse().ok(),
+            _ => None,
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => constant(expr)?.checked_neg(),
+        Expr::BinaryOp { left, op, right } => {
+            let (left, right) = (constant(left)?, constant(right)?);
+            match op {
+                BinaryOperator::Plus => left.checked_add(right),
+                BinaryOperator::Minus => left.checked_sub(right),
+                BinaryOperator::Multiply => left.checked_mul(right),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// The number or parameter inside `$2::INTEGER` or `CAST(10 AS BIGINT)`: SQLAlchemy's asyncpg

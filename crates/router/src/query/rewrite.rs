@@ -503,7 +503,7 @@ pub(super) fn multi_read(
         }
     }
 
-    let (offset, limit, limit_ranges) = limit_clause(query, tokens, &mut locator)?;
+    let (offset, limit, limit_ranges) = limit_clause(query, dialect, tokens, &mut locator)?;
     for (range, is_offset) in &limit_ranges {
         edits.push(Edit {
             range: range.clone(),

@@ -69,7 +69,7 @@ pub(super) fn union_read(
         }
     }
     let mut locator = Locator::new(sql);
-    let (offset, limit, limit_ranges) = limit_clause(query, tokens, &mut locator)?;
+    let (offset, limit, limit_ranges) = limit_clause(query, dialect, tokens, &mut locator)?;
     let mut edits = table_edits.to_vec();
     for (range, is_offset) in &limit_ranges {
         edits.push(Edit {
