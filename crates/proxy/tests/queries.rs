@@ -382,6 +382,10 @@ const QUERIES: &[&str] = &[
 const GATHERED: &[&str] = &[
     "SELECT DISTINCT status FROM t_order ORDER BY status",
     "SELECT COUNT(DISTINCT status), COUNT(DISTINCT user_id) FROM t_order",
+    // INTERSECT and EXCEPT: a row on one node in one branch and on another in the other.
+    "SELECT status FROM t_order INTERSECT SELECT status FROM t_order WHERE amount > 20 ORDER BY 1",
+    "SELECT amount FROM t_order EXCEPT SELECT amount FROM t_order WHERE user_id = 1 ORDER BY 1",
+    "SELECT status FROM t_order EXCEPT SELECT status FROM t_order WHERE user_id = 1 AND amount > 80 ORDER BY 1",
     // DISTINCT aggregates over no row at all: still the one row of zero and NULLs.
     "SELECT COUNT(DISTINCT status), SUM(DISTINCT amount), AVG(DISTINCT amount) FROM t_order WHERE amount > 100000",
     "SELECT user_id, COUNT(DISTINCT status) FROM t_order GROUP BY user_id HAVING COUNT(DISTINCT status) > 1 ORDER BY user_id",

@@ -540,7 +540,7 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
         "SELECT status, COUNT(DISTINCT user_id) FROM t_order",
         "SELECT * FROM t_order WHERE amount > (SELECT AVG(amount) FROM t_order)",
         "SELECT COUNT(*) + 1 FROM t_order",
-        "SELECT status FROM t_order INTERSECT SELECT status FROM t_order_item",
+        "SELECT status FROM t_order EXCEPT ALL SELECT status FROM t_order_item",
     ] {
         let gather = plan(sql, &[]).unwrap().gather.expect(sql);
         assert_eq!(gather.statement.sql, sql);
@@ -550,7 +550,7 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
             "FROM t_order WHERE user_id = 1 AND order_id = 1 AND 1 = 1",
             1,
         );
-        if !sql.contains("INTERSECT") && !sql.contains("(SELECT") {
+        if !sql.contains("EXCEPT") && !sql.contains("(SELECT") {
             let p = plan(&narrowed, &[]).unwrap();
             assert!(p.gather.is_none() && p.units.len() == 1, "{narrowed}");
         }
@@ -1087,11 +1087,44 @@ fn union_all_of_sharded_branches_is_concatenated() {
         "SELECT status FROM t_order UNION ALL SELECT o.status FROM t_order o JOIN t_order p ON p.user_id = o.user_id",
         "SELECT status FROM t_order UNION ALL SELECT status FROM t_order_item ORDER BY UPPER(status)",
         "SELECT status FROM t_order UNION ALL SELECT status FROM t_order_item WHERE order_id IN (SELECT 1)",
-        "SELECT status FROM t_order INTERSECT SELECT status FROM t_order_item",
+        "SELECT status FROM t_order INTERSECT ALL SELECT status FROM t_order_item",
+        "SELECT status FROM t_order INTERSECT SELECT status FROM t_order_item EXCEPT SELECT code FROM t_dict",
     ] {
         let p = plan(sql, &[]).unwrap();
         assert!(p.gather.is_some(), "{sql}");
     }
+    // INTERSECT and EXCEPT run as a UNION ALL whose rows say their branch; the merge keeps
+    // a row by the MIN and MAX of that.
+    let p = plan(
+        "SELECT status, user_id FROM t_order INTERSECT DISTINCT SELECT status, user_id FROM t_order_item ORDER BY 1",
+        &[],
+    )
+    .unwrap();
+    assert!(p.gather.is_none());
+    assert_eq!(
+        p.units[0].sql,
+        "SELECT status, user_id, 0, 0 FROM t_order_0 UNION ALL SELECT status, user_id, 1, 1 FROM \
+         t_order_item_0 ORDER BY 1"
+    );
+    let merge = p.merge.expect("merged");
+    assert_eq!(merge.group_by, [ColumnRef::Index(0), ColumnRef::Index(1)]);
+    assert_eq!(merge.hidden_columns, 2);
+    assert!(matches!(merge.having, Some(Filter::And(_))));
+    let p = plan(
+        "SELECT status FROM t_order EXCEPT SELECT code FROM t_dict",
+        &[],
+    )
+    .unwrap();
+    assert!(p.gather.is_none());
+    assert!(
+        p.units[0]
+            .sql
+            .contains("UNION ALL SELECT code, 1, 1 FROM t_dict")
+    );
+    assert!(matches!(
+        p.merge.expect("merged").having,
+        Some(Filter::Compare { .. })
+    ));
 }
 
 #[test]

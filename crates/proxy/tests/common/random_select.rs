@@ -400,9 +400,9 @@ impl RandomSelects {
                     format!("SELECT EXISTS (SELECT 1 FROM {from}{wh}) AS e")
                 }
             }
-            // UNION, with or without ALL.
+            // UNION, with or without ALL, INTERSECT and EXCEPT.
             7 => {
-                let all = if self.chance(50) { "ALL " } else { "" };
+                let operator = self.pick(&["UNION", "UNION ALL", "INTERSECT", "EXCEPT"]);
                 let other = self.conditions();
                 let right = self.pick(if self.items {
                     &[
@@ -429,7 +429,7 @@ impl RandomSelects {
                     1 => format!(" ORDER BY 1 LIMIT {}", 1 + self.below(8)),
                     _ => format!(" ORDER BY s DESC LIMIT 4 OFFSET {}", self.below(5)),
                 };
-                format!("SELECT o.status AS s FROM {from}{wh} UNION {all}{right}{other}{tail}")
+                format!("SELECT o.status AS s FROM {from}{wh} {operator} {right}{other}{tail}")
             }
             // Window functions.
             8 => {

@@ -180,7 +180,7 @@ pub(super) fn multi_read(
 ) -> Result<MultiRead, String> {
     let unsupported = |what: &str| Err(what.to_owned());
     if query.with.is_none() && select_of(query).is_none() {
-        return union_read(sql, dialect, query, tables, tokens, table_edits);
+        return union_read(sql, dialect, parser, query, tables, tokens, table_edits);
     }
     // Node `i` of a table meets only node `i` of itself: rows on other nodes never pair.
     if tables.repeated {

@@ -179,3 +179,65 @@ fn follows_having(keyword: Keyword) -> bool {
             | Keyword::INTERSECT
     )
 }
+
+/// In a set operation of plain SELECTs: where each branch's select list ends, and where its
+/// top-level INTERSECT or EXCEPT operator is written (with a DISTINCT after it).
+pub(super) fn set_operation_parts(
+    parser: &Parser<'_>,
+    locator: &mut Locator<'_>,
+) -> Result<(Vec<usize>, Option<Range<usize>>), RouteError> {
+    let mut depth = 0i32;
+    let mut ends = Vec::new();
+    let mut list_end: Option<usize> = None;
+    let mut in_list = false;
+    let mut operator: Option<Range<usize>> = None;
+    let mut after_operator = false;
+    for token in tokens::significant(parser) {
+        let range = locator.offset(token.span.start)?..locator.offset(token.span.end)?;
+        let keyword = match &token.token {
+            Token::Word(w) if depth == 0 && w.quote_style.is_none() => Some(w.keyword),
+            _ => None,
+        };
+        if after_operator {
+            after_operator = false;
+            if let (Some(Keyword::DISTINCT), Some(op)) = (keyword, &mut operator) {
+                op.end = range.end;
+                continue;
+            }
+        }
+        let ends_list = matches!(token.token, Token::SemiColon)
+            || keyword.is_some_and(|k| k == Keyword::HAVING || follows_having(k))
+            || matches!(
+                keyword,
+                Some(Keyword::FROM | Keyword::WHERE | Keyword::GROUP | Keyword::UNION)
+            );
+        if in_list && depth == 0 && ends_list {
+            ends.extend(list_end.take());
+            in_list = false;
+        }
+        match keyword {
+            Some(Keyword::SELECT) => {
+                in_list = true;
+                list_end = None;
+                continue;
+            }
+            Some(Keyword::INTERSECT | Keyword::EXCEPT) => {
+                operator = Some(range.clone());
+                after_operator = true;
+            }
+            _ => {}
+        }
+        match &token.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ => {}
+        }
+        if in_list {
+            list_end = Some(range.end);
+        }
+    }
+    if in_list {
+        ends.extend(list_end);
+    }
+    Ok((ends, operator))
+}

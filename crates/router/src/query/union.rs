@@ -5,19 +5,26 @@
 //! are distinct already, and the merge keeps one of each row across nodes, as `SELECT
 //! DISTINCT` merges; a branch may then read broadcast tables alone (their rows, on every node,
 //! are kept once) or remove duplicates itself. ORDER BY (by position or output name) and LIMIT
-//! merge as for any read. UNIONs of both kinds in one statement, INTERSECT and EXCEPT are
-//! gathered.
+//! merge as for any read. INTERSECT and EXCEPT of two such branches: the nodes run them as a
+//! UNION ALL whose rows say which branch they come from (two hidden columns), and the merge
+//! keeps each row that both branches have (INTERSECT) or the first alone has (EXCEPT), their
+//! MIN and MAX tested as HAVING is. UNIONs of both kinds in one statement, the ALL forms of
+//! INTERSECT and EXCEPT and longer chains of them are gathered.
 
 use sqlparser::ast::{
     Expr, GroupByExpr, OrderByKind, OrderBySort, Query, Select, SelectItem, SetExpr, SetOperator,
     SetQuantifier, TableFactor, Value as SqlValue, Visit,
 };
+use sqlparser::parser::Parser;
 
 use super::limit::limit_clause;
 use super::rewrite::{MultiRead, contains_aggregate, find_item};
+use super::select_list::set_operation_parts;
 use super::{Tables, placeholder_edits};
 use crate::locate::Locator;
-use crate::merge::{ColumnRef, MergeSpec, SortKey};
+use crate::merge::{
+    Aggregate, AggregateColumn, ColumnRef, Comparison, Filter, FilterOperand, MergeSpec, SortKey,
+};
 use crate::names::last_ident;
 use crate::template::{Edit, Piece, Template};
 use crate::tokens::Tokens;
@@ -27,6 +34,7 @@ use crate::{Dialect, RouteError};
 pub(super) fn union_read(
     sql: &str,
     dialect: Dialect,
+    parser: &Parser<'_>,
     query: &Query,
     tables: &Tables<'_>,
     tokens: &Tokens,
@@ -37,8 +45,25 @@ pub(super) fn union_read(
     }
     let mut branches = Vec::new();
     let mut all = None;
-    collect_branches(&query.body, &mut branches, &mut all)?;
-    let distinct = all == Some(false);
+    let operation = match &*query.body {
+        SetExpr::SetOperation {
+            op: op @ (SetOperator::Intersect | SetOperator::Except),
+            set_quantifier: SetQuantifier::Distinct | SetQuantifier::None,
+            left,
+            right,
+        } => match (&**left, &**right) {
+            (SetExpr::Select(left), SetExpr::Select(right)) => {
+                branches.extend([&**left, &**right]);
+                Some(*op)
+            }
+            _ => return Err("INTERSECT or EXCEPT of more than two SELECTs".into()),
+        },
+        body => {
+            collect_branches(body, &mut branches, &mut all)?;
+            None
+        }
+    };
+    let distinct = all == Some(false) || operation.is_some();
     for branch in &branches {
         node_by_node(branch, tables, distinct)?;
     }
@@ -71,6 +96,51 @@ pub(super) fn union_read(
     let mut locator = Locator::new(sql);
     let (offset, limit, limit_ranges) = limit_clause(query, dialect, tokens, &mut locator)?;
     let mut edits = table_edits.to_vec();
+    let (mut aggregates, mut having, mut hidden_columns) = (Vec::new(), None, 0);
+    if let Some(op) = operation {
+        let width = group_by.len();
+        let (ends, operator) =
+            set_operation_parts(parser, &mut locator).map_err(|e| e.to_string())?;
+        let (Some(operator), [left, right]) = (operator, ends.as_slice()) else {
+            return Err("this INTERSECT or EXCEPT".into());
+        };
+        edits.push(Edit {
+            range: operator,
+            piece: Piece::Text("UNION ALL".into()),
+        });
+        // Which branch a row comes from, twice: its group's MIN and MAX of it say whether
+        // the first, the second or both have the row.
+        for (at, side) in [(*left, ", 0, 0"), (*right, ", 1, 1")] {
+            edits.push(Edit {
+                range: at..at,
+                piece: Piece::Text(side.into()),
+            });
+        }
+        aggregates = vec![
+            AggregateColumn {
+                index: width,
+                function: Aggregate::Min,
+                distinct: None,
+            },
+            AggregateColumn {
+                index: width + 1,
+                function: Aggregate::Max,
+                distinct: None,
+            },
+        ];
+        let side_is = |column: usize, side: &str| Filter::Compare {
+            left: FilterOperand::Column(column),
+            op: Comparison::Eq,
+            right: FilterOperand::Number(side.into()),
+        };
+        having = Some(match op {
+            SetOperator::Intersect => {
+                Filter::And(vec![side_is(width, "0"), side_is(width + 1, "1")])
+            }
+            _ => side_is(width + 1, "0"),
+        });
+        hidden_columns = 2;
+    }
     for (range, is_offset) in &limit_ranges {
         edits.push(Edit {
             range: range.clone(),
@@ -83,13 +153,13 @@ pub(super) fn union_read(
         Template::whole(sql.len(), edits).map_err(|e: RouteError| e.to_string())?,
         MergeSpec {
             group_by,
-            aggregates: Vec::new(),
-            having: None,
+            aggregates,
+            having,
             when_empty: None,
             order_by,
             offset: 0,
             limit: None,
-            hidden_columns: 0,
+            hidden_columns,
             dialect,
         },
         offset,
