@@ -31,6 +31,7 @@ mod copy_in;
 mod copy_out;
 mod explain;
 mod insert_select;
+mod logical;
 mod pinned;
 mod planning;
 mod session_sql;
@@ -178,24 +179,6 @@ impl Engine {
             .iter()
             .find(|u| u.name == user)
             .map(|u| u.password.clone())
-    }
-
-    /// Whether `user` may use logical database `database` (`DATABASE_PERMITTED`).
-    pub(crate) fn may_use(&self, user: &str, database: &str) -> bool {
-        self.config
-            .users
-            .iter()
-            .any(|u| u.name == user && u.may_use(database))
-    }
-
-    /// Whether `database` is this engine's logical database.
-    pub fn is_database(&self, database: &str) -> bool {
-        database.eq_ignore_ascii_case(&self.config.database_name)
-    }
-
-    /// The logical databases of the instance, this one among them.
-    pub(crate) fn databases(&self) -> &[String] {
-        &self.instance.databases
     }
 
     /// Closes the data source pools.
@@ -847,34 +830,8 @@ impl Engine {
         })
     }
 
-    /// Looks for `!SINGLE`'s tables again (`*.*`, `ds.*`: what each data source holds now),
-    /// so that statements on them go where they now live.
-    pub(crate) async fn refresh_single_tables(&self) {
-        if self.config.sharding.single_tables.is_empty() {
-            return;
-        }
-        let (mut found, unread) = crate::single_tables::discover(&self.backend, &self.config).await;
-        // A data source not read now keeps the tables it had: forgetting them would send
-        // their statements to the default data source, which may have tables of those names.
-        found.extend(
-            self.single_tables
-                .listed()
-                .into_iter()
-                .filter(|(_, ds)| unread.contains(ds)),
-        );
-        self.single_tables.replace(found);
-    }
-
     /// The DistSQL statements the proxy answers. The repository gets as long as any of its
     /// calls may take (`operationTimeoutMilliseconds`).
-    /// The engine of `database` when it is another logical database of the instance.
-    fn other_database(&self, database: &str) -> Option<Arc<Engine>> {
-        match self.is_database(database) {
-            true => None,
-            false => self.instance.engine(database),
-        }
-    }
-
     async fn distsql(&self, session: &mut Session, statement: DistSql) -> Result<Reply, Error> {
         if let DistSql::Rules(_, Some(database)) = &statement
             && let Some(other) = self.other_database(database)

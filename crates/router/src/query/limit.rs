@@ -7,9 +7,10 @@ use sqlparser::ast::{
     BinaryOperator, DataType, Expr, LimitClause, Query, Spanned, UnaryOperator, Value as SqlValue,
 };
 
-use super::{Operand, operand};
+use super::{Operand, operand, placeholder_edits};
 use crate::locate::Locator;
 use crate::route::describe;
+use crate::template::{Edit, Piece};
 use crate::tokens::Tokens;
 use crate::value::Value;
 use crate::{Dialect, RouteError};
@@ -19,8 +20,30 @@ pub(super) const NO_LIMIT: u64 = i64::MAX as u64;
 
 type LimitParts = (Option<Operand>, Option<Operand>, Vec<(Range<usize>, bool)>);
 
+/// The statement's OFFSET and LIMIT, written per node (`Piece::Limit`), and the edits of
+/// the placeholders outside them and `skip` (ranges already rewritten), added to `edits`.
+pub(super) fn limit_edits(
+    query: &Query,
+    dialect: Dialect,
+    tokens: &Tokens,
+    locator: &mut Locator<'_>,
+    edits: &mut Vec<Edit>,
+    mut skip: Vec<Range<usize>>,
+) -> Result<(Option<Operand>, Option<Operand>), String> {
+    let (offset, limit, ranges) = limit_clause(query, dialect, tokens, locator)?;
+    for (range, is_offset) in ranges {
+        skip.push(range.clone());
+        edits.push(Edit {
+            range,
+            piece: Piece::Limit { offset: is_offset },
+        });
+    }
+    edits.extend(placeholder_edits(tokens, &skip));
+    Ok((offset, limit))
+}
+
 /// The statement's OFFSET and LIMIT, and where their values are written.
-pub(super) fn limit_clause(
+fn limit_clause(
     query: &Query,
     dialect: Dialect,
     tokens: &Tokens,

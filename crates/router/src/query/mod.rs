@@ -25,6 +25,7 @@ use crate::unchanged::{Moving, Unchanged, moves, sharding_assignments};
 use crate::value::Value;
 use crate::{Dialect, RouteError};
 
+mod calls;
 mod conditions;
 mod guard;
 mod having;

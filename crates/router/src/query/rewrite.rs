@@ -5,17 +5,17 @@
 use std::ops::{ControlFlow, Range};
 
 use sqlparser::ast::{
-    Distinct, DuplicateTreatment, Expr, Function, FunctionArg, FunctionArgExpr,
-    FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, OrderByKind, OrderBySort, Query,
-    Select, SelectItem, Spanned, Value as SqlValue, Visit, Visitor, visit_expressions,
+    Distinct, Expr, Function, GroupByExpr, Ident, OrderByKind, OrderBySort, Query, Select,
+    SelectItem, Spanned, Value as SqlValue, Visit, Visitor, visit_expressions,
 };
 use sqlparser::parser::Parser;
 
+use super::calls::{after_distinct, is_distinct, one_argument, pieces_of, plain_call};
 use super::having::filter_of;
-use super::limit::{NO_LIMIT, limit_clause, limit_number};
+use super::limit::{NO_LIMIT, limit_edits, limit_number};
 use super::select_list::{arguments_text, call_end, group_by_end, having_range, projection_ranges};
 use super::union::union_read;
-use super::{Operand, PreparedQuery, Tables, placeholder_edits, select_of};
+use super::{Operand, PreparedQuery, Tables, select_of};
 use crate::locate::Locator;
 use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
 use crate::names::{last_ident, push_identifier};
@@ -157,7 +157,7 @@ pub(super) fn contains_aggregate(expr: &Expr) -> bool {
 
 /// Counts the queries in a statement: more than one means subqueries, which per-node
 /// execution would answer per node.
-pub(super) struct QueryCount(pub(super) usize);
+struct QueryCount(usize);
 
 impl Visitor for QueryCount {
     type Break = ();
@@ -165,6 +165,14 @@ impl Visitor for QueryCount {
         self.0 += 1;
         ControlFlow::Continue(())
     }
+}
+
+/// Whether `query` holds another query (a subquery), which each node would answer over its
+/// own rows alone.
+pub(super) fn has_subqueries(query: &Query) -> bool {
+    let mut counter = QueryCount(0);
+    let _ = query.visit(&mut counter);
+    counter.0 > 1
 }
 
 /// The rewrite and merge of a SELECT over several nodes; `Err` says why it cannot be merged.
@@ -186,9 +194,7 @@ pub(super) fn multi_read(
     if tables.repeated {
         return unsupported("a sharded table used twice in one statement");
     }
-    let mut counter = QueryCount(0);
-    let _ = query.visit(&mut counter);
-    if counter.0 > 1 {
+    if has_subqueries(query) {
         return unsupported("subqueries");
     }
     if query.with.is_some() || query.fetch.is_some() {
@@ -503,15 +509,7 @@ pub(super) fn multi_read(
         }
     }
 
-    let (offset, limit, limit_ranges) = limit_clause(query, dialect, tokens, &mut locator)?;
-    for (range, is_offset) in &limit_ranges {
-        edits.push(Edit {
-            range: range.clone(),
-            piece: Piece::Limit { offset: *is_offset },
-        });
-    }
-    skip.extend(limit_ranges.iter().map(|(r, _)| r.clone()));
-    edits.extend(placeholder_edits(tokens, &skip));
+    let (offset, limit) = limit_edits(query, dialect, tokens, &mut locator, &mut edits, skip)?;
     // One row is answered for all: ordering it by what it does not select would be an
     // error in PostgreSQL, which the nodes' grouping would hide.
     if group_by.is_empty()
@@ -549,67 +547,6 @@ pub(super) fn multi_read(
         limit,
         grouped,
     })
-}
-
-/// Whether an aggregate call has no ORDER BY, FILTER or OVER.
-fn plain_call(function: &Function) -> bool {
-    matches!(
-        &function.args,
-        FunctionArguments::List(FunctionArgumentList { clauses, .. }) if clauses.is_empty()
-    ) && function.over.is_none()
-        && function.filter.is_none()
-}
-
-fn is_distinct(function: &Function) -> bool {
-    matches!(
-        &function.args,
-        FunctionArguments::List(FunctionArgumentList {
-            duplicate_treatment: Some(DuplicateTreatment::Distinct),
-            ..
-        })
-    )
-}
-
-fn one_argument(function: &Function) -> bool {
-    matches!(
-        &function.args,
-        FunctionArguments::List(FunctionArgumentList { args, .. })
-            if matches!(args.as_slice(), [FunctionArg::Unnamed(FunctionArgExpr::Expr(_))])
-    )
-}
-
-/// The argument after DISTINCT, within the text of a call's `arguments`.
-fn after_distinct(sql: &str, arguments: Range<usize>) -> Option<Range<usize>> {
-    let text = sql.get(arguments.clone())?;
-    let rest = text.trim_start();
-    let keyword = rest.get(.."DISTINCT".len())?;
-    let argument = &rest[keyword.len()..];
-    let separated = !argument.starts_with(|c: char| c.is_alphanumeric() || c == '_');
-    let start = arguments.end - argument.trim_start().len();
-    (keyword.eq_ignore_ascii_case("DISTINCT") && separated).then_some(start..arguments.end)
-}
-
-/// The pieces that write the bytes `range` of the statement with the `edits` inside it (its
-/// sharded tables' names) applied.
-fn pieces_of(range: Range<usize>, edits: &[Edit]) -> Vec<Piece> {
-    let mut inside: Vec<&Edit> = edits
-        .iter()
-        .filter(|e| range.start <= e.range.start && e.range.end <= range.end)
-        .collect();
-    inside.sort_by_key(|e| e.range.start);
-    let mut pieces = Vec::with_capacity(inside.len() * 2 + 1);
-    let mut at = range.start;
-    for edit in inside {
-        if at < edit.range.start {
-            pieces.push(Piece::Copy(at..edit.range.start));
-        }
-        pieces.push(edit.piece.clone());
-        at = edit.range.end;
-    }
-    if at < range.end {
-        pieces.push(Piece::Copy(at..range.end));
-    }
-    pieces
 }
 
 /// The select list item whose value `expr` is: by position (`ORDER BY 2`), by alias, or by the

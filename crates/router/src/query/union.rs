@@ -13,14 +13,14 @@
 
 use sqlparser::ast::{
     Expr, GroupByExpr, OrderByKind, OrderBySort, Query, Select, SelectItem, SetExpr, SetOperator,
-    SetQuantifier, TableFactor, Value as SqlValue, Visit,
+    SetQuantifier, TableFactor, Value as SqlValue,
 };
 use sqlparser::parser::Parser;
 
-use super::limit::limit_clause;
-use super::rewrite::{MultiRead, contains_aggregate, find_item};
+use super::Tables;
+use super::limit::limit_edits;
+use super::rewrite::{MultiRead, contains_aggregate, find_item, has_subqueries};
 use super::select_list::set_operation_parts;
-use super::{Tables, placeholder_edits};
 use crate::locate::Locator;
 use crate::merge::{
     Aggregate, AggregateColumn, ColumnRef, Comparison, Filter, FilterOperand, MergeSpec, SortKey,
@@ -67,10 +67,7 @@ pub(super) fn union_read(
     for branch in &branches {
         node_by_node(branch, tables, distinct)?;
     }
-    // A subquery would be run per node, on that node's rows alone.
-    let mut counter = super::rewrite::QueryCount(0);
-    let _ = query.visit(&mut counter);
-    if counter.0 > 1 {
+    if has_subqueries(query) {
         return Err("subqueries".into());
     }
     let first = branches.first().ok_or("an empty UNION")?;
@@ -94,61 +91,14 @@ pub(super) fn union_read(
         }
     }
     let mut locator = Locator::new(sql);
-    let (offset, limit, limit_ranges) = limit_clause(query, dialect, tokens, &mut locator)?;
     let mut edits = table_edits.to_vec();
-    let (mut aggregates, mut having, mut hidden_columns) = (Vec::new(), None, 0);
-    if let Some(op) = operation {
-        let width = group_by.len();
-        let (ends, operator) =
-            set_operation_parts(parser, &mut locator).map_err(|e| e.to_string())?;
-        let (Some(operator), [left, right]) = (operator, ends.as_slice()) else {
-            return Err("this INTERSECT or EXCEPT".into());
-        };
-        edits.push(Edit {
-            range: operator,
-            piece: Piece::Text("UNION ALL".into()),
-        });
-        // Which branch a row comes from, twice: its group's MIN and MAX of it say whether
-        // the first, the second or both have the row.
-        for (at, side) in [(*left, ", 0, 0"), (*right, ", 1, 1")] {
-            edits.push(Edit {
-                range: at..at,
-                piece: Piece::Text(side.into()),
-            });
-        }
-        aggregates = vec![
-            AggregateColumn {
-                index: width,
-                function: Aggregate::Min,
-                distinct: None,
-            },
-            AggregateColumn {
-                index: width + 1,
-                function: Aggregate::Max,
-                distinct: None,
-            },
-        ];
-        let side_is = |column: usize, side: &str| Filter::Compare {
-            left: FilterOperand::Column(column),
-            op: Comparison::Eq,
-            right: FilterOperand::Number(side.into()),
-        };
-        having = Some(match op {
-            SetOperator::Intersect => {
-                Filter::And(vec![side_is(width, "0"), side_is(width + 1, "1")])
-            }
-            _ => side_is(width + 1, "0"),
-        });
-        hidden_columns = 2;
-    }
-    for (range, is_offset) in &limit_ranges {
-        edits.push(Edit {
-            range: range.clone(),
-            piece: Piece::Limit { offset: *is_offset },
-        });
-    }
-    let skip: Vec<_> = limit_ranges.iter().map(|(r, _)| r.clone()).collect();
-    edits.extend(placeholder_edits(tokens, &skip));
+    let (aggregates, having) = match operation {
+        Some(op) => branch_tags(op, group_by.len(), parser, &mut locator, &mut edits)?,
+        None => (Vec::new(), None),
+    };
+    let hidden_columns = aggregates.len();
+    let (offset, limit) =
+        limit_edits(query, dialect, tokens, &mut locator, &mut edits, Vec::new())?;
     Ok(MultiRead::new(
         Template::whole(sql.len(), edits).map_err(|e: RouteError| e.to_string())?,
         MergeSpec {
@@ -165,6 +115,51 @@ pub(super) fn union_read(
         offset,
         limit,
         distinct,
+    ))
+}
+
+/// INTERSECT (`op`) or EXCEPT of two SELECTs of `width` columns as the nodes run it: a UNION
+/// ALL whose rows say which branch they come from, twice (edits added to `edits`), and the
+/// aggregates and HAVING that keep a row by the MIN and MAX of that: both branches have it,
+/// or the first alone.
+fn branch_tags(
+    op: SetOperator,
+    width: usize,
+    parser: &Parser<'_>,
+    locator: &mut Locator<'_>,
+    edits: &mut Vec<Edit>,
+) -> Result<(Vec<AggregateColumn>, Option<Filter>), String> {
+    let (ends, operator) = set_operation_parts(parser, locator).map_err(|e| e.to_string())?;
+    let (Some(operator), [left, right]) = (operator, ends.as_slice()) else {
+        return Err("this INTERSECT or EXCEPT".into());
+    };
+    edits.push(Edit {
+        range: operator,
+        piece: Piece::Text("UNION ALL".into()),
+    });
+    for (at, side) in [(*left, ", 0, 0"), (*right, ", 1, 1")] {
+        edits.push(Edit {
+            range: at..at,
+            piece: Piece::Text(side.into()),
+        });
+    }
+    let tag = |index, function| AggregateColumn {
+        index,
+        function,
+        distinct: None,
+    };
+    let side_is = |column: usize, side: &str| Filter::Compare {
+        left: FilterOperand::Column(column),
+        op: Comparison::Eq,
+        right: FilterOperand::Number(side.into()),
+    };
+    let having = match op {
+        SetOperator::Intersect => Filter::And(vec![side_is(width, "0"), side_is(width + 1, "1")]),
+        _ => side_is(width + 1, "0"),
+    };
+    Ok((
+        vec![tag(width, Aggregate::Min), tag(width + 1, Aggregate::Max)],
+        Some(having),
     ))
 }
 
