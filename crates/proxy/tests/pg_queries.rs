@@ -88,6 +88,10 @@ const QUERIES: &[&str] = &[
     "SELECT o.order_id, d.label FROM t_order o JOIN t_dict d ON o.status = d.code ORDER BY o.order_id",
     "SELECT * FROM t_user ORDER BY id",
     "SELECT label FROM t_dict ORDER BY code",
+    // Ordered string aggregates: each node's pieces joined in the call's order.
+    "SELECT user_id, string_agg(status, '; ' ORDER BY amount DESC NULLS LAST, order_id) AS s, COUNT(*) FROM t_order GROUP BY user_id ORDER BY user_id",
+    "SELECT string_agg(status || ':' || order_id, ',' ORDER BY order_id) FROM t_order",
+    "SELECT status, string_agg(status, '|' ORDER BY status DESC, order_id) FROM t_order GROUP BY status ORDER BY 1",
 ];
 
 /// Reads no merge answers: their rows are gathered on one data source, where PostgreSQL runs
@@ -122,7 +126,7 @@ const GATHERED: &[&str] = &[
 /// set of rows, column names included.
 async fn random_selects(client: &Client, reference: &Client) {
     use common::random_select::{Paths, RandomSelects, fixes_its_order, seed};
-    let mut selects = RandomSelects::new(seed(), false);
+    let mut selects = RandomSelects::new(seed(), false).for_postgres();
     let mut paths = Paths::default();
     for _ in 0..300 {
         let sql = selects.select();
@@ -201,6 +205,17 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
         let expected = fetch(reference, sql).await;
         assert!(!expected.1.is_empty(), "{sql} returns nothing to compare");
         assert_eq!(fetch(&client, sql).await, expected, "{sql}");
+        if sql.contains("string_agg(status") {
+            let (_, preview) = fetch(&client, &format!("PREVIEW {sql}")).await;
+            let mut paths = common::random_select::Paths::default();
+            paths.count(
+                &preview
+                    .into_iter()
+                    .filter_map(|r| r[1].clone())
+                    .collect::<Vec<_>>(),
+            );
+            assert_eq!(paths.merged, 1, "{sql} is merged");
+        }
     }
     random_selects(&client, reference).await;
     ranges(&client, reference).await;

@@ -375,6 +375,10 @@ const QUERIES: &[&str] = &[
     "SELECT * FROM t_user ORDER BY id",
     "SELECT label FROM t_dict ORDER BY code",
     "SELECT 1 + 1 AS two",
+    // Ordered string aggregates: each node's pieces joined in the call's order.
+    "SELECT user_id, GROUP_CONCAT(status ORDER BY amount DESC, order_id) AS s, COUNT(*) FROM t_order GROUP BY user_id ORDER BY user_id",
+    "SELECT GROUP_CONCAT(order_id ORDER BY order_id) FROM t_order",
+    "SELECT kind, GROUP_CONCAT(note ORDER BY price DESC, event_id) AS notes FROM t_event GROUP BY kind ORDER BY kind",
 ];
 
 /// Reads no merge answers: their rows are gathered on one data source, where the database
@@ -446,16 +450,39 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
     load(&mut conn, reference).await;
     for sql in QUERIES.iter().chain(GATHERED) {
         compare(&mut conn, reference, sql).await;
+        if sql.contains("GROUP_CONCAT(") {
+            let (_, preview) = fetch_mysql(&mut conn, &format!("PREVIEW {sql}")).await;
+            let mut paths = common::random_select::Paths::default();
+            paths.count(
+                &preview
+                    .into_iter()
+                    .filter_map(|r| r[1].clone())
+                    .collect::<Vec<_>>(),
+            );
+            assert_eq!(paths.merged, 1, "{sql} is merged");
+        }
     }
     random_selects(&mut conn, reference, true).await;
     if matches!(shards, Shards::MariaDb { .. }) {
-        // MySQL's GROUP_CONCAT with its ORDER BY and SEPARATOR, which SQLite spells otherwise.
-        compare(
-            &mut conn,
-            reference,
+        // MySQL's GROUP_CONCAT with its SEPARATOR, which SQLite spells otherwise.
+        for sql in [
             "SELECT user_id, GROUP_CONCAT(DISTINCT status ORDER BY status DESC SEPARATOR '|') AS s FROM t_order GROUP BY user_id ORDER BY user_id",
-        )
-        .await;
+            "SELECT status, GROUP_CONCAT(order_id, '=', amount ORDER BY status DESC, order_id SEPARATOR '; ') AS s FROM t_order GROUP BY status ORDER BY status",
+        ] {
+            compare(&mut conn, reference, sql).await;
+        }
+        // Joined longer than group_concat_max_len, which MySQL cuts: gathered, so cut as
+        // the database cuts it.
+        let set = "SET SESSION group_concat_max_len = 25";
+        affected(&mut conn, set).await;
+        reference.execute(set).await;
+        let sql = "SELECT GROUP_CONCAT(status ORDER BY order_id) AS s FROM t_order";
+        compare(&mut conn, reference, sql).await;
+        let (_, cut) = fetch_mysql(&mut conn, sql).await;
+        assert_eq!(cut[0][0].as_ref().map(String::len), Some(25));
+        let set = "SET SESSION group_concat_max_len = DEFAULT";
+        affected(&mut conn, set).await;
+        reference.execute(set).await;
     }
 
     // A write to a broadcast table reaches every data source and counts once.

@@ -82,6 +82,24 @@ pub struct AggregateColumn {
     /// A group's rows are combined once per distinct non-NULL `x` (each such row holds that
     /// `x` counted or summed once), so a value on several nodes counts once.
     pub distinct: Option<usize>,
+    /// `string_agg`/`GROUP_CONCAT` ([`Aggregate::Join`]): how the group's pieces join.
+    pub joined: Option<Joined>,
+}
+
+/// How the pieces of a `string_agg`/`GROUP_CONCAT` join. With an ORDER BY in the call, the
+/// nodes also group by its keys, so each piece holds the values of one key; the merge joins
+/// a group's pieces in the keys' order (pieces of equal keys in any order, as the database
+/// orders ties).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Joined {
+    /// What goes between two values.
+    pub separator: Box<str>,
+    /// The call's ORDER BY keys, columns of the nodes' rows (hidden where not selected).
+    pub order: Vec<SortKey>,
+    /// MySQL: the column holding each node's `@@group_concat_max_len` (0 where a node has
+    /// none: SQLite). A joined value longer than that is one the database would cut (with a
+    /// warning), so the merge stops and the read is gathered.
+    pub max_length: Option<usize>,
 }
 
 /// How partial aggregates combine.
@@ -104,6 +122,9 @@ pub enum Aggregate {
     /// `array_agg` without ORDER BY: the shards' arrays one after another, NULL when every
     /// shard's is NULL (in what order the elements come is unspecified, as in one database).
     Concat,
+    /// `string_agg`/`GROUP_CONCAT`: the pieces joined as [`AggregateColumn::joined`] says,
+    /// NULL when every piece is NULL.
+    Join,
 }
 
 /// A HAVING clause the merge tests itself: comparisons of merged columns with numbers, joined

@@ -347,11 +347,13 @@ fn reads_over_several_nodes_say_how_to_merge() {
                 index: 1,
                 function: Aggregate::Count,
                 distinct: None,
+                joined: None,
             },
             AggregateColumn {
                 index: 2,
                 function: Aggregate::Avg { count_index: 3 },
                 distinct: None,
+                joined: None,
             },
         ]
     );
@@ -533,6 +535,66 @@ fn distinct_aggregates_group_the_nodes_by_their_argument() {
 }
 
 #[test]
+fn ordered_string_aggregates_group_the_nodes_by_their_keys() {
+    // Each node sends one piece per key (hidden, and grouped by); the merge joins a group's
+    // pieces in the keys' order. MySQL's nodes also send their group_concat_max_len.
+    let p = plan(
+        "SELECT user_id, GROUP_CONCAT(status ORDER BY t_order.order_id DESC SEPARATOR '; ') AS s, \
+         COUNT(*) FROM t_order GROUP BY user_id ORDER BY user_id",
+        &[],
+    )
+    .unwrap();
+    assert!(p.gather.is_none());
+    assert_eq!(
+        p.units[0].sql,
+        "SELECT user_id, GROUP_CONCAT(status ORDER BY t_order_0.order_id DESC SEPARATOR '; ') AS s, \
+         COUNT(*), t_order_0.order_id, (/*! @@group_concat_max_len + */ 0) FROM t_order_0 \
+         GROUP BY user_id, t_order_0.order_id ORDER BY user_id"
+    );
+    let merge = p.merge.expect("merged");
+    let joined = merge.aggregates[0].joined.as_ref().expect("joined");
+    assert_eq!(merge.aggregates[0].function, Aggregate::Join);
+    assert_eq!(&*joined.separator, "; ");
+    assert_eq!(
+        joined.order,
+        [SortKey {
+            column: ColumnRef::Index(3),
+            descending: true,
+            nulls_first: None,
+        }]
+    );
+    assert_eq!(joined.max_length, Some(4));
+    assert_eq!(merge.hidden_columns, 2);
+
+    // PostgreSQL's string_agg: unbounded; without ORDER BY the pieces are joined as they come.
+    let p = plan_in(
+        Dialect::Postgres,
+        "SELECT string_agg(status, ',') FROM t_order",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        p.units[0].sql,
+        "SELECT string_agg(status, ',') FROM t_order_0"
+    );
+    let merge = p.merge.expect("merged");
+    let joined = merge.aggregates[0].joined.as_ref().expect("joined");
+    assert!(joined.order.is_empty() && joined.max_length.is_none());
+
+    // DISTINCT, an expression key, a separator with an escape or not a literal: gathered.
+    for sql in [
+        "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order",
+        "SELECT GROUP_CONCAT(status ORDER BY amount + 1) FROM t_order",
+        "SELECT GROUP_CONCAT(status SEPARATOR '\\n') FROM t_order",
+        "SELECT string_agg(status, ? ORDER BY status) FROM t_order",
+        "SELECT status, GROUP_CONCAT(status ORDER BY order_id) FROM t_order",
+    ] {
+        let p = plan(sql, &[Value::Text(",".into())]).unwrap();
+        assert!(p.gather.is_some(), "{sql}");
+    }
+}
+
+#[test]
 fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     for sql in [
         "SELECT DISTINCT status, COUNT(*) OVER () FROM t_order",
@@ -593,17 +655,17 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     };
     assert_eq!(
         reads(
-            "SELECT GROUP_CONCAT(status) FROM t_order o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL) ORDER BY status",
+            "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL) ORDER BY status",
             &[]
         )[0],
         "SELECT * FROM `t_order_0` AS o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL)"
     );
     for sql in [
-        "SELECT GROUP_CONCAT(status) FROM t_order WHERE amount > RAND()",
-        "SELECT GROUP_CONCAT(status) FROM t_order WHERE amount > @floor",
-        "SELECT GROUP_CONCAT(status) FROM t_order WHERE amount IN (SELECT 1)",
-        "SELECT GROUP_CONCAT(status) FROM t_order WHERE amount > ?",
-        "SELECT GROUP_CONCAT(o.status) FROM t_order o JOIN t_dict d ON o.status = d.code WHERE amount > 1",
+        "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order WHERE amount > RAND()",
+        "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order WHERE amount > @floor",
+        "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order WHERE amount IN (SELECT 1)",
+        "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order WHERE amount > ?",
+        "SELECT GROUP_CONCAT(DISTINCT o.status) FROM t_order o JOIN t_dict d ON o.status = d.code WHERE amount > 1",
     ] {
         let params = [Value::Int(1)];
         let params = &params[..sql.matches('?').count()];
@@ -612,17 +674,17 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     // A locking read locks every row each node reads for it.
     assert_eq!(
         reads(
-            "SELECT GROUP_CONCAT(status) FROM t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED",
+            "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED",
             &[]
         )[0],
         "SELECT * FROM `t_order_0` AS t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED"
     );
     assert_eq!(
-        reads("SELECT GROUP_CONCAT(status) FROM t_order FOR SHARE", &[])[0],
+        reads("SELECT GROUP_CONCAT(DISTINCT status) FROM t_order FOR SHARE", &[])[0],
         "SELECT * FROM `t_order_0` LOCK IN SHARE MODE"
     );
     // SELECT … INTO cannot be gathered: it would store its result on the gathering connection.
-    let e = plan("SELECT GROUP_CONCAT(status) INTO @s FROM t_order", &[]).unwrap_err();
+    let e = plan("SELECT GROUP_CONCAT(DISTINCT status) INTO @s FROM t_order", &[]).unwrap_err();
     assert!(matches!(e, RouteError::Unsupported(_)), "{e}");
 }
 

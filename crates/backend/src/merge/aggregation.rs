@@ -12,7 +12,7 @@ use keyshard_router::{Array, Value, Wire, WireKind};
 use super::MergeError;
 use super::compare::compare;
 use super::exact::Exact;
-use super::plan::{Key, Resolved};
+use super::plan::{Join, Key, Resolved};
 use crate::numeric::Decimal;
 
 /// MariaDB's `div_precision_increment` default: the digits AVG adds to its argument's scale.
@@ -29,8 +29,8 @@ impl Resolved {
             return Ok(Vec::new());
         };
         let mut out = first.clone();
-        let aggregates = self.aggregates.iter().zip(&self.distinct);
-        for ((&(index, function), distinct), decimal) in aggregates.zip(avg_decimal) {
+        let aggregates = self.aggregates.iter().zip(&self.distinct).zip(&self.joined);
+        for (((&(index, function), distinct), joined), decimal) in aggregates.zip(avg_decimal) {
             // A DISTINCT aggregate combines one row per value; any other all rows, without
             // collecting them first.
             let chosen = distinct.as_ref().map(|key| self.one_per_value(rows, key));
@@ -46,6 +46,10 @@ impl Resolved {
                 Aggregate::Min => self.extreme(column(), index, Ordering::Less),
                 Aggregate::Max => self.extreme(column(), index, Ordering::Greater),
                 Aggregate::Concat => concat(column(), index)?,
+                Aggregate::Join => match joined {
+                    Some(join) => self.join(rows, index, join)?,
+                    None => first.get(index).cloned().unwrap_or(Value::Null),
+                },
                 Aggregate::Avg { count_index } => {
                     let counts = each().map(|row| row.get(count_index).unwrap_or(&Value::Null));
                     let count = Sum::of(counts, count_index)?;
@@ -79,6 +83,59 @@ impl Resolved {
         chosen.sort_by(|a, b| self.compare_rows(keys, a, b));
         chosen.dedup_by(|a, b| self.compare_rows(keys, a, b).is_eq());
         chosen
+    }
+
+    /// A group's `string_agg`/`GROUP_CONCAT` pieces joined in the call's order.
+    fn join(&self, rows: &[Vec<Value>], index: usize, join: &Join) -> Result<Value, MergeError> {
+        let unjoined = |why: String| MergeError::Unjoined { column: index, why };
+        let mut pieces: Vec<&Vec<Value>> = rows.iter().collect();
+        // Stable: pieces of equal keys keep the shards' order, as ties may come in any.
+        pieces.sort_by(|a, b| self.compare_rows(&join.order, a, b));
+        let mut joined: Option<Vec<u8>> = None;
+        let mut bytes = false;
+        for row in pieces {
+            let piece = match row.get(index) {
+                None | Some(Value::Null) => continue,
+                Some(Value::Text(text)) => text.as_bytes(),
+                Some(Value::Bytes(piece)) => {
+                    bytes = true;
+                    piece.as_slice()
+                }
+                Some(other) => return Err(unjoined(format!("{other:?} is not text"))),
+            };
+            match &mut joined {
+                Some(whole) => {
+                    whole.extend_from_slice(join.separator.as_bytes());
+                    whole.extend_from_slice(piece);
+                }
+                None => joined = Some(piece.to_vec()),
+            }
+        }
+        let Some(joined) = joined else {
+            return Ok(Value::Null);
+        };
+        // Each node cut its own pieces at the same limit; 0 (SQLite) has none.
+        let limit = join.max_length.map_or(0, |column| {
+            rows.iter()
+                .filter_map(|row| match row.get(column) {
+                    Some(Value::Int(v)) => u64::try_from(*v).ok(),
+                    Some(Value::UInt(v)) => Some(*v),
+                    _ => None,
+                })
+                .max()
+                .unwrap_or(0)
+        });
+        if limit > 0 && joined.len() as u64 > limit {
+            return Err(unjoined(format!(
+                "{} bytes, beyond group_concat_max_len ({limit})",
+                joined.len()
+            )));
+        }
+        Ok(match String::from_utf8(joined) {
+            Ok(text) if !bytes => Value::Text(text),
+            Ok(text) => Value::Bytes(text.into_bytes()),
+            Err(e) => Value::Bytes(e.into_bytes()),
+        })
     }
 
     /// MIN (`wanted` = Less) or MAX (Greater) over the non-NULL values; ties keep the first.
@@ -401,6 +458,71 @@ mod tests {
         assert_eq!(merge(&s, results).expect("merges").rows, vec![vec![Int(0)]]);
         let results = vec![UnitResult::default(), UnitResult::default()];
         assert_eq!(merge(&s, results).expect("merges").rows, vec![vec![Int(0)]]);
+    }
+
+    #[test]
+    fn string_aggregates_join_each_groups_pieces_in_their_keys_order() {
+        // Rows (g, GROUP_CONCAT(x ORDER BY k DESC), k, group_concat_max_len) of nodes grouped
+        // by g, k: a group's pieces interleave across the nodes.
+        let mut s = spec(Dialect::MySql);
+        s.group_by = vec![ColumnRef::Index(0)];
+        s.aggregates = vec![AggregateColumn {
+            joined: Some(keyshard_router::merge::Joined {
+                separator: "; ".into(),
+                order: vec![desc(2)],
+                max_length: Some(3),
+            }),
+            ..agg(1, Aggregate::Join)
+        }];
+        s.hidden_columns = 2;
+        let cols = &[
+            ("g", "BIGINT"),
+            ("s", "TEXT"),
+            ("k", "BIGINT"),
+            ("l", "BIGINT"),
+        ];
+        let results = |limit: i64| {
+            vec![
+                shard(
+                    cols,
+                    vec![
+                        vec![Int(1), text("c"), Int(3), Int(limit)],
+                        vec![Int(1), text("a,a"), Int(1), Int(limit)],
+                        vec![Int(2), Null, Int(1), Int(limit)],
+                    ],
+                ),
+                shard(
+                    cols,
+                    vec![
+                        vec![Int(1), text("b"), Int(2), Int(limit)],
+                        vec![Int(1), Null, Null, Int(limit)],
+                    ],
+                ),
+            ]
+        };
+        let rows = merge(&s, results(1024)).expect("merges").rows;
+        assert_eq!(
+            rows,
+            vec![vec![Int(1), text("c; b; a,a")], vec![Int(2), Null]]
+        );
+        // SQLite has no limit (0).
+        assert!(merge(&s, results(0)).is_ok());
+        // Longer than MySQL's group_concat_max_len: the database would cut it, so it is
+        // gathered instead.
+        assert!(matches!(
+            merge(&s, results(8)),
+            Err(MergeError::Unjoined { column: 1, .. })
+        ));
+        // Bytes join as bytes.
+        let bytes = |b: &[u8]| Value::Bytes(b.to_vec());
+        let results = vec![
+            shard(cols, vec![vec![Int(1), bytes(b"\xff"), Int(1), Int(0)]]),
+            shard(cols, vec![vec![Int(1), bytes(b"\x00"), Int(2), Int(0)]]),
+        ];
+        assert_eq!(
+            merge(&s, results).expect("merges").rows,
+            vec![vec![Int(1), bytes(b"\x00; \xff")]]
+        );
     }
 
     #[test]

@@ -105,12 +105,24 @@ impl Resolved {
         shards: &[Vec<Vec<Value>>],
         columns: &[Column],
     ) -> Result<(), MergeError> {
-        let ordered = self.order_by.iter().map(|key| key.index).chain(
-            self.aggregates
+        let join_keys = || {
+            self.joined
                 .iter()
-                .filter(|(_, function)| matches!(function, Aggregate::Min | Aggregate::Max))
-                .map(|(index, _)| *index),
-        );
+                .flatten()
+                .flat_map(|join| &join.order)
+                .map(|key| key.index)
+        };
+        let ordered = self
+            .order_by
+            .iter()
+            .map(|key| key.index)
+            .chain(join_keys())
+            .chain(
+                self.aggregates
+                    .iter()
+                    .filter(|(_, function)| matches!(function, Aggregate::Min | Aggregate::Max))
+                    .map(|(index, _)| *index),
+            );
         let name = |index: usize| {
             columns
                 .get(index)
@@ -141,6 +153,7 @@ impl Resolved {
             .order_by
             .iter()
             .map(|key| key.index)
+            .chain(join_keys())
             .chain(grouped)
             .chain(self.aggregates.iter().filter_map(|(index, function)| {
                 matches!(function, Aggregate::Min | Aggregate::Max).then_some(*index)

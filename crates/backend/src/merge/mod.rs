@@ -116,6 +116,16 @@ pub enum MergeError {
         /// The value, as debug text.
         value: String,
     },
+    /// A `string_agg`/`GROUP_CONCAT` piece that is not text or bytes, or a joined value
+    /// longer than MySQL's `group_concat_max_len`, which the database would cut with a
+    /// warning: the proxy then gathers the read instead.
+    #[error("joining the string aggregate in column {column} over several shards: {why}")]
+    Unjoined {
+        /// Its position.
+        column: usize,
+        /// What stopped it.
+        why: String,
+    },
     /// An AVG's count that is not a non-negative integer fitting in 64 bits.
     #[error("merge: column {column} holds {value}, which is not a row count")]
     BadCount {

@@ -2,7 +2,7 @@
 //! NULL placement settled, and which text columns hold numbers.
 
 use keyshard_router::Dialect;
-use keyshard_router::merge::{Aggregate, ColumnRef, MergeSpec};
+use keyshard_router::merge::{Aggregate, ColumnRef, MergeSpec, SortKey};
 
 use super::MergeError;
 use super::compare::TextOrder;
@@ -16,6 +16,14 @@ pub(super) struct Key {
     pub(super) nulls_first: bool,
 }
 
+/// How a `string_agg`/`GROUP_CONCAT` joins a group's pieces (see [`Joined`]).
+#[derive(Debug, Clone)]
+pub(super) struct Join {
+    pub(super) separator: Box<str>,
+    pub(super) order: Vec<Key>,
+    pub(super) max_length: Option<usize>,
+}
+
 /// The spec with every column reference resolved against the result's columns.
 pub(super) struct Resolved {
     pub(super) dialect: Dialect,
@@ -25,6 +33,8 @@ pub(super) struct Resolved {
     /// Per aggregate: the key column of a DISTINCT aggregate, whose equal values it combines
     /// once.
     pub(super) distinct: Vec<Option<Key>>,
+    /// Per aggregate: how a `string_agg`/`GROUP_CONCAT` joins its pieces.
+    pub(super) joined: Vec<Option<Join>>,
     /// Per column: whether its text values are decimal numbers (MariaDB's DECIMAL arrives as
     /// text) and must compare numerically rather than as strings.
     pub(super) numeric_text: Vec<bool>,
@@ -63,18 +73,19 @@ impl Resolved {
                 })
             })
             .collect::<Result<_, MergeError>>()?;
+        let sort_key = |key: &SortKey| {
+            Ok(Key {
+                index: resolve(&key.column)?,
+                descending: key.descending,
+                nulls_first: key
+                    .nulls_first
+                    .unwrap_or_else(|| default_nulls_first(spec.dialect, key.descending)),
+            })
+        };
         let order_by = spec
             .order_by
             .iter()
-            .map(|key| {
-                Ok(Key {
-                    index: resolve(&key.column)?,
-                    descending: key.descending,
-                    nulls_first: key
-                        .nulls_first
-                        .unwrap_or_else(|| default_nulls_first(spec.dialect, key.descending)),
-                })
-            })
+            .map(sort_key)
             .collect::<Result<_, MergeError>>()?;
         let aggregates = spec
             .aggregates
@@ -101,6 +112,26 @@ impl Resolved {
                     .transpose()
             })
             .collect::<Result<_, MergeError>>()?;
+        let joined = spec
+            .aggregates
+            .iter()
+            .map(|a| {
+                a.joined
+                    .as_ref()
+                    .map(|joined| {
+                        Ok(Join {
+                            separator: joined.separator.clone(),
+                            order: joined
+                                .order
+                                .iter()
+                                .map(sort_key)
+                                .collect::<Result<_, MergeError>>()?,
+                            max_length: joined.max_length.map(in_range).transpose()?,
+                        })
+                    })
+                    .transpose()
+            })
+            .collect::<Result<_, MergeError>>()?;
         let mut numeric_text: Vec<bool> = (0..width)
             .map(|i| columns.get(i).is_some_and(is_decimal_column))
             .collect();
@@ -120,15 +151,15 @@ impl Resolved {
             order_by,
             aggregates,
             distinct,
+            joined,
             numeric_text,
             text_order,
         })
     }
 }
 
-/// Finds a column by name, case-insensitively; `o.status` also finds `status`.
-/// The columns `spec` compares (ORDER BY, GROUP BY, MIN, MAX and DISTINCT aggregates' keys), by
-/// position in `columns`.
+/// The columns `spec` compares (ORDER BY, GROUP BY, MIN, MAX, DISTINCT aggregates' keys and
+/// ordered joins' keys), by position in `columns`.
 pub(crate) fn compared_columns(spec: &MergeSpec, columns: &[Column]) -> Vec<usize> {
     let position = |column: &ColumnRef| match column {
         ColumnRef::Index(index) => Some(*index),
@@ -140,8 +171,14 @@ pub(crate) fn compared_columns(spec: &MergeSpec, columns: &[Column]) -> Vec<usiz
         .filter(|a| matches!(a.function, Aggregate::Min | Aggregate::Max))
         .map(|a| a.index);
     let distinct_keys = spec.aggregates.iter().filter_map(|a| a.distinct);
+    let join_keys = spec
+        .aggregates
+        .iter()
+        .filter_map(|a| a.joined.as_ref())
+        .flat_map(|joined| &joined.order);
     spec.order_by
         .iter()
+        .chain(join_keys)
         .map(|key| &key.column)
         .chain(&spec.group_by)
         .filter_map(position)
@@ -150,6 +187,7 @@ pub(crate) fn compared_columns(spec: &MergeSpec, columns: &[Column]) -> Vec<usiz
         .collect()
 }
 
+/// Finds a column by name, case-insensitively; `o.status` also finds `status`.
 fn find_column(columns: &[Column], name: &str) -> Option<usize> {
     let unquote = |s: &str| s.trim_matches(|c| c == '`' || c == '"').to_owned();
     let full = unquote(name);

@@ -91,6 +91,7 @@ pub(super) fn agg(index: usize, function: Aggregate) -> AggregateColumn {
         index,
         function,
         distinct: None,
+        joined: None,
     }
 }
 

@@ -68,6 +68,9 @@ pub struct RandomSelects {
     state: u64,
     /// Whether `t_order_item` exists.
     items: bool,
+    /// PostgreSQL's spelling of the string aggregate (`string_agg`), else MySQL's and
+    /// SQLite's (`GROUP_CONCAT`).
+    postgres: bool,
 }
 
 /// The seed of this run: `KEYSHARD_QUERY_SEED`, else a fixed one.
@@ -123,6 +126,23 @@ impl RandomSelects {
         Self {
             state: seed | 1,
             items,
+            postgres: false,
+        }
+    }
+
+    /// Statements in PostgreSQL's spelling.
+    pub fn for_postgres(mut self) -> Self {
+        self.postgres = true;
+        self
+    }
+
+    /// A string aggregate of `value` (text) in a total order: `keys`, then the unique `last`.
+    fn joined(&mut self, value: &str, keys: &[&str], last: &str) -> String {
+        let key = self.pick(keys);
+        let order = if self.chance(50) { " DESC" } else { "" };
+        match self.postgres {
+            true => format!("string_agg({value}, ',' ORDER BY {key}{order}, {last})"),
+            false => format!("GROUP_CONCAT({value} ORDER BY {key}{order}, {last})"),
         }
     }
 
@@ -291,7 +311,10 @@ impl RandomSelects {
             }
             1 => {
                 let key = self.pick(&["e.kind", "e.user_id", "e.note"]);
+                let value = self.pick(&["e.kind", "e.note"]);
+                let joined = self.joined(value, &["e.at", "e.price", "e.kind"], "e.event_id");
                 let aggregate = self.pick(&[
+                    &joined,
                     "SUM(e.price)",
                     "MAX(e.at)",
                     "MIN(e.price)",
@@ -361,7 +384,9 @@ impl RandomSelects {
             // Groups, with HAVING, DISTINCT aggregates and aggregates inside expressions.
             4 | 5 => {
                 let key = self.pick(&["o.user_id", "o.status", "o.amount IS NULL"]);
+                let joined = self.joined("o.status", &["o.amount", "o.status"], "o.order_id");
                 let aggregate = self.pick(&[
+                    &joined,
                     "COUNT(*)",
                     "SUM(o.amount)",
                     "MAX(o.amount)",

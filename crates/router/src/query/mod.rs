@@ -29,6 +29,7 @@ mod calls;
 mod conditions;
 mod guard;
 mod having;
+mod joined;
 mod limit;
 mod rewrite;
 mod select_list;

@@ -12,12 +12,13 @@ use sqlparser::parser::Parser;
 
 use super::calls::{after_distinct, is_distinct, one_argument, pieces_of, plain_call};
 use super::having::filter_of;
+use super::joined::{MAX_LENGTH_PROBE, join_call};
 use super::limit::{NO_LIMIT, limit_edits, limit_number};
 use super::select_list::{arguments_text, call_end, group_by_end, having_range, projection_ranges};
 use super::union::union_read;
 use super::{Operand, PreparedQuery, Tables, select_of};
 use crate::locate::Locator;
-use crate::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
+use crate::merge::{Aggregate, AggregateColumn, ColumnRef, Joined, MergeSpec, SortKey};
 use crate::names::{last_ident, push_identifier};
 use crate::plan::Plan;
 use crate::template::{Edit, Literals, Piece, Template};
@@ -112,9 +113,9 @@ fn aggregate_of(function: &Function) -> Option<Aggregate> {
     Some(aggregate)
 }
 
-/// Aggregates whose shard results cannot be merged as they stand: each shard's `string_agg`
-/// is only part of the group's, and taking one of them would silently answer wrong. Refused
-/// over several shards.
+/// Aggregates whose shard results cannot be merged as they stand: each shard's `json_agg` is
+/// only part of the group's, and taking one of them would silently answer wrong. Gathered
+/// over several shards (`string_agg` and `GROUP_CONCAT` where [`join_call`] does not join them).
 fn unmerged_aggregate(function: &Function) -> bool {
     let name = last_ident(&function.name).to_ascii_lowercase();
     matches!(
@@ -241,10 +242,8 @@ pub(super) fn multi_read(
     // table, is that table's actual name on each node.
     let mut hidden: Vec<Vec<Piece>> = Vec::new();
     let mut aggregates = Vec::new();
-    // DISTINCT aggregates' arguments: their text and hidden column, and the pieces that
-    // write them into the nodes' GROUP BY.
-    let mut distinct_keys: Vec<(&str, usize)> = Vec::new();
-    let mut distinct_pieces: Vec<Vec<Piece>> = Vec::new();
+    // Keys the nodes also group by (DISTINCT aggregates' arguments, ordered joins' keys).
+    let mut node_keys = NodeKeys::default();
     for (index, (item, range)) in select.projection.iter().zip(&items).enumerate() {
         let (expr, alias) = match item {
             SelectItem::UnnamedExpr(expr) => (expr, None),
@@ -259,6 +258,35 @@ pub(super) fn multi_read(
             _ => continue,
         };
         let Some(mut aggregate) = aggregate_of(function) else {
+            if let Some(call) = join_call(sql, function, &mut locator)? {
+                let mut order = Vec::new();
+                for (key, descending, nulls_first) in call.keys {
+                    if tokens.has_placeholder_in(&key) {
+                        return unsupported("a parameter inside an ordered string aggregate");
+                    }
+                    let index = node_keys.add(sql, key, table_edits, &mut hidden, select);
+                    order.push(SortKey {
+                        column: ColumnRef::Index(index),
+                        descending,
+                        nulls_first,
+                    });
+                }
+                let max_length = call.bounded.then(|| {
+                    hidden.push(vec![Piece::Text(MAX_LENGTH_PROBE.into())]);
+                    select.projection.len() + hidden.len() - 1
+                });
+                aggregates.push(AggregateColumn {
+                    index,
+                    function: Aggregate::Join,
+                    distinct: None,
+                    joined: Some(Joined {
+                        separator: call.separator,
+                        order,
+                        max_length,
+                    }),
+                });
+                continue;
+            }
             if unmerged_aggregate(function) && function.over.is_none() {
                 return Err(format!(
                     "{}() (its per-shard results do not merge)",
@@ -289,17 +317,7 @@ pub(super) fn multi_read(
             if tokens.has_placeholder_in(&key) {
                 return unsupported("a parameter inside a DISTINCT aggregate");
             }
-            let text = sql[key.clone()].trim();
-            distinct_key = Some(match distinct_keys.iter().find(|(t, _)| *t == text) {
-                Some(&(_, index)) => index,
-                None => {
-                    hidden.push(pieces_of(key.clone(), table_edits));
-                    let index = select.projection.len() + hidden.len() - 1;
-                    distinct_keys.push((text, index));
-                    distinct_pieces.push(pieces_of(key, table_edits));
-                    index
-                }
-            });
+            distinct_key = Some(node_keys.add(sql, key, table_edits, &mut hidden, select));
         }
         if let Aggregate::Avg { count_index } = &mut aggregate {
             let name = locator
@@ -337,16 +355,19 @@ pub(super) fn multi_read(
             index,
             function: aggregate,
             distinct: distinct_key,
+            joined: None,
         });
     }
     if wildcard && !aggregates.is_empty() {
         return unsupported("* beside aggregates");
     }
-    if !distinct_pieces.is_empty() {
+    if !node_keys.group_by.is_empty() {
         // Without GROUP BY the answer is one row even where no node sends one; it can be
         // written only when every column is an aggregate.
         if group_by.is_empty() && aggregates.len() != select.projection.len() {
-            return unsupported("DISTINCT aggregates beside other columns without GROUP BY");
+            return unsupported(
+                "DISTINCT or ordered string aggregates beside other columns without GROUP BY",
+            );
         }
         let at = group_by_end(parser, &mut locator).map_err(|e| e.to_string())?;
         let mut separator = if group_by.is_empty() {
@@ -354,7 +375,7 @@ pub(super) fn multi_read(
         } else {
             ", "
         };
-        for key in &distinct_pieces {
+        for key in &node_keys.group_by {
             for piece in std::iter::once(Piece::Text(separator.into())).chain(key.iter().cloned()) {
                 edits.push(Edit {
                     range: at..at,
@@ -445,7 +466,12 @@ pub(super) fn multi_read(
                 };
             }
             let aggregate = aggregate_of(function)
-                .filter(|a| !matches!(a, Aggregate::Avg { .. } | Aggregate::Concat))
+                .filter(|a| {
+                    !matches!(
+                        a,
+                        Aggregate::Avg { .. } | Aggregate::Concat | Aggregate::Join
+                    )
+                })
                 .ok_or_else(|| format!("HAVING on {e}, which is not selected"))?;
             if !plain_call(function) || is_distinct(function) {
                 return Err(format!("HAVING on {e}"));
@@ -465,6 +491,7 @@ pub(super) fn multi_read(
                 index,
                 function: aggregate,
                 distinct: None,
+                joined: None,
             });
             Ok(index)
         };
@@ -513,15 +540,15 @@ pub(super) fn multi_read(
     // One row is answered for all: ordering it by what it does not select would be an
     // error in PostgreSQL, which the nodes' grouping would hide.
     if group_by.is_empty()
-        && !distinct_keys.is_empty()
+        && !node_keys.group_by.is_empty()
         && order_by
             .iter()
             .any(|k| !matches!(k.column, ColumnRef::Index(i) if i < select.projection.len()))
     {
-        return unsupported("ORDER BY what a DISTINCT aggregate without GROUP BY does not select");
+        return unsupported("ORDER BY what an aggregate without GROUP BY does not select");
     }
     let grouped = !spec_group.is_empty() || !aggregates.is_empty();
-    let when_empty = (group_by.is_empty() && !distinct_keys.is_empty()).then(|| {
+    let when_empty = (group_by.is_empty() && !node_keys.group_by.is_empty()).then(|| {
         let mut row = vec![Value::Null; select.projection.len() + hidden.len()];
         for a in &aggregates {
             if let (Aggregate::Count, Some(slot)) = (a.function, row.get_mut(a.index)) {
@@ -547,6 +574,38 @@ pub(super) fn multi_read(
         limit,
         grouped,
     })
+}
+
+/// The keys the nodes also group by, beyond the statement's GROUP BY, each sent as a hidden
+/// column: DISTINCT aggregates' arguments and ordered string aggregates' keys.
+#[derive(Default)]
+struct NodeKeys<'s> {
+    /// Each key's text and hidden column, so a key written twice is sent once.
+    columns: Vec<(&'s str, usize)>,
+    /// The pieces that write each key into the nodes' GROUP BY.
+    group_by: Vec<Vec<Piece>>,
+}
+
+impl<'s> NodeKeys<'s> {
+    /// The hidden column of the key written at `key`, added if new.
+    fn add(
+        &mut self,
+        sql: &'s str,
+        key: Range<usize>,
+        table_edits: &[Edit],
+        hidden: &mut Vec<Vec<Piece>>,
+        select: &Select,
+    ) -> usize {
+        let text = sql[key.clone()].trim();
+        if let Some(&(_, index)) = self.columns.iter().find(|(t, _)| *t == text) {
+            return index;
+        }
+        hidden.push(pieces_of(key.clone(), table_edits));
+        let index = select.projection.len() + hidden.len() - 1;
+        self.columns.push((text, index));
+        self.group_by.push(pieces_of(key, table_edits));
+        index
+    }
 }
 
 /// The select list item whose value `expr` is: by position (`ORDER BY 2`), by alias, or by the

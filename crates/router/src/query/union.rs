@@ -147,6 +147,7 @@ fn branch_tags(
         index,
         function,
         distinct: None,
+        joined: None,
     };
     let side_is = |column: usize, side: &str| Filter::Compare {
         left: FilterOperand::Column(column),
