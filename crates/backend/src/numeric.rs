@@ -276,6 +276,59 @@ impl Decimal {
         (0, 0)
     }
 
+    /// -self.
+    pub(crate) fn negated(&self) -> Decimal {
+        Decimal::normalized(!self.negative, self.digits.clone(), self.scale)
+    }
+
+    /// self × other, exactly: its scale is the sum of theirs, as in MySQL and PostgreSQL.
+    pub(crate) fn mul(&self, other: &Decimal) -> Decimal {
+        let mut product = vec![0u32; self.digits.len() + other.digits.len()];
+        for (i, &x) in self.digits.iter().enumerate().rev() {
+            for (j, &y) in other.digits.iter().enumerate().rev() {
+                product[i + j + 1] += u32::from(x) * u32::from(y);
+            }
+        }
+        // Carries, least significant first; each column stays far below u32::MAX for any
+        // length a statement can write.
+        for k in (1..product.len()).rev() {
+            let carry = product[k] / 10;
+            product[k] %= 10;
+            product[k - 1] += carry;
+        }
+        let digits = product.into_iter().map(|d| d as u8).collect();
+        Decimal::normalized(
+            self.negative != other.negative,
+            digits,
+            self.scale + other.scale,
+        )
+    }
+
+    /// How many digits it has before and after the point, at least one before.
+    pub(crate) fn precision(&self) -> usize {
+        self.digits.len().max(self.scale + 1)
+    }
+
+    /// self / divisor at `scale` fractional digits, rounded half away from zero (MySQL's and
+    /// PostgreSQL's rounding of a division). `None` when the divisor is zero, its digits do
+    /// not fit 64 bits, or `scale` is below self's less the divisor's.
+    pub(crate) fn div_to_scale(&self, divisor: &Decimal, scale: usize) -> Option<Decimal> {
+        let whole = divisor.digits.iter().try_fold(0u64, |acc, &d| {
+            acc.checked_mul(10)?.checked_add(u64::from(d))
+        })?;
+        // self / divisor = (self × 10^s) / (divisor × 10^s), s the divisor's scale.
+        let mut digits = self.digits.clone();
+        let own_scale = match self.scale.checked_sub(divisor.scale) {
+            Some(own) => own,
+            None => {
+                digits.resize(digits.len() + divisor.scale - self.scale, 0);
+                0
+            }
+        };
+        let shifted = Decimal::normalized(self.negative != divisor.negative, digits, own_scale);
+        shifted.div_round(whole, scale.checked_sub(own_scale)?)
+    }
+
     /// self / divisor with `extra_scale` more fractional digits, rounded half away from zero
     /// (MariaDB's rounding for DECIMAL division). `None` when dividing by zero.
     pub(crate) fn div_round(&self, divisor: u64, extra_scale: usize) -> Option<Decimal> {
@@ -452,5 +505,27 @@ mod tests {
             d("-5").div_round(2, 0).map(|q| q.to_string()),
             Some("-3".into())
         );
+    }
+
+    #[test]
+    fn decimals_multiply_negate_and_divide_exactly() {
+        let d = |s: &str| Decimal::parse(s).unwrap();
+        let text = |v: Decimal| v.to_string();
+        assert_eq!(text(d("12.50").mul(&d("-0.3"))), "-3.750");
+        assert_eq!(text(d("999").mul(&d("999"))), "998001");
+        assert_eq!(text(d("0").mul(&d("-2.5"))), "0.0");
+        assert_eq!(text(d("1.5").negated()), "-1.5");
+        assert_eq!(text(d("0.00").negated()), "0.00");
+        assert_eq!(d("123.45").precision(), 5);
+        assert_eq!(d("0.05").precision(), 3);
+        let div = |a: &str, b: &str, scale| d(a).div_to_scale(&d(b), scale).map(text);
+        // MySQL: the dividend's scale plus div_precision_increment (4).
+        assert_eq!(div("10.00", "3", 6), Some("3.333333".into()));
+        assert_eq!(div("2", "0.3", 4), Some("6.6667".into()));
+        assert_eq!(div("-1", "8", 2), Some("-0.13".into()));
+        assert_eq!(div("1", "-0.008", 0), Some("-125".into()));
+        assert_eq!(div("1.25", "0.5", 1), Some("2.5".into()));
+        assert_eq!(div("1", "0.00", 4), None);
+        assert_eq!(div("1.234", "1", 2), None);
     }
 }

@@ -190,7 +190,8 @@ impl From<BackendError> for Error {
                 | keyshard_backend::MergeError::Collation { .. }
                 | keyshard_backend::MergeError::MoneyText { .. }
                 | keyshard_backend::MergeError::Uncompared { .. }
-                | keyshard_backend::MergeError::Unjoined { .. },
+                | keyshard_backend::MergeError::Unjoined { .. }
+                | keyshard_backend::MergeError::Uncomputed { .. },
             ) => ErrorKind::Unmerged,
             // What the database says of a value beyond its type.
             BackendError::Merge(keyshard_backend::MergeError::OutOfRange { .. }) => {

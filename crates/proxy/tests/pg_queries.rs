@@ -94,6 +94,15 @@ const QUERIES: &[&str] = &[
     "SELECT status, string_agg(status, '|' ORDER BY status DESC, order_id) FROM t_order GROUP BY status ORDER BY 1",
 ];
 
+/// Expressions over aggregates, computed from the merged aggregates.
+const COMPUTED: &[&str] = &[
+    "SELECT user_id, SUM(amount) / COUNT(*) AS mean, COUNT(*) >= 8 AS many, MAX(amount) - MIN(amount) AS spread FROM t_order GROUP BY user_id ORDER BY user_id",
+    "SELECT SUM(amount) * 2 + COUNT(*) AS x, COUNT(amount) / 3 AS third, -SUM(amount) * 0.25 FROM t_order",
+    "SELECT status, SUM(amount) / COUNT(*) AS mean FROM t_order GROUP BY status ORDER BY mean DESC",
+    "SELECT COUNT(*) + 1, SUM(amount) / COUNT(*) FROM t_order WHERE amount > 100000",
+    "SELECT kind, SUM(price) / COUNT(price) AS mean, SUM(price) * 1.5 - COUNT(*) AS y, MIN(price) < 5 FROM t_event GROUP BY kind ORDER BY kind",
+];
+
 /// Reads no merge answers: their rows are gathered on one data source, where PostgreSQL runs
 /// them as written (schema-qualified names, ordered aggregates and casts included).
 const GATHERED: &[&str] = &[
@@ -201,11 +210,11 @@ async fn scenario(proxy: &PgProxy, reference: &Client) {
         execute(&client, sql).await;
         execute(reference, sql).await;
     }
-    for sql in QUERIES.iter().chain(GATHERED) {
+    for sql in QUERIES.iter().chain(GATHERED).chain(COMPUTED) {
         let expected = fetch(reference, sql).await;
         assert!(!expected.1.is_empty(), "{sql} returns nothing to compare");
         assert_eq!(fetch(&client, sql).await, expected, "{sql}");
-        if sql.contains("string_agg(status") {
+        if sql.contains("string_agg(status") || COMPUTED.contains(sql) {
             let (_, preview) = fetch(&client, &format!("PREVIEW {sql}")).await;
             let mut paths = common::random_select::Paths::default();
             paths.count(

@@ -381,6 +381,16 @@ const QUERIES: &[&str] = &[
     "SELECT kind, GROUP_CONCAT(note ORDER BY price DESC, event_id) AS notes FROM t_event GROUP BY kind ORDER BY kind",
 ];
 
+/// Expressions over aggregates: computed from the merged aggregates on MariaDB, gathered on
+/// SQLite (whose arithmetic is its own).
+const COMPUTED: &[&str] = &[
+    "SELECT user_id, SUM(amount) / COUNT(*) AS mean, COUNT(*) >= 8 AS many, MAX(amount) - MIN(amount) AS spread FROM t_order GROUP BY user_id ORDER BY user_id",
+    "SELECT SUM(amount) * 2 + COUNT(*) AS x, COUNT(amount) / 3 AS third, -SUM(amount) * 0.25 FROM t_order",
+    "SELECT status, SUM(amount) / COUNT(*) AS mean FROM t_order GROUP BY status ORDER BY mean DESC",
+    "SELECT COUNT(*) + 1, SUM(amount) / COUNT(*), SUM(amount) / (COUNT(*) - COUNT(*)) FROM t_order WHERE amount > 100000",
+    "SELECT kind, SUM(price) / COUNT(price) AS mean, SUM(price) * 1.5 - COUNT(*) AS y, MIN(price) < 5 FROM t_event GROUP BY kind ORDER BY kind",
+];
+
 /// Reads no merge answers: their rows are gathered on one data source, where the database
 /// runs them as written.
 const GATHERED: &[&str] = &[
@@ -448,9 +458,10 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
         .await
         .unwrap();
     load(&mut conn, reference).await;
-    for sql in QUERIES.iter().chain(GATHERED) {
+    let mariadb = matches!(shards, Shards::MariaDb { .. });
+    for sql in QUERIES.iter().chain(GATHERED).chain(COMPUTED) {
         compare(&mut conn, reference, sql).await;
-        if sql.contains("GROUP_CONCAT(") {
+        if sql.contains("GROUP_CONCAT(") || (mariadb && COMPUTED.contains(sql)) {
             let (_, preview) = fetch_mysql(&mut conn, &format!("PREVIEW {sql}")).await;
             let mut paths = common::random_select::Paths::default();
             paths.count(

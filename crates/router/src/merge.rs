@@ -14,6 +14,9 @@ pub struct MergeSpec {
     /// The aggregate columns, combined per group. Columns that are neither grouped nor
     /// aggregated take the group's first row's value.
     pub aggregates: Vec<AggregateColumn>,
+    /// Select-list expressions over aggregates (`SUM(x) / COUNT(*)`), computed from each
+    /// merged group's aggregates (hidden columns) into the expression's column.
+    pub computed: Vec<ComputedColumn>,
     /// HAVING, tested on each merged group (the nodes are sent the statement without it: a
     /// node's part of a group says nothing of the whole group).
     pub having: Option<Filter>,
@@ -42,6 +45,7 @@ impl MergeSpec {
     pub fn is_concatenation(&self) -> bool {
         self.group_by.is_empty()
             && self.aggregates.is_empty()
+            && self.computed.is_empty()
             && self.having.is_none()
             && self.order_by.is_empty()
             && self.offset == 0
@@ -125,6 +129,48 @@ pub enum Aggregate {
     /// `string_agg`/`GROUP_CONCAT`: the pieces joined as [`AggregateColumn::joined`] says,
     /// NULL when every piece is NULL.
     Join,
+}
+
+/// A select-list expression the merge computes from merged aggregates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComputedColumn {
+    /// The expression's column, which the nodes fill with their own (partial) value, or
+    /// PostgreSQL's none: only its description counts.
+    pub index: usize,
+    /// What it computes.
+    pub expr: Computed,
+}
+
+/// Arithmetic and one comparison over merged columns and number literals, with the
+/// database's own typing: integers stay integers (PostgreSQL's as wide as the widest
+/// operand), exact decimals keep their scale (a division's as the database sets it), doubles
+/// are doubles, NULL in gives NULL out. What the merge cannot compute as the database does (an
+/// overflow, a division PostgreSQL refuses) stops it, and the read is gathered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Computed {
+    /// A merged column (an aggregate), by position.
+    Column(usize),
+    /// A number literal as written: digits with an optional point.
+    Number(Box<str>),
+    /// `-x`.
+    Negate(Box<Computed>),
+    /// `x op y`.
+    Arithmetic(Box<Computed>, Arithmetic, Box<Computed>),
+    /// `x op y`, the whole expression: MySQL answers 1 or 0, PostgreSQL a boolean.
+    Compare(Box<Computed>, Comparison, Box<Computed>),
+}
+
+/// An arithmetic operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arithmetic {
+    /// `+`
+    Add,
+    /// `-`
+    Subtract,
+    /// `*`
+    Multiply,
+    /// `/`
+    Divide,
 }
 
 /// A HAVING clause the merge tests itself: comparisons of merged columns with numbers, joined

@@ -6,7 +6,8 @@ mod common;
 use common::two_sources;
 
 use keyshard_router::merge::{
-    Aggregate, AggregateColumn, ColumnRef, Comparison, Filter, FilterOperand, SortKey,
+    Aggregate, AggregateColumn, Arithmetic, ColumnRef, Comparison, Computed, ComputedColumn,
+    Filter, FilterOperand, SortKey,
 };
 use keyshard_router::{Dialect, NoMetadata, Plan, Prepared, RouteError, Router, Value};
 
@@ -595,13 +596,91 @@ fn ordered_string_aggregates_group_the_nodes_by_their_keys() {
 }
 
 #[test]
+fn expressions_over_aggregates_are_computed_from_the_merged_aggregates() {
+    // Each aggregate in the expression is a hidden merged column; MySQL's nodes compute the
+    // expression over their part too (its value is replaced, its description kept).
+    let p = plan(
+        "SELECT status, SUM(amount) / COUNT(*) AS mean, -(MAX(t_order.amount) - 1.5) * 2, COUNT(*) >= 3 \
+         FROM t_order GROUP BY status",
+        &[],
+    )
+    .unwrap();
+    assert!(p.gather.is_none());
+    assert_eq!(
+        p.units[0].sql,
+        "SELECT status, SUM(amount) / COUNT(*) AS mean, -(MAX(t_order_0.amount) - 1.5) * 2, \
+         COUNT(*) >= 3, SUM(amount), COUNT(*), MAX(t_order_0.amount), COUNT(*) FROM t_order_0 \
+         GROUP BY status"
+    );
+    let merge = p.merge.expect("merged");
+    let column = |i| Box::new(Computed::Column(i));
+    assert_eq!(
+        merge.computed,
+        [
+            ComputedColumn {
+                index: 1,
+                expr: Computed::Arithmetic(column(4), Arithmetic::Divide, column(5)),
+            },
+            ComputedColumn {
+                index: 2,
+                expr: Computed::Arithmetic(
+                    Box::new(Computed::Negate(Box::new(Computed::Arithmetic(
+                        column(6),
+                        Arithmetic::Subtract,
+                        Box::new(Computed::Number("1.5".into())),
+                    )))),
+                    Arithmetic::Multiply,
+                    Box::new(Computed::Number("2".into())),
+                ),
+            },
+            ComputedColumn {
+                index: 3,
+                expr: Computed::Compare(
+                    column(7),
+                    Comparison::GtEq,
+                    Box::new(Computed::Number("3".into())),
+                ),
+            },
+        ]
+    );
+    assert_eq!(merge.hidden_columns, 4);
+
+    // PostgreSQL's nodes only describe it: a part must not divide by zero.
+    let p = plan_in(
+        Dialect::Postgres,
+        "SELECT count(*) / count(amount), sum(amount) * 2 AS twice FROM t_order",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        p.units[0].sql,
+        "SELECT CASE WHEN false THEN (count(*) / count(amount)) END AS \"?column?\", \
+         CASE WHEN false THEN (sum(amount) * 2) END AS twice, count(*), count(amount), sum(amount) \
+         FROM t_order_0"
+    );
+
+    // Functions, parameters, DISTINCT and AVG inside, or an exponent: gathered.
+    for sql in [
+        "SELECT ROUND(SUM(amount)) + 1 FROM t_order",
+        "SELECT SUM(amount) * ? FROM t_order",
+        "SELECT COUNT(DISTINCT status) + 1 FROM t_order",
+        "SELECT AVG(amount) * 2 FROM t_order",
+        "SELECT SUM(amount) * 1e2 FROM t_order",
+        "SELECT SUM(amount) + amount FROM t_order GROUP BY amount",
+    ] {
+        let p = plan(sql, &[Value::Int(2)]).unwrap();
+        assert!(p.gather.is_some(), "{sql}");
+    }
+}
+
+#[test]
 fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     for sql in [
         "SELECT DISTINCT status, COUNT(*) OVER () FROM t_order",
         "SELECT status FROM t_order GROUP BY status HAVING MAX(note) = 'x'",
         "SELECT status, COUNT(DISTINCT user_id) FROM t_order",
         "SELECT * FROM t_order WHERE amount > (SELECT AVG(amount) FROM t_order)",
-        "SELECT COUNT(*) + 1 FROM t_order",
+        "SELECT ROUND(SUM(amount) / COUNT(*), 2) FROM t_order",
         "SELECT status FROM t_order EXCEPT ALL SELECT status FROM t_order_item",
     ] {
         let gather = plan(sql, &[]).unwrap().gather.expect(sql);
@@ -680,11 +759,18 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
         "SELECT * FROM `t_order_0` AS t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED"
     );
     assert_eq!(
-        reads("SELECT GROUP_CONCAT(DISTINCT status) FROM t_order FOR SHARE", &[])[0],
+        reads(
+            "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order FOR SHARE",
+            &[]
+        )[0],
         "SELECT * FROM `t_order_0` LOCK IN SHARE MODE"
     );
     // SELECT … INTO cannot be gathered: it would store its result on the gathering connection.
-    let e = plan("SELECT GROUP_CONCAT(DISTINCT status) INTO @s FROM t_order", &[]).unwrap_err();
+    let e = plan(
+        "SELECT GROUP_CONCAT(DISTINCT status) INTO @s FROM t_order",
+        &[],
+    )
+    .unwrap_err();
     assert!(matches!(e, RouteError::Unsupported(_)), "{e}");
 }
 

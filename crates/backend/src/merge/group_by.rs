@@ -30,7 +30,9 @@ impl Resolved {
                         .is_ne()
                 })
                 .unwrap_or(rows.len());
-            groups.push(self.combine(&rows[start..end], &mut avg_decimal)?);
+            let mut group = self.combine(&rows[start..end], &mut avg_decimal)?;
+            self.compute(&mut group)?;
+            groups.push(group);
             start = end;
         }
         let avg_types = self

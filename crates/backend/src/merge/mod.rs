@@ -12,6 +12,7 @@ use crate::outcome::{Column, UnitResult};
 
 mod aggregation;
 mod compare;
+mod computed;
 mod exact;
 mod group_by;
 mod having;
@@ -126,6 +127,16 @@ pub enum MergeError {
         /// What stopped it.
         why: String,
     },
+    /// A select-list expression over aggregates the merge does not compute as the database
+    /// would (an overflow, a division PostgreSQL refuses, SQLite's arithmetic): the proxy
+    /// then gathers the read instead.
+    #[error("computing column {column} from the merged aggregates: {why}")]
+    Uncomputed {
+        /// Its position.
+        column: usize,
+        /// What stopped it.
+        why: String,
+    },
     /// An AVG's count that is not a non-negative integer fitting in 64 bits.
     #[error("merge: column {column} holds {value}, which is not a row count")]
     BadCount {
@@ -168,7 +179,9 @@ pub(crate) fn merge(spec: &MergeSpec, results: Vec<UnitResult>) -> Result<UnitRe
     let mut rows = if grouping {
         let (mut groups, avg_types) = plan.group(shards)?;
         if let (true, Some(row)) = (groups.is_empty(), &spec.when_empty) {
-            groups.push(row.clone());
+            let mut row = row.clone();
+            plan.compute(&mut row)?;
+            groups.push(row);
         }
         if let Some(having) = &spec.having {
             let mut kept = Vec::with_capacity(groups.len());

@@ -2,11 +2,12 @@
 //! NULL placement settled, and which text columns hold numbers.
 
 use keyshard_router::Dialect;
-use keyshard_router::merge::{Aggregate, ColumnRef, MergeSpec, SortKey};
+use keyshard_router::merge::{Aggregate, ColumnRef, ComputedColumn, MergeSpec, SortKey};
 
 use super::MergeError;
 use super::compare::TextOrder;
 use crate::outcome::Column;
+use crate::sql_type::SqlType;
 
 /// One ORDER BY key, with its column position and NULL placement settled.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +36,13 @@ pub(super) struct Resolved {
     pub(super) distinct: Vec<Option<Key>>,
     /// Per aggregate: how a `string_agg`/`GROUP_CONCAT` joins its pieces.
     pub(super) joined: Vec<Option<Join>>,
+    /// Select-list expressions computed from the merged aggregates.
+    pub(super) computed: Vec<ComputedColumn>,
+    /// Whether the shards compute as the dialect's database (MySQL's or PostgreSQL's
+    /// describe their columns; SQLite's arithmetic differs, and is left to it).
+    pub(super) computes_as_database: bool,
+    /// Per column: the bits of its integer type (PostgreSQL's int2, int4, int8).
+    pub(super) int_bits: Vec<Option<u32>>,
     /// Per column: whether its text values are decimal numbers (MariaDB's DECIMAL arrives as
     /// text) and must compare numerically rather than as strings.
     pub(super) numeric_text: Vec<bool>,
@@ -142,6 +150,19 @@ impl Resolved {
                 *flag = true;
             }
         }
+        for column in &spec.computed {
+            in_range(column.index)?;
+        }
+        let computes_as_database = columns.first().is_some_and(|c| match spec.dialect {
+            Dialect::MySql => c.mysql.is_some(),
+            Dialect::Postgres => c.oid.is_some(),
+        });
+        let int_bits = (0..width)
+            .map(|i| match columns.get(i).map(|c| &c.ty) {
+                Some(SqlType::Int { bytes, .. }) => Some(u32::from(*bytes) * 8),
+                _ => None,
+            })
+            .collect();
         let text_order = (0..width)
             .map(|i| TextOrder::of(columns.get(i), spec.dialect))
             .collect();
@@ -152,6 +173,9 @@ impl Resolved {
             aggregates,
             distinct,
             joined,
+            computed: spec.computed.clone(),
+            computes_as_database,
+            int_bits,
             numeric_text,
             text_order,
         })

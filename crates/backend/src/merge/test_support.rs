@@ -14,6 +14,7 @@ pub(super) fn spec(dialect: Dialect) -> MergeSpec {
     MergeSpec {
         group_by: Vec::new(),
         aggregates: Vec::new(),
+        computed: Vec::new(),
         having: None,
         when_empty: None,
         order_by: Vec::new(),

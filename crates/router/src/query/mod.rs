@@ -26,6 +26,7 @@ use crate::value::Value;
 use crate::{Dialect, RouteError};
 
 mod calls;
+mod computed;
 mod conditions;
 mod guard;
 mod having;

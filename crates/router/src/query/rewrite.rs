@@ -11,6 +11,7 @@ use sqlparser::ast::{
 use sqlparser::parser::Parser;
 
 use super::calls::{after_distinct, is_distinct, one_argument, pieces_of, plain_call};
+use super::computed::{computed_of, expression_end};
 use super::having::filter_of;
 use super::joined::{MAX_LENGTH_PROBE, join_call};
 use super::limit::{NO_LIMIT, limit_edits, limit_number};
@@ -18,7 +19,9 @@ use super::select_list::{arguments_text, call_end, group_by_end, having_range, p
 use super::union::union_read;
 use super::{Operand, PreparedQuery, Tables, select_of};
 use crate::locate::Locator;
-use crate::merge::{Aggregate, AggregateColumn, ColumnRef, Joined, MergeSpec, SortKey};
+use crate::merge::{
+    Aggregate, AggregateColumn, ColumnRef, ComputedColumn, Joined, MergeSpec, SortKey,
+};
 use crate::names::{last_ident, push_identifier};
 use crate::plan::Plan;
 use crate::template::{Edit, Literals, Piece, Template};
@@ -93,7 +96,7 @@ impl PreparedQuery {
 }
 
 /// The aggregate functions merged across shards.
-fn aggregate_of(function: &Function) -> Option<Aggregate> {
+pub(super) fn aggregate_of(function: &Function) -> Option<Aggregate> {
     let name = last_ident(&function.name);
     let aggregate = [
         ("count", Aggregate::Count),
@@ -244,6 +247,7 @@ pub(super) fn multi_read(
     let mut aggregates = Vec::new();
     // Keys the nodes also group by (DISTINCT aggregates' arguments, ordered joins' keys).
     let mut node_keys = NodeKeys::default();
+    let mut computed = Vec::new();
     for (index, (item, range)) in select.projection.iter().zip(&items).enumerate() {
         let (expr, alias) = match item {
             SelectItem::UnnamedExpr(expr) => (expr, None),
@@ -253,7 +257,53 @@ pub(super) fn multi_read(
         let function = match expr {
             Expr::Function(f) => f,
             other if contains_aggregate(other) => {
-                return unsupported("an aggregate or window function inside an expression");
+                let mut leaf = |function: &Function, aggregate| {
+                    hidden.push(call_pieces(
+                        function,
+                        parser,
+                        &mut locator,
+                        tokens,
+                        table_edits,
+                    )?);
+                    let index = select.projection.len() + hidden.len() - 1;
+                    aggregates.push(AggregateColumn {
+                        index,
+                        function: aggregate,
+                        distinct: None,
+                        joined: None,
+                    });
+                    Ok(index)
+                };
+                let expr = computed_of(other, &mut leaf)?;
+                if dialect == Dialect::Postgres {
+                    // Only its type is wanted: a node's part must not divide by zero.
+                    let alias_start = match alias {
+                        Some(alias) => Some(
+                            locator
+                                .offset(alias.span.start)
+                                .map_err(|e| e.to_string())?,
+                        ),
+                        None => None,
+                    };
+                    let end = expression_end(sql, range, alias_start);
+                    let name = if alias.is_none() {
+                        " AS \"?column?\""
+                    } else {
+                        ""
+                    };
+                    for (at, text) in [
+                        (range.start, "CASE WHEN false THEN ("),
+                        (end, ") END"),
+                        (end, name),
+                    ] {
+                        edits.push(Edit {
+                            range: at..at,
+                            piece: Piece::Text(text.into()),
+                        });
+                    }
+                }
+                computed.push(ComputedColumn { index, expr });
+                continue;
             }
             _ => continue,
         };
@@ -364,7 +414,11 @@ pub(super) fn multi_read(
     if !node_keys.group_by.is_empty() {
         // Without GROUP BY the answer is one row even where no node sends one; it can be
         // written only when every column is an aggregate.
-        if group_by.is_empty() && aggregates.len() != select.projection.len() {
+        let visible = aggregates
+            .iter()
+            .filter(|a| a.index < select.projection.len())
+            .count();
+        if group_by.is_empty() && visible + computed.len() != select.projection.len() {
             return unsupported(
                 "DISTINCT or ordered string aggregates beside other columns without GROUP BY",
             );
@@ -476,16 +530,13 @@ pub(super) fn multi_read(
             if !plain_call(function) || is_distinct(function) {
                 return Err(format!("HAVING on {e}"));
             }
-            let start = locator
-                .offset(function.name.span().start)
-                .map_err(|e| e.to_string())?;
-            let end = call_end(parser, &mut locator, start)
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("HAVING on {e}"))?;
-            if tokens.has_placeholder_in(&(start..end)) {
-                return Err("a parameter inside an aggregate in HAVING".into());
-            }
-            hidden.push(pieces_of(start..end, table_edits));
+            hidden.push(call_pieces(
+                function,
+                parser,
+                &mut locator,
+                tokens,
+                table_edits,
+            )?);
             let index = select.projection.len() + hidden.len() - 1;
             aggregates.push(AggregateColumn {
                 index,
@@ -562,6 +613,7 @@ pub(super) fn multi_read(
         spec: MergeSpec {
             group_by: spec_group,
             aggregates,
+            computed,
             having,
             when_empty,
             order_by,
@@ -574,6 +626,26 @@ pub(super) fn multi_read(
         limit,
         grouped,
     })
+}
+
+/// The pieces that write an aggregate call as each node runs it (its qualifiers renamed).
+fn call_pieces(
+    function: &Function,
+    parser: &Parser<'_>,
+    locator: &mut Locator<'_>,
+    tokens: &Tokens,
+    table_edits: &[Edit],
+) -> Result<Vec<Piece>, String> {
+    let start = locator
+        .offset(function.name.span().start)
+        .map_err(|e| e.to_string())?;
+    let end = call_end(parser, locator, start)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("the end of {function}"))?;
+    if tokens.has_placeholder_in(&(start..end)) {
+        return Err(format!("a parameter inside {function} over several nodes"));
+    }
+    Ok(pieces_of(start..end, table_edits))
 }
 
 /// The keys the nodes also group by, beyond the statement's GROUP BY, each sent as a hidden

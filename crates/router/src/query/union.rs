@@ -104,6 +104,7 @@ pub(super) fn union_read(
         MergeSpec {
             group_by,
             aggregates,
+            computed: Vec::new(),
             having,
             when_empty: None,
             order_by,

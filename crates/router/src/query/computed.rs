@@ -1,0 +1,119 @@
+//! A select-list expression over aggregates (`SUM(x) / COUNT(*)`, `COUNT(*) >= 1`) over several
+//! nodes: each aggregate in it is merged (sent as a hidden column), and the merge computes the
+//! expression from the merged values (see [`crate::merge::Computed`]). The nodes still name
+//! the expression's column, for its description: MySQL's nodes compute it over their part,
+//! PostgreSQL's never do (a part could divide by zero where the whole does not).
+
+use std::ops::Range;
+
+use sqlparser::ast::{BinaryOperator, Expr, Function, UnaryOperator, Value as SqlValue};
+
+use super::calls::{is_distinct, plain_call};
+use crate::merge::{Aggregate, Arithmetic, Comparison, Computed};
+
+/// The expression as the merge computes it; `leaf` makes an aggregate in it a merged hidden
+/// column and returns that column. `Err` says what it cannot compute.
+pub(super) fn computed_of(
+    expr: &Expr,
+    leaf: &mut dyn FnMut(&Function, Aggregate) -> Result<usize, String>,
+) -> Result<Computed, String> {
+    if let Expr::BinaryOp { left, op, right } = strip_nesting(expr)
+        && let Some(op) = comparison(op)
+    {
+        let (left, right) = (arithmetic(left, leaf)?, arithmetic(right, leaf)?);
+        return Ok(Computed::Compare(Box::new(left), op, Box::new(right)));
+    }
+    arithmetic(expr, leaf)
+}
+
+fn arithmetic(
+    expr: &Expr,
+    leaf: &mut dyn FnMut(&Function, Aggregate) -> Result<usize, String>,
+) -> Result<Computed, String> {
+    let unsupported = || Err(format!("{expr} inside an expression over aggregates"));
+    Ok(match strip_nesting(expr) {
+        Expr::BinaryOp { left, op, right } => {
+            let op = match op {
+                BinaryOperator::Plus => Arithmetic::Add,
+                BinaryOperator::Minus => Arithmetic::Subtract,
+                BinaryOperator::Multiply => Arithmetic::Multiply,
+                BinaryOperator::Divide => Arithmetic::Divide,
+                _ => return unsupported(),
+            };
+            let (left, right) = (arithmetic(left, leaf)?, arithmetic(right, leaf)?);
+            Computed::Arithmetic(Box::new(left), op, Box::new(right))
+        }
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => Computed::Negate(Box::new(arithmetic(expr, leaf)?)),
+        Expr::UnaryOp {
+            op: UnaryOperator::Plus,
+            expr,
+        } => arithmetic(expr, leaf)?,
+        // An exponent makes a double in MySQL and a numeric in PostgreSQL: left to them.
+        Expr::Value(v) => match &v.value {
+            SqlValue::Number(n, _) if n.bytes().all(|c| c.is_ascii_digit() || c == b'.') => {
+                Computed::Number(n.as_str().into())
+            }
+            _ => return unsupported(),
+        },
+        Expr::Function(function) => {
+            let aggregate = super::rewrite::aggregate_of(function)
+                .filter(|a| {
+                    matches!(
+                        a,
+                        Aggregate::Count | Aggregate::Sum | Aggregate::Min | Aggregate::Max
+                    )
+                })
+                .filter(|_| plain_call(function) && !is_distinct(function));
+            match aggregate {
+                Some(aggregate) => Computed::Column(leaf(function, aggregate)?),
+                None => return unsupported(),
+            }
+        }
+        _ => return unsupported(),
+    })
+}
+
+fn strip_nesting(mut expr: &Expr) -> &Expr {
+    while let Expr::Nested(inner) = expr {
+        expr = inner;
+    }
+    expr
+}
+
+fn comparison(op: &BinaryOperator) -> Option<Comparison> {
+    Some(match op {
+        BinaryOperator::Eq => Comparison::Eq,
+        BinaryOperator::NotEq => Comparison::NotEq,
+        BinaryOperator::Lt => Comparison::Lt,
+        BinaryOperator::LtEq => Comparison::LtEq,
+        BinaryOperator::Gt => Comparison::Gt,
+        BinaryOperator::GtEq => Comparison::GtEq,
+        _ => return None,
+    })
+}
+
+/// Where the expression of a select-list item written at `item` ends: before its alias (and
+/// the AS before that), if it has one.
+pub(super) fn expression_end(sql: &str, item: &Range<usize>, alias_start: Option<usize>) -> usize {
+    let Some(alias_start) = alias_start else {
+        return item.end;
+    };
+    let before = sql
+        .get(item.start..alias_start)
+        .unwrap_or_default()
+        .trim_end();
+    let without_as = before
+        .len()
+        .checked_sub(2)
+        .filter(|&at| {
+            before
+                .get(at..)
+                .is_some_and(|w| w.eq_ignore_ascii_case("AS"))
+                && before[..at].ends_with(|c: char| c.is_whitespace() || c == ')')
+        })
+        .map_or(before, |at| before[..at].trim_end());
+    item.start + without_as.len()
+}
