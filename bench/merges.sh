@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reads over several shards that Keyshard merges as they come (DISTINCT aggregates, HAVING,
-# UNION ALL, UNION) against the same reads gathered (made to by a `+ 0` or a no-op subquery,
+# UNION ALL, UNION, ordered GROUP_CONCAT, expressions over aggregates) against the same reads gathered (made to by a `+ 0` or a no-op subquery,
 # which only a database evaluates) and against one plain MariaDB table holding every row.
 # Each statement runs RUNS times (default 200) on one connection after a warm-up; it prints
 # milliseconds per statement, and checks that the three answer the same rows.
@@ -53,6 +53,12 @@ cases = [
     ("UNION",
      "SELECT user_id FROM t_order WHERE user_id <= 100 UNION SELECT user_id FROM t_order WHERE user_id > 900",
      "SELECT user_id FROM t_order WHERE user_id <= 100 UNION SELECT user_id FROM t_order WHERE user_id > 900 AND order_id NOT IN (SELECT 0)"),
+    ("GROUP_CONCAT",
+     "SELECT user_id, GROUP_CONCAT(status ORDER BY order_id SEPARATOR ' ') FROM t_order WHERE user_id <= 100 GROUP BY user_id",
+     "SELECT user_id, GROUP_CONCAT(status ORDER BY order_id SEPARATOR ' ') FROM t_order WHERE user_id <= 100 AND order_id NOT IN (SELECT 0) GROUP BY user_id"),
+    ("SUM(…) / COUNT(*)",
+     "SELECT user_id, SUM(order_id) / COUNT(*), COUNT(*) >= 20 FROM t_order GROUP BY user_id",
+     "SELECT user_id, SUM(order_id) / COUNT(*), COUNT(*) >= 20 FROM t_order WHERE order_id NOT IN (SELECT 0) GROUP BY user_id"),
 ]
 proxy = pymysql.connect(host="127.0.0.1", port=3310, user="root", password="root",
                         database="sharding_db")

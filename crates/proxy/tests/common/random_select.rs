@@ -91,6 +91,14 @@ pub struct Paths {
     pub gathered: usize,
 }
 
+/// Whether a PREVIEW's rows (data source, SQL) show a read merged over several nodes.
+pub fn is_merged(preview: Vec<Vec<Option<String>>>) -> bool {
+    let mut paths = Paths::default();
+    let sql: Vec<String> = preview.into_iter().filter_map(|r| r[1].clone()).collect();
+    paths.count(&sql);
+    paths.merged == 1
+}
+
 impl Paths {
     pub fn count(&mut self, preview: &[String]) {
         if preview.iter().any(|sql| sql.contains("-- gathered:")) {

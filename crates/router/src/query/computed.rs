@@ -9,7 +9,8 @@ use std::ops::Range;
 use sqlparser::ast::{BinaryOperator, Expr, Function, UnaryOperator, Value as SqlValue};
 
 use super::calls::{is_distinct, plain_call};
-use crate::merge::{Aggregate, Arithmetic, Comparison, Computed};
+use super::having::comparison;
+use crate::merge::{Aggregate, Arithmetic, Computed};
 
 /// The expression as the merge computes it; `leaf` makes an aggregate in it a merged hidden
 /// column and returns that column. `Err` says what it cannot compute.
@@ -81,18 +82,6 @@ fn strip_nesting(mut expr: &Expr) -> &Expr {
         expr = inner;
     }
     expr
-}
-
-fn comparison(op: &BinaryOperator) -> Option<Comparison> {
-    Some(match op {
-        BinaryOperator::Eq => Comparison::Eq,
-        BinaryOperator::NotEq => Comparison::NotEq,
-        BinaryOperator::Lt => Comparison::Lt,
-        BinaryOperator::LtEq => Comparison::LtEq,
-        BinaryOperator::Gt => Comparison::Gt,
-        BinaryOperator::GtEq => Comparison::GtEq,
-        _ => return None,
-    })
 }
 
 /// Where the expression of a select-list item written at `item` ends: before its alias (and

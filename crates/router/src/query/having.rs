@@ -68,7 +68,7 @@ fn compare(
     Ok(Filter::Compare { left, op, right })
 }
 
-fn comparison(op: &BinaryOperator) -> Option<Comparison> {
+pub(super) fn comparison(op: &BinaryOperator) -> Option<Comparison> {
     Some(match op {
         BinaryOperator::Eq => Comparison::Eq,
         BinaryOperator::NotEq => Comparison::NotEq,

@@ -258,21 +258,14 @@ pub(super) fn multi_read(
             Expr::Function(f) => f,
             other if contains_aggregate(other) => {
                 let mut leaf = |function: &Function, aggregate| {
-                    hidden.push(call_pieces(
-                        function,
-                        parser,
-                        &mut locator,
-                        tokens,
-                        table_edits,
-                    )?);
-                    let index = select.projection.len() + hidden.len() - 1;
-                    aggregates.push(AggregateColumn {
-                        index,
-                        function: aggregate,
-                        distinct: None,
-                        joined: None,
-                    });
-                    Ok(index)
+                    let pieces = call_pieces(function, parser, &mut locator, tokens, table_edits)?;
+                    Ok(hidden_aggregate(
+                        pieces,
+                        aggregate,
+                        &mut hidden,
+                        &mut aggregates,
+                        select,
+                    ))
                 };
                 let expr = computed_of(other, &mut leaf)?;
                 if dialect == Dialect::Postgres {
@@ -530,21 +523,14 @@ pub(super) fn multi_read(
             if !plain_call(function) || is_distinct(function) {
                 return Err(format!("HAVING on {e}"));
             }
-            hidden.push(call_pieces(
-                function,
-                parser,
-                &mut locator,
-                tokens,
-                table_edits,
-            )?);
-            let index = select.projection.len() + hidden.len() - 1;
-            aggregates.push(AggregateColumn {
-                index,
-                function: aggregate,
-                distinct: None,
-                joined: None,
-            });
-            Ok(index)
+            let pieces = call_pieces(function, parser, &mut locator, tokens, table_edits)?;
+            Ok(hidden_aggregate(
+                pieces,
+                aggregate,
+                &mut hidden,
+                &mut aggregates,
+                select,
+            ))
         };
         having = Some(filter_of(expr, &mut column)?);
         // The nodes group without it; their partial groups are tested once merged.
@@ -646,6 +632,25 @@ fn call_pieces(
         return Err(format!("a parameter inside {function} over several nodes"));
     }
     Ok(pieces_of(start..end, table_edits))
+}
+
+/// Appends an aggregate the merge combines as a hidden column; returns its position.
+fn hidden_aggregate(
+    pieces: Vec<Piece>,
+    function: Aggregate,
+    hidden: &mut Vec<Vec<Piece>>,
+    aggregates: &mut Vec<AggregateColumn>,
+    select: &Select,
+) -> usize {
+    hidden.push(pieces);
+    let index = select.projection.len() + hidden.len() - 1;
+    aggregates.push(AggregateColumn {
+        index,
+        function,
+        distinct: None,
+        joined: None,
+    });
+    index
 }
 
 /// The keys the nodes also group by, beyond the statement's GROUP BY, each sent as a hidden
