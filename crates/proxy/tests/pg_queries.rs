@@ -92,6 +92,8 @@ const QUERIES: &[&str] = &[
     "SELECT user_id, string_agg(status, '; ' ORDER BY amount DESC NULLS LAST, order_id) AS s, COUNT(*) FROM t_order GROUP BY user_id ORDER BY user_id",
     "SELECT string_agg(status || ':' || order_id, ',' ORDER BY order_id) FROM t_order",
     "SELECT status, string_agg(status, '|' ORDER BY status DESC, order_id) FROM t_order GROUP BY status ORDER BY 1",
+    "SELECT user_id, string_agg(DISTINCT status, ',' ORDER BY status DESC) FROM t_order GROUP BY user_id ORDER BY user_id",
+    "SELECT string_agg(DISTINCT status, '|') FROM t_order",
 ];
 
 /// Expressions over aggregates, computed from the merged aggregates.

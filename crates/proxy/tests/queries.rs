@@ -378,6 +378,7 @@ const QUERIES: &[&str] = &[
     // Ordered string aggregates: each node's pieces joined in the call's order.
     "SELECT user_id, GROUP_CONCAT(status ORDER BY amount DESC, order_id) AS s, COUNT(*) FROM t_order GROUP BY user_id ORDER BY user_id",
     "SELECT GROUP_CONCAT(order_id ORDER BY order_id) FROM t_order",
+    "SELECT user_id, GROUP_CONCAT(DISTINCT status ORDER BY status) AS s FROM t_order GROUP BY user_id ORDER BY user_id",
     "SELECT kind, GROUP_CONCAT(note ORDER BY price DESC, event_id) AS notes FROM t_event GROUP BY kind ORDER BY kind",
 ];
 
@@ -474,6 +475,8 @@ async fn scenario(proxy: &Proxy, shards: &Shards, reference: &mut Reference) {
             "SELECT status, GROUP_CONCAT(order_id, '=', amount ORDER BY status DESC, order_id SEPARATOR '; ') AS s FROM t_order GROUP BY status ORDER BY status",
         ] {
             compare(&mut conn, reference, sql).await;
+            let (_, preview) = fetch_mysql(&mut conn, &format!("PREVIEW {sql}")).await;
+            assert!(common::random_select::is_merged(preview), "{sql} is merged");
         }
         // Joined longer than group_concat_max_len, which MySQL cuts: gathered, so cut as
         // the database cuts it.

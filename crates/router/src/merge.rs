@@ -100,6 +100,9 @@ pub struct Joined {
     pub separator: Box<str>,
     /// The call's ORDER BY keys, columns of the nodes' rows (hidden where not selected).
     pub order: Vec<SortKey>,
+    /// DISTINCT: the one key is the value, and pieces of equal keys (equal values, as the
+    /// collation compares them) are joined once.
+    pub distinct: bool,
     /// MySQL: the column holding each node's `@@group_concat_max_len` (0 where a node has
     /// none: SQLite). A joined value longer than that is one the database would cut (with a
     /// warning), so the merge stops and the read is gathered.

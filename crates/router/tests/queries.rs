@@ -582,9 +582,34 @@ fn ordered_string_aggregates_group_the_nodes_by_their_keys() {
     let joined = merge.aggregates[0].joined.as_ref().expect("joined");
     assert!(joined.order.is_empty() && joined.max_length.is_none());
 
-    // DISTINCT, an expression key, a separator with an escape or not a literal: gathered.
+    // DISTINCT: the value is the key, and the merge joins equal values once.
+    let p = plan_in(
+        Dialect::Postgres,
+        "SELECT string_agg(DISTINCT status, ',') FROM t_order",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        p.units[0].sql,
+        "SELECT string_agg(DISTINCT status, ','), status FROM t_order_0 GROUP BY status"
+    );
+    let merge = p.merge.expect("merged");
+    let joined = merge.aggregates[0].joined.as_ref().expect("joined");
+    assert!(joined.distinct);
+    assert_eq!(
+        joined.order,
+        [SortKey {
+            column: ColumnRef::Index(1),
+            descending: false,
+            nulls_first: None,
+        }]
+    );
+
+    // DISTINCT ordered by another key or of several values, an expression key, a separator
+    // with an escape or not a literal: gathered.
     for sql in [
-        "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order",
+        "SELECT GROUP_CONCAT(DISTINCT status ORDER BY order_id) FROM t_order",
+        "SELECT GROUP_CONCAT(DISTINCT status, user_id) FROM t_order",
         "SELECT GROUP_CONCAT(status ORDER BY amount + 1) FROM t_order",
         "SELECT GROUP_CONCAT(status SEPARATOR '\\n') FROM t_order",
         "SELECT string_agg(status, ? ORDER BY status) FROM t_order",
@@ -734,17 +759,17 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     };
     assert_eq!(
         reads(
-            "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL) ORDER BY status",
+            "SELECT JSON_ARRAYAGG(status) FROM t_order o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL) ORDER BY status",
             &[]
         )[0],
         "SELECT * FROM `t_order_0` AS o WHERE o.amount > 5 AND (status <> 'x' OR status IS NULL)"
     );
     for sql in [
-        "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order WHERE amount > RAND()",
-        "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order WHERE amount > @floor",
-        "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order WHERE amount IN (SELECT 1)",
-        "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order WHERE amount > ?",
-        "SELECT GROUP_CONCAT(DISTINCT o.status) FROM t_order o JOIN t_dict d ON o.status = d.code WHERE amount > 1",
+        "SELECT JSON_ARRAYAGG(status) FROM t_order WHERE amount > RAND()",
+        "SELECT JSON_ARRAYAGG(status) FROM t_order WHERE amount > @floor",
+        "SELECT JSON_ARRAYAGG(status) FROM t_order WHERE amount IN (SELECT 1)",
+        "SELECT JSON_ARRAYAGG(status) FROM t_order WHERE amount > ?",
+        "SELECT JSON_ARRAYAGG(o.status) FROM t_order o JOIN t_dict d ON o.status = d.code WHERE amount > 1",
     ] {
         let params = [Value::Int(1)];
         let params = &params[..sql.matches('?').count()];
@@ -753,24 +778,17 @@ fn what_cannot_be_merged_is_gathered_only_over_several_nodes() {
     // A locking read locks every row each node reads for it.
     assert_eq!(
         reads(
-            "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED",
+            "SELECT JSON_ARRAYAGG(status) FROM t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED",
             &[]
         )[0],
         "SELECT * FROM `t_order_0` AS t_order WHERE amount > 1 FOR UPDATE SKIP LOCKED"
     );
     assert_eq!(
-        reads(
-            "SELECT GROUP_CONCAT(DISTINCT status) FROM t_order FOR SHARE",
-            &[]
-        )[0],
+        reads("SELECT JSON_ARRAYAGG(status) FROM t_order FOR SHARE", &[])[0],
         "SELECT * FROM `t_order_0` LOCK IN SHARE MODE"
     );
     // SELECT … INTO cannot be gathered: it would store its result on the gathering connection.
-    let e = plan(
-        "SELECT GROUP_CONCAT(DISTINCT status) INTO @s FROM t_order",
-        &[],
-    )
-    .unwrap_err();
+    let e = plan("SELECT JSON_ARRAYAGG(status) INTO @s FROM t_order", &[]).unwrap_err();
     assert!(matches!(e, RouteError::Unsupported(_)), "{e}");
 }
 

@@ -93,9 +93,16 @@ impl Resolved {
         pieces.sort_by(|a, b| self.compare_rows(&join.order, a, b));
         let mut joined: Option<Vec<u8>> = None;
         let mut bytes = false;
+        let mut last: Option<&Vec<Value>> = None;
         for row in pieces {
             let piece = match row.get(index) {
                 None | Some(Value::Null) => continue,
+                // DISTINCT: a value another node sent too is joined once.
+                _ if join.distinct
+                    && last.is_some_and(|l| self.compare_rows(&join.order, l, row).is_eq()) =>
+                {
+                    continue;
+                }
                 Some(Value::Text(text)) => text.as_bytes(),
                 Some(Value::Bytes(piece)) => {
                     bytes = true;
@@ -103,6 +110,7 @@ impl Resolved {
                 }
                 Some(other) => return Err(unjoined(format!("{other:?} is not text"))),
             };
+            last = Some(row);
             match &mut joined {
                 Some(whole) => {
                     whole.extend_from_slice(join.separator.as_bytes());
@@ -470,6 +478,7 @@ mod tests {
             joined: Some(keyshard_router::merge::Joined {
                 separator: "; ".into(),
                 order: vec![desc(2)],
+                distinct: false,
                 max_length: Some(3),
             }),
             ..agg(1, Aggregate::Join)
@@ -513,6 +522,24 @@ mod tests {
             merge(&s, results(8)),
             Err(MergeError::Unjoined { column: 1, .. })
         ));
+        // DISTINCT: a value on several nodes is joined once.
+        if let Some(joined) = &mut s.aggregates[0].joined {
+            joined.distinct = true;
+        }
+        let results = vec![
+            shard(cols, vec![vec![Int(1), text("b"), Int(2), Int(0)]]),
+            shard(
+                cols,
+                vec![
+                    vec![Int(1), text("b"), Int(2), Int(0)],
+                    vec![Int(1), text("a"), Int(1), Int(0)],
+                ],
+            ),
+        ];
+        assert_eq!(
+            merge(&s, results).expect("merges").rows,
+            vec![vec![Int(1), text("b; a")]]
+        );
         // Bytes join as bytes.
         let bytes = |b: &[u8]| Value::Bytes(b.to_vec());
         let results = vec![

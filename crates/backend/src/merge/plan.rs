@@ -22,6 +22,7 @@ pub(super) struct Key {
 pub(super) struct Join {
     pub(super) separator: Box<str>,
     pub(super) order: Vec<Key>,
+    pub(super) distinct: bool,
     pub(super) max_length: Option<usize>,
 }
 
@@ -134,6 +135,7 @@ impl Resolved {
                                 .iter()
                                 .map(sort_key)
                                 .collect::<Result<_, MergeError>>()?,
+                            distinct: joined.distinct,
                             max_length: joined.max_length.map(in_range).transpose()?,
                         })
                     })

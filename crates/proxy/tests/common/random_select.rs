@@ -148,6 +148,13 @@ impl RandomSelects {
     fn joined(&mut self, value: &str, keys: &[&str], last: &str) -> String {
         let key = self.pick(keys);
         let order = if self.chance(50) { " DESC" } else { "" };
+        if self.chance(25) {
+            // DISTINCT: ordered by the value itself, so the order is total.
+            return match self.postgres {
+                true => format!("string_agg(DISTINCT {value}, ',' ORDER BY {value}{order})"),
+                false => format!("GROUP_CONCAT(DISTINCT {value} ORDER BY {value}{order})"),
+            };
+        }
         match self.postgres {
             true => format!("string_agg({value}, ',' ORDER BY {key}{order}, {last})"),
             false => format!("GROUP_CONCAT({value} ORDER BY {key}{order}, {last})"),

@@ -26,6 +26,8 @@ pub(super) struct JoinCall {
     pub(super) keys: Vec<(Range<usize>, bool, Option<bool>)>,
     /// GROUP_CONCAT: MySQL cuts what is longer than `group_concat_max_len`.
     pub(super) bounded: bool,
+    /// DISTINCT: its one key is the value itself.
+    pub(super) distinct: bool,
 }
 
 /// The call's separator and keys if it is a `string_agg`/`GROUP_CONCAT`; `Ok(None)` for any
@@ -47,10 +49,6 @@ pub(super) fn join_call(
     };
     if function.over.is_some() || function.filter.is_some() || !function.within_group.is_empty() {
         return unsupported("with OVER, FILTER or WITHIN GROUP");
-    }
-    // Equal values on several nodes would each be kept.
-    if is_distinct(function) {
-        return unsupported("with DISTINCT");
     }
     let mut separator = None;
     let mut keys = Vec::new();
@@ -85,10 +83,34 @@ pub(super) fn join_call(
         ) => literal(sql, v.span, locator)?,
         _ => return unsupported("with a separator that is not a string literal"),
     };
+    // DISTINCT: the value is its own key, so the nodes send each of theirs once and the
+    // merge keeps one piece per value.
+    let distinct = is_distinct(function);
+    if distinct {
+        let value = match args.as_slice() {
+            [FunctionArg::Unnamed(FunctionArgExpr::Expr(value))]
+            | [
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(value)),
+                FunctionArg::Unnamed(_),
+            ] if !bounded || args.len() == 1 => value,
+            _ => return unsupported("with DISTINCT of several values"),
+        };
+        if !matches!(value, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+            return unsupported("with DISTINCT of an expression");
+        }
+        let span = value.span();
+        let range = offset(locator, span.start)?..offset(locator, span.end)?;
+        match keys.as_slice() {
+            [] => keys.push((range, false, None)),
+            [(key, ..)] if sql.get(key.clone()) == sql.get(range) => {}
+            _ => return unsupported("with DISTINCT ordered by what it does not join"),
+        }
+    }
     Ok(Some(JoinCall {
         separator,
         keys,
         bounded,
+        distinct,
     }))
 }
 

@@ -325,6 +325,7 @@ pub(super) fn multi_read(
                     joined: Some(Joined {
                         separator: call.separator,
                         order,
+                        distinct: call.distinct,
                         max_length,
                     }),
                 });
