@@ -17,6 +17,10 @@ pub struct MergeSpec {
     /// Select-list expressions over aggregates (`SUM(x) / COUNT(*)`), computed from each
     /// merged group's aggregates (hidden columns) into the expression's column.
     pub computed: Vec<ComputedColumn>,
+    /// MySQL, for AVG and division: the column holding each node's
+    /// `@@div_precision_increment` + 1 (0 where unknown: SQLite), the digits a division adds
+    /// to its dividend's scale; 4, its default, where unknown.
+    pub division_scale: Option<usize>,
     /// HAVING, tested on each merged group (the nodes are sent the statement without it: a
     /// node's part of a group says nothing of the whole group).
     pub having: Option<Filter>,
@@ -161,6 +165,20 @@ pub enum Computed {
     Arithmetic(Box<Computed>, Arithmetic, Box<Computed>),
     /// `x op y`, the whole expression: MySQL answers 1 or 0, PostgreSQL a boolean.
     Compare(Box<Computed>, Comparison, Box<Computed>),
+}
+
+impl Computed {
+    /// Whether it divides anywhere.
+    pub fn divides(&self) -> bool {
+        match self {
+            Computed::Column(_) | Computed::Number(_) => false,
+            Computed::Negate(inner) => inner.divides(),
+            Computed::Arithmetic(left, op, right) => {
+                *op == Arithmetic::Divide || left.divides() || right.divides()
+            }
+            Computed::Compare(left, _, right) => left.divides() || right.divides(),
+        }
+    }
 }
 
 /// An arithmetic operator.

@@ -337,7 +337,9 @@ fn reads_over_several_nodes_say_how_to_merge() {
     .unwrap();
     assert_eq!(
         p.units[0].sql,
-        "SELECT user_id, COUNT(*), SUM(amount) AS `AVG(amount)`, COUNT(amount) FROM t_order_0 GROUP BY user_id ORDER BY user_id DESC LIMIT 0, 9223372036854775807"
+        "SELECT user_id, COUNT(*), SUM(amount) AS `AVG(amount)`, COUNT(amount), \
+         (/*! @@div_precision_increment + 1 + */ 0) FROM t_order_0 GROUP BY user_id ORDER BY user_id DESC \
+         LIMIT 0, 9223372036854775807"
     );
     let spec = p.merge.unwrap();
     assert_eq!(spec.group_by, vec![ColumnRef::Index(0)]);
@@ -367,8 +369,13 @@ fn reads_over_several_nodes_say_how_to_merge() {
         }]
     );
     assert_eq!(
-        (spec.offset, spec.limit, spec.hidden_columns),
-        (2, Some(3), 1)
+        (
+            spec.offset,
+            spec.limit,
+            spec.hidden_columns,
+            spec.division_scale
+        ),
+        (2, Some(3), 2, Some(4))
     );
 
     let p = plan(
@@ -511,8 +518,8 @@ fn distinct_aggregates_group_the_nodes_by_their_argument() {
         p.units[0].sql,
         "SELECT status, COUNT(DISTINCT t_order_0.user_id), SUM(DISTINCT user_id), \
          SUM(DISTINCT user_id) AS `AVG(DISTINCT user_id)`, COUNT(*), t_order_0.user_id, \
-         user_id, COUNT(DISTINCT user_id) FROM t_order_0 GROUP BY status, t_order_0.user_id, \
-         user_id ORDER BY status"
+         user_id, COUNT(DISTINCT user_id), (/*! @@div_precision_increment + 1 + */ 0) FROM t_order_0 \
+         GROUP BY status, t_order_0.user_id, user_id ORDER BY status"
     );
     let merge = p.merge.expect("merged");
     let distinct: Vec<_> = merge.aggregates.iter().map(|a| a.distinct).collect();
@@ -634,8 +641,8 @@ fn expressions_over_aggregates_are_computed_from_the_merged_aggregates() {
     assert_eq!(
         p.units[0].sql,
         "SELECT status, SUM(amount) / COUNT(*) AS mean, -(MAX(t_order_0.amount) - 1.5) * 2, \
-         COUNT(*) >= 3, SUM(amount), COUNT(*), MAX(t_order_0.amount), COUNT(*) FROM t_order_0 \
-         GROUP BY status"
+         COUNT(*) >= 3, SUM(amount), COUNT(*), MAX(t_order_0.amount), COUNT(*), \
+         (/*! @@div_precision_increment + 1 + */ 0) FROM t_order_0 GROUP BY status"
     );
     let merge = p.merge.expect("merged");
     let column = |i| Box::new(Computed::Column(i));
@@ -668,7 +675,8 @@ fn expressions_over_aggregates_are_computed_from_the_merged_aggregates() {
             },
         ]
     );
-    assert_eq!(merge.hidden_columns, 4);
+    assert_eq!(merge.hidden_columns, 5);
+    assert_eq!(merge.division_scale, Some(8));
 
     // PostgreSQL's nodes only describe it: a part must not divide by zero.
     let p = plan_in(

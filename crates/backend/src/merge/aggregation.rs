@@ -15,8 +15,9 @@ use super::exact::Exact;
 use super::plan::{Join, Key, Resolved};
 use crate::numeric::Decimal;
 
-/// MariaDB's `div_precision_increment` default: the digits AVG adds to its argument's scale.
-const AVG_EXTRA_SCALE: usize = 4;
+/// MySQL's `div_precision_increment` default: the digits a division (and AVG) adds to its
+/// dividend's scale where the nodes do not say the session's.
+const DEFAULT_DIVISION_SCALE: usize = 4;
 
 impl Resolved {
     /// One group's row: its first row, with every aggregate combined over all its rows.
@@ -58,7 +59,11 @@ impl Resolved {
                         // The count column may be a visible COUNT(x) the router reused.
                         *slot = count.clone().into_value(count_index)?;
                     }
-                    let (avg, is_decimal) = average(sum, count, count_index, self.dialect)?;
+                    let extra = match self.dialect {
+                        Dialect::MySql => Some(self.division_scale_of(first)),
+                        Dialect::Postgres => None,
+                    };
+                    let (avg, is_decimal) = average(sum, count, count_index, extra)?;
                     if decimal.is_none() {
                         *decimal = is_decimal;
                     }
@@ -70,6 +75,19 @@ impl Resolved {
             }
         }
         Ok(out)
+    }
+
+    /// The digits MySQL's division adds to its dividend's scale, as the node that sent `row`
+    /// says (`div_precision_increment`); its default where none does.
+    pub(super) fn division_scale_of(&self, row: &[Value]) -> usize {
+        // A system variable is unsigned, and so is its sum with 1.
+        let said = match self.division_scale.and_then(|index| row.get(index)) {
+            Some(Value::Int(v)) => u64::try_from(*v).ok(),
+            Some(Value::UInt(v)) => Some(*v),
+            _ => None,
+        };
+        said.and_then(|v| usize::try_from(v.checked_sub(1)?).ok())
+            .unwrap_or(DEFAULT_DIVISION_SCALE)
     }
 
     /// The rows whose `key` is not NULL, one per distinct value of it, as the database
@@ -355,12 +373,12 @@ impl Sum {
 }
 
 /// AVG from the summed SUMs and COUNTs; also whether it came out as a decimal (`None`: NULL,
-/// undecided).
+/// undecided). `extra`: the digits MySQL adds to the sum's scale; PostgreSQL's own where None.
 fn average(
     sum: Sum,
     count: Sum,
     count_index: usize,
-    dialect: Dialect,
+    extra: Option<usize>,
 ) -> Result<(Value, Option<bool>), MergeError> {
     let count = count.into_count(count_index)?;
     if count == 0 || sum.is_null() {
@@ -372,10 +390,8 @@ fn average(
     match (sum.double, sum.exact.clone()) {
         (None, Some(exact)) => {
             let sum = exact.into_decimal();
-            let extra = match dialect {
-                Dialect::MySql => AVG_EXTRA_SCALE,
-                Dialect::Postgres => sum.pg_division_scale(count).saturating_sub(sum.scale()),
-            };
+            let extra =
+                extra.unwrap_or_else(|| sum.pg_division_scale(count).saturating_sub(sum.scale()));
             let avg = sum
                 .div_round(count, extra)
                 .map_or(Value::Null, |d| Value::Text(d.to_string()));

@@ -1,6 +1,6 @@
 //! Select-list expressions over merged aggregates (`SUM(x) / COUNT(*)`), computed as the
 //! database computes them: MySQL's integers in 64 bits and its division at the dividend's
-//! scale plus 4 (`div_precision_increment`'s default, as a merged AVG assumes),
+//! scale plus the session's `div_precision_increment` (as a merged AVG),
 //! PostgreSQL's integers as wide as the widest operand and its integer division truncating.
 //! Whatever the database would refuse or compute otherwise (an overflow, PostgreSQL's
 //! division by zero, an unsigned or a special value, SQLite's own arithmetic) stops the
@@ -15,8 +15,7 @@ use super::MergeError;
 use super::plan::Resolved;
 use crate::numeric::Decimal;
 
-/// MySQL's `div_precision_increment` default, and the largest scale a DECIMAL result takes.
-const DIV_EXTRA_SCALE: usize = 4;
+/// The largest scale a MySQL DECIMAL result takes.
 const MYSQL_MAX_SCALE: usize = 30;
 /// MySQL's DECIMAL holds 65 digits.
 const MYSQL_MAX_PRECISION: usize = 65;
@@ -107,7 +106,7 @@ impl Resolved {
             Computed::Negate(inner) => self.negate(self.evaluate(inner, row)?),
             Computed::Arithmetic(left, op, right) => {
                 let (left, right) = (self.evaluate(left, row)?, self.evaluate(right, row)?);
-                self.arithmetic(left, *op, right)
+                self.arithmetic(left, *op, right, row)
             }
             Computed::Compare(..) => Err("a comparison inside arithmetic".into()),
         }
@@ -156,7 +155,14 @@ impl Resolved {
         })
     }
 
-    fn arithmetic(&self, left: Number, op: Arithmetic, right: Number) -> Outcome<Number> {
+    /// `left op right`; `row` says MySQL's division scale.
+    fn arithmetic(
+        &self,
+        left: Number,
+        op: Arithmetic,
+        right: Number,
+        row: &[Value],
+    ) -> Outcome<Number> {
         let mysql = self.dialect == Dialect::MySql;
         match (&left, &right) {
             (Number::Null, _) | (_, Number::Null) => return Ok(Number::Null),
@@ -209,7 +215,7 @@ impl Resolved {
                     };
                 }
                 let scale = match mysql {
-                    true => l.scale() + DIV_EXTRA_SCALE,
+                    true => l.scale() + self.division_scale_of(row),
                     // PostgreSQL's scale is worked out here for whole divisors only.
                     false if r.scale() == 0 => {
                         let magnitude = match r.cmp(&Decimal::from_int(0)) {

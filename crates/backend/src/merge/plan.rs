@@ -42,6 +42,8 @@ pub(super) struct Resolved {
     /// Whether the shards compute as the dialect's database (MySQL's or PostgreSQL's
     /// describe their columns; SQLite's arithmetic differs, and is left to it).
     pub(super) computes_as_database: bool,
+    /// The column holding MySQL nodes' `div_precision_increment` + 1 (see `MergeSpec`).
+    pub(super) division_scale: Option<usize>,
     /// Per column: the bits of its integer type (PostgreSQL's int2, int4, int8).
     pub(super) int_bits: Vec<Option<u32>>,
     /// Per column: whether its text values are decimal numbers (MariaDB's DECIMAL arrives as
@@ -177,6 +179,7 @@ impl Resolved {
             joined,
             computed: spec.computed.clone(),
             computes_as_database,
+            division_scale: spec.division_scale.map(in_range).transpose()?,
             int_bits,
             numeric_text,
             text_order,

@@ -15,6 +15,7 @@ pub(super) fn spec(dialect: Dialect) -> MergeSpec {
         group_by: Vec::new(),
         aggregates: Vec::new(),
         computed: Vec::new(),
+        division_scale: None,
         having: None,
         when_empty: None,
         order_by: Vec::new(),

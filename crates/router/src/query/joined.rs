@@ -15,8 +15,12 @@ use crate::locate::Locator;
 use crate::names::last_ident;
 
 /// MySQL's `@@group_concat_max_len`, written so that SQLite, which has no such variable and
-/// no limit, reads 0: MySQL and MariaDB run what `/*!` comments hold.
+/// no limit, reads 0: MySQL and MariaDB run what `/*!` comments hold, SQLite skips them.
 pub(super) const MAX_LENGTH_PROBE: &str = "(/*! @@group_concat_max_len + */ 0)";
+
+/// MySQL's `@@div_precision_increment` plus 1, which SQLite reads as 0 (unknown): 0 is a
+/// value MySQL allows.
+pub(super) const DIVISION_SCALE_PROBE: &str = "(/*! @@div_precision_increment + 1 + */ 0)";
 
 /// A `string_agg`/`GROUP_CONCAT` call the merge can join.
 pub(super) struct JoinCall {

@@ -13,7 +13,7 @@ use sqlparser::parser::Parser;
 use super::calls::{after_distinct, is_distinct, one_argument, pieces_of, plain_call};
 use super::computed::{computed_of, expression_end};
 use super::having::filter_of;
-use super::joined::{MAX_LENGTH_PROBE, join_call};
+use super::joined::{DIVISION_SCALE_PROBE, MAX_LENGTH_PROBE, join_call};
 use super::limit::{NO_LIMIT, limit_edits, limit_number};
 use super::select_list::{arguments_text, call_end, group_by_end, having_range, projection_ranges};
 use super::union::union_read;
@@ -555,6 +555,15 @@ pub(super) fn multi_read(
             });
         }
     }
+    // MySQL's division scale is the session's: its nodes send it.
+    let divides = aggregates
+        .iter()
+        .any(|a| matches!(a.function, Aggregate::Avg { .. }))
+        || computed.iter().any(|c| c.expr.divides());
+    let division_scale = (dialect == Dialect::MySql && divides).then(|| {
+        hidden.push(vec![Piece::Text(DIVISION_SCALE_PROBE.into())]);
+        select.projection.len() + hidden.len() - 1
+    });
     // A hidden column would be one more the nodes' DISTINCT tells rows apart by.
     if distinct && !hidden.is_empty() {
         return unsupported("DISTINCT with ORDER BY on what it does not select");
@@ -601,6 +610,7 @@ pub(super) fn multi_read(
             group_by: spec_group,
             aggregates,
             computed,
+            division_scale,
             having,
             when_empty,
             order_by,

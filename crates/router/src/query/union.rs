@@ -105,6 +105,7 @@ pub(super) fn union_read(
             group_by,
             aggregates,
             computed: Vec::new(),
+            division_scale: None,
             having,
             when_empty: None,
             order_by,
