@@ -11,6 +11,7 @@ use sqlparser::ast::{BinaryOperator, Expr, Function, UnaryOperator, Value as Sql
 use super::calls::{is_distinct, plain_call};
 use super::having::comparison;
 use crate::merge::{Aggregate, Arithmetic, Computed};
+use crate::template::{Edit, Piece};
 
 /// The expression as the merge computes it; `leaf` makes an aggregate in it a merged hidden
 /// column and returns that column. `Err` says what it cannot compute.
@@ -84,9 +85,34 @@ fn strip_nesting(mut expr: &Expr) -> &Expr {
     expr
 }
 
+/// The edits that make PostgreSQL's nodes describe the expression written at `item` (its alias
+/// at `alias_start`, if any) without computing it: `CASE WHEN false THEN (…) END` has its type,
+/// and its name is the expression's (`?column?`) unless aliased.
+pub(super) fn described_only(
+    sql: &str,
+    item: &Range<usize>,
+    alias_start: Option<usize>,
+) -> [Edit; 3] {
+    let end = expression_end(sql, item, alias_start);
+    let name = if alias_start.is_none() {
+        " AS \"?column?\""
+    } else {
+        ""
+    };
+    [
+        (item.start, "CASE WHEN false THEN ("),
+        (end, ") END"),
+        (end, name),
+    ]
+    .map(|(at, text)| Edit {
+        range: at..at,
+        piece: Piece::Text(text.into()),
+    })
+}
+
 /// Where the expression of a select-list item written at `item` ends: before its alias (and
 /// the AS before that), if it has one.
-pub(super) fn expression_end(sql: &str, item: &Range<usize>, alias_start: Option<usize>) -> usize {
+fn expression_end(sql: &str, item: &Range<usize>, alias_start: Option<usize>) -> usize {
     let Some(alias_start) = alias_start else {
         return item.end;
     };

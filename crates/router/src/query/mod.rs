@@ -6,8 +6,9 @@
 //! rows merge.
 //!
 //! Here: prepare and bind. Each job they call on has its file: `tables` (which tables, where
-//! written), `conditions` (the WHERE clause → nodes), `rewrite` with `limit` and `select_list`
-//! (a read over several nodes), `guard` (an UPDATE that would move rows).
+//! written), `conditions` (the WHERE clause → nodes), `rewrite` with `limit`, `select_list`,
+//! `hidden`, `having`, `joined` (string aggregates), `computed` (expressions over aggregates)
+//! and `union` (a read over several nodes), `guard` (an UPDATE that would move rows).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -30,6 +31,7 @@ mod computed;
 mod conditions;
 mod guard;
 mod having;
+mod hidden;
 mod joined;
 mod limit;
 mod rewrite;

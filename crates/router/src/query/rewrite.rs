@@ -11,11 +11,12 @@ use sqlparser::ast::{
 use sqlparser::parser::Parser;
 
 use super::calls::{after_distinct, is_distinct, one_argument, pieces_of, plain_call};
-use super::computed::{computed_of, expression_end};
+use super::computed::{computed_of, described_only};
 use super::having::filter_of;
+use super::hidden::{NodeKeys, call_pieces, hidden_aggregate};
 use super::joined::{DIVISION_SCALE_PROBE, MAX_LENGTH_PROBE, join_call};
 use super::limit::{NO_LIMIT, limit_edits, limit_number};
-use super::select_list::{arguments_text, call_end, group_by_end, having_range, projection_ranges};
+use super::select_list::{arguments_text, group_by_end, having_range, projection_ranges};
 use super::union::union_read;
 use super::{Operand, PreparedQuery, Tables, select_of};
 use crate::locate::Locator;
@@ -269,7 +270,6 @@ pub(super) fn multi_read(
                 };
                 let expr = computed_of(other, &mut leaf)?;
                 if dialect == Dialect::Postgres {
-                    // Only its type is wanted: a node's part must not divide by zero.
                     let alias_start = match alias {
                         Some(alias) => Some(
                             locator
@@ -278,22 +278,7 @@ pub(super) fn multi_read(
                         ),
                         None => None,
                     };
-                    let end = expression_end(sql, range, alias_start);
-                    let name = if alias.is_none() {
-                        " AS \"?column?\""
-                    } else {
-                        ""
-                    };
-                    for (at, text) in [
-                        (range.start, "CASE WHEN false THEN ("),
-                        (end, ") END"),
-                        (end, name),
-                    ] {
-                        edits.push(Edit {
-                            range: at..at,
-                            piece: Piece::Text(text.into()),
-                        });
-                    }
+                    edits.extend(described_only(sql, range, alias_start));
                 }
                 computed.push(ComputedColumn { index, expr });
                 continue;
@@ -623,77 +608,6 @@ pub(super) fn multi_read(
         limit,
         grouped,
     })
-}
-
-/// The pieces that write an aggregate call as each node runs it (its qualifiers renamed).
-fn call_pieces(
-    function: &Function,
-    parser: &Parser<'_>,
-    locator: &mut Locator<'_>,
-    tokens: &Tokens,
-    table_edits: &[Edit],
-) -> Result<Vec<Piece>, String> {
-    let start = locator
-        .offset(function.name.span().start)
-        .map_err(|e| e.to_string())?;
-    let end = call_end(parser, locator, start)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("the end of {function}"))?;
-    if tokens.has_placeholder_in(&(start..end)) {
-        return Err(format!("a parameter inside {function} over several nodes"));
-    }
-    Ok(pieces_of(start..end, table_edits))
-}
-
-/// Appends an aggregate the merge combines as a hidden column; returns its position.
-fn hidden_aggregate(
-    pieces: Vec<Piece>,
-    function: Aggregate,
-    hidden: &mut Vec<Vec<Piece>>,
-    aggregates: &mut Vec<AggregateColumn>,
-    select: &Select,
-) -> usize {
-    hidden.push(pieces);
-    let index = select.projection.len() + hidden.len() - 1;
-    aggregates.push(AggregateColumn {
-        index,
-        function,
-        distinct: None,
-        joined: None,
-    });
-    index
-}
-
-/// The keys the nodes also group by, beyond the statement's GROUP BY, each sent as a hidden
-/// column: DISTINCT aggregates' arguments and ordered string aggregates' keys.
-#[derive(Default)]
-struct NodeKeys<'s> {
-    /// Each key's text and hidden column, so a key written twice is sent once.
-    columns: Vec<(&'s str, usize)>,
-    /// The pieces that write each key into the nodes' GROUP BY.
-    group_by: Vec<Vec<Piece>>,
-}
-
-impl<'s> NodeKeys<'s> {
-    /// The hidden column of the key written at `key`, added if new.
-    fn add(
-        &mut self,
-        sql: &'s str,
-        key: Range<usize>,
-        table_edits: &[Edit],
-        hidden: &mut Vec<Vec<Piece>>,
-        select: &Select,
-    ) -> usize {
-        let text = sql[key.clone()].trim();
-        if let Some(&(_, index)) = self.columns.iter().find(|(t, _)| *t == text) {
-            return index;
-        }
-        hidden.push(pieces_of(key.clone(), table_edits));
-        let index = select.projection.len() + hidden.len() - 1;
-        self.columns.push((text, index));
-        self.group_by.push(pieces_of(key, table_edits));
-        index
-    }
 }
 
 /// The select list item whose value `expr` is: by position (`ORDER BY 2`), by alias, or by the
