@@ -396,7 +396,8 @@ impl Backend {
                 } else {
                     SqlType::Decimal { unsigned: false }
                 };
-                merge::describe_average(column, ty);
+                // Described before any row says the session's increment: its default.
+                merge::describe_average(column, ty, merge::DEFAULT_DIVISION_SCALE);
             }
         }
         Ok((columns, params))

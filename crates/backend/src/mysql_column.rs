@@ -66,15 +66,14 @@ pub(crate) fn described(column: &sqlx::mysql::MySqlColumn) -> Option<MySqlColumn
 /// MySQL's and MariaDB's description of `AVG(x)`, from a shard's description of `SUM(x)`, the
 /// column Keyshard asks the shards for: both derive from the argument's. A DECIMAL (and any
 /// integer) sum has the argument's precision p plus 22 digits (at most 65) and its scale; the
-/// average p plus 4 digits and 4 more decimals (`div_precision_increment`), so `AVG` of a
-/// `DECIMAL(10,2)` is 16 long with 6 decimals. A sum at 65 digits leaves p unknown (43 or
+/// average p plus `increment` digits and as many more decimals (`div_precision_increment`, 4
+/// by default), so `AVG` of a `DECIMAL(10,2)` is 16 long with 6 decimals by default. A sum at 65 digits leaves p unknown (43 or
 /// more): the average is then described at 65. A DOUBLE sum's average is the same DOUBLE (a
 /// FLOAT argument's would be 16 long, not 23: not told apart). `None` for another type.
-pub(crate) fn average_of_sum(sum: &MySqlColumnType) -> Option<MySqlColumnType> {
+pub(crate) fn average_of_sum(sum: &MySqlColumnType, increment: u8) -> Option<MySqlColumnType> {
     const NEWDECIMAL: u8 = 246;
     const DOUBLE: u8 = 5;
     const SUM_DIGITS: u32 = 22;
-    const AVG_DIGITS: u32 = 4;
     const MAX_PRECISION: u32 = 65;
     const MAX_SCALE: u8 = 38;
     match sum.code {
@@ -83,11 +82,11 @@ pub(crate) fn average_of_sum(sum: &MySqlColumnType) -> Option<MySqlColumnType> {
             let sum_precision = sum.length.checked_sub(u32::from(sum.decimals > 0) + 1)?;
             let precision = match sum_precision.checked_sub(SUM_DIGITS) {
                 Some(argument) if sum_precision < MAX_PRECISION => {
-                    (argument + AVG_DIGITS).min(MAX_PRECISION)
+                    (argument + u32::from(increment)).min(MAX_PRECISION)
                 }
                 _ => MAX_PRECISION,
             };
-            let decimals = sum.decimals.saturating_add(4).min(MAX_SCALE);
+            let decimals = sum.decimals.saturating_add(increment).min(MAX_SCALE);
             Some(MySqlColumnType {
                 length: precision + u32::from(decimals > 0) + 1,
                 decimals,
@@ -119,7 +118,7 @@ mod tests {
     #[test]
     fn an_average_is_described_as_the_database_describes_it() {
         let avg = |length, decimals| {
-            let avg = average_of_sum(&decimal(length, decimals)).unwrap();
+            let avg = average_of_sum(&decimal(length, decimals), 4).unwrap();
             (avg.length, avg.decimals)
         };
         assert_eq!(avg(34, 2), (16, 6), "DECIMAL(10,2)");
@@ -128,13 +127,19 @@ mod tests {
         assert_eq!(avg(42, 0), (25, 4), "BIGINT");
         assert_eq!(avg(26, 0), (9, 4), "TINYINT");
         assert_eq!(avg(67, 10), (67, 14), "DECIMAL(61 or more, 10)");
+        // SET div_precision_increment = 7: DECIMAL(10,2)'s average is 19 long with 9.
+        let seven = average_of_sum(&decimal(34, 2), 7).unwrap();
+        assert_eq!((seven.length, seven.decimals), (19, 9));
         let double = MySqlColumnType {
             code: 5,
             length: 23,
             decimals: 31,
             ..decimal(0, 0)
         };
-        assert_eq!(average_of_sum(&double), Some(double.clone()));
-        assert_eq!(average_of_sum(&MySqlColumnType { code: 8, ..double }), None);
+        assert_eq!(average_of_sum(&double, 4), Some(double.clone()));
+        assert_eq!(
+            average_of_sum(&MySqlColumnType { code: 8, ..double }, 4),
+            None
+        );
     }
 }

@@ -17,7 +17,7 @@ use crate::numeric::Decimal;
 
 /// MySQL's `div_precision_increment` default: the digits a division (and AVG) adds to its
 /// dividend's scale where the nodes do not say the session's.
-const DEFAULT_DIVISION_SCALE: usize = 4;
+pub(crate) const DEFAULT_DIVISION_SCALE: usize = 4;
 
 impl Resolved {
     /// One group's row: its first row, with every aggregate combined over all its rows.

@@ -22,6 +22,7 @@ mod plan;
 #[cfg(test)]
 mod test_support;
 
+pub(crate) use aggregation::DEFAULT_DIVISION_SCALE;
 use order_by::KWayMerge;
 use pagination::window;
 use plan::Resolved;
@@ -195,7 +196,12 @@ pub(crate) fn merge(spec: &MergeSpec, results: Vec<UnitResult>) -> Result<UnitRe
         if !plan.order_by.is_empty() {
             groups.sort_by(|a, b| plan.compare_rows(&plan.order_by, a, b));
         }
-        set_avg_types(&mut columns, &avg_types);
+        let increment = groups.first().map(|group| plan.division_scale_of(group));
+        set_avg_types(
+            &mut columns,
+            &avg_types,
+            increment.unwrap_or(DEFAULT_DIVISION_SCALE),
+        );
         window(spec, groups.into_iter())
     } else if plan.order_by.is_empty() {
         window(spec, shards.into_iter().flatten())
@@ -231,23 +237,25 @@ fn check_widths(shards: &[Vec<Vec<Value>>], width: usize) -> Result<(), MergeErr
     }
 }
 
-fn set_avg_types(columns: &mut [Column], avg_types: &[(usize, SqlType)]) {
+fn set_avg_types(columns: &mut [Column], avg_types: &[(usize, SqlType)], increment: usize) {
     for &(index, ty) in avg_types {
         if let Some(column) = columns.get_mut(index) {
-            describe_average(column, ty);
+            describe_average(column, ty, increment);
         }
     }
 }
 
 /// `column`, which the shards answered with the SUM Keyshard asked for, as the average of type
 /// `ty` it merges into: the shard described the column it summed, and the average's
-/// description follows from it as the database derives both from the argument's.
-pub(crate) fn describe_average(column: &mut Column, ty: SqlType) {
+/// description follows from it as the database derives both from the argument's and the
+/// session's `div_precision_increment` (`increment`).
+pub(crate) fn describe_average(column: &mut Column, ty: SqlType, increment: usize) {
     column.ty = ty;
+    let increment = u8::try_from(increment).unwrap_or(u8::MAX);
     column.mysql = column
         .mysql
         .take()
-        .and_then(|sum| crate::mysql_column::average_of_sum(&sum).map(Box::new));
+        .and_then(|sum| crate::mysql_column::average_of_sum(&sum, increment).map(Box::new));
 }
 
 #[cfg(test)]
