@@ -107,8 +107,10 @@ impl Resolved {
     fn join(&self, rows: &[Vec<Value>], index: usize, join: &Join) -> Result<Value, MergeError> {
         let unjoined = |why: String| MergeError::Unjoined { column: index, why };
         let mut pieces: Vec<&Vec<Value>> = rows.iter().collect();
-        // Stable: pieces of equal keys keep the shards' order, as ties may come in any.
-        pieces.sort_by(|a, b| self.compare_rows(&join.order, a, b));
+        if !join.order.is_empty() {
+            // Stable: pieces of equal keys keep the shards' order, as ties may come in any.
+            pieces.sort_by(|a, b| self.compare_rows(&join.order, a, b));
+        }
         let mut joined: Option<Vec<u8>> = None;
         let mut bytes = false;
         let mut last: Option<&Vec<Value>> = None;

@@ -161,12 +161,17 @@ impl Resolved {
             Dialect::MySql => c.mysql.is_some(),
             Dialect::Postgres => c.oid.is_some(),
         });
-        let int_bits = (0..width)
-            .map(|i| match columns.get(i).map(|c| &c.ty) {
-                Some(SqlType::Int { bytes, .. }) => Some(u32::from(*bytes) * 8),
-                _ => None,
-            })
-            .collect();
+        // Only computed expressions read them: no allocation for every other merge.
+        let int_bits = match spec.computed.is_empty() {
+            true => Vec::new(),
+            false => columns
+                .iter()
+                .map(|c| match c.ty {
+                    SqlType::Int { bytes, .. } => Some(u32::from(bytes) * 8),
+                    _ => None,
+                })
+                .collect(),
+        };
         let text_order = (0..width)
             .map(|i| TextOrder::of(columns.get(i), spec.dialect))
             .collect();
