@@ -1081,7 +1081,7 @@ async fn on_pools_of_one() -> (Shards, Proxy, MySqlConnection) {
 
 /// Several clients sharing pools of one connection per data source run gathered reads at once:
 /// each gathering connection copies its own data source's nodes itself, so no read waits for
-/// a second connection that does not exist.
+/// a second connection that does not exist. Merged reads interleave with them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
 async fn gathered_reads_share_pools_of_one_connection() {
@@ -1114,6 +1114,17 @@ async fn gathered_reads_share_pools_of_one_connection() {
                 )
                 .await;
                 assert_eq!(wrapped, [[Some("20".to_owned())]]);
+                // Merged: a string aggregate in its order, an expression over aggregates.
+                let (_, merged) = fetch_mysql(
+                    &mut conn,
+                    "SELECT GROUP_CONCAT(status ORDER BY amount DESC), SUM(amount) / COUNT(*) FROM t_order",
+                )
+                .await;
+                let joined: Vec<String> = (0..40).rev().map(|i| format!("s{}", i % 3)).collect();
+                assert_eq!(
+                    merged,
+                    [[Some(joined.join(",")), Some("19.5000".to_owned())]]
+                );
             }
             conn.close().await.unwrap();
         }
