@@ -112,8 +112,8 @@ pub enum Problem {
     UnknownTable(String),
     /// A rule tag Keyshard does not implement.
     #[error(
-        "unsupported rule '!{0}' (supported: !SHARDING, !BROADCAST, !SINGLE, !TRANSACTION, \
-         !AUTHORITY; ShardingSphere's engine settings such as !SQL_PARSER load with a warning)"
+        "unsupported rule '!{0}' (supported: !SHARDING, !READWRITE_SPLITTING, !BROADCAST, \
+         !SINGLE, !TRANSACTION, !AUTHORITY; ShardingSphere's engine settings such as !SQL_PARSER load with a warning)"
     )]
     UnsupportedRule(String),
     /// A property neither Keyshard nor ShardingSphere defines.

@@ -19,6 +19,7 @@ pub mod inline;
 mod mode;
 mod model;
 mod raw;
+mod readwrite;
 mod resolve;
 mod sharding;
 mod single;
@@ -31,6 +32,9 @@ use std::path::Path;
 
 pub use datasource::{DataSource, DataSourceError, DatabaseKind, PoolSettings};
 pub use error::{ConfigError, Problem};
+pub use readwrite::{
+    Consistency, LoadBalancer, ReadWriteGroup, ReadWriteSplitting, Replica, TransactionalReads,
+};
 pub use mode::{Mode, ModeType, Repository, Timing};
 pub use model::{
     Algorithm, COMPLEX_COLUMNS, Config, ConfiguredNodes, DataNode, Gene, HINT_DATABASE_VALUE,

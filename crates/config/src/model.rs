@@ -27,8 +27,11 @@ pub struct Config {
     pub props: Props,
     /// The logical database clients see (`databaseName`).
     pub database_name: String,
-    /// The real databases, by name.
+    /// The data sources other rules name, by name: the real databases, and each read/write
+    /// group under its own name with its primary's settings (its members are not here).
     pub data_sources: BTreeMap<String, DataSource>,
+    /// `!READWRITE_SPLITTING`: the replicas behind data sources, and how they are read.
+    pub read_write: crate::ReadWriteSplitting,
     /// The `!SHARDING` rule; empty when there is none.
     pub sharding: ShardingRule,
     /// Tables copied in full to every data source (`!BROADCAST`), as written.

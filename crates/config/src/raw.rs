@@ -163,6 +163,15 @@ pub(crate) struct RawProps {
     pub max_row_bytes: Option<u64>,
     /// ShardingSphere's: client connections at once (0 or less: no limit), Keyshard's
     /// `max-connections`.
+    /// Keyshard's own (see `readwrite`).
+    #[serde(rename = "readwrite-consistency")]
+    pub readwrite_consistency: Option<String>,
+    #[serde(rename = "max-replication-delay-milliseconds")]
+    pub max_replication_delay_ms: Option<u64>,
+    #[serde(rename = "readwrite-causal-wait-milliseconds")]
+    pub readwrite_causal_wait_ms: Option<u64>,
+    #[serde(rename = "replica-check-interval-milliseconds")]
+    pub replica_check_interval_ms: Option<u64>,
     #[serde(rename = "proxy-frontend-max-connections")]
     pub proxy_frontend_max_connections: Option<i64>,
     /// Every other key.
@@ -215,6 +224,7 @@ pub(crate) enum RawRule {
     Broadcast(RawBroadcast),
     Transaction(RawTransaction),
     Single(RawSingle),
+    ReadwriteSplitting(Box<crate::readwrite::RawReadwriteSplitting>),
     /// SS 5.1–5.3's global `!AUTHORITY` rule (server.yaml), the same as `authority:`.
     Authority(RawAuthority),
     /// A global rule that tunes ShardingSphere's own engine (`!SQL_PARSER` …): accepted with
@@ -478,7 +488,10 @@ impl<'de> Deserialize<'de> for RawRule {
         impl<'de> Visitor<'de> for RuleVisitor {
             type Value = RawRule;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a rule tagged !SHARDING, !BROADCAST, !SINGLE or !TRANSACTION")
+                f.write_str(
+                    "a rule tagged !SHARDING, !BROADCAST, !SINGLE, !TRANSACTION or \
+                     !READWRITE_SPLITTING",
+                )
             }
             fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<RawRule, A::Error> {
                 let (tag, body): (String, _) = data.variant()?;
@@ -488,6 +501,9 @@ impl<'de> Deserialize<'de> for RawRule {
                     "TRANSACTION" => body.newtype_variant().map(RawRule::Transaction),
                     "SINGLE" => body.newtype_variant().map(RawRule::Single),
                     "AUTHORITY" => body.newtype_variant().map(RawRule::Authority),
+                    "READWRITE_SPLITTING" => {
+                        body.newtype_variant().map(RawRule::ReadwriteSplitting)
+                    }
                     tag if IGNORED_RULES.contains(&tag) => body
                         .newtype_variant::<IgnoredAny>()
                         .map(|_| RawRule::Ignored(tag.to_owned())),
@@ -505,6 +521,7 @@ impl<'de> Deserialize<'de> for RawRule {
                 "TRANSACTION",
                 "SINGLE",
                 "AUTHORITY",
+                "READWRITE_SPLITTING",
             ],
             RuleVisitor,
         )

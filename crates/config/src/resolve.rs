@@ -14,6 +14,7 @@ use crate::raw::{
     InOrder, RawAuthority, RawConfig, RawDataSource, RawListener, RawPrivilege, RawRule, RawServer,
     RawSingle,
 };
+use crate::readwrite::{self, ReadWriteSplitting};
 use crate::{mode, sharding, single};
 
 pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigError> {
@@ -31,8 +32,18 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
     unsupported.check()?;
     let mut warnings = Vec::new();
     let data_sources = data_sources(&raw.data_sources, base_dir, &mut warnings)?;
-    // In the order written, which auto tables are spread in.
-    let configured: Vec<String> = raw.data_sources.0.iter().map(|(n, _)| n.clone()).collect();
+    let (read_write, data_sources) = read_write(&raw, data_sources, &mut warnings)?;
+    // In the order written, which auto tables are spread in: a group where its primary is.
+    let configured: Vec<String> = raw
+        .data_sources
+        .0
+        .iter()
+        .filter_map(|(name, _)| match read_write.group_of(name) {
+            None => Some(name.clone()),
+            Some(group) if group.primary == *name => Some(group.name.clone()),
+            Some(_) => None,
+        })
+        .collect();
     let mut sharding_rule: Option<sharding::Resolved> = None;
     let mut broadcast: Option<Vec<String>> = None;
     let mut single: Option<(usize, &RawSingle)> = None;
@@ -74,7 +85,7 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
             RawRule::Ignored(tag) => warnings.push(format!(
                 "{prefix}: !{tag} tunes ShardingSphere's own engine and changes nothing here"
             )),
-            RawRule::Unsupported(_) => {}
+            RawRule::Unsupported(_) | RawRule::ReadwriteSplitting(_) => {}
         }
     }
     for setting in raw.engine_settings() {
@@ -198,6 +209,7 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
         },
         database_name: raw.database_name,
         data_sources,
+        read_write,
         sharding,
         broadcast_tables,
         key_generators,
@@ -440,6 +452,35 @@ fn database_mappings(
             })
         })
         .collect()
+}
+
+/// The `!READWRITE_SPLITTING` rule (at most one), and the data sources as the other rules see
+/// them.
+fn read_write(
+    raw: &RawConfig,
+    data_sources: BTreeMap<String, DataSource>,
+    warnings: &mut Vec<String>,
+) -> Result<(ReadWriteSplitting, BTreeMap<String, DataSource>), ConfigError> {
+    let mut rule = None;
+    for (i, raw) in raw.rules.iter().enumerate() {
+        if let RawRule::ReadwriteSplitting(raw) = raw {
+            if rule.is_some() {
+                return Err(ConfigError::at(
+                    format!("rules[{i}]"),
+                    Problem::DuplicateRule("READWRITE_SPLITTING"),
+                ));
+            }
+            rule = Some((format!("rules[{i}]"), raw));
+        }
+    }
+    let props = readwrite::RawSplittingProps {
+        consistency: raw.props.readwrite_consistency.clone(),
+        max_replication_delay_ms: raw.props.max_replication_delay_ms,
+        causal_wait_ms: raw.props.readwrite_causal_wait_ms,
+        check_interval_ms: raw.props.replica_check_interval_ms,
+    };
+    let rule = rule.as_ref().map(|(prefix, raw)| (prefix.as_str(), &***raw));
+    readwrite::resolve(rule, &props, data_sources, warnings)
 }
 
 fn data_sources(

@@ -406,12 +406,12 @@ fn what_keyshard_cannot_honour_is_named() {
         assert!(PROXY_SAMPLE.contains(from), "{from}");
         load(&PROXY_SAMPLE.replacen(from, to, 1)).unwrap_err()
     };
-    // A read/write splitting group's name used as a data source: the rule is named first.
-    let splitting = PROXY_SAMPLE.replace("ds_${0..1}.t_order_${0..1}", "rw_ds.t_order_${0..1}")
-        + "- !READWRITE_SPLITTING\n  dataSourceGroups:\n    rw_ds:\n      writeDataSourceName: ds_0\n";
-    let error = load(&splitting).unwrap_err();
+    // A rule Keyshard does not implement is named before anything else can fail on it.
+    let shadow = PROXY_SAMPLE.replace("ds_${0..1}.t_order_${0..1}", "shadow_ds.t_order_${0..1}")
+        + "- !SHADOW\n  dataSources: {}\n";
+    let error = load(&shadow).unwrap_err();
     assert!(
-        error.starts_with("rules[2]: unsupported rule '!READWRITE_SPLITTING'"),
+        error.starts_with("rules[2]: unsupported rule '!SHADOW'"),
         "{error}"
     );
     assert_eq!(

@@ -397,7 +397,7 @@ fn algorithm_errors_name_path_and_value() {
 fn shape_errors_name_path() {
     assert_eq!(
         error_with("- !BROADCAST", "- !ENCRYPT"),
-        "rules[1]: unsupported rule '!ENCRYPT' (supported: !SHARDING, !BROADCAST, !SINGLE, \
+        "rules[1]: unsupported rule '!ENCRYPT' (supported: !SHARDING, !READWRITE_SPLITTING, !BROADCAST, !SINGLE, \
          !TRANSACTION, !AUTHORITY; ShardingSphere's engine settings such as !SQL_PARSER load with \
          a warning)"
     );
