@@ -32,14 +32,14 @@ use std::path::Path;
 
 pub use datasource::{DataSource, DataSourceError, DatabaseKind, PoolSettings};
 pub use error::{ConfigError, Problem};
-pub use readwrite::{
-    Consistency, LoadBalancer, ReadWriteGroup, ReadWriteSplitting, Replica, TransactionalReads,
-};
 pub use mode::{Mode, ModeType, Repository, Timing};
 pub use model::{
     Algorithm, COMPLEX_COLUMNS, Config, ConfiguredNodes, DataNode, Gene, HINT_DATABASE_VALUE,
     HINT_TABLE_VALUE, KeyGenerateStrategy, Props, Server, ShardingRule, SingleTable, Strategy,
     TableRule, Tls, TransactionType, User,
+};
+pub use readwrite::{
+    Consistency, LoadBalancer, ReadWriteGroup, ReadWriteSplitting, Replica, TransactionalReads,
 };
 
 /// Reads and validates the configuration file at `path`, or ShardingSphere-Proxy's

@@ -326,10 +326,15 @@ fn names(group: &RawGroup, path: &str) -> Result<(String, Vec<String>), ConfigEr
             Problem::NotYetSupported("database discovery (dynamicStrategy)"),
         ));
     }
-    let missing = || ConfigError::at(path, Problem::InvalidValue {
-        value: "no writeDataSourceName".into(),
-        expected: "writeDataSourceName and readDataSourceNames",
-    });
+    let missing = || {
+        ConfigError::at(
+            path,
+            Problem::InvalidValue {
+                value: "no writeDataSourceName".into(),
+                expected: "writeDataSourceName and readDataSourceNames",
+            },
+        )
+    };
     if let Some(strategy) = &group.static_strategy {
         let reads = strategy.read_data_source_names.to_vec();
         return Ok((strategy.write_data_source_name.trim().to_owned(), reads));
@@ -587,7 +592,10 @@ rules:
              'read_ds_9'"
         );
         let weight = with("read_ds_1: 1.5", "read_ds_1: 0");
-        assert!(weight.starts_with("loadBalancers.weighted.props.read_ds_1:"), "{weight}");
+        assert!(
+            weight.starts_with("loadBalancers.weighted.props.read_ds_1:"),
+            "{weight}"
+        );
         assert!(with("read_ds_1: 1.5\n", "").contains("a weight for every replica"));
         assert!(with("type: WEIGHT", "type: FASTEST").contains("ROUND_ROBIN, RANDOM or WEIGHT"));
         assert!(with("PRIMARY", "SOMETIMES").contains("PRIMARY, FIXED or DYNAMIC"));
@@ -595,7 +603,9 @@ rules:
         // A member is no longer a data source of its own.
         let member = load(&GROUPS_5_4.replace("readwrite_ds_0:", "readwrite_ds_9:")).unwrap_err();
         assert!(member.contains("'readwrite_ds_0'"), "{member}");
-        let props = load(&format!("{GROUPS_5_4}props:\n  readwrite-consistency: strong\n"));
+        let props = load(&format!(
+            "{GROUPS_5_4}props:\n  readwrite-consistency: strong\n"
+        ));
         assert!(props.unwrap_err().contains("causal, eventual or primary"));
     }
 }

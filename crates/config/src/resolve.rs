@@ -479,7 +479,9 @@ fn read_write(
         causal_wait_ms: raw.props.readwrite_causal_wait_ms,
         check_interval_ms: raw.props.replica_check_interval_ms,
     };
-    let rule = rule.as_ref().map(|(prefix, raw)| (prefix.as_str(), &***raw));
+    let rule = rule
+        .as_ref()
+        .map(|(prefix, raw)| (prefix.as_str(), &***raw));
     readwrite::resolve(rule, &props, data_sources, warnings)
 }
 

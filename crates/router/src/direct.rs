@@ -15,6 +15,8 @@ pub struct Direct {
     pub(crate) table: String,
     /// A write to a broadcast table: every data source holds the same rows.
     pub(crate) replicated: bool,
+    /// A read a replica may answer (see [`Plan::replica_safe`]).
+    pub(crate) replica_safe: bool,
 }
 
 impl Direct {
@@ -55,6 +57,7 @@ impl Direct {
             .collect();
         Plan {
             replicated: self.replicated,
+            replica_safe: self.replica_safe,
             ..Plan::of_units(units)
         }
     }

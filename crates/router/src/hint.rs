@@ -120,6 +120,7 @@ impl Router {
             param_count: tokens.param_count,
             is_read: matches!(statement, Statement::Query(_)),
             replicated: false,
+            replica_safe: false,
             table: String::new(),
         }))
     }

@@ -32,6 +32,7 @@ pub mod names;
 mod placeholders;
 mod plan;
 mod query;
+mod replica_reads;
 mod route;
 mod select_into;
 mod sequences;
@@ -535,6 +536,7 @@ impl Router {
             param_count: tokens.param_count,
             is_read: false,
             replicated: true,
+            replica_safe: false,
             table: String::new(),
         }))
     }
@@ -588,6 +590,7 @@ impl Router {
             param_count: tokens.param_count,
             is_read,
             replicated,
+            replica_safe: is_read && !tokens.needs_primary,
             table: tables.first().cloned().unwrap_or_default(),
         }))
     }

@@ -26,6 +26,9 @@ pub struct Plan {
     /// Every unit writes the same rows to its own copy of a broadcast table: the statement
     /// changed as many rows as one unit did.
     pub replicated: bool,
+    /// A read that changes nothing and locks nothing: a replica of its data source may answer
+    /// it (see `!READWRITE_SPLITTING`) when the session's transaction and consistency allow.
+    pub replica_safe: bool,
     /// An UPDATE that sets a sharding column the WHERE clause does not pin: runs first, and
     /// the UPDATE is refused when it finds a row.
     pub guard: Option<Box<MoveGuard>>,
@@ -83,6 +86,7 @@ impl Plan {
             row_units: Vec::new(),
             merge: None,
             replicated: false,
+            replica_safe: false,
             guard: None,
             described_as: None,
             gather: None,

@@ -130,6 +130,7 @@ impl Router {
             param_count,
             is_read: matches!(first.as_deref(), Some("select" | "with")),
             replicated: false,
+            replica_safe: false,
             table: String::new(),
         }))
     }

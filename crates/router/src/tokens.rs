@@ -26,6 +26,8 @@ pub(crate) struct Tokens {
     pub(crate) qualifiers: Vec<(Range<usize>, Option<char>, usize)>,
     /// Parameters the statement needs: the count of `?`, or the largest `$n`.
     pub(crate) param_count: usize,
+    /// A read that only a primary may answer, not a replica (see [`crate::replica_reads`]).
+    pub(crate) needs_primary: bool,
 }
 
 const INTERNAL: RouteError = RouteError::Internal("a placeholder the tokenizer did not see");
@@ -65,6 +67,8 @@ impl Tokens {
                 }
                 _ => {}
             }
+            tokens.needs_primary =
+                tokens.needs_primary || crate::replica_reads::needs_primary(parser, index, token);
         }
         Ok(tokens)
     }

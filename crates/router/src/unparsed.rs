@@ -35,6 +35,7 @@ impl Router {
             return Some(Prepared::Direct(Direct {
                 sql: sql.into(),
                 replicated: data_sources.len() > 1,
+                replica_safe: false,
                 data_sources,
                 param_count: 0,
                 is_read: false,

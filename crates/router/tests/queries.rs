@@ -1326,3 +1326,53 @@ fn postgres_limits_may_be_integer_expressions() {
     .unwrap();
     assert!(p.gather.is_some());
 }
+
+#[test]
+fn only_reads_that_change_and_lock_nothing_may_go_to_a_replica() {
+    let safe = |dialect, sql: &str| {
+        plan_in(dialect, sql, &[Value::Int(1)])
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .replica_safe
+    };
+    for sql in [
+        "SELECT * FROM t_order WHERE user_id = ?",
+        "SELECT COUNT(*) FROM t_order WHERE order_id > ?",
+        "SELECT * FROM t_user WHERE id = ?",
+        // `for` and `into` as names, and the hint's other keys, change nothing.
+        "SELECT status AS \"for\" FROM t_order WHERE user_id = ? ORDER BY order_id",
+        "/* SHARDINGSPHERE_HINT: writeRouteOnly=false */ SELECT * FROM t_order WHERE user_id = ?",
+    ] {
+        assert!(safe(Dialect::MySql, sql), "{sql}");
+        let numbered = sql.replace('?', "$1").replace('"', "");
+        assert!(safe(Dialect::Postgres, &numbered), "{numbered}");
+    }
+    for (dialect, sql) in [
+        (
+            Dialect::MySql,
+            "SELECT * FROM t_order WHERE user_id = ? FOR UPDATE",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT * FROM t_order WHERE user_id = $1 FOR SHARE",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT * FROM t_user WHERE id = $1 FOR UPDATE",
+        ),
+        (Dialect::MySql, "SELECT LAST_INSERT_ID(), ? FROM t_user"),
+        (Dialect::Postgres, "SELECT nextval('s'), $1"),
+        (Dialect::Postgres, "SELECT pg_advisory_lock($1)"),
+        (Dialect::MySql, "SELECT GET_LOCK('a', ?)"),
+        (
+            Dialect::MySql,
+            "/* SHARDINGSPHERE_HINT: writeRouteOnly=true */ SELECT * FROM t_order WHERE user_id = ?",
+        ),
+        (
+            Dialect::MySql,
+            "UPDATE t_order SET status = 'x' WHERE user_id = ?",
+        ),
+        (Dialect::MySql, "DELETE FROM t_user WHERE id = ?"),
+    ] {
+        assert!(!safe(dialect, sql), "{sql}");
+    }
+}

@@ -108,6 +108,7 @@ pub(crate) fn prepare(
             param_count: tokens.param_count,
             is_read: true,
             replicated: false,
+            replica_safe: false,
             table: String::new(),
         },
         head: head.into(),

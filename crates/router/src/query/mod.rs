@@ -69,6 +69,8 @@ pub struct PreparedQuery {
     /// The WHERE clause routes the gather too: the statement reads one sharded table, once,
     /// alone in its FROM.
     narrows_gather: bool,
+    /// A read a replica may answer (see [`Plan::replica_safe`]).
+    replica_safe: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -182,6 +184,7 @@ pub(crate) fn prepare(
     }
     let mut plain_edits = placeholder_edits(&tokens, &[]);
     plain_edits.extend(edits.iter().cloned());
+    let replica_safe = matches!(kind, Kind::Read(_)) && !tokens.needs_primary;
     Ok(PreparedQuery {
         plain: Template::whole(sql.len(), plain_edits)?,
         sql: sql.into(),
@@ -194,6 +197,7 @@ pub(crate) fn prepare(
         moving,
         gather: None,
         narrows_gather,
+        replica_safe,
     })
 }
 
@@ -430,6 +434,7 @@ impl PreparedQuery {
             let unit = self.render(&self.plain, chosen[0], params, (0, 0), literals)?;
             let mut plan = Plan::of_units(vec![unit]);
             plan.guard = guard;
+            plan.replica_safe = self.replica_safe;
             return Ok(plan);
         }
         match &self.kind {
@@ -456,7 +461,11 @@ impl PreparedQuery {
                     "{why} when the rows are on several shards"
                 ))),
             },
-            Kind::Read(Ok(read)) => self.bind_read(read, &chosen, params, literals),
+            Kind::Read(Ok(read)) => {
+                let mut plan = self.bind_read(read, &chosen, params, literals)?;
+                plan.replica_safe = self.replica_safe;
+                Ok(plan)
+            }
         }
     }
 
