@@ -27,6 +27,7 @@ mod outcome;
 pub mod pg_array;
 mod pool;
 mod recovery;
+mod replicas;
 mod reuse;
 pub mod session_state;
 mod sql_type;
@@ -54,6 +55,7 @@ pub use notify::{Listener, Notification};
 pub use outcome::{Column, Outcome, PgEnumColumn};
 pub use pool::Pool;
 pub use recovery::Recovered;
+pub use replicas::ReplicaStatus;
 pub use reuse::Connections;
 pub use reuse::{PinRefused, PoolStats};
 pub use sql_type::SqlType;
@@ -80,6 +82,8 @@ pub struct Backend {
     origins: Arc<origins::Origins>,
     /// `props.result-memory-bytes`: what a read's kept rows may take (see `stream`).
     result_limit: u64,
+    /// The replicas behind data sources (`!READWRITE_SPLITTING`).
+    replicas: replicas::Replicas,
 }
 
 impl Backend {
@@ -87,10 +91,17 @@ impl Backend {
     /// inside a Tokio runtime.
     pub fn new(config: &Config) -> Result<Self, BackendError> {
         tokio::runtime::Handle::try_current().map_err(|_| BackendError::NoRuntime)?;
+        let replicas = replicas::Replicas::new(config)?;
         let pools = config
             .data_sources
             .values()
-            .map(|source| Ok((source.name.clone(), Pool::connect_lazy(source)?)))
+            .map(|source| {
+                let mut pool = Pool::connect_lazy(source)?;
+                if replicas.has(&source.name) {
+                    pool.note_writes();
+                }
+                Ok((source.name.clone(), pool))
+            })
             .collect::<Result<_, BackendError>>()?;
         Ok(Self {
             pools,
@@ -111,6 +122,7 @@ impl Backend {
                 sqlx::mysql::set_max_packet_len(max_row);
                 config.props.result_memory
             },
+            replicas,
             origins: Arc::new(origins::Origins::new(
                 config
                     .sharding
@@ -184,6 +196,7 @@ impl Backend {
         self.pools
             .iter()
             .map(|(name, pool)| (name.clone(), pool.stats()))
+            .chain(self.replicas.pool_stats())
             .collect()
     }
 
@@ -236,12 +249,7 @@ impl Backend {
         }
         let results = match plan.units.as_slice() {
             [] => Vec::new(),
-            [unit] => {
-                let pool = self.pool(&unit.data_source)?;
-                execute::autocommit(pool, &[unit])
-                    .await
-                    .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?
-            }
+            [unit] => self.autocommit(plan, &unit.data_source, &[unit]).await?,
             // A read needs no transaction: every data source answers at once, its units sharing
             // up to `max_connections_per_query` connections there.
             units if plan.merge.is_some() => {
@@ -258,9 +266,7 @@ impl Backend {
                         let Some(data_source) = part.first().map(|u| &u.data_source) else {
                             return Ok((positions, Vec::new()));
                         };
-                        let results = execute::autocommit(self.pool(data_source)?, &part)
-                            .await
-                            .map_err(|e| BackendError::from_sqlx(data_source, e))?;
+                        let results = self.autocommit(plan, data_source, &part).await?;
                         Ok::<_, BackendError>((positions, results))
                     }
                 });
@@ -275,6 +281,44 @@ impl Backend {
             }
         };
         self.outcome(plan, results).await
+    }
+
+    /// Runs `units`, all of `plan` on `data_source`, in autocommit mode: on a replica when one
+    /// may answer the read (see `replicas`), else on the data source's own pool. A read whose
+    /// replica fails before any of its rows went out runs again on the primary.
+    async fn autocommit(
+        &self,
+        plan: &Plan,
+        data_source: &str,
+        units: &[&ExecutionUnit],
+    ) -> Result<Vec<outcome::UnitResult>, BackendError> {
+        let primary = self.pool(data_source)?;
+        if let Some(replica) = self.replicas.for_read(plan, data_source, primary).await {
+            match execute::autocommit(replica.pool(), units).await {
+                Ok(results) => {
+                    replica.served();
+                    return Ok(results);
+                }
+                Err(e) if e.as_database_error().is_some() || stream::passed_on() => {
+                    return Err(BackendError::from_sqlx(replica.name(), e));
+                }
+                Err(e) => replica.failed(&e),
+            }
+        }
+        execute::autocommit(primary, units)
+            .await
+            .map_err(|e| BackendError::from_sqlx(data_source, e))
+    }
+
+    /// Checks the replicas' health and positions, and their primaries' positions, until the
+    /// future is dropped; returns at once without replicas.
+    pub async fn watch_replicas(&self) {
+        self.replicas.watch(&self.pools).await;
+    }
+
+    /// Every replica's state now.
+    pub fn replica_status(&self) -> Vec<ReplicaStatus> {
+        self.replicas.status()
     }
 
     /// Runs one statement, as text, on one data source (DDL, administration), in
@@ -326,6 +370,7 @@ impl Backend {
     /// Closes every pool.
     pub async fn close(&self) {
         futures_util::future::join_all(self.pools.values().map(Pool::close)).await;
+        self.replicas.close().await;
     }
 
     fn group<'a>(

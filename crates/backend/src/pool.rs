@@ -41,6 +41,15 @@ impl Pool {
             Pool::Sqlite(_) => DatabaseKind::Sqlite,
         }
     }
+    /// Notes each session's statements here: the primary of replicas (see `replicas`).
+    pub(crate) fn note_writes(&mut self) {
+        match self {
+            Pool::MySql(c) => c.note_writes(),
+            Pool::Postgres(c) => c.note_writes(),
+            Pool::Sqlite(c) => c.note_writes(),
+        }
+    }
+
     /// Its connections and waiting statements now.
     pub fn stats(&self) -> PoolStats {
         match self {
@@ -53,6 +62,17 @@ impl Pool {
     /// A pool for `source` that connects on first use, so a database that is down at start
     /// fails the statements that need it rather than the whole proxy.
     pub fn connect_lazy(source: &DataSource) -> Result<Self, BackendError> {
+        Self::connect(source, false)
+    }
+
+    /// [`Pool::connect_lazy`] for a replica: its sessions are read-only too, so that a write
+    /// that reached it anyway is refused rather than applied where the primary never sees it
+    /// (MariaDB's `read_only` lets privileged users write).
+    pub(crate) fn connect_replica(source: &DataSource) -> Result<Self, BackendError> {
+        Self::connect(source, true)
+    }
+
+    fn connect(source: &DataSource, read_only: bool) -> Result<Self, BackendError> {
         let invalid = |e: sqlx::Error| BackendError::Connect {
             data_source: source.name.clone(),
             message: format!("invalid URL {}: {e}", source.redacted_url()),
@@ -70,19 +90,29 @@ impl Pool {
                     .timezone(None);
                 // sqlx logs in with the IGNORE_SPACE capability, which adds IGNORE_SPACE to
                 // the session's sql_mode; a direct client's session has the server's.
-                let pool = pool_options(source).after_connect(|conn, _| {
+                let pool = pool_options(source).after_connect(move |conn, _| {
                     Box::pin(async move {
-                        sqlx::Executor::execute(conn, "SET SESSION sql_mode = @@GLOBAL.sql_mode")
-                            .await
-                            .map(drop)
+                        sqlx::Executor::execute(
+                            &mut *conn,
+                            "SET SESSION sql_mode = @@GLOBAL.sql_mode",
+                        )
+                        .await?;
+                        if read_only {
+                            sqlx::Executor::execute(conn, "SET SESSION TRANSACTION READ ONLY")
+                                .await?;
+                        }
+                        Ok(())
                     })
                 });
                 Pool::MySql(connections(source, pool, options))
             }
             DatabaseKind::Postgres => {
-                let options = PgConnectOptions::from_str(&source.url)
+                let mut options = PgConnectOptions::from_str(&source.url)
                     .map_err(invalid)?
                     .statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+                if read_only {
+                    options = options.options([("default_transaction_read_only", "on")]);
+                }
                 Pool::Postgres(connections(source, pool_options(source), options))
             }
             DatabaseKind::Sqlite => {

@@ -295,6 +295,9 @@ pub struct Connections<DB: Database> {
     kept: Arc<AtomicUsize>,
     /// Pinning refused (`sessionState: strict`).
     strict: bool,
+    /// A primary with replicas: a session's statements here are noted, so that its reads on
+    /// a replica wait for them (see `replicas`).
+    notes_writes: bool,
 }
 
 impl<DB: Kind> Connections<DB> {
@@ -313,6 +316,7 @@ impl<DB: Kind> Connections<DB> {
             idle_timeout,
             acquire_timeout,
             kept: Arc::new(AtomicUsize::new(0)),
+            notes_writes: false,
             strict,
         }
     }
@@ -476,6 +480,27 @@ impl<DB: Kind> Connections<DB> {
         }
     }
 
+    /// Runs `work` on a connection in its base state, for the proxy's own look at the
+    /// database (replication positions): no session's settings, no session's statement.
+    pub(crate) async fn with_base<T>(
+        &self,
+        work: impl AsyncFnOnce(&mut DB::Connection) -> Result<T, sqlx::Error>,
+    ) -> Result<T, sqlx::Error> {
+        let mut conn = self.acquire_pooled(None).await?;
+        conn.settle(None).await?;
+        let result = work(&mut conn).await;
+        match &result {
+            Ok(_) => self.share(conn),
+            Err(_) => conn.close(),
+        }
+        result
+    }
+
+    /// Notes each session's statements here (see `notes_writes`).
+    pub(crate) fn note_writes(&mut self) {
+        self.notes_writes = true;
+    }
+
     /// Runs `work` on a connection, keeping the connection when the work succeeded. Everything
     /// the backend runs in autocommit mode goes through here, so that no connection sits kept
     /// while sqlx's pool makes someone wait for it.
@@ -505,10 +530,15 @@ impl<DB: Kind> Connections<DB> {
     /// Keeps a connection whose statement completed, for the next statement: for its pinned
     /// session, or for any.
     pub(crate) fn release(&self, mut conn: Leased<DB>) {
+        let session = session_state::current();
+        if self.notes_writes
+            && let Some(session) = &session
+        {
+            session.wrote(&self.name);
+        }
         if conn.unknown {
             return;
         }
-        let session = session_state::current();
         let pinned = session.as_ref().filter(|s| s.is_pinned());
         match (pinned, conn.kept.is_some()) {
             (Some(session), _) => {

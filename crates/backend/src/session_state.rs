@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use keyshard_config::DatabaseKind;
 
 use crate::cancel::Holdings;
+use crate::replicas::Written;
 
 tokio::task_local! {
     static STATE: Arc<SessionState>;
@@ -160,6 +161,8 @@ pub struct SessionState {
     kept: Mutex<Vec<(String, Box<dyn Any + Send>)>>,
     /// The shard connections it holds now, for a cancel (see `cancel`).
     holdings: Holdings,
+    /// Its last statement on each primary with replicas, by data source (see `replicas`).
+    written: Mutex<Vec<(Arc<str>, Written)>>,
 }
 
 impl Default for SessionState {
@@ -169,6 +172,7 @@ impl Default for SessionState {
             pinned: AtomicBool::new(false),
             kept: Mutex::new(Vec::new()),
             holdings: Holdings::default(),
+            written: Mutex::new(Vec::new()),
         }
     }
 }
@@ -221,6 +225,39 @@ impl SessionState {
         self.pinned.store(false, Ordering::Relaxed);
         let kept = std::mem::take(&mut *lock(&self.kept));
         drop(kept);
+    }
+
+    /// A statement of this session ended on `data_source`'s primary just now: its next read
+    /// there must see what it did.
+    pub(crate) fn wrote(&self, data_source: &Arc<str>) {
+        let mut written = lock(&self.written);
+        let mark = Written::Since(std::time::Instant::now());
+        match written.iter_mut().find(|(ds, _)| ds == data_source) {
+            Some((_, noted)) => *noted = mark,
+            None => written.push((Arc::clone(data_source), mark)),
+        }
+    }
+
+    /// What it must see of its own writes on `data_source`, if it wrote there.
+    pub(crate) fn written(&self, data_source: &str) -> Option<Written> {
+        let written = lock(&self.written);
+        let (_, mark) = written.iter().find(|(ds, _)| &**ds == data_source)?;
+        Some(mark.clone())
+    }
+
+    /// Its write on `data_source` of `moment` is known to be at most at `position`.
+    pub(crate) fn written_at(
+        &self,
+        data_source: &str,
+        moment: std::time::Instant,
+        position: crate::replicas::Position,
+    ) {
+        let mut written = lock(&self.written);
+        if let Some((_, mark)) = written.iter_mut().find(|(ds, _)| &**ds == data_source)
+            && matches!(mark, Written::Since(m) if *m == moment)
+        {
+            *mark = Written::At(position);
+        }
     }
 
     /// The shard connections it holds now.

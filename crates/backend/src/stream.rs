@@ -19,7 +19,7 @@
 use std::future::Future;
 use std::ops::Range;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use keyshard_router::{ExecutionUnit, Plan, Value};
 use tokio::sync::mpsc;
@@ -88,6 +88,8 @@ struct Active {
     kept: Arc<AtomicU64>,
     /// `props.result-memory-bytes`.
     limit: u64,
+    /// Whether any of its rows went out to the client yet.
+    passed_on: Arc<AtomicBool>,
 }
 
 tokio::task_local! {
@@ -107,6 +109,7 @@ impl Backend {
             origins: Arc::clone(&self.origins),
             kept: Arc::default(),
             limit: self.result_limit,
+            passed_on: Arc::default(),
         };
         ACTIVE.scope(active, work).await
     }
@@ -148,6 +151,14 @@ pub(crate) async fn send_kept(rows: Vec<Vec<Value>>) -> Result<(), crate::Backen
     Ok(())
 }
 
+/// Whether rows of the read in flight went out to the client already: then it cannot be run
+/// again elsewhere without the client seeing them twice.
+pub(crate) fn passed_on() -> bool {
+    ACTIVE
+        .try_with(|active| active.passed_on.load(Ordering::Relaxed))
+        .unwrap_or(false)
+}
+
 /// Where one unit of the read in flight puts its rows: out to the client as they come, or
 /// kept within the read's limit.
 pub(crate) struct UnitRows {
@@ -155,6 +166,7 @@ pub(crate) struct UnitRows {
     origins: Arc<Origins>,
     kept: Arc<AtomicU64>,
     limit: u64,
+    passed_on: Arc<AtomicBool>,
     /// The columns, as the unit's data source described them, until the first batch takes
     /// them.
     columns: Option<(Vec<Column>, String)>,
@@ -174,6 +186,7 @@ impl UnitRows {
                     origins: Arc::clone(&active.origins),
                     kept: Arc::clone(&active.kept),
                     limit: active.limit,
+                    passed_on: Arc::clone(&active.passed_on),
                     columns: None,
                     batch: Vec::new(),
                     bytes: 0,
@@ -245,6 +258,7 @@ impl UnitRows {
         };
         let rows = std::mem::take(&mut self.batch);
         self.sent += rows.len() as u64;
+        self.passed_on.store(true, Ordering::Relaxed);
         self.bytes = 0;
         // The columns as the logical database shows them (see `origins`).
         let columns = self.columns.take().map(|(mut columns, data_source)| {

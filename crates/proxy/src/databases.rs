@@ -45,7 +45,23 @@ impl Databases {
                     )
                 })
                 .collect();
-        self.first.metrics().render(&pools)
+        let replicas: Vec<_> = self
+            .iter()
+            .flat_map(|engine| {
+                let database = &engine.config().database_name;
+                engine
+                    .backend()
+                    .replica_status()
+                    .into_iter()
+                    .map(move |mut r| {
+                        if several {
+                            r.group = format!("{database}.{}", r.group);
+                        }
+                        r
+                    })
+            })
+            .collect();
+        self.first.metrics().render(&pools, &replicas)
     }
 
     /// Every engine, the first first.

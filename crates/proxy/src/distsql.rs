@@ -232,6 +232,7 @@ pub(crate) async fn answer(
     session: &mut Session,
     config: &Config,
     single_tables: &[(String, String)],
+    replicas: &[keyshard_backend::ReplicaStatus],
     repository: Option<&Arc<dyn Repository>>,
     timeout: Duration,
 ) -> Result<Reply, Error> {
@@ -249,7 +250,7 @@ pub(crate) async fn answer(
                     format!("Unknown database '{database}'"),
                 ));
             }
-            rql::values(rql::rows(rules, config, single_tables))
+            rql::values(rql::rows(rules, config, single_tables, replicas))
         }
         DistSql::SetTransactionType(chosen) => {
             if session.in_transaction() {

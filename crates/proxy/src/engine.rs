@@ -850,6 +850,7 @@ impl Engine {
             session,
             &self.config,
             &self.single_tables.listed(),
+            &self.backend.replica_status(),
             self.coordination.as_ref(),
             self.config.mode.timing.operation_timeout,
         )

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use keyshard_backend::PoolStats;
+use keyshard_backend::{PoolStats, ReplicaStatus};
 use keyshard_router::Dialect;
 
 /// Statement kinds, by their first word.
@@ -170,7 +170,11 @@ impl Metrics {
     }
 
     /// The Prometheus text exposition of everything, with `pools` as they are now.
-    pub(crate) fn render(&self, pools: &[(String, PoolStats)]) -> String {
+    pub(crate) fn render(
+        &self,
+        pools: &[(String, PoolStats)],
+        replicas: &[ReplicaStatus],
+    ) -> String {
         let mut out = String::new();
         let frontends = [("mysql", &self.mysql), ("postgresql", &self.postgres)];
         header(
@@ -292,6 +296,45 @@ impl Metrics {
                 );
             }
         }
+        for (metric, kind, help, value) in [
+            (
+                "keyshard_replica_enabled",
+                "gauge",
+                "1 while a replica is in its group's rotation, 0 while it is out (down, not \
+                 replicating, or lagging past max-replication-delay-milliseconds)",
+                (|r: &ReplicaStatus| u64::from(r.enabled).to_string())
+                    as fn(&ReplicaStatus) -> String,
+            ),
+            (
+                "keyshard_replica_lag_seconds",
+                "gauge",
+                "How far a replica is behind its primary, as of its last check",
+                |r| {
+                    r.lag
+                        .map_or("NaN".into(), |lag| lag.as_secs_f64().to_string())
+                },
+            ),
+            (
+                "keyshard_replica_reads_total",
+                "counter",
+                "Reads a replica answered",
+                |r| r.reads.to_string(),
+            ),
+        ] {
+            if replicas.is_empty() {
+                break;
+            }
+            header(&mut out, metric, kind, help);
+            for replica in replicas {
+                let _ = writeln!(
+                    out,
+                    "{metric}{{data_source=\"{}\",replica=\"{}\"}} {}",
+                    escape(&replica.group),
+                    escape(&replica.replica),
+                    value(replica)
+                );
+            }
+        }
         out
     }
 }
@@ -374,7 +417,16 @@ mod tests {
             waiting: 0,
             pinned: 1,
         };
-        let text = metrics.render(&[("ds_\"0\"".to_owned(), stats)]);
+        let replica = ReplicaStatus {
+            group: "rw_ds".into(),
+            replica: "read_ds".into(),
+            enabled: true,
+            reason: String::new(),
+            lag: Some(Duration::from_millis(250)),
+            position: None,
+            reads: 7,
+        };
+        let text = metrics.render(&[("ds_\"0\"".to_owned(), stats)], &[replica]);
         for line in [
             "keyshard_statements_total{frontend=\"mysql\",kind=\"insert\"} 1",
             "keyshard_statements_total{frontend=\"postgresql\",kind=\"update\"} 1",
@@ -387,11 +439,15 @@ mod tests {
             "keyshard_client_connections{frontend=\"mysql\"} 1",
             "keyshard_pool_in_use{data_source=\"ds_\\\"0\\\"\"} 2",
             "keyshard_pool_pinned{data_source=\"ds_\\\"0\\\"\"} 1",
+            "keyshard_replica_enabled{data_source=\"rw_ds\",replica=\"read_ds\"} 1",
+            "keyshard_replica_lag_seconds{data_source=\"rw_ds\",replica=\"read_ds\"} 0.25",
+            "keyshard_replica_reads_total{data_source=\"rw_ds\",replica=\"read_ds\"} 7",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }
         drop(connected);
-        let text = metrics.render(&[]);
+        let text = metrics.render(&[], &[]);
         assert!(text.contains("keyshard_client_connections{frontend=\"mysql\"} 0"));
+        assert!(!text.contains("keyshard_replica"));
     }
 }

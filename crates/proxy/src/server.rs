@@ -225,8 +225,15 @@ impl Server {
         for engine in self.databases.iter() {
             let (recovering, stop_recovering) = (Arc::clone(engine), stopping.clone());
             recovery.spawn(async move { recovering.keep_recovering(stop_recovering).await });
-            let (engine, stopping) = (Arc::clone(engine), stopping.clone());
-            tokio::spawn(async move { engine.keep_routines_fresh(stopping).await });
+            let (refreshing, stop_refreshing) = (Arc::clone(engine), stopping.clone());
+            tokio::spawn(async move { refreshing.keep_routines_fresh(stop_refreshing).await });
+            let (engine, mut stopping) = (Arc::clone(engine), stopping.clone());
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = engine.backend().watch_replicas() => {}
+                    _ = stopping.wait_for(|stop| *stop) => {}
+                }
+            });
         }
         if let Some(listener) = self.metrics {
             tokio::spawn(crate::scrape::serve(

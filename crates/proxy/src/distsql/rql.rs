@@ -7,7 +7,9 @@
 use std::collections::BTreeMap;
 
 use super::render_props;
-use keyshard_config::{Config, ConfiguredNodes, Strategy, TableRule};
+use keyshard_backend::ReplicaStatus;
+use keyshard_config::{Config, ConfiguredNodes, LoadBalancer, Strategy, TableRule};
+use keyshard_keygen::Props;
 use keyshard_router::Value;
 
 /// An RQL statement.
@@ -24,6 +26,8 @@ pub(crate) enum Rql {
     SingleTables,
     StorageUnits,
     Auditors,
+    ReadwriteRules,
+    ReadwriteStatus,
 }
 
 /// Which table rules `SHOW SHARDING TABLE RULE[S]` lists.
@@ -37,7 +41,7 @@ pub(crate) enum Filter {
 }
 
 /// The statements' words, the table name of `TABLE NODES` aside.
-const FORMS: [(&[&str], Rql); 11] = [
+const FORMS: [(&[&str], Rql); 13] = [
     (
         &["sharding", "table", "rules"],
         Rql::TableRules(Filter::All),
@@ -58,6 +62,11 @@ const FORMS: [(&[&str], Rql); 11] = [
     (&["storage", "units"], Rql::StorageUnits),
     (&["storage", "resources"], Rql::StorageUnits),
     (&["sharding", "auditors"], Rql::Auditors),
+    (&["readwrite_splitting", "rules"], Rql::ReadwriteRules),
+    (
+        &["status", "from", "readwrite_splitting", "rules"],
+        Rql::ReadwriteStatus,
+    ),
 ];
 
 /// The statement after `SHOW`, and the database its `FROM` names, if any.
@@ -138,6 +147,23 @@ pub(crate) fn columns(statement: &Rql) -> &'static [&'static str] {
         Rql::ReferenceRules => &["name", "sharding_table_reference"],
         Rql::BroadcastRules => &["broadcast_table"],
         Rql::SingleTables => &["table_name", "storage_unit_name"],
+        Rql::ReadwriteRules => &[
+            "name",
+            "write_storage_unit_name",
+            "read_storage_unit_names",
+            "transactional_read_query_strategy",
+            "load_balancer_type",
+            "load_balancer_props",
+        ],
+        Rql::ReadwriteStatus => &[
+            "name",
+            "storage_unit",
+            "status",
+            "delay_milliseconds",
+            "position",
+            "reads",
+            "reason",
+        ],
         Rql::StorageUnits => &[
             "name",
             "type",
@@ -153,11 +179,13 @@ pub(crate) fn columns(statement: &Rql) -> &'static [&'static str] {
     }
 }
 
-/// The statement's rows, from `config` and the single tables found at start.
+/// The statement's rows, from `config`, the single tables found at start and the replicas'
+/// state now.
 pub(crate) fn rows(
     statement: &Rql,
     config: &Config,
     single: &[(String, String)],
+    replicas: &[ReplicaStatus],
 ) -> Vec<Vec<String>> {
     let rule = &config.sharding;
     let tables = || rule.tables.values();
@@ -245,6 +273,53 @@ pub(crate) fn rows(
                     number(ds.pool.max_lifetime_ms),
                     number(ds.pool.max_size.map(u64::from)),
                     number(ds.pool.min_size.map(u64::from)),
+                ]
+            })
+            .collect(),
+        Rql::ReadwriteRules => config
+            .read_write
+            .groups
+            .values()
+            .map(|group| {
+                let reads: Vec<&str> = group
+                    .replicas
+                    .iter()
+                    .map(|r| r.source.name.as_str())
+                    .collect();
+                let weights: Props = match group.balancer {
+                    LoadBalancer::Weight => group
+                        .replicas
+                        .iter()
+                        .map(|r| (r.source.name.clone(), r.weight.to_string()))
+                        .collect(),
+                    _ => Props::new(),
+                };
+                vec![
+                    group.name.clone(),
+                    group.primary.clone(),
+                    reads.join(","),
+                    format!("{:?}", group.transactional_reads).to_uppercase(),
+                    match group.balancer {
+                        LoadBalancer::RoundRobin => "ROUND_ROBIN",
+                        LoadBalancer::Random => "RANDOM",
+                        LoadBalancer::Weight => "WEIGHT",
+                    }
+                    .to_owned(),
+                    render_props(&weights),
+                ]
+            })
+            .collect(),
+        Rql::ReadwriteStatus => replicas
+            .iter()
+            .map(|r| {
+                vec![
+                    r.group.clone(),
+                    r.replica.clone(),
+                    if r.enabled { "ENABLED" } else { "DISABLED" }.to_owned(),
+                    r.lag.map(|l| l.as_millis().to_string()).unwrap_or_default(),
+                    r.position.clone().unwrap_or_default(),
+                    r.reads.to_string(),
+                    r.reason.clone(),
                 ]
             })
             .collect(),

@@ -185,6 +185,7 @@ async fn a_repository_that_does_not_answer_is_an_error_in_time() {
         &mut session,
         &config,
         &[],
+        &[],
         Some(&repository),
         Duration::from_millis(20),
     );
@@ -206,6 +207,7 @@ async fn without_a_repository_there_are_no_compute_nodes() {
         DistSql::ComputeNodes,
         &mut session,
         &default_config(),
+        &[],
         &[],
         None,
         Duration::from_secs(1),
