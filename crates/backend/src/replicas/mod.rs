@@ -198,8 +198,9 @@ impl Replicas {
         {
             return Some(replica);
         }
-        // None known to have applied it: ask one, until it has or the wait is over.
-        let replica = group.pick(|_| true)?;
+        // None known to have applied it: ask one, until it has or the wait is over; not one
+        // the checks find further behind than the wait is long.
+        let replica = group.pick(|h| h.lag.is_some_and(|lag| lag <= self.causal_wait))?;
         let deadline = Instant::now() + self.causal_wait;
         loop {
             let applied = replica.applied().await.ok()?;

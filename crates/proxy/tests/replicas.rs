@@ -1,0 +1,764 @@
+//! Read/write splitting against real replicas (`.ci/replicas.sh`: a MariaDB primary with a
+//! GTID replica, a PostgreSQL primary with a streaming standby), through both frontends.
+//!
+//! Eight clients each insert a row with a generated key and read it back by key, outside any
+//! transaction, for a bounded time. With the replica caught up, reads are served by it (the
+//! share is printed). With the replica held a second behind (MariaDB's `MASTER_DELAY`,
+//! PostgreSQL's `recovery_min_apply_delay`), no read misses its own write under `causal`
+//! consistency, the default; under `eventual` the same loop does miss, so the test can fail.
+//! Reads that must see the primary (in a transaction, locking, `writeRouteOnly`) find a
+//! fresh row even then.
+//!
+//! `KEYSHARD_TEST_MYSQL_REPLICATION` and `KEYSHARD_TEST_PG_REPLICATION` hold the primary's and
+//! the replica's server URLs, separated by a space. Each test changes its replica's delay, so
+//! the two use different servers and nothing else here touches them.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use common::Proxy;
+use common::postgres::{PgProxy, connect};
+use sqlx::{Connection, Executor, Row};
+
+const CLIENTS: u64 = 8;
+const LOOP: Duration = Duration::from_millis(2_500);
+
+/// The primary's and the replica's server URLs (no database) from `var`.
+fn servers(var: &str) -> (String, String) {
+    let value = std::env::var(var).unwrap_or_else(|_| panic!("{var} is not set"));
+    let mut urls = value
+        .split_whitespace()
+        .map(|u| u.trim_end_matches('/').to_owned());
+    match (urls.next(), urls.next()) {
+        (Some(primary), Some(replica)) => (primary, replica),
+        _ => panic!("{var}: two server URLs, the primary's and the replica's"),
+    }
+}
+
+/// A configuration over one read/write group `rw_ds` whose sharded table `t_rw` has two
+/// actual tables, with the frontend of the data sources' kind on a free port.
+fn yaml(primary: &str, replica: &str, consistency: &str) -> String {
+    let frontend = match primary.starts_with("mysql") {
+        true => "mysql",
+        false => "postgres",
+    };
+    format!(
+        "databaseName: sharding_db
+mode:
+  type: Standalone
+  repository: {{type: JDBC, props: {{data-source: rw_ds}}}}
+dataSources:
+  write_ds: {{url: '{primary}'}}
+  read_ds: {{url: '{replica}', maxPoolSize: 16}}
+rules:
+- !READWRITE_SPLITTING
+  dataSourceGroups:
+    rw_ds:
+      writeDataSourceName: write_ds
+      readDataSourceNames: [read_ds]
+      loadBalancerName: rr
+  loadBalancers:
+    rr: {{type: ROUND_ROBIN}}
+- !SHARDING
+  tables:
+    t_rw:
+      actualDataNodes: rw_ds.t_rw_${{0..1}}
+      tableStrategy:
+        standard: {{shardingColumn: user_id, shardingAlgorithmName: by_user}}
+      keyGenerateStrategy: {{column: id, keyGeneratorName: snowflake}}
+  shardingAlgorithms:
+    by_user: {{type: MOD, props: {{sharding-count: 2}}}}
+  keyGenerators:
+    snowflake: {{type: SNOWFLAKE}}
+props:
+  readwrite-consistency: {consistency}
+  replica-check-interval-milliseconds: 100
+server:
+  {frontend}: {{listen: 127.0.0.1:0}}
+authority:
+  users:
+    - user: root@%
+      password: root
+"
+    )
+}
+
+/// What one phase of write-then-read loops saw.
+#[derive(Debug, Default)]
+struct Tally {
+    reads: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl Tally {
+    fn read(&self, found: bool) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        if !found {
+            self.misses.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn counts(&self) -> (u64, u64) {
+        (
+            self.reads.load(Ordering::Relaxed),
+            self.misses.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// A proxy serving one of its frontends.
+enum Front {
+    MySql(Proxy),
+    Postgres(PgProxy),
+}
+
+impl Front {
+    async fn start(yaml: &str) -> Self {
+        match yaml.contains("  mysql: {listen") {
+            true => Front::MySql(Proxy::start(yaml).await),
+            false => Front::Postgres(PgProxy::start(yaml).await),
+        }
+    }
+
+    /// The reads the replica answered so far, and its status, from `SHOW STATUS FROM
+    /// READWRITE_SPLITTING RULES`.
+    async fn replica_reads(&self) -> (u64, String) {
+        let (reads, status) = match self {
+            Front::MySql(proxy) => {
+                let mut conn = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
+                    .await
+                    .unwrap();
+                let row = sqlx::raw_sql("SHOW STATUS FROM READWRITE_SPLITTING RULES")
+                    .fetch_one(&mut conn)
+                    .await
+                    .unwrap();
+                (row.get::<String, _>("reads"), row.get("status"))
+            }
+            Front::Postgres(proxy) => {
+                let client = proxy.client().await;
+                let row = client
+                    .query_one("SHOW STATUS FROM READWRITE_SPLITTING RULES", &[])
+                    .await
+                    .unwrap();
+                (row.get::<_, String>("reads"), row.get("status"))
+            }
+        };
+        (reads.parse().unwrap(), status)
+    }
+
+    /// Waits until the replica is in rotation.
+    async fn in_rotation(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if self.replica_reads().await.1 == "ENABLED" {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the replica never came into rotation"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Runs one phase of write-then-read loops and prints what it saw: (reads, misses,
+    /// share served by the replica).
+    async fn phase(&self, name: &str) -> (u64, u64, f64) {
+        let (before, _) = self.replica_reads().await;
+        let (reads, misses) = match self {
+            Front::MySql(proxy) => mysql_loops(proxy).await,
+            Front::Postgres(proxy) => pg_loops(proxy).await,
+        };
+        let (after, _) = self.replica_reads().await;
+        let share = (after - before) as f64 / reads.max(1) as f64;
+        println!(
+            "{name}: {reads} write-then-read pairs, {misses} reads missed their write, {:.0} % \
+             of reads served by the replica",
+            share * 100.0
+        );
+        (reads, misses, share)
+    }
+
+    async fn stop(self) {
+        match self {
+            Front::MySql(proxy) => proxy.stop().await,
+            Front::Postgres(proxy) => proxy.stop().await,
+        }
+    }
+}
+
+/// Eight MySQL clients inserting and reading back their rows for [`LOOP`]: (reads, misses).
+async fn mysql_loops(proxy: &Proxy) -> (u64, u64) {
+    let url = proxy.url("root", "root");
+    let tally = Arc::new(Tally::default());
+    let clients = (0..CLIENTS).map(|user| {
+        let (url, tally) = (url.clone(), Arc::clone(&tally));
+        tokio::spawn(async move {
+            let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();
+            let end = Instant::now() + LOOP;
+            while Instant::now() < end {
+                let id = sqlx::query("INSERT INTO t_rw (user_id, note) VALUES (?, 'mine')")
+                    .bind(user as i64)
+                    .execute(&mut conn)
+                    .await
+                    .unwrap()
+                    .last_insert_id();
+                let found: Option<String> =
+                    sqlx::query_scalar("SELECT note FROM t_rw WHERE user_id = ? AND id = ?")
+                        .bind(user as i64)
+                        .bind(id as i64)
+                        .fetch_optional(&mut conn)
+                        .await
+                        .unwrap();
+                tally.read(found.is_some());
+            }
+        })
+    });
+    for client in futures_util::future::join_all(clients).await {
+        client.unwrap();
+    }
+    tally.counts()
+}
+
+/// The same loops over the PostgreSQL frontend, `RETURNING` the key.
+async fn pg_loops(proxy: &PgProxy) -> (u64, u64) {
+    let tally = Arc::new(Tally::default());
+    let clients = (0..CLIENTS).map(|user| {
+        let (config, tally) = (proxy.config("root", "root"), Arc::clone(&tally));
+        tokio::spawn(async move {
+            let client = connect(&config).await.unwrap();
+            let end = Instant::now() + LOOP;
+            let user = user as i32;
+            while Instant::now() < end {
+                let row = client
+                    .query_one(
+                        "INSERT INTO t_rw (user_id, note) VALUES ($1, 'mine') RETURNING id",
+                        &[&user],
+                    )
+                    .await
+                    .unwrap();
+                let id: i64 = row.get(0);
+                let found = client
+                    .query_opt(
+                        "SELECT note FROM t_rw WHERE user_id = $1 AND id = $2",
+                        &[&user, &id],
+                    )
+                    .await
+                    .unwrap();
+                tally.read(found.is_some());
+            }
+        })
+    });
+    for client in futures_util::future::join_all(clients).await {
+        client.unwrap();
+    }
+    tally.counts()
+}
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_MYSQL_REPLICATION (a MariaDB primary and replica, .ci/replicas.sh)"]
+async fn mariadb_reads_see_their_own_writes_on_a_lagging_replica() {
+    let (primary, replica) = servers("KEYSHARD_TEST_MYSQL_REPLICATION");
+    let database = common::unique("ks_rw");
+    let mut admin = sqlx::MySqlConnection::connect(&format!("{primary}/mysql"))
+        .await
+        .unwrap();
+    let mut follower = sqlx::MySqlConnection::connect(&format!("{replica}/mysql"))
+        .await
+        .unwrap();
+    let delay = async |follower: &mut sqlx::MySqlConnection, seconds: u32| {
+        follower
+            .execute(
+                format!("STOP SLAVE; CHANGE MASTER TO MASTER_DELAY = {seconds}; START SLAVE")
+                    .as_str(),
+            )
+            .await
+            .unwrap();
+    };
+    delay(&mut follower, 0).await;
+    admin
+        .execute(format!("CREATE DATABASE {database}").as_str())
+        .await
+        .unwrap();
+    let urls = (
+        format!("{primary}/{database}"),
+        format!("{replica}/{database}"),
+    );
+    let causal = Front::start(&yaml(&urls.0, &urls.1, "causal")).await;
+    let Front::MySql(proxy) = &causal else {
+        unreachable!()
+    };
+    let url = proxy.url("root", "root");
+    let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();
+    conn.execute("CREATE TABLE t_rw (id BIGINT PRIMARY KEY, user_id INT, note VARCHAR(20))")
+        .await
+        .unwrap();
+    causal.in_rotation().await;
+
+    let (reads, misses, share) = causal.phase("MariaDB, caught up, causal").await;
+    assert!(reads > 0 && misses == 0, "{misses} of {reads}");
+    assert!(share > 0.5, "replicas served {share} of the reads");
+
+    delay(&mut follower, 1).await;
+    causal.in_rotation().await;
+    let (reads, misses, _) = causal.phase("MariaDB, a second behind, causal").await;
+    assert!(reads > 0 && misses == 0, "{misses} of {reads}");
+
+    let eventual = Front::start(&yaml(&urls.0, &urls.1, "eventual")).await;
+    eventual.in_rotation().await;
+    let (reads, misses, _) = eventual.phase("MariaDB, a second behind, eventual").await;
+    assert!(
+        misses > 0,
+        "eventual consistency missed none of {reads} reads"
+    );
+
+    // What must see the primary does, even under eventual consistency.
+    let Front::MySql(proxy) = &eventual else {
+        unreachable!()
+    };
+    let mut conn = sqlx::MySqlConnection::connect(&proxy.url("root", "root"))
+        .await
+        .unwrap();
+    for read in [
+        "SELECT note FROM t_rw WHERE user_id = 1 AND id = ? FOR UPDATE",
+        "/* SHARDINGSPHERE_HINT: writeRouteOnly=true */ SELECT note FROM t_rw WHERE user_id = 1 AND id = ?",
+    ] {
+        let id = sqlx::query("INSERT INTO t_rw (user_id, note) VALUES (1, 'fresh')")
+            .execute(&mut conn)
+            .await
+            .unwrap()
+            .last_insert_id();
+        let found: Option<String> = sqlx::query_scalar(read)
+            .bind(id as i64)
+            .fetch_optional(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(found.as_deref(), Some("fresh"), "{read}");
+    }
+    let mut transaction = conn.begin().await.unwrap();
+    let id = sqlx::query("INSERT INTO t_rw (user_id, note) VALUES (1, 'fresh')")
+        .execute(&mut *transaction)
+        .await
+        .unwrap()
+        .last_insert_id();
+    let found: Option<String> =
+        sqlx::query_scalar("SELECT note FROM t_rw WHERE user_id = 1 AND id = ?")
+            .bind(id as i64)
+            .fetch_optional(&mut *transaction)
+            .await
+            .unwrap();
+    assert_eq!(found.as_deref(), Some("fresh"), "inside a transaction");
+    transaction.commit().await.unwrap();
+
+    delay(&mut follower, 0).await;
+    causal.stop().await;
+    eventual.stop().await;
+    admin
+        .execute(format!("DROP DATABASE {database}").as_str())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_PG_REPLICATION (a PostgreSQL primary and standby, .ci/replicas.sh)"]
+async fn postgres_reads_see_their_own_writes_on_a_lagging_standby() {
+    let (primary, replica) = servers("KEYSHARD_TEST_PG_REPLICATION");
+    let database = common::unique("ks_rw");
+    let admin = connect(&primary.parse().unwrap()).await.unwrap();
+    let standby = connect(&replica.parse().unwrap()).await.unwrap();
+    let delay = async |standby: &tokio_postgres::Client, delay: &str| {
+        standby
+            .batch_execute(&format!(
+                "ALTER SYSTEM SET recovery_min_apply_delay = '{delay}'"
+            ))
+            .await
+            .unwrap();
+        standby
+            .batch_execute("SELECT pg_reload_conf()")
+            .await
+            .unwrap();
+    };
+    delay(&standby, "0").await;
+    admin
+        .batch_execute(&format!("CREATE DATABASE {database}"))
+        .await
+        .unwrap();
+    let urls = (
+        format!("{primary}/{database}"),
+        format!("{replica}/{database}"),
+    );
+    let causal = Front::start(&yaml(&urls.0, &urls.1, "causal")).await;
+    let Front::Postgres(proxy) = &causal else {
+        unreachable!()
+    };
+    let client = proxy.client().await;
+    client
+        .batch_execute("CREATE TABLE t_rw (id BIGINT PRIMARY KEY, user_id INT, note TEXT)")
+        .await
+        .unwrap();
+    causal.in_rotation().await;
+
+    let (reads, misses, share) = causal.phase("PostgreSQL, caught up, causal").await;
+    assert!(reads > 0 && misses == 0, "{misses} of {reads}");
+    assert!(share > 0.5, "replicas served {share} of the reads");
+
+    delay(&standby, "1s").await;
+    let (reads, misses, _) = causal.phase("PostgreSQL, a second behind, causal").await;
+    assert!(reads > 0 && misses == 0, "{misses} of {reads}");
+
+    let eventual = Front::start(&yaml(&urls.0, &urls.1, "eventual")).await;
+    eventual.in_rotation().await;
+    let (reads, misses, _) = eventual
+        .phase("PostgreSQL, a second behind, eventual")
+        .await;
+    assert!(
+        misses > 0,
+        "eventual consistency missed none of {reads} reads"
+    );
+
+    let Front::Postgres(proxy) = &eventual else {
+        unreachable!()
+    };
+    let client = proxy.client().await;
+    for read in [
+        "SELECT note FROM t_rw WHERE user_id = 1 AND id = $1 FOR UPDATE",
+        "SELECT note, nextval('t_rw_seq') FROM t_rw WHERE user_id = 1 AND id = $1",
+    ] {
+        client
+            .batch_execute("CREATE SEQUENCE IF NOT EXISTS t_rw_seq")
+            .await
+            .unwrap();
+        let id: i64 = client
+            .query_one(
+                "INSERT INTO t_rw (user_id, note) VALUES (1, 'fresh') RETURNING id",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        let found = client.query_opt(read, &[&id]).await.unwrap();
+        assert_eq!(
+            found.map(|r| r.get::<_, String>(0)).as_deref(),
+            Some("fresh"),
+            "{read}"
+        );
+    }
+
+    delay(&standby, "0").await;
+    drop(client);
+    causal.stop().await;
+    eventual.stop().await;
+    admin
+        .batch_execute(&format!("DROP DATABASE {database} WITH (FORCE)"))
+        .await
+        .unwrap();
+}
+
+/// A MariaDB replica of its own for a test to kill: a fresh data directory, following the
+/// primary by GTID. Killed (if still running) and removed when dropped.
+struct ThrowawayReplica {
+    dir: std::path::PathBuf,
+    port: u16,
+    server: Option<std::process::Child>,
+}
+
+impl ThrowawayReplica {
+    async fn start(primary: &str) -> Self {
+        let dir = std::env::temp_dir().join(common::unique("ks_replica"));
+        let install = std::process::Command::new("mariadb-install-db")
+            .args([
+                "--no-defaults",
+                "--user=root",
+                "--auth-root-authentication-method=normal",
+            ])
+            .arg(format!("--datadir={}", dir.join("data").display()))
+            .output()
+            .expect("mariadb-install-db");
+        assert!(install.status.success(), "{install:?}");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let mut replica = Self {
+            dir,
+            port,
+            server: None,
+        };
+        replica.run().await;
+        let mut conn = sqlx::MySqlConnection::connect(&replica.url("mysql"))
+            .await
+            .unwrap();
+        let (host, primary_port) = primary
+            .trim_start_matches("mysql://")
+            .rsplit_once('@')
+            .map(|(_, address)| address)
+            .and_then(|a| a.split_once(':'))
+            .expect("a primary URL with host and port");
+        conn.execute(
+            format!(
+                "CHANGE MASTER TO MASTER_HOST = '{host}', MASTER_PORT = {primary_port}, \
+                 MASTER_USER = 'root', MASTER_USE_GTID = slave_pos; START SLAVE"
+            )
+            .as_str(),
+        )
+        .await
+        .unwrap();
+        replica
+    }
+
+    /// Starts the server on its data directory and waits until it answers.
+    async fn run(&mut self) {
+        let server = std::process::Command::new("/usr/sbin/mariadbd")
+            .args(["--no-defaults", "--user=root", "--bind-address=127.0.0.1"])
+            .arg(format!("--datadir={}", self.dir.join("data").display()))
+            .arg(format!("--port={}", self.port))
+            .arg(format!(
+                "--socket={}",
+                self.dir.join("mysqld.sock").display()
+            ))
+            .arg(format!("--server-id={}", 100 + u32::from(self.port % 1000)))
+            .arg("--skip-name-resolve")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("mariadbd");
+        self.server = Some(server);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while sqlx::MySqlConnection::connect(&self.url("mysql"))
+            .await
+            .is_err()
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the throwaway replica did not start"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    fn url(&self, database: &str) -> String {
+        format!("mysql://root@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// kill -9, and waits for it to be gone.
+    fn kill(&mut self) {
+        if let Some(mut server) = self.server.take() {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+    }
+}
+
+impl Drop for ThrowawayReplica {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_MYSQL_REPLICATION (a MariaDB primary and replica, .ci/replicas.sh)"]
+async fn a_replica_killed_under_read_load_costs_no_read_and_comes_back() {
+    let (primary, replica) = servers("KEYSHARD_TEST_MYSQL_REPLICATION");
+    let mut doomed = ThrowawayReplica::start(&primary).await;
+    let database = common::unique("ks_rw_kill");
+    let mut admin = sqlx::MySqlConnection::connect(&format!("{primary}/mysql"))
+        .await
+        .unwrap();
+    admin
+        .execute(format!("CREATE DATABASE {database}").as_str())
+        .await
+        .unwrap();
+    // Two replicas, the shared one and the doomed one, in turn.
+    let yaml = yaml(
+        &format!("{primary}/{database}"),
+        &format!("{replica}/{database}"),
+        "eventual",
+    )
+    .replace(
+        "  read_ds: {url:",
+        &format!(
+            "  doomed_ds: {{url: '{}'}}\n  read_ds: {{url:",
+            doomed.url(&database)
+        ),
+    )
+    .replace("[read_ds]", "[read_ds, doomed_ds]");
+    let proxy = Proxy::start(&yaml).await;
+    let url = proxy.url("root", "root");
+    let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();
+    conn.execute("CREATE TABLE t_rw (id BIGINT PRIMARY KEY, user_id INT, note VARCHAR(20))")
+        .await
+        .unwrap();
+    for user in 0..CLIENTS {
+        // Not id 0, which MySQL's rule (and Keyshard's) takes as "generate one".
+        let id = user + 1;
+        conn.execute(
+            format!("INSERT INTO t_rw (id, user_id, note) VALUES ({id}, {user}, 'seed')").as_str(),
+        )
+        .await
+        .unwrap();
+    }
+    let status = async || {
+        let rows = sqlx::raw_sql("SHOW STATUS FROM READWRITE_SPLITTING RULES")
+            .fetch_all(&mut sqlx::MySqlConnection::connect(&url).await.unwrap())
+            .await
+            .unwrap();
+        rows.iter()
+            .map(|r| {
+                (
+                    r.get::<String, _>("storage_unit"),
+                    r.get::<String, _>("status"),
+                    r.get::<String, _>("reads"),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let doomed_state = async || {
+        let all = status().await;
+        let (_, state, reads) = all
+            .into_iter()
+            .find(|(name, _, _)| name == "doomed_ds")
+            .unwrap();
+        (state, reads.parse::<u64>().unwrap())
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while status()
+        .await
+        .iter()
+        .any(|(_, state, _)| state != "ENABLED")
+    {
+        assert!(Instant::now() < deadline, "{:?}", status().await);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Both replicas have the rows before the reads start.
+    for server in [
+        replica.clone(),
+        doomed.url("").trim_end_matches('/').to_owned(),
+    ] {
+        let mut direct = sqlx::MySqlConnection::connect(&format!("{server}/mysql"))
+            .await
+            .unwrap();
+        let count = format!(
+            "SELECT (SELECT COUNT(*) FROM {database}.t_rw_0) + (SELECT COUNT(*) FROM {database}.t_rw_1)"
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while sqlx::query_scalar::<_, i64>(&count)
+            .fetch_one(&mut direct)
+            .await
+            .unwrap_or(0)
+            < CLIENTS as i64
+        {
+            assert!(Instant::now() < deadline, "{server} did not catch up");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    let errors = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reads = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let clients = (0..CLIENTS).map(|user| {
+        let (url, errors, reads) = (url.clone(), Arc::clone(&errors), Arc::clone(&reads));
+        tokio::spawn(async move {
+            let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();
+            while started.elapsed() < Duration::from_secs(4) {
+                let read: Result<Option<String>, _> =
+                    sqlx::query_scalar("SELECT note FROM t_rw WHERE user_id = ? AND id = ?")
+                        .bind(user as i64)
+                        .bind(user as i64 + 1)
+                        .fetch_optional(&mut conn)
+                        .await;
+                match read {
+                    Ok(note) => {
+                        assert_eq!(
+                            note.as_deref(),
+                            Some("seed"),
+                            "user {user} at {:?}",
+                            started.elapsed()
+                        );
+                        reads.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) => errors
+                        .lock()
+                        .unwrap()
+                        .push((started.elapsed(), e.to_string())),
+                }
+            }
+        })
+    });
+    let clients = futures_util::future::join_all(clients);
+    let kill = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let served_before = doomed_state().await.1;
+        doomed.kill();
+        let killed = started.elapsed();
+        // Out of rotation within a second.
+        loop {
+            let (state, _) = doomed_state().await;
+            if state == "DISABLED" {
+                break;
+            }
+            assert!(
+                started.elapsed() - killed < Duration::from_secs(1),
+                "still {state}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        (served_before, killed)
+    };
+    let (results, (served_before, killed)) = tokio::join!(clients, kill);
+    for result in results {
+        result.unwrap();
+    }
+    let errors = errors.lock().unwrap().clone();
+    println!(
+        "{} reads in 4 s, the doomed replica served {served_before} before its kill at {killed:?}; \
+         errors: {errors:?}",
+        reads.load(Ordering::Relaxed)
+    );
+    assert!(
+        served_before > 0,
+        "the doomed replica served no read before its kill"
+    );
+    // At most the statements in flight on it when it died (here: none reach the client, since
+    // a read whose replica fails before any row went out runs again on the primary).
+    assert!(errors.len() as u64 <= CLIENTS, "{errors:?}");
+
+    // Back in rotation once it runs again, and serving reads.
+    doomed.run().await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (state, _) = doomed_state().await;
+        if state == "ENABLED" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the restarted replica stayed {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, before) = doomed_state().await;
+    for user in 0..CLIENTS {
+        let note: String = sqlx::query_scalar("SELECT note FROM t_rw WHERE user_id = ? AND id = ?")
+            .bind(user as i64)
+            .bind(user as i64 + 1)
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(note, "seed");
+    }
+    assert!(
+        doomed_state().await.1 > before,
+        "the restarted replica serves no read"
+    );
+
+    proxy.stop().await;
+    drop(doomed);
+    admin
+        .execute(format!("DROP DATABASE {database}").as_str())
+        .await
+        .unwrap();
+}
