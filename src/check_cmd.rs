@@ -53,9 +53,14 @@ fn check(config: &Config, out: &mut impl Write) -> anyhow::Result<(usize, usize)
     writeln!(out, "{}", coordination(config))?;
     let mut failed = 0;
     for (name, result) in &results {
-        let url = config
-            .data_sources
-            .get(name)
+        let replica = config
+            .read_write
+            .groups
+            .values()
+            .flat_map(|g| &g.replicas)
+            .find(|r| r.source.name == *name)
+            .map(|r| &r.source);
+        let url = (config.data_sources.get(name).or(replica))
             .map(|d| d.redacted_url())
             .unwrap_or_default();
         match result {

@@ -196,7 +196,7 @@ impl Backend {
         self.pools
             .iter()
             .map(|(name, pool)| (name.clone(), pool.stats()))
-            .chain(self.replicas.pool_stats())
+            .chain((self.replicas.pools()).map(|(name, pool)| (name.to_owned(), pool.stats())))
             .collect()
     }
 
@@ -354,16 +354,20 @@ impl Backend {
         })
     }
 
-    /// Connects to every data source at once; one result per data source, in order.
+    /// Connects to every data source at once, replicas last; one result per data source, in
+    /// order.
     pub async fn check(&self) -> Vec<(&str, Result<(), BackendError>)> {
-        let checks = self.pools.iter().map(|(name, pool)| async move {
-            (
-                name.as_str(),
-                pool.check()
-                    .await
-                    .map_err(|e| BackendError::from_sqlx(name, e)),
-            )
-        });
+        let pools = self.pools.iter().map(|(name, pool)| (name.as_str(), pool));
+        let checks = pools
+            .chain(self.replicas.pools())
+            .map(|(name, pool)| async move {
+                (
+                    name,
+                    pool.check()
+                        .await
+                        .map_err(|e| BackendError::from_sqlx(name, e)),
+                )
+            });
         futures_util::future::join_all(checks).await
     }
 

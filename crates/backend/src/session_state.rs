@@ -163,6 +163,8 @@ pub struct SessionState {
     holdings: Holdings,
     /// Its last statement on each primary with replicas, by data source (see `replicas`).
     written: Mutex<Vec<(Arc<str>, Written)>>,
+    /// Its reads go to primaries only (`SET READWRITE_SPLITTING HINT SOURCE = write`).
+    primary_only: AtomicBool,
 }
 
 impl Default for SessionState {
@@ -173,6 +175,7 @@ impl Default for SessionState {
             kept: Mutex::new(Vec::new()),
             holdings: Holdings::default(),
             written: Mutex::new(Vec::new()),
+            primary_only: AtomicBool::new(false),
         }
     }
 }
@@ -258,6 +261,16 @@ impl SessionState {
         {
             *mark = Written::At(position);
         }
+    }
+
+    /// Sends its reads to primaries only, or lets replicas answer them again.
+    pub fn set_primary_only(&self, primary_only: bool) {
+        self.primary_only.store(primary_only, Ordering::Relaxed);
+    }
+
+    /// Whether its reads go to primaries only.
+    pub fn primary_only(&self) -> bool {
+        self.primary_only.load(Ordering::Relaxed)
     }
 
     /// The shard connections it holds now.

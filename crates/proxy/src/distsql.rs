@@ -7,6 +7,11 @@
 //!
 //! The rules as configured (RQL, `SHOW SHARDING TABLE RULES` …) are in [`rql`].
 //!
+//! ShardingSphere 5.0–5.1's read/write splitting hint for the session: `SET
+//! READWRITE_SPLITTING HINT SOURCE = write|auto`, `CLEAR READWRITE_SPLITTING HINT` (and `CLEAR
+//! HINT`), `SHOW READWRITE_SPLITTING HINT STATUS`: with `write`, every read of the session goes
+//! to the primaries.
+//!
 //! Keyshard's own: `SHOW NEXT KEYS FROM <table or generator> [COUNT n]` hands out `n` keys of
 //! a table's (or a named) integer key generator, for an application that needs keys before it
 //! inserts (a parent row and its children in one batch).
@@ -49,6 +54,10 @@ pub(crate) enum DistSql {
     /// `REFRESH TABLE METADATA [table] [FROM STORAGE UNIT ds [SCHEMA s]]`: the tables' columns
     /// and where `!SINGLE`'s tables live are read again (all of them, whatever it names).
     RefreshMetadata,
+    /// `SET READWRITE_SPLITTING HINT SOURCE = write` (`Some(true)`) or `= auto`, `CLEAR
+    /// [READWRITE_SPLITTING] HINT` (`Some(false)`), `SHOW READWRITE_SPLITTING HINT STATUS`
+    /// (`None`).
+    ReadwriteHint(Option<bool>),
     /// `SHOW NEXT KEYS FROM <table or generator> [COUNT n]`.
     NextKeys {
         /// A logic table's name (its key generator), else a generator's.
@@ -66,7 +75,7 @@ const SESSION_STATE: &[&str] = &["show", "session", "state"];
 /// most one trailing `;`.
 pub(crate) fn parse(sql: &str) -> Option<DistSql> {
     // Most statements are INSERTs: look no further than the first word for them.
-    if !starts_with_any(sql, &["show", "set", "refresh"]) {
+    if !starts_with_any(sql, &["show", "set", "refresh", "clear"]) {
         return None;
     }
     let text = sql.trim_end();
@@ -100,6 +109,9 @@ pub(crate) fn parse(sql: &str) -> Option<DistSql> {
             return Some(statement);
         }
     }
+    if let Some(hint) = readwrite_hint(&words) {
+        return Some(DistSql::ReadwriteHint(hint));
+    }
     if matches(COMPUTE_NODES) {
         Some(DistSql::ComputeNodes)
     } else if matches(KEY_GENERATORS) {
@@ -108,6 +120,25 @@ pub(crate) fn parse(sql: &str) -> Option<DistSql> {
         Some(DistSql::SessionState)
     } else {
         None
+    }
+}
+
+/// The read/write splitting hint statements (see [`DistSql::ReadwriteHint`]).
+fn readwrite_hint(words: &[&str]) -> Option<Option<bool>> {
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
+    match lower.as_slice() {
+        ["clear", "hint"] | ["clear", "readwrite_splitting", "hint"] => Some(Some(false)),
+        ["show", "readwrite_splitting", "hint", "status"] => Some(None),
+        ["set", "readwrite_splitting", "hint", rest @ ..] => {
+            let assignment = rest.concat();
+            match assignment.strip_prefix("source=")? {
+                "write" => Some(Some(true)),
+                "auto" => Some(Some(false)),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
@@ -218,6 +249,8 @@ fn columns(statement: DistSql) -> Vec<Column> {
             ("value", SqlType::VarChar),
         ],
         DistSql::NextKeys { .. } => &[("key", BIGINT)],
+        DistSql::ReadwriteHint(Some(_)) => &[],
+        DistSql::ReadwriteHint(None) => &[("source", SqlType::VarChar)],
     };
     spec.iter()
         .map(|(name, ty)| Column::new(*name, *ty))
@@ -251,6 +284,17 @@ pub(crate) async fn answer(
                 ));
             }
             rql::values(rql::rows(rules, config, single_tables, replicas))
+        }
+        DistSql::ReadwriteHint(Some(write)) => {
+            session.shard.set_primary_only(*write);
+            return Ok(Reply::done());
+        }
+        DistSql::ReadwriteHint(None) => {
+            let source = match session.shard.primary_only() {
+                true => "write",
+                false => "auto",
+            };
+            vec![vec![Value::Text(source.into())]]
         }
         DistSql::SetTransactionType(chosen) => {
             if session.in_transaction() {

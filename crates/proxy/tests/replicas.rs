@@ -338,6 +338,25 @@ async fn mariadb_reads_see_their_own_writes_on_a_lagging_replica() {
             .unwrap();
         assert_eq!(found.as_deref(), Some("fresh"), "{read}");
     }
+    // The session's hint (ShardingSphere's DistSQL) sends its reads to the primary.
+    conn.execute("SET READWRITE_SPLITTING HINT SOURCE = write")
+        .await
+        .unwrap();
+    let id = sqlx::query("INSERT INTO t_rw (user_id, note) VALUES (1, 'fresh')")
+        .execute(&mut conn)
+        .await
+        .unwrap()
+        .last_insert_id();
+    let read = "SELECT note FROM t_rw WHERE user_id = 1 AND id = ?";
+    let found: Option<String> = sqlx::query_scalar(read)
+        .bind(id as i64)
+        .fetch_optional(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(found.as_deref(), Some("fresh"), "with the hint");
+    conn.execute("CLEAR READWRITE_SPLITTING HINT")
+        .await
+        .unwrap();
     let mut transaction = conn.begin().await.unwrap();
     let id = sqlx::query("INSERT INTO t_rw (user_id, note) VALUES (1, 'fresh')")
         .execute(&mut *transaction)
@@ -353,9 +372,21 @@ async fn mariadb_reads_see_their_own_writes_on_a_lagging_replica() {
     assert_eq!(found.as_deref(), Some("fresh"), "inside a transaction");
     transaction.commit().await.unwrap();
 
+    // `primary`: once a session wrote, its reads stay on the primary.
+    let primary_reads = Front::start(&yaml(&urls.0, &urls.1, "primary")).await;
+    primary_reads.in_rotation().await;
+    let (reads, misses, share) = primary_reads
+        .phase("MariaDB, a second behind, primary")
+        .await;
+    assert!(
+        reads > 0 && misses == 0 && share == 0.0,
+        "{misses} of {reads}, {share}"
+    );
+
     delay(&mut follower, 0).await;
     causal.stop().await;
     eventual.stop().await;
+    primary_reads.stop().await;
     admin
         .execute(format!("DROP DATABASE {database}").as_str())
         .await

@@ -171,7 +171,10 @@ impl Replicas {
         }
         let group = self.groups.get(data_source)?;
         let session = session_state::current();
-        if session.as_ref().is_some_and(|s| s.is_pinned()) {
+        if session
+            .as_ref()
+            .is_some_and(|s| s.is_pinned() || s.primary_only())
+        {
             return None;
         }
         let since = session.as_ref().and_then(|s| s.written(data_source));
@@ -293,20 +296,16 @@ impl Replicas {
             .collect()
     }
 
-    /// Each replica's pool, as it is now.
-    pub(crate) fn pool_stats(&self) -> impl Iterator<Item = (String, crate::PoolStats)> + '_ {
+    /// Each replica's name and pool.
+    pub(crate) fn pools(&self) -> impl Iterator<Item = (&str, &Pool)> {
         self.groups
             .values()
-            .flat_map(|g| g.replicas.iter().map(|r| (r.name.clone(), r.pool.stats())))
+            .flat_map(|g| g.replicas.iter().map(|r| (r.name.as_str(), &r.pool)))
     }
 
     /// Closes every replica's pool.
     pub(crate) async fn close(&self) {
-        let pools = self
-            .groups
-            .values()
-            .flat_map(|g| g.replicas.iter().map(|r| r.pool.close()));
-        futures_util::future::join_all(pools).await;
+        futures_util::future::join_all(self.pools().map(|(_, pool)| pool.close())).await;
     }
 }
 
@@ -443,4 +442,95 @@ fn spread(turn: usize) -> u64 {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use keyshard_config::{DataSource, DatabaseKind, PoolSettings};
+
+    use super::*;
+
+    fn group(balancer: LoadBalancer, weights: &[f64]) -> Group {
+        let replicas = weights
+            .iter()
+            .enumerate()
+            .map(|(i, weight)| {
+                let source = DataSource {
+                    name: format!("read_{i}"),
+                    kind: DatabaseKind::Sqlite,
+                    url: "sqlite::memory:".into(),
+                    pool: PoolSettings::default(),
+                };
+                Replica {
+                    name: source.name.clone(),
+                    pool: Pool::connect_lazy(&source).unwrap(),
+                    weight: *weight,
+                    health: Mutex::new(Health {
+                        usable: true,
+                        ..Health::default()
+                    }),
+                    reads: AtomicU64::new(0),
+                }
+            })
+            .collect();
+        Group {
+            balancer,
+            replicas,
+            turn: AtomicUsize::new(0),
+            samples: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// How many of `picks` reads each replica gets.
+    fn spread_of(group: &Group, picks: usize) -> Vec<usize> {
+        let mut counts = vec![0; group.replicas.len()];
+        for _ in 0..picks {
+            let chosen = group.pick(|_| true).unwrap();
+            let at = group.replicas.iter().position(|r| r.name == chosen.name);
+            counts[at.unwrap()] += 1;
+        }
+        counts
+    }
+
+    #[tokio::test]
+    async fn balancers_spread_reads_over_the_replicas_in_rotation() {
+        assert_eq!(
+            spread_of(&group(LoadBalancer::RoundRobin, &[1.0; 3]), 300),
+            [100; 3]
+        );
+        let random = spread_of(&group(LoadBalancer::Random, &[1.0; 2]), 10_000);
+        assert!(
+            random.iter().all(|&n| (4_500..5_500).contains(&n)),
+            "{random:?}"
+        );
+        let weighted = spread_of(&group(LoadBalancer::Weight, &[3.0, 1.0]), 10_000);
+        assert!((7_000..8_000).contains(&weighted[0]), "{weighted:?}");
+
+        // A replica out of rotation gets nothing; none in rotation sends reads to the primary.
+        let group = group(LoadBalancer::RoundRobin, &[1.0, 1.0]);
+        lock(&group.replicas[0].health).out("down");
+        assert_eq!(spread_of(&group, 10), [0, 10]);
+        lock(&group.replicas[1].health).out("down");
+        assert!(group.pick(|_| true).is_none());
+    }
+
+    #[tokio::test]
+    async fn lag_is_the_age_of_the_newest_primary_position_a_replica_has() {
+        let group = group(LoadBalancer::RoundRobin, &[1.0]);
+        let now = Instant::now();
+        let at = |lsn| Position::Lsn(lsn);
+        for (ago, lsn) in [(3_000, 10), (2_000, 20), (1_000, 30)] {
+            let asked = now - Duration::from_millis(ago);
+            lock(&group.samples).push_back((asked, at(lsn)));
+        }
+        let lag = |lsn| group.lag(&at(lsn)).as_millis();
+        assert!((2_000..2_500).contains(&lag(25)), "{}", lag(25));
+        assert!((1_000..1_500).contains(&lag(30)), "{}", lag(30));
+        // Behind every sample kept: at least as old as the oldest.
+        assert!(lag(5) >= 3_000);
+        // A write noted 1.5 s ago is covered by the sample asked 1 s ago.
+        let written = now - Duration::from_millis(1_500);
+        assert_eq!(group.sample_since(written), Some(at(30)));
+        assert_eq!(group.sample_since(now), None);
+    }
 }

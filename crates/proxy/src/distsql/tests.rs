@@ -78,6 +78,57 @@ fn recognises_exactly_the_two_statements() {
 }
 
 #[test]
+fn the_read_write_splitting_hint_statements_are_recognised() {
+    for (sql, expected) in [
+        ("SET READWRITE_SPLITTING HINT SOURCE = write", Some(true)),
+        ("set readwrite_splitting hint source=WRITE;", Some(true)),
+        ("SET READWRITE_SPLITTING HINT SOURCE = auto", Some(false)),
+        ("CLEAR READWRITE_SPLITTING HINT", Some(false)),
+        ("CLEAR HINT", Some(false)),
+    ] {
+        assert_eq!(parse(sql), Some(DistSql::ReadwriteHint(expected)), "{sql}");
+    }
+    assert_eq!(
+        parse("SHOW READWRITE_SPLITTING HINT STATUS"),
+        Some(DistSql::ReadwriteHint(None))
+    );
+    for sql in [
+        "SET READWRITE_SPLITTING HINT SOURCE = read",
+        "CLEAR HINTS",
+        "SHOW READWRITE_SPLITTING HINT",
+    ] {
+        assert_eq!(parse(sql), None, "{sql}");
+    }
+}
+
+#[tokio::test]
+async fn the_read_write_splitting_hint_is_the_sessions() {
+    let mut session = scratch_session();
+    let config = default_config();
+    let run = async |session: &mut Session, statement| {
+        answer(
+            statement,
+            session,
+            &config,
+            &[],
+            &[],
+            None,
+            Duration::from_secs(1),
+        )
+        .await
+        .unwrap()
+    };
+    run(&mut session, DistSql::ReadwriteHint(Some(true))).await;
+    assert!(session.shard.primary_only());
+    let Reply::Rows { rows, .. } = run(&mut session, DistSql::ReadwriteHint(None)).await else {
+        panic!("no rows");
+    };
+    assert_eq!(rows, vec![vec![Value::Text("write".into())]]);
+    run(&mut session, DistSql::ReadwriteHint(Some(false))).await;
+    assert!(!session.shard.primary_only());
+}
+
+#[test]
 fn props_render_in_key_order() {
     let props: Props = [("worker-id", "3"), ("max-vibration-offset", "1")]
         .iter()
