@@ -26,7 +26,7 @@ WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
+  [ -n "${KEEP:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
 keyshard_bin
@@ -92,7 +92,7 @@ YAML
   shardingAlgorithms:
     t_mod: {type: MOD, props: {sharding-count: 2}}
   keyGenerators:
-    snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}
+    snowflake: {type: SNOWFLAKE}
 YAML
 }
 start() { # kind, port, split: prints the pid

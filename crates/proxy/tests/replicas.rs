@@ -258,6 +258,20 @@ async fn pg_loops(proxy: &PgProxy) -> (u64, u64) {
     tally.counts()
 }
 
+/// Inserts a row for user 1 and reads it back with `read` (its key the one parameter).
+async fn fresh_read(conn: &mut sqlx::MySqlConnection, read: &str) -> Option<String> {
+    let id = sqlx::query("INSERT INTO t_rw (user_id, note) VALUES (1, 'fresh')")
+        .execute(&mut *conn)
+        .await
+        .unwrap()
+        .last_insert_id();
+    sqlx::query_scalar(read)
+        .bind(id as i64)
+        .fetch_optional(conn)
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 #[ignore = "needs KEYSHARD_TEST_MYSQL_REPLICATION (a MariaDB primary and replica, .ci/replicas.sh)"]
 async fn mariadb_reads_see_their_own_writes_on_a_lagging_replica() {
@@ -326,49 +340,27 @@ async fn mariadb_reads_see_their_own_writes_on_a_lagging_replica() {
         "SELECT note FROM t_rw WHERE user_id = 1 AND id = ? FOR UPDATE",
         "/* SHARDINGSPHERE_HINT: writeRouteOnly=true */ SELECT note FROM t_rw WHERE user_id = 1 AND id = ?",
     ] {
-        let id = sqlx::query("INSERT INTO t_rw (user_id, note) VALUES (1, 'fresh')")
-            .execute(&mut conn)
-            .await
-            .unwrap()
-            .last_insert_id();
-        let found: Option<String> = sqlx::query_scalar(read)
-            .bind(id as i64)
-            .fetch_optional(&mut conn)
-            .await
-            .unwrap();
-        assert_eq!(found.as_deref(), Some("fresh"), "{read}");
+        assert_eq!(
+            fresh_read(&mut conn, read).await.as_deref(),
+            Some("fresh"),
+            "{read}"
+        );
     }
+    let read = "SELECT note FROM t_rw WHERE user_id = 1 AND id = ?";
     // The session's hint (ShardingSphere's DistSQL) sends its reads to the primary.
     conn.execute("SET READWRITE_SPLITTING HINT SOURCE = write")
         .await
         .unwrap();
-    let id = sqlx::query("INSERT INTO t_rw (user_id, note) VALUES (1, 'fresh')")
-        .execute(&mut conn)
-        .await
-        .unwrap()
-        .last_insert_id();
-    let read = "SELECT note FROM t_rw WHERE user_id = 1 AND id = ?";
-    let found: Option<String> = sqlx::query_scalar(read)
-        .bind(id as i64)
-        .fetch_optional(&mut conn)
-        .await
-        .unwrap();
-    assert_eq!(found.as_deref(), Some("fresh"), "with the hint");
+    assert_eq!(
+        fresh_read(&mut conn, read).await.as_deref(),
+        Some("fresh"),
+        "hint"
+    );
     conn.execute("CLEAR READWRITE_SPLITTING HINT")
         .await
         .unwrap();
     let mut transaction = conn.begin().await.unwrap();
-    let id = sqlx::query("INSERT INTO t_rw (user_id, note) VALUES (1, 'fresh')")
-        .execute(&mut *transaction)
-        .await
-        .unwrap()
-        .last_insert_id();
-    let found: Option<String> =
-        sqlx::query_scalar("SELECT note FROM t_rw WHERE user_id = 1 AND id = ?")
-            .bind(id as i64)
-            .fetch_optional(&mut *transaction)
-            .await
-            .unwrap();
+    let found = fresh_read(&mut transaction, read).await;
     assert_eq!(found.as_deref(), Some("fresh"), "inside a transaction");
     transaction.commit().await.unwrap();
 
