@@ -18,14 +18,14 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 use keyshard_config::DatabaseKind;
 use keyshard_coordination::commit_decision_sql;
-use keyshard_router::Plan;
+use keyshard_router::{ExecutionUnit, Plan};
 
 use crate::branch::Branch;
 use crate::characteristics::Characteristics;
 use crate::outcome::UnitResult;
 use crate::session_state::Settings;
 use crate::xa::XaTransaction;
-use crate::{Backend, BackendError, Outcome, failpoint};
+use crate::{Backend, BackendError, Outcome, execute, failpoint, stream};
 
 /// The savepoint a multi-shard statement runs under.
 const SAVEPOINT: &str = "keyshard_statement";
@@ -51,6 +51,9 @@ pub struct Transaction {
     /// MySQL: its connections hold the session's table locks (see
     /// [`Transaction::keeping_table_locks`]).
     keeps_table_locks: bool,
+    /// The replica each read/write group's reads go to under `transactionalReadQueryStrategy:
+    /// FIXED`, by group (see `replicas`).
+    fixed_replicas: Vec<(String, String)>,
 }
 
 /// What a branch that begins later must make first.
@@ -116,6 +119,7 @@ impl Transaction {
             replayed: Vec::new(),
             changes_columns: false,
             keeps_table_locks: false,
+            fixed_replicas: Vec::new(),
         }
     }
 
@@ -181,6 +185,44 @@ impl Transaction {
 }
 
 impl Backend {
+    /// A read of `transaction` its group's `transactionalReadQueryStrategy` (FIXED, DYNAMIC)
+    /// sends to a replica, run there on its own: one read of one data source whose primary
+    /// the transaction has not touched, nor given settings or savepoints a replica would not
+    /// have. `None`: it runs in the transaction.
+    async fn replica_read_in(
+        &self,
+        transaction: &mut Transaction,
+        plan: &Plan,
+    ) -> Option<Result<Outcome, BackendError>> {
+        let data_source = &plan.units.first()?.data_source;
+        if !plan.replica_safe
+            || !transaction.replayed.is_empty()
+            || transaction.branch(data_source).is_some()
+            || plan.units.iter().any(|u| u.data_source != *data_source)
+        {
+            return None;
+        }
+        let primary = self.pool(data_source).ok()?;
+        let fixed = &mut transaction.fixed_replicas;
+        let replica = (self.replicas)
+            .for_transactional_read(plan, data_source, primary, fixed)
+            .await?;
+        let units: Vec<&ExecutionUnit> = plan.units.iter().collect();
+        match execute::autocommit(replica.pool(), &units).await {
+            Ok(results) => {
+                replica.served();
+                Some(self.outcome(plan, results).await)
+            }
+            Err(e) if e.as_database_error().is_some() || stream::passed_on() => {
+                Some(Err(BackendError::from_sqlx(replica.name(), e)))
+            }
+            Err(e) => {
+                replica.failed(&e);
+                None
+            }
+        }
+    }
+
     /// Runs `plan` inside `transaction`, beginning a branch on each data source it touches for
     /// the first time.
     pub async fn execute_in(
@@ -188,6 +230,9 @@ impl Backend {
         transaction: &mut Transaction,
         plan: &Plan,
     ) -> Result<Outcome, BackendError> {
+        if let Some(outcome) = self.replica_read_in(transaction, plan).await {
+            return outcome;
+        }
         let mut touched: Vec<&str> = Vec::new();
         for unit in &plan.units {
             if !touched.contains(&unit.data_source.as_str()) {

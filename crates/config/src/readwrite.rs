@@ -82,17 +82,19 @@ pub enum LoadBalancer {
     Weight,
 }
 
-/// `transactionalReadQueryStrategy`: where reads inside an explicit transaction go.
-/// Keyshard sends them to the primary under all three: a transaction's reads see its own
-/// writes and one snapshot only there; FIXED and DYNAMIC load with a warning.
+/// `transactionalReadQueryStrategy`: where reads inside a transaction go. Under `FIXED` and
+/// `DYNAMIC` a read goes to a replica only while the transaction has not touched the group's
+/// primary (once it wrote there, its reads must see the write), each as a statement of its
+/// own: the transaction's reads then share no snapshot, as in ShardingSphere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TransactionalReads {
-    /// `PRIMARY`.
+    /// `PRIMARY`, and Keyshard's default: every read of a transaction on the primary, in the
+    /// transaction.
     #[default]
     Primary,
-    /// `FIXED`.
+    /// `FIXED`: one replica for all of a transaction's reads.
     Fixed,
-    /// `DYNAMIC` (ShardingSphere's default).
+    /// `DYNAMIC` (ShardingSphere's default when none is written): each read to any replica.
     Dynamic,
 }
 
@@ -284,7 +286,7 @@ pub(crate) fn resolve(
             read.push(Replica { source, weight });
         }
         let transactional_reads = match group.transactional_read_query_strategy.as_deref() {
-            None => TransactionalReads::Dynamic,
+            None => TransactionalReads::Primary,
             Some(s) if s.eq_ignore_ascii_case("PRIMARY") => TransactionalReads::Primary,
             Some(s) if s.eq_ignore_ascii_case("FIXED") => TransactionalReads::Fixed,
             Some(s) if s.eq_ignore_ascii_case("DYNAMIC") => TransactionalReads::Dynamic,
@@ -298,13 +300,11 @@ pub(crate) fn resolve(
                 ));
             }
         };
-        if group.transactional_read_query_strategy.is_some()
-            && transactional_reads != TransactionalReads::Primary
-            && !read.is_empty()
-        {
+        if group.transactional_read_query_strategy.is_none() && !read.is_empty() {
             warnings.push(format!(
-                "{path}.transactionalReadQueryStrategy: reads inside a transaction go to the \
-                 primary, where they see the transaction's own writes"
+                "{path}.transactionalReadQueryStrategy: not written, so reads inside a \
+                 transaction go to the primary (ShardingSphere's default, DYNAMIC, sends them \
+                 to replicas, where they share no snapshot: write it to choose it)"
             ));
         }
         members.push(primary.clone());
@@ -586,10 +586,9 @@ rules:
             assert_eq!(group.primary, "write_ds_0");
             assert_eq!(group.replicas.len(), 2);
             assert_eq!(group.balancer, LoadBalancer::Random);
-            // ShardingSphere's default strategy, DYNAMIC, reads on the primary here; said only
-            // when written.
-            assert_eq!(group.transactional_reads, TransactionalReads::Dynamic);
-            assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+            // Not ShardingSphere's default strategy, DYNAMIC, but the primary; said.
+            assert_eq!(group.transactional_reads, TransactionalReads::Primary);
+            assert_eq!(config.warnings.len(), 1, "{:?}", config.warnings);
         }
     }
 

@@ -470,10 +470,56 @@ async fn postgres_reads_see_their_own_writes_on_a_lagging_standby() {
         );
     }
 
+    // transactionalReadQueryStrategy: DYNAMIC, the standby still behind: a transaction's read
+    // goes to the standby only while the transaction has not written there, and a session's
+    // read still waits for its own committed write.
+    let dynamic = Front::start(&yaml(&urls.0, &urls.1, "causal").replace(
+        "loadBalancerName: rr",
+        "loadBalancerName: rr\n      transactionalReadQueryStrategy: DYNAMIC",
+    ))
+    .await;
+    dynamic.in_rotation().await;
+    let Front::Postgres(proxy) = &dynamic else {
+        unreachable!()
+    };
+    let (other, mine) = (proxy.client().await, proxy.client().await);
+    let insert = "INSERT INTO t_rw (user_id, note) VALUES (2, 'fresh') RETURNING id";
+    let read = "SELECT note FROM t_rw WHERE user_id = 2 AND id = $1";
+    let theirs: i64 = other.query_one(insert, &[]).await.unwrap().get(0);
+    mine.batch_execute("BEGIN").await.unwrap();
+    let (before, _) = dynamic.replica_reads().await;
+    assert!(
+        mine.query_opt(read, &[&theirs]).await.unwrap().is_none(),
+        "read on the standby"
+    );
+    assert_eq!(dynamic.replica_reads().await.0, before + 1);
+    mine.execute(
+        "UPDATE t_rw SET note = 'seen' WHERE user_id = 2 AND id = $1",
+        &[&theirs],
+    )
+    .await
+    .unwrap();
+    let found = mine.query_opt(read, &[&theirs]).await.unwrap();
+    assert_eq!(
+        found.map(|r| r.get::<_, String>(0)).as_deref(),
+        Some("seen")
+    );
+    mine.batch_execute("COMMIT").await.unwrap();
+    let own: i64 = mine.query_one(insert, &[]).await.unwrap().get(0);
+    mine.batch_execute("BEGIN").await.unwrap();
+    let found = mine.query_opt(read, &[&own]).await.unwrap();
+    assert_eq!(
+        found.map(|r| r.get::<_, String>(0)).as_deref(),
+        Some("fresh"),
+        "own write"
+    );
+    mine.batch_execute("COMMIT").await.unwrap();
+
     delay(&standby, "0").await;
-    drop(client);
+    drop((client, other, mine));
     causal.stop().await;
     eventual.stop().await;
+    dynamic.stop().await;
     admin
         .batch_execute(&format!("DROP DATABASE {database} WITH (FORCE)"))
         .await

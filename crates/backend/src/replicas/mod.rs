@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use keyshard_config::{Config, Consistency, LoadBalancer};
+use keyshard_config::{Config, Consistency, LoadBalancer, TransactionalReads};
 use keyshard_router::Plan;
 
 pub(crate) use position::Position;
@@ -55,6 +55,8 @@ pub(crate) struct Replicas {
 #[derive(Debug)]
 struct Group {
     balancer: LoadBalancer,
+    /// `transactionalReadQueryStrategy`.
+    transactional: TransactionalReads,
     replicas: Vec<Replica>,
     /// The next turn of the balancer.
     turn: AtomicUsize,
@@ -138,6 +140,7 @@ impl Replicas {
                 name.clone(),
                 Group {
                     balancer: group.balancer,
+                    transactional: group.transactional_reads,
                     replicas,
                     turn: AtomicUsize::new(0),
                     samples: Mutex::new(VecDeque::new()),
@@ -166,6 +169,44 @@ impl Replicas {
         data_source: &str,
         primary: &Pool,
     ) -> Option<&Replica> {
+        self.choose(plan, data_source, primary, None).await
+    }
+
+    /// The replica that answers `plan`'s read on `data_source` inside a transaction that has
+    /// not touched that primary, if the group's `transactionalReadQueryStrategy` sends it to
+    /// one (see [`TransactionalReads`]); `fixed` holds the transaction's FIXED choices, by
+    /// group.
+    pub(crate) async fn for_transactional_read(
+        &self,
+        plan: &Plan,
+        data_source: &str,
+        primary: &Pool,
+        fixed: &mut Vec<(String, String)>,
+    ) -> Option<&Replica> {
+        match self.groups.get(data_source)?.transactional {
+            TransactionalReads::Primary => None,
+            TransactionalReads::Dynamic => self.for_read(plan, data_source, primary).await,
+            TransactionalReads::Fixed => {
+                let chosen = fixed
+                    .iter()
+                    .find(|(group, _)| group == data_source)
+                    .map(|(_, replica)| replica.as_str());
+                let replica = self.choose(plan, data_source, primary, chosen).await?;
+                fixed.retain(|(group, _)| group != data_source);
+                fixed.push((data_source.to_owned(), replica.name.clone()));
+                Some(replica)
+            }
+        }
+    }
+
+    /// [`Replicas::for_read`], taking replica `preferred` when it may answer.
+    async fn choose(
+        &self,
+        plan: &Plan,
+        data_source: &str,
+        primary: &Pool,
+        preferred: Option<&str>,
+    ) -> Option<&Replica> {
         if !plan.replica_safe {
             return None;
         }
@@ -193,12 +234,24 @@ impl Replicas {
                 Some(position)
             }
         };
-        let Some(required) = required else {
+        let fits = |h: &Health| {
+            required
+                .as_ref()
+                .is_none_or(|r| h.applied.as_ref().is_some_and(|a| a.covers(r)))
+        };
+        if let Some(replica) = preferred
+            .and_then(|name| group.replicas.iter().find(|r| r.name == name))
+            .filter(|r| {
+                let health = lock(&r.health);
+                health.usable && fits(&health)
+            })
+        {
+            return Some(replica);
+        }
+        let Some(required) = &required else {
             return group.pick(|_| true);
         };
-        if let Some(replica) =
-            group.pick(|h| h.applied.as_ref().is_some_and(|a| a.covers(&required)))
-        {
+        if let Some(replica) = group.pick(fits) {
             return Some(replica);
         }
         // None known to have applied it: ask one, until it has or the wait is over; not one
@@ -207,7 +260,7 @@ impl Replicas {
         let deadline = Instant::now() + self.causal_wait;
         loop {
             let applied = replica.applied().await.ok()?;
-            if applied.covers(&required) {
+            if applied.covers(required) {
                 return Some(replica);
             }
             if Instant::now() >= deadline {
@@ -475,6 +528,7 @@ mod tests {
             .collect();
         Group {
             balancer,
+            transactional: TransactionalReads::Primary,
             replicas,
             turn: AtomicUsize::new(0),
             samples: Mutex::new(VecDeque::new()),
