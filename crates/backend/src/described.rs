@@ -15,36 +15,38 @@
 //! DDL shows to other connections only then. DDL sent to a shard beside the proxy is not seen
 //! until then, as with the table metadata.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::Column;
+use crate::cache::{Bounds, Cache, CacheStats};
 
 /// A statement's result columns and inferred parameter types.
 pub(crate) type Description = (Vec<Column>, Vec<u32>);
 
-/// At most this many statement shapes are kept; more, and all are forgotten.
-const MAX_ENTRIES: usize = 1024;
-/// At most this many bytes of keys in all.
-const MAX_BYTES: usize = 4 << 20;
 /// A statement longer than this is always described.
 const MAX_KEY: usize = 16 << 10;
 
-/// Kept result columns, keyed by data source and statement shape.
-#[derive(Debug, Default)]
+/// Kept result columns, keyed by data source and statement shape, within
+/// `props.column-cache-entries` and `props.column-cache-bytes` (of keys and columns).
+#[derive(Debug)]
 pub(crate) struct Described {
     /// Counts the statements that may have changed a table's columns.
     epoch: AtomicU64,
     inner: Mutex<Inner>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Inner {
     /// The epoch and metadata version the entries were described under.
     stamp: (u64, u64),
-    entries: HashMap<(String, String), Description, foldhash::fast::RandomState>,
-    bytes: usize,
+    entries: Cache<(String, String), Description>,
+}
+
+impl Default for Described {
+    fn default() -> Self {
+        Self::new(keyshard_config::Props::default().column_cache)
+    }
 }
 
 /// Where a description may be kept: the key and the stamp taken before asking for it.
@@ -55,6 +57,26 @@ pub(crate) struct Slot {
 }
 
 impl Described {
+    /// Nothing kept yet, within `bounds`.
+    pub(crate) fn new(bounds: Bounds) -> Self {
+        Self {
+            epoch: AtomicU64::new(0),
+            inner: Mutex::new(Inner {
+                stamp: (0, 0),
+                entries: Cache::new(bounds),
+            }),
+        }
+    }
+
+    /// What it keeps and has done.
+    pub(crate) fn stats(&self) -> CacheStats {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entries
+            .stats()
+    }
+
     /// The kept columns of `sql` on `data_source`, or the slot to keep them in once described;
     /// neither when `sql` is not a statement whose columns are kept.
     pub(crate) fn get(
@@ -82,7 +104,6 @@ impl Described {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if inner.stamp != stamp {
             inner.entries.clear();
-            inner.bytes = 0;
             inner.stamp = stamp;
         }
         // The map is keyed by owned strings; the lookup builds the pair once per miss or hit,
@@ -107,15 +128,11 @@ impl Described {
         if inner.stamp != slot.stamp {
             return;
         }
-        let size = slot.data_source.len() + slot.key.len();
-        if inner.entries.len() >= MAX_ENTRIES || inner.bytes + size > MAX_BYTES {
-            inner.entries.clear();
-            inner.bytes = 0;
-        }
-        inner.bytes += size;
+        // The columns' names and types, roughly: what a description holds beside its key.
+        let size = slot.data_source.len() + slot.key.len() + 64 * description.0.len();
         inner
             .entries
-            .insert((slot.data_source, slot.key), description.clone());
+            .insert((slot.data_source, slot.key), description.clone(), size);
     }
 
     /// Notes that `sql` is about to run; forgets every entry, and answers true, when it may

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 mod branch;
+pub mod cache;
 mod cancel;
 mod catalog_refs;
 mod characteristics;
@@ -106,7 +107,7 @@ impl Backend {
         Ok(Self {
             pools,
             metadata: MetadataStore::default(),
-            described: described::Described::default(),
+            described: described::Described::new(config.props.column_cache),
             sql_show: config.props.sql_show,
             max_connections_per_query: config.props.max_connections_per_query,
             xa: None,
@@ -314,6 +315,11 @@ impl Backend {
     /// future is dropped; returns at once without replicas.
     pub async fn watch_replicas(&self) {
         self.replicas.watch(&self.pools).await;
+    }
+
+    /// The result columns kept per statement shape: what the cache holds and has done.
+    pub fn column_cache(&self) -> cache::CacheStats {
+        self.described.stats()
     }
 
     /// Every replica's state now.

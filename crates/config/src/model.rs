@@ -195,6 +195,21 @@ pub struct Props {
     /// `max-unauthenticated-connections-per-address` (Keyshard's own; default 128): the ones
     /// still logging in from one address.
     pub max_unauthenticated_per_address: usize,
+    /// `shape-cache-entries` / `shape-cache-bytes` (Keyshard's own; default 1,024 and 4 MiB):
+    /// the statement shapes kept per frontend, so that repeated statements skip the parser.
+    pub shape_cache: CacheBounds,
+    /// `column-cache-entries` / `column-cache-bytes` (Keyshard's own; default 1,024 and
+    /// 4 MiB): the reads' result columns kept as the shards described them.
+    pub column_cache: CacheBounds,
+}
+
+/// A cache's bounds: entries and bytes at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheBounds {
+    /// Entries at most (0: nothing is kept).
+    pub entries: usize,
+    /// Bytes at most, as each entry is weighed.
+    pub bytes: usize,
 }
 
 impl Default for Props {
@@ -214,6 +229,14 @@ impl Default for Props {
             max_connections: 10_000,
             max_unauthenticated_connections: 512,
             max_unauthenticated_per_address: 128,
+            shape_cache: CacheBounds {
+                entries: 1024,
+                bytes: 4 << 20,
+            },
+            column_cache: CacheBounds {
+                entries: 1024,
+                bytes: 4 << 20,
+            },
         }
     }
 }

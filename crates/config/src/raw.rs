@@ -163,6 +163,14 @@ pub(crate) struct RawProps {
     pub max_row_bytes: Option<u64>,
     /// ShardingSphere's: client connections at once (0 or less: no limit), Keyshard's
     /// `max-connections`.
+    #[serde(rename = "shape-cache-entries")]
+    pub shape_cache_entries: Option<u64>,
+    #[serde(rename = "shape-cache-bytes")]
+    pub shape_cache_bytes: Option<u64>,
+    #[serde(rename = "column-cache-entries")]
+    pub column_cache_entries: Option<u64>,
+    #[serde(rename = "column-cache-bytes")]
+    pub column_cache_bytes: Option<u64>,
     /// Keyshard's own (see `readwrite`).
     #[serde(rename = "readwrite-consistency")]
     pub readwrite_consistency: Option<String>,

@@ -9,7 +9,7 @@ use keyshard_keygen::Registry;
 use crate::datasource::{DataSource, DataSourceError, PoolSettings, normalize_url};
 use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem, Problems};
-use crate::model::{Config, Props, Server, ShardingRule, Tls, TransactionType, User};
+use crate::model::{CacheBounds, Config, Props, Server, ShardingRule, Tls, TransactionType, User};
 use crate::raw::{
     InOrder, RawAuthority, RawConfig, RawDataSource, RawListener, RawPrivilege, RawRule, RawServer,
     RawSingle,
@@ -184,6 +184,17 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
                 .result_memory_bytes
                 .unwrap_or(defaults.result_memory),
             max_row_bytes: raw.props.max_row_bytes.unwrap_or(defaults.max_row_bytes),
+            shape_cache: CacheBounds {
+                entries: amount(raw.props.shape_cache_entries, defaults.shape_cache.entries),
+                bytes: amount(raw.props.shape_cache_bytes, defaults.shape_cache.bytes),
+            },
+            column_cache: CacheBounds {
+                entries: amount(
+                    raw.props.column_cache_entries,
+                    defaults.column_cache.entries,
+                ),
+                bytes: amount(raw.props.column_cache_bytes, defaults.column_cache.bytes),
+            },
             max_connections: amount(max_connections, defaults.max_connections),
             max_unauthenticated_connections: amount(
                 raw.props.max_unauthenticated_connections,

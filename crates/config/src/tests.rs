@@ -241,6 +241,21 @@ fn connections_per_query_are_shardingspheres_prop() {
 }
 
 #[test]
+fn cache_bounds_are_props() {
+    let sized = SAMPLE.replacen(
+        "  sql-show: true",
+        "  sql-show: true\n  shape-cache-entries: 10\n  column-cache-bytes: 65536",
+        1,
+    );
+    let props = load(&sized).unwrap().props;
+    let defaults = crate::Props::default();
+    assert_eq!(props.shape_cache.entries, 10);
+    assert_eq!(props.shape_cache.bytes, defaults.shape_cache.bytes);
+    assert_eq!(props.column_cache.bytes, 65536);
+    assert_eq!(props.column_cache.entries, 1024);
+}
+
+#[test]
 fn tls_paths_are_relative_to_the_file_and_plain_by_default() {
     let base = "databaseName: db\ndataSources:\n  ds:\n    url: \"sqlite::memory:\"\n";
     assert_eq!(load(base).unwrap().server.tls, None);

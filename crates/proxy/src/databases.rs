@@ -61,7 +61,20 @@ impl Databases {
                     })
             })
             .collect();
-        self.first.metrics().render(&pools, &replicas)
+        let caches: Vec<_> = self
+            .iter()
+            .flat_map(|engine| {
+                let database = &engine.config().database_name;
+                engine
+                    .caches()
+                    .into_iter()
+                    .map(move |(name, stats)| match several {
+                        true => (format!("{database}.{name}"), stats),
+                        false => (name.to_owned(), stats),
+                    })
+            })
+            .collect();
+        self.first.metrics().render(&pools, &replicas, &caches)
     }
 
     /// Every engine, the first first.

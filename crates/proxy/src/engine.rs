@@ -96,9 +96,9 @@ impl Engine {
         Ok(Self {
             mysql: router(Dialect::MySql).await,
             postgres: router(Dialect::Postgres).await,
+            shapes: Shapes::new(config.props.shape_cache),
             config,
             backend,
-            shapes: Shapes::default(),
             coordination,
             instance,
             identity,
@@ -155,6 +155,14 @@ impl Engine {
     /// Failed logins, shared by both frontends.
     pub(crate) fn logins(&self) -> &crate::throttle::LoginThrottle {
         &self.instance.logins
+    }
+
+    /// Each of its caches (the statement shapes per frontend, the reads' result columns), as
+    /// it is now.
+    pub(crate) fn caches(&self) -> Vec<(&'static str, keyshard_backend::cache::CacheStats)> {
+        let mut caches = self.shapes.stats().to_vec();
+        caches.push(("columns", self.backend.column_cache()));
+        caches
     }
 
     /// The backend (pools and metadata).

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use keyshard_backend::cache::CacheStats;
 use keyshard_backend::{PoolStats, ReplicaStatus};
 use keyshard_router::Dialect;
 
@@ -174,6 +175,7 @@ impl Metrics {
         &self,
         pools: &[(String, PoolStats)],
         replicas: &[ReplicaStatus],
+        caches: &[(String, CacheStats)],
     ) -> String {
         let mut out = String::new();
         let frontends = [("mysql", &self.mysql), ("postgresql", &self.postgres)];
@@ -292,6 +294,48 @@ impl Metrics {
                     out,
                     "{metric}{{data_source=\"{}\"}} {}",
                     escape(data_source),
+                    value(stats)
+                );
+            }
+        }
+        for (metric, kind, help, value) in [
+            (
+                "keyshard_cache_entries",
+                "gauge",
+                "Entries a cache holds (props.*-cache-entries bounds them)",
+                (|s: &CacheStats| s.entries as u64) as fn(&CacheStats) -> u64,
+            ),
+            (
+                "keyshard_cache_bytes",
+                "gauge",
+                "What a cache's entries weigh (props.*-cache-bytes bounds it)",
+                |s| s.bytes as u64,
+            ),
+            (
+                "keyshard_cache_hits_total",
+                "counter",
+                "Lookups that found an entry",
+                |s| s.hits,
+            ),
+            (
+                "keyshard_cache_misses_total",
+                "counter",
+                "Lookups that found none",
+                |s| s.misses,
+            ),
+            (
+                "keyshard_cache_evictions_total",
+                "counter",
+                "Entries dropped to make room",
+                |s| s.evictions,
+            ),
+        ] {
+            header(&mut out, metric, kind, help);
+            for (cache, stats) in caches {
+                let _ = writeln!(
+                    out,
+                    "{metric}{{cache=\"{}\"}} {}",
+                    escape(cache),
                     value(stats)
                 );
             }
@@ -426,7 +470,15 @@ mod tests {
             position: None,
             reads: 7,
         };
-        let text = metrics.render(&[("ds_\"0\"".to_owned(), stats)], &[replica]);
+        let cache = CacheStats {
+            entries: 2,
+            bytes: 80,
+            hits: 9,
+            misses: 3,
+            evictions: 1,
+        };
+        let caches = [("shapes_mysql".to_owned(), cache)];
+        let text = metrics.render(&[("ds_\"0\"".to_owned(), stats)], &[replica], &caches);
         for line in [
             "keyshard_statements_total{frontend=\"mysql\",kind=\"insert\"} 1",
             "keyshard_statements_total{frontend=\"postgresql\",kind=\"update\"} 1",
@@ -442,11 +494,13 @@ mod tests {
             "keyshard_replica_enabled{data_source=\"rw_ds\",replica=\"read_ds\"} 1",
             "keyshard_replica_lag_seconds{data_source=\"rw_ds\",replica=\"read_ds\"} 0.25",
             "keyshard_replica_reads_total{data_source=\"rw_ds\",replica=\"read_ds\"} 7",
+            "keyshard_cache_hits_total{cache=\"shapes_mysql\"} 9",
+            "keyshard_cache_evictions_total{cache=\"shapes_mysql\"} 1",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }
         drop(connected);
-        let text = metrics.render(&[], &[]);
+        let text = metrics.render(&[], &[], &[]);
         assert!(text.contains("keyshard_client_connections{frontend=\"mysql\"} 0"));
         assert!(!text.contains("keyshard_replica"));
     }

@@ -13,9 +13,9 @@
 //! (MySQL's `LAST_INSERT_ID()` and user variables): the text outside its literals, which is
 //! the shape's, decides both, so a statement of a known shape is routed as it stands.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use keyshard_backend::cache::{Bounds, Cache, CacheStats};
 use keyshard_router::{Dialect, Metadata, Prepared, PreparedInsert, PreparedQuery, Router, Shape};
 
 use typed::Slot;
@@ -23,14 +23,6 @@ use typed::Slot;
 use crate::session::Planned;
 
 pub(crate) mod typed;
-
-/// Shapes kept per dialect, and the bytes of their texts; beyond either the map starts over,
-/// so that statements that never repeat (a literal in a table name, say) or huge multi-row
-/// INSERTs cannot grow it without bound. A plan takes a few times its text's size.
-const CAPACITY: usize = 1024;
-const CAPACITY_BYTES: usize = 4 << 20;
-/// A statement longer than this is parsed every time: its shape would crowd out the others.
-const LONGEST: usize = CAPACITY_BYTES / 16;
 
 /// What is known of a shape.
 #[derive(Debug, Clone)]
@@ -63,21 +55,46 @@ struct Entry {
     metadata_version: u64,
 }
 
-#[derive(Debug, Default)]
-struct Kept {
-    entries: HashMap<Box<str>, Entry, foldhash::fast::RandomState>,
-    /// The length of every key.
-    bytes: usize,
-}
+/// By shape text, weighing its length.
+type Kept = Cache<Box<str>, Entry>;
 
-/// The shapes seen so far, for both dialects.
-#[derive(Debug, Default)]
+/// The shapes seen so far, for both dialects, each within `props.shape-cache-entries` and
+/// `props.shape-cache-bytes` (of shape texts): statements that never repeat (a literal in a
+/// table name, say) or huge multi-row INSERTs cannot grow it without bound. A plan takes a few
+/// times its text's size.
+#[derive(Debug)]
 pub(crate) struct Shapes {
     mysql: Mutex<Kept>,
     postgres: Mutex<Kept>,
+    /// A statement longer than this is parsed every time: its shape would crowd out the
+    /// others.
+    longest: usize,
+}
+
+impl Default for Shapes {
+    fn default() -> Self {
+        Self::new(keyshard_config::Props::default().shape_cache)
+    }
 }
 
 impl Shapes {
+    /// None known yet; each dialect's within `bounds`.
+    pub(crate) fn new(bounds: Bounds) -> Self {
+        Self {
+            mysql: Mutex::new(Cache::new(bounds)),
+            postgres: Mutex::new(Cache::new(bounds)),
+            longest: bounds.bytes / 16,
+        }
+    }
+
+    /// Each dialect's cache, as it is now.
+    pub(crate) fn stats(&self) -> [(&'static str, CacheStats); 2] {
+        [
+            ("shapes_mysql", self.kept(Dialect::MySql).stats()),
+            ("shapes_postgresql", self.kept(Dialect::Postgres).stats()),
+        ]
+    }
+
     fn kept(&self, dialect: Dialect) -> std::sync::MutexGuard<'_, Kept> {
         match dialect {
             Dialect::MySql => &self.mysql,
@@ -96,7 +113,6 @@ impl Shapes {
         metadata_version: u64,
     ) -> Option<Known> {
         self.kept(dialect)
-            .entries
             .get(shape.text())
             .filter(|e| e.metadata_version == metadata_version)
             .map(|e| e.known.clone())
@@ -117,7 +133,7 @@ impl Shapes {
         at_once: bool,
         slots: impl FnOnce(&PreparedInsert) -> Option<Box<[Slot]>>,
     ) -> Option<Known> {
-        if shape.text().len() > LONGEST {
+        if shape.text().len() > self.longest {
             return None;
         }
         let dialect = router.dialect();
@@ -154,18 +170,11 @@ impl Shapes {
 
     fn keep(&self, dialect: Dialect, shape: &Shape, known: Known, metadata_version: u64) {
         let text = shape.text();
-        let mut kept = self.kept(dialect);
-        if kept.entries.len() >= CAPACITY || kept.bytes + text.len() > CAPACITY_BYTES {
-            kept.entries.clear();
-            kept.bytes = 0;
-        }
         let entry = Entry {
             known,
             metadata_version,
         };
-        if kept.entries.insert(text.into(), entry).is_none() {
-            kept.bytes += text.len();
-        }
+        self.kept(dialect).insert(text.into(), entry, text.len());
     }
 }
 

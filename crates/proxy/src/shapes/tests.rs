@@ -70,19 +70,26 @@ fn kept_shapes_stay_within_bounds() {
     );
 
     // Distinct shapes (the row count differs, and the rows do not fold: the first is spelt
-    // unlike the others) start the map over when it is full.
-    for rows in 1..=CAPACITY + 10 {
+    // unlike the others) make room for each other, and the one in use stays.
+    let bounds = keyshard_config::Props::default().shape_cache;
+    for rows in 1..=bounds.entries + 10 {
         let values = vec!["( 'a')"; rows].join(",");
         learn(
             &shapes,
             &router,
             &format!("INSERT INTO t_order (status) VALUES ('a'),{values}"),
         );
-        let kept = shapes.kept(Dialect::MySql);
-        assert!(kept.entries.len() <= CAPACITY && kept.bytes <= CAPACITY_BYTES);
+        assert!(
+            shapes.get(Dialect::MySql, &shape, 7).is_some(),
+            "in use, {rows} rows: {:?}",
+            shapes.stats()
+        );
+        let kept = shapes.kept(Dialect::MySql).stats();
+        assert!(kept.entries <= bounds.entries && kept.bytes <= bounds.bytes);
     }
+    assert!(shapes.stats()[0].1.evictions > 0);
 
-    let values = vec!["( 'a')"; LONGEST / 4].join(",");
+    let values = vec!["( 'a')"; bounds.bytes / 16 / 4].join(",");
     let long = format!("INSERT INTO t_order (status) VALUES ('a'),{values}");
     assert!(learn(&shapes, &router, &long).is_none(), "too long to keep");
 }
