@@ -285,8 +285,7 @@ impl Backend {
     }
 
     /// Runs `units`, all of `plan` on `data_source`, in autocommit mode: on a replica when one
-    /// may answer the read (see `replicas`), else on the data source's own pool. A read whose
-    /// replica fails before any of its rows went out runs again on the primary.
+    /// may answer the read (see `replicas`), else on the data source's own pool.
     async fn autocommit(
         &self,
         plan: &Plan,
@@ -294,21 +293,46 @@ impl Backend {
         units: &[&ExecutionUnit],
     ) -> Result<Vec<outcome::UnitResult>, BackendError> {
         let primary = self.pool(data_source)?;
-        if let Some(replica) = self.replicas.for_read(plan, data_source, primary).await {
-            match execute::autocommit(replica.pool(), units).await {
-                Ok(results) => {
-                    replica.served();
-                    return Ok(results);
-                }
-                Err(e) if e.as_database_error().is_some() || stream::passed_on() => {
-                    return Err(BackendError::from_sqlx(replica.name(), e));
-                }
-                Err(e) => replica.failed(&e),
-            }
+        // Boxed: a data source without replicas (most) carries no replica read in its future.
+        if plan.replica_safe
+            && self.replicas.has(data_source)
+            && let Some(results) = Box::pin(async {
+                let replica = self.replicas.for_read(plan, data_source, primary).await;
+                self.on_replica(replica, units).await
+            })
+            .await?
+        {
+            return Ok(results);
         }
         execute::autocommit(primary, units)
             .await
             .map_err(|e| BackendError::from_sqlx(data_source, e))
+    }
+
+    /// Runs `units` on `replica`, if there is one: `Ok(None)` when they are to run on the
+    /// primary instead, because there is none or it failed before any of their rows went out
+    /// (it then leaves the rotation).
+    pub(crate) async fn on_replica(
+        &self,
+        replica: Option<&replicas::Replica>,
+        units: &[&ExecutionUnit],
+    ) -> Result<Option<Vec<outcome::UnitResult>>, BackendError> {
+        let Some(replica) = replica else {
+            return Ok(None);
+        };
+        match execute::autocommit(replica.pool(), units).await {
+            Ok(results) => {
+                replica.served();
+                Ok(Some(results))
+            }
+            Err(e) if e.as_database_error().is_some() || stream::passed_on() => {
+                Err(BackendError::from_sqlx(replica.name(), e))
+            }
+            Err(e) => {
+                replica.failed(&e);
+                Ok(None)
+            }
+        }
     }
 
     /// Checks the replicas' health and positions, and their primaries' positions, until the

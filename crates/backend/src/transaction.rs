@@ -25,7 +25,7 @@ use crate::characteristics::Characteristics;
 use crate::outcome::UnitResult;
 use crate::session_state::Settings;
 use crate::xa::XaTransaction;
-use crate::{Backend, BackendError, Outcome, execute, failpoint, stream};
+use crate::{Backend, BackendError, Outcome, failpoint};
 
 /// The savepoint a multi-shard statement runs under.
 const SAVEPOINT: &str = "keyshard_statement";
@@ -195,31 +195,16 @@ impl Backend {
         plan: &Plan,
     ) -> Option<Result<Outcome, BackendError>> {
         let data_source = &plan.units.first()?.data_source;
-        if !plan.replica_safe
-            || !transaction.replayed.is_empty()
-            || transaction.branch(data_source).is_some()
-            || plan.units.iter().any(|u| u.data_source != *data_source)
-        {
-            return None;
-        }
         let primary = self.pool(data_source).ok()?;
         let fixed = &mut transaction.fixed_replicas;
         let replica = (self.replicas)
             .for_transactional_read(plan, data_source, primary, fixed)
-            .await?;
+            .await;
         let units: Vec<&ExecutionUnit> = plan.units.iter().collect();
-        match execute::autocommit(replica.pool(), &units).await {
-            Ok(results) => {
-                replica.served();
-                Some(self.outcome(plan, results).await)
-            }
-            Err(e) if e.as_database_error().is_some() || stream::passed_on() => {
-                Some(Err(BackendError::from_sqlx(replica.name(), e)))
-            }
-            Err(e) => {
-                replica.failed(&e);
-                None
-            }
+        match self.on_replica(replica, &units).await {
+            Ok(Some(results)) => Some(self.outcome(plan, results).await),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
         }
     }
 
@@ -230,7 +215,15 @@ impl Backend {
         transaction: &mut Transaction,
         plan: &Plan,
     ) -> Result<Outcome, BackendError> {
-        if let Some(outcome) = self.replica_read_in(transaction, plan).await {
+        // Boxed: a transaction on data sources without replicas carries no replica read.
+        if plan.replica_safe
+            && transaction.replayed.is_empty()
+            && let [first, rest @ ..] = plan.units.as_slice()
+            && self.replicas.has(&first.data_source)
+            && transaction.branch(&first.data_source).is_none()
+            && rest.iter().all(|u| u.data_source == first.data_source)
+            && let Some(outcome) = Box::pin(self.replica_read_in(transaction, plan)).await
+        {
             return outcome;
         }
         let mut touched: Vec<&str> = Vec::new();
