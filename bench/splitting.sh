@@ -13,7 +13,10 @@
 # process's CPU (user + system ticks from /proc/PID/stat) per statement. MySQL: the same with
 # sysbench (bench/select.lua) over the MariaDB pair on 3316/3317.
 #
-# Needs .ci/replicas.sh's servers, pgbench and sysbench. Ports 6543/3430 and 6544/3431 and the
+# CALLGRIND=1 counts instructions instead (valgrind's callgrind, one client, one round):
+# deterministic where CPU ticks on a shared machine are not.
+#
+# Needs .ci/replicas.sh's servers, pgbench and sysbench (and valgrind for CALLGRIND=1). Ports 6543/3430 and 6544/3431 and the
 # database ks_split are its own. Not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +25,8 @@ N=${1:-12000}
 CLIENTS=${2:-4}
 ROUNDS=${3:-3}
 HZ=$(getconf CLK_TCK)
+CALLGRIND=${CALLGRIND:-0}
+if [ "$CALLGRIND" = 1 ]; then CLIENTS=1 ROUNDS=1; fi
 WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
@@ -97,18 +102,30 @@ YAML
 }
 start() { # kind, port, split: prints the pid
   config "$1" "$2" "$3" > "$WORK/$1-$3.yaml"
-  "$KEYSHARD_BIN" serve --config "$WORK/$1-$3.yaml" > "$WORK/$1-$3.log" 2>&1 &
+  if [ "$CALLGRIND" = 1 ]; then
+    valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$1-$3.%p" --dump-instr=no \
+      "$KEYSHARD_BIN" serve --config "$WORK/$1-$3.yaml" > "$WORK/$1-$3.log" 2>&1 &
+  else
+    "$KEYSHARD_BIN" serve --config "$WORK/$1-$3.yaml" > "$WORK/$1-$3.log" 2>&1 &
+  fi
   echo $!
 }
 PG_SPLIT=$(start pg 6543 1); PG_PLAIN=$(start pg 6544 0)
 MY_SPLIT=$(start my 3430 1); MY_PLAIN=$(start my 3431 0)
 PIDS+=("$PG_SPLIT" "$PG_PLAIN" "$MY_SPLIT" "$MY_PLAIN")
-sleep 3
+sleep $([ "$CALLGRIND" = 1 ] && echo 20 || echo 3)
 
 ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
-per_statement() { # pid, command…: µs of the pid's CPU per statement of the command
+per_statement() { # pid, command…: µs of the pid's CPU (or instructions) per statement
   local pid=$1 t0 t1
   shift
+  if [ "$CALLGRIND" = 1 ]; then
+    callgrind_control -z "$pid" > /dev/null 2>&1
+    "$@" > /dev/null 2>&1
+    callgrind_control -d "$pid" > /dev/null 2>&1
+    awk -v n="$N" '/^(summary|totals):/ {printf "%.0f", $2 / n; exit}' "$(ls -t "$WORK"/cg.*."$pid".* | head -n 1)"
+    return
+  fi
   t0=$(ticks "$pid")
   "$@" > /dev/null 2>&1
   t1=$(ticks "$pid")
@@ -128,7 +145,8 @@ compare() { # name, split pid, plain pid, command (with PORT for the port)…
   shift 3
   local split_port=${SPLIT_PORT} plain_port=${PLAIN_PORT}
   "$@" "$split_port" > /dev/null 2>&1; "$@" "$plain_port" > /dev/null 2>&1 # warm-up
-  printf '%-36s %5s %12s %12s %7s\n' "$name" round "group µs" "plain µs" ratio
+  local unit=µs; [ "$CALLGRIND" = 1 ] && unit=Ir
+  printf '%-36s %5s %12s %12s %7s\n' "$name" round "group $unit" "plain $unit" ratio
   for round in $(seq 1 "$ROUNDS"); do
     if [ $((round % 2)) = 1 ]; then
       a=$(per_statement "$split" "$@" "$split_port"); b=$(per_statement "$plain" "$@" "$plain_port")
