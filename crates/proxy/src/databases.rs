@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use keyshard_backend::ReplicaStatus;
+
 use crate::engine::Engine;
 
 /// The engines, the first one the default.
@@ -29,52 +31,43 @@ impl Databases {
         self.iter().find(|e| e.is_database(name))
     }
 
-    /// The instance's metrics in Prometheus' text format, with every database's pools as
-    /// they are now (named `database.data_source` when there are several databases).
+    /// The instance's metrics in Prometheus' text format, with every database's pools,
+    /// replicas and caches as they are now (named `database.name` when there are several
+    /// databases).
     pub(crate) fn render_metrics(&self) -> String {
-        let several = !self.others.is_empty();
-        let pools: Vec<_> =
-            self.iter()
-                .flat_map(|engine| {
-                    let database = &engine.config().database_name;
-                    engine.backend().pool_stats().into_iter().map(
-                        move |(name, stats)| match several {
-                            true => (format!("{database}.{name}"), stats),
-                            false => (name, stats),
-                        },
-                    )
-                })
-                .collect();
+        let pools = self.per_database(|engine| engine.backend().pool_stats());
         let replicas: Vec<_> = self
-            .iter()
-            .flat_map(|engine| {
-                let database = &engine.config().database_name;
-                engine
-                    .backend()
-                    .replica_status()
-                    .into_iter()
-                    .map(move |mut r| {
-                        if several {
-                            r.group = format!("{database}.{}", r.group);
-                        }
-                        r
-                    })
+            .per_database(|engine| {
+                let replicas = engine.backend().replica_status().into_iter();
+                replicas.map(|r| (r.group.clone(), r)).collect()
             })
+            .into_iter()
+            .map(|(group, replica)| ReplicaStatus { group, ..replica })
             .collect();
-        let caches: Vec<_> = self
-            .iter()
-            .flat_map(|engine| {
-                let database = &engine.config().database_name;
-                engine
-                    .caches()
-                    .into_iter()
-                    .map(move |(name, stats)| match several {
-                        true => (format!("{database}.{name}"), stats),
-                        false => (name.to_owned(), stats),
-                    })
-            })
-            .collect();
+        let caches = self.per_database(|engine| {
+            let caches = engine.caches().into_iter();
+            caches
+                .map(|(name, stats)| (name.to_owned(), stats))
+                .collect()
+        });
         self.first.metrics().render(&pools, &replicas, &caches)
+    }
+
+    /// What `of` lists for each database, each name prefixed with its database's when there
+    /// are several.
+    fn per_database<T>(&self, of: impl Fn(&Engine) -> Vec<(String, T)>) -> Vec<(String, T)> {
+        let several = !self.others.is_empty();
+        self.iter()
+            .flat_map(|engine| {
+                let database = &engine.config().database_name;
+                of(engine)
+                    .into_iter()
+                    .map(move |(name, item)| match several {
+                        true => (format!("{database}.{name}"), item),
+                        false => (name, item),
+                    })
+            })
+            .collect()
     }
 
     /// Every engine, the first first.
