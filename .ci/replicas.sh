@@ -26,7 +26,7 @@ maria_start() { # port server-id
     --port="$port" --bind-address=127.0.0.1 --socket="$dir/mysqld.sock" \
     --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
     --server-id="$id" --log-bin=binlog --binlog-format=ROW --log-slave-updates \
-    --gtid-strict-mode=ON --skip-name-resolve >/dev/null 2>&1 &)
+    --gtid-strict-mode=ON --binlog-expire-logs-seconds=86400 --skip-name-resolve >/dev/null 2>&1 &)
   for _ in $(seq 1 60); do maria_ping "$port" && return 0; sleep 0.5; done
   echo "MariaDB did not start on $port (see $dir/error.log)" >&2
   exit 1
@@ -35,23 +35,27 @@ maria_start() { # port server-id
 maria_start 3316 1
 maria_start 3317 2
 # root without a password from 127.0.0.1 (install-db creates root@localhost only as a socket
-# user on some builds), a test database, and the replica following the primary by GTID.
+# user on some builds), the replica following the primary by GTID, and a test database.
 for port in 3316 3317; do
   mariadb --protocol=socket -S "$ROOT/mariadb-$port/mysqld.sock" -uroot -e "
     SET sql_log_bin = 0;
     CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';
     GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;" 2>/dev/null || true
 done
-mariadb --protocol=tcp -h127.0.0.1 -P3316 -uroot -e "CREATE DATABASE IF NOT EXISTS test"
 if [ -z "$(mariadb --protocol=tcp -h127.0.0.1 -P3317 -uroot -N -e 'SHOW SLAVE STATUS')" ]; then
+  # From the primary's position now (the tests create their databases afresh), so that a
+  # replica set up again never needs binlogs the primary has let go.
+  position=$(mariadb --protocol=tcp -h127.0.0.1 -P3316 -uroot -N -e 'SELECT @@GLOBAL.gtid_binlog_pos')
   mariadb --protocol=tcp -h127.0.0.1 -P3317 -uroot -e "
     SET GLOBAL read_only = ON;
+    SET GLOBAL gtid_slave_pos = '$position';
     CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = 3316, MASTER_USER = 'root',
       MASTER_USE_GTID = slave_pos;
     START SLAVE;"
 else
   mariadb --protocol=tcp -h127.0.0.1 -P3317 -uroot -e "START SLAVE" 2>/dev/null || true
 fi
+mariadb --protocol=tcp -h127.0.0.1 -P3316 -uroot -e "CREATE DATABASE IF NOT EXISTS test"
 
 # --- PostgreSQL ----------------------------------------------------------------------------
 PG_BIN=/usr/lib/postgresql/$(ls /usr/lib/postgresql | sort -n | tail -n 1)/bin

@@ -527,15 +527,18 @@ async fn postgres_reads_see_their_own_writes_on_a_lagging_standby() {
 }
 
 /// A MariaDB replica of its own for a test to kill: a fresh data directory, following the
-/// primary by GTID. Killed (if still running) and removed when dropped.
+/// primary by GTID from its position now, and only `database` (what other tests write
+/// meanwhile is in databases it does not have). Killed (if still running) and removed when
+/// dropped.
 struct ThrowawayReplica {
     dir: std::path::PathBuf,
     port: u16,
+    database: String,
     server: Option<std::process::Child>,
 }
 
 impl ThrowawayReplica {
-    async fn start(primary: &str) -> Self {
+    async fn start(primary: &str, database: &str) -> Self {
         let dir = std::env::temp_dir().join(common::unique("ks_replica"));
         let install = std::process::Command::new("mariadb-install-db")
             .args([
@@ -554,6 +557,7 @@ impl ThrowawayReplica {
         let mut replica = Self {
             dir,
             port,
+            database: database.to_owned(),
             server: None,
         };
         replica.run().await;
@@ -566,10 +570,20 @@ impl ThrowawayReplica {
             .map(|(_, address)| address)
             .and_then(|a| a.split_once(':'))
             .expect("a primary URL with host and port");
+        // From the primary's position now: what the test creates after, not the primary's
+        // whole history (whose oldest binlogs may be gone).
+        let mut admin = sqlx::MySqlConnection::connect(&format!("{primary}/mysql"))
+            .await
+            .unwrap();
+        let position: String = sqlx::query_scalar("SELECT CAST(@@GLOBAL.gtid_binlog_pos AS CHAR)")
+            .fetch_one(&mut admin)
+            .await
+            .unwrap();
         conn.execute(
             format!(
-                "CHANGE MASTER TO MASTER_HOST = '{host}', MASTER_PORT = {primary_port}, \
-                 MASTER_USER = 'root', MASTER_USE_GTID = slave_pos; START SLAVE"
+                "SET GLOBAL gtid_slave_pos = '{position}'; CHANGE MASTER TO MASTER_HOST = \
+                 '{host}', MASTER_PORT = {primary_port}, MASTER_USER = 'root', \
+                 MASTER_USE_GTID = slave_pos; START SLAVE"
             )
             .as_str(),
         )
@@ -590,6 +604,7 @@ impl ThrowawayReplica {
             ))
             .arg(format!("--server-id={}", 100 + u32::from(self.port % 1000)))
             .arg("--skip-name-resolve")
+            .arg(format!("--replicate-wild-do-table={}.%", self.database))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -632,8 +647,8 @@ impl Drop for ThrowawayReplica {
 #[ignore = "needs KEYSHARD_TEST_MYSQL_REPLICATION (a MariaDB primary and replica, .ci/replicas.sh)"]
 async fn a_replica_killed_under_read_load_costs_no_read_and_comes_back() {
     let (primary, replica) = servers("KEYSHARD_TEST_MYSQL_REPLICATION");
-    let mut doomed = ThrowawayReplica::start(&primary).await;
     let database = common::unique("ks_rw_kill");
+    let mut doomed = ThrowawayReplica::start(&primary, &database).await;
     let mut admin = sqlx::MySqlConnection::connect(&format!("{primary}/mysql"))
         .await
         .unwrap();
