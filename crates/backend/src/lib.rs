@@ -296,43 +296,13 @@ impl Backend {
         // Boxed: a data source without replicas (most) carries no replica read in its future.
         if plan.replica_safe
             && self.replicas.has(data_source)
-            && let Some(results) = Box::pin(async {
-                let replica = self.replicas.for_read(plan, data_source, primary).await;
-                self.on_replica(replica, units).await
-            })
-            .await?
+            && let Some(results) = Box::pin(self.read_on_replica(plan, data_source, units)).await?
         {
             return Ok(results);
         }
         execute::autocommit(primary, units)
             .await
             .map_err(|e| BackendError::from_sqlx(data_source, e))
-    }
-
-    /// Runs `units` on `replica`, if there is one: `Ok(None)` when they are to run on the
-    /// primary instead, because there is none or it failed before any of their rows went out
-    /// (it then leaves the rotation).
-    pub(crate) async fn on_replica(
-        &self,
-        replica: Option<&replicas::Replica>,
-        units: &[&ExecutionUnit],
-    ) -> Result<Option<Vec<outcome::UnitResult>>, BackendError> {
-        let Some(replica) = replica else {
-            return Ok(None);
-        };
-        match execute::autocommit(replica.pool(), units).await {
-            Ok(results) => {
-                replica.served();
-                Ok(Some(results))
-            }
-            Err(e) if e.as_database_error().is_some() || stream::passed_on() => {
-                Err(BackendError::from_sqlx(replica.name(), e))
-            }
-            Err(e) => {
-                replica.failed(&e);
-                Ok(None)
-            }
-        }
     }
 
     /// Checks the replicas' health and positions, and their primaries' positions, until the

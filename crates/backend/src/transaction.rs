@@ -18,7 +18,7 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 use keyshard_config::DatabaseKind;
 use keyshard_coordination::commit_decision_sql;
-use keyshard_router::{ExecutionUnit, Plan};
+use keyshard_router::Plan;
 
 use crate::branch::Branch;
 use crate::characteristics::Characteristics;
@@ -185,29 +185,6 @@ impl Transaction {
 }
 
 impl Backend {
-    /// A read of `transaction` its group's `transactionalReadQueryStrategy` (FIXED, DYNAMIC)
-    /// sends to a replica, run there on its own: one read of one data source whose primary
-    /// the transaction has not touched, nor given settings or savepoints a replica would not
-    /// have. `None`: it runs in the transaction.
-    async fn replica_read_in(
-        &self,
-        transaction: &mut Transaction,
-        plan: &Plan,
-    ) -> Option<Result<Outcome, BackendError>> {
-        let data_source = &plan.units.first()?.data_source;
-        let primary = self.pool(data_source).ok()?;
-        let fixed = &mut transaction.fixed_replicas;
-        let replica = (self.replicas)
-            .for_transactional_read(plan, data_source, primary, fixed)
-            .await;
-        let units: Vec<&ExecutionUnit> = plan.units.iter().collect();
-        match self.on_replica(replica, &units).await {
-            Ok(Some(results)) => Some(self.outcome(plan, results).await),
-            Ok(None) => None,
-            Err(e) => Some(Err(e)),
-        }
-    }
-
     /// Runs `plan` inside `transaction`, beginning a branch on each data source it touches for
     /// the first time.
     pub async fn execute_in(
@@ -222,7 +199,8 @@ impl Backend {
             && self.replicas.has(&first.data_source)
             && transaction.branch(&first.data_source).is_none()
             && rest.iter().all(|u| u.data_source == first.data_source)
-            && let Some(outcome) = Box::pin(self.replica_read_in(transaction, plan)).await
+            && let Some(outcome) =
+                Box::pin(self.read_on_replica_in(&mut transaction.fixed_replicas, plan)).await
         {
             return outcome;
         }

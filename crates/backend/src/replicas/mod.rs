@@ -23,6 +23,7 @@
 
 mod position;
 mod probe;
+mod reads;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

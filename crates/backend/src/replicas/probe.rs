@@ -17,29 +17,28 @@ pub(super) struct ReplicaState {
 /// it. PostgreSQL's write location is past every commit that has returned (each is flushed
 /// first); MariaDB's binlog position holds every committed transaction.
 pub(super) async fn primary(pool: &Pool) -> Result<Position, sqlx::Error> {
-    match pool {
-        Pool::MySql(c) => {
-            let text: String = c
-                .with_base(async |conn| {
-                    sqlx::query_scalar("SELECT CAST(@@GLOBAL.gtid_binlog_pos AS CHAR)")
-                        .fetch_one(conn)
-                        .await
-                })
-                .await?;
-            Position::gtids(&text).ok_or_else(|| unreadable(&text))
-        }
-        Pool::Postgres(c) => {
-            let text: String = c
-                .with_base(async |conn| {
-                    sqlx::query_scalar("SELECT pg_current_wal_lsn()::text")
-                        .fetch_one(conn)
-                        .await
-                })
-                .await?;
-            Position::lsn(&text).ok_or_else(|| unreadable(&text))
-        }
-        Pool::Sqlite(_) => Err(no_replication()),
-    }
+    let (text, position): (String, fn(&str) -> Option<Position>) = match pool {
+        Pool::MySql(c) => (
+            c.with_base(async |conn| {
+                sqlx::query_scalar("SELECT CAST(@@GLOBAL.gtid_binlog_pos AS CHAR)")
+                    .fetch_one(conn)
+                    .await
+            })
+            .await?,
+            Position::gtids,
+        ),
+        Pool::Postgres(c) => (
+            c.with_base(async |conn| {
+                sqlx::query_scalar("SELECT pg_current_wal_lsn()::text")
+                    .fetch_one(conn)
+                    .await
+            })
+            .await?,
+            Position::lsn,
+        ),
+        Pool::Sqlite(_) => return Err(no_replication()),
+    };
+    position(&text).ok_or_else(|| unreadable(&text))
 }
 
 /// What a replica has applied.
