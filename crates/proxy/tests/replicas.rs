@@ -51,8 +51,8 @@ mode:
   type: Standalone
   repository: {{type: JDBC, props: {{data-source: rw_ds}}}}
 dataSources:
-  write_ds: {{url: '{primary}'}}
-  read_ds: {{url: '{replica}', maxPoolSize: 16}}
+  write_ds: {{url: '{primary}', maxPoolSize: 2}}
+  read_ds: {{url: '{replica}', maxPoolSize: 1}}
 rules:
 - !READWRITE_SPLITTING
   dataSourceGroups:
@@ -258,6 +258,50 @@ async fn pg_loops(proxy: &PgProxy) -> (u64, u64) {
     tally.counts()
 }
 
+/// What the `mariadb` client prints (tab-separated, no headers) for `sql` on `address`
+/// (host:port), as `user` (password `root` when a user is named) in `database`. Run off the
+/// runtime, whose thread also serves the proxy the client talks to.
+async fn mariadb_client(address: &str, user: &str, database: &str, sql: &str) -> String {
+    let args = [address, user, database, sql].map(str::to_owned);
+    tokio::task::spawn_blocking(move || {
+        let [address, user, database, sql] = args;
+        run_mariadb_client(&address, &user, &database, &sql)
+    })
+    .await
+    .unwrap()
+}
+
+fn run_mariadb_client(address: &str, user: &str, database: &str, sql: &str) -> String {
+    let (host, port) = address.split_once(':').expect("host:port");
+    let mut command = std::process::Command::new("mariadb");
+    command.args([
+        "--protocol=tcp",
+        "-h",
+        host,
+        "-P",
+        port,
+        "-N",
+        "-B",
+        "-D",
+        database,
+    ]);
+    if user.is_empty() {
+        command.arg("-uroot");
+    } else {
+        command.args([format!("-u{user}"), "-proot".to_owned()]);
+    }
+    let out = command
+        .args(["-e", sql])
+        .output()
+        .expect("the mariadb client");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Inserts a row for user 1 and reads it back with `read` (its key the one parameter).
 async fn fresh_read(conn: &mut sqlx::MySqlConnection, read: &str) -> Option<String> {
     let id = sqlx::query("INSERT INTO t_rw (user_id, note) VALUES (1, 'fresh')")
@@ -307,14 +351,47 @@ async fn mariadb_reads_see_their_own_writes_on_a_lagging_replica() {
     };
     let url = proxy.url("root", "root");
     let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();
-    conn.execute("CREATE TABLE t_rw (id BIGINT PRIMARY KEY, user_id INT, note VARCHAR(20))")
-        .await
-        .unwrap();
+    conn.execute(
+        "CREATE TABLE t_rw (id BIGINT PRIMARY KEY, user_id INT, note VARCHAR(20), \
+         created_at TIMESTAMP(3) NULL, price DECIMAL(12, 2), doc JSON, uid UUID)",
+    )
+    .await
+    .unwrap();
     causal.in_rotation().await;
 
     let (reads, misses, share) = causal.phase("MariaDB, caught up, causal").await;
     assert!(reads > 0 && misses == 0, "{misses} of {reads}");
     assert!(share > 0.5, "replicas served {share} of the reads");
+
+    // Typed values read on the replica, in a session with its own time zone, as the mariadb
+    // client shows them: the same as the primary's table shows them directly.
+    let (before, _) = causal.replica_reads().await;
+    let write = "INSERT INTO t_rw (user_id, note, created_at, price, doc, uid) VALUES \
+        (3, 'typed', '2026-12-06 10:11:12.345', 1234.50, '{\"a\": [1, 2.5, null]}', \
+         'c56a4180-65aa-42ec-a945-5fd21dec0538'), (3, NULL, NULL, -0.01, NULL, NULL)";
+    let read = "SET time_zone = '+09:00'; SELECT id IS NOT NULL, note, created_at, price, doc, \
+        uid FROM {table} WHERE user_id = 3 ORDER BY price";
+    let through = mariadb_client(
+        &proxy.address.to_string(),
+        "root",
+        "sharding_db",
+        &format!("{write}; {}", read.replace("{table}", "t_rw")),
+    )
+    .await;
+    let (host_port, _) = primary
+        .trim_start_matches("mysql://root@")
+        .split_once('/')
+        .unwrap_or((primary.trim_start_matches("mysql://root@"), ""));
+    let direct = mariadb_client(host_port, "", &database, &read.replace("{table}", "t_rw_1")).await;
+    assert_eq!(through, direct);
+    assert!(
+        through.contains("1234.50") && through.contains("19:11:12.345"),
+        "{through}"
+    );
+    assert!(
+        causal.replica_reads().await.0 > before,
+        "the typed read was not the replica's"
+    );
 
     delay(&mut follower, 1).await;
     causal.in_rotation().await;
@@ -419,7 +496,10 @@ async fn postgres_reads_see_their_own_writes_on_a_lagging_standby() {
     };
     let client = proxy.client().await;
     client
-        .batch_execute("CREATE TABLE t_rw (id BIGINT PRIMARY KEY, user_id INT, note TEXT)")
+        .batch_execute(
+            "CREATE TABLE t_rw (id BIGINT PRIMARY KEY, user_id INT, note TEXT, \
+             created_at TIMESTAMPTZ, price NUMERIC(12, 2), doc JSONB, uid UUID)",
+        )
         .await
         .unwrap();
     causal.in_rotation().await;
@@ -427,6 +507,49 @@ async fn postgres_reads_see_their_own_writes_on_a_lagging_standby() {
     let (reads, misses, share) = causal.phase("PostgreSQL, caught up, causal").await;
     assert!(reads > 0 && misses == 0, "{misses} of {reads}");
     assert!(share > 0.5, "replicas served {share} of the reads");
+
+    // Typed values read on the standby, in a session with its own time zone: the same text as
+    // the primary's table gives directly.
+    let (before, _) = causal.replica_reads().await;
+    client
+        .batch_execute(
+            "INSERT INTO t_rw (user_id, note, created_at, price, doc, uid) VALUES \
+             (3, 'typed', '2026-12-06 10:11:12.345+00', 1234.50, '{\"a\": [1, 2.5, null]}', \
+              'c56a4180-65aa-42ec-a945-5fd21dec0538'), (3, NULL, NULL, -0.01, NULL, NULL)",
+        )
+        .await
+        .unwrap();
+    let read = "SELECT note, created_at, price, doc, uid FROM {table} WHERE user_id = 3 \
+                ORDER BY price";
+    let texts = async |client: &tokio_postgres::Client, table: &str| {
+        client
+            .batch_execute("SET TIME ZONE 'Asia/Tokyo'")
+            .await
+            .unwrap();
+        let messages = client
+            .simple_query(&read.replace("{table}", table))
+            .await
+            .unwrap();
+        messages
+            .iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(row) => Some(
+                    (0..row.len())
+                        .map(|i| row.get(i).map(str::to_owned))
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect::<Vec<Vec<Option<String>>>>()
+    };
+    let through = texts(&client, "t_rw").await;
+    let direct = connect(&urls.0.parse().unwrap()).await.unwrap();
+    assert_eq!(through, texts(&direct, "t_rw_1").await);
+    assert_eq!(through[1][1].as_deref(), Some("2026-12-06 19:11:12.345+09"));
+    assert!(
+        causal.replica_reads().await.0 > before,
+        "the typed read was not the standby's"
+    );
 
     delay(&standby, "1s").await;
     let (reads, misses, _) = causal.phase("PostgreSQL, a second behind, causal").await;
