@@ -39,6 +39,11 @@ pub struct Plan {
     /// A read no merge answers: its tables' rows gathered on one data source, where the
     /// statement runs as written (see [`Gather`]); `units` is then empty.
     pub gather: Option<Box<Gather>>,
+    /// A single-row INSERT of literals with nothing but its row to do (no `RETURNING`,
+    /// `ON DUPLICATE KEY`, `ON CONFLICT`, `IGNORE`, function call or subquery): the bytes of
+    /// that row in its one unit's text, so the backend may send it with other sessions' rows
+    /// of the same text around them as one multi-row INSERT (see the backend's `batching`).
+    pub batch_row: Option<std::ops::Range<usize>>,
 }
 
 /// The rows an UPDATE would have to move to another data node: those its WHERE clause matches
@@ -90,6 +95,7 @@ impl Plan {
             guard: None,
             described_as: None,
             gather: None,
+            batch_row: None,
         }
     }
 }

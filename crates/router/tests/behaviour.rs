@@ -845,3 +845,60 @@ fn gene_bits_without_a_gene_repeat_the_sequence() {
     }
     assert_eq!(tables.len(), 2, "{tables:?}");
 }
+
+#[test]
+fn only_one_row_of_plain_values_may_share_a_batch_with_other_sessions() {
+    for dialect in [Dialect::MySql, Dialect::Postgres] {
+        let router = router(common::T_ORDER, dialect);
+        let joins = |sql: &str| {
+            let plan = plan(&router, sql, &[]);
+            let row = plan.batch_row?;
+            Some(plan.units[0].sql[row].to_owned())
+        };
+        let row = joins("INSERT INTO t_order (user_id, status) VALUES (1, 'a''b')").unwrap();
+        assert!(
+            row.starts_with("(1, 'a''b', ") && row.ends_with(')'),
+            "{row}"
+        );
+        assert!(
+            joins("INSERT INTO t_order (user_id, status) VALUES (1, CAST(-1 AS CHAR(3)))")
+                .is_some()
+        );
+        // The key slot may hold what asks for a key.
+        assert!(
+            joins("INSERT INTO t_order (order_id, user_id, status) VALUES (DEFAULT, 1, 'a')")
+                .is_some()
+        );
+        for sql in [
+            "INSERT INTO t_order (user_id, status) VALUES (1, 'a'), (2, 'b')",
+            "INSERT INTO t_order (user_id, status) VALUES (1, concat('a', 'b'))",
+            "INSERT INTO t_order (user_id, status) VALUES (1, (SELECT 'x'))",
+        ] {
+            assert_eq!(joins(sql), None, "{sql}");
+        }
+        let placeholder = match dialect {
+            Dialect::MySql => "?",
+            Dialect::Postgres => "$1",
+        };
+        let sql = format!("INSERT INTO t_order (user_id, status) VALUES ({placeholder}, 'a')");
+        let plan = plan(&router, &sql, &[Value::Int(1)]);
+        assert_eq!(plan.batch_row, None, "parameters");
+    }
+    let mysql = router(common::T_ORDER, Dialect::MySql);
+    for sql in [
+        "INSERT IGNORE INTO t_order (user_id, status) VALUES (1, 'a')",
+        "REPLACE INTO t_order (user_id, status) VALUES (1, 'a')",
+        "INSERT INTO t_order (user_id, status) VALUES (1, 'a') ON DUPLICATE KEY UPDATE status = 'b'",
+        "INSERT INTO t_order SET user_id = 1, status = 'a'",
+    ] {
+        assert_eq!(plan(&mysql, sql, &[]).batch_row, None, "{sql}");
+    }
+    let pg = router(common::T_ORDER, Dialect::Postgres);
+    for sql in [
+        "INSERT INTO t_order (user_id, status) VALUES (1, 'a') RETURNING order_id",
+        "INSERT INTO t_order (user_id, status) VALUES (1, 'a') ON CONFLICT DO NOTHING",
+        "INSERT INTO t_order (user_id, status) VALUES (1, now()::text)",
+    ] {
+        assert_eq!(plan(&pg, sql, &[]).batch_row, None, "{sql}");
+    }
+}

@@ -2,6 +2,7 @@
 //! each row and render one statement per data node.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::Arc;
 
 use keyshard_config::TableRule;
@@ -240,9 +241,14 @@ impl PreparedInsert {
             row_keys: &row_keys,
         };
         // Units in data node order, each with its rows in the client's order.
+        let mut batch_row = None;
         let (row_units, units) = if let [node] = row_nodes[..] {
             // One row, one unit: what nearly every INSERT is.
-            (vec![0], vec![self.render(node, vec![0], &bound)?])
+            let (unit, rows) = self.render(node, vec![0], &bound)?;
+            if self.joins_others && unit.params.is_empty() {
+                batch_row = Some(rows);
+            }
+            (vec![0], vec![unit])
         } else {
             let mut node_units = vec![usize::MAX; self.rule.data_nodes.len()];
             let mut used: Vec<usize> = row_nodes.clone();
@@ -255,13 +261,14 @@ impl PreparedInsert {
             let mut units = Vec::with_capacity(used.len());
             for (unit, node) in used.iter().enumerate() {
                 let unit_rows = (0..rows.count).filter(|r| row_units[*r] == unit).collect();
-                units.push(self.render(*node, unit_rows, &bound)?);
+                units.push(self.render(*node, unit_rows, &bound)?.0);
             }
             (row_units, units)
         };
         Ok(Plan {
             generated_keys,
             row_units,
+            batch_row,
             ..Plan::of_units(units)
         })
     }
@@ -387,18 +394,20 @@ impl PreparedInsert {
         }
     }
 
+    /// The unit of `node` with `unit_rows`, and where its rows are in its text.
     fn render(
         &self,
         node: usize,
         unit_rows: Vec<usize>,
         bound: &Bound<'_>,
-    ) -> Result<ExecutionUnit, RouteError> {
+    ) -> Result<(ExecutionUnit, Range<usize>), RouteError> {
         let data_node = &self.rule.data_nodes[node];
         let template = &self.template;
         let tables = [data_node.table.as_str()];
         let mut renderer = Renderer::new(&self.sql, self.dialect, &tables, bound.params);
         renderer.literals = bound.literals;
         renderer.render(template.head(), RowKey::NONE)?;
+        let rows_start = renderer.out.len();
         for (n, &row) in unit_rows.iter().enumerate() {
             if n > 0 {
                 renderer.out.push_str(template.row_separator);
@@ -411,17 +420,19 @@ impl PreparedInsert {
             bound.from(&mut renderer, bound.rows.offset(row))?;
             renderer.render(template.row(bound.rows.template_row(row)), key)?;
         }
+        let rows = rows_start..renderer.out.len();
         // What follows the rows numbers its parameters on from the last row's.
         bound.from(&mut renderer, bound.rows.offset(bound.rows.count - 1))?;
         renderer.render(template.tail(), RowKey::NONE)?;
-        Ok(ExecutionUnit {
+        let unit = ExecutionUnit {
             data_source: data_node.data_source.clone(),
             table: data_node.table.clone(),
             sql: renderer.out,
             params: renderer.out_params,
             rows: unit_rows,
             binary_results: false,
-        })
+        };
+        Ok((unit, rows))
     }
 }
 

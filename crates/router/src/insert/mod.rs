@@ -76,6 +76,9 @@ pub struct PreparedInsert {
     /// It has `RETURNING`: the client is told every key, so a statement's keys need not be
     /// consecutive and may be more than one block of its generator.
     returning: bool,
+    /// One row of plain values and nothing else: an execution without parameters may join
+    /// other sessions' rows (see [`crate::Plan::batch_row`]).
+    joins_others: bool,
 }
 
 impl PreparedInsert {

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use keyshard_config::TableRule;
 use sqlparser::ast::{
-    Assignment, AssignmentTarget, Expr, Insert, ObjectName, SetExpr, Spanned, Value as SqlValue,
+    Assignment, AssignmentTarget, Expr, Insert, ObjectName, SetExpr, Spanned, UnaryOperator,
+    Value as SqlValue,
 };
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Location;
@@ -236,6 +237,7 @@ pub(crate) fn prepare(
         });
     }
 
+    let joins_others = joins_others(insert, &body, key_index, &specs);
     let value_columns = value_columns(&rows, &columns, &tokens, &mut locator)?;
     let template = Template::build(sql.len(), &layout.row_ranges, layout.row_separator, edits)?;
     Ok(PreparedInsert {
@@ -248,7 +250,53 @@ pub(crate) fn prepare(
         param_count: tokens.param_count,
         value_columns,
         returning: insert.returning.is_some(),
+        joins_others,
     })
+}
+
+/// Whether an execution may share one multi-row INSERT with other sessions' rows: one row of
+/// plain values and nothing else the statement does, so that its row inserted beside others
+/// is what it would have been alone. A generated key's slot may hold anything (`DEFAULT`).
+fn joins_others(insert: &Insert, body: &Body<'_>, key: Option<usize>, specs: &[RowSpec]) -> bool {
+    let Body::Values {
+        rows,
+        explicit_row: false,
+    } = body
+    else {
+        return false;
+    };
+    let ([(values, _, _)], [spec]) = (rows.as_slice(), specs) else {
+        return false;
+    };
+    let generated = matches!(spec.key, KeySpec::Generate)
+        .then_some(key)
+        .flatten();
+    insert.on.is_none()
+        && insert.or.is_none()
+        && !insert.ignore
+        && !insert.replace_into
+        && insert.priority.is_none()
+        && insert.overriding.is_none()
+        && insert.returning.is_none()
+        && insert.insert_alias.is_none()
+        && values
+            .iter()
+            .enumerate()
+            .all(|(i, value)| Some(i) == generated || is_plain(value))
+}
+
+/// A literal, a parameter (a shape's cut literal), a signed number or a cast of one: a value
+/// that runs nothing.
+fn is_plain(expr: &Expr) -> bool {
+    match expr {
+        Expr::Value(_) | Expr::TypedString(_) => true,
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus | UnaryOperator::Plus,
+            expr,
+        } => matches!(**expr, Expr::Value(_)),
+        Expr::Cast { expr, .. } | Expr::Nested(expr) => is_plain(expr),
+        _ => false,
+    }
 }
 
 /// The column each parameter is the whole value of, in parameter order; `None` when some
