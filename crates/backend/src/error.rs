@@ -113,6 +113,15 @@ pub enum BackendError {
         /// Why the decision could not be confirmed.
         message: String,
     },
+    /// The connection failed while a statement ran with other sessions' rows (see
+    /// `batching`): whether it was stored is not known.
+    #[error("data source '{data_source}': outcome unknown: {message}")]
+    OutcomeUnknown {
+        /// The data source's configured name.
+        data_source: String,
+        /// What happened.
+        message: String,
+    },
     /// XA needs the worker-id lease to name its transactions.
     #[error(
         "XA transaction refused: this instance does not hold its worker-id lease (the \
@@ -254,7 +263,8 @@ impl BackendError {
             | BackendError::RowTooLarge { data_source, .. }
             | BackendError::XaUnsupported { data_source, .. }
             | BackendError::GatherKinds { data_source, .. }
-            | BackendError::NotPostgres { data_source, .. } => Some(data_source),
+            | BackendError::NotPostgres { data_source, .. }
+            | BackendError::OutcomeUnknown { data_source, .. } => Some(data_source),
             BackendError::PartialCommit { failure, .. } => failure.data_source(),
             BackendError::UnknownDataSource(_)
             | BackendError::NoRuntime

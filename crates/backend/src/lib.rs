@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod batching;
 mod branch;
 pub mod cache;
 mod cancel;
@@ -46,6 +47,7 @@ use keyshard_router::merge::Aggregate;
 use keyshard_router::{ExecutionUnit, Plan};
 use transaction::in_plan_order;
 
+pub use batching::Stats as BatchStats;
 pub use characteristics::{Characteristics, Isolation};
 pub use error::BackendError;
 pub use gather::GatherLimits;
@@ -66,7 +68,8 @@ pub use xa::XaCoordinator;
 /// Every configured data source, with the metadata of the logic tables on them.
 #[derive(Debug)]
 pub struct Backend {
-    pools: BTreeMap<String, Pool>,
+    /// Shared with the batches' tasks (see `batching`).
+    pools: BTreeMap<String, Arc<Pool>>,
     metadata: MetadataStore,
     /// Reads' result columns, kept per statement shape.
     described: described::Described,
@@ -85,6 +88,8 @@ pub struct Backend {
     result_limit: u64,
     /// The replicas behind data sources (`!READWRITE_SPLITTING`).
     replicas: replicas::Replicas,
+    /// Single-row INSERTs of several sessions sent as one (see `batching`).
+    batching: Arc<batching::Batching>,
 }
 
 impl Backend {
@@ -101,7 +106,7 @@ impl Backend {
                 if replicas.has(&source.name) {
                     pool.note_writes();
                 }
-                Ok((source.name.clone(), pool))
+                Ok((source.name.clone(), Arc::new(pool)))
             })
             .collect::<Result<_, BackendError>>()?;
         Ok(Self {
@@ -124,6 +129,7 @@ impl Backend {
                 config.props.result_memory
             },
             replicas,
+            batching: Arc::new(batching::Batching::new(config.props.insert_batch_max_rows)),
             origins: Arc::new(origins::Origins::new(
                 config
                     .sharding
@@ -189,6 +195,7 @@ impl Backend {
     pub fn pool(&self, name: &str) -> Result<&Pool, BackendError> {
         self.pools
             .get(name)
+            .map(|pool| &**pool)
             .ok_or_else(|| BackendError::UnknownDataSource(name.to_owned()))
     }
 
@@ -222,6 +229,8 @@ impl Backend {
 
     /// Reloads one logic table's columns (after DDL, or when a statement needs them).
     pub async fn refresh_metadata(&self, table: &TableRule) -> Result<(), BackendError> {
+        // A schema change may have added a trigger, which rows of a batch would not meet alone.
+        self.batching.forget_tables();
         self.load_origins(table).await?;
         let mut columns = self.column_types(table).await?;
         if let (Some(columns), Some(node)) = (&mut columns, table.data_nodes.first()) {
@@ -250,6 +259,7 @@ impl Backend {
         }
         let results = match plan.units.as_slice() {
             [] => Vec::new(),
+            [unit] if plan.batch_row.is_some() => self.insert(plan, unit).await?,
             [unit] => self.autocommit(plan, &unit.data_source, &[unit]).await?,
             // A read needs no transaction: every data source answers at once, its units sharing
             // up to `max_connections_per_query` connections there.
@@ -305,6 +315,33 @@ impl Backend {
             .map_err(|e| BackendError::from_sqlx(data_source, e))
     }
 
+    /// Runs the one unit of a single-row INSERT that may join other sessions' (see
+    /// `batching`).
+    async fn insert(
+        &self,
+        plan: &Plan,
+        unit: &ExecutionUnit,
+    ) -> Result<Vec<outcome::UnitResult>, BackendError> {
+        let data_source = unit.data_source.as_str();
+        let pool = self
+            .pools
+            .get(data_source)
+            .ok_or_else(|| BackendError::UnknownDataSource(data_source.to_owned()))?;
+        let row = plan.batch_row.clone().unwrap_or_default();
+        match batching::insert(&self.batching, pool, unit, row).await {
+            Some(result) => {
+                pool.noted_write();
+                Ok(vec![result?])
+            }
+            None => self.autocommit(plan, data_source, &[unit]).await,
+        }
+    }
+
+    /// What batching did so far.
+    pub fn batch_stats(&self) -> &BatchStats {
+        self.batching.stats()
+    }
+
     /// Checks the replicas' health and positions, and their primaries' positions, until the
     /// future is dropped; returns at once without replicas.
     pub async fn watch_replicas(&self) {
@@ -357,7 +394,10 @@ impl Backend {
     /// Connects to every data source at once, replicas last; one result per data source, in
     /// order.
     pub async fn check(&self) -> Vec<(&str, Result<(), BackendError>)> {
-        let pools = self.pools.iter().map(|(name, pool)| (name.as_str(), pool));
+        let pools = self
+            .pools
+            .iter()
+            .map(|(name, pool)| (name.as_str(), &**pool));
         let checks = pools
             .chain(self.replicas.pools())
             .map(|(name, pool)| async move {
@@ -373,7 +413,7 @@ impl Backend {
 
     /// Closes every pool.
     pub async fn close(&self) {
-        futures_util::future::join_all(self.pools.values().map(Pool::close)).await;
+        futures_util::future::join_all(self.pools.values().map(|pool| pool.close())).await;
         self.replicas.close().await;
     }
 

@@ -41,6 +41,18 @@ impl Pool {
             Pool::Sqlite(_) => DatabaseKind::Sqlite,
         }
     }
+    /// The session's statement ended here just now, on a connection not its own (a batch's,
+    /// see `batching`): noted like one on its own.
+    pub(crate) fn noted_write(&self) {
+        let session = crate::session_state::current();
+        let session = session.as_deref();
+        match self {
+            Pool::MySql(c) => c.noted_write(session),
+            Pool::Postgres(c) => c.noted_write(session),
+            Pool::Sqlite(c) => c.noted_write(session),
+        }
+    }
+
     /// Notes each session's statements here: the primary of replicas (see `replicas`).
     pub(crate) fn note_writes(&mut self) {
         match self {

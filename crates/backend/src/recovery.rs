@@ -49,7 +49,7 @@ impl Backend {
     /// checked again by recovery's scans.
     pub async fn check_xa(&self) -> Result<(), BackendError> {
         for (name, pool) in &self.pools {
-            let (sql, check): (&str, Check) = match pool {
+            let (sql, check): (&str, Check) = match &**pool {
                 Pool::MySql(_) => ("SELECT VERSION()", check_mysql_version),
                 Pool::Postgres(_) => ("SHOW max_prepared_transactions", check_prepared_slots),
                 Pool::Sqlite(_) => continue,

@@ -501,6 +501,15 @@ impl<DB: Kind> Connections<DB> {
         self.notes_writes = true;
     }
 
+    /// A statement of `session` ended here just now (noted for its reads on replicas).
+    pub(crate) fn noted_write(&self, session: Option<&SessionState>) {
+        if self.notes_writes
+            && let Some(session) = session
+        {
+            session.wrote(&self.name);
+        }
+    }
+
     /// Runs `work` on a connection, keeping the connection when the work succeeded. Everything
     /// the backend runs in autocommit mode goes through here, so that no connection sits kept
     /// while sqlx's pool makes someone wait for it.
@@ -531,11 +540,7 @@ impl<DB: Kind> Connections<DB> {
     /// session, or for any.
     pub(crate) fn release(&self, mut conn: Leased<DB>) {
         let session = session_state::current();
-        if self.notes_writes
-            && let Some(session) = &session
-        {
-            session.wrote(&self.name);
-        }
+        self.noted_write(session.as_deref());
         if conn.unknown {
             return;
         }

@@ -201,6 +201,10 @@ pub struct Props {
     /// `column-cache-entries` / `column-cache-bytes` (Keyshard's own; default 1,024 and
     /// 4 MiB): the reads' result columns kept as the shards described them.
     pub column_cache: CacheBounds,
+    /// `insert-batch-max-rows` (Keyshard's own; default 256; 0 or 1: off): the most
+    /// single-row INSERTs of several sessions sent to a shard as one multi-row INSERT when
+    /// they queue for the same table at once (see the README's "Natural batching").
+    pub insert_batch_max_rows: usize,
 }
 
 /// A cache's bounds: entries and bytes at most.
@@ -237,6 +241,7 @@ impl Default for Props {
                 entries: 1024,
                 bytes: 4 << 20,
             },
+            insert_batch_max_rows: 256,
         }
     }
 }

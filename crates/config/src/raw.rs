@@ -171,6 +171,9 @@ pub(crate) struct RawProps {
     pub column_cache_entries: Option<u64>,
     #[serde(rename = "column-cache-bytes")]
     pub column_cache_bytes: Option<u64>,
+    /// Keyshard's own: the most rows of one natural batch (default 256; 0 or 1: off).
+    #[serde(rename = "insert-batch-max-rows")]
+    pub insert_batch_max_rows: Option<u64>,
     /// Keyshard's own (see `readwrite`).
     #[serde(rename = "readwrite-consistency")]
     pub readwrite_consistency: Option<String>,

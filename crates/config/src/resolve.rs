@@ -195,6 +195,10 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
                 ),
                 bytes: amount(raw.props.column_cache_bytes, defaults.column_cache.bytes),
             },
+            insert_batch_max_rows: amount(
+                raw.props.insert_batch_max_rows,
+                defaults.insert_batch_max_rows,
+            ),
             max_connections: amount(max_connections, defaults.max_connections),
             max_unauthenticated_connections: amount(
                 raw.props.max_unauthenticated_connections,

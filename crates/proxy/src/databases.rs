@@ -50,7 +50,17 @@ impl Databases {
                 .map(|(name, stats)| (name.to_owned(), stats))
                 .collect()
         });
-        self.first.metrics().render(&pools, &replicas, &caches)
+        let mut batching = [0; 3];
+        for engine in self.iter() {
+            let stats = engine.backend().batch_stats();
+            let counts = [&stats.batches, &stats.batched, &stats.retried];
+            for (sum, count) in batching.iter_mut().zip(counts) {
+                *sum += count.load(std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        self.first
+            .metrics()
+            .render(&pools, &replicas, &caches, batching)
     }
 
     /// What `of` lists for each database, each name prefixed with its database's when there

@@ -201,7 +201,9 @@ impl From<BackendError> for Error {
                 }
             }
             BackendError::PartialCommit { .. } => ErrorKind::PartialCommit,
-            BackendError::XaOutcomeUnknown { .. } => ErrorKind::OutcomeUnknown,
+            BackendError::XaOutcomeUnknown { .. } | BackendError::OutcomeUnknown { .. } => {
+                ErrorKind::OutcomeUnknown
+            }
             BackendError::XaAborted { .. } => ErrorKind::XaRolledBack,
             BackendError::PinRefused {
                 source: keyshard_backend::PinRefused::Exhausted { .. },

@@ -176,6 +176,7 @@ impl Metrics {
         pools: &[(String, PoolStats)],
         replicas: &[ReplicaStatus],
         caches: &[(String, CacheStats)],
+        batching: [u64; 3],
     ) -> String {
         let mut out = String::new();
         let frontends = [("mysql", &self.mysql), ("postgresql", &self.postgres)];
@@ -340,6 +341,24 @@ impl Metrics {
                 );
             }
         }
+        let batch_metrics = [
+            (
+                "keyshard_insert_batches_total",
+                "Multi-row INSERTs that carried several sessions' single-row INSERTs",
+            ),
+            (
+                "keyshard_insert_batched_statements_total",
+                "Single-row INSERTs sent in those",
+            ),
+            (
+                "keyshard_insert_batches_retried_total",
+                "Batches a shard refused, whose INSERTs then ran one by one",
+            ),
+        ];
+        for ((metric, help), value) in batch_metrics.into_iter().zip(batching) {
+            header(&mut out, metric, "counter", help);
+            let _ = writeln!(out, "{metric} {value}");
+        }
         for (metric, kind, help, value) in [
             (
                 "keyshard_replica_enabled",
@@ -478,7 +497,12 @@ mod tests {
             evictions: 1,
         };
         let caches = [("shapes_mysql".to_owned(), cache)];
-        let text = metrics.render(&[("ds_\"0\"".to_owned(), stats)], &[replica], &caches);
+        let text = metrics.render(
+            &[("ds_\"0\"".to_owned(), stats)],
+            &[replica],
+            &caches,
+            [2, 5, 1],
+        );
         for line in [
             "keyshard_statements_total{frontend=\"mysql\",kind=\"insert\"} 1",
             "keyshard_statements_total{frontend=\"postgresql\",kind=\"update\"} 1",
@@ -496,11 +520,12 @@ mod tests {
             "keyshard_replica_reads_total{data_source=\"rw_ds\",replica=\"read_ds\"} 7",
             "keyshard_cache_hits_total{cache=\"shapes_mysql\"} 9",
             "keyshard_cache_evictions_total{cache=\"shapes_mysql\"} 1",
+            "keyshard_insert_batched_statements_total 5",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }
         drop(connected);
-        let text = metrics.render(&[], &[], &[]);
+        let text = metrics.render(&[], &[], &[], [0; 3]);
         assert!(text.contains("keyshard_client_connections{frontend=\"mysql\"} 0"));
         assert!(!text.contains("keyshard_replica"));
     }

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use common::Proxy;
 use common::postgres::{PgProxy, connect};
+use common::throwaway::ThrowawayMariaDb;
 use sqlx::{Connection, Executor, Row};
 
 const CLIENTS: u64 = 8;
@@ -649,42 +650,20 @@ async fn postgres_reads_see_their_own_writes_on_a_lagging_standby() {
         .unwrap();
 }
 
-/// A MariaDB replica of its own for a test to kill: a fresh data directory, following the
-/// primary by GTID from its position now, and only `database` (what other tests write
-/// meanwhile is in databases it does not have). Killed (if still running) and removed when
-/// dropped.
-struct ThrowawayReplica {
-    dir: std::path::PathBuf,
-    port: u16,
-    database: String,
-    server: Option<std::process::Child>,
-}
+/// A MariaDB replica of its own for a test to kill: a throwaway server following the primary
+/// by GTID from its position now, and only `database` (what other tests write meanwhile is in
+/// databases it does not have).
+struct ThrowawayReplica(ThrowawayMariaDb);
 
 impl ThrowawayReplica {
     async fn start(primary: &str, database: &str) -> Self {
-        let dir = std::env::temp_dir().join(common::unique("ks_replica"));
-        let install = std::process::Command::new("mariadb-install-db")
-            .args([
-                "--no-defaults",
-                "--user=root",
-                "--auth-root-authentication-method=normal",
-            ])
-            .arg(format!("--datadir={}", dir.join("data").display()))
-            .output()
-            .expect("mariadb-install-db");
-        assert!(install.status.success(), "{install:?}");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .unwrap()
-            .port();
-        let mut replica = Self {
-            dir,
-            port,
-            database: database.to_owned(),
-            server: None,
-        };
-        replica.run().await;
-        let mut conn = sqlx::MySqlConnection::connect(&replica.url("mysql"))
+        // Any id but the primary's.
+        let server = ThrowawayMariaDb::start(&[
+            format!("--server-id={}", 100 + std::process::id() % 100_000),
+            format!("--replicate-wild-do-table={database}.%"),
+        ])
+        .await;
+        let mut conn = sqlx::MySqlConnection::connect(&server.url("mysql"))
             .await
             .unwrap();
         let (host, primary_port) = primary
@@ -712,57 +691,20 @@ impl ThrowawayReplica {
         )
         .await
         .unwrap();
-        replica
-    }
-
-    /// Starts the server on its data directory and waits until it answers.
-    async fn run(&mut self) {
-        let server = std::process::Command::new("/usr/sbin/mariadbd")
-            .args(["--no-defaults", "--user=root", "--bind-address=127.0.0.1"])
-            .arg(format!("--datadir={}", self.dir.join("data").display()))
-            .arg(format!("--port={}", self.port))
-            .arg(format!(
-                "--socket={}",
-                self.dir.join("mysqld.sock").display()
-            ))
-            .arg(format!("--server-id={}", 100 + u32::from(self.port % 1000)))
-            .arg("--skip-name-resolve")
-            .arg(format!("--replicate-wild-do-table={}.%", self.database))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("mariadbd");
-        self.server = Some(server);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while sqlx::MySqlConnection::connect(&self.url("mysql"))
-            .await
-            .is_err()
-        {
-            assert!(
-                Instant::now() < deadline,
-                "the throwaway replica did not start"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    fn url(&self, database: &str) -> String {
-        format!("mysql://root@127.0.0.1:{}/{database}", self.port)
-    }
-
-    /// kill -9, and waits for it to be gone.
-    fn kill(&mut self) {
-        if let Some(mut server) = self.server.take() {
-            let _ = server.kill();
-            let _ = server.wait();
-        }
+        Self(server)
     }
 }
 
-impl Drop for ThrowawayReplica {
-    fn drop(&mut self) {
-        self.kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
+impl std::ops::Deref for ThrowawayReplica {
+    type Target = ThrowawayMariaDb;
+    fn deref(&self) -> &ThrowawayMariaDb {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ThrowawayReplica {
+    fn deref_mut(&mut self) -> &mut ThrowawayMariaDb {
+        &mut self.0
     }
 }
 

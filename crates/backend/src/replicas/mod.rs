@@ -272,7 +272,7 @@ impl Replicas {
     }
 
     /// Checks every group's primary and replicas every `interval`, until the backend goes.
-    pub(crate) async fn watch(&self, primaries: &BTreeMap<String, Pool>) {
+    pub(crate) async fn watch(&self, primaries: &BTreeMap<String, std::sync::Arc<Pool>>) {
         if self.groups.is_empty() {
             return;
         }

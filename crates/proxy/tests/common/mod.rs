@@ -6,6 +6,7 @@ pub mod compare;
 pub mod postgres;
 pub mod random_select;
 pub mod relay;
+pub mod throwaway;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,438 @@
+//! Natural batching: single-row INSERTs of several sessions, queued for the same actual table at
+//! the same moment, go to the shard as one multi-row INSERT.
+//!
+//! Nothing waits to form a batch. A statement runs alone while fewer than [`RUNNING`] of its
+//! kind are in flight; one that arrives while they are queues, and when a slot frees up,
+//! everything queued by then goes as one statement. Statements are of a kind when they have
+//! the same text around their row, on the same data source, from sessions with the same
+//! settings (which the batch's connection then has). The router marks which statements may
+//! join (one row of plain values, nothing else to do: see `Plan::batch_row`); the table must be
+//! one where a row inserted beside others is what it would have been alone: no triggers or
+//! rules, and on MariaDB a transactional engine. MariaDB runs the batch in strict mode, where a
+//! multi-row INSERT refuses whatever a single row would be refused (not strict, it would store
+//! a NULL for a NOT NULL column as a default) or changed with a warning.
+//!
+//! Each session gets what it would have had alone: one affected row, its own key (the router
+//! generated it). When the database refuses the batch, which then stored nothing (one
+//! statement in autocommit), its statements run again one by one with their own settings, so
+//! that only the statement at fault gets the error. When the connection fails, whether the
+//! batch was stored is not known, and every session is told so. The batch runs in a task of
+//! its own: a session that goes away does not take the others' answers with it.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use keyshard_router::ExecutionUnit;
+use sqlx::Row;
+use tokio::sync::oneshot;
+
+use crate::outcome::UnitResult;
+use crate::session_state::{self, SessionState, Settings};
+use crate::{BackendError, Pool, execute};
+
+/// Statements of one kind in flight at once, each alone or a batch.
+const RUNNING: usize = 1;
+
+/// The most bytes of rows one batch carries (MariaDB's `max_allowed_packet` is 16 MiB).
+const MAX_BATCH_BYTES: usize = 1 << 20;
+
+/// How long what a table allows is believed before it is read again (a trigger created on the
+/// shard directly is seen within this time).
+const TABLE_CHECK_TTL: Duration = Duration::from_secs(10);
+
+/// The batches of a backend, and what each table allows.
+#[derive(Debug)]
+pub(crate) struct Batching {
+    /// `props.insert-batch-max-rows`: the most rows in one batch; below 2: no batching.
+    max_rows: usize,
+    queues: Mutex<HashMap<Key, Queue>>,
+    /// By data source and actual table.
+    tables: Mutex<HashMap<(String, String), Allowed>>,
+    stats: Stats,
+}
+
+/// What `/metrics` shows of batching.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Multi-row INSERTs sent.
+    pub batches: AtomicU64,
+    /// Statements they carried.
+    pub batched: AtomicU64,
+    /// Batches the database refused, whose statements then ran one by one.
+    pub retried: AtomicU64,
+}
+
+/// Whether a table's rows may be batched, as last read.
+#[derive(Debug, Clone, Copy)]
+enum Allowed {
+    Checking,
+    Yes(Instant),
+    No(Instant),
+}
+
+/// Statements of a kind: their data source and text around the row, their sessions' settings.
+type Key = (Arc<str>, Option<Arc<Settings>>);
+
+#[derive(Debug, Default)]
+struct Queue {
+    waiting: Vec<Waiting>,
+    running: usize,
+}
+
+#[derive(Debug)]
+struct Waiting {
+    unit: ExecutionUnit,
+    row: Range<usize>,
+    answer: oneshot::Sender<Result<UnitResult, BackendError>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Batching {
+    pub(crate) fn new(max_rows: usize) -> Self {
+        Self {
+            max_rows,
+            queues: Mutex::default(),
+            tables: Mutex::default(),
+            stats: Stats::default(),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Whether `unit`, the one unit of a statement that may join others, joins them: batching
+    /// is on, its session keeps no connection and its table allows it; if so, the settings
+    /// its batch must have. A table not known yet is read in the background; the statement
+    /// meanwhile runs alone.
+    fn joins(
+        self: &Arc<Self>,
+        pool: &Arc<Pool>,
+        unit: &ExecutionUnit,
+    ) -> Option<Option<Arc<Settings>>> {
+        if self.max_rows < 2 || matches!(**pool, Pool::Sqlite(_)) {
+            return None;
+        }
+        let settings = match session_state::current() {
+            Some(session) if session.is_pinned() => return None,
+            Some(session) => session.wanted(),
+            None => None,
+        };
+        let key = (unit.data_source.clone(), unit.table.clone());
+        let mut tables = lock(&self.tables);
+        match tables.get(&key) {
+            Some(Allowed::Yes(at)) if at.elapsed() < TABLE_CHECK_TTL => Some(settings),
+            Some(Allowed::No(at)) if at.elapsed() < TABLE_CHECK_TTL => None,
+            Some(Allowed::Checking) => None,
+            _ => {
+                tables.insert(key.clone(), Allowed::Checking);
+                let (batching, pool) = (Arc::clone(self), Arc::clone(pool));
+                tokio::spawn(async move {
+                    let allowed = match allows_batches(&pool, &key.1).await {
+                        Ok(true) => Allowed::Yes(Instant::now()),
+                        Ok(false) => Allowed::No(Instant::now()),
+                        Err(e) => {
+                            tracing::debug!(table = %key.1, "batching not checked: {e}");
+                            Allowed::No(Instant::now())
+                        }
+                    };
+                    lock(&batching.tables).insert(key, allowed);
+                });
+                None
+            }
+        }
+    }
+
+    /// Forgets what tables allow: a schema change through the proxy may have added a trigger.
+    pub(crate) fn forget_tables(&self) {
+        lock(&self.tables).clear();
+    }
+}
+
+/// Runs `unit`, whose one row is at `row` in its text, alone or in a batch. `None`: it does
+/// not join others; run it as usual.
+pub(crate) async fn insert(
+    batching: &Arc<Batching>,
+    pool: &Arc<Pool>,
+    unit: &ExecutionUnit,
+    row: Range<usize>,
+) -> Option<Result<UnitResult, BackendError>> {
+    let (Some(head), Some(tail)) = (unit.sql.get(..row.start), unit.sql.get(row.end..)) else {
+        return None;
+    };
+    let settings = batching.joins(pool, unit)?;
+    let text = format!("{}\0{head}\0{tail}", unit.data_source);
+    let key: Key = (text.into(), settings);
+    let (answer, answered) = oneshot::channel();
+    let slot = {
+        let mut queues = lock(&batching.queues);
+        let queue = queues.entry(key.clone()).or_default();
+        if queue.running < RUNNING {
+            queue.running += 1;
+            Some(Slot {
+                batching: Arc::clone(batching),
+                pool: Arc::clone(pool),
+                key,
+            })
+        } else {
+            queue.waiting.push(Waiting {
+                unit: unit.clone(),
+                row,
+                answer,
+            });
+            None
+        }
+    };
+    if let Some(slot) = slot {
+        let result = execute::autocommit(pool, &[unit]).await;
+        drop(slot);
+        return Some(one(&unit.data_source, result));
+    }
+    Some(answered.await.unwrap_or_else(|_| {
+        Err(BackendError::OutcomeUnknown {
+            data_source: unit.data_source.clone(),
+            message: "the batch this INSERT was sent in ended without an answer".into(),
+        })
+    }))
+}
+
+/// A statement's place among those of its kind in flight. Given back when it ends (or its
+/// session goes away): to a batch of what queued meanwhile, if anything did.
+struct Slot {
+    batching: Arc<Batching>,
+    pool: Arc<Pool>,
+    key: Key,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut queues = lock(&self.batching.queues);
+        let Some(queue) = queues.get_mut(&self.key) else {
+            return;
+        };
+        if queue.waiting.is_empty() {
+            queue.running -= 1;
+            if queue.running == 0 {
+                queues.remove(&self.key);
+            }
+            return;
+        }
+        drop(queues);
+        let (batching, pool, key) = (
+            Arc::clone(&self.batching),
+            Arc::clone(&self.pool),
+            self.key.clone(),
+        );
+        // The batch's connection gets the sessions' settings, as their own would.
+        let settings = key.1.as_deref().cloned();
+        let state = Arc::new(SessionState::new(settings));
+        tokio::spawn(session_state::serve(state, drain(batching, pool, key)));
+    }
+}
+
+/// Sends what is queued under `key` as batches until nothing is, then gives its slot back.
+async fn drain(batching: Arc<Batching>, pool: Arc<Pool>, key: Key) {
+    loop {
+        let batch = {
+            let mut queues = lock(&batching.queues);
+            let Some(queue) = queues.get_mut(&key) else {
+                return;
+            };
+            if queue.waiting.is_empty() {
+                queue.running -= 1;
+                if queue.running == 0 {
+                    queues.remove(&key);
+                }
+                return;
+            }
+            let mut bytes = 0;
+            let take = queue
+                .waiting
+                .iter()
+                .take(batching.max_rows)
+                .take_while(|w| {
+                    bytes += w.row.len();
+                    bytes <= MAX_BATCH_BYTES
+                })
+                .count()
+                .max(1);
+            queue.waiting.drain(..take).collect::<Vec<_>>()
+        };
+        run(&batching.stats, &pool, batch).await;
+    }
+}
+
+/// Runs `batch` as one statement, or, refused, each of its statements alone; answers each.
+async fn run(stats: &Stats, pool: &Pool, mut batch: Vec<Waiting>) {
+    if batch.len() == 1 {
+        let waiting = batch.remove(0);
+        let result = execute::autocommit(pool, &[&waiting.unit]).await;
+        answer(waiting, result);
+        return;
+    }
+    let Some(joined) = joined(&batch, matches!(pool, Pool::MySql(_))) else {
+        return alone(pool, batch).await;
+    };
+    tracing::debug!(rows = batch.len(), sql = %joined.sql, "batched INSERT");
+    match execute::autocommit(pool, &[&joined]).await {
+        Ok(results) => {
+            stats.batches.fetch_add(1, Ordering::Relaxed);
+            stats
+                .batched
+                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+            let affected: u64 = results.iter().map(|r| r.affected_rows).sum();
+            if affected != batch.len() as u64 {
+                tracing::warn!(
+                    affected,
+                    rows = batch.len(),
+                    "a batched INSERT changed another number of rows than it carried"
+                );
+            }
+            for waiting in batch {
+                let _ = waiting.answer.send(Ok(UnitResult {
+                    affected_rows: 1,
+                    ..UnitResult::default()
+                }));
+            }
+        }
+        // The database refused it, so it stored nothing (one statement in autocommit): each
+        // runs alone, and only the one at fault is refused.
+        Err(e) if e.as_database_error().is_some() => {
+            stats.retried.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!("batched INSERT refused, its statements run alone: {e}");
+            alone(pool, batch).await;
+        }
+        Err(e) => {
+            for waiting in batch {
+                let _ = waiting.answer.send(Err(BackendError::OutcomeUnknown {
+                    data_source: joined.data_source.clone(),
+                    message: format!(
+                        "the connection failed while this INSERT ran with {} others in one \
+                         statement: {e}",
+                        joined.rows.len() - 1
+                    ),
+                }));
+            }
+        }
+    }
+}
+
+/// Each statement of `batch` alone, in the order they came.
+async fn alone(pool: &Pool, batch: Vec<Waiting>) {
+    for waiting in batch {
+        let result = execute::autocommit(pool, &[&waiting.unit]).await;
+        answer(waiting, result);
+    }
+}
+
+fn answer(waiting: Waiting, result: Result<Vec<UnitResult>, sqlx::Error>) {
+    let _ = waiting.answer.send(one(&waiting.unit.data_source, result));
+}
+
+/// The result of a unit run alone. A connection that failed may have failed after the
+/// database stored the row: the client is told that it is not known, not that it failed.
+fn one(
+    data_source: &str,
+    result: Result<Vec<UnitResult>, sqlx::Error>,
+) -> Result<UnitResult, BackendError> {
+    match result {
+        Ok(mut results) => Ok(results.pop().unwrap_or_default()),
+        Err(e @ (sqlx::Error::Io(_) | sqlx::Error::Protocol(_))) => {
+            Err(BackendError::OutcomeUnknown {
+                data_source: data_source.to_owned(),
+                message: format!("the connection failed while this INSERT ran: {e}"),
+            })
+        }
+        Err(e) => Err(BackendError::from_sqlx(data_source, e)),
+    }
+}
+
+/// What makes a MariaDB batch refuse whatever a single row would be refused or changed for,
+/// whatever the session's `sql_mode`.
+const STRICT: &str = "SET STATEMENT sql_mode = CONCAT(@@sql_mode, ',STRICT_ALL_TABLES') FOR ";
+
+/// One INSERT of every row of `batch`, around them the text they share.
+fn joined(batch: &[Waiting], mariadb: bool) -> Option<ExecutionUnit> {
+    let first = batch.first()?;
+    let (head, tail) = (
+        first.unit.sql.get(..first.row.start)?,
+        first.unit.sql.get(first.row.end..)?,
+    );
+    let rows: usize = batch.iter().map(|w| w.row.len() + 2).sum();
+    let mut sql = String::with_capacity(STRICT.len() + head.len() + rows + tail.len());
+    if mariadb {
+        sql.push_str(STRICT);
+    }
+    sql.push_str(head);
+    for (i, waiting) in batch.iter().enumerate() {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(waiting.unit.sql.get(waiting.row.clone())?);
+    }
+    sql.push_str(tail);
+    Some(ExecutionUnit {
+        sql,
+        params: Vec::new(),
+        rows: (0..batch.len()).collect(),
+        ..first.unit.clone()
+    })
+}
+
+/// Whether rows inserted into `table` beside others are what they would have been alone: no
+/// triggers or rules; on MySQL, a MariaDB server (which has `SET STATEMENT`, see [`STRICT`]) and
+/// a transactional table (a multi-row INSERT refused halfway keeps no row).
+async fn allows_batches(pool: &Pool, table: &str) -> Result<bool, sqlx::Error> {
+    match pool {
+        Pool::MySql(c) => {
+            let row = c
+                .with_base(async |conn| {
+                    sqlx::query(
+                        "SELECT CAST(t.ENGINE AS CHAR), CAST(@@version AS CHAR), \
+                         (SELECT COUNT(*) FROM information_schema.TRIGGERS g WHERE \
+                         g.EVENT_OBJECT_SCHEMA = t.TABLE_SCHEMA AND \
+                         g.EVENT_OBJECT_TABLE = t.TABLE_NAME) \
+                         FROM information_schema.TABLES t \
+                         WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME = ?",
+                    )
+                    .bind(table)
+                    .fetch_optional(conn)
+                    .await
+                })
+                .await?;
+            let Some(row) = row else {
+                return Ok(false);
+            };
+            let engine: Option<String> = row.try_get(0)?;
+            let version: Option<String> = row.try_get(1)?;
+            let triggers: i64 = row.try_get(2)?;
+            Ok(engine.is_some_and(|e| e.eq_ignore_ascii_case("InnoDB"))
+                && version.is_some_and(|v| v.contains("MariaDB"))
+                && triggers == 0)
+        }
+        Pool::Postgres(c) => {
+            let allowed: Option<bool> = c
+                .with_base(async |conn| {
+                    sqlx::query_scalar(
+                        "SELECT c.relkind = 'r' AND NOT c.relhasrules AND NOT EXISTS \
+                         (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = c.oid AND NOT \
+                         g.tgisinternal) FROM pg_class c WHERE c.oid = to_regclass($1)",
+                    )
+                    .bind(table)
+                    .fetch_optional(conn)
+                    .await
+                })
+                .await?;
+            Ok(allowed == Some(true))
+        }
+        Pool::Sqlite(_) => Ok(false),
+    }
+}
