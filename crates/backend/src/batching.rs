@@ -20,12 +20,13 @@
 //! its own: a session that goes away does not take the others' answers with it.
 
 use std::collections::HashMap;
+use std::fmt::Write;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use keyshard_router::ExecutionUnit;
+use keyshard_router::{BatchRow, ExecutionUnit};
 use sqlx::Row;
 use tokio::sync::oneshot;
 
@@ -38,6 +39,9 @@ const RUNNING: usize = 1;
 
 /// The most bytes of rows one batch carries (MariaDB's `max_allowed_packet` is 16 MiB).
 const MAX_BATCH_BYTES: usize = 1 << 20;
+
+/// The most parameters of one batch: both protocols count them in 16 bits.
+const MAX_BATCH_PARAMS: usize = u16::MAX as usize;
 
 /// How long what a table allows is believed before it is read again (a trigger created on the
 /// shard directly is seen within this time).
@@ -69,7 +73,8 @@ pub struct Stats {
 #[derive(Debug, Clone, Copy)]
 enum Allowed {
     Checking,
-    Yes(Instant),
+    /// Yes; and whether its connections are in a strict `sql_mode` by themselves (MariaDB).
+    Yes(Instant, bool),
     No(Instant),
 }
 
@@ -85,7 +90,9 @@ struct Queue {
 #[derive(Debug)]
 struct Waiting {
     unit: ExecutionUnit,
-    row: Range<usize>,
+    row: BatchRow,
+    /// Its batch needs [`STRICT`].
+    strict: bool,
     answer: oneshot::Sender<Result<UnitResult, BackendError>>,
 }
 
@@ -111,13 +118,14 @@ impl Batching {
 
     /// Whether `unit`, the one unit of a statement that may join others, joins them: batching
     /// is on, its session keeps no connection and its table allows it; if so, the settings
-    /// its batch must have. A table not known yet is read in the background; the statement
-    /// meanwhile runs alone.
+    /// its batch must have and whether it needs [`STRICT`] (MariaDB, unless neither the
+    /// connections nor the session make the mode other than strict). A table not known yet is
+    /// read in the background; the statement meanwhile runs alone.
     fn joins(
         self: &Arc<Self>,
         pool: &Arc<Pool>,
         unit: &ExecutionUnit,
-    ) -> Option<Option<Arc<Settings>>> {
+    ) -> Option<(Option<Arc<Settings>>, bool)> {
         if self.max_rows < 2 || matches!(**pool, Pool::Sqlite(_)) {
             return None;
         }
@@ -126,10 +134,23 @@ impl Batching {
             Some(session) => session.wanted(),
             None => None,
         };
+        // Another search_path may find another table than the one checked.
+        if settings
+            .as_ref()
+            .is_some_and(|s| s.get("search_path").is_some())
+        {
+            return None;
+        }
         let key = (unit.data_source.clone(), unit.table.clone());
         let mut tables = lock(&self.tables);
         match tables.get(&key) {
-            Some(Allowed::Yes(at)) if at.elapsed() < TABLE_CHECK_TTL => Some(settings),
+            Some(Allowed::Yes(at, strict)) if at.elapsed() < TABLE_CHECK_TTL => {
+                let mode = settings
+                    .as_ref()
+                    .is_some_and(|s| s.get("sql_mode").is_some());
+                let needs_strict = matches!(**pool, Pool::MySql(_)) && (mode || !strict);
+                Some((settings, needs_strict))
+            }
             Some(Allowed::No(at)) if at.elapsed() < TABLE_CHECK_TTL => None,
             Some(Allowed::Checking) => None,
             _ => {
@@ -137,8 +158,8 @@ impl Batching {
                 let (batching, pool) = (Arc::clone(self), Arc::clone(pool));
                 tokio::spawn(async move {
                     let allowed = match allows_batches(&pool, &key.1).await {
-                        Ok(true) => Allowed::Yes(Instant::now()),
-                        Ok(false) => Allowed::No(Instant::now()),
+                        Ok(Some(strict)) => Allowed::Yes(Instant::now(), strict),
+                        Ok(None) => Allowed::No(Instant::now()),
                         Err(e) => {
                             tracing::debug!(table = %key.1, "batching not checked: {e}");
                             Allowed::No(Instant::now())
@@ -157,18 +178,16 @@ impl Batching {
     }
 }
 
-/// Runs `unit`, whose one row is at `row` in its text, alone or in a batch. `None`: it does
-/// not join others; run it as usual.
+/// Runs `unit`, whose one row is `row`, alone or in a batch. `None`: it does not join others;
+/// run it as usual.
 pub(crate) async fn insert(
     batching: &Arc<Batching>,
     pool: &Arc<Pool>,
     unit: &ExecutionUnit,
-    row: Range<usize>,
+    row: &BatchRow,
 ) -> Option<Result<UnitResult, BackendError>> {
-    let (Some(head), Some(tail)) = (unit.sql.get(..row.start), unit.sql.get(row.end..)) else {
-        return None;
-    };
-    let settings = batching.joins(pool, unit)?;
+    let (head, tail) = around(unit, &row.row)?;
+    let (settings, strict) = batching.joins(pool, unit)?;
     let text = format!("{}\0{head}\0{tail}", unit.data_source);
     let key: Key = (text.into(), settings);
     let (answer, answered) = oneshot::channel();
@@ -185,7 +204,8 @@ pub(crate) async fn insert(
         } else {
             queue.waiting.push(Waiting {
                 unit: unit.clone(),
-                row,
+                row: row.clone(),
+                strict,
                 answer,
             });
             None
@@ -202,6 +222,11 @@ pub(crate) async fn insert(
             message: "the batch this INSERT was sent in ended without an answer".into(),
         })
     }))
+}
+
+/// The text before and after a unit's row.
+fn around<'a>(unit: &'a ExecutionUnit, row: &Range<usize>) -> Option<(&'a str, &'a str)> {
+    Some((unit.sql.get(..row.start)?, unit.sql.get(row.end..)?))
 }
 
 /// A statement's place among those of its kind in flight. Given back when it ends (or its
@@ -253,14 +278,15 @@ async fn drain(batching: Arc<Batching>, pool: Arc<Pool>, key: Key) {
                 }
                 return;
             }
-            let mut bytes = 0;
+            let (mut bytes, mut params) = (0, 0);
             let take = queue
                 .waiting
                 .iter()
                 .take(batching.max_rows)
                 .take_while(|w| {
-                    bytes += w.row.len();
-                    bytes <= MAX_BATCH_BYTES
+                    bytes += w.row.row.len();
+                    params += w.unit.params.len();
+                    bytes <= MAX_BATCH_BYTES && params <= MAX_BATCH_PARAMS
                 })
                 .count()
                 .max(1);
@@ -278,7 +304,7 @@ async fn run(stats: &Stats, pool: &Pool, mut batch: Vec<Waiting>) {
         answer(waiting, result);
         return;
     }
-    let Some(joined) = joined(&batch, matches!(pool, Pool::MySql(_))) else {
+    let Some(joined) = joined(&batch) else {
         return alone(pool, batch).await;
     };
     tracing::debug!(rows = batch.len(), sql = %joined.sql, "batched INSERT");
@@ -359,44 +385,79 @@ fn one(
 /// whatever the session's `sql_mode`.
 const STRICT: &str = "SET STATEMENT sql_mode = CONCAT(@@sql_mode, ',STRICT_ALL_TABLES') FOR ";
 
-/// One INSERT of every row of `batch`, around them the text they share.
-fn joined(batch: &[Waiting], mariadb: bool) -> Option<ExecutionUnit> {
+/// One INSERT of every row of `batch`, around them the text they share; its parameters are
+/// theirs in turn, PostgreSQL's numbered on from the rows before.
+fn joined(batch: &[Waiting]) -> Option<ExecutionUnit> {
     let first = batch.first()?;
-    let (head, tail) = (
-        first.unit.sql.get(..first.row.start)?,
-        first.unit.sql.get(first.row.end..)?,
-    );
-    let rows: usize = batch.iter().map(|w| w.row.len() + 2).sum();
+    let (head, tail) = around(&first.unit, &first.row.row)?;
+    let rows: usize = batch.iter().map(|w| w.row.row.len() + 4).sum();
     let mut sql = String::with_capacity(STRICT.len() + head.len() + rows + tail.len());
-    if mariadb {
+    if first.strict {
         sql.push_str(STRICT);
     }
     sql.push_str(head);
+    let mut before = 0;
     for (i, waiting) in batch.iter().enumerate() {
         if i > 0 {
             sql.push_str(", ");
         }
-        sql.push_str(waiting.unit.sql.get(waiting.row.clone())?);
+        numbered_on(&mut sql, &waiting.unit, &waiting.row, before)?;
+        before += waiting.unit.params.len();
     }
     sql.push_str(tail);
+    let params = batch.iter().flat_map(|w| w.unit.params.iter().cloned());
     Some(ExecutionUnit {
         sql,
-        params: Vec::new(),
+        params: params.collect(),
         rows: (0..batch.len()).collect(),
         ..first.unit.clone()
     })
 }
 
+/// Appends `unit`'s row with its PostgreSQL placeholders (`$1` …) numbered on from `before`.
+/// `None`: the placeholders are not what the row's parameters say.
+fn numbered_on(
+    sql: &mut String,
+    unit: &ExecutionUnit,
+    row: &BatchRow,
+    before: usize,
+) -> Option<()> {
+    let text = unit.sql.as_str();
+    if row.placeholders.is_empty() || before == 0 {
+        sql.push_str(text.get(row.row.clone())?);
+        return Some(());
+    }
+    if row.placeholders.len() != unit.params.len() {
+        return None;
+    }
+    let mut from = row.row.start;
+    for &at in &row.placeholders {
+        let digits = text
+            .get(at + 1..)?
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        let n: usize = text.get(at + 1..at + 1 + digits)?.parse().ok()?;
+        sql.push_str(text.get(from..at)?);
+        let _ = write!(sql, "${}", n + before);
+        from = at + 1 + digits;
+    }
+    sql.push_str(text.get(from..row.row.end)?);
+    Some(())
+}
+
 /// Whether rows inserted into `table` beside others are what they would have been alone: no
 /// triggers or rules; on MySQL, a MariaDB server (which has `SET STATEMENT`, see [`STRICT`]) and
-/// a transactional table (a multi-row INSERT refused halfway keeps no row).
-async fn allows_batches(pool: &Pool, table: &str) -> Result<bool, sqlx::Error> {
+/// a transactional table (a multi-row INSERT refused halfway keeps no row). If so, whether
+/// its connections are in a strict `sql_mode` by themselves.
+async fn allows_batches(pool: &Pool, table: &str) -> Result<Option<bool>, sqlx::Error> {
     match pool {
         Pool::MySql(c) => {
             let row = c
                 .with_base(async |conn| {
                     sqlx::query(
                         "SELECT CAST(t.ENGINE AS CHAR), CAST(@@version AS CHAR), \
+                         CAST(@@SESSION.sql_mode AS CHAR), \
                          (SELECT COUNT(*) FROM information_schema.TRIGGERS g WHERE \
                          g.EVENT_OBJECT_SCHEMA = t.TABLE_SCHEMA AND \
                          g.EVENT_OBJECT_TABLE = t.TABLE_NAME) \
@@ -409,14 +470,18 @@ async fn allows_batches(pool: &Pool, table: &str) -> Result<bool, sqlx::Error> {
                 })
                 .await?;
             let Some(row) = row else {
-                return Ok(false);
+                return Ok(None);
             };
             let engine: Option<String> = row.try_get(0)?;
             let version: Option<String> = row.try_get(1)?;
-            let triggers: i64 = row.try_get(2)?;
-            Ok(engine.is_some_and(|e| e.eq_ignore_ascii_case("InnoDB"))
+            let mode: Option<String> = row.try_get(2)?;
+            let triggers: i64 = row.try_get(3)?;
+            let allowed = engine.is_some_and(|e| e.eq_ignore_ascii_case("InnoDB"))
                 && version.is_some_and(|v| v.contains("MariaDB"))
-                && triggers == 0)
+                && triggers == 0;
+            // Either strict mode is strict for InnoDB.
+            let strict = mode.is_some_and(|m| m.contains("STRICT_"));
+            Ok(allowed.then_some(strict))
         }
         Pool::Postgres(c) => {
             let allowed: Option<bool> = c
@@ -431,8 +496,8 @@ async fn allows_batches(pool: &Pool, table: &str) -> Result<bool, sqlx::Error> {
                     .await
                 })
                 .await?;
-            Ok(allowed == Some(true))
+            Ok((allowed == Some(true)).then_some(true))
         }
-        Pool::Sqlite(_) => Ok(false),
+        Pool::Sqlite(_) => Ok(None),
     }
 }

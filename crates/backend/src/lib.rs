@@ -327,7 +327,9 @@ impl Backend {
             .pools
             .get(data_source)
             .ok_or_else(|| BackendError::UnknownDataSource(data_source.to_owned()))?;
-        let row = plan.batch_row.clone().unwrap_or_default();
+        let Some(row) = &plan.batch_row else {
+            return self.autocommit(plan, data_source, &[unit]).await;
+        };
         match batching::insert(&self.batching, pool, unit, row).await {
             Some(result) => {
                 pool.noted_write();

@@ -68,7 +68,7 @@ pub use insert::select::InsertSelect;
 pub use last_insert_id::{SessionValues, substitute_session_values};
 pub use metadata::{Metadata, NoMetadata};
 pub use placeholders::{bind_placeholders, replace_placeholders};
-pub use plan::{ExecutionUnit, MoveGuard, Plan};
+pub use plan::{BatchRow, ExecutionUnit, MoveGuard, Plan};
 pub use query::PreparedQuery;
 pub use select_into::{SelectInto, select_into_variables};
 pub use sequences::{SequenceUse, mariadb_sequences};

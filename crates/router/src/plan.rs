@@ -39,11 +39,22 @@ pub struct Plan {
     /// A read no merge answers: its tables' rows gathered on one data source, where the
     /// statement runs as written (see [`Gather`]); `units` is then empty.
     pub gather: Option<Box<Gather>>,
-    /// A single-row INSERT of literals with nothing but its row to do (no `RETURNING`,
-    /// `ON DUPLICATE KEY`, `ON CONFLICT`, `IGNORE`, function call or subquery): the bytes of
-    /// that row in its one unit's text, so the backend may send it with other sessions' rows
-    /// of the same text around them as one multi-row INSERT (see the backend's `batching`).
-    pub batch_row: Option<std::ops::Range<usize>>,
+    /// A single-row INSERT of plain values with nothing but its row to do (no `RETURNING`,
+    /// `ON DUPLICATE KEY`, `ON CONFLICT`, `IGNORE`, function call or subquery): where that row
+    /// is in its one unit's text, so the backend may send it with other sessions' rows of the
+    /// same text around them as one multi-row INSERT (see the backend's `batching`).
+    pub batch_row: Option<Box<BatchRow>>,
+}
+
+/// Where a single-row INSERT's row is in its unit's text (see [`Plan::batch_row`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchRow {
+    /// The row's bytes, parentheses included; nothing outside them has a parameter.
+    pub row: std::ops::Range<usize>,
+    /// PostgreSQL: where each of the row's placeholders starts (`$1`, `$2`, … in turn), so
+    /// that rows after the first in a batch can number theirs on. Empty on MySQL, whose
+    /// placeholders are positional.
+    pub placeholders: Vec<usize>,
 }
 
 /// The rows an UPDATE would have to move to another data node: those its WHERE clause matches

@@ -181,6 +181,8 @@ pub(crate) struct Renderer<'a> {
     pub(crate) limit: (u64, u64),
     pub(crate) out: String,
     pub(crate) out_params: Vec<Value>,
+    /// Where each placeholder written starts in `out`, when asked for (`Some`).
+    pub(crate) placeholders: Option<Vec<usize>>,
 }
 
 /// The literals of the statement a shape was cut from.
@@ -239,6 +241,7 @@ impl<'a> Renderer<'a> {
             limit: (0, 0),
             out: String::with_capacity(sql.len() + 32),
             out_params: Vec::new(),
+            placeholders: None,
         }
     }
 }
@@ -305,6 +308,9 @@ impl Renderer<'_> {
 
     fn placeholder(&mut self, value: Value) {
         self.out_params.push(value);
+        if let Some(placeholders) = &mut self.placeholders {
+            placeholders.push(self.out.len());
+        }
         match self.dialect {
             Dialect::MySql => self.out.push('?'),
             // PostgreSQL parameters are numbered; each unit numbers its own from $1.

@@ -852,8 +852,8 @@ fn only_one_row_of_plain_values_may_share_a_batch_with_other_sessions() {
         let router = router(common::T_ORDER, dialect);
         let joins = |sql: &str| {
             let plan = plan(&router, sql, &[]);
-            let row = plan.batch_row?;
-            Some(plan.units[0].sql[row].to_owned())
+            let batch = plan.batch_row?;
+            Some(plan.units[0].sql[batch.row].to_owned())
         };
         let row = joins("INSERT INTO t_order (user_id, status) VALUES (1, 'a''b')").unwrap();
         assert!(
@@ -882,7 +882,18 @@ fn only_one_row_of_plain_values_may_share_a_batch_with_other_sessions() {
         };
         let sql = format!("INSERT INTO t_order (user_id, status) VALUES ({placeholder}, 'a')");
         let plan = plan(&router, &sql, &[Value::Int(1)]);
-        assert_eq!(plan.batch_row, None, "parameters");
+        let batch = plan
+            .batch_row
+            .expect("a row with a parameter may join a batch");
+        let marks: Vec<&str> = (batch.placeholders.iter())
+            .map(|&at| &plan.units[0].sql[at..at + 2])
+            .collect();
+        // PostgreSQL's are numbered: where each is, so that a batch numbers them on.
+        match dialect {
+            Dialect::MySql => assert!(marks.is_empty()),
+            // The generated key goes in as a parameter too.
+            Dialect::Postgres => assert_eq!(marks, ["$1", "$2"]),
+        }
     }
     let mysql = router(common::T_ORDER, Dialect::MySql);
     for sql in [

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use keyshard_config::TableRule;
 
 use super::{KeySpec, PreparedInsert, RowSpec, Source};
-use crate::plan::{ExecutionUnit, Plan};
+use crate::plan::{BatchRow, ExecutionUnit, Plan};
 use crate::route::{Chosen, Level, Nodes, complex_target, route};
 use crate::shape::Shape;
 use crate::template::{Literals, Renderer, RowKey};
@@ -244,9 +244,12 @@ impl PreparedInsert {
         let mut batch_row = None;
         let (row_units, units) = if let [node] = row_nodes[..] {
             // One row, one unit: what nearly every INSERT is.
-            let (unit, rows) = self.render(node, vec![0], &bound)?;
-            if self.joins_others && unit.params.is_empty() {
-                batch_row = Some(rows);
+            let (unit, row, placeholders) = self.render(node, vec![0], &bound)?;
+            if self.joins_others {
+                batch_row = Some(Box::new(BatchRow {
+                    row,
+                    placeholders: placeholders.unwrap_or_default(),
+                }));
             }
             (vec![0], vec![unit])
         } else {
@@ -394,18 +397,22 @@ impl PreparedInsert {
         }
     }
 
-    /// The unit of `node` with `unit_rows`, and where its rows are in its text.
+    /// The unit of `node` with `unit_rows`, where its rows are in its text and, for a
+    /// statement that may join a batch on PostgreSQL, where its placeholders are.
     fn render(
         &self,
         node: usize,
         unit_rows: Vec<usize>,
         bound: &Bound<'_>,
-    ) -> Result<(ExecutionUnit, Range<usize>), RouteError> {
+    ) -> Result<(ExecutionUnit, Range<usize>, Option<Vec<usize>>), RouteError> {
         let data_node = &self.rule.data_nodes[node];
         let template = &self.template;
         let tables = [data_node.table.as_str()];
         let mut renderer = Renderer::new(&self.sql, self.dialect, &tables, bound.params);
         renderer.literals = bound.literals;
+        if self.joins_others && self.dialect == Dialect::Postgres {
+            renderer.placeholders = Some(Vec::new());
+        }
         renderer.render(template.head(), RowKey::NONE)?;
         let rows_start = renderer.out.len();
         for (n, &row) in unit_rows.iter().enumerate() {
@@ -432,7 +439,7 @@ impl PreparedInsert {
             rows: unit_rows,
             binary_results: false,
         };
-        Ok((unit, rows))
+        Ok((unit, rows, renderer.placeholders))
     }
 }
 

@@ -237,7 +237,12 @@ pub(crate) fn prepare(
         });
     }
 
-    let joins_others = joins_others(insert, &body, key_index, &specs);
+    // A batch's parameters are its rows' in turn: none may be outside the row.
+    let joins_others = joins_others(insert, &body, key_index, &specs)
+        && tokens
+            .placeholders
+            .iter()
+            .all(|p| (layout.row_ranges.first()).is_some_and(|row| row.contains(&p.range.start)));
     let value_columns = value_columns(&rows, &columns, &tokens, &mut locator)?;
     let template = Template::build(sql.len(), &layout.row_ranges, layout.row_separator, edits)?;
     Ok(PreparedInsert {
