@@ -259,8 +259,10 @@ impl Backend {
         }
         let results = match plan.units.as_slice() {
             [] => Vec::new(),
-            [unit] if plan.batch_row.is_some() => self.insert(plan, unit).await?,
-            [unit] => self.autocommit(plan, &unit.data_source, &[unit]).await?,
+            [unit] => match &plan.batch_row {
+                Some(row) => self.insert(plan, unit, row).await?,
+                None => self.autocommit(plan, &unit.data_source, &[unit]).await?,
+            },
             // A read needs no transaction: every data source answers at once, its units sharing
             // up to `max_connections_per_query` connections there.
             units if plan.merge.is_some() => {
@@ -321,15 +323,13 @@ impl Backend {
         &self,
         plan: &Plan,
         unit: &ExecutionUnit,
+        row: &keyshard_router::BatchRow,
     ) -> Result<Vec<outcome::UnitResult>, BackendError> {
         let data_source = unit.data_source.as_str();
         let pool = self
             .pools
             .get(data_source)
             .ok_or_else(|| BackendError::UnknownDataSource(data_source.to_owned()))?;
-        let Some(row) = &plan.batch_row else {
-            return self.autocommit(plan, data_source, &[unit]).await;
-        };
         match batching::insert(&self.batching, pool, unit, row).await {
             Some(result) => {
                 pool.noted_write();

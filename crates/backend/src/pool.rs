@@ -41,6 +41,7 @@ impl Pool {
             Pool::Sqlite(_) => DatabaseKind::Sqlite,
         }
     }
+
     /// The session's statement ended here just now, on a connection not its own (a batch's,
     /// see `batching`): noted like one on its own.
     pub(crate) fn noted_write(&self) {

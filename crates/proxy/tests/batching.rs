@@ -305,6 +305,17 @@ const MYSQL_TABLES: &str = "CREATE TABLE t_item (item_id BIGINT PRIMARY KEY, \
      code INT NOT NULL, tag VARCHAR(32) NOT NULL, status VARCHAR(16) NOT NULL, \
      qty INT NOT NULL CHECK (qty > 0), UNIQUE KEY uk_plain_code (code))";
 
+/// What every client was told, by tag.
+async fn gathered(
+    clients: impl Iterator<Item = tokio::task::JoinHandle<Vec<(String, (Kind, Told))>>>,
+) -> HashMap<String, (Kind, Told)> {
+    let mut told = HashMap::new();
+    for client in futures_util::future::join_all(clients).await {
+        told.extend(client.unwrap());
+    }
+    told
+}
+
 /// Sixteen MySQL clients run their scripts at once; each checks `LAST_INSERT_ID()` after what
 /// it was told was stored.
 async fn run_mysql_clients(
@@ -345,11 +356,7 @@ async fn run_mysql_clients(
             told
         })
     });
-    let mut told = HashMap::new();
-    for client in futures_util::future::join_all(clients).await {
-        told.extend(client.unwrap());
-    }
-    told
+    gathered(clients).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -524,11 +531,7 @@ async fn run_pg_clients(
             told
         })
     });
-    let mut told = HashMap::new();
-    for client in futures_util::future::join_all(clients).await {
-        told.extend(client.unwrap());
-    }
-    told
+    gathered(clients).await
 }
 
 /// The rows stored in `table` on the PostgreSQL shards at `urls`, as [`mysql_rows`].

@@ -2,7 +2,6 @@
 //! each row and render one statement per data node.
 
 use std::borrow::Cow;
-use std::ops::Range;
 use std::sync::Arc;
 
 use keyshard_config::TableRule;
@@ -244,12 +243,9 @@ impl PreparedInsert {
         let mut batch_row = None;
         let (row_units, units) = if let [node] = row_nodes[..] {
             // One row, one unit: what nearly every INSERT is.
-            let (unit, row, placeholders) = self.render(node, vec![0], &bound)?;
+            let (unit, row) = self.render(node, vec![0], &bound)?;
             if self.joins_others {
-                batch_row = Some(Box::new(BatchRow {
-                    row,
-                    placeholders: placeholders.unwrap_or_default(),
-                }));
+                batch_row = Some(Box::new(row));
             }
             (vec![0], vec![unit])
         } else {
@@ -397,14 +393,14 @@ impl PreparedInsert {
         }
     }
 
-    /// The unit of `node` with `unit_rows`, where its rows are in its text and, for a
-    /// statement that may join a batch on PostgreSQL, where its placeholders are.
+    /// The unit of `node` with `unit_rows`, and where its rows are in its text (with, for a
+    /// statement that may join a batch on PostgreSQL, where its placeholders are).
     fn render(
         &self,
         node: usize,
         unit_rows: Vec<usize>,
         bound: &Bound<'_>,
-    ) -> Result<(ExecutionUnit, Range<usize>, Option<Vec<usize>>), RouteError> {
+    ) -> Result<(ExecutionUnit, BatchRow), RouteError> {
         let data_node = &self.rule.data_nodes[node];
         let template = &self.template;
         let tables = [data_node.table.as_str()];
@@ -439,7 +435,11 @@ impl PreparedInsert {
             rows: unit_rows,
             binary_results: false,
         };
-        Ok((unit, rows, renderer.placeholders))
+        let rows = BatchRow {
+            row: rows,
+            placeholders: renderer.placeholders.unwrap_or_default(),
+        };
+        Ok((unit, rows))
     }
 }
 
