@@ -19,7 +19,7 @@
 //! batch was stored is not known, and every session is told so. The batch runs in a task of
 //! its own: a session that goes away does not take the others' answers with it.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,9 +52,12 @@ const TABLE_CHECK_TTL: Duration = Duration::from_secs(10);
 pub(crate) struct Batching {
     /// `props.insert-batch-max-rows`: the most rows in one batch; below 2: no batching.
     max_rows: usize,
-    queues: Mutex<HashMap<Key, Queue>>,
-    /// By data source and actual table.
-    tables: Mutex<HashMap<(String, String), Allowed>>,
+    /// By data source: a few kinds each, found by comparing (no hashing of a statement's text
+    /// or its session's settings, no allocation on a statement's way; a few data sources are
+    /// found in fewer steps in a tree than by hashing their names).
+    queues: Mutex<BTreeMap<String, Vec<Queue>>>,
+    /// By actual table, then data source.
+    tables: Mutex<BTreeMap<String, Vec<(String, Allowed)>>>,
     stats: Stats,
 }
 
@@ -76,15 +79,6 @@ enum Allowed {
     /// Yes; and whether its connections are in a strict `sql_mode` by themselves (MariaDB).
     Yes(Instant, bool),
     No(Instant),
-}
-
-/// Statements of a kind: their data source and text around the row, their sessions' settings.
-type Key = (Arc<str>, Option<Arc<Settings>>);
-
-#[derive(Debug, Default)]
-struct Queue {
-    waiting: Vec<Waiting>,
-    running: usize,
 }
 
 #[derive(Debug)]
@@ -141,9 +135,11 @@ impl Batching {
         {
             return None;
         }
-        let key = (unit.data_source.clone(), unit.table.clone());
         let mut tables = lock(&self.tables);
-        match tables.get(&key) {
+        let known = (tables.get(unit.table.as_str()))
+            .and_then(|sources| sources.iter().find(|(ds, _)| *ds == unit.data_source))
+            .map(|(_, allowed)| *allowed);
+        match known {
             Some(Allowed::Yes(at, strict)) if at.elapsed() < TABLE_CHECK_TTL => {
                 let mode = settings
                     .as_ref()
@@ -154,18 +150,20 @@ impl Batching {
             Some(Allowed::No(at)) if at.elapsed() < TABLE_CHECK_TTL => None,
             Some(Allowed::Checking) => None,
             _ => {
-                tables.insert(key.clone(), Allowed::Checking);
+                let (data_source, table) = (unit.data_source.clone(), unit.table.clone());
+                note(&mut tables, &data_source, &table, Allowed::Checking);
+                drop(tables);
                 let (batching, pool) = (Arc::clone(self), Arc::clone(pool));
                 tokio::spawn(async move {
-                    let allowed = match allows_batches(&pool, &key.1).await {
+                    let allowed = match allows_batches(&pool, &table).await {
                         Ok(Some(strict)) => Allowed::Yes(Instant::now(), strict),
                         Ok(None) => Allowed::No(Instant::now()),
                         Err(e) => {
-                            tracing::debug!(table = %key.1, "batching not checked: {e}");
+                            tracing::debug!(table, "batching not checked: {e}");
                             Allowed::No(Instant::now())
                         }
                     };
-                    lock(&batching.tables).insert(key, allowed);
+                    note(&mut lock(&batching.tables), &data_source, &table, allowed);
                 });
                 None
             }
@@ -178,6 +176,72 @@ impl Batching {
     }
 }
 
+/// Statements of a kind on one data source: the same text around their row, from sessions
+/// with the same settings.
+#[derive(Debug)]
+struct Queue {
+    kind: Kind,
+    waiting: Vec<Waiting>,
+    running: usize,
+}
+
+/// What makes statements of a kind, owned.
+#[derive(Debug, Clone)]
+struct Kind {
+    head: Box<str>,
+    tail: Box<str>,
+    settings: Option<Arc<Settings>>,
+}
+
+impl Kind {
+    fn is(&self, head: &str, tail: &str, settings: &Option<Arc<Settings>>) -> bool {
+        let same_settings = match (&self.settings, settings) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        same_settings && *self.head == *head && *self.tail == *tail
+    }
+}
+
+/// Where the queue of a kind is among its data source's.
+fn position(
+    kinds: &[Queue],
+    (head, tail): (&str, &str),
+    settings: &Option<Arc<Settings>>,
+) -> Option<usize> {
+    kinds.iter().position(|q| q.kind.is(head, tail, settings))
+}
+
+/// Queues with nothing running or waiting a data source keeps for their kinds' next
+/// statements (a client's next INSERT then finds its queue instead of making one).
+const IDLE_QUEUES: usize = 32;
+
+/// Gives back a slot of `kinds[at]`, which has nothing waiting; ends the data source's idle
+/// queues when it has more than [`IDLE_QUEUES`].
+fn give_back(kinds: &mut Vec<Queue>, at: usize) {
+    let Some(queue) = kinds.get_mut(at) else {
+        return;
+    };
+    queue.running = queue.running.saturating_sub(1);
+    if queue.running == 0 && kinds.len() > IDLE_QUEUES {
+        kinds.retain(|q| q.running > 0 || !q.waiting.is_empty());
+    }
+}
+
+/// Notes what `table` on `data_source` allows.
+fn note(
+    tables: &mut BTreeMap<String, Vec<(String, Allowed)>>,
+    data_source: &str,
+    table: &str,
+    allowed: Allowed,
+) {
+    let sources = tables.entry(table.to_owned()).or_default();
+    match sources.iter_mut().find(|(ds, _)| ds == data_source) {
+        Some((_, noted)) => *noted = allowed,
+        None => sources.push((data_source.to_owned(), allowed)),
+    }
+}
+
 /// Runs `unit`, whose one row is `row`, alone or in a batch. `None`: it does not join others;
 /// run it as usual.
 pub(crate) async fn insert(
@@ -186,36 +250,56 @@ pub(crate) async fn insert(
     unit: &ExecutionUnit,
     row: &BatchRow,
 ) -> Option<Result<UnitResult, BackendError>> {
-    let (head, tail) = around(unit, &row.row)?;
+    let text = around(unit, &row.row)?;
     let (settings, strict) = batching.joins(pool, unit)?;
-    let text = format!("{}\0{head}\0{tail}", unit.data_source);
-    let key: Key = (text.into(), settings);
-    let (answer, answered) = oneshot::channel();
-    let slot = {
+    let answered = {
         let mut queues = lock(&batching.queues);
-        let queue = queues.entry(key.clone()).or_default();
-        if queue.running < RUNNING {
-            queue.running += 1;
-            Some(Slot {
-                batching: Arc::clone(batching),
-                pool: Arc::clone(pool),
-                key,
-            })
-        } else {
-            queue.waiting.push(Waiting {
-                unit: unit.clone(),
-                row: row.clone(),
-                strict,
-                answer,
-            });
-            None
+        if !queues.contains_key(&unit.data_source) {
+            queues.insert(unit.data_source.clone(), Vec::new());
+        }
+        let kinds = queues.get_mut(&unit.data_source)?;
+        match position(kinds, text, &settings).map(|at| &mut kinds[at]) {
+            Some(queue) if queue.running >= RUNNING => {
+                let (answer, answered) = oneshot::channel();
+                queue.waiting.push(Waiting {
+                    unit: unit.clone(),
+                    row: row.clone(),
+                    strict,
+                    answer,
+                });
+                Some(answered)
+            }
+            Some(queue) => {
+                queue.running += 1;
+                None
+            }
+            None => {
+                let kind = Kind {
+                    head: text.0.into(),
+                    tail: text.1.into(),
+                    settings: settings.clone(),
+                };
+                kinds.push(Queue {
+                    kind,
+                    waiting: Vec::new(),
+                    running: 1,
+                });
+                None
+            }
         }
     };
-    if let Some(slot) = slot {
+    let Some(answered) = answered else {
+        let slot = Slot {
+            batching,
+            pool,
+            unit,
+            text,
+            settings: &settings,
+        };
         let result = execute::autocommit(pool, &[unit]).await;
         drop(slot);
         return Some(one(&unit.data_source, result));
-    }
+    };
     Some(answered.await.unwrap_or_else(|_| {
         Err(BackendError::OutcomeUnknown {
             data_source: unit.data_source.clone(),
@@ -231,51 +315,55 @@ fn around<'a>(unit: &'a ExecutionUnit, row: &Range<usize>) -> Option<(&'a str, &
 
 /// A statement's place among those of its kind in flight. Given back when it ends (or its
 /// session goes away): to a batch of what queued meanwhile, if anything did.
-struct Slot {
-    batching: Arc<Batching>,
-    pool: Arc<Pool>,
-    key: Key,
+struct Slot<'a> {
+    batching: &'a Arc<Batching>,
+    pool: &'a Arc<Pool>,
+    unit: &'a ExecutionUnit,
+    text: (&'a str, &'a str),
+    settings: &'a Option<Arc<Settings>>,
 }
 
-impl Drop for Slot {
+impl Drop for Slot<'_> {
     fn drop(&mut self) {
+        let data_source = self.unit.data_source.as_str();
         let mut queues = lock(&self.batching.queues);
-        let Some(queue) = queues.get_mut(&self.key) else {
+        let Some(kinds) = queues.get_mut(data_source) else {
             return;
         };
-        if queue.waiting.is_empty() {
-            queue.running -= 1;
-            if queue.running == 0 {
-                queues.remove(&self.key);
-            }
+        let Some(at) = position(kinds, self.text, self.settings) else {
+            return;
+        };
+        if kinds[at].waiting.is_empty() {
+            give_back(kinds, at);
             return;
         }
+        let kind = kinds[at].kind.clone();
         drop(queues);
-        let (batching, pool, key) = (
-            Arc::clone(&self.batching),
-            Arc::clone(&self.pool),
-            self.key.clone(),
-        );
+        let (batching, pool) = (Arc::clone(self.batching), Arc::clone(self.pool));
+        let data_source = data_source.to_owned();
         // The batch's connection gets the sessions' settings, as their own would.
-        let settings = key.1.as_deref().cloned();
-        let state = Arc::new(SessionState::new(settings));
-        tokio::spawn(session_state::serve(state, drain(batching, pool, key)));
+        let state = Arc::new(SessionState::new(kind.settings.as_deref().cloned()));
+        let drain = drain(batching, pool, data_source, kind);
+        tokio::spawn(session_state::serve(state, drain));
     }
 }
 
-/// Sends what is queued under `key` as batches until nothing is, then gives its slot back.
-async fn drain(batching: Arc<Batching>, pool: Arc<Pool>, key: Key) {
+/// Sends what is queued of `kind` on `data_source` as batches until nothing is, then gives
+/// its slot back.
+async fn drain(batching: Arc<Batching>, pool: Arc<Pool>, data_source: String, kind: Kind) {
+    let text = (&*kind.head, &*kind.tail);
     loop {
         let batch = {
             let mut queues = lock(&batching.queues);
-            let Some(queue) = queues.get_mut(&key) else {
+            let Some(kinds) = queues.get_mut(&data_source) else {
                 return;
             };
+            let Some(at) = position(kinds, text, &kind.settings) else {
+                return;
+            };
+            let queue = &mut kinds[at];
             if queue.waiting.is_empty() {
-                queue.running -= 1;
-                if queue.running == 0 {
-                    queues.remove(&key);
-                }
+                give_back(kinds, at);
                 return;
             }
             let (mut bytes, mut params) = (0, 0);

@@ -41,7 +41,7 @@ pub(crate) fn current() -> Option<Arc<SessionState>> {
 
 /// Settings a session made, each as the statement part that makes it again, for one kind of
 /// database. Two sessions with equal settings share connections without any statement between.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     kind: DatabaseKind,
     /// By lower-case name: what follows `SET` (PostgreSQL: `search_path TO a, b`, `TIME ZONE
