@@ -75,10 +75,21 @@ pub struct Stats {
 /// Whether a table's rows may be batched, as last read.
 #[derive(Debug, Clone, Copy)]
 enum Allowed {
-    Checking,
+    /// A statement is reading it (a read that never ends is retried after the TTL).
+    Checking(Instant),
     /// Yes; and whether its connections are in a strict `sql_mode` by themselves (MariaDB).
     Yes(Instant, bool),
     No(Instant),
+}
+
+/// What [`Batching::joins`] answers.
+enum Joining {
+    /// It does not.
+    No,
+    /// It does: with the settings its batch must have, and whether the batch needs [`STRICT`].
+    Yes(Option<Arc<Settings>>, bool),
+    /// Its table must be read first; it runs alone.
+    Check,
 }
 
 #[derive(Debug)]
@@ -114,17 +125,13 @@ impl Batching {
     /// is on, its session keeps no connection and its table allows it; if so, the settings
     /// its batch must have and whether it needs [`STRICT`] (MariaDB, unless neither the
     /// connections nor the session make the mode other than strict). A table not known yet is
-    /// read in the background; the statement meanwhile runs alone.
-    fn joins(
-        self: &Arc<Self>,
-        pool: &Arc<Pool>,
-        unit: &ExecutionUnit,
-    ) -> Option<(Option<Arc<Settings>>, bool)> {
-        if self.max_rows < 2 || matches!(**pool, Pool::Sqlite(_)) {
-            return None;
+    /// read by the statement that finds it so, which then runs alone.
+    fn joins(&self, pool: &Pool, unit: &ExecutionUnit) -> Joining {
+        if self.max_rows < 2 || matches!(pool, Pool::Sqlite(_)) {
+            return Joining::No;
         }
         let settings = match session_state::current() {
-            Some(session) if session.is_pinned() => return None,
+            Some(session) if session.is_pinned() => return Joining::No,
             Some(session) => session.wanted(),
             None => None,
         };
@@ -133,7 +140,7 @@ impl Batching {
             .as_ref()
             .is_some_and(|s| s.get("search_path").is_some())
         {
-            return None;
+            return Joining::No;
         }
         let mut tables = lock(&self.tables);
         let known = (tables.get(unit.table.as_str()))
@@ -144,30 +151,39 @@ impl Batching {
                 let mode = settings
                     .as_ref()
                     .is_some_and(|s| s.get("sql_mode").is_some());
-                let needs_strict = matches!(**pool, Pool::MySql(_)) && (mode || !strict);
-                Some((settings, needs_strict))
+                let needs_strict = matches!(pool, Pool::MySql(_)) && (mode || !strict);
+                Joining::Yes(settings, needs_strict)
             }
-            Some(Allowed::No(at)) if at.elapsed() < TABLE_CHECK_TTL => None,
-            Some(Allowed::Checking) => None,
+            Some(Allowed::No(at)) if at.elapsed() < TABLE_CHECK_TTL => Joining::No,
+            Some(Allowed::Checking(at)) if at.elapsed() < TABLE_CHECK_TTL => Joining::No,
             _ => {
-                let (data_source, table) = (unit.data_source.clone(), unit.table.clone());
-                note(&mut tables, &data_source, &table, Allowed::Checking);
-                drop(tables);
-                let (batching, pool) = (Arc::clone(self), Arc::clone(pool));
-                tokio::spawn(async move {
-                    let allowed = match allows_batches(&pool, &table).await {
-                        Ok(Some(strict)) => Allowed::Yes(Instant::now(), strict),
-                        Ok(None) => Allowed::No(Instant::now()),
-                        Err(e) => {
-                            tracing::debug!(table, "batching not checked: {e}");
-                            Allowed::No(Instant::now())
-                        }
-                    };
-                    note(&mut lock(&batching.tables), &data_source, &table, allowed);
-                });
-                None
+                note(
+                    &mut tables,
+                    &unit.data_source,
+                    &unit.table,
+                    Allowed::Checking(Instant::now()),
+                );
+                Joining::Check
             }
         }
+    }
+
+    /// Reads what `unit`'s table allows, for the statements after this one.
+    async fn check(&self, pool: &Pool, unit: &ExecutionUnit) {
+        let allowed = match allows_batches(pool, &unit.table).await {
+            Ok(Some(strict)) => Allowed::Yes(Instant::now(), strict),
+            Ok(None) => Allowed::No(Instant::now()),
+            Err(e) => {
+                tracing::debug!(table = unit.table, "batching not checked: {e}");
+                Allowed::No(Instant::now())
+            }
+        };
+        note(
+            &mut lock(&self.tables),
+            &unit.data_source,
+            &unit.table,
+            allowed,
+        );
     }
 
     /// Forgets what tables allow: a schema change through the proxy may have added a trigger.
@@ -251,7 +267,14 @@ pub(crate) async fn insert(
     row: &BatchRow,
 ) -> Option<Result<UnitResult, BackendError>> {
     let text = around(unit, &row.row)?;
-    let (settings, strict) = batching.joins(pool, unit)?;
+    let (settings, strict) = match batching.joins(pool, unit) {
+        Joining::Yes(settings, strict) => (settings, strict),
+        Joining::No => return None,
+        Joining::Check => {
+            batching.check(pool, unit).await;
+            return None;
+        }
+    };
     let answered = {
         let mut queues = lock(&batching.queues);
         if !queues.contains_key(&unit.data_source) {
