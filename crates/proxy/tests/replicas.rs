@@ -531,17 +531,7 @@ async fn postgres_reads_see_their_own_writes_on_a_lagging_standby() {
             .simple_query(&read.replace("{table}", table))
             .await
             .unwrap();
-        messages
-            .iter()
-            .filter_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(row) => Some(
-                    (0..row.len())
-                        .map(|i| row.get(i).map(str::to_owned))
-                        .collect(),
-                ),
-                _ => None,
-            })
-            .collect::<Vec<Vec<Option<String>>>>()
+        common::postgres::texts(&messages)
     };
     let through = texts(&client, "t_rw").await;
     let direct = connect(&urls.0.parse().unwrap()).await.unwrap();

@@ -20,19 +20,24 @@
 //! its own: a session that goes away does not take the others' answers with it.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
-use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use keyshard_router::{BatchRow, ExecutionUnit};
-use sqlx::Row;
 use tokio::sync::oneshot;
 
 use crate::outcome::UnitResult;
 use crate::session_state::{self, SessionState, Settings};
 use crate::{BackendError, Pool, execute};
+
+mod joined;
+mod queue;
+mod tables;
+
+use joined::{around, joined};
+use queue::{Kind, Queue, give_back, position};
+use tables::{Allowed, TABLE_CHECK_TTL, allows_batches, note};
 
 /// Statements of one kind in flight at once, each alone or a batch.
 const RUNNING: usize = 1;
@@ -42,10 +47,6 @@ const MAX_BATCH_BYTES: usize = 1 << 20;
 
 /// The most parameters of one batch: both protocols count them in 16 bits.
 const MAX_BATCH_PARAMS: usize = u16::MAX as usize;
-
-/// How long what a table allows is believed before it is read again (a trigger created on the
-/// shard directly is seen within this time).
-const TABLE_CHECK_TTL: Duration = Duration::from_secs(10);
 
 /// The batches of a backend, and what each table allows.
 #[derive(Debug)]
@@ -72,21 +73,11 @@ pub struct Stats {
     pub retried: AtomicU64,
 }
 
-/// Whether a table's rows may be batched, as last read.
-#[derive(Debug, Clone, Copy)]
-enum Allowed {
-    /// A statement is reading it (a read that never ends is retried after the TTL).
-    Checking(Instant),
-    /// Yes; and whether its connections are in a strict `sql_mode` by themselves (MariaDB).
-    Yes(Instant, bool),
-    No(Instant),
-}
-
 /// What [`Batching::joins`] answers.
 enum Joining {
     /// It does not.
     No,
-    /// It does: with the settings its batch must have, and whether the batch needs [`STRICT`].
+    /// It does: with the settings its batch must have, and whether the batch needs [`joined::STRICT`].
     Yes(Option<Arc<Settings>>, bool),
     /// Its table must be read first; it runs alone.
     Check,
@@ -96,7 +87,7 @@ enum Joining {
 struct Waiting {
     unit: ExecutionUnit,
     row: BatchRow,
-    /// Its batch needs [`STRICT`].
+    /// Its batch needs [`joined::STRICT`].
     strict: bool,
     answer: oneshot::Sender<Result<UnitResult, BackendError>>,
 }
@@ -123,7 +114,7 @@ impl Batching {
 
     /// Whether `unit`, the one unit of a statement that may join others, joins them: batching
     /// is on, its session keeps no connection and its table allows it; if so, the settings
-    /// its batch must have and whether it needs [`STRICT`] (MariaDB, unless neither the
+    /// its batch must have and whether it needs [`joined::STRICT`] (MariaDB, unless neither the
     /// connections nor the session make the mode other than strict). A table not known yet is
     /// read by the statement that finds it so, which then runs alone.
     fn joins(&self, pool: &Pool, unit: &ExecutionUnit) -> Joining {
@@ -189,72 +180,6 @@ impl Batching {
     /// Forgets what tables allow: a schema change through the proxy may have added a trigger.
     pub(crate) fn forget_tables(&self) {
         lock(&self.tables).clear();
-    }
-}
-
-/// Statements of a kind on one data source: the same text around their row, from sessions
-/// with the same settings.
-#[derive(Debug)]
-struct Queue {
-    kind: Kind,
-    waiting: Vec<Waiting>,
-    running: usize,
-}
-
-/// What makes statements of a kind, owned.
-#[derive(Debug, Clone)]
-struct Kind {
-    head: Box<str>,
-    tail: Box<str>,
-    settings: Option<Arc<Settings>>,
-}
-
-impl Kind {
-    fn is(&self, head: &str, tail: &str, settings: &Option<Arc<Settings>>) -> bool {
-        let same_settings = match (&self.settings, settings) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
-            (a, b) => a.is_none() && b.is_none(),
-        };
-        same_settings && *self.head == *head && *self.tail == *tail
-    }
-}
-
-/// Where the queue of a kind is among its data source's.
-fn position(
-    kinds: &[Queue],
-    (head, tail): (&str, &str),
-    settings: &Option<Arc<Settings>>,
-) -> Option<usize> {
-    kinds.iter().position(|q| q.kind.is(head, tail, settings))
-}
-
-/// Queues with nothing running or waiting a data source keeps for their kinds' next
-/// statements (a client's next INSERT then finds its queue instead of making one).
-const IDLE_QUEUES: usize = 32;
-
-/// Gives back a slot of `kinds[at]`, which has nothing waiting; ends the data source's idle
-/// queues when it has more than [`IDLE_QUEUES`].
-fn give_back(kinds: &mut Vec<Queue>, at: usize) {
-    let Some(queue) = kinds.get_mut(at) else {
-        return;
-    };
-    queue.running = queue.running.saturating_sub(1);
-    if queue.running == 0 && kinds.len() > IDLE_QUEUES {
-        kinds.retain(|q| q.running > 0 || !q.waiting.is_empty());
-    }
-}
-
-/// Notes what `table` on `data_source` allows.
-fn note(
-    tables: &mut BTreeMap<String, Vec<(String, Allowed)>>,
-    data_source: &str,
-    table: &str,
-    allowed: Allowed,
-) {
-    let sources = tables.entry(table.to_owned()).or_default();
-    match sources.iter_mut().find(|(ds, _)| ds == data_source) {
-        Some((_, noted)) => *noted = allowed,
-        None => sources.push((data_source.to_owned(), allowed)),
     }
 }
 
@@ -329,11 +254,6 @@ pub(crate) async fn insert(
             message: "the batch this INSERT was sent in ended without an answer".into(),
         })
     }))
-}
-
-/// The text before and after a unit's row.
-fn around<'a>(unit: &'a ExecutionUnit, row: &Range<usize>) -> Option<(&'a str, &'a str)> {
-    Some((unit.sql.get(..row.start)?, unit.sql.get(row.end..)?))
 }
 
 /// A statement's place among those of its kind in flight. Given back when it ends (or its
@@ -489,126 +409,5 @@ fn one(
             })
         }
         Err(e) => Err(BackendError::from_sqlx(data_source, e)),
-    }
-}
-
-/// What makes a MariaDB batch refuse whatever a single row would be refused or changed for,
-/// whatever the session's `sql_mode`.
-const STRICT: &str = "SET STATEMENT sql_mode = CONCAT(@@sql_mode, ',STRICT_ALL_TABLES') FOR ";
-
-/// One INSERT of every row of `batch`, around them the text they share; its parameters are
-/// theirs in turn, PostgreSQL's numbered on from the rows before.
-fn joined(batch: &[Waiting]) -> Option<ExecutionUnit> {
-    let first = batch.first()?;
-    let (head, tail) = around(&first.unit, &first.row.row)?;
-    let rows: usize = batch.iter().map(|w| w.row.row.len() + 4).sum();
-    let mut sql = String::with_capacity(STRICT.len() + head.len() + rows + tail.len());
-    if first.strict {
-        sql.push_str(STRICT);
-    }
-    sql.push_str(head);
-    let mut before = 0;
-    for (i, waiting) in batch.iter().enumerate() {
-        if i > 0 {
-            sql.push_str(", ");
-        }
-        numbered_on(&mut sql, &waiting.unit, &waiting.row, before)?;
-        before += waiting.unit.params.len();
-    }
-    sql.push_str(tail);
-    let params = batch.iter().flat_map(|w| w.unit.params.iter().cloned());
-    Some(ExecutionUnit {
-        sql,
-        params: params.collect(),
-        rows: (0..batch.len()).collect(),
-        ..first.unit.clone()
-    })
-}
-
-/// Appends `unit`'s row with its PostgreSQL placeholders (`$1` …) numbered on from `before`.
-/// `None`: the placeholders are not what the row's parameters say.
-fn numbered_on(
-    sql: &mut String,
-    unit: &ExecutionUnit,
-    row: &BatchRow,
-    before: usize,
-) -> Option<()> {
-    let text = unit.sql.as_str();
-    if row.placeholders.is_empty() || before == 0 {
-        sql.push_str(text.get(row.row.clone())?);
-        return Some(());
-    }
-    if row.placeholders.len() != unit.params.len() {
-        return None;
-    }
-    let mut from = row.row.start;
-    for &at in &row.placeholders {
-        let digits = text
-            .get(at + 1..)?
-            .bytes()
-            .take_while(u8::is_ascii_digit)
-            .count();
-        let n: usize = text.get(at + 1..at + 1 + digits)?.parse().ok()?;
-        sql.push_str(text.get(from..at)?);
-        let _ = write!(sql, "${}", n + before);
-        from = at + 1 + digits;
-    }
-    sql.push_str(text.get(from..row.row.end)?);
-    Some(())
-}
-
-/// Whether rows inserted into `table` beside others are what they would have been alone: no
-/// triggers or rules; on MySQL, a MariaDB server (which has `SET STATEMENT`, see [`STRICT`]) and
-/// a transactional table (a multi-row INSERT refused halfway keeps no row). If so, whether
-/// its connections are in a strict `sql_mode` by themselves.
-async fn allows_batches(pool: &Pool, table: &str) -> Result<Option<bool>, sqlx::Error> {
-    match pool {
-        Pool::MySql(c) => {
-            let row = c
-                .with_base(async |conn| {
-                    sqlx::query(
-                        "SELECT CAST(t.ENGINE AS CHAR), CAST(@@version AS CHAR), \
-                         CAST(@@SESSION.sql_mode AS CHAR), \
-                         (SELECT COUNT(*) FROM information_schema.TRIGGERS g WHERE \
-                         g.EVENT_OBJECT_SCHEMA = t.TABLE_SCHEMA AND \
-                         g.EVENT_OBJECT_TABLE = t.TABLE_NAME) \
-                         FROM information_schema.TABLES t \
-                         WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME = ?",
-                    )
-                    .bind(table)
-                    .fetch_optional(conn)
-                    .await
-                })
-                .await?;
-            let Some(row) = row else {
-                return Ok(None);
-            };
-            let engine: Option<String> = row.try_get(0)?;
-            let version: Option<String> = row.try_get(1)?;
-            let mode: Option<String> = row.try_get(2)?;
-            let triggers: i64 = row.try_get(3)?;
-            let allowed = engine.is_some_and(|e| e.eq_ignore_ascii_case("InnoDB"))
-                && version.is_some_and(|v| v.contains("MariaDB"))
-                && triggers == 0;
-            // Either strict mode is strict for InnoDB.
-            let strict = mode.is_some_and(|m| m.contains("STRICT_"));
-            Ok(allowed.then_some(strict))
-        }
-        Pool::Postgres(c) => {
-            let allowed: Option<bool> = c
-                .with_base(async |conn| {
-                    sqlx::query_scalar(
-                        "SELECT c.relkind = 'r' AND NOT c.relhasrules AND NOT EXISTS \
-                         (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = c.oid AND NOT \
-                         g.tgisinternal) FROM pg_class c WHERE c.oid = to_regclass($1)",
-                    )
-                    .bind(table)
-                    .fetch_optional(conn)
-                    .await
-                })
-                .await?;
-            Ok((allowed == Some(true)).then_some(true))
-        }
-        Pool::Sqlite(_) => Ok(None),
     }
 }
