@@ -23,6 +23,10 @@
 #     t_recent, which one node answers; the summary also prints the merge's Keyshard CPU over
 #     the point SELECT's and over the one-node read's (a merge of two nodes should cost at most
 #     2× a single-node read).
+#   Throughput: 16 clients (THROUGHPUT_CLIENTS) sending single-row autocommit INSERTs for
+#     THROUGHPUT_SECONDS (default 15) through Keyshard against the same clients straight to
+#     one table of the database (identity / AUTO_INCREMENT key): statements per second, the
+#     natural-batching case, with Keyshard's CPU per INSERT (alternating rounds).
 #   Bulk: a 1,000-row INSERT through Keyshard against the same statement straight to the
 #     database (rows/s, wall time here since it is throughput that is asked of it; alternating
 #     rounds), with Keyshard's CPU per row and its peak resident memory.
@@ -42,6 +46,8 @@ BULK_ROWS=1000
 BULK_STATEMENTS=${BULK_STATEMENTS:-30}
 # BULK_ONLY=1 runs the 1,000-row INSERT cases alone.
 BULK_ONLY=${BULK_ONLY:-0}
+THROUGHPUT_CLIENTS=${THROUGHPUT_CLIENTS:-16}
+THROUGHPUT_SECONDS=${THROUGHPUT_SECONDS:-15}
 # ONLY=regex runs the cases whose name matches it (grep -E), e.g. ONLY='SELECT'.
 ONLY=${ONLY:-}
 selected() { [ -z "$ONLY" ] || echo "$1" | grep -Eq -- "$ONLY"; }
@@ -191,6 +197,38 @@ bulk_compare() {
       printf "%s rows/s|%.0f|direct %.0f|%.2f\n", name, k * rows, d * rows, k / d >> "'"$RESULTS"'" }'
 }
 
+# throughput_compare NAME KS_PID -- DIRECT_COMMAND… -- KS_COMMAND…: the same clients for the
+# same time straight to the database and through Keyshard, alternating for `rounds` rounds;
+# statements per second (wall time, since throughput is what is asked), Keyshard's CPU per
+# statement beside it.
+throughput_compare() {
+  local name=$1 ks_pid=$2
+  selected "$name" || return 0
+  shift 3
+  local direct=() ks=()
+  while [ "$1" != -- ]; do direct+=("$1"); shift; done
+  shift
+  ks=("$@")
+  local d_sum=0 k_sum=0 t_sum=0 d k t
+  printf '%-28s %5s %12s %12s %7s %14s\n' "$name" round "direct/s" "Keyshard/s" ratio "Keyshard µs"
+  for round in $(seq 1 "$ROUNDS"); do
+    if [ $((round % 2)) = 1 ]; then
+      d=$("${direct[@]}" | tail -n 1)
+      read -r t k _ < <(measure "$ks_pid" "${ks[@]}")
+    else
+      read -r t k _ < <(measure "$ks_pid" "${ks[@]}")
+      d=$("${direct[@]}" | tail -n 1)
+    fi
+    awk -v r="$round" -v d="$d" -v k="$k" -v t="$t" -v hz="$HZ" -v s="$THROUGHPUT_SECONDS" \
+      'BEGIN { printf "%-28s %5s %12s %12s %7.2f %14.1f\n", "", r, d, k, k / d, t * 1e6 / hz / (k * s) }'
+    d_sum=$((d_sum + d)) k_sum=$((k_sum + k)) t_sum=$((t_sum + t))
+  done
+  awk -v name="$name" -v d="$d_sum" -v k="$k_sum" -v t="$t_sum" -v hz="$HZ" -v s="$THROUGHPUT_SECONDS" \
+    -v rounds="$ROUNDS" 'BEGIN {
+      printf "%-28s %5s %12.0f %12.0f %7.2f %14.1f\n\n", "", "all", d / rounds, k / rounds, k / d, t * 1e6 / hz / (k * s);
+      printf "%s stmt/s|%.0f|direct %.0f|%.2f\n", name, k / rounds, d / rounds, k / d >> "'"$RESULTS"'" }'
+}
+
 # --- PostgreSQL ----------------------------------------------------------------------------
 if [ $PG = 1 ]; then
   PSQL="psql -X -q -h 127.0.0.1 -p 5432 -U postgres"
@@ -277,6 +315,11 @@ INI
     ks_pg -f bench/recent.sql -M simple -c "$CLIENTS" -j 2 -t $per_client -- \
     bouncer -f bench/recent.sql -M simple -c "$CLIENTS" -j 2 -t $per_client ks_cpu_direct
 
+  # Throughput: sixteen clients' single-row INSERTs, straight to the database and through Keyshard.
+  [ "$BULK_ONLY" = 1 ] || throughput_compare "PG INSERT $THROUGHPUT_CLIENTS clients" "$KS_PG" -- \
+    pgbench_rate -h 127.0.0.1 -p 5432 -U postgres -f bench/insert.sql -c "$THROUGHPUT_CLIENTS" -j 2 -T "$THROUGHPUT_SECONDS" ks_cpu_direct -- \
+    ks_pg -f bench/insert.sql -c "$THROUGHPUT_CLIENTS" -j 2 -T "$THROUGHPUT_SECONDS"
+
   # Bulk: one client, the same 1,000-row statement straight to PostgreSQL and through Keyshard.
   bulk_compare "PG 1,000-row INSERT" "$KS_PG" -- \
     pgbench_rate -h 127.0.0.1 -p 5432 -U postgres -f "$WORK/bulk.sql" -t "$BULK_STATEMENTS" ks_cpu_direct -- \
@@ -342,6 +385,10 @@ LUA
   [ "$BULK_ONLY" = 1 ] || compare "MySQL one-node LIMIT 10 SELECT text" "$statements" "$KS_MY" "$HAPROXY" HAProxy -- \
     ks_my bench/recent.lua --threads="$CLIENTS" --events="$statements" -- \
     relay bench/recent.lua --threads="$CLIENTS" --events="$statements"
+
+  [ "$BULK_ONLY" = 1 ] || throughput_compare "MySQL INSERT $THROUGHPUT_CLIENTS clients" "$KS_MY" -- \
+    sysbench_rate bench/insert.lua --mysql-port=3306 --mysql-user=root --mysql-db=ks_cpu_direct --threads="$THROUGHPUT_CLIENTS" --time="$THROUGHPUT_SECONDS" -- \
+    ks_my bench/insert.lua --threads="$THROUGHPUT_CLIENTS" --time="$THROUGHPUT_SECONDS"
 
   bulk_compare "MySQL 1,000-row INSERT" "$KS_MY" -- \
     sysbench_rate "$WORK/bulk.lua" --mysql-port=3306 --mysql-user=root --mysql-db=ks_cpu_direct --threads=1 --events="$BULK_STATEMENTS" -- \

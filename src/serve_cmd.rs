@@ -23,12 +23,14 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             tracing::Level::WARN
         })
         .with_target(false)
+        // Escape codes only where someone reads them: a log file or journal gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     for warning in databases.iter().flat_map(|d| &d.warnings) {
         tracing::warn!("configuration: {warning}");
     }
     // One thread by default: a statement's work then never wakes another thread, which cost
-    // ~10 % more CPU per statement on the multi-threaded runtime (README, Benchmarks).
+    // ~10 % more CPU per statement on the multi-threaded runtime (docs/src/benchmark-log.md).
     let mut builder = match config.server.worker_threads {
         1 => tokio::runtime::Builder::new_current_thread(),
         threads => {

@@ -193,7 +193,7 @@ pub enum Problem {
     #[error("no frontend configured (set mysql.listen or postgres.listen)")]
     NoFrontend,
     /// A strategy with both or neither of `standard` and `none`.
-    #[error("expected exactly one of 'standard' or 'none'")]
+    #[error("expected exactly one of 'standard', 'complex', 'hint' or 'none'")]
     StrategyShape,
     /// A standard strategy without a column and no `defaultShardingColumn`.
     #[error("no shardingColumn, and the rule has no defaultShardingColumn")]

@@ -172,7 +172,7 @@ pub struct Props {
     /// other); with as many connections as units, each runs on its own at once.
     pub max_connections_per_query: usize,
     /// `gather-max-rows` (Keyshard's own; default 1,000,000): rows a read across shards that
-    /// no merge answers may gather onto one data source (see the README's "Reads the shards
+    /// no merge answers may gather onto one data source (see docs/src/sql.md, "Reads the shards
     /// cannot merge").
     pub gather_max_rows: u64,
     /// `gather-max-bytes` (Keyshard's own; default 256 MiB): bytes of those rows.
@@ -203,7 +203,7 @@ pub struct Props {
     pub column_cache: CacheBounds,
     /// `insert-batch-max-rows` (Keyshard's own; default 256; 0 or 1: off): the most
     /// single-row INSERTs of several sessions sent to a shard as one multi-row INSERT when
-    /// they queue for the same table at once (see the README's "Natural batching").
+    /// they queue for the same table at once (see docs/src/batching.md).
     pub insert_batch_max_rows: usize,
 }
 

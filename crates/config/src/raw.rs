@@ -161,8 +161,6 @@ pub(crate) struct RawProps {
     /// Keyshard's own: the largest row read from a PostgreSQL shard (default 64 MiB).
     #[serde(rename = "max-row-bytes")]
     pub max_row_bytes: Option<u64>,
-    /// ShardingSphere's: client connections at once (0 or less: no limit), Keyshard's
-    /// `max-connections`.
     #[serde(rename = "shape-cache-entries")]
     pub shape_cache_entries: Option<u64>,
     #[serde(rename = "shape-cache-bytes")]
@@ -183,6 +181,8 @@ pub(crate) struct RawProps {
     pub readwrite_causal_wait_ms: Option<u64>,
     #[serde(rename = "replica-check-interval-milliseconds")]
     pub replica_check_interval_ms: Option<u64>,
+    /// ShardingSphere's: client connections at once (0 or less: no limit), Keyshard's
+    /// `max-connections`.
     #[serde(rename = "proxy-frontend-max-connections")]
     pub proxy_frontend_max_connections: Option<i64>,
     /// Every other key.

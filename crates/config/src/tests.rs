@@ -404,7 +404,7 @@ fn algorithm_errors_name_path_and_value() {
     );
     assert_eq!(
         error_with("tableStrategy:\n        none:", "tableStrategy: {}"),
-        "rules[0].tables.T_Order_Item.tableStrategy: expected exactly one of 'standard' or 'none'"
+        "rules[0].tables.T_Order_Item.tableStrategy: expected exactly one of 'standard', 'complex', 'hint' or 'none'"
     );
 }
 

@@ -412,8 +412,8 @@ fn diff(out: &mut Vec<String>, what: &str, got: &Outcome, want: &Outcome) {
     }
 }
 
-/// Differences Keyshard does not close yet, each a known, documented gap (README, "Column
-/// types"): a line containing one of these is printed, not failed on. Every other difference
+/// Differences Keyshard does not close yet, each a known, documented gap (docs/src/types.md):
+/// a line containing one of these is printed, not failed on. Every other difference
 /// fails the test.
 const KNOWN_GAPS: &[(&str, &str)] = &[
     // SUM of money in the text format is gathered, and PostgreSQL adds money up in row

@@ -107,7 +107,7 @@ fn bulk_insert_memory_is_a_small_multiple_of_its_sql() {
         // The literals' values and ranges, the rendered units (twice the SQL: each row gains
         // its 19-digit key) and the plan's per-row bookkeeping; a new shape adds one row
         // parsed. Parsing the statement whole takes far more (sqlparser's tokens and tree for
-        // every value); see the README's benchmarks.
+        // every value); see docs/src/benchmark-log.md.
         for (what, bytes) in [("a new shape's", first), ("a known shape's", again)] {
             assert!(
                 bytes <= 24 * sql.len(),

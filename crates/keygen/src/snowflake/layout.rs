@@ -103,7 +103,7 @@ impl Layout {
             return Err(KeyGenError::InvalidProperty {
                 name: "worker-id-bits + sequence-bits + gene-bits".to_owned(),
                 value: layout.to_string(),
-                expected: "worker-id-bits + sequence-bits + gene-bits leaving the time at least                            ten more years (22 bits together from a recent epoch leave 69)"
+                expected: "worker-id-bits + sequence-bits + gene-bits leaving the time at least ten more years (22 bits together from a recent epoch leave 69)"
                     .to_owned(),
             });
         }
