@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The client libraries of the compatibility tests (crates/proxy/tests/compat.rs), pinned, in a
+# The client libraries of the compatibility tests (crates/proxy/tests/it/compat.rs), pinned, in a
 # cache outside the checkout so that later runs find them: a Python venv and node_modules; and
 # Debian's ActiveRecord and PHP.
 # Idempotent: nothing is downloaded when the pinned versions are already there.

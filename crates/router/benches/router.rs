@@ -11,7 +11,7 @@ use keyshard_router::{Dialect, Metadata, Plan, Prepared, PreparedInsert, Router,
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 
 const SQL1: &str = "INSERT INTO t_order (user_id, status) VALUES (?, ?)";

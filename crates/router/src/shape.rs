@@ -353,7 +353,7 @@ impl Shape {
     /// At most the bytes [`Shape::of`] holds for a statement of `sql_len` bytes with at most
     /// `literals` literals: the shape's text (placeholders may be longer than the literals
     /// they replace), each literal's range and value, and the strings' contents; vectors
-    /// counted at twice their length, as growth leaves them. Checked in `tests/memory.rs`.
+    /// counted at twice their length, as growth leaves them. Checked in `tests/it/memory.rs`.
     pub fn memory_bound(sql_len: usize, literals: usize) -> usize {
         let per_literal = 2 * (size_of::<Range<usize>>() + size_of::<Value>()) + 32;
         sql_len

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use keyshard_router::{Dialect, Prepared, Router, Shape};
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 struct Counting;

@@ -38,7 +38,7 @@ impl PreparedInsert {
     /// before binding a bulk load by its shape (the shape's own bytes are
     /// [`Shape::memory_bound`]). The units are the statement once more with each row's key,
     /// and the head and tail around the rows repeated per unit; strings and vectors counted
-    /// at twice their length, as growth leaves them. Checked in `tests/memory.rs`.
+    /// at twice their length, as growth leaves them. Checked in `tests/it/memory.rs`.
     pub fn binding_bytes(&self, sql: &str, shape: &Shape) -> usize {
         /// A generated key's text and its separator, at most.
         const KEY_TEXT: usize = 24;
