@@ -12,7 +12,10 @@ use crate::session_state::Settings;
 pub(super) struct Queue {
     pub(super) kind: Kind,
     pub(super) waiting: Vec<Waiting>,
+    /// Statements and batches in flight.
     pub(super) running: usize,
+    /// Of which batches.
+    pub(super) batches: usize,
 }
 
 /// What makes statements of a kind, owned.
