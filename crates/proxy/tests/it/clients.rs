@@ -4,14 +4,13 @@
 
 use crate::common;
 
-use std::path::Path;
 use std::process::Command;
 
+use crate::common::java::{CONNECTOR_J, Programs, keys, succeeded};
 use crate::common::{Proxy, Shards};
 
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
-const CONNECTOR_J: &str = "/usr/share/java/mariadb-java-client.jar";
 
 async fn start() -> (Shards, Proxy) {
     common::on_mariadb(CREATE).await
@@ -25,24 +24,12 @@ async fn assert_stored(shards: &Shards, user_id: i64, key: i64) {
     );
 }
 
-fn run(command: &mut Command) -> String {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "{command:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL) and the mariadb client"]
 async fn mariadb_command_line_client() {
     let (shards, proxy) = start().await;
     let port = proxy.address.port().to_string();
-    let out = run(Command::new("mariadb").args([
+    let out = succeeded(Command::new("mariadb").args([
         "--protocol=tcp",
         "-h",
         "127.0.0.1",
@@ -72,26 +59,14 @@ async fn mariadb_command_line_client() {
 #[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL), a JDK and MariaDB Connector/J"]
 async fn jdbc_generated_keys() {
     let (shards, proxy) = start().await;
-    let classes = std::env::temp_dir().join(common::unique("keyshard_jdbc"));
-    std::fs::create_dir_all(&classes).unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/jdbc/GeneratedKeys.java");
-    run(Command::new("javac").arg("-d").arg(&classes).arg(&source));
     let url = format!("jdbc:mariadb://{}/sharding_db", proxy.address);
-    let out = run(Command::new("java")
-        .arg("-cp")
-        .arg(format!("{}:{CONNECTOR_J}", classes.display()))
-        .args(["GeneratedKeys", &url, "root", "root"]));
-    let keys = |label: &str| -> Vec<i64> {
-        let line = out
-            .lines()
-            .find_map(|l| l.strip_prefix(label))
-            .unwrap_or_else(|| panic!("{out}"));
-        line.split_whitespace()
-            .map(|k| k.parse().unwrap())
-            .collect()
-    };
-    let one = keys("one:");
-    let three = keys("three:");
+    let out = Programs::compile(&["GeneratedKeys.java"]).run(
+        "GeneratedKeys",
+        CONNECTOR_J,
+        &[&url, "root", "root"],
+    );
+    let one = keys(&out, "one:");
+    let three = keys(&out, "three:");
     assert_eq!(one.len(), 1, "{out}");
     assert_eq!(three.len(), 3, "{out}");
     assert_stored(&shards, 21, one[0]).await;
@@ -107,7 +82,6 @@ async fn jdbc_generated_keys() {
     let mut expected = [one, three].concat();
     expected.sort_unstable();
     assert_eq!(stored, expected);
-    let _ = std::fs::remove_dir_all(&classes);
     proxy.stop().await;
     shards.cleanup().await;
 }

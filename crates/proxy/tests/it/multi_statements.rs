@@ -5,6 +5,7 @@
 use crate::common;
 
 use crate::common::compare::{MariaDbAlike, mysql_answer};
+use crate::common::java::{PGJDBC, Programs};
 
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
@@ -106,29 +107,10 @@ async fn several_statements_in_one_postgresql_query_are_one_transaction_as_in_po
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL), a JDK and pgjdbc"]
 async fn a_pgjdbc_batch_is_one_transaction_as_in_postgresql() {
-    const PGJDBC: &str = "/usr/share/java/postgresql.jar";
     let both = common::compare::PostgresAlike::start(CREATE).await;
-    let classes = std::env::temp_dir().join(common::unique("keyshard_pgbatch"));
-    std::fs::create_dir_all(&classes).unwrap();
-    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/jdbc/PgBatch.java");
-    let run = |command: &mut std::process::Command| {
-        let out = command.output().expect("a JDK");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    run(std::process::Command::new("javac")
-        .arg("-d")
-        .arg(&classes)
-        .arg(&source));
+    let programs = Programs::compile(&["PgBatch.java"]);
     let batch = |url: String, user: &str, password: &str| {
-        run(std::process::Command::new("java")
-            .arg("-cp")
-            .arg(format!("{}:{PGJDBC}", classes.display()))
-            .args(["PgBatch", &url, user, password]))
+        programs.run("PgBatch", PGJDBC, &[&url, user, password])
     };
     let through = batch(
         format!("jdbc:postgresql://{}/sharding_db", both.proxy.address),
@@ -141,6 +123,5 @@ async fn a_pgjdbc_batch_is_one_transaction_as_in_postgresql() {
     let plain = batch(plain, "postgres", "");
     assert_eq!(through, plain);
     assert!(through.contains("stored: 4 5 6 7\n"), "{through}");
-    let _ = std::fs::remove_dir_all(&classes);
     both.finish().await;
 }

@@ -7,6 +7,7 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
+use crate::common::java::{PGJDBC, Programs, keys, succeeded};
 use crate::common::postgres::{PgProxy, PgShards, connect, texts, yaml};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, SimpleQueryMessage};
@@ -521,24 +522,12 @@ async fn a_frontend_that_cannot_reach_a_data_source_is_refused() {
     sqlite.cleanup().await;
 }
 
-fn run(command: &mut Command) -> String {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "{command:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL) and psql"]
 async fn psql_command_line_client() {
     let shards = PgShards::postgres().await;
     let (proxy, _client) = start(&shards).await;
-    let out = run(Command::new("psql")
+    let out = succeeded(Command::new("psql")
         .env("PGPASSWORD", "root")
         .args([
             "-X",
@@ -574,29 +563,16 @@ async fn psql_command_line_client() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL), a JDK and pgjdbc"]
 async fn pgjdbc_generated_keys() {
-    const PGJDBC: &str = "/usr/share/java/postgresql.jar";
     let shards = PgShards::postgres().await;
     let (proxy, _client) = start(&shards).await;
-    let classes = std::env::temp_dir().join(common::unique("keyshard_pgjdbc"));
-    std::fs::create_dir_all(&classes).unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/jdbc/PgGeneratedKeys.java");
-    run(Command::new("javac").arg("-d").arg(&classes).arg(&source));
     let url = format!("jdbc:postgresql://{}/sharding_db", proxy.address);
-    let out = run(Command::new("java")
-        .arg("-cp")
-        .arg(format!("{}:{PGJDBC}", classes.display()))
-        .args(["PgGeneratedKeys", &url, "root", "root"]));
-    let keys = |label: &str| -> Vec<i64> {
-        let line = out
-            .lines()
-            .find_map(|l| l.strip_prefix(label))
-            .unwrap_or_else(|| panic!("{out}"));
-        line.split_whitespace()
-            .map(|k| k.parse().unwrap())
-            .collect()
-    };
-    let one = keys("one:");
-    let three = keys("three:");
+    let out = Programs::compile(&["PgGeneratedKeys.java"]).run(
+        "PgGeneratedKeys",
+        PGJDBC,
+        &[&url, "root", "root"],
+    );
+    let one = keys(&out, "one:");
+    let three = keys(&out, "three:");
     assert_eq!(one.len(), 1, "{out}");
     assert_eq!(three.len(), 3, "{out}");
     assert_stored(&shards, 21, one[0]).await;
@@ -607,7 +583,6 @@ async fn pgjdbc_generated_keys() {
     let mut expected = [one, three].concat();
     expected.sort_unstable();
     assert_eq!(shards.all_ids().await, expected);
-    let _ = std::fs::remove_dir_all(&classes);
     proxy.stop().await;
     shards.cleanup().await;
 }

@@ -4,13 +4,12 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use crate::common::java::{CONNECTOR_J, PGJDBC, Programs, succeeded};
 use crate::common::postgres::{PgProxy, PgShards, yaml};
 
-const CONNECTOR_J: &str = "/usr/share/java/mariadb-java-client.jar";
-const PGJDBC: &str = "/usr/share/java/postgresql.jar";
 const CREATE: &str =
     "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32))";
 
@@ -89,16 +88,6 @@ fn run(command: &mut Command) -> Output {
     command
         .output()
         .unwrap_or_else(|e| panic!("{command:?}: {e}"))
-}
-
-fn succeeded(command: &mut Command) -> String {
-    let output = run(command);
-    assert!(
-        output.status.success(),
-        "{command:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 fn failed(command: &mut Command) -> String {
@@ -234,16 +223,7 @@ async fn required_tls_refuses_plain_clients_with_each_databases_error() {
 async fn jdbc_over_tls_gets_its_keys() {
     let certificates = Certificates::new();
     let (shards, proxy) = start(&certificates, true).await;
-    let classes = std::env::temp_dir().join(common::unique("keyshard_tls_jdbc"));
-    std::fs::create_dir_all(&classes).unwrap();
-    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/jdbc");
-    succeeded(
-        Command::new("javac")
-            .arg("-d")
-            .arg(&classes)
-            .arg(sources.join("GeneratedKeys.java"))
-            .arg(sources.join("PgGeneratedKeys.java")),
-    );
+    let programs = Programs::compile(&["GeneratedKeys.java", "PgGeneratedKeys.java"]);
     let ca = certificates.path("ca.pem");
     succeeded(&mut psql(&proxy, "sslmode=require", CREATE));
     let mysql = format!(
@@ -254,14 +234,7 @@ async fn jdbc_over_tls_gets_its_keys() {
         "jdbc:postgresql://localhost:{}/sharding_db?sslmode=verify-full&sslrootcert={ca}",
         proxy.address.port()
     );
-    let java = |class: &str, jar: &str, url: &str| {
-        succeeded(
-            Command::new("java")
-                .arg("-cp")
-                .arg(format!("{}:{jar}", classes.display()))
-                .args([class, url, "root", "root"]),
-        )
-    };
+    let java = |class: &str, jar: &str, url: &str| programs.run(class, jar, &[url, "root", "root"]);
     // Each program prints the keys of four inserted rows.
     let out = java("GeneratedKeys", CONNECTOR_J, &mysql) + &java("PgGeneratedKeys", PGJDBC, &pg);
     let mut acknowledged: Vec<i64> = out
@@ -277,7 +250,6 @@ async fn jdbc_over_tls_gets_its_keys() {
     let mut stored = shards.all_ids().await;
     stored.sort_unstable();
     assert_eq!(stored, acknowledged);
-    let _ = std::fs::remove_dir_all(&classes);
     proxy.stop().await;
     shards.cleanup().await;
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod compare;
+pub mod java;
 pub mod postgres;
 pub mod random_select;
 pub mod relay;
