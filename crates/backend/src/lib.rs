@@ -13,7 +13,6 @@ mod catalog_refs;
 mod characteristics;
 mod collations;
 mod copy_out;
-mod described;
 mod driver;
 mod error;
 mod execute;
@@ -30,6 +29,7 @@ pub mod pg_array;
 mod pool;
 mod recovery;
 mod replicas;
+mod result_columns;
 mod reuse;
 pub mod session_state;
 mod sql_type;
@@ -72,7 +72,7 @@ pub struct Backend {
     pools: BTreeMap<String, Arc<Pool>>,
     metadata: MetadataStore,
     /// Reads' result columns, kept per statement shape.
-    described: described::Described,
+    result_columns: result_columns::ResultColumns,
     sql_show: bool,
     /// `props.max-connections-size-per-query`: connections one read takes per data source.
     max_connections_per_query: usize,
@@ -112,7 +112,7 @@ impl Backend {
         Ok(Self {
             pools,
             metadata: MetadataStore::default(),
-            described: described::Described::new(config.props.column_cache),
+            result_columns: result_columns::ResultColumns::new(config.props.column_cache),
             sql_show: config.props.sql_show,
             max_connections_per_query: config.props.max_connections_per_query,
             xa: None,
@@ -352,7 +352,7 @@ impl Backend {
 
     /// The result columns kept per statement shape: what the cache holds and has done.
     pub fn column_cache(&self) -> cache::CacheStats {
-        self.described.stats()
+        self.result_columns.stats()
     }
 
     /// Every replica's state now.
@@ -446,7 +446,7 @@ impl Backend {
 
     /// The columns `plan`'s read returns to the client, asked of the database without running
     /// it (a result without rows does not carry them), or as it answered for an earlier
-    /// statement of the same shape (see `described.rs`); the merge's hidden columns left out.
+    /// statement of the same shape (see `result_columns.rs`); the merge's hidden columns left out.
     /// With them, the parameter types a PostgreSQL data source infers for the first unit.
     pub async fn result_columns(
         &self,
@@ -466,7 +466,7 @@ impl Backend {
                     .await
                     .map_err(|e| BackendError::from_sqlx(&unit.data_source, e))?;
                 if let Some(slot) = slot {
-                    self.described.put(slot, &description);
+                    self.result_columns.put(slot, &description);
                 }
                 description
             }
@@ -499,7 +499,7 @@ impl Backend {
         &self,
         plan: &Plan,
         unit: &ExecutionUnit,
-    ) -> Result<described::Description, Option<described::Slot>> {
+    ) -> Result<result_columns::Description, Option<result_columns::Slot>> {
         let version = self.metadata.version();
         match &plan.described_as {
             // A unit's text differs from its shape by its tables (the first names the others:
@@ -517,16 +517,19 @@ impl Backend {
                     key.push('\0');
                     key.push_str(part);
                 }
-                self.described.get_keyed(&unit.data_source, key, version)
+                self.result_columns
+                    .get_keyed(&unit.data_source, key, version)
             }
-            None => self.described.get(&unit.data_source, &unit.sql, version),
+            None => self
+                .result_columns
+                .get(&unit.data_source, &unit.sql, version),
         }
     }
 
     /// Logs `unit` as it is about to run, and forgets the kept result columns when it may
     /// change a table's; answers whether it may.
     pub(crate) fn starting(&self, unit: &ExecutionUnit) -> bool {
-        let changes = self.described.note(&unit.sql);
+        let changes = self.result_columns.note(&unit.sql);
         // ShardingSphere's sql-show format: "Actual SQL: ds ::: sql ::: [params]".
         if self.sql_show {
             tracing::info!(

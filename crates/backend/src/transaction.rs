@@ -427,7 +427,7 @@ impl Backend {
         let changes_columns = transaction.changes_columns;
         let finished = self.finish(transaction.branches, transaction.xa).await;
         if changes_columns {
-            self.described.forget();
+            self.result_columns.forget();
         }
         finished
     }
@@ -437,7 +437,7 @@ impl Backend {
         let changes_columns = transaction.changes_columns;
         let rolled_back = self.roll_back(transaction.branches).await;
         if changes_columns {
-            self.described.forget();
+            self.result_columns.forget();
         }
         rolled_back
     }

@@ -632,7 +632,7 @@ fn csv_rows(
     Ok(rows)
 }
 
-pub(crate) mod binary;
+pub(crate) mod binary_layout;
 pub(crate) mod out;
 
 #[cfg(test)]

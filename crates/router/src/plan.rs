@@ -70,7 +70,7 @@ pub struct MoveGuard {
 impl MoveGuard {
     /// The error when `reads` found a row: ShardingSphere's refusal to move one.
     pub fn refusal(&self) -> RouteError {
-        crate::unchanged::moves(&self.column)
+        crate::update_moves::moves(&self.column)
     }
 }
 

@@ -1,7 +1,7 @@
 //! One MySQL client connection: handshake, then commands until the client quits, the
 //! connection breaks, or the server shuts down between two commands.
 
-mod load_data;
+mod local_infile;
 mod prepared;
 mod streamed;
 

@@ -9,7 +9,7 @@ use keyshard_router::Value;
 
 use super::pg_error::PgError;
 use super::types::{self, TypeError, oid};
-use crate::copy::binary::{self, BinaryError};
+use crate::copy::binary_layout::{self, BinaryError};
 
 mod temporal;
 
@@ -30,7 +30,7 @@ pub(super) fn rows(data: &[u8], types: &[SqlType]) -> Result<Vec<Vec<Value>>, Pg
         .map(|(i, ty)| reader(*ty, i))
         .collect::<Result<Vec<_>, _>>()?;
     let mut rows = Vec::new();
-    for (line, tuple) in binary::tuples(data, readers.len())
+    for (line, tuple) in binary_layout::tuples(data, readers.len())
         .map_err(format_error)?
         .enumerate()
     {

@@ -1,10 +1,10 @@
 //! The guard of an UPDATE that sets a sharding column its WHERE clause does not pin: the read
-//! of the nodes the new value does not route to (see [`crate::unchanged`]).
+//! of the nodes the new value does not route to (see [`crate::update_moves`]).
 
 use super::{Condition, PreparedQuery};
 use crate::RouteError;
 use crate::plan::MoveGuard;
-use crate::unchanged::{Moving, moves};
+use crate::update_moves::{Moving, moves};
 use crate::value::Value;
 
 impl PreparedQuery {

@@ -22,7 +22,7 @@ use crate::plan::{ExecutionUnit, Plan};
 use crate::shape::Shape;
 use crate::template::{Edit, Literals, Piece, Renderer, RowKey, Template};
 use crate::tokens::Tokens;
-use crate::unchanged::{Moving, Unchanged, moves, sharding_assignments};
+use crate::update_moves::{Moving, Unchanged, moves, sharding_assignments};
 use crate::value::Value;
 use crate::{Dialect, RouteError};
 

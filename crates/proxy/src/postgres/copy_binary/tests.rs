@@ -3,7 +3,7 @@ use keyshard_config::DatabaseKind;
 use super::*;
 
 fn stream(fields: &[Option<&[u8]>]) -> Vec<u8> {
-    let mut out = binary::SIGNATURE.to_vec();
+    let mut out = binary_layout::SIGNATURE.to_vec();
     out.extend_from_slice(&[0; 8]);
     out.extend_from_slice(&(fields.len() as i16).to_be_bytes());
     for field in fields {

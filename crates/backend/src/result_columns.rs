@@ -30,7 +30,7 @@ const MAX_KEY: usize = 16 << 10;
 /// Kept result columns, keyed by data source and statement shape, within
 /// `props.column-cache-entries` and `props.column-cache-bytes` (of keys and columns).
 #[derive(Debug)]
-pub(crate) struct Described {
+pub(crate) struct ResultColumns {
     /// Counts the statements that may have changed a table's columns.
     epoch: AtomicU64,
     inner: Mutex<Inner>,
@@ -43,7 +43,7 @@ struct Inner {
     entries: Cache<(String, String), Description>,
 }
 
-impl Default for Described {
+impl Default for ResultColumns {
     fn default() -> Self {
         Self::new(keyshard_config::Props::default().column_cache)
     }
@@ -56,7 +56,7 @@ pub(crate) struct Slot {
     stamp: (u64, u64),
 }
 
-impl Described {
+impl ResultColumns {
     /// Nothing kept yet, within `bounds`.
     pub(crate) fn new(bounds: Bounds) -> Self {
         Self {
@@ -91,7 +91,7 @@ impl Described {
         }
     }
 
-    /// As [`Described::get`], for a statement whose key the caller made: a statement bound
+    /// As [`ResultColumns::get`], for a statement whose key the caller made: a statement bound
     /// through its shape is kept under the shape (see `Plan::described_as`), with whatever
     /// else tells its units' texts apart.
     pub(crate) fn get_keyed(
@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn kept_until_something_changes() {
-        let described = Described::default();
+        let described = ResultColumns::default();
         let sql = "SELECT a FROM t WHERE id = 1";
         let Err(Some(slot)) = described.get("ds", sql, 7) else {
             panic!("a first read is described");
