@@ -20,7 +20,7 @@ use crate::identity::Identity;
 use crate::instance::Instance;
 use crate::intent::Intent;
 use crate::memory::{self, Reserved};
-use crate::metrics::Metrics;
+use crate::metrics::{CountedAs, Metrics};
 use crate::reply::Reply;
 use crate::routines::{self, Routines};
 use crate::session::{Planned, Session, Statement, StatementKind};
@@ -285,7 +285,7 @@ impl Engine {
             self.query_text(session, sql, reserved).await
         }
         .await;
-        self.finished(session, sql, started, &reply);
+        self.finished(session, CountedAs::of_text(sql), started, &reply);
         reply
     }
 
@@ -293,7 +293,7 @@ impl Engine {
     fn finished(
         &self,
         session: &mut Session,
-        head: &str,
+        counted: CountedAs,
         started: Instant,
         reply: &Result<Reply, Error>,
     ) {
@@ -326,7 +326,7 @@ impl Engine {
         let counts = &mut session.statements;
         self.instance
             .metrics
-            .statement(session.dialect, head, took, code, counts);
+            .statement(session.dialect, counted, took, code, counts);
     }
 
     /// What the proxy has counted.
@@ -637,17 +637,18 @@ impl Engine {
             }
         }
         .await;
-        let head = match &statement.kind {
-            StatementKind::Text(sql) => sql.as_str(),
-            StatementKind::Planned(Planned::Insert(_) | Planned::InsertSelect(_)) => "insert",
-            StatementKind::Planned(Planned::Query(query)) => query.sql(),
-            StatementKind::Planned(Planned::Direct(direct)) => direct.sql(),
-            StatementKind::Planned(Planned::Ddl(_)) => "ddl",
-            StatementKind::Planned(Planned::Locks(_)) => "lock",
-            StatementKind::Planned(Planned::CopyOut(_)) => "copy",
-            StatementKind::Planned(Planned::Explain(_)) => "explain",
+        let counted = match &statement.kind {
+            StatementKind::Text(sql) => CountedAs::of_text(sql),
+            StatementKind::Planned(Planned::Insert(_) | Planned::InsertSelect(_)) => {
+                CountedAs::Insert
+            }
+            StatementKind::Planned(Planned::Query(query)) => CountedAs::of_text(query.sql()),
+            StatementKind::Planned(Planned::Direct(direct)) => CountedAs::of_text(direct.sql()),
+            StatementKind::Planned(
+                Planned::Ddl(_) | Planned::Locks(_) | Planned::CopyOut(_) | Planned::Explain(_),
+            ) => CountedAs::Other,
         };
-        self.finished(session, head, started, &reply);
+        self.finished(session, counted, started, &reply);
         reply
     }
 

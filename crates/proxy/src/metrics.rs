@@ -13,7 +13,18 @@ use keyshard_backend::cache::CacheStats;
 use keyshard_backend::{PoolStats, ReplicaStatus};
 use keyshard_router::Dialect;
 
-/// Statement kinds, by their first word.
+/// What a statement is counted as: MySQL's `Com_*` counters and the `kind` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CountedAs {
+    Select,
+    Insert,
+    Update,
+    Delete,
+    Transaction,
+    Other,
+}
+
+/// The kinds' label values, in the order of their counters.
 const KINDS: [&str; 6] = [
     "select",
     "insert",
@@ -22,6 +33,43 @@ const KINDS: [&str; 6] = [
     "transaction",
     "other",
 ];
+
+impl CountedAs {
+    /// The kind of a statement sent as `sql`, by its first word. SHOW is no SELECT: MySQL
+    /// counts it apart from `Com_select`.
+    pub(crate) fn of_text(sql: &str) -> Self {
+        let word = crate::words::first_word(sql);
+        let is = |w: &str| word.eq_ignore_ascii_case(w);
+        if is("select") || is("with") {
+            Self::Select
+        } else if is("insert") || is("replace") {
+            Self::Insert
+        } else if is("update") {
+            Self::Update
+        } else if is("delete") {
+            Self::Delete
+        } else if [
+            "begin",
+            "start",
+            "commit",
+            "rollback",
+            "end",
+            "savepoint",
+            "release",
+        ]
+        .iter()
+        .any(|w| is(w))
+        {
+            Self::Transaction
+        } else {
+            Self::Other
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
 /// Latency buckets' upper bounds, in microseconds (written in seconds).
 const BUCKETS: [u64; 14] = [
     500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000,
@@ -35,12 +83,9 @@ const MAX_ERROR_CODES: usize = 256;
 pub(crate) struct SessionCounts([u64; KINDS.len()]);
 
 impl SessionCounts {
-    /// Statements of `kind` (`select`, `insert`, `update`, `delete`).
-    pub(crate) fn of(&self, kind: &str) -> u64 {
-        KINDS
-            .iter()
-            .position(|k| *k == kind)
-            .map_or(0, |at| self.0[at])
+    /// Statements of `kind`.
+    pub(crate) fn of(&self, kind: CountedAs) -> u64 {
+        self.0[kind.index()]
     }
 
     /// Statements of every kind.
@@ -90,15 +135,11 @@ impl Metrics {
             .sum()
     }
 
-    /// Statements of `kind` (`select`, `insert`, `update`, `delete`) answered since start,
-    /// both frontends (MySQL's `Com_select` …).
-    pub(crate) fn statements_of(&self, kind: &str) -> u64 {
-        let Some(at) = KINDS.iter().position(|k| *k == kind) else {
-            return 0;
-        };
+    /// Statements of `kind` answered since start, both frontends (MySQL's `Com_select` …).
+    pub(crate) fn statements_of(&self, kind: CountedAs) -> u64 {
         [&self.mysql, &self.postgres]
             .iter()
-            .map(|f| f.statements[at].load(Ordering::Relaxed))
+            .map(|f| f.statements[kind.index()].load(Ordering::Relaxed))
             .sum()
     }
 
@@ -129,20 +170,19 @@ impl Metrics {
         Connected(open)
     }
 
-    /// Counts one statement whose text starts with `sql` (its first word is enough), and the
-    /// time it took; `error`: its SQLSTATE when it failed.
+    /// Counts one statement of `kind`, and the time it took; `error`: its SQLSTATE when it
+    /// failed.
     pub(crate) fn statement(
         &self,
         dialect: Dialect,
-        sql: &str,
+        kind: CountedAs,
         took: Duration,
         error: Option<&str>,
         session: &mut SessionCounts,
     ) {
         let frontend = self.frontend(dialect);
-        let kind = kind(sql);
-        frontend.statements[kind].fetch_add(1, Ordering::Relaxed);
-        session.0[kind] += 1;
+        frontend.statements[kind.index()].fetch_add(1, Ordering::Relaxed);
+        session.0[kind.index()] += 1;
         let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
         let bucket = BUCKETS
             .iter()
@@ -422,41 +462,6 @@ fn escape(value: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// The index in [`KINDS`] of a statement starting with `sql`.
-fn kind(sql: &str) -> usize {
-    let word = sql
-        .trim_start()
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .next()
-        .unwrap_or_default();
-    let is = |w: &str| word.eq_ignore_ascii_case(w);
-    // SHOW is no SELECT: MySQL counts it apart from `Com_select`.
-    if is("select") || is("with") {
-        0
-    } else if is("insert") || is("replace") {
-        1
-    } else if is("update") {
-        2
-    } else if is("delete") {
-        3
-    } else if [
-        "begin",
-        "start",
-        "commit",
-        "rollback",
-        "end",
-        "savepoint",
-        "release",
-    ]
-    .iter()
-    .any(|w| is(w))
-    {
-        4
-    } else {
-        5
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -467,11 +472,29 @@ mod tests {
         let connected = metrics.connected(Dialect::MySql);
         let mut session = SessionCounts::default();
         let took = [700, 20_000_000, 3_000].map(Duration::from_micros);
-        metrics.statement(Dialect::MySql, "insert into t", took[0], None, &mut session);
-        metrics.statement(Dialect::MySql, " SELECT 1", took[1], None, &mut session);
+        metrics.statement(
+            Dialect::MySql,
+            CountedAs::of_text("insert into t"),
+            took[0],
+            None,
+            &mut session,
+        );
+        metrics.statement(
+            Dialect::MySql,
+            CountedAs::of_text(" SELECT 1"),
+            took[1],
+            None,
+            &mut session,
+        );
         let error = Some("23505");
-        metrics.statement(Dialect::Postgres, "UPDATE t", took[2], error, &mut session);
-        assert_eq!((session.of("select"), session.total()), (1, 3));
+        metrics.statement(
+            Dialect::Postgres,
+            CountedAs::of_text("UPDATE t"),
+            took[2],
+            error,
+            &mut session,
+        );
+        assert_eq!((session.of(CountedAs::Select), session.total()), (1, 3));
         metrics.keys("snowflake", 3);
         metrics.keys("snowflake", 2);
         let stats = PoolStats {

@@ -13,6 +13,7 @@ use super::Engine;
 use crate::control::Control;
 use crate::copy::CopyIn;
 use crate::error::{Error, ErrorKind};
+use crate::metrics::CountedAs;
 use crate::reply::Reply;
 use crate::session::Session;
 
@@ -116,7 +117,7 @@ impl Engine {
             affected_rows: load.rows,
             last_insert_id: load.first_key,
         });
-        self.finished(session, "copy", load.started, &reply);
+        self.finished(session, CountedAs::Other, load.started, &reply);
         reply
     }
 

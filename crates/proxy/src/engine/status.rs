@@ -4,6 +4,7 @@ use keyshard_backend::{Column, SqlType};
 use keyshard_router::Value;
 
 use super::Engine;
+use crate::metrics::CountedAs;
 use crate::reply::Reply;
 use crate::session::Session;
 
@@ -13,7 +14,7 @@ impl Engine {
     /// uptime and sessions, and statements by kind of the proxy or of the session.
     pub(super) fn status(&self, like: Option<&str>, session: Option<&Session>) -> Reply {
         let uptime = self.started.elapsed().as_secs();
-        let of = |kind: &str| match session {
+        let of = |kind: CountedAs| match session {
             Some(session) => session.statements.of(kind),
             None => self.metrics().statements_of(kind),
         };
@@ -22,10 +23,10 @@ impl Engine {
             None => self.metrics().statements_answered(),
         };
         let statuses = [
-            ("Com_delete", of("delete")),
-            ("Com_insert", of("insert")),
-            ("Com_select", of("select")),
-            ("Com_update", of("update")),
+            ("Com_delete", of(CountedAs::Delete)),
+            ("Com_insert", of(CountedAs::Insert)),
+            ("Com_select", of(CountedAs::Select)),
+            ("Com_update", of(CountedAs::Update)),
             ("Queries", questions),
             ("Questions", questions),
             ("Threads_connected", self.instance.sessions.count() as u64),
