@@ -6,7 +6,8 @@
 //! column) routes as before, its keys' gene bits filled from the bits above them, so that all
 //! SNOWFLAKE generators can share one layout.
 
-use crate::model::{Algorithm, Gene, Strategy, TableRule};
+use crate::algorithm::Algorithm;
+use crate::model::{Gene, Strategy, TableRule};
 
 /// The gene keys of `rule`, when its generator has gene bits; `Err`: why its keys cannot
 /// route by a gene (said as a warning: the table routes as without one).

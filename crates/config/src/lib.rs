@@ -30,13 +30,14 @@ mod tests;
 
 use std::path::Path;
 
+pub use algorithm::Algorithm;
 pub use datasource::{DataSource, DataSourceError, DatabaseKind, PoolSettings};
 pub use error::{ConfigError, Problem};
 pub use mode::{Mode, ModeType, Repository, Timing};
 pub use model::{
-    Algorithm, COMPLEX_COLUMNS, CacheBounds, Config, ConfiguredNodes, DataNode, Gene,
-    HINT_DATABASE_VALUE, HINT_TABLE_VALUE, KeyGenerateStrategy, Props, Server, ShardingRule,
-    SingleTable, Strategy, TableRule, Tls, TransactionType, User,
+    COMPLEX_COLUMNS, CacheBounds, Config, ConfiguredNodes, DataNode, Gene, HINT_DATABASE_VALUE,
+    HINT_TABLE_VALUE, KeyGenerateStrategy, Props, Server, ShardingRule, SingleTable, Strategy,
+    TableRule, Tls, TransactionType, User,
 };
 pub use readwrite::{
     Consistency, LoadBalancer, ReadWriteGroup, ReadWriteSplitting, Replica, TransactionalReads,

@@ -9,9 +9,8 @@ use std::sync::Arc;
 
 use keyshard_keygen::{KeyGenerator, Registry};
 
-use crate::algorithm::{AutoInterval, Boundaries, Interval};
+use crate::algorithm::Algorithm;
 use crate::datasource::DataSource;
-use crate::inline::InlineExpr;
 use crate::mode::Mode;
 
 /// A loaded, validated configuration.
@@ -418,55 +417,6 @@ pub struct Strategy {
     pub algorithm: Arc<Algorithm>,
 }
 
-/// A sharding algorithm.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Algorithm {
-    /// `INLINE`: the target's name is the expression's value.
-    Inline {
-        /// `algorithm-expression`, with the sharding column as its only variable.
-        expression: InlineExpr,
-        /// `allow-range-query-with-inline-sharding`: route range conditions to every target
-        /// instead of refusing them.
-        allow_range_query: bool,
-    },
-    /// `MOD`: the target is the one whose name ends with `value % sharding_count`.
-    Mod {
-        /// `sharding-count`, at least 1.
-        sharding_count: u64,
-    },
-    /// `HASH_MOD`: as `MOD`, over the absolute value of the sharding value's hash code.
-    HashMod {
-        /// `sharding-count`, at least 1.
-        sharding_count: u64,
-    },
-    /// `VOLUME_RANGE` and `BOUNDARY_RANGE`: the target whose name ends with the partition an
-    /// integer falls in.
-    Range {
-        /// Which of the two, for messages.
-        kind: &'static str,
-        /// Where the partitions begin.
-        boundaries: Boundaries,
-    },
-    /// `AUTO_INTERVAL`: the target whose name ends with the number of spans of seconds a
-    /// date-time is after the lower end.
-    AutoInterval(AutoInterval),
-    /// `INTERVAL`: the targets whose names end with the start of the interval a date-time
-    /// falls in, written in the suffix pattern.
-    Interval(Box<Interval>),
-    /// `COMPLEX_INLINE`: as INLINE, of several columns' values at once; only a complex
-    /// strategy takes it.
-    ComplexInline {
-        /// `algorithm-expression`, over the strategy's columns.
-        expression: InlineExpr,
-    },
-    /// `HINT_INLINE`: as INLINE, of the statement's hint value (the variable `value`); only a
-    /// hint strategy takes it.
-    HintInline {
-        /// `algorithm-expression`, default `${value}`.
-        expression: InlineExpr,
-    },
-}
-
 impl Strategy {
     /// Whether it shards by the statement's hint, not by a column.
     pub fn is_hint(&self) -> bool {
@@ -493,22 +443,6 @@ impl Strategy {
             (true, _) => String::new(),
             (_, true) => self.columns.join(","),
             _ => self.column.clone(),
-        }
-    }
-}
-
-impl Algorithm {
-    /// The configuration type name.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Algorithm::Inline { .. } => "INLINE",
-            Algorithm::Mod { .. } => "MOD",
-            Algorithm::HashMod { .. } => "HASH_MOD",
-            Algorithm::Range { kind, .. } => kind,
-            Algorithm::AutoInterval(_) => "AUTO_INTERVAL",
-            Algorithm::Interval(_) => "INTERVAL",
-            Algorithm::HintInline { .. } => "HINT_INLINE",
-            Algorithm::ComplexInline { .. } => "COMPLEX_INLINE",
         }
     }
 }

@@ -13,12 +13,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Deserialize;
-use serde::de::IgnoredAny;
-
 use crate::datasource::{DataSource, DatabaseKind};
 use crate::error::{ConfigError, Problem};
-use crate::raw::{InOrder, RawAlgorithm, Scalar};
+use crate::raw::{Names, RawGroup, RawReadwriteSplitting};
 
 /// The read/write groups and how replicas are read.
 #[derive(Debug, Clone, Default)]
@@ -109,64 +106,6 @@ pub enum Consistency {
     Eventual,
     /// Once a session has written to a group, its reads there go to the primary.
     Primary,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(crate) struct RawReadwriteSplitting {
-    /// SS 5.4+.
-    #[serde(default)]
-    data_source_groups: InOrder<RawGroup>,
-    /// SS 5.0–5.3.
-    #[serde(default)]
-    data_sources: InOrder<RawGroup>,
-    #[serde(default)]
-    load_balancers: BTreeMap<String, RawAlgorithm>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawGroup {
-    write_data_source_name: Option<String>,
-    read_data_source_names: Option<Names>,
-    /// SS 5.2–5.3.
-    static_strategy: Option<RawStatic>,
-    /// SS 5.2–5.3's database discovery: not implemented.
-    dynamic_strategy: Option<IgnoredAny>,
-    /// SS 5.1: `type: Static` with the names in `props`.
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    props: Option<BTreeMap<String, Scalar>>,
-    transactional_read_query_strategy: Option<String>,
-    load_balancer_name: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawStatic {
-    write_data_source_name: String,
-    read_data_source_names: Names,
-}
-
-/// A list of names, or one comma-separated string (SS 5.1's props).
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum Names {
-    List(Vec<String>),
-    Text(String),
-}
-
-impl Names {
-    fn to_vec(&self) -> Vec<String> {
-        match self {
-            Names::List(names) => names.iter().map(|n| n.trim().to_owned()).collect(),
-            Names::Text(text) => text
-                .split(',')
-                .map(|n| n.trim().to_owned())
-                .filter(|n| !n.is_empty())
-                .collect(),
-        }
-    }
 }
 
 /// Keyshard's own settings of read/write splitting, from `props`.

@@ -6,14 +6,15 @@ use std::sync::Arc;
 
 use keyshard_keygen::Registry;
 
+use crate::algorithm::Algorithm;
 use crate::algorithm::algorithm_from;
 use crate::datasource::DataSource;
 use crate::env::substitute_env;
 use crate::error::{ConfigError, Problem, Problems};
 use crate::inline::expand;
 use crate::model::{
-    Algorithm, ConfiguredNodes, DataNode, HINT_DATABASE_VALUE, HINT_TABLE_VALUE, ShardingRule,
-    Strategy, TableRule,
+    ConfiguredNodes, DataNode, HINT_DATABASE_VALUE, HINT_TABLE_VALUE, ShardingRule, Strategy,
+    TableRule,
 };
 use crate::raw::{RawAuditStrategy, RawAutoTable, RawKeyGenerateStrategy, RawSharding, RawTable};
 

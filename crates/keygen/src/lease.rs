@@ -11,7 +11,6 @@ use std::sync::{Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use crate::KeyGenError;
-use crate::snowflake::State;
 
 /// What the repository granted: a worker id, held until `valid_until`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +149,26 @@ impl Grant {
             });
         }
         Ok(())
+    }
+}
+
+/// The millisecond and sequence last used. Every leased generator of one instance shares one
+/// (the lease's): they carry the same worker id, so only one sequence per millisecond keeps
+/// their keys apart, whichever table each serves.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) last_millis: i64,
+    pub(crate) sequence: i64,
+    pub(crate) sequence_offset: i64,
+}
+
+impl State {
+    pub(crate) fn new() -> Self {
+        Self {
+            last_millis: 0,
+            sequence: 0,
+            sequence_offset: -1,
+        }
     }
 }
 

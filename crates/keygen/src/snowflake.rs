@@ -13,7 +13,7 @@ pub use layout::{
     Snowflake,
 };
 
-use crate::lease::{Grant, WorkerLease};
+use crate::lease::{Grant, State, WorkerLease};
 use crate::props::{check_known, int_in_range};
 use crate::{Clock, Key, KeyGenError, KeyGenerator, Props, SystemClock};
 
@@ -69,26 +69,6 @@ enum Worker {
         preferred: Option<u16>,
         any_when_held: bool,
     },
-}
-
-/// The millisecond and sequence last used. Every leased generator of one instance shares one
-/// (the lease's): they carry the same worker id, so only one sequence per millisecond keeps
-/// their keys apart, whichever table each serves.
-#[derive(Debug)]
-pub(crate) struct State {
-    last_millis: i64,
-    sequence: i64,
-    sequence_offset: i64,
-}
-
-impl State {
-    pub(crate) fn new() -> Self {
-        Self {
-            last_millis: 0,
-            sequence: 0,
-            sequence_offset: -1,
-        }
-    }
 }
 
 impl SnowflakeGenerator<SystemClock> {

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use keyshard_keygen::Registry;
 
+use crate::algorithm::Algorithm;
 use crate::error::{ConfigError, Problem};
-use crate::model::{Algorithm, COMPLEX_COLUMNS, KeyGenerateStrategy, Strategy};
+use crate::model::{COMPLEX_COLUMNS, KeyGenerateStrategy, Strategy};
 use crate::raw::{RawKeyGenerateStrategy, RawSharding, RawStrategy};
 
 /// Name lookups shared by every strategy of one rule.
