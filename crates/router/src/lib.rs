@@ -10,7 +10,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod array;
 mod budget;
 mod catalog;
 mod copy_out;
@@ -76,6 +75,7 @@ pub use shape::Shape;
 pub use single::SingleTables;
 pub use table_locks::{LockKind, TableLocks};
 pub use template::push_rows;
+pub use value::array;
 pub use value::{Array, Dim, Value, Wire, WireKind};
 
 /// The SQL dialect of the client, which decides parsing, placeholders and MySQL's `0` rule.

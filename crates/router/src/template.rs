@@ -1,11 +1,10 @@
 //! A statement cut, at prepare time, into the pieces every execution re-assembles: bytes of the
 //! original text copied as they are, and the few places that change per shard or per execution.
 
-use std::fmt::Write as _;
 use std::ops::Range;
 
 use crate::names::push_identifier;
-use crate::value::Value;
+use crate::value::{Value, push_literal};
 use crate::{Dialect, RouteError};
 
 /// One piece of a rendered statement.
@@ -335,69 +334,6 @@ pub fn push_rows(out: &mut String, rows: &[Vec<Value>], dialect: Dialect) {
             push_literal(out, value, dialect);
         }
         out.push(')');
-    }
-}
-
-/// Writes a value as an SQL literal of `dialect`.
-pub(crate) fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
-    match value {
-        Value::Null => out.push_str("NULL"),
-        // Keys and values are written per row: itoa skips fmt's machinery.
-        Value::Int(v) => out.push_str(itoa::Buffer::new().format(*v)),
-        Value::UInt(v) => out.push_str(itoa::Buffer::new().format(*v)),
-        // MySQL reads a number with an exponent as a DOUBLE (`3e0`), one without as an
-        // integer or DECIMAL, whose arithmetic differs (`3 / 4` is 0.7500). PostgreSQL reads
-        // either as numeric, which a float column takes; Debug keeps long digits short there.
-        Value::Double(v) if v.is_finite() => {
-            let _ = match dialect {
-                Dialect::MySql => write!(out, "{v:e}"),
-                Dialect::Postgres => write!(out, "{v:?}"),
-            };
-        }
-        // Only PostgreSQL has them, and reads them from quoted text.
-        Value::Double(v) => {
-            let text = crate::float_text::postgres(*v, false, 1);
-            push_literal(out, &Value::Text(text), dialect);
-        }
-        Value::Bool(b) => out.push_str(if *b { "TRUE" } else { "FALSE" }),
-        Value::Text(s) => {
-            out.push('\'');
-            for c in s.chars() {
-                match c {
-                    '\'' => out.push_str("''"),
-                    // MySQL reads a backslash in a string as an escape.
-                    '\\' if dialect == Dialect::MySql => out.push_str("\\\\"),
-                    _ => out.push(c),
-                }
-            }
-            out.push('\'');
-        }
-        Value::Bytes(bytes) => {
-            out.push_str(match dialect {
-                Dialect::MySql => "X'",
-                Dialect::Postgres => "'\\x",
-            });
-            for b in bytes {
-                let _ = write!(out, "{b:02x}");
-            }
-            out.push('\'');
-        }
-        // A result value that comes back into SQL (a user variable set from a query, which
-        // runs as text) is written as the string the database printed: it reads it back as
-        // the type the context needs.
-        // A float as a number, so that it compares as one.
-        Value::Wire(wire) if let Some(v) = wire.float() => {
-            push_literal(out, &Value::Double(v), dialect);
-        }
-        Value::Wire(wire) => {
-            let text = String::from_utf8_lossy(&wire.bytes).into_owned();
-            push_literal(out, &Value::Text(text), dialect);
-        }
-        // PostgreSQL reads the quoted text form as the array the context needs.
-        Value::Array(array) => {
-            let text = crate::array::write_text(array, crate::array::plain_element_text);
-            push_literal(out, &Value::Text(text), dialect);
-        }
     }
 }
 

@@ -1,6 +1,12 @@
 //! Values that flow through a plan: bound parameters, literals and generated keys.
 
+pub mod array;
+
+use std::fmt::Write as _;
+
 use keyshard_keygen::Key;
+
+use crate::Dialect;
 
 /// A statement parameter or a value the router puts in its place (a generated key).
 #[derive(Debug, Clone, PartialEq)]
@@ -247,7 +253,7 @@ impl Value {
     /// The value as an SQL literal of `dialect` (`'it''s'`, `NULL`, `X'0a'`).
     pub fn to_literal(&self, dialect: crate::Dialect) -> String {
         let mut out = String::new();
-        crate::template::push_literal(&mut out, self, dialect);
+        push_literal(&mut out, self, dialect);
         out
     }
 
@@ -259,6 +265,69 @@ impl Value {
             Value::Null => true,
             Value::Int(0) | Value::UInt(0) => zero_means_generate,
             _ => false,
+        }
+    }
+}
+
+/// Writes a value as an SQL literal of `dialect`.
+pub(crate) fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
+    match value {
+        Value::Null => out.push_str("NULL"),
+        // Keys and values are written per row: itoa skips fmt's machinery.
+        Value::Int(v) => out.push_str(itoa::Buffer::new().format(*v)),
+        Value::UInt(v) => out.push_str(itoa::Buffer::new().format(*v)),
+        // MySQL reads a number with an exponent as a DOUBLE (`3e0`), one without as an
+        // integer or DECIMAL, whose arithmetic differs (`3 / 4` is 0.7500). PostgreSQL reads
+        // either as numeric, which a float column takes; Debug keeps long digits short there.
+        Value::Double(v) if v.is_finite() => {
+            let _ = match dialect {
+                Dialect::MySql => write!(out, "{v:e}"),
+                Dialect::Postgres => write!(out, "{v:?}"),
+            };
+        }
+        // Only PostgreSQL has them, and reads them from quoted text.
+        Value::Double(v) => {
+            let text = crate::float_text::postgres(*v, false, 1);
+            push_literal(out, &Value::Text(text), dialect);
+        }
+        Value::Bool(b) => out.push_str(if *b { "TRUE" } else { "FALSE" }),
+        Value::Text(s) => {
+            out.push('\'');
+            for c in s.chars() {
+                match c {
+                    '\'' => out.push_str("''"),
+                    // MySQL reads a backslash in a string as an escape.
+                    '\\' if dialect == Dialect::MySql => out.push_str("\\\\"),
+                    _ => out.push(c),
+                }
+            }
+            out.push('\'');
+        }
+        Value::Bytes(bytes) => {
+            out.push_str(match dialect {
+                Dialect::MySql => "X'",
+                Dialect::Postgres => "'\\x",
+            });
+            for b in bytes {
+                let _ = write!(out, "{b:02x}");
+            }
+            out.push('\'');
+        }
+        // A result value that comes back into SQL (a user variable set from a query, which
+        // runs as text) is written as the string the database printed: it reads it back as
+        // the type the context needs.
+        // A float as a number, so that it compares as one.
+        Value::Wire(wire) if let Some(v) = wire.float() => {
+            push_literal(out, &Value::Double(v), dialect);
+        }
+        Value::Wire(wire) => {
+            let text = String::from_utf8_lossy(&wire.bytes).into_owned();
+            push_literal(out, &Value::Text(text), dialect);
+        }
+        // PostgreSQL reads the quoted text form as the array the context needs.
+        Value::Array(array) => {
+            let text = array::write_text(array, array::plain_element_text);
+            push_literal(out, &Value::Text(text), dialect);
         }
     }
 }

@@ -8,12 +8,12 @@ use keyshard_config::TableRule;
 use sqlparser::ast::{BinaryOperator, DataType, Expr, InTarget, UnaryOperator, Value as SqlValue};
 
 use crate::RouteError;
-use crate::array::{MAX_DIMS, parse_text};
 use crate::literal::{literal_value, number_value};
 use crate::locate::Locator;
 use crate::route::{is_sharding_column, nodes_with};
 use crate::tokens::Tokens;
 use crate::value::Value;
+use crate::value::array::{MAX_DIMS, parse_text};
 
 mod between;
 mod complex;
