@@ -1,8 +1,8 @@
 //! Natural batching: single-row INSERTs of several sessions, queued for the same actual table at
 //! the same moment, go to the shard as one multi-row INSERT.
 //!
-//! Nothing waits to form a batch. A statement runs alone while fewer than [`RUNNING`] of its
-//! kind are in flight and none of them is a batch; one that arrives otherwise queues, and when
+//! Nothing waits to form a batch. A statement runs alone while fewer than two of its kind are
+//! in flight and none of them is a batch (see [`InFlight`]); one that arrives otherwise queues, and when
 //! a slot frees up, everything queued by then goes as one statement. A batch in flight is the
 //! sign that the database, not the proxy, is what statements wait for: then one statement or
 //! batch of a kind runs at a time, so that batches are as large as the load makes them. While
@@ -42,11 +42,8 @@ mod queue;
 mod tables;
 
 use joined::{around, joined};
-use queue::{Kind, Queue, give_back, position};
+use queue::{InFlight, Kind, Queue, give_back, position};
 use tables::{Allowed, TABLE_CHECK_TTL, allows_batches, note};
-
-/// Statements of one kind in flight at once while none of them is a batch.
-const RUNNING: usize = 2;
 
 /// The most bytes of rows one batch carries (MariaDB's `max_allowed_packet` is 16 MiB).
 const MAX_BATCH_BYTES: usize = 1 << 20;
@@ -213,7 +210,7 @@ pub(crate) async fn insert(
         }
         let kinds = queues.get_mut(&unit.data_source)?;
         match position(kinds, text, &settings).map(|at| &mut kinds[at]) {
-            Some(queue) if queue.running >= RUNNING || (queue.running > 0 && queue.batches > 0) => {
+            Some(queue) if !queue.in_flight.admits() => {
                 let (answer, answered) = oneshot::channel();
                 queue.waiting.push(Waiting {
                     unit: unit.clone(),
@@ -224,7 +221,7 @@ pub(crate) async fn insert(
                 Some(answered)
             }
             Some(queue) => {
-                queue.running += 1;
+                queue.in_flight.running += 1;
                 None
             }
             None => {
@@ -236,8 +233,10 @@ pub(crate) async fn insert(
                 kinds.push(Queue {
                     kind,
                     waiting: Vec::new(),
-                    running: 1,
-                    batches: 0,
+                    in_flight: InFlight {
+                        running: 1,
+                        batches: 0,
+                    },
                 });
                 None
             }
@@ -283,8 +282,7 @@ impl Drop for Slot<'_> {
         let Some(at) = position(kinds, self.text, self.settings) else {
             return;
         };
-        // A batch of its kind in flight takes what waits when it ends.
-        if kinds[at].waiting.is_empty() || kinds[at].batches > 0 {
+        if kinds[at].waiting.is_empty() || kinds[at].in_flight.hands_over() {
             give_back(kinds, at);
             return;
         }
@@ -315,9 +313,9 @@ async fn drain(batching: Arc<Batching>, pool: Arc<Pool>, data_source: String, ki
             };
             let queue = &mut kinds[at];
             if sent_batch {
-                queue.batches = queue.batches.saturating_sub(1);
+                queue.in_flight.batches = queue.in_flight.batches.saturating_sub(1);
             }
-            if queue.waiting.is_empty() || queue.batches > 0 {
+            if queue.waiting.is_empty() || queue.in_flight.hands_over() {
                 give_back(kinds, at);
                 return;
             }
@@ -334,7 +332,7 @@ async fn drain(batching: Arc<Batching>, pool: Arc<Pool>, data_source: String, ki
                 .count()
                 .max(1);
             sent_batch = take > 1;
-            queue.batches += usize::from(sent_batch);
+            queue.in_flight.batches += usize::from(sent_batch);
             queue.waiting.drain(..take).collect::<Vec<_>>()
         };
         run(&batching.stats, &pool, batch).await;
