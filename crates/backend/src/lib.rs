@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod assemble;
 mod batching;
 mod branch;
 pub mod cache;
