@@ -23,7 +23,7 @@ use crate::memory::{self, Reserved};
 use crate::metrics::{CountedAs, Metrics};
 use crate::reply::Reply;
 use crate::routines::{self, Routines};
-use crate::session::{Planned, Session, Statement, StatementKind};
+use crate::session::{Effect, Planned, Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes};
 use crate::{pinning, reflection};
 
@@ -246,8 +246,7 @@ impl Engine {
         session.next_characteristics = Characteristics::default();
         session.variables.clear();
         session.sql_statements.clear();
-        session.prepared.clear();
-        session.mysql_prepared.clear();
+        session.effects.push(Effect::Reset);
         // The shard connections it kept are closed with all they held, and the ones it takes
         // next are brought back to the settings it began with.
         session.held.clear();

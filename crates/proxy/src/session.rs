@@ -17,9 +17,7 @@ use crate::dialect::{self, postgres::Parameters};
 use crate::error::{Error, ErrorKind};
 use crate::identity::Identity;
 use crate::memory::{KeptMap, SessionMemory};
-use crate::mysql::PreparedStatement;
 use crate::pinning::Held;
-use crate::postgres::Prepared;
 
 /// A client connection's state, owned by its task.
 #[derive(Debug)]
@@ -76,14 +74,13 @@ pub struct Session {
     pub(crate) variables: KeptMap<String, Value>,
     /// Statements prepared with SQL (`PREPARE s FROM …`), by name.
     pub(crate) sql_statements: KeptMap<String, String>,
-    /// PostgreSQL: statements prepared with the protocol (Parse), by name; SQL's `DEALLOCATE`
-    /// and `DISCARD ALL` reach them too. (MySQL's, by id, are the protocol's alone.)
-    pub(crate) prepared: KeptMap<String, Arc<Prepared>>,
-    /// MySQL: statements prepared with the protocol (COM_STMT_PREPARE), by id; SQL's
-    /// PREPARE names are another namespace there.
-    pub(crate) mysql_prepared: KeptMap<u32, PreparedStatement>,
-    /// MySQL: the id the next COM_STMT_PREPARE gets.
-    pub next_statement_id: u32,
+    /// Statements the client prepared with its protocol, which its frontend holds (by name or
+    /// id) and counts here: planned by this logical database's rules, they keep the session in
+    /// it.
+    pub(crate) protocol_statements: usize,
+    /// What a statement did to what the frontend holds for the session, for the frontend to
+    /// apply once the engine has answered it.
+    pub(crate) effects: Vec<Effect>,
     /// PostgreSQL: the run-time parameters the client set.
     pub parameters: Parameters,
     /// A `COPY … FROM STDIN` or `LOAD DATA LOCAL INFILE` the client is now to send its data
@@ -129,6 +126,21 @@ pub struct Session {
     pub(crate) listening_before: Option<std::collections::BTreeSet<String>>,
 }
 
+/// What a statement did to state a frontend holds for its protocol, which the engine does not
+/// see: the frontend applies it once the statement is answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Effect {
+    /// The session went back to its state at connect (COM_RESET_CONNECTION, `DISCARD ALL`):
+    /// the statements prepared with the protocol go too.
+    Reset,
+    /// PostgreSQL's `DEALLOCATE name` reaches statements prepared with the protocol (Parse)
+    /// too; `or_fail`: none prepared with SQL had the name, so the statement fails unless one
+    /// prepared with the protocol did.
+    Deallocate { name: String, or_fail: bool },
+    /// PostgreSQL's `DEALLOCATE ALL`.
+    DeallocateAll,
+}
+
 impl Session {
     /// Refuses to move the session to another logical database while it holds what belongs
     /// to this one's: a transaction, shard connections it keeps, statements prepared with the
@@ -140,7 +152,7 @@ impl Session {
             "it holds state on its shard connections (temporary tables, locks, LISTEN …)"
         } else if !self.table_locks_on.is_empty() {
             "it holds LOCK TABLES"
-        } else if !self.mysql_prepared.is_empty() || !self.prepared.is_empty() {
+        } else if self.protocol_statements > 0 {
             "it has prepared statements"
         } else {
             return Ok(());
@@ -183,9 +195,8 @@ impl Session {
             memory: Arc::default(),
             variables: KeptMap::default(),
             sql_statements: KeptMap::default(),
-            prepared: KeptMap::default(),
-            mysql_prepared: KeptMap::default(),
-            next_statement_id: 1,
+            protocol_statements: 0,
+            effects: Vec::new(),
             parameters: Parameters::default(),
             copy_in: None,
             copy_out: None,

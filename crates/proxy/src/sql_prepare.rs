@@ -5,6 +5,7 @@
 
 use keyshard_router::Dialect;
 
+use crate::error::{Error, ErrorKind};
 use crate::words::{split_top_level, starts_with_any};
 
 /// The most SQL-level prepared statements one session keeps (MySQL's
@@ -29,6 +30,15 @@ pub(crate) enum Text<'a> {
     Sql(String),
     /// In a MySQL user variable (lower-cased name).
     Variable(&'a str),
+}
+
+/// The error for a statement name nothing was prepared under, as `dialect` words it.
+pub(crate) fn unknown(dialect: Dialect, name: &str, verb: &str) -> Error {
+    let message = match dialect {
+        Dialect::MySql => format!("Unknown prepared statement handler ({name}) given to {verb}"),
+        Dialect::Postgres => format!("prepared statement \"{name}\" does not exist"),
+    };
+    Error::new(ErrorKind::UnknownStatement, message)
 }
 
 /// The command `sql` is, if it is one.

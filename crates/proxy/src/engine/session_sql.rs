@@ -8,7 +8,7 @@ use crate::error::{Error, ErrorKind};
 use crate::intent::Intent;
 use crate::memory::Reserved;
 use crate::reply::Reply;
-use crate::session::Session;
+use crate::session::{Effect, Session};
 use crate::words::first_word;
 use crate::{sql_prepare, user_variables};
 
@@ -22,15 +22,7 @@ impl Engine {
         command: sql_prepare::Command<'_>,
     ) -> Result<Reply, Error> {
         let dialect = session.dialect;
-        let unknown = |name: &str, verb: &str| {
-            let message = match dialect {
-                Dialect::MySql => {
-                    format!("Unknown prepared statement handler ({name}) given to {verb}")
-                }
-                Dialect::Postgres => format!("prepared statement \"{name}\" does not exist"),
-            };
-            Error::new(ErrorKind::UnknownStatement, message)
-        };
+        let unknown = |name: &str, verb: &str| sql_prepare::unknown(dialect, name, verb);
         match command {
             sql_prepare::Command::Prepare { name, text } => {
                 let text = match text {
@@ -111,16 +103,20 @@ impl Engine {
             // PostgreSQL's DEALLOCATE reaches statements prepared with the protocol too.
             sql_prepare::Command::Deallocate { name: Some(name) } => {
                 let sql_level = session.sql_statements.remove(&name).is_some();
-                let protocol = session.prepared.remove(&name).is_some();
-                if sql_level || protocol {
-                    Ok(Reply::done())
-                } else {
-                    Err(unknown(&name, "DEALLOCATE PREPARE"))
+                match dialect {
+                    // Its frontend holds those prepared with the protocol, and answers.
+                    Dialect::Postgres => {
+                        let or_fail = !sql_level;
+                        session.effects.push(Effect::Deallocate { name, or_fail });
+                        Ok(Reply::done())
+                    }
+                    Dialect::MySql if sql_level => Ok(Reply::done()),
+                    Dialect::MySql => Err(unknown(&name, "DEALLOCATE PREPARE")),
                 }
             }
             sql_prepare::Command::Deallocate { name: None } => {
                 session.sql_statements.clear();
-                session.prepared.clear();
+                session.effects.push(Effect::DeallocateAll);
                 Ok(Reply::done())
             }
         }

@@ -292,10 +292,6 @@ impl<K: Eq + Hash + Weigh, V: Weigh> KeptMap<K, V> {
         self.entries.len()
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     fn shrink(&mut self) {
         if let Some(charge) = &mut self.charge {
             charge.shrink_to(self.weight);

@@ -24,9 +24,10 @@ use crate::databases::Databases;
 use crate::distsql;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorKind};
+use crate::memory::KeptMap;
 use crate::mysql::versioned;
 use crate::reply::Reply;
-use crate::session::{Session, Statement};
+use crate::session::{Effect, Session, Statement};
 use crate::throttle;
 use crate::tls::{Stream, Tls};
 pub(crate) use prepared::PreparedStatement;
@@ -146,6 +147,8 @@ pub async fn serve(
         server: engine.identity().mysql_server(),
         database: bytes::Bytes::from(engine.config().database_name.clone()),
         session,
+        prepared: KeptMap::default(),
+        next_statement_id: 1,
         engine,
         databases,
     };
@@ -185,6 +188,7 @@ pub async fn serve(
                 }
             };
             let keep_going = connection.command(&mut io, payload).await;
+            connection.apply_effects();
             // Killed while it ran: the statement's answer (the shards' 1317) goes out first.
             if io.flush().await.is_err() || !keep_going || connection.session.killed() {
                 break;
@@ -225,6 +229,11 @@ struct Connection {
     /// The logical database, which result columns read from a table name as theirs.
     database: bytes::Bytes,
     session: Session,
+    /// Statements prepared with the protocol (COM_STMT_PREPARE), by id; SQL's PREPARE names
+    /// are another namespace.
+    prepared: KeptMap<u32, PreparedStatement>,
+    /// The id the next COM_STMT_PREPARE gets.
+    next_statement_id: u32,
     /// The engine of the session's logical database.
     engine: Arc<Engine>,
     /// Every logical database's, for `USE`.
@@ -235,6 +244,18 @@ struct Connection {
 const MAX_PREPARED_STATEMENTS: usize = 16_382;
 
 impl Connection {
+    /// Applies what the last command's statements did to what this connection holds for the
+    /// session (a reset drops its prepared statements; `DEALLOCATE` reaches only PostgreSQL's
+    /// protocol statements, MySQL's being by id), and tells the session how many it holds.
+    fn apply_effects(&mut self) {
+        for effect in self.session.effects.drain(..) {
+            if effect == Effect::Reset {
+                self.prepared.clear();
+            }
+        }
+        self.session.protocol_statements = self.prepared.len();
+    }
+
     /// Handles one command; `false` when the connection should close.
     async fn command(&mut self, io: &mut PacketIo<Stream>, payload: Vec<u8>) -> bool {
         let command = match decode_command(payload) {
@@ -301,9 +322,7 @@ impl Connection {
                 self.send_reply(io, Ok(Reply::done()), false);
             }
             Command::Quit => return false,
-            Command::StmtPrepare(_)
-                if self.session.mysql_prepared.len() >= MAX_PREPARED_STATEMENTS =>
-            {
+            Command::StmtPrepare(_) if self.prepared.len() >= MAX_PREPARED_STATEMENTS => {
                 self.send_error(
                     io,
                     &Error::new(
@@ -345,19 +364,19 @@ impl Connection {
             }
             // No response, by the protocol.
             Command::StmtClose(id) => {
-                self.session.mysql_prepared.remove(&id);
+                self.prepared.remove(&id);
             }
             Command::StmtSendLongData {
                 stmt_id,
                 param,
                 data,
             } => {
-                if let Some(statement) = self.session.mysql_prepared.get_mut(&stmt_id) {
+                if let Some(statement) = self.prepared.get_mut(&stmt_id) {
                     statement.add_long_data(param, &data);
                 }
             }
             Command::StmtReset(id) => {
-                let reply = match self.session.mysql_prepared.get_mut(&id) {
+                let reply = match self.prepared.get_mut(&id) {
                     Some(statement) => {
                         statement.long_data.clear();
                         Ok(Reply::done())
@@ -390,8 +409,7 @@ impl Connection {
         request: super::protocol::command::ExecuteRequest,
     ) -> Result<Reply, Error> {
         let prepared = self
-            .session
-            .mysql_prepared
+            .prepared
             .get_mut(&request.stmt_id)
             .ok_or_else(|| unknown_statement(request.stmt_id))?;
         if let Some(refused) = prepared.long_data.refused() {
@@ -444,13 +462,10 @@ impl Connection {
     }
 
     fn add_statement(&mut self, statement: Statement, sql: &str) -> Result<u32, Error> {
-        let id = self.session.next_statement_id;
+        let id = self.next_statement_id;
         let prepared = PreparedStatement::new(statement, sql, &self.session.memory);
-        let session = &mut self.session;
-        session
-            .mysql_prepared
-            .insert(&session.memory, id, prepared, "COM_STMT_PREPARE")?;
-        session.next_statement_id = id.wrapping_add(1).max(1);
+        (self.prepared).insert(&self.session.memory, id, prepared, "COM_STMT_PREPARE")?;
+        self.next_statement_id = id.wrapping_add(1).max(1);
         Ok(id)
     }
 

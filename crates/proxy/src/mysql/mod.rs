@@ -4,5 +4,4 @@ mod connection;
 pub mod protocol;
 pub(crate) mod versioned;
 
-pub(crate) use connection::PreparedStatement;
 pub use connection::serve;

@@ -30,8 +30,11 @@ use super::wire::{Wire, WireError};
 use crate::admission::Ticket;
 use crate::dialect::postgres::{Parameters, ProxyText};
 use crate::engine::{Engine, startup_parameters, startup_settings};
+use crate::error::Error;
+use crate::memory::KeptMap;
+use crate::postgres::Prepared;
 use crate::reply::Reply;
-use crate::session::{self, Session, Statement};
+use crate::session::{self, Effect, Session, Statement};
 use crate::tls::Stream;
 
 mod copy;
@@ -108,6 +111,7 @@ pub async fn serve(
         session,
         known: describe::TableColumns::new(Arc::clone(&engine)),
         engine,
+        prepared: KeptMap::default(),
         portals: HashMap::new(),
         skipping: false,
         batch: Implicit::default(),
@@ -244,6 +248,9 @@ struct Connection {
     /// The logic tables' columns, for Describe.
     known: describe::TableColumns,
     session: Session,
+    /// Statements prepared with the protocol (Parse), by name; SQL's `DEALLOCATE` and
+    /// `DISCARD ALL` reach them too (see `apply_effects`).
+    prepared: KeptMap<String, Arc<Prepared>>,
     portals: HashMap<String, Portal>,
     /// After an error in the extended protocol: skip messages until Sync.
     skipping: bool,
@@ -472,6 +479,28 @@ impl Connection {
             .get_or_insert_with(|| ProxyText::of(&self.session, shard_settings))
     }
 
+    /// Applies what a statement did to what this connection holds for the session: a reset
+    /// drops the statements prepared with the protocol, `DEALLOCATE` reaches them (and fails
+    /// when no statement had its name, as it would in a transaction block too); then tells the
+    /// session how many it holds.
+    fn apply_effects(&mut self, reply: Result<Reply, Error>) -> Result<Reply, Error> {
+        let mut reply = reply;
+        for effect in std::mem::take(&mut self.session.effects) {
+            match effect {
+                Effect::Reset | Effect::DeallocateAll => self.prepared.clear(),
+                Effect::Deallocate { name, or_fail } => {
+                    if self.prepared.remove(&name).is_none() && or_fail && reply.is_ok() {
+                        self.session.statement_failed();
+                        let verb = "DEALLOCATE PREPARE";
+                        reply = Err(crate::sql_prepare::unknown(Dialect::Postgres, &name, verb));
+                    }
+                }
+            }
+        }
+        self.session.protocol_statements = self.prepared.len();
+        reply
+    }
+
     /// Runs one statement through the engine, and tags its reply; with `tap`, the rows of its
     /// read go there as they arrive (see `run_streamed`).
     async fn run(
@@ -491,7 +520,8 @@ impl Connection {
         let reply = match statement {
             Some(statement) => engine.execute(&mut self.session, statement, params).await,
             None => engine.query(&mut self.session, sql).await,
-        }?;
+        };
+        let reply = self.apply_effects(reply)?;
         if rolls_back {
             return Ok((reply, "ROLLBACK".to_owned()));
         }

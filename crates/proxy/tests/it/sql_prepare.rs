@@ -67,3 +67,75 @@ async fn postgresql_sql_prepared_statements_answer_as_postgresql() {
     both.compare(PG_SCRIPT, false).await;
     both.finish().await;
 }
+
+/// Statements prepared with the protocol (Parse) are reached by SQL's `DEALLOCATE`,
+/// `DEALLOCATE ALL` and `DISCARD ALL`, as in PostgreSQL: the frontend that holds them applies
+/// what the statement did. Each step's outcome (ok, or the SQLSTATE) is compared with one
+/// plain PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn sql_reaches_statements_prepared_with_the_protocol_as_in_postgresql() {
+    let both = PostgresAlike::start(CREATE).await;
+    let code = |result: Result<(), tokio_postgres::Error>| match result {
+        Ok(()) => "ok".to_owned(),
+        Err(e) => e
+            .code()
+            .map_or_else(|| e.to_string(), |c| c.code().to_owned()),
+    };
+    let mut transcripts = Vec::new();
+    for client in [&both.through, &both.plain] {
+        let mut steps = Vec::new();
+        let run = |statement: tokio_postgres::Statement| async move {
+            code(client.query(&statement, &[]).await.map(drop))
+        };
+        let batch = |sql: &'static str| async move { code(client.batch_execute(sql).await) };
+        steps.push(batch("DEALLOCATE no_such_statement").await);
+        // Inside a transaction block, the unknown name fails the block as PostgreSQL does.
+        steps.push(batch("BEGIN").await);
+        steps.push(batch("DEALLOCATE no_such_statement").await);
+        steps.push(batch("SELECT 1").await);
+        steps.push(batch("ROLLBACK").await);
+        let two = client.prepare("SELECT 2::int4").await.unwrap();
+        let three = client.prepare("SELECT 3::int4").await.unwrap();
+        steps.push(batch("DEALLOCATE ALL").await);
+        steps.push(run(two).await);
+        steps.push(run(three).await);
+        let four = client.prepare("SELECT 4::int4").await.unwrap();
+        steps.push(run(four.clone()).await);
+        steps.push(batch("DISCARD ALL").await);
+        steps.push(run(four).await);
+        transcripts.push(steps);
+    }
+    // A statement DEALLOCATE names: sqlx names a connection's statements sqlx_s_1, sqlx_s_2 …
+    let through = format!("postgres://root:root@{}/sharding_db", both.proxy.address);
+    for url in [through, both.plain_url()] {
+        use sqlx::Connection as _;
+        let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+        let query = "SELECT 1::int4";
+        let prepared = sqlx::query(query).fetch_one(&mut conn).await.map(drop);
+        let deallocated = sqlx::raw_sql("DEALLOCATE sqlx_s_1")
+            .execute(&mut conn)
+            .await;
+        // sqlx runs its cached statement by name: gone, it is unknown.
+        let again = sqlx::query(query).fetch_one(&mut conn).await.map(drop);
+        let code = |result: Result<(), sqlx::Error>| match result {
+            Ok(()) => "ok".to_owned(),
+            Err(e) => (e.as_database_error())
+                .and_then(|e| e.code().map(|c| c.into_owned()))
+                .unwrap_or_else(|| e.to_string()),
+        };
+        transcripts.push(vec![
+            code(prepared),
+            code(deallocated.map(drop)),
+            code(again),
+        ]);
+        conn.close().await.unwrap();
+    }
+    assert_eq!(transcripts[0], transcripts[1]);
+    assert_eq!(transcripts[2], transcripts[3]);
+    // The script reaches what it means to: dropped statements are unknown (26000).
+    assert_eq!(transcripts[0][6], "26000", "{:?}", transcripts[0]);
+    assert_eq!(transcripts[0][10], "26000", "{:?}", transcripts[0]);
+    assert_eq!(transcripts[2], ["ok", "ok", "26000"]);
+    both.finish().await;
+}

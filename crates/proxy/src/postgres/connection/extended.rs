@@ -81,7 +81,7 @@ impl Connection {
                 .await
                 .map_err(wire_failed);
         }
-        if !name.is_empty() && self.session.prepared.contains_key(&name) {
+        if !name.is_empty() && self.prepared.contains_key(&name) {
             return Err(PgError::new(
                 "42P05",
                 format!("prepared statement \"{name}\" already exists"),
@@ -195,11 +195,8 @@ impl Connection {
 
     /// Keeps a parsed statement as `name`, within the session's memory.
     fn keep(&mut self, name: String, prepared: Arc<Prepared>) -> Result<(), PgError> {
-        let session = &mut self.session;
         let what = StatementName(name.clone());
-        session
-            .prepared
-            .insert(&session.memory, name, prepared, what)?;
+        (self.prepared).insert(&self.session.memory, name, prepared, what)?;
         Ok(())
     }
 
@@ -213,7 +210,6 @@ impl Connection {
     pub(super) async fn bind(&mut self, wire: &mut Wire, bind: Bind) -> Result<(), PgError> {
         let statement_name = bind.statement_name.unwrap_or_default();
         let prepared = self
-            .session
             .prepared
             .get(&statement_name)
             .cloned()
@@ -287,7 +283,6 @@ impl Connection {
         name: &str,
     ) -> Result<(), PgError> {
         let prepared = self
-            .session
             .prepared
             .get(name)
             .ok_or_else(|| unknown_statement(name))?;
@@ -529,7 +524,7 @@ impl Connection {
     pub(super) async fn close(&mut self, wire: &mut Wire, close: Close) -> Result<(), PgError> {
         let name = close.name.unwrap_or_default();
         if close.target_type == b'S' {
-            self.session.prepared.remove(&name);
+            self.prepared.remove(&name);
         } else {
             self.portals.remove(&name);
         }

@@ -121,7 +121,7 @@ pub struct PostgresAlike {
     pub proxy: super::postgres::PgProxy,
     pub through: tokio_postgres::Client,
     plain_shards: super::postgres::PgShards,
-    plain: tokio_postgres::Client,
+    pub plain: tokio_postgres::Client,
 }
 
 impl PostgresAlike {
