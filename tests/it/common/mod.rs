@@ -2,9 +2,11 @@
 
 #![allow(dead_code)]
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+
+pub mod ports;
+pub use ports::free_port;
 
 /// A directory removed when dropped.
 pub struct TempDir(pub PathBuf);
@@ -22,14 +24,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A `keyshard serve` process, killed (SIGKILL) when dropped: a failing test leaves no proxy

@@ -4,6 +4,9 @@
 
 pub mod compare;
 pub mod java;
+// Shared with the workspace's own process-level tests.
+#[path = "../../../../../tests/it/common/ports.rs"]
+pub mod ports;
 pub mod postgres;
 pub mod random_select;
 pub mod relay;

@@ -28,10 +28,7 @@ impl ThrowawayMariaDb {
             .output()
             .expect("mariadb-install-db");
         assert!(install.status.success(), "{install:?}");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .unwrap()
-            .port();
+        let port = super::ports::free_port();
         let mut server = Self {
             dir,
             port,
