@@ -6,7 +6,6 @@ use std::sync::Arc;
 use keyshard_keygen::Key;
 
 use crate::RouteError;
-use crate::gather::Gather;
 use crate::merge::MergeSpec;
 use crate::value::Value;
 
@@ -70,7 +69,7 @@ pub struct MoveGuard {
 impl MoveGuard {
     /// The error when `reads` found a row: ShardingSphere's refusal to move one.
     pub fn refusal(&self) -> RouteError {
-        crate::update_moves::moves(&self.column)
+        moves(&self.column)
     }
 }
 
@@ -109,4 +108,39 @@ impl Plan {
             batch_row: None,
         }
     }
+}
+
+/// What one execution gathers and runs; the backend carries it out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gather {
+    /// Where the statement runs, on a connection of its own: the session's transaction,
+    /// settings and kept connections stay as they are.
+    pub data_source: String,
+    /// Each sharded table's gathered copy.
+    pub tables: Vec<GatheredTable>,
+    /// The statement itself, on `data_source`, with the client's parameters.
+    pub statement: ExecutionUnit,
+    /// Why its rows could not be merged from the shards' results instead (for PREVIEW).
+    pub reason: String,
+}
+
+/// The temporary table that stands for one logic table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatheredTable {
+    /// Its name: the logic table's, unquoted.
+    pub name: String,
+    /// A read of an actual table of the logic table on the gathering data source (in its
+    /// schema when the statement named one): the temporary table takes the columns it
+    /// returns, without keys and indexes (rows unique per shard need not be unique together).
+    pub like: String,
+    /// A read of each data node the statement may need rows of, on the node's data source,
+    /// run in the session's transaction when it has one so that it sees its own writes.
+    pub reads: Vec<ExecutionUnit>,
+}
+
+/// ShardingSphere's refusal of an UPDATE that would move a row to another shard.
+pub(crate) fn moves(column: &str) -> RouteError {
+    RouteError::Unsupported(format!(
+        "UPDATE of the sharding column '{column}': it would move the row to another shard"
+    ))
 }

@@ -17,18 +17,19 @@ use keyshard_config::TableRule;
 use sqlparser::ast::{Query, Select, SetExpr, Statement};
 use sqlparser::parser::Parser;
 
-use crate::gather::GatherQuery;
 use crate::plan::{ExecutionUnit, Plan};
 use crate::shape::Shape;
 use crate::template::{Edit, Literals, Piece, Renderer, RowKey, Template};
 use crate::tokens::Tokens;
-use crate::update_moves::{Moving, Unchanged, moves, sharding_assignments};
 use crate::value::Value;
 use crate::{Dialect, RouteError};
+use gather::GatherQuery;
+use update_moves::{Moving, Unchanged, moves, sharding_assignments};
 
 mod calls;
 mod computed;
 mod conditions;
+pub mod gather;
 mod guard;
 mod having;
 mod hidden;
@@ -38,6 +39,7 @@ mod rewrite;
 mod select_list;
 mod tables;
 mod union;
+mod update_moves;
 
 use conditions::Condition;
 pub(crate) use conditions::{Operand, operand};
@@ -348,7 +350,7 @@ impl PreparedQuery {
         }
     }
 
-    /// Gathers the read's rows where they cannot be merged (see [`crate::gather`]).
+    /// Gathers the read's rows where they cannot be merged (see [`gather`]).
     pub(crate) fn set_gather(&mut self, gather: GatherQuery) {
         self.gather = Some(Arc::new(gather));
     }

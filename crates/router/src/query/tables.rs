@@ -11,9 +11,9 @@ use sqlparser::ast::{
 };
 use sqlparser::tokenizer::Span;
 
+use super::gather::Written;
 use super::select_of;
 use crate::RouteError;
-use crate::gather::Written;
 use crate::locate::Locator;
 use crate::names::last_ident;
 

@@ -14,6 +14,7 @@ use sqlparser::tokenizer::Span;
 
 use crate::locate::Locator;
 use crate::names::last_ident;
+pub(crate) use crate::plan::moves;
 use crate::query::{Operand, PreparedQuery, operand};
 use crate::route::is_sharding_column;
 use crate::tokens::Tokens;
@@ -149,10 +150,4 @@ impl Moving {
             guard: None,
         }))
     }
-}
-
-pub(crate) fn moves(column: &str) -> RouteError {
-    RouteError::Unsupported(format!(
-        "UPDATE of the sharding column '{column}': it would move the row to another shard"
-    ))
 }

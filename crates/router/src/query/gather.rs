@@ -28,36 +28,9 @@ use crate::query::{self, PreparedQuery};
 
 use crate::names::push_identifier;
 use crate::plan::{ExecutionUnit, Plan};
+pub use crate::plan::{Gather, GatheredTable};
 use crate::value::Value;
 use crate::{Dialect, RouteError};
-
-/// What one execution gathers and runs; the backend carries it out.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Gather {
-    /// Where the statement runs, on a connection of its own: the session's transaction,
-    /// settings and kept connections stay as they are.
-    pub data_source: String,
-    /// Each sharded table's gathered copy.
-    pub tables: Vec<GatheredTable>,
-    /// The statement itself, on `data_source`, with the client's parameters.
-    pub statement: ExecutionUnit,
-    /// Why its rows could not be merged from the shards' results instead (for PREVIEW).
-    pub reason: String,
-}
-
-/// The temporary table that stands for one logic table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GatheredTable {
-    /// Its name: the logic table's, unquoted.
-    pub name: String,
-    /// A read of an actual table of the logic table on the gathering data source (in its
-    /// schema when the statement named one): the temporary table takes the columns it
-    /// returns, without keys and indexes (rows unique per shard need not be unique together).
-    pub like: String,
-    /// A read of each data node the statement may need rows of, on the node's data source,
-    /// run in the session's transaction when it has one so that it sees its own writes.
-    pub reads: Vec<ExecutionUnit>,
-}
 
 /// A read prepared to be gathered when it spans several nodes.
 #[derive(Debug, Clone)]
