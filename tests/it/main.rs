@@ -3,6 +3,7 @@
 
 mod cli;
 mod common;
+mod docs;
 mod fleet;
 mod memory;
 mod xa;

@@ -70,6 +70,10 @@ impl CountedAs {
         self as usize
     }
 }
+
+// One label per kind, in the kinds' order.
+const _: () = assert!(KINDS.len() == CountedAs::Other as usize + 1);
+
 /// Latency buckets' upper bounds, in microseconds (written in seconds).
 const BUCKETS: [u64; 14] = [
     500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000,

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 pub mod ports;
 pub use ports::free_port;
@@ -24,6 +24,14 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Runs `keyshard` with `args` to its end.
+pub fn keyshard(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_keyshard"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 /// A `keyshard serve` process, killed (SIGKILL) when dropped: a failing test leaves no proxy

@@ -1,10 +1,11 @@
 //! The guard of an UPDATE that sets a sharding column its WHERE clause does not pin: the read
 //! of the nodes the new value does not route to (see [`super::update_moves`]).
 
-use super::update_moves::{Moving, moves};
+use super::update_moves::Moving;
 use super::{Condition, PreparedQuery};
 use crate::RouteError;
 use crate::plan::MoveGuard;
+use crate::plan::moves;
 use crate::value::Value;
 
 impl PreparedQuery {

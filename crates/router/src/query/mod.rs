@@ -17,14 +17,14 @@ use keyshard_config::TableRule;
 use sqlparser::ast::{Query, Select, SetExpr, Statement};
 use sqlparser::parser::Parser;
 
-use crate::plan::{ExecutionUnit, Plan};
+use crate::plan::{ExecutionUnit, Plan, moves};
 use crate::shape::Shape;
 use crate::template::{Edit, Literals, Piece, Renderer, RowKey, Template};
 use crate::tokens::Tokens;
 use crate::value::Value;
 use crate::{Dialect, RouteError};
 use gather::GatherQuery;
-use update_moves::{Moving, Unchanged, moves, sharding_assignments};
+use update_moves::{Moving, Unchanged, sharding_assignments};
 
 mod calls;
 mod computed;

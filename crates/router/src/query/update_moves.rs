@@ -14,7 +14,7 @@ use sqlparser::tokenizer::Span;
 
 use crate::locate::Locator;
 use crate::names::last_ident;
-pub(crate) use crate::plan::moves;
+use crate::plan::moves;
 use crate::query::{Operand, PreparedQuery, operand};
 use crate::route::is_sharding_column;
 use crate::tokens::Tokens;
