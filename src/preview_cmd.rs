@@ -6,7 +6,8 @@ use std::io::Write;
 use anyhow::{Context, bail};
 use keyshard_backend::Backend;
 use keyshard_keygen::{Grant, Key};
-use keyshard_router::{Dialect, NoMetadata, Plan, Prepared, RouteError, Router, Value};
+use keyshard_router::{NoMetadata, Plan, Prepared, RouteError, Router};
+use keyshard_types::{Dialect, Value};
 use serde_json::{Value as Json, json};
 
 use crate::config_arg::{ConfigArg, runtime};

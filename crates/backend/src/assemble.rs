@@ -2,7 +2,8 @@
 //! on as they came, a broadcast write counted once, RETURNING rows put back in the client's
 //! order. Apart from the types in `outcome`, which the merge and the stream use too.
 
-use keyshard_router::{Plan, Value};
+use keyshard_router::Plan;
+use keyshard_types::Value;
 
 use crate::BackendError;
 use crate::merge::merge;

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use keyshard_router::{Value, Wire, WireKind};
+use keyshard_types::{Value, Wire, WireKind};
 use sqlx::{Executor, PgConnection, Row};
 
 use crate::outcome::UnitResult;

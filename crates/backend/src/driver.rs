@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use crate::outcome::UnitResult;
 
 use keyshard_config::DatabaseKind;
-use keyshard_router::{Value, Wire, WireKind};
+use keyshard_types::{Value, Wire, WireKind};
 use sqlx::Either;
 use sqlx::mysql::{MySql, MySqlQueryResult, MySqlRow};
 use sqlx::postgres::types::Oid;
@@ -14,14 +14,16 @@ use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteQueryResult, SqliteRow};
 use sqlx::{Connection, Database, Executor, Row, Statement, TypeInfo, ValueRef};
 
-use crate::pg_array::{ArrayParam, decode_array, element_oid_of};
-use crate::wire::{mysql_wire_kind, pg_cast_name, pg_wire_kind};
-use crate::{Column, PgEnumColumn, SqlType};
+use crate::pg_array::{ArrayParam, decode_array};
+use crate::{Column, PgEnumColumn};
+use keyshard_types::SqlType;
+use keyshard_types::pg_array::element_oid_of;
+use keyshard_types::wire::{mysql_wire_kind, pg_cast_name, pg_wire_kind};
 
 /// An array for a database without arrays: PostgreSQL's text form, the string a client would
 /// see for it.
-fn array_text(array: &keyshard_router::Array) -> String {
-    keyshard_router::array::write_text(array, keyshard_router::array::plain_element_text)
+fn array_text(array: &keyshard_types::Array) -> String {
+    keyshard_types::array::write_text(array, keyshard_types::array::plain_element_text)
 }
 
 /// A result value bound back as a parameter (only values that came as text do: a user
@@ -535,9 +537,10 @@ impl Driver for Postgres {
             // NUMERIC (SUM and AVG of integers) as its exact decimal text.
             let text = match raw.format() {
                 PgValueFormat::Text => raw.as_str().ok().map(str::to_owned),
-                PgValueFormat::Binary => {
-                    raw.as_bytes().ok().and_then(crate::numeric::binary_to_text)
-                }
+                PgValueFormat::Binary => raw
+                    .as_bytes()
+                    .ok()
+                    .and_then(keyshard_types::numeric::binary_to_text),
             };
             return text
                 .map(Value::Text)

@@ -3,7 +3,8 @@
 
 use futures_util::TryStreamExt;
 use futures_util::future::join_all;
-use keyshard_router::{ExecutionUnit, Value};
+use keyshard_router::ExecutionUnit;
+use keyshard_types::Value;
 use sqlx::{Connection as _, Either, Executor, IntoArguments, Row, Statement as _};
 use tokio::sync::oneshot;
 
@@ -537,7 +538,7 @@ mod tests {
         // A trailing comment, or parameters, keep the units apart.
         assert_eq!(batch_text(None, &[&a, &b]), None);
         let mut with_params = unit("SELECT ?");
-        with_params.params.push(keyshard_router::Value::Int(1));
+        with_params.params.push(keyshard_types::Value::Int(1));
         assert_eq!(batch_text(None, &[&a, &with_params]), None);
     }
 

@@ -14,8 +14,9 @@ use std::fmt::Write as _;
 use bytes::Bytes;
 use futures_util::TryStreamExt;
 use keyshard_config::DatabaseKind;
+use keyshard_router::ExecutionUnit;
 use keyshard_router::gather::{Gather, GatheredTable};
-use keyshard_router::{ExecutionUnit, Value};
+use keyshard_types::Value;
 use sqlx::{Either, Executor, MySql, Postgres, Sqlite, Statement as _};
 
 use crate::branch::Branch;
@@ -616,7 +617,7 @@ fn push_literal(out: &mut String, kind: DatabaseKind, value: &Value) {
         (_, Value::Bool(b)) => out.push_str(if *b { "TRUE" } else { "FALSE" }),
         (_, Value::Bytes(bytes)) => hex(out, bytes),
         (DatabaseKind::MySql, Value::Wire(wire))
-            if wire.kind == keyshard_router::WireKind::Bytewise =>
+            if wire.kind == keyshard_types::WireKind::Bytewise =>
         {
             hex(out, &wire.bytes)
         }
@@ -632,7 +633,7 @@ fn push_literal(out: &mut String, kind: DatabaseKind, value: &Value) {
         (_, Value::Wire(wire)) => push_quoted(out, &String::from_utf8_lossy(&wire.bytes)),
         (_, Value::Array(array)) => push_quoted(
             out,
-            &keyshard_router::array::write_text(array, keyshard_router::array::plain_element_text),
+            &keyshard_types::array::write_text(array, keyshard_types::array::plain_element_text),
         ),
     }
 }

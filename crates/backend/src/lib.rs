@@ -23,21 +23,18 @@ mod merge;
 mod metadata;
 mod mysql_column;
 mod notify;
-pub mod numeric;
 mod origins;
 mod outcome;
-pub mod pg_array;
+mod pg_array;
 mod pool;
 mod recovery;
 mod replicas;
 mod result_columns;
 mod reuse;
 pub mod session_state;
-mod sql_type;
 pub mod stream;
 mod table_columns;
 mod transaction;
-pub mod wire;
 mod xa;
 
 use std::collections::BTreeMap;
@@ -46,6 +43,7 @@ use std::sync::Arc;
 use keyshard_config::{Config, ShardingRule, TableRule};
 use keyshard_router::merge::Aggregate;
 use keyshard_router::{ExecutionUnit, Plan};
+use keyshard_types::SqlType;
 use transaction::in_plan_order;
 
 pub use batching::Stats as BatchStats;
@@ -54,7 +52,6 @@ pub use error::BackendError;
 pub use gather::GatherLimits;
 pub use merge::MergeError;
 pub use metadata::MetadataStore;
-pub use mysql_column::{MySqlColumnType, MySqlOrigin};
 pub use notify::{Listener, Notification};
 pub use outcome::{Column, Outcome, PgEnumColumn};
 pub use pool::Pool;
@@ -62,7 +59,6 @@ pub use recovery::Recovered;
 pub use replicas::ReplicaStatus;
 pub use reuse::Connections;
 pub use reuse::{PinRefused, PoolStats};
-pub use sql_type::SqlType;
 pub use transaction::{SavepointCommand, SettingScope, Transaction};
 pub use xa::XaCoordinator;
 
@@ -164,7 +160,7 @@ impl Backend {
             let compared = merge::compared_columns(spec, columns);
             match (spec.dialect, self.pool(data_source)?) {
                 _ if compared.is_empty() => {}
-                (keyshard_router::Dialect::MySql, Pool::MySql(_)) => {
+                (keyshard_types::Dialect::MySql, Pool::MySql(_)) => {
                     let table = &unit.table;
                     (self.collations)
                         .give(self, data_source, table, columns, &compared)

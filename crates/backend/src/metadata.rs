@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use keyshard_router::Metadata;
 
-use crate::{Column, SqlType};
+use crate::Column;
+use keyshard_types::SqlType;
 
 /// The visible columns of logic tables, shared by every connection; refreshed after DDL.
 #[derive(Debug, Default)]

@@ -1,8 +1,8 @@
 use keyshard_keygen::Key;
-use keyshard_router::Value;
+use keyshard_types::Value;
 
-use crate::mysql_column::MySqlColumnType;
-use crate::sql_type::SqlType;
+use keyshard_types::MySqlColumnType;
+use keyshard_types::SqlType;
 
 /// A result or table column: its name and type.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use keyshard_coordination::CoordinationError;
-use keyshard_router::Value;
+use keyshard_types::Value;
 
 use crate::xa::{BranchNaming, PREFIX, parse_gtrid};
 use crate::{Backend, BackendError, Pool};

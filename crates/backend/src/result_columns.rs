@@ -374,7 +374,7 @@ mod tests {
         let columns = (
             vec![Column::new(
                 "a",
-                crate::SqlType::Int {
+                keyshard_types::SqlType::Int {
                     bytes: 4,
                     unsigned: false,
                 },

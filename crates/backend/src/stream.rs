@@ -21,7 +21,8 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use keyshard_router::{ExecutionUnit, Plan, Value};
+use keyshard_router::{ExecutionUnit, Plan};
+use keyshard_types::Value;
 use tokio::sync::mpsc;
 
 use crate::Backend;

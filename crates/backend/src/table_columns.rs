@@ -4,7 +4,8 @@
 
 use keyshard_config::TableRule;
 
-use crate::{Backend, BackendError, Column, PgEnumColumn, Pool, SqlType};
+use crate::{Backend, BackendError, Column, PgEnumColumn, Pool};
+use keyshard_types::SqlType;
 
 impl Backend {
     /// The columns of `rule`'s first actual table with the types they were declared with

@@ -3,17 +3,7 @@
 use std::fmt;
 use std::path::Path;
 
-/// The database behind a data source, from its URL scheme.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DatabaseKind {
-    /// MySQL or MariaDB (`mysql://`, `mariadb://`).
-    MySql,
-    /// PostgreSQL (`postgres://`, `postgresql://`).
-    Postgres,
-    /// SQLite (`sqlite:`), a file or `:memory:` (quote `"sqlite::memory:"` in YAML: a plain
-    /// scalar may not end with a colon).
-    Sqlite,
-}
+pub use keyshard_types::DatabaseKind;
 
 /// Connection pool settings, with ShardingSphere's (HikariCP's) names; `None` leaves the
 /// backend's default.

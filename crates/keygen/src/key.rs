@@ -1,5 +1,7 @@
 use std::fmt;
 
+use keyshard_types::Value;
+
 /// A generated key: an integer (SNOWFLAKE, segments) or text (UUID).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Key {
@@ -25,5 +27,20 @@ impl fmt::Display for Key {
             Key::Int(v) => write!(f, "{v}"),
             Key::Text(s) => f.write_str(s),
         }
+    }
+}
+
+impl From<Key> for Value {
+    fn from(key: Key) -> Self {
+        match key {
+            Key::Int(v) => Value::Int(v),
+            Key::Text(s) => Value::Text(s),
+        }
+    }
+}
+
+impl From<&Key> for Value {
+    fn from(key: &Key) -> Self {
+        key.clone().into()
     }
 }

@@ -6,7 +6,8 @@
 //! once, as the SQL of that INSERT, so its size is bound as a statement's
 //! (`props.statement-memory-bytes`).
 
-use keyshard_router::{Dialect, Value, push_rows};
+use keyshard_router::push_rows;
+use keyshard_types::{Dialect, Value};
 
 use crate::error::{Error, ErrorKind};
 use crate::words::starts_with_any;

@@ -24,11 +24,12 @@ mod rql;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use keyshard_backend::{Column, SqlType};
+use keyshard_backend::Column;
 use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::{ComputeNode, Repository};
 use keyshard_keygen::{Props, Registry};
-use keyshard_router::Value;
+use keyshard_types::SqlType;
+use keyshard_types::Value;
 
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;

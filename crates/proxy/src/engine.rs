@@ -9,9 +9,10 @@ use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
 use keyshard_keygen::{Key, KeyGenError};
 use keyshard_router::{
-    Dialect, Plan, PreparedInsert, RouteError, Router, SessionValues, Shape, SingleTables, Value,
+    Plan, PreparedInsert, RouteError, Router, SessionValues, Shape, SingleTables,
     substitute_session_values, with_sessions,
 };
+use keyshard_types::{Dialect, Value};
 use sqlparser::ast;
 
 use crate::distsql::{self, DistSql};

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use keyshard_backend::Backend;
 use keyshard_config::{Config, DatabaseKind};
-use keyshard_router::Value;
+use keyshard_types::Value;
 
 /// How long the start waits for a shard's version; a shard that is down is asked nothing.
 const ASK_TIMEOUT: Duration = Duration::from_secs(3);

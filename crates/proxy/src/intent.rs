@@ -3,7 +3,7 @@
 //! a PREVIEW, or a statement to route to the shards. Both frontends' statements go through
 //! here, whether sent as text or prepared.
 
-use keyshard_router::Dialect;
+use keyshard_types::Dialect;
 
 use crate::control::{self, Control};
 use crate::copy::{self, CopyIn};

@@ -4,8 +4,9 @@
 //! PostgreSQL's BackendKeyData): a shard's ids name pooled connections every client shares.
 //! What the session runs on the shards is cancelled there (see `keyshard_backend::cancel`).
 
-use keyshard_backend::{Column, SqlType};
-use keyshard_router::{Dialect, Value};
+use keyshard_backend::Column;
+use keyshard_types::SqlType;
+use keyshard_types::{Dialect, Value};
 
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;

@@ -5,7 +5,7 @@
 //! taken is skipped with a warning); here that needs IGNORE written, else such a row fails the
 //! load with the shard's error, rather than leaving out rows unseen.
 
-use keyshard_router::Dialect;
+use keyshard_types::Dialect;
 
 use crate::copy::{CopyIn, Format, column_count, one_char};
 use crate::error::{Error, ErrorKind};
@@ -300,7 +300,7 @@ fn lex(sql: &str) -> Vec<Token> {
 
 #[cfg(test)]
 mod tests {
-    use keyshard_router::Value;
+    use keyshard_types::Value;
 
     use super::*;
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use keyshard_backend::cache::CacheStats;
 use keyshard_backend::{PoolStats, ReplicaStatus};
-use keyshard_router::Dialect;
+use keyshard_types::Dialect;
 
 /// What a statement is counted as: MySQL's `Com_*` counters and the `kind` label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

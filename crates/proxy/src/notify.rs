@@ -5,8 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use keyshard_backend::{Column, SqlType};
-use keyshard_router::Value;
+use keyshard_backend::Column;
+use keyshard_types::SqlType;
+use keyshard_types::Value;
 
 use crate::engine::Engine;
 use crate::error::Error;

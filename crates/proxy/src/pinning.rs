@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 
 use crate::routines::Set as Names;
 
-use keyshard_router::{Dialect, SequenceUse};
+use keyshard_router::SequenceUse;
+use keyshard_types::Dialect;
 
 /// State a session holds on its shard connections.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Instant, SystemTime};
 
+use keyshard_backend::Column;
 use keyshard_backend::session_state::SessionState;
-use keyshard_backend::{Column, SqlType};
-use keyshard_router::{Dialect, Value};
+use keyshard_types::SqlType;
+use keyshard_types::{Dialect, Value};
 use serde_json::json;
 use tokio::sync::Notify;
 

@@ -3,7 +3,7 @@
 //! actual table, in MySQL's shape whatever database the shard is.
 
 use keyshard_config::DatabaseKind;
-use keyshard_router::Value;
+use keyshard_types::Value;
 
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;

@@ -1,7 +1,8 @@
 //! What a statement answers, before a frontend encodes it.
 
-use keyshard_backend::{Column, SqlType};
-use keyshard_router::Value;
+use keyshard_backend::Column;
+use keyshard_types::SqlType;
+use keyshard_types::Value;
 
 /// A statement's answer.
 #[derive(Debug, Clone, PartialEq)]

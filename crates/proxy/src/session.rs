@@ -6,9 +6,8 @@ use std::sync::Arc;
 use keyshard_backend::session_state::{SessionState, Settings};
 use keyshard_backend::{Characteristics, Transaction};
 use keyshard_config::TransactionType;
-use keyshard_router::{
-    DdlPlan, Dialect, Direct, InsertSelect, PreparedInsert, PreparedQuery, TableLocks, Value,
-};
+use keyshard_router::{DdlPlan, Direct, InsertSelect, PreparedInsert, PreparedQuery, TableLocks};
+use keyshard_types::{Dialect, Value};
 
 use crate::control::{self, Control};
 use crate::copy::CopyIn;

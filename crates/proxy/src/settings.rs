@@ -5,7 +5,7 @@
 //! client character set, autocommit and transaction characteristics, PostgreSQL's
 //! application_name) stay with the session statements.
 
-use keyshard_router::Dialect;
+use keyshard_types::Dialect;
 
 use crate::control::{self, Control};
 use crate::error::{Error, ErrorKind};

@@ -16,7 +16,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use keyshard_backend::cache::{Bounds, Cache, CacheStats};
-use keyshard_router::{Dialect, Metadata, Prepared, PreparedInsert, PreparedQuery, Router, Shape};
+use keyshard_router::{Metadata, Prepared, PreparedInsert, PreparedQuery, Router, Shape};
+use keyshard_types::Dialect;
 
 use typed::Slot;
 

@@ -3,7 +3,7 @@
 //! AS …`, `EXECUTE s(args)` and `DEALLOCATE [PREPARE] s | ALL`. The text is kept in the session;
 //! an execution binds the arguments into it as SQL and runs it as a statement sent as text.
 
-use keyshard_router::Dialect;
+use keyshard_types::Dialect;
 
 use crate::error::{Error, ErrorKind};
 use crate::words::{split_top_level, starts_with_any};

@@ -2,7 +2,7 @@
 //! client with CLIENT_MULTI_STATEMENTS (`INSERT …; SELECT LAST_INSERT_ID()`). The text is cut
 //! at the semicolons that end statements, as each database reads it.
 
-use keyshard_router::Dialect;
+use keyshard_types::Dialect;
 
 use crate::words::starts_with_any;
 

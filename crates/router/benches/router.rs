@@ -7,7 +7,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use keyshard_router::{Dialect, Metadata, Plan, Prepared, PreparedInsert, Router, Shape, Value};
+use keyshard_router::{Metadata, Plan, Prepared, PreparedInsert, Router, Shape};
+use keyshard_types::{Dialect, Value};
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 

@@ -21,10 +21,11 @@ use sqlparser::ast::{
 };
 use sqlparser::tokenizer::Span;
 
+use crate::RouteError;
 use crate::locate::{Locator, splice};
 use crate::names::{identifier_quote, push_identifier};
-use crate::value::Value;
-use crate::{Dialect, RouteError};
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 
 /// The catalog relations this module presents, by the database's dialect: the name columns of
 /// each that hold table names.

@@ -9,10 +9,11 @@ use sqlparser::ast::{
     TableConstraint,
 };
 
+use crate::RouteError;
 use crate::locate::Locator;
 use crate::names::{last_ident, push_identifier, quote_of};
 use crate::plan::{ExecutionUnit, Plan};
-use crate::{Dialect, RouteError};
+use keyshard_types::Dialect;
 
 /// A DDL statement on one logic table, as one unit per actual table.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,7 @@
 //! default data source, or, for writes to broadcast tables, to every data source.
 
 use crate::plan::{ExecutionUnit, Plan};
-use crate::value::Value;
+use keyshard_types::Value;
 
 /// A statement that goes unchanged to fixed data sources.
 #[derive(Debug, Clone)]

@@ -14,8 +14,8 @@ use keyshard_config::{HINT_DATABASE_VALUE, HINT_TABLE_VALUE};
 use sqlparser::ast::Statement;
 use sqlparser::parser::Parser;
 
-use crate::value::Value;
 use crate::{Direct, Prepared, RouteError, Router, locate, tokens};
+use keyshard_types::Value;
 
 /// What a statement's hint asks for.
 #[derive(Debug, Default, PartialEq)]

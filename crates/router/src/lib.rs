@@ -17,7 +17,6 @@ mod ddl;
 mod direct;
 mod error;
 mod explain;
-pub mod float_text;
 mod found_rows;
 mod hint;
 mod insert;
@@ -41,12 +40,12 @@ mod table_locks;
 mod template;
 mod tokens;
 mod unparsed;
-mod value;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use keyshard_config::{ShardingRule, TableRule};
+use keyshard_types::{Dialect, Value};
 use sqlparser::ast::Delete;
 use sqlparser::ast::{ObjectNamePart, Statement, TableObject};
 use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect};
@@ -74,17 +73,6 @@ pub use shape::Shape;
 pub use single::SingleTables;
 pub use table_locks::{LockKind, TableLocks};
 pub use template::push_rows;
-pub use value::array;
-pub use value::{Array, Dim, Value, Wire, WireKind};
-
-/// The SQL dialect of the client, which decides parsing, placeholders and MySQL's `0` rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    /// MySQL/MariaDB: `?` placeholders; a key given as 0 is generated (AUTO_INCREMENT's rule).
-    MySql,
-    /// PostgreSQL: `$n` placeholders.
-    Postgres,
-}
 
 /// A statement, parsed and prepared: binding it plans one execution.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 
 use sqlparser::ast::{Expr, Value as SqlValue};
 
-use crate::value::Value;
+use keyshard_types::Value;
 
 /// The literal value of a plain literal expression.
 pub(crate) fn literal_of(expr: &Expr) -> Option<Value> {

@@ -2,7 +2,7 @@
 //! would have returned it. The router decides this at prepare time (and fills in LIMIT at bind
 //! time); the backend applies it to the shards' results.
 
-use crate::Dialect;
+use keyshard_types::Dialect;
 
 /// A read's merge: grouping and aggregates first, then ordering, then OFFSET/LIMIT, then the
 /// columns the router added are dropped.
@@ -27,7 +27,7 @@ pub struct MergeSpec {
     /// The one row an aggregate without GROUP BY answers when no node sends a row (which
     /// happens when the nodes group by a DISTINCT aggregate's argument and have no rows):
     /// COUNTs 0, everything else NULL, hidden columns included.
-    pub when_empty: Option<Vec<crate::Value>>,
+    pub when_empty: Option<Vec<keyshard_types::Value>>,
     /// ORDER BY, in priority order. Groups without an ORDER BY come out ordered by the
     /// GROUP BY columns, ascending (what MySQL and SQLite do).
     pub order_by: Vec<SortKey>,

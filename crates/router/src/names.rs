@@ -3,7 +3,7 @@
 
 use sqlparser::ast::{ObjectName, ObjectNamePart};
 
-use crate::Dialect;
+use keyshard_types::Dialect;
 
 /// The last part of a possibly qualified name (`t_order` of `db.t_order`), unquoted; empty
 /// when that part is not a plain identifier (a function call in a name, say).

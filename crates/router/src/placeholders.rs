@@ -4,8 +4,8 @@
 use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect};
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-use crate::Dialect;
 use crate::locate::Locator;
+use keyshard_types::Dialect;
 
 /// `sql` with each placeholder replaced by what `replace` writes for it, given its index
 /// (MySQL's `?` in order, PostgreSQL's `$n` by number) and its text; `None` when `sql` does

@@ -7,7 +7,7 @@ use keyshard_keygen::Key;
 
 use crate::RouteError;
 use crate::merge::MergeSpec;
-use crate::value::Value;
+use keyshard_types::Value;
 
 /// What to run for one statement: one unit per data node, and the keys generated for it.
 #[derive(Debug, Clone, PartialEq)]

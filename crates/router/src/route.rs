@@ -7,7 +7,7 @@ use keyshard_config::algorithm::AutoInterval;
 use keyshard_config::inline::Value as InlineValue;
 use keyshard_config::{Algorithm, DataNode, Gene, Strategy, TableRule};
 
-use crate::value::{Value, WireKind};
+use keyshard_types::{Value, WireKind};
 
 /// Why a value could not be routed; the caller adds the row and column.
 pub(crate) type RouteProblem = String;
@@ -535,7 +535,7 @@ mod tests {
 
     #[test]
     fn a_float_from_a_shard_shards_as_the_number_it_holds() {
-        use crate::value::{Wire, WireKind};
+        use keyshard_types::{Wire, WireKind};
         let text = Value::Wire(Wire::new(WireKind::MySqlFloat, false, b"2"));
         assert!(matches!(inline_value(&text), Ok(InlineValue::Int(2))));
         let binary = Value::Wire(Wire::new(WireKind::PgFloat, true, &3.0f64.to_be_bytes()));

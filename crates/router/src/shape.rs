@@ -27,10 +27,10 @@
 
 use std::ops::Range;
 
-use crate::Dialect;
 use crate::literal::number_value;
 use crate::template::Literals;
-use crate::value::Value;
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 
 mod rows;
 

@@ -3,9 +3,10 @@
 
 use std::ops::Range;
 
+use crate::RouteError;
 use crate::names::push_identifier;
-use crate::value::{Value, push_literal};
-use crate::{Dialect, RouteError};
+use keyshard_types::Dialect;
+use keyshard_types::{Value, push_literal};
 
 /// One piece of a rendered statement.
 #[derive(Debug, Clone, PartialEq)]

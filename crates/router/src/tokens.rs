@@ -8,8 +8,9 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
+use crate::RouteError;
 use crate::locate::Locator;
-use crate::{Dialect, RouteError};
+use keyshard_types::Dialect;
 
 /// A placeholder and the 0-based parameter it stands for.
 #[derive(Debug)]

@@ -2,8 +2,9 @@
 //! `ALTER TABLE t DISABLE|ENABLE KEYS` (mysqldump's) and MariaDB's sequence expressions (see
 //! `sequences`). Any other is the parse error it was.
 
-use crate::{DdlPlan, Dialect, Direct, ExecutionUnit, Plan, Prepared, RouteError, Router};
+use crate::{DdlPlan, Direct, ExecutionUnit, Plan, Prepared, RouteError, Router};
 use crate::{ddl, names};
+use keyshard_types::Dialect;
 
 impl Router {
     /// A statement the parser does not read but the router knows by its text: MySQL's

@@ -4,7 +4,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use keyshard_router::{Dialect, Prepared, Router, Shape};
+use keyshard_router::{Prepared, Router, Shape};
+use keyshard_types::Dialect;
 
 #[path = "it/common/mod.rs"]
 mod common;

@@ -5,15 +5,15 @@
 
 use std::cmp::Ordering;
 
-use keyshard_router::Dialect;
 use keyshard_router::merge::Aggregate;
-use keyshard_router::{Array, Value, Wire, WireKind};
+use keyshard_types::Dialect;
+use keyshard_types::{Array, Value, Wire, WireKind};
 
 use super::MergeError;
 use super::compare::compare;
 use super::exact::Exact;
 use super::plan::{Join, Key, Resolved};
-use crate::numeric::Decimal;
+use keyshard_types::numeric::Decimal;
 
 /// MySQL's `div_precision_increment` default: the digits a division (and AVG) adds to its
 /// dividend's scale where the nodes do not say the session's.
@@ -408,8 +408,8 @@ mod tests {
     use super::super::merge;
     use super::super::test_support::*;
     use super::*;
-    use crate::SqlType;
     use crate::outcome::UnitResult;
+    use keyshard_types::SqlType;
 
     const DECIMAL: SqlType = SqlType::Decimal { unsigned: false };
     use keyshard_router::merge::{AggregateColumn, ColumnRef};
@@ -584,8 +584,8 @@ mod tests {
             Value::Array(Array {
                 element: 20,
                 dims: vec![
-                    keyshard_router::Dim { len: 1, lower: 1 },
-                    keyshard_router::Dim { len: 2, lower: 1 },
+                    keyshard_types::Dim { len: 1, lower: 1 },
+                    keyshard_types::Dim { len: 2, lower: 1 },
                 ],
                 elements: vec![Value::Int(v), Value::Int(v)],
             })

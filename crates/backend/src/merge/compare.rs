@@ -4,15 +4,15 @@
 use std::cmp::Ordering;
 
 use keyshard_router::merge::Aggregate;
-use keyshard_router::{Dialect, Value, Wire};
+use keyshard_types::{Dialect, Value, Wire};
 
 use super::MergeError;
 use super::exact::Exact;
 use super::plan::{Key, Resolved};
-use crate::numeric::Decimal;
 use crate::outcome::Column;
-use crate::sql_type::SqlType;
-use crate::wire::sort_key;
+use keyshard_types::SqlType;
+use keyshard_types::numeric::Decimal;
+use keyshard_types::wire::sort_key;
 
 impl Resolved {
     pub(super) fn compare_rows(&self, keys: &[Key], a: &[Value], b: &[Value]) -> Ordering {
@@ -302,7 +302,7 @@ enum SortValue<'v> {
     Text(&'v str),
     Bytes(&'v [u8]),
     /// An array, and whether its text elements are numbers (`numeric_text` of the column).
-    Array(&'v keyshard_router::Array, bool),
+    Array(&'v keyshard_types::Array, bool),
     /// A value in the shard's wire form: its type's own order (see [`crate::wire`]).
     Wire(&'v Wire),
 }
@@ -363,8 +363,8 @@ fn compare_sort_values(a: &SortValue, b: &SortValue, text: TextOrder) -> Orderin
 /// PostgreSQL's array order (`array_cmp`): element by element in storage order, a NULL
 /// element above any other; then the array with more elements; then by dimensions.
 fn compare_arrays(
-    a: &keyshard_router::Array,
-    b: &keyshard_router::Array,
+    a: &keyshard_types::Array,
+    b: &keyshard_types::Array,
     numeric_text: bool,
     text: TextOrder,
 ) -> Ordering {
@@ -388,7 +388,7 @@ fn compare_arrays(
         .cmp(&b.elements.len())
         .then_with(|| a.dims.len().cmp(&b.dims.len()))
         .then_with(|| {
-            let key = |d: &keyshard_router::Dim| (d.len, d.lower);
+            let key = |d: &keyshard_types::Dim| (d.len, d.lower);
             a.dims.iter().map(key).cmp(b.dims.iter().map(key))
         })
 }

@@ -9,11 +9,11 @@
 use std::cmp::Ordering;
 
 use keyshard_router::merge::{Arithmetic, Computed};
-use keyshard_router::{Dialect, Value};
+use keyshard_types::{Dialect, Value};
 
 use super::MergeError;
 use super::plan::Resolved;
-use crate::numeric::Decimal;
+use keyshard_types::numeric::Decimal;
 
 /// The largest scale a MySQL DECIMAL result takes.
 const MYSQL_MAX_SCALE: usize = 30;
@@ -81,7 +81,7 @@ impl Resolved {
                     .partial_cmp(&right.double())
                     .ok_or("a comparison with NaN")?,
                 _ => match (left.decimal(), right.decimal()) {
-                    (Some(l), Some(r)) => l.cmp(&r),
+                    (Some(l), Some(r)) => l.compare(&r),
                     _ => Ordering::Equal,
                 },
             };
@@ -208,7 +208,7 @@ impl Resolved {
             Arithmetic::Subtract => l.add(&r.negated()),
             Arithmetic::Multiply => l.mul(&r),
             Arithmetic::Divide => {
-                if r.cmp(&Decimal::from_int(0)).is_eq() {
+                if r.compare(&Decimal::from_int(0)).is_eq() {
                     return match mysql {
                         true => Ok(Number::Null),
                         false => Err("a division by zero".into()),
@@ -218,7 +218,7 @@ impl Resolved {
                     true => l.scale() + self.division_scale_of(row),
                     // PostgreSQL's scale is worked out here for whole divisors only.
                     false if r.scale() == 0 => {
-                        let magnitude = match r.cmp(&Decimal::from_int(0)) {
+                        let magnitude = match r.compare(&Decimal::from_int(0)) {
                             Ordering::Less => r.negated(),
                             _ => r.clone(),
                         };

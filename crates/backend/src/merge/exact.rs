@@ -2,9 +2,9 @@
 
 use std::cmp::Ordering;
 
-use keyshard_router::Value;
+use keyshard_types::Value;
 
-use crate::numeric::Decimal;
+use keyshard_types::numeric::Decimal;
 
 /// An exactly known number: an integer, or a decimal once a decimal (or an overflow) is seen.
 #[derive(Debug, Clone)]
@@ -37,7 +37,7 @@ impl Exact {
             _ => self
                 .clone()
                 .into_decimal()
-                .cmp(&other.clone().into_decimal()),
+                .compare(&other.clone().into_decimal()),
         }
     }
 

@@ -1,13 +1,13 @@
 //! GROUP BY in memory: all rows sorted by the grouping keys, each run of equal keys one group
 //! whose aggregates are combined.
 
-use keyshard_router::Dialect;
-use keyshard_router::Value;
 use keyshard_router::merge::Aggregate;
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 
 use super::MergeError;
 use super::plan::Resolved;
-use crate::sql_type::SqlType;
+use keyshard_types::SqlType;
 
 impl Resolved {
     /// Groups all rows and combines each group's aggregates. Returns the groups, ordered by the

@@ -6,12 +6,12 @@
 use std::cmp::Ordering;
 
 use keyshard_router::merge::{Filter, FilterOperand};
-use keyshard_router::{Value, WireKind};
+use keyshard_types::{Value, WireKind};
 
 use super::MergeError;
 use super::exact::Exact;
 use super::plan::Resolved;
-use crate::numeric::Decimal;
+use keyshard_types::numeric::Decimal;
 
 /// A number as the comparison sees it.
 enum Number {
@@ -132,10 +132,10 @@ fn uncompared(value: &Value) -> MergeError {
 mod tests {
     use super::super::merge;
     use super::super::test_support::*;
-    use keyshard_router::Dialect;
     use keyshard_router::merge::{Aggregate, ColumnRef, Comparison, Filter, FilterOperand};
+    use keyshard_types::Dialect;
 
-    use keyshard_router::Value::{self, Double, Int, Null};
+    use keyshard_types::Value::{self, Double, Int, Null};
 
     fn compare(column: usize, op: Comparison, number: &str) -> Filter {
         Filter::Compare {

@@ -4,11 +4,11 @@
 //! One merger per file, after ShardingSphere's: the entry point here picks the stream (plain
 //! concatenation, an ordered k-way merge, or grouping with aggregation) and applies the window.
 
-use keyshard_router::Value;
 use keyshard_router::merge::MergeSpec;
+use keyshard_types::Value;
 
-use crate::SqlType;
 use crate::outcome::{Column, UnitResult};
+use keyshard_types::SqlType;
 
 mod aggregation;
 mod compare;
@@ -255,15 +255,15 @@ pub(crate) fn describe_average(column: &mut Column, ty: SqlType, increment: usiz
     column.mysql = column
         .mysql
         .take()
-        .and_then(|sum| crate::mysql_column::average_of_sum(&sum, increment).map(Box::new));
+        .and_then(|sum| keyshard_types::average_of_sum(&sum, increment).map(Box::new));
 }
 
 #[cfg(test)]
 mod tests {
     use super::test_support::*;
     use super::*;
-    use keyshard_router::Dialect;
     use keyshard_router::merge::Aggregate;
+    use keyshard_types::Dialect;
 
     use Value::Int;
 

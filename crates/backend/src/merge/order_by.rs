@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use keyshard_router::Value;
+use keyshard_types::Value;
 
 use super::plan::Resolved;
 
@@ -85,8 +85,8 @@ mod tests {
     use super::super::pagination::window;
     use super::super::test_support::*;
     use super::*;
-    use keyshard_router::Dialect;
     use keyshard_router::merge::SortKey;
+    use keyshard_types::Dialect;
 
     use Value::{Double, Int, Null, UInt};
 

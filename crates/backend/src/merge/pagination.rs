@@ -1,7 +1,7 @@
 //! LIMIT and OFFSET over the merged stream.
 
-use keyshard_router::Value;
 use keyshard_router::merge::MergeSpec;
+use keyshard_types::Value;
 
 /// OFFSET and LIMIT, pulling only the rows needed so a k-way merge stops early.
 pub(super) fn window(spec: &MergeSpec, rows: impl Iterator<Item = Vec<Value>>) -> Vec<Vec<Value>> {
@@ -15,9 +15,9 @@ pub(super) fn window(spec: &MergeSpec, rows: impl Iterator<Item = Vec<Value>>) -
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;
-    use keyshard_router::Dialect;
+    use keyshard_types::Dialect;
 
-    use keyshard_router::Value::Int;
+    use keyshard_types::Value::Int;
 
     #[test]
     fn offset_and_limit_apply_after_merging() {

@@ -1,13 +1,13 @@
 //! The spec resolved against the result's columns: every column reference a position, every
 //! NULL placement settled, and which text columns hold numbers.
 
-use keyshard_router::Dialect;
 use keyshard_router::merge::{Aggregate, ColumnRef, ComputedColumn, MergeSpec, SortKey};
+use keyshard_types::Dialect;
 
 use super::MergeError;
 use super::compare::TextOrder;
 use crate::outcome::Column;
-use crate::sql_type::SqlType;
+use keyshard_types::SqlType;
 
 /// One ORDER BY key, with its column position and NULL placement settled.
 #[derive(Debug, Clone, Copy)]
@@ -251,7 +251,7 @@ mod tests {
     use super::*;
     use keyshard_router::merge::SortKey;
 
-    use keyshard_router::Value::Int;
+    use keyshard_types::Value::Int;
 
     #[test]
     fn order_by_name_is_case_insensitive_and_ignores_the_qualifier() {

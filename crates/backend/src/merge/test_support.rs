@@ -1,12 +1,12 @@
 //! What the mergers' tests share: specs, shards and a small deterministic generator.
 
 use keyshard_router::merge::{Aggregate, AggregateColumn, ColumnRef, MergeSpec, SortKey};
-use keyshard_router::{Dialect, Value};
+use keyshard_types::{Dialect, Value};
 
 use super::merge;
-use crate::SqlType;
 use crate::outcome::{Column, UnitResult};
 use keyshard_config::DatabaseKind;
+use keyshard_types::SqlType;
 
 use Value::{Double, Int, Null, Text, UInt};
 
@@ -48,13 +48,13 @@ pub(super) fn columns(names: &[(&str, &str)]) -> Vec<Column> {
 pub(super) fn collated(name: &str, ty: SqlType, collation: &str) -> Column {
     let mut column = Column::new(name, ty);
     column.collation = Some(collation.into());
-    column.mysql = Some(Box::new(crate::MySqlColumnType {
+    column.mysql = Some(Box::new(keyshard_types::MySqlColumnType {
         code: 253,
         flags: 0,
         length: 400,
         collation: 224,
         decimals: 0,
-        origin: crate::MySqlOrigin::default(),
+        origin: keyshard_types::MySqlOrigin::default(),
         extended_type_info: bytes::Bytes::new(),
     }));
     column

@@ -8,7 +8,8 @@ use std::future::Future;
 
 use crate::common::ServerDatabases;
 use keyshard_backend::{Backend, BackendError};
-use keyshard_router::{Dialect, Router};
+use keyshard_router::Router;
+use keyshard_types::Dialect;
 
 fn url(var: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| panic!("{var} is not set"))
@@ -145,7 +146,7 @@ async fn postgres_metadata_and_null_parameters() {
         let plan = r
             .plan(
                 "INSERT INTO t_order (user_id, status) VALUES ($1, $2)",
-                &[keyshard_router::Value::Int(5), keyshard_router::Value::Null],
+                &[keyshard_types::Value::Int(5), keyshard_types::Value::Null],
                 b.metadata(),
             )
             .unwrap()

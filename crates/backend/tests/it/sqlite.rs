@@ -4,7 +4,8 @@ use crate::common;
 
 use crate::common::TempDir;
 use keyshard_backend::{Backend, BackendError};
-use keyshard_router::{Dialect, Router};
+use keyshard_router::Router;
+use keyshard_types::Dialect;
 
 fn setup(dir: &TempDir) -> (keyshard_config::Config, Backend, Router) {
     let config = common::config(&common::yaml(

@@ -6,7 +6,7 @@ pub(crate) mod mysql;
 pub(crate) mod postgres;
 mod select_list;
 
-use keyshard_router::Dialect;
+use keyshard_types::Dialect;
 
 use crate::error::Error;
 use crate::reply::Reply;

@@ -10,7 +10,7 @@ use super::render_props;
 use keyshard_backend::ReplicaStatus;
 use keyshard_config::{Config, ConfiguredNodes, LoadBalancer, Strategy, TableRule};
 use keyshard_keygen::Props;
-use keyshard_router::Value;
+use keyshard_types::Value;
 
 /// An RQL statement.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@ fn scratch_session() -> Session {
         1,
         "root".into(),
         None,
-        keyshard_router::Dialect::MySql,
+        keyshard_types::Dialect::MySql,
         Default::default(),
     )
 }

@@ -6,8 +6,9 @@
 
 use std::time::Instant;
 
-use keyshard_backend::{Characteristics, SqlType};
-use keyshard_router::Value;
+use keyshard_backend::Characteristics;
+use keyshard_types::SqlType;
+use keyshard_types::Value;
 
 use super::Engine;
 use crate::control::Control;

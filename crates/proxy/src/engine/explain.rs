@@ -1,8 +1,10 @@
 //! `EXPLAIN` over the data nodes of sharded tables, as one result: each node's plan of the
 //! actual statement it would run, labelled with its data source and that statement.
 
-use keyshard_backend::{Column, SqlType};
-use keyshard_router::{Dialect, Explain, Value};
+use keyshard_backend::Column;
+use keyshard_router::Explain;
+use keyshard_types::SqlType;
+use keyshard_types::{Dialect, Value};
 
 use super::Engine;
 use crate::error::Error;

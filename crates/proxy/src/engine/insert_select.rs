@@ -1,7 +1,8 @@
 //! INSERT … SELECT from a source that reads no sharded table: the SELECT runs first, then its
 //! rows are inserted as a multi-row INSERT, keys generated and rows routed as for any other.
 
-use keyshard_router::{InsertSelect, Value};
+use keyshard_router::InsertSelect;
+use keyshard_types::Value;
 
 use super::Engine;
 use crate::error::{Error, ErrorKind};

@@ -2,13 +2,14 @@
 //! the session is pinned before such a statement runs, and lets its connections go once it
 //! holds nothing there.
 
-use keyshard_router::Dialect;
+use keyshard_types::Dialect;
 
 use super::Engine;
 use crate::error::{Error, ErrorKind};
 use crate::memory::Reserved;
-use keyshard_backend::{Column, SqlType};
-use keyshard_router::Value;
+use keyshard_backend::Column;
+use keyshard_types::SqlType;
+use keyshard_types::Value;
 
 use crate::pinning::{self, Effect, Held, Released};
 use crate::reply::Reply;

@@ -1,7 +1,8 @@
 //! Text → plan: parsed once, planned by the dialect's router, and PREVIEW's answer from it; a read
 //! whose merge fails is planned again as a gather.
 
-use keyshard_router::{Dialect, Other, Plan, Prepared, PreparedQuery, RouteError, Router, Value};
+use keyshard_router::{Other, Plan, Prepared, PreparedQuery, RouteError, Router};
+use keyshard_types::{Dialect, Value};
 use sqlparser::ast;
 
 use super::Engine;

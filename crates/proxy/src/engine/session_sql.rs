@@ -1,7 +1,8 @@
 //! Session statements in SQL that the engine answers from the session: `SET @x = …` (MySQL
 //! user variables) and PREPARE / EXECUTE / DEALLOCATE.
 
-use keyshard_router::{Dialect, Value, bind_placeholders};
+use keyshard_router::bind_placeholders;
+use keyshard_types::{Dialect, Value};
 
 use super::{Engine, load_prepared};
 use crate::error::{Error, ErrorKind};

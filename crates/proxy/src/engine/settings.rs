@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use keyshard_backend::session_state::Settings;
 use keyshard_backend::{SavepointCommand, SettingScope};
 use keyshard_config::DatabaseKind;
-use keyshard_router::{Dialect, Value};
+use keyshard_types::{Dialect, Value};
 
 use super::Engine;
 use crate::error::Error;

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use keyshard_router::{Dialect, Shape, substitute_session_values};
+use keyshard_router::{Shape, substitute_session_values};
+use keyshard_types::Dialect;
 
 use super::Engine;
 use crate::error::Error;

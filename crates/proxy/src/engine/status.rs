@@ -1,7 +1,8 @@
 //! MySQL's `SHOW [GLOBAL | SESSION] STATUS`, answered from what the proxy counts.
 
-use keyshard_backend::{Column, SqlType};
-use keyshard_router::Value;
+use keyshard_backend::Column;
+use keyshard_types::SqlType;
+use keyshard_types::Value;
 
 use super::Engine;
 use crate::metrics::CountedAs;

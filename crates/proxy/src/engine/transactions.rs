@@ -2,7 +2,7 @@
 //! COMMIT, ROLLBACK, AND CHAIN, `SET autocommit`, `SET TRANSACTION`, and savepoints.
 
 use keyshard_backend::{Characteristics, SavepointCommand, Transaction};
-use keyshard_router::Dialect;
+use keyshard_types::Dialect;
 
 use super::Engine;
 use crate::control::{Control, SavepointName, Scope};

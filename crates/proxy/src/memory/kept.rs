@@ -196,7 +196,7 @@ impl<T: Weigh> Weigh for Arc<T> {
     }
 }
 
-impl Weigh for keyshard_router::Value {
+impl Weigh for keyshard_types::Value {
     fn weight(&self) -> usize {
         self.size()
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use keyshard_backend::{session_state, stream};
-use keyshard_router::{Dialect, Value};
+use keyshard_types::{Dialect, Value};
 use mysql_common::constants::{CapabilityFlags, StatusFlags};
 use tokio::net::TcpStream;
 use tokio::sync::watch;

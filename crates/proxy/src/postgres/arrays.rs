@@ -3,9 +3,9 @@
 //! (`array_agg(x)`, `text[]` columns) written in either, each element by its element type's
 //! own codec in [`super::types`].
 
-use keyshard_backend::pg_array::{ArrayBinaryError, element_supported, parse_binary, write_binary};
-use keyshard_router::array::{parse_text, write_text};
-use keyshard_router::{Array, Value};
+use keyshard_types::array::{parse_text, write_text};
+use keyshard_types::pg_array::{ArrayBinaryError, element_supported, parse_binary, write_binary};
+use keyshard_types::{Array, Value};
 
 use super::types::{self, Text, TypeError, oid};
 

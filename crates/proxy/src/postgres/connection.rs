@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use keyshard_backend::session_state;
-use keyshard_router::{Dialect, Value};
+use keyshard_types::{Dialect, Value};
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::PgWireFrontendMessage as In;
 use pgwire::messages::response::{

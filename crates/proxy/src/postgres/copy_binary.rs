@@ -3,9 +3,9 @@
 //! text the shards would take for that type in a text COPY, so that the load becomes the same
 //! INSERT as a text or CSV one.
 
-use keyshard_backend::SqlType;
-use keyshard_backend::pg_array::array_oid_of;
-use keyshard_router::Value;
+use keyshard_types::SqlType;
+use keyshard_types::Value;
+use keyshard_types::pg_array::array_oid_of;
 
 use super::pg_error::PgError;
 use super::types::{self, TypeError, oid};

@@ -12,11 +12,12 @@
 
 use std::sync::Arc;
 
-use keyshard_backend::pg_array::array_oid_of;
-use keyshard_backend::{Column, PgEnumColumn, SqlType};
+use keyshard_backend::{Column, PgEnumColumn};
 use keyshard_config::DatabaseKind;
-use keyshard_router::Value;
 use keyshard_router::names::last_ident;
+use keyshard_types::SqlType;
+use keyshard_types::Value;
+use keyshard_types::pg_array::array_oid_of;
 use sqlparser::ast::{
     Assignment, AssignmentTarget, BinaryOperator, Expr, FromTable, FunctionArguments, InTarget,
     Insert, SelectItem, SetExpr, Statement, TableFactor, TableObject, TableWithJoins,
@@ -219,7 +220,7 @@ fn listening_channels_fields(sql: &str) -> Option<Fields> {
 
 /// The column of `SELECT pg_cancel_backend(id)`, which the proxy answers itself.
 fn kill_fields(sql: &str) -> Option<Fields> {
-    let kill = crate::kill::Kill::parse(sql, keyshard_router::Dialect::Postgres)?.ok()?;
+    let kill = crate::kill::Kill::parse(sql, keyshard_types::Dialect::Postgres)?.ok()?;
     Some(reply_fields(&Reply::Rows {
         columns: kill.columns(),
         rows: Vec::new(),
@@ -486,7 +487,7 @@ fn expr_field(expr: &Expr, columns: &[Column]) -> Option<Field> {
             if written.contains('(') {
                 return None;
             }
-            let (type_name, oid) = match keyshard_backend::wire::pg_builtin_type(&written) {
+            let (type_name, oid) = match keyshard_types::wire::pg_builtin_type(&written) {
                 Some((name, oid)) => (name, oid),
                 None => match SqlType::of(&written, DatabaseKind::Postgres) {
                     SqlType::Unknown => return None,
@@ -617,7 +618,7 @@ fn set_param(expr: &Expr, oid: u32, params: &mut [u32]) {
             expr, data_type, ..
         } => set_param(
             expr,
-            keyshard_backend::wire::pg_builtin_type(&data_type.to_string()).map_or_else(
+            keyshard_types::wire::pg_builtin_type(&data_type.to_string()).map_or_else(
                 || oid_of(SqlType::of(&data_type.to_string(), DatabaseKind::Postgres)),
                 |(_, oid)| oid,
             ),

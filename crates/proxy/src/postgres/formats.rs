@@ -1,6 +1,6 @@
 //! Format codes (text or binary) and the rows written in them.
 
-use keyshard_router::Value;
+use keyshard_types::Value;
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 
@@ -103,7 +103,7 @@ pub(super) fn data_row(row: &[Value], fields: &[Field], formats: &[i16]) -> Resu
 /// into the row (the general path, `types::encode`, builds each value's bytes apart); false
 /// for any other value, or a column whose type gives it another text form.
 fn push_plain_text(data: &mut bytes::BytesMut, value: &Value, oid: u32) -> bool {
-    if keyshard_backend::pg_array::element_oid_of(oid).is_some() {
+    if keyshard_types::pg_array::element_oid_of(oid).is_some() {
         return false;
     }
     let mut digits = itoa::Buffer::new();

@@ -1,12 +1,13 @@
 //! PostgreSQL types on the wire: which OID a column or parameter gets, and how a [`Value`] is
 //! written to, or read from, the text and binary formats.
 
-use keyshard_backend::pg_array::{array_oid_of, element_oid_of, element_supported};
+use keyshard_types::pg_array::{array_oid_of, element_oid_of, element_supported};
 
 use super::arrays;
-use keyshard_backend::wire::pg_wire_kind;
-use keyshard_backend::{Column, SqlType, numeric};
-use keyshard_router::{Value, Wire, WireKind};
+use keyshard_backend::Column;
+use keyshard_types::wire::pg_wire_kind;
+use keyshard_types::{SqlType, numeric};
+use keyshard_types::{Value, Wire, WireKind};
 
 /// Type OIDs from PostgreSQL's `pg_type`, the ones Keyshard speaks.
 pub mod oid {
@@ -246,7 +247,7 @@ pub fn oid_for_values<'a>(ty: SqlType, values: impl Iterator<Item = &'a Value>) 
 pub fn wire_oid(column: &Column) -> Option<u32> {
     column
         .oid
-        .filter(|&oid| keyshard_backend::wire::pg_wire_kind(oid).is_some())
+        .filter(|&oid| keyshard_types::wire::pg_wire_kind(oid).is_some())
 }
 
 /// The OID `column` is described with before its values are known (a prepared statement's
@@ -422,7 +423,7 @@ pub(super) fn encode_text(value: &Value, oid: u32) -> Text {
 /// A float Keyshard holds as a number (a merged SUM, an array element) as PostgreSQL writes
 /// one of type `oid` with the default `extra_float_digits`: a float4's digits are a float4's.
 fn float_text(v: f64, oid: u32) -> String {
-    keyshard_router::float_text::postgres(v, oid == oid::FLOAT4, 1)
+    keyshard_types::float_text::postgres(v, oid == oid::FLOAT4, 1)
 }
 
 fn integer(value: &Value, oid: u32) -> Result<i64, TypeError> {

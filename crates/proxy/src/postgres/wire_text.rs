@@ -9,9 +9,9 @@
 use std::fmt::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use keyshard_backend::pg_array::{element_oid_of, parse_binary};
-use keyshard_router::array::{plain_element_text, write_text};
-use keyshard_router::{Array, Value, float_text};
+use keyshard_types::array::{plain_element_text, write_text};
+use keyshard_types::pg_array::{element_oid_of, parse_binary};
+use keyshard_types::{Array, Value, float_text};
 
 const CHAR: u32 = 18;
 const JSON: u32 = 114;
@@ -41,7 +41,7 @@ const POSTGRES_EPOCH_DAYS: i64 = 10_957;
 
 /// The text form of a binary wire value of type `oid`: a catalog reference's as the shard
 /// looked it up, else [`binary_to_text`]'s.
-pub(crate) fn text_of_binary(wire: &keyshard_router::Wire, oid: u32) -> Option<String> {
+pub(crate) fn text_of_binary(wire: &keyshard_types::Wire, oid: u32) -> Option<String> {
     match wire.catalog_ref() {
         Some((_, text)) => Some(text.to_owned()),
         None => binary_to_text(oid, &wire.bytes),
@@ -196,7 +196,7 @@ fn range(subtype: u32, bytes: &[u8]) -> Option<String> {
         let text = match subtype {
             23 => be_i32(value)?.to_string(),
             20 => be_i64(value)?.to_string(),
-            1700 => keyshard_backend::numeric::binary_to_text(value)?,
+            1700 => keyshard_types::numeric::binary_to_text(value)?,
             _ => binary_to_text(subtype, value)?,
         };
         Some(range_bound(text))
@@ -480,15 +480,15 @@ mod tests {
 
     #[test]
     fn arrays_of_them_print_as_postgres_prints_them() {
-        use keyshard_backend::pg_array::write_binary;
-        use keyshard_router::Dim;
+        use keyshard_types::Dim;
+        use keyshard_types::pg_array::write_binary;
         let dates = Array {
             element: DATE,
             dims: vec![Dim { len: 3, lower: 0 }],
             elements: vec![Value::Int(0), Value::Null, Value::Int(-1)],
         };
         let bytes = write_binary(&dates, DATE, |v| {
-            Ok::<_, keyshard_backend::pg_array::ArrayBinaryError>(match v {
+            Ok::<_, keyshard_types::pg_array::ArrayBinaryError>(match v {
                 Value::Int(days) => Some((*days as i32).to_be_bytes().to_vec()),
                 _ => None,
             })
@@ -501,7 +501,7 @@ mod tests {
         // Elements that need quotes get them: a timestamp holds a space.
         let stamps = Array::new(TIMESTAMP, vec![Value::Int(0)]);
         let bytes = write_binary(&stamps, TIMESTAMP, |_| {
-            Ok::<_, keyshard_backend::pg_array::ArrayBinaryError>(Some(0i64.to_be_bytes().to_vec()))
+            Ok::<_, keyshard_types::pg_array::ArrayBinaryError>(Some(0i64.to_be_bytes().to_vec()))
         })
         .unwrap();
         assert_eq!(

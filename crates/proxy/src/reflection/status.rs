@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use keyshard_config::DatabaseKind;
-use keyshard_router::Value;
+use keyshard_types::Value;
 
 use super::{Shards, default_data_source, kind_of};
 use crate::error::Error;

@@ -4,7 +4,8 @@
 
 use keyshard_backend::Backend;
 use keyshard_config::{Config, DatabaseKind};
-use keyshard_router::{CatalogColumn, CatalogViews, Dialect, Router, catalog_columns_sql};
+use keyshard_router::{CatalogColumn, CatalogViews, Router, catalog_columns_sql};
+use keyshard_types::Dialect;
 
 use crate::identity::read_texts;
 

@@ -12,9 +12,11 @@
 //! exactly (a date, a decimal fraction, a string into a number column that is not plainly an
 //! integer) keeps the statement in text, where the server reads it as it always did.
 
-use keyshard_backend::{Backend, SqlType};
+use keyshard_backend::Backend;
 use keyshard_config::DatabaseKind;
-use keyshard_router::{PreparedInsert, Shape, Value};
+use keyshard_router::{PreparedInsert, Shape};
+use keyshard_types::SqlType;
+use keyshard_types::Value;
 
 /// How a column takes a literal as a parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use keyshard_config::TableRule;
 
 use super::{KeySpec, PreparedInsert, RowSpec, Source};
+use crate::RouteError;
 use crate::plan::{BatchRow, ExecutionUnit, Plan};
 use crate::route::{Chosen, Level, Nodes, complex_target, route};
 use crate::shape::Shape;
 use crate::template::{Literals, Renderer, RowKey};
-use crate::value::Value;
-use crate::{Dialect, RouteError};
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 
 impl PreparedInsert {
     /// Binds `params`, generates the keys the rows lack, routes every row and renders the

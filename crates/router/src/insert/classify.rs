@@ -5,11 +5,12 @@ use std::ops::Range;
 
 use sqlparser::ast::{Expr, UnaryOperator, Value as SqlValue};
 
+use crate::RouteError;
 use crate::literal::literal_value;
 use crate::locate::Locator;
 use crate::tokens::Tokens;
-use crate::value::Value;
-use crate::{Dialect, RouteError};
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 
 /// What a value expression means to the router.
 pub(super) enum Classified {

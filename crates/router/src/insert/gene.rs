@@ -7,7 +7,7 @@ use super::bind::resolve;
 use super::{PreparedInsert, RowSpec};
 use crate::RouteError;
 use crate::route::{gene_of, nodes_with};
-use crate::value::Value;
+use keyshard_types::Value;
 
 impl PreparedInsert {
     /// Puts row `row`'s gene in the low bits of `key`, generated for it (gene keys). A table

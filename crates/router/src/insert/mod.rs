@@ -8,9 +8,9 @@ use std::sync::Arc;
 use keyshard_config::TableRule;
 use keyshard_keygen::KeyGenerator;
 
-use crate::Dialect;
 use crate::template::Template;
-use crate::value::Value;
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 
 mod bind;
 mod classify;

@@ -21,8 +21,9 @@ use crate::names::{last_ident, push_identifier, quote_for, quote_of};
 use crate::route::Level;
 use crate::template::{Edit, Piece, Template};
 use crate::tokens::{self, Tokens};
-use crate::value::Value;
-use crate::{Dialect, Metadata, RouteError};
+use crate::{Metadata, RouteError};
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 
 /// The statement's values: rows of `VALUES`, or the one row of `INSERT … SET`.
 enum Body<'a> {

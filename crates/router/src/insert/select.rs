@@ -9,11 +9,12 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
+use crate::RouteError;
 use crate::direct::Direct;
 use crate::locate::Locator;
 use crate::tokens::Tokens;
-use crate::value::Value;
-use crate::{Dialect, RouteError};
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 
 /// An INSERT whose rows a SELECT computes.
 #[derive(Debug, Clone)]

@@ -12,8 +12,8 @@ use crate::literal::{literal_value, number_value};
 use crate::locate::Locator;
 use crate::route::{is_sharding_column, nodes_with};
 use crate::tokens::Tokens;
-use crate::value::Value;
-use crate::value::array::{MAX_DIMS, parse_text};
+use keyshard_types::Value;
+use keyshard_types::array::{MAX_DIMS, parse_text};
 
 mod between;
 mod complex;

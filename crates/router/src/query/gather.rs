@@ -26,11 +26,12 @@ use crate::locate::Locator;
 use crate::metadata::Metadata;
 use crate::query::{self, PreparedQuery};
 
+use crate::RouteError;
 use crate::names::push_identifier;
 use crate::plan::{ExecutionUnit, Plan};
 pub use crate::plan::{Gather, GatheredTable};
-use crate::value::Value;
-use crate::{Dialect, RouteError};
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 
 /// A read prepared to be gathered when it spans several nodes.
 #[derive(Debug, Clone)]

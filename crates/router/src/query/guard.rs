@@ -6,7 +6,7 @@ use super::{Condition, PreparedQuery};
 use crate::RouteError;
 use crate::plan::MoveGuard;
 use crate::plan::moves;
-use crate::value::Value;
+use keyshard_types::Value;
 
 impl PreparedQuery {
     /// The read that must find no row before an UPDATE that sets a sharding column the WHERE

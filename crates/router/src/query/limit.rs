@@ -8,12 +8,13 @@ use sqlparser::ast::{
 };
 
 use super::{Operand, operand, placeholder_edits};
+use crate::RouteError;
 use crate::locate::Locator;
 use crate::route::describe;
 use crate::template::{Edit, Piece};
 use crate::tokens::Tokens;
-use crate::value::Value;
-use crate::{Dialect, RouteError};
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 
 /// A per-node LIMIT that limits nothing, in range for MySQL, PostgreSQL and SQLite alike.
 pub(super) const NO_LIMIT: u64 = i64::MAX as u64;

@@ -17,13 +17,14 @@ use keyshard_config::TableRule;
 use sqlparser::ast::{Query, Select, SetExpr, Statement};
 use sqlparser::parser::Parser;
 
+use crate::RouteError;
 use crate::plan::{ExecutionUnit, Plan, moves};
 use crate::shape::Shape;
 use crate::template::{Edit, Literals, Piece, Renderer, RowKey, Template};
 use crate::tokens::Tokens;
-use crate::value::Value;
-use crate::{Dialect, RouteError};
 use gather::GatherQuery;
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 use update_moves::{Moving, Unchanged, sharding_assignments};
 
 mod calls;

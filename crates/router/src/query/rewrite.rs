@@ -19,6 +19,7 @@ use super::limit::{NO_LIMIT, limit_edits, limit_number};
 use super::select_list::{arguments_text, group_by_end, having_range, projection_ranges};
 use super::union::union_read;
 use super::{Operand, PreparedQuery, Tables, select_of};
+use crate::RouteError;
 use crate::locate::Locator;
 use crate::merge::{
     Aggregate, AggregateColumn, ColumnRef, ComputedColumn, Joined, MergeSpec, SortKey,
@@ -27,8 +28,8 @@ use crate::names::{last_ident, push_identifier};
 use crate::plan::Plan;
 use crate::template::{Edit, Literals, Piece, Template};
 use crate::tokens::Tokens;
-use crate::value::Value;
-use crate::{Dialect, RouteError};
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 
 /// A read as several nodes run it, and how their rows merge.
 #[derive(Debug, Clone)]

@@ -21,6 +21,7 @@ use super::Tables;
 use super::limit::limit_edits;
 use super::rewrite::{MultiRead, contains_aggregate, find_item, has_subqueries};
 use super::select_list::set_operation_parts;
+use crate::RouteError;
 use crate::locate::Locator;
 use crate::merge::{
     Aggregate, AggregateColumn, ColumnRef, Comparison, Filter, FilterOperand, MergeSpec, SortKey,
@@ -28,7 +29,7 @@ use crate::merge::{
 use crate::names::last_ident;
 use crate::template::{Edit, Piece, Template};
 use crate::tokens::Tokens;
-use crate::{Dialect, RouteError};
+use keyshard_types::Dialect;
 
 /// The rewrite and merge of a UNION over several nodes; `Err` says why it cannot be merged.
 pub(super) fn union_read(

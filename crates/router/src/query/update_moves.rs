@@ -12,14 +12,15 @@ use std::ops::Range;
 use sqlparser::ast::{AssignmentTarget, Spanned, Update};
 use sqlparser::tokenizer::Span;
 
+use crate::RouteError;
 use crate::locate::Locator;
 use crate::names::last_ident;
 use crate::plan::moves;
 use crate::query::{Operand, PreparedQuery, operand};
 use crate::route::is_sharding_column;
 use crate::tokens::Tokens;
-use crate::value::Value;
-use crate::{Dialect, RouteError};
+use keyshard_types::Dialect;
+use keyshard_types::Value;
 
 /// `SET column = value … WHERE … column = pinned …`: allowed when the two are equal.
 #[derive(Debug, Clone)]

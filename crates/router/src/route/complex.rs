@@ -3,7 +3,7 @@
 use keyshard_config::{Algorithm, Strategy};
 
 use super::{RouteProblem, inline_value, list};
-use crate::value::Value;
+use keyshard_types::Value;
 
 /// The one name among `targets` that a complex strategy's expression gives for the values
 /// `value_of` finds for its columns.

@@ -6,7 +6,8 @@ use crate::common;
 
 use crate::common::two_sources;
 
-use keyshard_router::{Dialect, Plan, RouteError, Router, Value, Wire, WireKind};
+use keyshard_router::{Plan, RouteError, Router};
+use keyshard_types::{Dialect, Value, Wire, WireKind};
 
 /// `t_event` by month of `created_at` (INTERVAL), `t_volume` by `id` in tens (VOLUME_RANGE),
 /// `t_auto` by 4-second spans (AUTO_INTERVAL), `t_mod` by `id % 4`.

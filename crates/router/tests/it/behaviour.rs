@@ -6,7 +6,8 @@ use crate::common;
 use std::sync::Arc;
 
 use keyshard_keygen::Key;
-use keyshard_router::{Dialect, Other, Plan, Prepared, RouteError, Router, Value};
+use keyshard_router::{Other, Plan, Prepared, RouteError, Router};
+use keyshard_types::{Dialect, Value};
 
 fn router(yaml: &str, dialect: Dialect) -> Router {
     Router::new(&common::rule(yaml), dialect)

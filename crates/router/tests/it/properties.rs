@@ -7,7 +7,8 @@ use crate::common;
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use keyshard_router::{Dialect, Plan, Router, Value};
+use keyshard_router::{Plan, Router};
+use keyshard_types::{Dialect, Value};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use sqlparser::ast::{

@@ -9,7 +9,8 @@ use keyshard_router::merge::{
     Aggregate, AggregateColumn, Arithmetic, ColumnRef, Comparison, Computed, ComputedColumn,
     Filter, FilterOperand, SortKey,
 };
-use keyshard_router::{Dialect, NoMetadata, Plan, Prepared, RouteError, Router, Value};
+use keyshard_router::{NoMetadata, Plan, Prepared, RouteError, Router};
+use keyshard_types::{Dialect, Value};
 
 const RULE: &str = two_sources!(
     r#"
@@ -908,7 +909,7 @@ fn equals_any_array_routes_as_the_in_list() {
         &[],
     );
     assert_eq!(in_list, ["ds_1.t_order_0"]);
-    let user_ids = Value::Array(keyshard_router::Array::new(
+    let user_ids = Value::Array(keyshard_types::Array::new(
         20,
         vec![Value::Int(1), Value::Int(3)],
     ));
@@ -924,7 +925,7 @@ fn equals_any_array_routes_as_the_in_list() {
         assert_eq!(pg(sql, params), in_list, "{sql}");
     }
     // The array parameter's elements route each row; NULL elements match nothing.
-    let mixed = Value::Array(keyshard_router::Array::new(
+    let mixed = Value::Array(keyshard_types::Array::new(
         20,
         vec![Value::Int(2), Value::Null, Value::Int(5)],
     ));

@@ -4,7 +4,8 @@ use crate::common;
 
 use std::sync::Arc;
 
-use keyshard_router::{Dialect, Router, Value};
+use keyshard_router::Router;
+use keyshard_types::{Dialect, Value};
 use serde_json::Value as Json;
 
 fn value(json: &Json) -> Value {

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use keyshard_backend::{Backend, BackendError};
 use keyshard_config::Config;
 use keyshard_keygen::Key;
-use keyshard_router::{Dialect, Metadata, Plan, Router, Value};
+use keyshard_router::{Metadata, Plan, Router};
+use keyshard_types::{Dialect, Value};
 use sqlx::Connection;
 
 /// A rule over two data sources `ds_0`, `ds_1`, two tables each: `user_id % 2` picks the data

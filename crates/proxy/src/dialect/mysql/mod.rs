@@ -5,7 +5,7 @@
 
 mod codes;
 
-use keyshard_router::Value;
+use keyshard_types::Value;
 
 use super::select_list;
 use crate::error::Error;

@@ -5,7 +5,7 @@ fn session() -> Session {
         7,
         "root".into(),
         None,
-        keyshard_router::Dialect::MySql,
+        keyshard_types::Dialect::MySql,
         Default::default(),
     )
 }

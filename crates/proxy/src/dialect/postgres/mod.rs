@@ -7,8 +7,9 @@ mod codes;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use keyshard_backend::{Characteristics, Column, Isolation, SqlType};
-use keyshard_router::Value;
+use keyshard_backend::{Characteristics, Column, Isolation};
+use keyshard_types::SqlType;
+use keyshard_types::Value;
 
 use super::select_list;
 use crate::error::{Error, ErrorKind};
@@ -126,7 +127,7 @@ fn setting(name: &str, session: &Session) -> Option<String> {
                 .parameters
                 .given(name)
                 .or_else(|| {
-                    let proxy_s = crate::settings::is_own(name, keyshard_router::Dialect::Postgres)
+                    let proxy_s = crate::settings::is_own(name, keyshard_types::Dialect::Postgres)
                         || name == "is_superuser";
                     let shards = &session.identity.postgres_settings;
                     (!proxy_s).then(|| shards.get(name).map(String::as_str))?
@@ -206,7 +207,7 @@ impl ProxyText {
         const FLOAT8: u32 = 701;
         const MONEY: u32 = 790;
         // An array's elements are written as their type writes them.
-        match keyshard_backend::pg_array::element_oid_of(oid).unwrap_or(oid) {
+        match keyshard_types::pg_array::element_oid_of(oid).unwrap_or(oid) {
             DATE | TIMESTAMP => self.iso,
             TIMESTAMPTZ => self.iso && self.utc,
             INTERVAL => self.interval,

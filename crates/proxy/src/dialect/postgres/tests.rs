@@ -1,4 +1,4 @@
-use keyshard_router::Dialect;
+use keyshard_types::Dialect;
 
 use super::*;
 

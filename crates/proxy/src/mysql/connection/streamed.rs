@@ -6,7 +6,7 @@ use std::pin::Pin;
 use bytes::Bytes;
 use keyshard_backend::Column;
 use keyshard_backend::stream::Batch;
-use keyshard_router::Value;
+use keyshard_types::Value;
 use mysql_common::constants::{CapabilityFlags, StatusFlags};
 use tokio::sync::mpsc;
 

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use keyshard_router::Value;
+use keyshard_types::Value;
 use mysql_common::Value as MyValue;
 use mysql_common::auth::plugins::mysql_native_password::scramble_native;
 use mysql_common::constants::{CapabilityFlags as Caps, ColumnType, StatusFlags};

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use keyshard_router::{Dialect, Value};
+use keyshard_types::{Dialect, Value};
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{
@@ -148,7 +148,7 @@ impl Connection {
                     for (i, oid) in shard_params.into_iter().enumerate() {
                         if undeclared(i)
                             && (types::is_native(oid)
-                                || keyshard_backend::wire::pg_cast_name(oid).is_some())
+                                || keyshard_types::wire::pg_cast_name(oid).is_some())
                             && let Some(param) = description.params.get_mut(i)
                             && *param == types::oid::TEXT
                         {

@@ -1,7 +1,7 @@
 //! Binary COPY fields of dates, times, timestamps and UUIDs, as the text PostgreSQL prints for
 //! them (and reads back): days and microseconds since 2000-01-01, 16 bytes of UUID.
 
-use keyshard_backend::SqlType;
+use keyshard_types::SqlType;
 
 use crate::postgres::pg_error::PgError;
 

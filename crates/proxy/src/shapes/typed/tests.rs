@@ -1,5 +1,6 @@
 use keyshard_backend::Column;
-use keyshard_router::{Dialect, Prepared, Router};
+use keyshard_router::{Prepared, Router};
+use keyshard_types::Dialect;
 
 use super::*;
 

@@ -13,7 +13,7 @@ use crate::literal::literal_value;
 use crate::locate::Locator;
 use crate::route::nodes_between;
 use crate::tokens::Tokens;
-use crate::value::Value;
+use keyshard_types::Value;
 
 /// A sharding column between two values: narrowed by the algorithms that order values
 /// (ranges, intervals, MOD over a short span), everywhere by the others.

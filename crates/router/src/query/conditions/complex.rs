@@ -9,7 +9,7 @@ use keyshard_config::TableRule;
 use super::{Condition, and};
 use crate::RouteError;
 use crate::route::complex_target;
-use crate::value::Value;
+use keyshard_types::Value;
 
 /// More combinations than this (IN lists on several columns) narrow nothing: every node.
 const MAX_COMBINATIONS: usize = 1024;

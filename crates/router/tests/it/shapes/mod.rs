@@ -7,7 +7,8 @@ mod queries;
 
 use std::sync::{Arc, OnceLock};
 
-use keyshard_router::{Dialect, Plan, Prepared, PreparedInsert, RouteError, Router, Shape, Value};
+use keyshard_router::{Plan, Prepared, PreparedInsert, RouteError, Router, Shape};
+use keyshard_types::{Dialect, Value};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 

@@ -1,7 +1,8 @@
 //! SELECT, UPDATE and DELETE through their shapes: the same units, SQL, merge and errors as
 //! when each statement is parsed itself.
 
-use keyshard_router::{Dialect, Plan, Prepared, PreparedQuery, Shape};
+use keyshard_router::{Plan, Prepared, PreparedQuery, Shape};
+use keyshard_types::Dialect;
 use proptest::prelude::*;
 
 use super::{common, config, router};

@@ -1,6 +1,6 @@
 //! One parameter value of COM_STMT_EXECUTE, in the binary protocol, as a router [`Value`].
 
-use keyshard_router::Value;
+use keyshard_types::Value;
 use mysql_common::constants::ColumnType;
 
 use crate::mysql::protocol::error::ProtocolError;

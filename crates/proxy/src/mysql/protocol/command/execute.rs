@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use keyshard_router::Value;
+use keyshard_types::Value;
 use mysql_common::constants::ColumnType;
 
 use super::binary_value::{decode_value, from_long_data};

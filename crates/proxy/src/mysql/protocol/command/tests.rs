@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use keyshard_router::Value;
+use keyshard_types::Value;
 use mysql_common::Value as MyValue;
 use mysql_common::constants::ColumnType;
 use mysql_common::packets::{ComStmtExecuteRequestBuilder, ComStmtSendLongData};

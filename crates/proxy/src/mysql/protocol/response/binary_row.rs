@@ -5,7 +5,7 @@
 //! column's type; one that cannot be (text that is not a number, in an INT column) is sent as
 //! NULL rather than as a made-up number.
 
-use keyshard_router::{Value, Wire, WireKind};
+use keyshard_types::{Value, Wire, WireKind};
 use mysql_common::constants::{ColumnFlags, ColumnType};
 use mysql_common::packets::NullBitmap;
 use mysql_common::value::ServerSide;

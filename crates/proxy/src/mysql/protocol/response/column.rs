@@ -1,8 +1,9 @@
 //! Result-set column metadata, and its mapping from the type names backends report.
 
 use bytes::Bytes;
-use keyshard_backend::{Column, MySqlColumnType, MySqlOrigin, SqlType};
-use keyshard_router::Value;
+use keyshard_backend::Column;
+use keyshard_types::Value;
+use keyshard_types::{MySqlColumnType, MySqlOrigin, SqlType};
 use mysql_common::constants::{ColumnFlags, ColumnType};
 
 use crate::mysql::protocol::wire::put_lenenc_bytes;

@@ -1,6 +1,6 @@
 //! Whole multi-packet responses: a result set, and COM_STMT_PREPARE's answer.
 
-use keyshard_router::Value;
+use keyshard_types::Value;
 use mysql_common::constants::{CapabilityFlags, ColumnType, StatusFlags};
 use tokio::io::{AsyncRead, AsyncWrite};
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use keyshard_router::Value;
+use keyshard_types::Value;
 use mysql_common::Value as MyValue;
 use mysql_common::constants::{CapabilityFlags as Caps, ColumnFlags, ColumnType, StatusFlags};
 use mysql_common::io::ParseBuf;

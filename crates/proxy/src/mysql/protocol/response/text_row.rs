@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use keyshard_router::{Value, Wire, WireKind, float_text};
+use keyshard_types::{Value, Wire, WireKind, float_text};
 
 use crate::mysql::protocol::temporal::{DateTime, Time};
 use crate::mysql::protocol::wire::Reader;
@@ -68,7 +68,7 @@ fn value_text(value: &Value) -> Cow<'_, [u8]> {
         Value::Wire(wire) => Cow::Owned(binary_wire_text(wire).into_bytes()),
         // MySQL has no arrays: PostgreSQL's text form, as `SELECT ARRAY[1,2]::text` prints it.
         Value::Array(a) => Cow::Owned(
-            keyshard_router::array::write_text(a, keyshard_router::array::plain_element_text)
+            keyshard_types::array::write_text(a, keyshard_types::array::plain_element_text)
                 .into_bytes(),
         ),
     }

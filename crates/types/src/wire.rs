@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use keyshard_router::{Wire, WireKind};
+use crate::{Wire, WireKind};
 
 /// How a PostgreSQL result column of type `oid` travels: `None` for the types Keyshard reads
 /// into values (numbers, booleans, text, bytes, arrays of those), else as a [`Wire`] of this
@@ -154,11 +154,12 @@ pub fn mysql_wire_kind(type_name: &str) -> Option<WireKind> {
 
 /// A wire value's place in its type's order.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum SortKey<'a> {
+pub enum SortKey<'a> {
     /// One number: microseconds, days or a year.
     Number(i128),
     /// `timetz`: the instant in UTC, then the zone.
     Pair(i128, i128),
+    /// Bytes compared as they are.
     Bytes(&'a [u8]),
     /// A float, in PostgreSQL's order: -0 equals 0, NaN equals NaN and sorts above every
     /// number.
@@ -166,9 +167,13 @@ pub(crate) enum SortKey<'a> {
     /// An `inet` or `cidr` in `network_cmp`'s order: the family, the network (the address
     /// under its own mask), the mask length, then the whole address.
     Network {
+        /// 2 for IPv4, 3 for IPv6, as `inet_send` numbers them.
         family: u8,
+        /// The address under its own mask.
         network: [u8; 16],
+        /// The mask length.
         bits: u8,
+        /// The whole address.
         address: [u8; 16],
     },
 }
@@ -220,7 +225,7 @@ fn network_key(bytes: &[u8], binary: bool) -> Option<SortKey<'static>> {
 /// A float ordered and compared as PostgreSQL's `float8_cmp` does (MySQL stores neither NaN
 /// nor -0).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Float(pub f64);
+pub struct Float(pub f64);
 
 impl Float {
     fn canonical(self) -> f64 {
@@ -256,7 +261,7 @@ impl Ord for Float {
 
 /// Where `wire` sorts among values of its column; `None` for a type whose order Keyshard
 /// does not know, or bytes that are not a value of the type.
-pub(crate) fn sort_key(wire: &Wire) -> Option<SortKey<'_>> {
+pub fn sort_key(wire: &Wire) -> Option<SortKey<'_>> {
     let bytes = &wire.bytes[..];
     let text = || std::str::from_utf8(bytes).ok();
     let number = SortKey::Number;

@@ -120,7 +120,7 @@ pub fn text_to_binary(text: &str) -> Option<Vec<u8>> {
 /// with the last `scale` after the point. No leading zeros beyond those, and zero is never
 /// negative, so equal values with equal scale are equal structs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Decimal {
+pub struct Decimal {
     negative: bool,
     digits: Vec<u8>,
     scale: usize,
@@ -128,7 +128,7 @@ pub(crate) struct Decimal {
 
 impl Decimal {
     /// `[+-]digits[.digits]`, what MariaDB sends for DECIMAL. No exponent, no spaces.
-    pub(crate) fn parse(text: &str) -> Option<Decimal> {
+    pub fn parse(text: &str) -> Option<Decimal> {
         let (negative, body) = match text.strip_prefix('-') {
             Some(rest) => (true, rest),
             None => (false, text.strip_prefix('+').unwrap_or(text)),
@@ -142,7 +142,8 @@ impl Decimal {
         Some(Decimal::normalized(negative, digits, frac.len()))
     }
 
-    pub(crate) fn from_int(v: i128) -> Decimal {
+    /// The integer `v`, scale 0.
+    pub fn from_int(v: i128) -> Decimal {
         let digits = v
             .unsigned_abs()
             .to_string()
@@ -152,7 +153,9 @@ impl Decimal {
         Decimal::normalized(v < 0, digits, 0)
     }
 
-    pub(crate) fn normalized(negative: bool, mut digits: Vec<u8>, scale: usize) -> Decimal {
+    /// The number `digits` (one per byte, most significant first) with `scale` of them after
+    /// the point: leading zeros dropped, and no negative zero.
+    pub fn normalized(negative: bool, mut digits: Vec<u8>, scale: usize) -> Decimal {
         let leading = digits
             .iter()
             .take(digits.len().saturating_sub(scale))
@@ -173,7 +176,7 @@ impl Decimal {
     }
 
     /// Both magnitudes at the larger scale and the same length, so they compare digit-wise.
-    pub(crate) fn aligned(&self, other: &Decimal) -> (Vec<u8>, Vec<u8>, usize) {
+    pub fn aligned(&self, other: &Decimal) -> (Vec<u8>, Vec<u8>, usize) {
         let scale = self.scale.max(other.scale);
         let widen = |d: &Decimal| {
             let mut digits = d.digits.clone();
@@ -192,7 +195,8 @@ impl Decimal {
         (x, y, scale)
     }
 
-    pub(crate) fn add(&self, other: &Decimal) -> Decimal {
+    /// The exact sum.
+    pub fn add(&self, other: &Decimal) -> Decimal {
         let (x, y, scale) = self.aligned(other);
         if self.negative == other.negative {
             return Decimal::normalized(self.negative, add_digits(&x, &y), scale);
@@ -204,7 +208,8 @@ impl Decimal {
         }
     }
 
-    pub(crate) fn cmp(&self, other: &Decimal) -> Ordering {
+    /// Numeric order, whatever the scales (`1.50` equals `1.5`).
+    pub fn compare(&self, other: &Decimal) -> Ordering {
         let (x, y, _) = self.aligned(other);
         match (self.negative, other.negative) {
             (false, true) => Ordering::Greater,
@@ -214,11 +219,13 @@ impl Decimal {
         }
     }
 
-    pub(crate) fn to_f64(&self) -> f64 {
+    /// The nearest double.
+    pub fn to_f64(&self) -> f64 {
         self.to_string().parse().unwrap_or(f64::NAN)
     }
 
-    pub(crate) fn to_u64(&self) -> Option<u64> {
+    /// The value as an unsigned integer, when it is a non-negative whole number that fits.
+    pub fn to_u64(&self) -> Option<u64> {
         let int_len = self.digits.len() - self.scale;
         let (int, frac) = self.digits.split_at(int_len);
         if self.negative || frac.iter().any(|&d| d != 0) {
@@ -230,14 +237,14 @@ impl Decimal {
     }
 
     /// Digits after the point.
-    pub(crate) fn scale(&self) -> usize {
+    pub fn scale(&self) -> usize {
         self.scale
     }
 
     /// The scale PostgreSQL gives `self / count` (`select_div_scale`): at least 16 significant
     /// digits, estimated from the weights and first digits of both in base 10000, and no less than
     /// its own scale.
-    pub(crate) fn pg_division_scale(&self, count: u64) -> usize {
+    pub fn pg_division_scale(&self, count: u64) -> usize {
         const MIN_SIG_DIGITS: i64 = 16;
         let (weight1, first1) = self.base_10000_head();
         let count_digits = count.to_string().len() as i64;
@@ -277,12 +284,12 @@ impl Decimal {
     }
 
     /// -self.
-    pub(crate) fn negated(&self) -> Decimal {
+    pub fn negated(&self) -> Decimal {
         Decimal::normalized(!self.negative, self.digits.clone(), self.scale)
     }
 
     /// self × other, exactly: its scale is the sum of theirs, as in MySQL and PostgreSQL.
-    pub(crate) fn mul(&self, other: &Decimal) -> Decimal {
+    pub fn mul(&self, other: &Decimal) -> Decimal {
         let mut product = vec![0u32; self.digits.len() + other.digits.len()];
         for (i, &x) in self.digits.iter().enumerate().rev() {
             for (j, &y) in other.digits.iter().enumerate().rev() {
@@ -305,14 +312,14 @@ impl Decimal {
     }
 
     /// How many digits it has before and after the point, at least one before.
-    pub(crate) fn precision(&self) -> usize {
+    pub fn precision(&self) -> usize {
         self.digits.len().max(self.scale + 1)
     }
 
     /// self / divisor at `scale` fractional digits, rounded half away from zero (MySQL's and
     /// PostgreSQL's rounding of a division). `None` when the divisor is zero, its digits do
     /// not fit 64 bits, or `scale` is below self's less the divisor's.
-    pub(crate) fn div_to_scale(&self, divisor: &Decimal, scale: usize) -> Option<Decimal> {
+    pub fn div_to_scale(&self, divisor: &Decimal, scale: usize) -> Option<Decimal> {
         let whole = divisor.digits.iter().try_fold(0u64, |acc, &d| {
             acc.checked_mul(10)?.checked_add(u64::from(d))
         })?;
@@ -331,7 +338,7 @@ impl Decimal {
 
     /// self / divisor with `extra_scale` more fractional digits, rounded half away from zero
     /// (MariaDB's rounding for DECIMAL division). `None` when dividing by zero.
-    pub(crate) fn div_round(&self, divisor: u64, extra_scale: usize) -> Option<Decimal> {
+    pub fn div_round(&self, divisor: u64, extra_scale: usize) -> Option<Decimal> {
         let divisor = u128::from(divisor);
         if divisor == 0 {
             return None;
@@ -493,9 +500,9 @@ mod tests {
         for bad in ["", "-", ".", "1e5", " 1", "1.2.3", "0x10", "١"] {
             assert_eq!(Decimal::parse(bad), None, "{bad:?}");
         }
-        assert_eq!(d("1.50").cmp(&d("1.5")), Ordering::Equal);
-        assert_eq!(d("-2").cmp(&d("-10")), Ordering::Greater);
-        assert_eq!(d("0.1").cmp(&d("-0.1")), Ordering::Greater);
+        assert_eq!(d("1.50").compare(&d("1.5")), Ordering::Equal);
+        assert_eq!(d("-2").compare(&d("-10")), Ordering::Greater);
+        assert_eq!(d("0.1").compare(&d("-0.1")), Ordering::Greater);
         assert_eq!(d("0.999").div_round(0, 4), None);
         assert_eq!(
             d("5").div_round(2, 0).map(|q| q.to_string()),

@@ -4,8 +4,6 @@ pub mod array;
 
 use std::fmt::Write as _;
 
-use keyshard_keygen::Key;
-
 use crate::Dialect;
 
 /// A statement parameter or a value the router puts in its place (a generated key).
@@ -221,21 +219,6 @@ impl Array {
     }
 }
 
-impl From<Key> for Value {
-    fn from(key: Key) -> Self {
-        match key {
-            Key::Int(v) => Value::Int(v),
-            Key::Text(s) => Value::Text(s),
-        }
-    }
-}
-
-impl From<&Key> for Value {
-    fn from(key: &Key) -> Self {
-        key.clone().into()
-    }
-}
-
 impl Value {
     /// About the bytes the value takes, itself and what it owns: for the proxy's memory
     /// budget.
@@ -251,7 +234,7 @@ impl Value {
     }
 
     /// The value as an SQL literal of `dialect` (`'it''s'`, `NULL`, `X'0a'`).
-    pub fn to_literal(&self, dialect: crate::Dialect) -> String {
+    pub fn to_literal(&self, dialect: Dialect) -> String {
         let mut out = String::new();
         push_literal(&mut out, self, dialect);
         out
@@ -260,7 +243,7 @@ impl Value {
     /// Whether a key column holding this value counts as absent, so a key is generated:
     /// NULL always, and 0 in MySQL, as MySQL's own AUTO_INCREMENT does (Java entities with a
     /// primitive `long id` send 0).
-    pub(crate) fn means_generate(&self, zero_means_generate: bool) -> bool {
+    pub fn means_generate(&self, zero_means_generate: bool) -> bool {
         match self {
             Value::Null => true,
             Value::Int(0) | Value::UInt(0) => zero_means_generate,
@@ -270,7 +253,7 @@ impl Value {
 }
 
 /// Writes a value as an SQL literal of `dialect`.
-pub(crate) fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
+pub fn push_literal(out: &mut String, value: &Value, dialect: Dialect) {
     match value {
         Value::Null => out.push_str("NULL"),
         // Keys and values are written per row: itoa skips fmt's machinery.

@@ -1,15 +1,17 @@
 //! PostgreSQL arrays on the wire: which array type holds which element type, and the binary
 //! layout (dimensions, null flag, element type, then length-prefixed elements). The proxy's
 //! PostgreSQL frontend reads and writes arrays of its clients with this layout; the backend
-//! binds array parameters to shards and reads array results with it (see `elements`).
+//! binds array parameters to shards and reads array results with it (`elements` holds the
+//! element codecs).
 
 mod elements;
 
-pub(crate) use elements::{ArrayParam, decode_array};
-pub use elements::{decode_element_text, element_supported};
+pub use elements::{
+    TEXT, decode_binary, decode_element_text, decode_text, element_supported, encode_binary,
+};
 
-use keyshard_router::array::MAX_DIMS;
-use keyshard_router::{Array, Dim, Value};
+use crate::array::MAX_DIMS;
+use crate::{Array, Dim, Value};
 
 /// PostgreSQL's built-in element types and their array types (`pg_type.typarray`).
 const ARRAY_TYPES: &[(u32, u32)] = &[

@@ -4,7 +4,7 @@
 //! precision where PostgreSQL's is double. Both frontends describe columns from this, so no
 //! layer above parses type names again.
 
-use keyshard_config::DatabaseKind;
+use crate::DatabaseKind;
 
 /// A column's type.
 // The plain variants are the SQL types they name.

@@ -1,16 +1,11 @@
-//! Array elements between the router's values and PostgreSQL shards: an array parameter is
-//! bound in the binary layout with its element type, and array results (binary from prepared
-//! statements, text from plain ones) are read into [`Value::Array`].
+//! Array elements between Keyshard's values and PostgreSQL's binary and text forms, by element
+//! type: what an array parameter is bound as, and how an array result is read into
+//! [`Value::Array`].
 
-use keyshard_router::array::parse_text;
-use keyshard_router::{Array, Value};
-use sqlx::error::BoxDynError;
-use sqlx::postgres::types::Oid;
-use sqlx::postgres::{PgArgumentBuffer, PgTypeInfo, PgValueFormat, PgValueRef, Postgres};
-use sqlx::{TypeInfo, ValueRef};
-
-use super::{ArrayBinaryError, array_oid_of, element_oid_of, parse_binary, write_binary};
+use super::{ArrayBinaryError, parse_binary, write_binary};
+use crate::array::parse_text;
 use crate::numeric;
+use crate::{Array, Value};
 
 const BOOL: u32 = 16;
 const BYTEA: u32 = 17;
@@ -18,7 +13,8 @@ const NAME: u32 = 19;
 const INT8: u32 = 20;
 const INT2: u32 = 21;
 const INT4: u32 = 23;
-const TEXT: u32 = 25;
+/// `text`: what an element of a type not converted is sent as.
+pub const TEXT: u32 = 25;
 const OID: u32 = 26;
 const JSON: u32 = 114;
 const FLOAT4: u32 = 700;
@@ -51,48 +47,9 @@ pub fn element_supported(oid: u32) -> bool {
     )
 }
 
-/// An array parameter as sqlx binds it: typed as the array of its element type, so the shard
-/// compares `order_id = ANY($1)` as PostgreSQL would for the client.
-pub(crate) struct ArrayParam<'a>(pub(crate) &'a Array);
-
-impl ArrayParam<'_> {
-    /// The element type it is sent as: its own when supported, else text (the text of a value
-    /// of any type is what PostgreSQL reads best).
-    fn element(&self) -> u32 {
-        if element_supported(self.0.element) {
-            self.0.element
-        } else {
-            TEXT
-        }
-    }
-
-    /// The array type it is sent as.
-    pub(crate) fn oid(&self) -> Option<u32> {
-        array_oid_of(self.element())
-    }
-}
-
-impl sqlx::Type<Postgres> for ArrayParam<'_> {
-    fn type_info() -> PgTypeInfo {
-        PgTypeInfo::with_oid(Oid(1009))
-    }
-}
-
-impl sqlx::Encode<'_, Postgres> for ArrayParam<'_> {
-    fn produces(&self) -> Option<PgTypeInfo> {
-        array_oid_of(self.element()).map(|oid| PgTypeInfo::with_oid(Oid(oid)))
-    }
-
-    fn encode_by_ref(
-        &self,
-        buf: &mut PgArgumentBuffer,
-    ) -> Result<sqlx::encode::IsNull, BoxDynError> {
-        let element = self.element();
-        let bytes = write_binary::<ElementError>(self.0, element, |v| encode_element(v, element))
-            .map_err(|e| e.0)?;
-        buf.extend_from_slice(&bytes);
-        Ok(sqlx::encode::IsNull::No)
-    }
+/// `array` in the binary layout with elements of type `element`, or why a value is not one.
+pub fn encode_binary(array: &Array, element: u32) -> Result<Vec<u8>, String> {
+    write_binary::<ElementError>(array, element, |v| encode_element(v, element)).map_err(|e| e.0)
 }
 
 struct ElementError(String);
@@ -174,36 +131,8 @@ fn encode_element(value: &Value, element: u32) -> Result<Option<Vec<u8>>, Elemen
     Ok(Some(bytes))
 }
 
-/// Reads an array result value; `None` when the value is not of an array type.
-pub(crate) fn decode_array(
-    raw: PgValueRef<'_>,
-    index: usize,
-) -> Option<Result<Value, sqlx::Error>> {
-    let type_info = raw.type_info();
-    let element = element_oid_of(type_info.oid()?.0)?;
-    let failed = |detail: String| sqlx::Error::ColumnDecode {
-        index: index.to_string(),
-        source: detail.into(),
-    };
-    if !element_supported(element) {
-        return Some(Err(failed(format!(
-            "type {} is not supported in results yet",
-            type_info.name()
-        ))));
-    }
-    Some(match raw.format() {
-        PgValueFormat::Binary => raw
-            .as_bytes()
-            .map_err(|e| failed(e.to_string()))
-            .and_then(|bytes| from_binary(bytes, element).map_err(failed)),
-        PgValueFormat::Text => raw
-            .as_str()
-            .map_err(|e| failed(e.to_string()))
-            .and_then(|text| from_text(text, element).map_err(failed)),
-    })
-}
-
-fn from_binary(bytes: &[u8], element: u32) -> Result<Value, String> {
+/// An array value of element type `element` from its binary layout.
+pub fn decode_binary(bytes: &[u8], element: u32) -> Result<Value, String> {
     let parsed = parse_binary(bytes).map_err(|e| e.to_string())?;
     let elements = decode_all(&parsed.elements, |bytes| {
         decode_element_binary(bytes, element)
@@ -215,7 +144,8 @@ fn from_binary(bytes: &[u8], element: u32) -> Result<Value, String> {
     }))
 }
 
-fn from_text(text: &str, element: u32) -> Result<Value, String> {
+/// An array value of element type `element` from its text form (`{1,NULL}`).
+pub fn decode_text(text: &str, element: u32) -> Result<Value, String> {
     let parsed = parse_text(text).map_err(|e| e.to_string())?;
     let elements = decode_all(&parsed.elements, |text| decode_element_text(text, element))?;
     Ok(Value::Array(Array {
@@ -328,24 +258,21 @@ mod tests {
             (NUMERIC, vec![Value::Text("12.50".into())]),
         ] {
             let array = Array::new(element, values);
-            let bytes =
-                write_binary::<ElementError>(&array, element, |v| encode_element(v, element))
-                    .map_err(|e| e.0)
-                    .unwrap();
-            assert_eq!(from_binary(&bytes, element).unwrap(), Value::Array(array));
+            let bytes = encode_binary(&array, element).unwrap();
+            assert_eq!(decode_binary(&bytes, element).unwrap(), Value::Array(array));
         }
     }
 
     #[test]
     fn text_results_are_read_by_element_type() {
-        let value = from_text("{{1,NULL},{3,4}}", INT4).unwrap();
+        let value = decode_text("{{1,NULL},{3,4}}", INT4).unwrap();
         let Value::Array(array) = value else {
             panic!("{value:?}")
         };
         assert_eq!(array.dims.len(), 2);
         assert_eq!(array.elements[1], Value::Null);
         assert_eq!(array.elements[3], Value::Int(4));
-        assert!(from_text("{x}", INT8).is_err());
+        assert!(decode_text("{x}", INT8).is_err());
         assert_eq!(
             decode_element_text("\\x00ff", BYTEA).unwrap(),
             Value::Bytes(vec![0, 255])
