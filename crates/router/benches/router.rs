@@ -26,7 +26,7 @@ fn hundred_rows() -> String {
 }
 
 fn router(c: &mut Criterion) {
-    let rule = common::rule(common::T_ORDER);
+    let rule = common::rule(&common::T_ORDER);
     let router = Router::new(&rule, Dialect::MySql);
     let metadata = common::metadata();
     let params = [Value::Int(7), Value::Text("OK".into())];

@@ -61,7 +61,7 @@ fn bulk() -> String {
 /// One test only: the counters are the whole process's, and tests run on parallel threads.
 #[test]
 fn bulk_insert_memory_is_a_small_multiple_of_its_sql() {
-    let rule = common::rule(common::T_ORDER);
+    let rule = common::rule(&common::T_ORDER);
     let metadata = common::metadata();
     let sql = bulk();
     for dialect in [Dialect::MySql, Dialect::Postgres] {

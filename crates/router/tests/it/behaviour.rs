@@ -41,7 +41,7 @@ fn fixed(yaml: &str, dialect: Dialect) -> Router {
 
 #[test]
 fn multi_row_insert_splits_over_four_nodes_with_one_block_of_keys() {
-    let router = router(common::T_ORDER, Dialect::MySql);
+    let router = router(&common::T_ORDER, Dialect::MySql);
     let sql = "INSERT INTO t_order (user_id, status) VALUES (1, 'a'), (1, 'b'), (2, 'c'), (2, 'd'), (3, 'e'), (3, 'f'), (4, 'g'), (4, 'h')";
     let plan = plan(&router, sql, &[]);
     let keys: Vec<i64> = plan.generated_keys.iter().map(int).collect();
@@ -76,7 +76,7 @@ fn multi_row_insert_splits_over_four_nodes_with_one_block_of_keys() {
 
 #[test]
 fn postgres_placeholders_are_renumbered_per_unit_and_returning_is_kept() {
-    let router = fixed(common::T_ORDER, Dialect::Postgres);
+    let router = fixed(&common::T_ORDER, Dialect::Postgres);
     let sql = "INSERT INTO t_order (user_id, status) VALUES ($1, $2), ($3, $4) RETURNING order_id, status";
     let params = [
         Value::Int(10),
@@ -112,7 +112,7 @@ fn postgres_placeholders_are_renumbered_per_unit_and_returning_is_kept() {
 
 #[test]
 fn postgres_on_conflict_is_kept_with_its_parameters() {
-    let router = fixed(common::T_ORDER, Dialect::Postgres);
+    let router = fixed(&common::T_ORDER, Dialect::Postgres);
     let sql = "INSERT INTO t_order (user_id, status) VALUES ($2, 'n') ON CONFLICT (order_id) DO UPDATE SET status = $1";
     let plan = plan(&router, sql, &[Value::Text("dup".into()), Value::Int(4)]);
     assert_eq!(
@@ -127,7 +127,7 @@ fn postgres_on_conflict_is_kept_with_its_parameters() {
 
 #[test]
 fn null_default_and_mysql_zero_keys_are_generated_in_place() {
-    let router = fixed(common::T_ORDER, Dialect::MySql);
+    let router = fixed(&common::T_ORDER, Dialect::MySql);
     for given in ["NULL", "DEFAULT", "default", "0"] {
         let sql = format!("INSERT INTO t_order (order_id, user_id) VALUES ({given}, 2)");
         let plan = plan(&router, &sql, &[]);
@@ -138,7 +138,7 @@ fn null_default_and_mysql_zero_keys_are_generated_in_place() {
         assert_eq!(plan.generated_keys, [Key::Int(1)]);
     }
     // PostgreSQL has no AUTO_INCREMENT 0 rule: 0 is a key like any other.
-    let router = fixed(common::T_ORDER, Dialect::Postgres);
+    let router = fixed(&common::T_ORDER, Dialect::Postgres);
     let plan = plan(
         &router,
         "INSERT INTO t_order (order_id, user_id) VALUES (0, 2)",
@@ -153,7 +153,7 @@ fn null_default_and_mysql_zero_keys_are_generated_in_place() {
 
 #[test]
 fn a_key_parameter_bound_to_null_or_zero_gets_a_generated_key() {
-    let router = fixed(common::T_ORDER, Dialect::MySql);
+    let router = fixed(&common::T_ORDER, Dialect::MySql);
     let prepared = match router
         .prepare(
             "INSERT INTO t_order (order_id, user_id) VALUES (?, ?)",
@@ -188,7 +188,7 @@ fn a_key_parameter_bound_to_null_or_zero_gets_a_generated_key() {
 
 #[test]
 fn each_execution_of_a_prepared_statement_generates_fresh_keys() {
-    let router = router(common::T_ORDER, Dialect::MySql);
+    let router = router(&common::T_ORDER, Dialect::MySql);
     let Prepared::Insert(prepared) = router
         .prepare(
             "INSERT INTO t_order (user_id) VALUES (?), (?)",
@@ -206,7 +206,7 @@ fn each_execution_of_a_prepared_statement_generates_fresh_keys() {
 
 #[test]
 fn replace_ignore_and_on_duplicate_key_update_with_qualified_columns() {
-    let router = fixed(common::T_ORDER, Dialect::MySql);
+    let router = fixed(&common::T_ORDER, Dialect::MySql);
     let plan1 = plan(
         &router,
         "REPLACE INTO t_order (user_id, status) VALUES (1, 'a')",
@@ -246,7 +246,7 @@ fn replace_ignore_and_on_duplicate_key_update_with_qualified_columns() {
 
 #[test]
 fn every_byte_outside_the_edits_is_copied_unchanged() {
-    let router = fixed(common::T_ORDER, Dialect::MySql);
+    let router = fixed(&common::T_ORDER, Dialect::MySql);
     let sql = "/* lead */ INSERT  INTO\n`t_order`  (  `user_id` ,status /* c */ )\tVALUES ( 3 , 'it''s \\' \\\\ é 漢字 🙂' -- row\n )  ;";
     let plan = plan(&router, sql, &[]);
     assert_eq!(
@@ -257,7 +257,7 @@ fn every_byte_outside_the_edits_is_copied_unchanged() {
 
 #[test]
 fn quoted_column_lists_get_a_quoted_key_column() {
-    let router = fixed(common::T_ORDER, Dialect::MySql);
+    let router = fixed(&common::T_ORDER, Dialect::MySql);
     let plan = plan(
         &router,
         "INSERT INTO `t_order` (`user_id`, `status`) VALUES (1, 'x')",
@@ -271,7 +271,7 @@ fn quoted_column_lists_get_a_quoted_key_column() {
 
 #[test]
 fn insert_set_gets_the_key_as_a_literal_without_parameters() {
-    let router = fixed(common::T_ORDER, Dialect::MySql);
+    let router = fixed(&common::T_ORDER, Dialect::MySql);
     let plan = plan(
         &router,
         "INSERT INTO t_order SET user_id = 1, status = CONCAT('a', 'b') ON DUPLICATE KEY UPDATE status = 'c'",
@@ -298,7 +298,7 @@ fn plan_set_default(router: &Router) -> Plan {
 
 #[test]
 fn column_less_inserts_use_the_visible_columns() {
-    let router = fixed(common::T_ORDER, Dialect::MySql);
+    let router = fixed(&common::T_ORDER, Dialect::MySql);
     // All visible columns given: the key is present.
     let plan1 = plan(&router, "INSERT INTO t_order VALUES (10, 3, 'x')", &[]);
     assert_eq!(
@@ -419,7 +419,7 @@ fn mod_and_hash_mod_route_like_shardingsphere() {
 
 #[test]
 fn statements_that_are_not_sharded_inserts_are_passed_back() {
-    let router = router(common::T_ORDER, Dialect::MySql);
+    let router = router(&common::T_ORDER, Dialect::MySql);
     let meta = common::metadata();
     assert_eq!(
         router.plan("SHOW TABLES", &[], &meta).unwrap().unwrap_err(),
@@ -443,7 +443,7 @@ fn statements_that_are_not_sharded_inserts_are_passed_back() {
 
 #[test]
 fn clear_errors() {
-    let router = router(common::T_ORDER, Dialect::MySql);
+    let router = router(&common::T_ORDER, Dialect::MySql);
     let cases: &[(&str, &[Value], &str)] = &[
         (
             "INSERT INTO t_order (status) VALUES ('x')",
@@ -509,7 +509,7 @@ fn clear_errors() {
 
 #[test]
 fn ddl_on_a_logic_table_goes_to_every_actual_table() {
-    let router = router(common::T_ORDER, Dialect::MySql);
+    let router = router(&common::T_ORDER, Dialect::MySql);
     let meta = common::metadata();
     let ddl = |sql: &str| match router.prepare(sql, &meta).unwrap() {
         Prepared::Ddl(ddl) => ddl,
@@ -566,7 +566,7 @@ fn ddl_on_a_logic_table_goes_to_every_actual_table() {
         ddl("DROP TABLE sharding_db.t_order").plan.units[0].sql,
         "DROP TABLE t_order_0"
     );
-    let postgres = Router::new(&common::rule(common::T_ORDER), Dialect::Postgres);
+    let postgres = Router::new(&common::rule(&common::T_ORDER), Dialect::Postgres);
     let pg_ddl = |sql: &str| match postgres.prepare(sql, &meta).unwrap() {
         Prepared::Ddl(ddl) => ddl.plan.units[1].sql.clone(),
         other => panic!("{sql}: {other:?}"),
@@ -603,7 +603,7 @@ fn ddl_on_a_logic_table_goes_to_every_actual_table() {
 /// table, so it runs on one data source, and its rows become an ordinary multi-row INSERT.
 #[test]
 fn insert_select_from_values_or_unnest_runs_its_select_then_inserts_the_rows() {
-    let router = fixed(common::T_ORDER, Dialect::Postgres);
+    let router = fixed(&common::T_ORDER, Dialect::Postgres);
     let sql = "INSERT INTO t_order (user_id, status) SELECT p0::INTEGER, p1::VARCHAR FROM \
                (VALUES ($1, $2, 0), ($3, $4, 1)) AS imp_sen(p0, p1, sen_counter) \
                ORDER BY sen_counter RETURNING t_order.order_id, t_order.order_id AS order_id__1";
@@ -659,7 +659,7 @@ fn insert_select_from_values_or_unnest_runs_its_select_then_inserts_the_rows() {
 /// written where unsharded tables live, refused on a sharded table.
 #[test]
 fn statements_on_mariadb_sequences_go_where_unsharded_tables_live() {
-    let router = router(common::T_ORDER, Dialect::MySql)
+    let router = router(&common::T_ORDER, Dialect::MySql)
         .with_data_sources(vec!["ds_0".into(), "ds_1".into()], Vec::new());
     for (sql, params, read) in [
         ("SELECT NEXT VALUE FOR s", 0, true),
@@ -695,7 +695,7 @@ fn statements_on_mariadb_sequences_go_where_unsharded_tables_live() {
     ] {
         assert!(router.prepare_unparsed(none).is_none(), "{none}");
     }
-    let postgres = Router::new(&common::rule(common::T_ORDER), Dialect::Postgres);
+    let postgres = Router::new(&common::rule(&common::T_ORDER), Dialect::Postgres);
     assert!(
         postgres
             .prepare_unparsed("SELECT NEXT VALUE FOR s")
@@ -708,7 +708,7 @@ fn statements_on_mariadb_sequences_go_where_unsharded_tables_live() {
 /// statements of kinds the router does not plan stay on the default data source.
 #[test]
 fn type_definitions_run_on_every_data_source() {
-    let router = router(common::T_ORDER, Dialect::Postgres)
+    let router = router(&common::T_ORDER, Dialect::Postgres)
         .with_data_sources(vec!["ds_0".into(), "ds_1".into()], Vec::new());
     for sql in [
         "CREATE TYPE mood AS ENUM ('sad', 'ok')",
@@ -850,7 +850,7 @@ fn gene_bits_without_a_gene_repeat_the_sequence() {
 #[test]
 fn only_one_row_of_plain_values_may_share_a_batch_with_other_sessions() {
     for dialect in [Dialect::MySql, Dialect::Postgres] {
-        let router = router(common::T_ORDER, dialect);
+        let router = router(&common::T_ORDER, dialect);
         let joins = |sql: &str| {
             let plan = plan(&router, sql, &[]);
             let batch = plan.batch_row?;
@@ -896,7 +896,7 @@ fn only_one_row_of_plain_values_may_share_a_batch_with_other_sessions() {
             Dialect::Postgres => assert_eq!(marks, ["$1", "$2"]),
         }
     }
-    let mysql = router(common::T_ORDER, Dialect::MySql);
+    let mysql = router(&common::T_ORDER, Dialect::MySql);
     for sql in [
         "INSERT IGNORE INTO t_order (user_id, status) VALUES (1, 'a')",
         "REPLACE INTO t_order (user_id, status) VALUES (1, 'a')",
@@ -905,7 +905,7 @@ fn only_one_row_of_plain_values_may_share_a_batch_with_other_sessions() {
     ] {
         assert_eq!(plan(&mysql, sql, &[]).batch_row, None, "{sql}");
     }
-    let pg = router(common::T_ORDER, Dialect::Postgres);
+    let pg = router(&common::T_ORDER, Dialect::Postgres);
     for sql in [
         "INSERT INTO t_order (user_id, status) VALUES (1, 'a') RETURNING order_id",
         "INSERT INTO t_order (user_id, status) VALUES (1, 'a') ON CONFLICT DO NOTHING",

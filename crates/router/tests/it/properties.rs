@@ -762,7 +762,7 @@ fn router(dialect: Dialect) -> &'static Router {
         Dialect::MySql => &MYSQL,
         Dialect::Postgres => &POSTGRES,
     };
-    cell.get_or_init(|| Router::new(&common::rule(common::T_ORDER), dialect))
+    cell.get_or_init(|| Router::new(&common::rule(&common::T_ORDER), dialect))
 }
 
 fn metadata() -> &'static std::collections::HashMap<String, Vec<String>> {

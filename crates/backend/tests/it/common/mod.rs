@@ -12,51 +12,23 @@ use keyshard_router::{Metadata, Plan, Router};
 use keyshard_types::{Dialect, Value};
 use sqlx::Connection;
 
+#[path = "../../../../../tests/it/common/t_order.rs"]
+mod t_order;
+
 /// A rule over two data sources `ds_0`, `ds_1`, two tables each: `user_id % 2` picks the data
-/// source, `order_id % 2` the table.
+/// source, `order_id % 2` the table (the embedded default's). Each data source gives up
+/// connecting after 3 s, so a test of an unreachable shard does not wait out the default 30.
 pub fn yaml(url_0: &str, url_1: &str) -> String {
-    format!(
-        r#"
-databaseName: sharding_db
-dataSources:
-  ds_0:
-    url: "{url_0}"
-    connectionTimeoutMilliseconds: 3000
-  ds_1:
-    url: "{url_1}"
-    connectionTimeoutMilliseconds: 3000
-rules:
-- !SHARDING
-  tables:
-    t_order:
-      actualDataNodes: ds_${{0..1}}.t_order_${{0..1}}
-      databaseStrategy:
-        standard:
-          shardingColumn: user_id
-          shardingAlgorithmName: db_inline
-      tableStrategy:
-        standard:
-          shardingColumn: order_id
-          shardingAlgorithmName: t_inline
-      keyGenerateStrategy:
-        column: order_id
-        keyGeneratorName: snowflake
-  shardingAlgorithms:
-    db_inline:
-      type: INLINE
-      props:
-        algorithm-expression: ds_${{user_id % 2}}
-    t_inline:
-      type: INLINE
-      props:
-        algorithm-expression: t_order_${{order_id % 2}}
-  keyGenerators:
-    snowflake:
-      type: SNOWFLAKE
-      props:
-        max-vibration-offset: 3
-"#
-    )
+    let mut yaml = String::new();
+    let quoted = |url: &str| format!("\"{url}\"");
+    for line in t_order::yaml(&quoted(url_0), &quoted(url_1)).lines() {
+        yaml.push_str(line);
+        yaml.push('\n');
+        if line.starts_with("    url: ") {
+            yaml.push_str("    connectionTimeoutMilliseconds: 3000\n");
+        }
+    }
+    yaml
 }
 
 /// The configuration, with its worker id granted locally: these tests run the backend without

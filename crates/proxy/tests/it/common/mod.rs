@@ -10,6 +10,8 @@ pub mod ports;
 pub mod postgres;
 pub mod random_select;
 pub mod relay;
+#[path = "../../../../../tests/it/common/t_order.rs"]
+mod t_order;
 pub mod throwaway;
 
 use std::net::SocketAddr;
@@ -41,19 +43,7 @@ pub fn unique(prefix: &str) -> String {
 /// The rule of the default configuration (t_order over ds_{0,1}.t_order_{0,1}) with the given
 /// data source URLs, listening on a free port; without its `mode:`, so the repository is the
 /// first data source unless a test prepends its own.
-pub fn yaml(url_0: &str, url_1: &str) -> String {
-    let default = keyshard_config::embedded_default();
-    let default = match (default.find("\nmode:\n"), default.find("\nserver:\n")) {
-        (Some(start), Some(end)) if start < end => {
-            format!("{}{}", &default[..start], &default[end..])
-        }
-        _ => default.to_owned(),
-    };
-    default
-        .replace("sqlite://../data/ds_0.db", url_0)
-        .replace("sqlite://../data/ds_1.db", url_1)
-        .replace("listen: 127.0.0.1:3307", "listen: 127.0.0.1:0")
-}
+pub use t_order::yaml;
 
 /// A proxy over two fresh MariaDB shards, with `create` (the logic table's DDL) run through it.
 pub async fn on_mariadb(create: &str) -> (Shards, Proxy) {

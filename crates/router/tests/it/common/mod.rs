@@ -91,40 +91,13 @@ rules:
       type: SNOWFLAKE
 "#;
 
-/// `t_order` sharded over two data sources by `user_id` and two tables each by `order_id`.
-pub const T_ORDER: &str = two_sources!(
-    r#"
-- !SHARDING
-  tables:
-    t_order:
-      actualDataNodes: ds_${0..1}.t_order_${0..1}
-      databaseStrategy:
-        standard:
-          shardingColumn: user_id
-          shardingAlgorithmName: db_inline
-      tableStrategy:
-        standard:
-          shardingColumn: order_id
-          shardingAlgorithmName: t_inline
-      keyGenerateStrategy:
-        column: order_id
-        keyGeneratorName: snowflake
-  shardingAlgorithms:
-    db_inline:
-      type: INLINE
-      props:
-        algorithm-expression: ds_${user_id % 2}
-    t_inline:
-      type: INLINE
-      props:
-        algorithm-expression: t_order_${order_id % 2}
-  keyGenerators:
-    snowflake:
-      type: SNOWFLAKE
-      props:
-        max-vibration-offset: 3
-"#
-);
+#[path = "../../../../../tests/it/common/t_order.rs"]
+mod t_order;
+
+/// `t_order` sharded over two data sources by `user_id` and two tables each by `order_id`: the
+/// embedded default's rule, over in-memory SQLite.
+pub static T_ORDER: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| t_order::yaml("\"sqlite::memory:\"", "\"sqlite::memory:\""));
 
 /// `t_order`'s data source by two columns at once (COMPLEX_INLINE over a complex strategy), its
 /// table by `order_id` alone.

@@ -120,8 +120,10 @@ fn router(dialect: Dialect) -> &'static Router {
         Dialect::Postgres => &POSTGRES,
     };
     cell.get_or_init(|| {
-        let rule =
-            common::with_generator(common::rule(common::T_ORDER), Arc::new(common::ConstantOne));
+        let rule = common::with_generator(
+            common::rule(&common::T_ORDER),
+            Arc::new(common::ConstantOne),
+        );
         Router::new(&rule, dialect)
     })
 }
