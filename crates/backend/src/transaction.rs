@@ -16,8 +16,6 @@
 use std::sync::Arc;
 
 use futures_util::future::join_all;
-use keyshard_config::DatabaseKind;
-use keyshard_coordination::commit_decision_sql;
 use keyshard_router::Plan;
 
 use crate::branch::Branch;
@@ -525,10 +523,14 @@ impl Backend {
         mut branches: Vec<Branch>,
         xa: XaTransaction,
     ) -> Result<(), BackendError> {
-        let holder = xa.coordinator().holder().and_then(|(name, kind)| {
-            let at = branches.iter().position(|b| b.data_source() == name)?;
-            Some((branches.remove(at), kind))
-        });
+        let gtrid = xa.gtrid().to_owned();
+        let holder = xa
+            .coordinator()
+            .decision_in_branch(&gtrid)
+            .and_then(|(name, statement)| {
+                let at = branches.iter().position(|b| b.data_source() == name)?;
+                Some((branches.remove(at), statement))
+            });
         let prepares = branches.iter_mut().map(|branch| async move {
             branch
                 .prepare()
@@ -544,9 +546,10 @@ impl Backend {
             return Err(e);
         }
         failpoint::crash_at("xa-after-prepare");
-        let gtrid = xa.gtrid().to_owned();
         let decision = match holder {
-            Some((branch, kind)) => self.commit_with_decision(branch, kind, &gtrid).await,
+            Some((branch, statement)) => {
+                self.commit_with_decision(branch, &statement, &gtrid).await
+            }
             None => match xa.coordinator().decide(&gtrid, true).await {
                 Ok(true) => Decision::Commit,
                 Ok(false) => Decision::Abort(BackendError::XaAborted {
@@ -610,12 +613,12 @@ enum Decision {
 }
 
 impl Backend {
-    /// Writes the commit decision in `branch` (on the data source holding the decisions) and
-    /// commits it in one phase.
+    /// Writes the commit decision in `branch` (on the data source holding the decisions) with
+    /// the repository's `statement`, and commits it in one phase.
     async fn commit_with_decision(
         &self,
         mut branch: Branch,
-        kind: DatabaseKind,
+        statement: &str,
         gtrid: &str,
     ) -> Decision {
         let data_source = branch.data_source().to_owned();
@@ -623,7 +626,7 @@ impl Backend {
             Ok(pool) => pool,
             Err(e) => return Decision::Abort(e),
         };
-        match branch.command(&commit_decision_sql(kind, gtrid)).await {
+        match branch.command(statement).await {
             Ok(()) => {}
             // Recovery recorded an abort first.
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {

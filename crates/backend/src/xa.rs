@@ -41,8 +41,8 @@ pub struct XaCoordinator {
     forgotten: Arc<Mutex<Vec<String>>>,
     /// How each data source names its branches.
     branches: BTreeMap<String, BranchNaming>,
-    /// The data source whose database holds the repository's decisions, with its kind.
-    holder: Option<(String, DatabaseKind)>,
+    /// The data source whose database holds the repository's decisions.
+    holder: Option<String>,
     /// How long one repository call may take.
     pub(crate) operation_timeout: Duration,
 }
@@ -119,8 +119,8 @@ impl XaCoordinator {
             .collect::<Result<_, BackendError>>()?;
         refuse_shared_databases(data_sources)?;
         let holder = holder
-            .and_then(|name| data_sources.get(name))
-            .map(|source| (source.name.clone(), source.kind));
+            .filter(|name| data_sources.contains_key(*name))
+            .map(str::to_owned);
         Ok(Self {
             repository,
             lease,
@@ -173,11 +173,11 @@ impl XaCoordinator {
         }
     }
 
-    /// The data source that can hold a transaction's decision in its own commit.
-    pub(crate) fn holder(&self) -> Option<(&str, DatabaseKind)> {
-        self.holder
-            .as_ref()
-            .map(|(name, kind)| (name.as_str(), *kind))
+    /// The data source that can hold transaction `gtrid`'s decision in its own commit, with
+    /// the repository's statement that records the decision there.
+    pub(crate) fn decision_in_branch(&self, gtrid: &str) -> Option<(&str, String)> {
+        let holder = self.holder.as_deref()?;
+        Some((holder, self.repository.decision_statement(gtrid)?))
     }
 
     pub(crate) fn naming(&self, data_source: &str) -> Option<&BranchNaming> {

@@ -45,16 +45,6 @@ pub(crate) const SQLITE: Dialect = Dialect {
     insert_ignore: |t, c, v| format!("INSERT OR IGNORE INTO {t} ({c}) VALUES {v}"),
 };
 
-impl Dialect {
-    pub(crate) fn of(kind: DatabaseKind) -> &'static Self {
-        match kind {
-            DatabaseKind::MySql => &MYSQL,
-            DatabaseKind::Postgres => &POSTGRES,
-            DatabaseKind::Sqlite => &SQLITE,
-        }
-    }
-}
-
 /// Runs `$body` with `$pool` bound to the concrete sqlx pool of `$of` (a [`Pool`]), so one
 /// text of each query serves all three databases.
 macro_rules! on_pool {

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use keyshard_config::{DataSource, DatabaseKind};
+use keyshard_config::DataSource;
 use sqlx::{Executor, Row};
 
 use crate::db::{Dialect, Pool, on_pool};
@@ -19,14 +19,6 @@ pub(crate) const SEGMENTS: &str = "keyshard_segment";
 pub(crate) const SERVICE_TIMES: &str = "keyshard_service_time";
 pub(crate) const DECISIONS: &str = "keyshard_xa_decision";
 pub(crate) const IDENTITY: &str = "keyshard_repository";
-
-/// The statement that records a commit decision for `gtrid` (a Keyshard transaction id: no
-/// quoting needed) in a database of `kind`. Run inside a transaction on the repository's own
-/// database, it makes that transaction's commit the commit point of a two-phase transaction.
-pub fn commit_decision_sql(kind: DatabaseKind, gtrid: &str) -> String {
-    let now = Dialect::of(kind).now;
-    format!("INSERT INTO {DECISIONS} (gtrid, committed, decided_at) VALUES ('{gtrid}', 1, {now})")
-}
 
 /// A repository in a database.
 #[derive(Debug)]
@@ -533,6 +525,14 @@ impl Repository for JdbcRepository {
         commit: bool,
     ) -> BoxFuture<'a, Result<bool, CoordinationError>> {
         Box::pin(self.decide_impl(gtrid, commit))
+    }
+
+    fn decision_statement(&self, gtrid: &str) -> Option<String> {
+        Some(format!(
+            "INSERT INTO {DECISIONS} (gtrid, committed, decided_at) VALUES ('{}', 1, {})",
+            gtrid.replace('\'', "''"),
+            self.dialect().now
+        ))
     }
 
     fn forget<'a>(&'a self, gtrids: &'a [String]) -> BoxFuture<'a, Result<(), CoordinationError>> {

@@ -24,7 +24,7 @@ use futures_util::future::BoxFuture;
 
 pub use error::CoordinationError;
 pub use fleet::FleetRecords;
-pub use jdbc::{JdbcRepository, commit_decision_sql};
+pub use jdbc::JdbcRepository;
 pub use keeper::{Keeper, KeeperSettings, WorkerIdStatus};
 pub use zookeeper::{ZooKeeperRepository, ZooKeeperSettings};
 
@@ -182,6 +182,15 @@ pub trait Repository: Send + Sync + fmt::Debug {
         gtrid: &'a str,
         commit: bool,
     ) -> BoxFuture<'a, Result<bool, CoordinationError>>;
+
+    /// The statement that records a commit decision for `gtrid` when it runs inside a
+    /// transaction on the repository's own database, so that the transaction's commit is the
+    /// decision: what lets a coordinator make the one-phase commit of its branch there the
+    /// commit point. `None` for a repository kept elsewhere (ZooKeeper), whose decisions are
+    /// only taken with [`decide`](Repository::decide).
+    fn decision_statement(&self, _gtrid: &str) -> Option<String> {
+        None
+    }
 
     /// Drops the decisions of `gtrids`, once no branch of them is left prepared anywhere.
     fn forget<'a>(&'a self, gtrids: &'a [String]) -> BoxFuture<'a, Result<(), CoordinationError>>;
