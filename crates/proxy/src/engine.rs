@@ -2,31 +2,29 @@
 //! statement is answered, whichever protocol it came in by.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use keyshard_backend::{Backend, Characteristics, Outcome};
 use keyshard_config::{Config, TransactionType};
 use keyshard_coordination::Repository;
-use keyshard_keygen::{Key, KeyGenError};
+use keyshard_keygen::Key;
 use keyshard_router::{
-    Plan, PreparedInsert, RouteError, Router, SessionValues, Shape, SingleTables,
-    substitute_session_values, with_sessions,
+    Plan, Router, SessionValues, Shape, SingleTables, substitute_session_values,
 };
 use keyshard_types::{Dialect, Value};
-use sqlparser::ast;
 
 use crate::distsql::{self, DistSql};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::identity::Identity;
 use crate::instance::Instance;
 use crate::intent::Intent;
 use crate::memory::{self, Reserved};
 use crate::metrics::{CountedAs, Metrics};
+use crate::reflection;
 use crate::reply::Reply;
 use crate::routines::{self, Routines};
-use crate::session::{Effect, Planned, Session, Statement, StatementKind};
+use crate::session::{Effect, Session, Statement, StatementKind};
 use crate::shapes::{Known, Shapes};
-use crate::{pinning, reflection};
 
 mod copy_in;
 mod copy_out;
@@ -35,6 +33,7 @@ mod insert_select;
 mod logical;
 mod pinned;
 mod planning;
+mod prepared;
 mod session_sql;
 mod settings;
 mod shaped;
@@ -500,258 +499,6 @@ impl Engine {
         Ok(substitute_session_values(sql, &values)?)
     }
 
-    /// Prepares a statement: parsed and planned once, bound at each execution. A statement the
-    /// router does not plan runs as text at each execution. The syntax tree of a planned one
-    /// comes back too, for describing it without parsing it again.
-    pub async fn prepare(
-        &self,
-        sql: &str,
-        dialect: Dialect,
-    ) -> Result<(Statement, Option<ast::Statement>), Error> {
-        let _held = self.instance.memory.reserve(sql, 0).await?;
-        match Intent::of(sql, dialect) {
-            // Answered by the session at each execution when it generated a key last, or
-            // listens.
-            Intent::Routed
-                if dialect == Dialect::Postgres
-                    && (crate::pinning::is_bare_lastval(sql)
-                        || crate::notify::is_bare_listening_channels(sql)) =>
-            {
-                return Ok((text(sql), None));
-            }
-            Intent::Routed => {}
-            // MySQL asks for the file only for a LOAD DATA sent as text.
-            Intent::CopyIn(_) if dialect == Dialect::MySql => return Err(load_prepared()),
-            // Answered from the session at each execution: nothing to plan.
-            _ => return Ok((text(sql), None)),
-        }
-        // Its value is the session's at each execution, which a plan made once cannot carry.
-        if dialect == Dialect::MySql && substitute_session_values(sql, &NO_VALUES)?.is_some() {
-            return Err(Error::unsupported(
-                "LAST_INSERT_ID(), ROW_COUNT(), FOUND_ROWS() or a user variable inside a \
-                 prepared statement (send the statement as text, or bind the value as a \
-                 parameter)",
-            ));
-        }
-        // Its count is a second statement the proxy runs (see `calc_found_rows`).
-        if dialect == Dialect::MySql && keyshard_router::calc_found_rows(sql)?.is_some() {
-            return Err(Error::unsupported(
-                "SQL_CALC_FOUND_ROWS in a prepared statement (send the statement as text)",
-            ));
-        }
-        match self.plan_with_tree(sql, dialect).await {
-            // Its data is the frontend's to pass on at each execution, as COPY FROM's.
-            Ok((Planned::CopyOut(_), _)) => Ok((text(sql), None)),
-            Ok((planned, tree)) => {
-                let mut statement = Statement::new(StatementKind::Planned(planned));
-                let routines = self.routines.learn(&self.backend, &self.config, sql).await;
-                statement.effect = pinning::effect(sql, dialect, &routines.routines);
-                Ok((statement, Some(tree)))
-            }
-            // One that takes parameters cannot run as text, without them: the client hears
-            // of its syntax error now, not as a parameter count mismatch at execution.
-            Err(e) if e.kind == ErrorKind::Syntax && takes_parameters(sql, dialect) => Err(e),
-            // A statement the parser refuses may still be a session statement, answered from
-            // its text at execution; a real syntax error is reported then.
-            Err(Error {
-                kind: ErrorKind::Syntax | ErrorKind::Unsupported,
-                ..
-            }) => Ok((text(sql), None)),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The result columns (none for a write) and parameter types of a prepared statement, as
-    /// the first shard it goes to describes its SQL, without running it; `None` when there is
-    /// nothing to ask or the shard cannot say. The parameters only pick the shard: NULLs, or
-    /// zeros where NULL routes nowhere (`user_id = ?` on a sharding column).
-    pub async fn shard_description(
-        &self,
-        statement: &Statement,
-    ) -> Option<(Vec<keyshard_backend::Column>, Vec<u32>)> {
-        for filler in [Value::Null, Value::Int(0)] {
-            let params = vec![filler; statement.param_count];
-            if let Some(description) = self.shard_description_with(statement, &params).await {
-                return Some(description);
-            }
-        }
-        None
-    }
-
-    /// [`Engine::shard_description`] of the statement bound with `params`.
-    pub async fn shard_description_with(
-        &self,
-        statement: &Statement,
-        params: &[Value],
-    ) -> Option<(Vec<keyshard_backend::Column>, Vec<u32>)> {
-        let plan = match &statement.kind {
-            StatementKind::Planned(Planned::Query(query)) => query.bind(params).ok()?,
-            StatementKind::Planned(Planned::Direct(direct)) => direct.bind(params),
-            _ => return None,
-        };
-        self.backend.result_columns(&plan).await.ok()
-    }
-
-    /// Executes a prepared statement with `params`, within the memory budget.
-    pub async fn execute(
-        &self,
-        session: &mut Session,
-        statement: &Statement,
-        params: &[Value],
-    ) -> Result<Reply, Error> {
-        let started = Instant::now();
-        session.copy_in = None;
-        session.copy_out = None;
-        let text = match &statement.kind {
-            StatementKind::Text(sql) => Some(sql.as_str()),
-            _ => None,
-        };
-        if let Some(listed) = &session.listed {
-            let sql = match &statement.kind {
-                StatementKind::Text(sql) => sql.as_str(),
-                StatementKind::Planned(Planned::Query(query)) => query.sql(),
-                StatementKind::Planned(Planned::Direct(direct)) => direct.sql(),
-                StatementKind::Planned(_) => "(a prepared statement)",
-            };
-            listed.running(sql, session.database.as_deref());
-        }
-        let reply = async {
-            session.refuse_when_failed(text)?;
-            let params_size = params.iter().map(Value::size).sum();
-            let _held = self
-                .instance
-                .memory
-                .reserve(text.unwrap_or_default(), params_size)
-                .await?;
-            match &statement.kind {
-                StatementKind::Text(sql) => self.query_text(session, sql, Reserved::Whole).await,
-                StatementKind::Planned(planned) => match &statement.effect {
-                    None => self.execute_planned(session, planned, params).await,
-                    Some(effect) => {
-                        let pinned_now = pinned::holding(session, effect)?;
-                        let reply = self.execute_planned(session, planned, params).await;
-                        pinned::held(session, effect.clone(), pinned_now, reply.is_ok());
-                        reply
-                    }
-                },
-            }
-        }
-        .await;
-        let counted = match &statement.kind {
-            StatementKind::Text(sql) => CountedAs::of_text(sql),
-            StatementKind::Planned(Planned::Insert(_) | Planned::InsertSelect(_)) => {
-                CountedAs::Insert
-            }
-            StatementKind::Planned(Planned::Query(query)) => CountedAs::of_text(query.sql()),
-            StatementKind::Planned(Planned::Direct(direct)) => CountedAs::of_text(direct.sql()),
-            StatementKind::Planned(
-                Planned::Ddl(_) | Planned::Locks(_) | Planned::CopyOut(_) | Planned::Explain(_),
-            ) => CountedAs::Other,
-        };
-        self.finished(session, counted, started, &reply);
-        reply
-    }
-
-    async fn execute_planned(
-        &self,
-        session: &mut Session,
-        planned: &Planned,
-        params: &[Value],
-    ) -> Result<Reply, Error> {
-        let (plan, reads) = match planned {
-            Planned::Insert(insert) => (
-                self.bind_insert(insert, || insert.bind(params)).await?,
-                false,
-            ),
-            Planned::InsertSelect(select) => {
-                return self.insert_select(session, select, params).await;
-            }
-            Planned::Query(query) => {
-                let plan = query.bind(params)?;
-                return self
-                    .reply_or_gather(session, plan, query, query.sql(), params)
-                    .await;
-            }
-            Planned::Direct(direct) if changes_tables(direct) => {
-                let reply = self.reply(session, direct.bind(params), false).await;
-                // A table may have come or gone where `!SINGLE` looks for them.
-                if reply.is_ok() {
-                    self.refresh_single_tables().await;
-                }
-                return reply;
-            }
-            Planned::Direct(direct) => {
-                let mut plan = direct.bind(params);
-                if direct.lists_sessions() {
-                    let sessions = self.instance.sessions.json(session.dialect);
-                    for unit in &mut plan.units {
-                        unit.sql = with_sessions(&unit.sql, &sessions, session.dialect);
-                    }
-                }
-                (plan, direct.is_read())
-            }
-            Planned::Locks(locks) => return self.table_locks(session, locks).await,
-            Planned::Explain(explain) => return self.explain(session, explain).await,
-            // The frontend passes the data on, with `copy_out`.
-            Planned::CopyOut(copy) => {
-                session.copy_out = Some((**copy).clone());
-                return Ok(Reply::done());
-            }
-            Planned::Ddl(ddl) => {
-                let outcome = match session.transaction {
-                    Some(_) => self.run(session, &ddl.plan).await?,
-                    None => match self.ddl_keeping_table_locks(session, &ddl.plan).await {
-                        Some(outcome) => outcome?,
-                        None => self.backend.execute_local(&ddl.plan).await?,
-                    },
-                };
-                // The table's columns changed (or it appeared or went): read them again.
-                if let Some(rule) = self.config.sharding.table(&ddl.logic_table)
-                    && let Err(e) = self.backend.refresh_metadata(rule).await
-                {
-                    tracing::warn!("metadata of {} not refreshed: {e}", ddl.logic_table);
-                }
-                return Ok(Reply::Ok {
-                    affected_rows: outcome.affected_rows,
-                    last_insert_id: 0,
-                });
-            }
-        };
-        self.reply(session, plan, reads).await
-    }
-
-    /// Binds an INSERT. A LEAF_SEGMENT generator outrun by a burst has its next segment on the
-    /// way: the statement waits for it (asynchronously, up to the repository's operation
-    /// timeout) instead of failing; in steady state the segment is already there. The keys
-    /// it generated are counted.
-    async fn bind_insert(
-        &self,
-        insert: &PreparedInsert,
-        bind: impl Fn() -> Result<Plan, RouteError>,
-    ) -> Result<Plan, Error> {
-        let patience = self.config.mode.timing.operation_timeout;
-        let started = Instant::now();
-        loop {
-            match bind() {
-                Err(RouteError::KeyGeneration(KeyGenError::SegmentExhausted { .. }))
-                    if started.elapsed() < patience =>
-                {
-                    tokio::time::sleep(Duration::from_millis(1)).await;
-                }
-                Ok(plan) => {
-                    if let Some(strategy) = &insert.table_rule().key_generate
-                        && !plan.generated_keys.is_empty()
-                    {
-                        self.metrics()
-                            .keys(&strategy.generator_name, plan.generated_keys.len());
-                    }
-                    return Ok(plan);
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-
     /// Runs `plan` and answers with its rows, or with the rows it changed and its first key.
     async fn reply(
         &self,
@@ -867,12 +614,6 @@ impl Engine {
     }
 }
 
-/// Whether `direct` may create, drop or rename a table.
-fn changes_tables(direct: &keyshard_router::Direct) -> bool {
-    !direct.is_read()
-        && crate::words::starts_with_any(direct.sql(), &["create", "drop", "alter", "rename"])
-}
-
 /// MySQL's refusal of LOAD DATA in a prepared statement.
 fn load_prepared() -> Error {
     Error::unsupported("LOAD DATA in a prepared statement (send it as text)")
@@ -889,7 +630,6 @@ fn first_key(plan: &Plan) -> Option<u64> {
     }
 }
 
-/// About what a bound parameter takes in memory.
 /// Whether `sql` has placeholders (`?`, `$1`) outside strings and comments.
 fn takes_parameters(sql: &str, dialect: Dialect) -> bool {
     use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect};
