@@ -18,6 +18,8 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use keyshard_router::Leading;
+
 use crate::Column;
 use crate::cache::{Bounds, Cache, CacheStats};
 
@@ -154,18 +156,8 @@ impl ResultColumns {
 /// Whether `sql` may change some table's columns: anything but a single statement that
 /// plainly reads or changes rows.
 fn may_change_columns(sql: &str) -> bool {
-    let first = sql
-        .trim_start()
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .next()
-        .unwrap_or_default();
-    let plain = [
-        "select", "insert", "update", "delete", "replace", "with", "values", "table", "show", "xa",
-    ]
-    .iter()
-    .any(|word| first.eq_ignore_ascii_case(word));
     // A `;` inside a literal makes a needless forgetting, never a missed one.
-    !plain || sql.trim_end().trim_end_matches(';').contains(';')
+    Leading::of(sql).may_change_columns() || sql.trim_end().trim_end_matches(';').contains(';')
 }
 
 /// The key of a SELECT's result columns: its text, with each number and quoted string after
@@ -176,11 +168,7 @@ pub(crate) fn key(sql: &str) -> Option<String> {
     if sql.len() > MAX_KEY {
         return None;
     }
-    let first = sql
-        .trim_start()
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .next()?;
-    if !first.eq_ignore_ascii_case("select") {
+    if Leading::of(sql) != Leading::Select {
         return None;
     }
     let bytes = sql.as_bytes();

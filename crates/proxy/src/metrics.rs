@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use keyshard_backend::cache::CacheStats;
 use keyshard_backend::{PoolStats, ReplicaStatus};
+use keyshard_router::Leading;
 use keyshard_types::Dialect;
 
 /// What a statement is counted as: MySQL's `Com_*` counters and the `kind` label.
@@ -38,31 +39,14 @@ impl CountedAs {
     /// The kind of a statement sent as `sql`, by its first word. SHOW is no SELECT: MySQL
     /// counts it apart from `Com_select`.
     pub(crate) fn of_text(sql: &str) -> Self {
-        let word = crate::words::first_word(sql);
-        let is = |w: &str| word.eq_ignore_ascii_case(w);
-        if is("select") || is("with") {
-            Self::Select
-        } else if is("insert") || is("replace") {
-            Self::Insert
-        } else if is("update") {
-            Self::Update
-        } else if is("delete") {
-            Self::Delete
-        } else if [
-            "begin",
-            "start",
-            "commit",
-            "rollback",
-            "end",
-            "savepoint",
-            "release",
-        ]
-        .iter()
-        .any(|w| is(w))
-        {
-            Self::Transaction
-        } else {
-            Self::Other
+        let leading = Leading::of(sql);
+        match leading {
+            Leading::Select | Leading::With => Self::Select,
+            Leading::Insert | Leading::Replace => Self::Insert,
+            Leading::Update => Self::Update,
+            Leading::Delete => Self::Delete,
+            _ if leading.controls_transaction() => Self::Transaction,
+            _ => Self::Other,
         }
     }
 

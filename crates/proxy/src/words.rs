@@ -2,29 +2,8 @@
 //! whether one of the proxy's own handlers (session, transaction, catalog statements) might
 //! answer it — most statements are INSERTs, which none of them answer.
 
-/// The leading run of ASCII letters after white space (`""` when there is none).
-pub(crate) fn first_word(sql: &str) -> &str {
-    // Asked several times of every statement: bytes, unless a non-ASCII character (which may
-    // be a Unicode blank) comes before the word.
-    let bytes = sql.as_bytes();
-    let start = bytes
-        .iter()
-        .position(|&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
-        .unwrap_or(bytes.len());
-    if !bytes.get(start).is_none_or(u8::is_ascii) {
-        let sql = sql.trim_start();
-        let end = sql
-            .find(|c: char| !c.is_ascii_alphabetic())
-            .unwrap_or(sql.len());
-        return &sql[..end];
-    }
-    let word = &bytes[start..];
-    let len = word
-        .iter()
-        .position(|b| !b.is_ascii_alphabetic())
-        .unwrap_or(word.len());
-    &sql[start..start + len]
-}
+use keyshard_router::Leading;
+pub(crate) use keyshard_router::leading::first_word;
 
 /// Where `needle` (lower-case ASCII) occurs in `haystack`, case-insensitively: each start.
 /// A vectorised search for its first letter in either case, then a compare, so that a long
@@ -47,49 +26,10 @@ pub(crate) fn starts_with_any(sql: &str, words: &[&str]) -> bool {
     words.iter().any(|w| w.eq_ignore_ascii_case(first))
 }
 
-/// Whether `sql` may be a read whose rows go to the client as they arrive: anything but the
-/// statements that never are (writes, DDL, transaction control, settings). A read taken for
-/// one of those would keep its rows (within `result-memory-bytes`), so the list only names
-/// statements that cannot read.
+/// Whether `sql` may be a read whose rows go to the client as they arrive (see
+/// [`Leading::may_stream`]).
 pub(crate) fn may_stream(sql: &str) -> bool {
-    !starts_with_any(
-        sql,
-        &[
-            "insert",
-            "replace",
-            "update",
-            "delete",
-            "set",
-            "begin",
-            "start",
-            "commit",
-            "rollback",
-            "savepoint",
-            "release",
-            "create",
-            "drop",
-            "alter",
-            "truncate",
-            "use",
-            "lock",
-            "unlock",
-            "prepare",
-            "deallocate",
-            "copy",
-            "load",
-            "discard",
-            "reset",
-            "listen",
-            "unlisten",
-            "notify",
-            "grant",
-            "revoke",
-            "xa",
-            "kill",
-            "end",
-            "abort",
-        ],
-    )
+    Leading::of(sql).may_stream()
 }
 
 /// Splits a list (a projection, `SET` assignments, arguments) at the commas outside

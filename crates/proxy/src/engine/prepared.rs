@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use keyshard_keygen::KeyGenError;
 use keyshard_router::{
-    Direct, Plan, PreparedInsert, RouteError, substitute_session_values, with_sessions,
+    Direct, Leading, Plan, PreparedInsert, RouteError, substitute_session_values, with_sessions,
 };
 use keyshard_types::{Dialect, Value};
 use sqlparser::ast;
@@ -276,6 +276,5 @@ impl Engine {
 
 /// Whether `direct` may create, drop or rename a table.
 fn changes_tables(direct: &Direct) -> bool {
-    !direct.is_read()
-        && crate::words::starts_with_any(direct.sql(), &["create", "drop", "alter", "rename"])
+    !direct.is_read() && Leading::of(direct.sql()).may_change_tables()
 }

@@ -445,7 +445,6 @@ impl Connection {
         reply
     }
 
-    /// Stores a prepared statement and returns its id.
     /// The result columns COM_STMT_PREPARE_OK announces, as MySQL announces a statement's
     /// columns when it prepares it (JDBC's `getMetaData` and sqlx's `describe` read them
     /// there): a DistSQL statement's own, a read's as a shard describes it, none for a write
@@ -461,6 +460,7 @@ impl Connection {
         }
     }
 
+    /// Stores a prepared statement and returns its id.
     fn add_statement(&mut self, statement: Statement, sql: &str) -> Result<u32, Error> {
         let id = self.next_statement_id;
         let prepared = PreparedStatement::new(statement, sql, &self.session.memory);

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use keyshard_backend::{Column, PgEnumColumn};
 use keyshard_config::DatabaseKind;
+use keyshard_router::Leading;
 use keyshard_router::names::last_ident;
 use keyshard_types::SqlType;
 use keyshard_types::Value;
@@ -268,13 +269,10 @@ pub fn result_fields(columns: &[Column], rows: &[Vec<Value>]) -> Vec<Field> {
 
 /// For text the parser does not take: whether it looks like a query by its first word.
 fn guess_fields(sql: &str) -> Fields {
-    let first = crate::words::first_word(sql).to_ascii_lowercase();
-    match first.as_str() {
-        "select" | "with" | "values" | "show" | "table" | "explain" | "fetch" | "preview" => {
-            Fields::Unknown
-        }
-        _ if contains_word(sql, "returning") => Fields::Unknown,
-        _ => Fields::None,
+    if Leading::of(sql).answers_rows() || contains_word(sql, "returning") {
+        Fields::Unknown
+    } else {
+        Fields::None
     }
 }
 
