@@ -516,6 +516,13 @@ impl Driver for Postgres {
             })?;
             return Ok(Value::Wire(Wire::new(kind, binary, bytes).with_oid(oid)));
         }
+        // An integer's digits read as they are: checking them as UTF-8 first cost as much as
+        // the parse (anything unusual takes the general path below, which reports it).
+        if *first == Some(TEXT_INTEGER)
+            && let Some(v) = raw.as_bytes().ok().and_then(ascii_i64)
+        {
+            return Ok(Value::Int(v));
+        }
         if let Some(kind @ (TEXT_INTEGER | TEXT_STRING)) = *first {
             let decoded = raw.as_str().and_then(|text| {
                 Ok(match kind {
@@ -607,5 +614,56 @@ impl Driver for Sqlite {
 
     fn rows_affected(result: &SqliteQueryResult) -> u64 {
         result.rows_affected()
+    }
+}
+
+/// A decimal integer's ASCII digits, with an optional `-`, as `i64`; `None` for anything else
+/// or a value out of range.
+fn ascii_i64(bytes: &[u8]) -> Option<i64> {
+    let (negative, digits) = match bytes {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, bytes),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    // Accumulated below zero, so that i64::MIN fits.
+    let mut value: i64 = 0;
+    for &b in digits {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_sub(i64::from(digit))?;
+    }
+    if negative {
+        Some(value)
+    } else {
+        value.checked_neg()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_text_is_read_without_a_utf8_check_and_strictly() {
+        for v in [0, 7, -7, i64::MAX, i64::MIN, 1_234_567_890] {
+            assert_eq!(ascii_i64(v.to_string().as_bytes()), Some(v), "{v}");
+        }
+        for text in [
+            "",
+            "-",
+            "+1",
+            " 1",
+            "1 ",
+            "1.0",
+            "9223372036854775808",
+            "-9223372036854775809",
+            "x",
+        ] {
+            assert_eq!(ascii_i64(text.as_bytes()), None, "{text}");
+        }
     }
 }

@@ -256,31 +256,17 @@ pub(crate) fn batch_text(begin: Option<&str>, units: &[&ExecutionUnit]) -> Optio
 }
 
 /// Whether `sql`'s tail after its last quote holds no `;`, `#`, `--` or `/*`. Every merge and
-/// bulk INSERT batches its units through here: a table tells the few bytes that decide from
-/// the rest, which are skipped.
+/// bulk INSERT batches its units through here: memchr finds the few bytes that decide.
 fn ends_plainly(sql: &[u8]) -> bool {
-    static DECIDES: [bool; 256] = {
-        let mut table = [false; 256];
-        let mut i = 0;
-        let bytes = b"'\"`$;#-/";
-        while i < bytes.len() {
-            table[bytes[i] as usize] = true;
-            i += 1;
-        }
-        table
-    };
-    let mut rest = sql;
-    while let Some(at) = rest.iter().rposition(|&b| DECIDES[usize::from(b)]) {
-        let next = sql.get(at + 1).copied();
-        match rest[at] {
-            b'\'' | b'"' | b'`' | b'$' => return true,
-            b';' | b'#' => return false,
-            b'-' if next == Some(b'-') => return false,
-            b'/' if next == Some(b'*') => return false,
-            _ => rest = &rest[..at],
-        }
-    }
-    true
+    let quote = memchr::memrchr3(b'\'', b'"', b'`', sql).max(memchr::memrchr(b'$', sql));
+    let tail = quote.map_or(sql, |at| &sql[at + 1..]);
+    memchr::memchr2(b';', b'#', tail).is_none()
+        && !memchr::memchr2_iter(b'-', b'/', tail).any(|at| {
+            matches!(
+                (tail[at], tail.get(at + 1)),
+                (b'-', Some(b'-')) | (b'/', Some(b'*'))
+            )
+        })
 }
 
 /// The result columns of `sql`, from the database's description of it, and (PostgreSQL) the

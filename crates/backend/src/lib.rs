@@ -157,7 +157,10 @@ impl Backend {
                 .find(|(_, r)| !r.columns.is_empty())
         {
             let (data_source, columns) = (&unit.data_source, &mut result.columns);
-            let compared = merge::compared_columns(spec, columns);
+            let mut compared = merge::compared_columns(spec, columns);
+            // A column whose values are never text orders without a collation: asking for
+            // one scanned the statement and locked the collation map on every merge.
+            compared.retain(|&i| columns.get(i).is_none_or(|c| !c.ty.never_text()));
             match (spec.dialect, self.pool(data_source)?) {
                 _ if compared.is_empty() => {}
                 (keyshard_types::Dialect::MySql, Pool::MySql(_)) => {
@@ -270,7 +273,18 @@ impl Backend {
                 } else {
                     self.max_connections_per_query
                 };
-                let reads = read_parts(units, connections).into_iter().map(|positions| {
+                let parts = read_parts(units, connections);
+                // One connection's worth of work in plan order (the default of one connection
+                // per query, on one data source): run it as it is, without a join to wait on
+                // or results to reorder (~1.5k instructions a merge).
+                if let [part] = parts.as_slice()
+                    && part.iter().enumerate().all(|(i, &at)| i == at)
+                {
+                    let part: Vec<&ExecutionUnit> = units.iter().collect();
+                    let results = self.autocommit(plan, &units[0].data_source, &part).await?;
+                    return self.outcome(plan, results).await;
+                }
+                let reads = parts.into_iter().map(|positions| {
                     let part: Vec<&ExecutionUnit> = positions.iter().map(|&i| &units[i]).collect();
                     async move {
                         let Some(data_source) = part.first().map(|u| &u.data_source) else {

@@ -63,6 +63,20 @@ pub enum SqlType {
 }
 
 impl SqlType {
+    /// Whether its values are never text, so they order without a collation: booleans and
+    /// numbers.
+    pub fn never_text(self) -> bool {
+        matches!(
+            self,
+            SqlType::Bool
+                | SqlType::Int { .. }
+                | SqlType::Float
+                | SqlType::Double
+                | SqlType::Decimal { .. }
+                | SqlType::Oid
+        )
+    }
+
     /// The type `type_name` names in a database of `kind`: `BIGINT UNSIGNED`, `varchar(32)`,
     /// `INT8`, `DOUBLE PRECISION`, PostgreSQL's `udt_name`s (`int4`) alike.
     pub fn of(type_name: &str, kind: DatabaseKind) -> SqlType {

@@ -149,14 +149,18 @@ pub enum MergeError {
 }
 
 /// Merges the shards' results (in shard order) as `spec` says.
-pub(crate) fn merge(spec: &MergeSpec, results: Vec<UnitResult>) -> Result<UnitResult, MergeError> {
+pub(crate) fn merge(
+    spec: &MergeSpec,
+    mut results: Vec<UnitResult>,
+) -> Result<UnitResult, MergeError> {
     let affected_rows = results
         .iter()
         .fold(0u64, |sum, r| sum.saturating_add(r.affected_rows));
+    // Taken, not cloned: the shards' results keep only their rows from here.
     let mut columns = results
-        .iter()
+        .iter_mut()
         .find(|r| !r.columns.is_empty())
-        .map(|r| r.columns.clone())
+        .map(|r| std::mem::take(&mut r.columns))
         .unwrap_or_default();
     let shards: Vec<Vec<Vec<Value>>> = results.into_iter().map(|r| r.rows).collect();
     let width = match (columns.len(), &spec.when_empty) {

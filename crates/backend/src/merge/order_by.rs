@@ -14,10 +14,14 @@ pub(super) struct KWayMerge<'p> {
     plan: &'p Resolved,
     cursors: Vec<std::vec::IntoIter<Vec<Value>>>,
     heap: BinaryHeap<Head<'p>>,
+    /// Rows not yet yielded: the window collects its rows into one allocation of the right
+    /// size instead of growing it.
+    left: usize,
 }
 
 impl<'p> KWayMerge<'p> {
     pub(super) fn new(plan: &'p Resolved, shards: Vec<Vec<Vec<Value>>>) -> Self {
+        let left = shards.iter().map(Vec::len).sum();
         let mut cursors: Vec<_> = shards.into_iter().map(Vec::into_iter).collect();
         let heap = cursors
             .iter_mut()
@@ -28,6 +32,7 @@ impl<'p> KWayMerge<'p> {
             plan,
             cursors,
             heap,
+            left,
         }
     }
 }
@@ -40,7 +45,12 @@ impl Iterator for KWayMerge<'_> {
         if let Some(row) = self.cursors.get_mut(head.shard).and_then(Iterator::next) {
             self.heap.push(Head::new(self.plan, head.shard, row));
         }
+        self.left -= 1;
         Some(head.row)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
     }
 }
 

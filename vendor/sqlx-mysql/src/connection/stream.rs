@@ -222,7 +222,7 @@ impl<S: Socket> MySqlStream<S> {
 
         if payload
             .first()
-            .ok_or(err_protocol!("Packet empty"))?
+            .ok_or_else(|| err_protocol!("Packet empty"))?
             .eq(&0xff)
         {
             self.waiting.pop_front();
