@@ -277,27 +277,29 @@ impl Backend {
                 // One connection's worth of work in plan order (the default of one connection
                 // per query, on one data source): run it as it is, without a join to wait on
                 // or results to reorder (~1.5k instructions a merge).
-                if let [part] = parts.as_slice()
-                    && part.iter().enumerate().all(|(i, &at)| i == at)
-                {
-                    let part: Vec<&ExecutionUnit> = units.iter().collect();
-                    let results = self.autocommit(plan, &units[0].data_source, &part).await?;
-                    return self.outcome(plan, results).await;
-                }
-                let reads = parts.into_iter().map(|positions| {
-                    let part: Vec<&ExecutionUnit> = positions.iter().map(|&i| &units[i]).collect();
-                    async move {
-                        let Some(data_source) = part.first().map(|u| &u.data_source) else {
-                            return Ok((positions, Vec::new()));
-                        };
-                        let results = self.autocommit(plan, data_source, &part).await?;
-                        Ok::<_, BackendError>((positions, results))
+                match parts.as_slice() {
+                    [part] if part.iter().enumerate().all(|(i, &at)| i == at) => {
+                        let part: Vec<&ExecutionUnit> = units.iter().collect();
+                        self.autocommit(plan, &units[0].data_source, &part).await?
                     }
-                });
-                in_plan_order(
-                    units.len(),
-                    futures_util::future::try_join_all(reads).await?,
-                )
+                    _ => {
+                        let reads = parts.into_iter().map(|positions| {
+                            let part: Vec<&ExecutionUnit> =
+                                positions.iter().map(|&i| &units[i]).collect();
+                            async move {
+                                let Some(data_source) = part.first().map(|u| &u.data_source) else {
+                                    return Ok((positions, Vec::new()));
+                                };
+                                let results = self.autocommit(plan, data_source, &part).await?;
+                                Ok::<_, BackendError>((positions, results))
+                            }
+                        });
+                        in_plan_order(
+                            units.len(),
+                            futures_util::future::try_join_all(reads).await?,
+                        )
+                    }
+                }
             }
             units => {
                 self.atomically(&self.group(units)?, units.len(), two_phase)

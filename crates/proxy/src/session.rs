@@ -327,7 +327,7 @@ impl Statement {
     /// Whether its rows may go to the client as they arrive: not for a planned write.
     pub(crate) fn may_stream(&self) -> bool {
         match &self.kind {
-            StatementKind::Text(sql) => crate::words::may_stream(sql),
+            StatementKind::Text(sql) => keyshard_router::Leading::of(sql).may_stream(),
             _ => self.is_read(),
         }
     }

@@ -2,7 +2,6 @@
 //! whether one of the proxy's own handlers (session, transaction, catalog statements) might
 //! answer it — most statements are INSERTs, which none of them answer.
 
-use keyshard_router::Leading;
 pub(crate) use keyshard_router::leading::first_word;
 
 /// Where `needle` (lower-case ASCII) occurs in `haystack`, case-insensitively: each start.
@@ -24,12 +23,6 @@ pub(crate) fn find_ignore_ascii_case<'a>(
 pub(crate) fn starts_with_any(sql: &str, words: &[&str]) -> bool {
     let first = first_word(sql);
     words.iter().any(|w| w.eq_ignore_ascii_case(first))
-}
-
-/// Whether `sql` may be a read whose rows go to the client as they arrive (see
-/// [`Leading::may_stream`]).
-pub(crate) fn may_stream(sql: &str) -> bool {
-    Leading::of(sql).may_stream()
 }
 
 /// Splits a list (a projection, `SET` assignments, arguments) at the commas outside

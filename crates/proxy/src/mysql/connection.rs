@@ -499,7 +499,7 @@ impl Connection {
         sql: &str,
         more: bool,
     ) -> Option<Result<Reply, Error>> {
-        let (tap, batches) = stream::channel_if(crate::words::may_stream(sql));
+        let (tap, batches) = stream::channel_if(keyshard_router::Leading::of(sql).may_stream());
         let status = self.status(more);
         self.session.stream = tap;
         let reply = {

@@ -422,7 +422,7 @@ impl Connection {
             formats: &[],
         };
         let text = self.proxy_text();
-        let may_stream = crate::words::may_stream(statement);
+        let may_stream = keyshard_router::Leading::of(statement).may_stream();
         let (tap, batches) = keyshard_backend::stream::channel_if(may_stream);
         let ran = {
             let run = std::pin::pin!(self.run(statement, None, &[], tap));
