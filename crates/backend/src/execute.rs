@@ -257,7 +257,7 @@ pub(crate) fn batch_text(begin: Option<&str>, units: &[&ExecutionUnit]) -> Optio
 
 /// Whether `sql`'s tail after its last quote holds no `;`, `#`, `--` or `/*`. Every merge and
 /// bulk INSERT batches its units through here: memchr finds the few bytes that decide.
-fn ends_plainly(sql: &[u8]) -> bool {
+pub(crate) fn ends_plainly(sql: &[u8]) -> bool {
     let quote = memchr::memrchr3(b'\'', b'"', b'`', sql).max(memchr::memrchr(b'$', sql));
     let tail = quote.map_or(sql, |at| &sql[at + 1..]);
     memchr::memchr2(b';', b'#', tail).is_none()
@@ -388,6 +388,30 @@ pub(crate) async fn autocommit(
                 .await
         }
     }
+}
+
+/// Runs `sql`, several units' read combined into one statement (see `combined`), in autocommit
+/// mode; its rows are kept, and counted, as `first`'s.
+pub(crate) async fn read_combined(
+    pool: &Pool,
+    sql: &str,
+    first: &ExecutionUnit,
+) -> Result<UnitResult, sqlx::Error> {
+    let results = match pool {
+        Pool::MySql(c) => {
+            c.with(async |conn| run_batch::<sqlx::MySql>(conn, sql, 0, &[first]).await)
+                .await
+        }
+        Pool::Postgres(c) => {
+            c.with(async |conn| run_batch::<sqlx::Postgres>(conn, sql, 0, &[first]).await)
+                .await
+        }
+        Pool::Sqlite(c) => {
+            c.with(async |conn| run_batch::<sqlx::Sqlite>(conn, sql, 0, &[first]).await)
+                .await
+        }
+    }?;
+    Ok(results.into_iter().next().unwrap_or_default())
 }
 
 /// The units of one statement that run on one data source.

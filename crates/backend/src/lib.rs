@@ -13,6 +13,7 @@ mod cancel;
 mod catalog_refs;
 mod characteristics;
 mod collations;
+mod combined;
 mod copy_out;
 mod driver;
 mod error;
@@ -70,6 +71,8 @@ pub struct Backend {
     metadata: MetadataStore,
     /// Reads' result columns, kept per statement shape.
     result_columns: result_columns::ResultColumns,
+    /// Merged reads a data source answered as one combined statement (see `combined`).
+    combined_reads: std::sync::atomic::AtomicU64,
     sql_show: bool,
     /// `props.max-connections-size-per-query`: connections one read takes per data source.
     max_connections_per_query: usize,
@@ -110,6 +113,7 @@ impl Backend {
             pools,
             metadata: MetadataStore::default(),
             result_columns: result_columns::ResultColumns::new(config.props.column_cache),
+            combined_reads: Default::default(),
             sql_show: config.props.sql_show,
             max_connections_per_query: config.props.max_connections_per_query,
             xa: None,
@@ -280,7 +284,7 @@ impl Backend {
                 match parts.as_slice() {
                     [part] if part.iter().enumerate().all(|(i, &at)| i == at) => {
                         let part: Vec<&ExecutionUnit> = units.iter().collect();
-                        self.autocommit(plan, &units[0].data_source, &part).await?
+                        self.read_part(plan, &units[0].data_source, &part).await?
                     }
                     _ => {
                         let reads = parts.into_iter().map(|positions| {
@@ -290,7 +294,7 @@ impl Backend {
                                 let Some(data_source) = part.first().map(|u| &u.data_source) else {
                                     return Ok((positions, Vec::new()));
                                 };
-                                let results = self.autocommit(plan, data_source, &part).await?;
+                                let results = self.read_part(plan, data_source, &part).await?;
                                 Ok::<_, BackendError>((positions, results))
                             }
                         });
@@ -366,6 +370,12 @@ impl Backend {
     /// The result columns kept per statement shape: what the cache holds and has done.
     pub fn column_cache(&self) -> cache::CacheStats {
         self.result_columns.stats()
+    }
+
+    /// How many merged reads' parts a data source answered as one combined statement.
+    pub fn combined_reads(&self) -> u64 {
+        self.combined_reads
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Every replica's state now.

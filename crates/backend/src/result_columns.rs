@@ -121,6 +121,15 @@ impl ResultColumns {
         }))
     }
 
+    /// Where `key` is kept on `data_source`, whether anything is or not: to replace an entry.
+    pub(crate) fn slot(&self, data_source: &str, key: String, metadata_version: u64) -> Slot {
+        Slot {
+            data_source: data_source.to_owned(),
+            key,
+            stamp: (self.epoch.load(Ordering::Acquire), metadata_version),
+        }
+    }
+
     /// Keeps `description` in `slot`, unless the columns may have changed since it was taken.
     pub(crate) fn put(&self, slot: Slot, description: &Description) {
         if self.epoch.load(Ordering::Acquire) != slot.stamp.0 {

@@ -50,17 +50,20 @@ impl Databases {
                 .map(|(name, stats)| (name.to_owned(), stats))
                 .collect()
         });
-        let mut batching = [0; 3];
+        let mut counters = [0; 4];
         for engine in self.iter() {
-            let stats = engine.backend().batch_stats();
-            let counts = [&stats.batches, &stats.batched, &stats.retried];
-            for (sum, count) in batching.iter_mut().zip(counts) {
-                *sum += count.load(std::sync::atomic::Ordering::Relaxed);
+            let backend = engine.backend();
+            let stats = backend.batch_stats();
+            let counts = [&stats.batches, &stats.batched, &stats.retried]
+                .map(|count| count.load(std::sync::atomic::Ordering::Relaxed));
+            let counts = counts.into_iter().chain([backend.combined_reads()]);
+            for (sum, count) in counters.iter_mut().zip(counts) {
+                *sum += count;
             }
         }
         self.first
             .metrics()
-            .render(&pools, &replicas, &caches, batching)
+            .render(&pools, &replicas, &caches, counters)
     }
 
     /// What `of` lists for each database, each name prefixed with its database's when there

@@ -204,7 +204,7 @@ impl Metrics {
         pools: &[(String, PoolStats)],
         replicas: &[ReplicaStatus],
         caches: &[(String, CacheStats)],
-        batching: [u64; 3],
+        counters: [u64; 4],
     ) -> String {
         let mut out = String::new();
         let frontends = [("mysql", &self.mysql), ("postgresql", &self.postgres)];
@@ -369,7 +369,7 @@ impl Metrics {
                 );
             }
         }
-        let batch_metrics = [
+        let backend_counters = [
             (
                 "keyshard_insert_batches_total",
                 "Multi-row INSERTs that carried several sessions' single-row INSERTs",
@@ -382,8 +382,13 @@ impl Metrics {
                 "keyshard_insert_batches_retried_total",
                 "Batches a shard refused, whose INSERTs then ran one by one",
             ),
+            (
+                "keyshard_combined_reads_total",
+                "Parts of ordered reads over several tables that their data source answered \
+                 as one UNION ALL statement",
+            ),
         ];
-        for ((metric, help), value) in batch_metrics.into_iter().zip(batching) {
+        for ((metric, help), value) in backend_counters.into_iter().zip(counters) {
             header(&mut out, metric, "counter", help);
             let _ = writeln!(out, "{metric} {value}");
         }
@@ -512,7 +517,7 @@ mod tests {
             &[("ds_\"0\"".to_owned(), stats)],
             &[replica],
             &caches,
-            [2, 5, 1],
+            [2, 5, 1, 4],
         );
         for line in [
             "keyshard_statements_total{frontend=\"mysql\",kind=\"insert\"} 1",
@@ -532,11 +537,12 @@ mod tests {
             "keyshard_cache_hits_total{cache=\"shapes_mysql\"} 9",
             "keyshard_cache_evictions_total{cache=\"shapes_mysql\"} 1",
             "keyshard_insert_batched_statements_total 5",
+            "keyshard_combined_reads_total 4",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }
         drop(connected);
-        let text = metrics.render(&[], &[], &[], [0; 3]);
+        let text = metrics.render(&[], &[], &[], [0; 4]);
         assert!(text.contains("keyshard_client_connections{frontend=\"mysql\"} 0"));
         assert!(!text.contains("keyshard_replica"));
     }

@@ -26,7 +26,7 @@ pub(crate) use aggregation::DEFAULT_DIVISION_SCALE;
 use order_by::KWayMerge;
 use pagination::window;
 use plan::Resolved;
-pub(crate) use plan::compared_columns;
+pub(crate) use plan::{column_position, compared_columns};
 
 /// Why the shards' results could not be merged. Every variant is a plan that does not fit the
 /// results (a router bug) or a value the merge cannot combine, never a shard's fault.

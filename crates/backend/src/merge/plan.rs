@@ -195,10 +195,7 @@ impl Resolved {
 /// The columns `spec` compares (ORDER BY, GROUP BY, MIN, MAX, DISTINCT aggregates' keys and
 /// ordered joins' keys), by position in `columns`.
 pub(crate) fn compared_columns(spec: &MergeSpec, columns: &[Column]) -> Vec<usize> {
-    let position = |column: &ColumnRef| match column {
-        ColumnRef::Index(index) => Some(*index),
-        ColumnRef::Name(name) => find_column(columns, name),
-    };
+    let position = |column: &ColumnRef| column_position(columns, column);
     let extremes = spec
         .aggregates
         .iter()
@@ -219,6 +216,14 @@ pub(crate) fn compared_columns(spec: &MergeSpec, columns: &[Column]) -> Vec<usiz
         .chain(extremes)
         .chain(distinct_keys)
         .collect()
+}
+
+/// Where `column` is among `columns` (a position is taken as it is).
+pub(crate) fn column_position(columns: &[Column], column: &ColumnRef) -> Option<usize> {
+    match column {
+        ColumnRef::Index(index) => Some(*index),
+        ColumnRef::Name(name) => find_column(columns, name),
+    }
 }
 
 /// Finds a column by name, case-insensitively; `o.status` also finds `status`.

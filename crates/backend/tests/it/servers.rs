@@ -156,3 +156,23 @@ async fn postgres_metadata_and_null_parameters() {
     })
     .await;
 }
+
+#[tokio::test]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn mariadb_combined_reads_answer_as_merged_ones() {
+    on_server(MYSQL, Dialect::MySql, |b, r, config| async move {
+        common::scenario_combined_reads(&b, &r, &config).await;
+        b
+    })
+    .await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn postgres_combined_reads_answer_as_merged_ones() {
+    on_server(PG, Dialect::Postgres, |b, r, config| async move {
+        common::scenario_combined_reads(&b, &r, &config).await;
+        b
+    })
+    .await;
+}

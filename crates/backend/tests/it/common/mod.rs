@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use keyshard_backend::{Backend, BackendError};
+use keyshard_backend::{Backend, BackendError, Outcome};
 use keyshard_config::Config;
 use keyshard_keygen::Key;
 use keyshard_router::{Metadata, Plan, Router};
@@ -333,4 +333,135 @@ pub async fn scenario_metadata(backend: &Backend, router: &Router, config: &Conf
     };
     let unit = &plan.units[0];
     assert_eq!(ids(backend, &unit.data_source, &unit.table).await, [key]);
+}
+
+/// An ordered read over the two tables of one data source: its first run reads each table
+/// and merges, later runs send one `UNION ALL` statement (see the backend's `combined`), and
+/// both answer the same rows with the same columns, down to what a MySQL column's flags and a
+/// PostgreSQL column's table say. A read ordered by text is never combined; a table changed
+/// beside the proxy is described anew.
+pub async fn scenario_combined_reads(backend: &Backend, router: &Router, config: &Config) {
+    let mysql = router.dialect() == Dialect::MySql;
+    let (kind, at) = match mysql {
+        true => ("ENUM('a','b','c')", "DATETIME(3)"),
+        false => ("VARCHAR(1)", "TIMESTAMPTZ"),
+    };
+    for (ds, table) in NODES {
+        let create = format!(
+            "CREATE TABLE {table} (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, \
+             status VARCHAR(32), kind {kind}, price DECIMAL(10,2), created_at {at} NULL)"
+        );
+        backend.execute_on(ds, &create).await.unwrap();
+    }
+    backend.load_metadata(&config.sharding).await.unwrap();
+    let rows: Vec<String> = (1..=24)
+        .map(|i| {
+            let price = if i % 5 == 0 {
+                "NULL".to_owned()
+            } else {
+                format!("{}.{:02}", i % 7, i)
+            };
+            let created = if i % 6 == 0 {
+                "NULL".to_owned()
+            } else {
+                format!("'2026-03-{:02} 10:{:02}:00'", 1 + i % 4, i)
+            };
+            let kind = ["'a'", "'b'", "'c'"][i % 3];
+            format!(
+                "({i}, {}, 's{}', {kind}, {price}, {created})",
+                1 + i % 2 * 2,
+                i % 4
+            )
+        })
+        .collect();
+    let insert = format!(
+        "INSERT INTO t_order (order_id, user_id, status, kind, price, created_at) VALUES {}",
+        rows.join(", ")
+    );
+    backend
+        .execute(&plan(router, &insert, &[], backend.metadata()))
+        .await
+        .unwrap();
+    let read = |sql: &str| plan(router, sql, &[], backend.metadata());
+    async fn twice(backend: &Backend, plan: &Plan, combined: bool) -> Outcome {
+        let before = backend.combined_reads();
+        let alone = backend
+            .execute(plan)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let again = backend
+            .execute(plan)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let sql = &plan.units[0].sql;
+        assert_eq!(again.rows, alone.rows, "{sql}");
+        assert_eq!(again.columns, alone.columns, "{sql}");
+        assert_eq!(
+            backend.combined_reads() - before,
+            u64::from(combined),
+            "{sql}"
+        );
+        again
+    }
+    // user_id 1's rows are all on ds_1, in both of its tables.
+    for sql in [
+        "SELECT * FROM t_order WHERE user_id = 1 ORDER BY order_id DESC LIMIT 5",
+        "SELECT order_id, price, created_at FROM t_order WHERE user_id = 1 \
+         ORDER BY created_at DESC, order_id LIMIT 4 OFFSET 2",
+        "SELECT kind, status, order_id FROM t_order WHERE user_id = 1 ORDER BY price, order_id",
+        "SELECT status, price + 1 AS p FROM t_order WHERE user_id = 1 ORDER BY p DESC, order_id LIMIT 3",
+    ] {
+        let plan = read(sql);
+        assert_eq!(plan.units.len(), 2, "{sql}");
+        let outcome = twice(backend, &plan, true).await;
+        assert!(!outcome.rows.is_empty(), "{sql}");
+    }
+    let by_text =
+        "SELECT order_id FROM t_order WHERE user_id = 1 ORDER BY status, order_id LIMIT 3";
+    twice(backend, &read(by_text), false).await;
+    // MariaDB refuses SQL_NO_CACHE in a union's branch: read table by table, and from then on.
+    if mysql {
+        let plan = read(
+            "SELECT SQL_NO_CACHE order_id FROM t_order WHERE user_id = 1 ORDER BY order_id LIMIT 3",
+        );
+        let outcome = twice(backend, &plan, false).await;
+        assert_eq!(outcome.rows.len(), 3);
+        twice(backend, &plan, false).await;
+    }
+    // No row, so no columns to keep: read table by table, with the same empty answer.
+    let none = "SELECT * FROM t_order WHERE user_id = 3 AND price > 100 ORDER BY order_id LIMIT 2";
+    assert!(twice(backend, &read(none), false).await.rows.is_empty());
+
+    // A column added beside the proxy: the combined read's columns no longer match what was
+    // kept, and the read is described anew.
+    let star = read("SELECT * FROM t_order WHERE user_id = 1 ORDER BY order_id DESC LIMIT 5");
+    let url = &config.data_sources["ds_1"].url;
+    let alter = |table| format!("ALTER TABLE {table} ADD COLUMN note VARCHAR(5)");
+    match mysql {
+        true => {
+            let mut conn = sqlx::MySqlConnection::connect(url).await.unwrap();
+            for table in ["t_order_0", "t_order_1"] {
+                sqlx::raw_sql(&alter(table))
+                    .execute(&mut conn)
+                    .await
+                    .unwrap();
+            }
+        }
+        false => {
+            let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+            for table in ["t_order_0", "t_order_1"] {
+                sqlx::raw_sql(&alter(table))
+                    .execute(&mut conn)
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+    let outcome = backend.execute(&star).await.unwrap();
+    assert_eq!(
+        outcome.columns.last().map(|c| c.name.as_str()),
+        Some("note")
+    );
+    assert_eq!(outcome.rows.len(), 5);
+    twice(backend, &star, true).await;
 }
