@@ -43,13 +43,13 @@ impl Backend {
         if !combinable(plan, spec, pool, units) || self.replicas.has(data_source) {
             return self.autocommit(plan, data_source, units).await;
         }
-        let Some(key) = result_columns::key(&first.sql) else {
+        let Some(key) = kept_key(plan, first) else {
             return self.autocommit(plan, data_source, units).await;
         };
         let version = self.metadata.version();
         let kept = self
             .result_columns
-            .get_keyed(data_source, kept_key(&key), version);
+            .get_keyed(data_source, key.clone(), version);
         let (columns, order) = match kept {
             Ok((columns, _)) => match order_by(spec, &columns) {
                 Some(order) => (columns, order),
@@ -93,9 +93,7 @@ impl Backend {
             }
             Err(e) if refused_as_union(&e) => {
                 tracing::debug!("combined read refused on {data_source}, read unit by unit: {e}");
-                let slot = self
-                    .result_columns
-                    .slot(data_source, kept_key(&key), version);
+                let slot = self.result_columns.slot(data_source, key, version);
                 self.result_columns.put(slot, &(Vec::new(), Vec::new()));
                 self.autocommit(plan, data_source, units).await
             }
@@ -119,13 +117,19 @@ fn refused_as_union(e: &sqlx::Error) -> bool {
     })
 }
 
-/// The cache key of a combined read's columns: apart from the unit's own description, which a
-/// statement without rows asks of the database (another protocol's columns).
-fn kept_key(key: &str) -> String {
-    let mut kept = String::with_capacity(key.len() + 10);
-    kept.push_str("\0combined\0");
-    kept.push_str(key);
-    kept
+/// The cache key of the columns `first` answers alone, apart from those its description gives
+/// (which a read without rows asks of the database, in another protocol): under the shape it
+/// was bound through, else its text with its WHERE clause's literals cut.
+fn kept_key(plan: &Plan, first: &ExecutionUnit) -> Option<String> {
+    match &plan.described_as {
+        Some(shape) => Some(result_columns::shape_key("combined", &first.table, shape)),
+        None => result_columns::key(&first.sql).map(|key| {
+            let mut kept = String::with_capacity(key.len() + 10);
+            kept.push_str("\0combined\0");
+            kept.push_str(&key);
+            kept
+        }),
+    }
 }
 
 /// Whether `plan`'s read of `units` may be combined, as far as the plan and the units' texts
@@ -196,7 +200,6 @@ fn alike(columns: &[Column], kept: &[Column]) -> bool {
 /// units' own (the merge then skips the offset); `None` when a unit's text does not end
 /// plainly enough to be enclosed.
 fn union_text(spec: &MergeSpec, units: &[&ExecutionUnit], order: &[usize]) -> Option<String> {
-    use std::fmt::Write as _;
     let length = units.iter().map(|u| u.sql.len() + 14).sum::<usize>() + 16 * order.len() + 32;
     let mut sql = String::with_capacity(length);
     for (i, unit) in units.iter().enumerate() {
@@ -215,8 +218,10 @@ fn union_text(spec: &MergeSpec, units: &[&ExecutionUnit], order: &[usize]) -> Op
     }
     sql.push_str(" ORDER BY ");
     for (i, (key, at)) in spec.order_by.iter().zip(order).enumerate() {
-        let separator = if i > 0 { ", " } else { "" };
-        let _ = write!(sql, "{separator}{}", at + 1);
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(itoa::Buffer::new().format(at + 1));
         if key.descending {
             sql.push_str(" DESC");
         }
@@ -227,7 +232,8 @@ fn union_text(spec: &MergeSpec, units: &[&ExecutionUnit], order: &[usize]) -> Op
         }
     }
     if let Some(limit) = spec.limit {
-        let _ = write!(sql, " LIMIT {}", limit.saturating_add(spec.offset));
+        sql.push_str(" LIMIT ");
+        sql.push_str(itoa::Buffer::new().format(limit.saturating_add(spec.offset)));
     }
     Some(sql)
 }

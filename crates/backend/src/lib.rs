@@ -533,13 +533,7 @@ impl Backend {
                 } else {
                     "one"
                 };
-                // Joined by hand: `format!` costs a merge ~1,000 instructions here.
-                let mut key =
-                    String::with_capacity(merged.len() + unit.table.len() + shape.len() + 3);
-                for part in [merged, &unit.table, shape] {
-                    key.push('\0');
-                    key.push_str(part);
-                }
+                let key = result_columns::shape_key(merged, &unit.table, shape);
                 self.result_columns
                     .get_keyed(&unit.data_source, key, version)
             }
