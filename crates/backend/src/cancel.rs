@@ -16,99 +16,11 @@
 //! session's: a connection a cancel was sent to never goes to another session, it is closed
 //! when its session lets go of it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
-
 use keyshard_config::DatabaseKind;
 use sqlx::{ConnectOptions, Connection, Executor};
 
 use crate::session_state::SessionState;
 use crate::{Backend, Pool};
-
-/// A shard connection a session holds.
-#[derive(Debug)]
-pub(crate) struct Held {
-    data_source: Arc<str>,
-    server_id: u32,
-    /// A cancel went to it.
-    cancelled: AtomicBool,
-}
-
-/// A session's shard connections, each recorded while the session holds it.
-#[derive(Debug, Default)]
-pub(crate) struct Holdings {
-    held: Mutex<Vec<Arc<Held>>>,
-    /// The running statement was cancelled.
-    interrupted: AtomicBool,
-}
-
-impl Holdings {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Held>>> {
-        self.held.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Whether the running statement was cancelled.
-    pub(crate) fn interrupted(&self) -> bool {
-        self.interrupted.load(Ordering::Relaxed)
-    }
-
-    /// A new statement runs: an earlier cancel is not its.
-    pub(crate) fn statement_started(&self) {
-        self.interrupted.store(false, Ordering::Relaxed);
-    }
-
-    /// Marks the running statement and every connection held now as cancelled; answers where
-    /// each connection is.
-    fn cancel_all(&self) -> Vec<(String, u32)> {
-        self.interrupted.store(true, Ordering::Relaxed);
-        self.lock()
-            .iter()
-            .map(|held| {
-                held.cancelled.store(true, Ordering::Relaxed);
-                (held.data_source.to_string(), held.server_id)
-            })
-            .collect()
-    }
-}
-
-/// A connection's record in its session's holdings; dropped, the record goes.
-#[derive(Debug)]
-pub(crate) struct Holding {
-    held: Arc<Held>,
-    session: Weak<SessionState>,
-}
-
-impl Holding {
-    /// Records that `session` holds the connection `server_id` of `data_source`.
-    pub(crate) fn new(session: &Arc<SessionState>, data_source: &Arc<str>, server_id: u32) -> Self {
-        let held = Arc::new(Held {
-            data_source: Arc::clone(data_source),
-            server_id,
-            cancelled: AtomicBool::new(false),
-        });
-        session.holdings().lock().push(Arc::clone(&held));
-        Self {
-            held,
-            session: Arc::downgrade(session),
-        }
-    }
-
-    /// Whether a cancel went to the connection: then no other session may have it.
-    pub(crate) fn cancelled(&self) -> bool {
-        self.held.cancelled.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Holding {
-    fn drop(&mut self) {
-        if let Some(session) = self.session.upgrade() {
-            session
-                .holdings()
-                .lock()
-                .retain(|h| !Arc::ptr_eq(h, &self.held));
-        }
-    }
-}
 
 impl Backend {
     /// Cancels whatever `session` runs on the shards now; answers to how many connections a
@@ -197,24 +109,6 @@ fn cancel_sql(kind: DatabaseKind, id: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_holding_is_recorded_while_it_lives_and_marked_by_a_cancel() {
-        let session = Arc::new(SessionState::default());
-        let (ds_0, ds_1): (Arc<str>, Arc<str>) = (Arc::from("ds_0"), Arc::from("ds_1"));
-        let a = Holding::new(&session, &ds_0, 7);
-        let b = Holding::new(&session, &ds_1, 9);
-        drop(b);
-        assert_eq!(session.holdings().cancel_all(), [("ds_0".to_owned(), 7)]);
-        assert!(a.cancelled());
-        let c = Holding::new(&session, &ds_1, 11);
-        assert!(!c.cancelled());
-        drop((a, c));
-        assert!(session.holdings().interrupted());
-        session.holdings().statement_started();
-        assert!(!session.holdings().interrupted());
-        assert!(session.holdings().cancel_all().is_empty());
-    }
 
     #[test]
     fn cancels_name_the_connection() {

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 mod assemble;
+mod atomic;
 mod batching;
 mod branch;
 pub mod cache;
@@ -20,6 +21,7 @@ mod error;
 mod execute;
 pub mod failpoint;
 mod gather;
+mod holdings;
 mod merge;
 mod metadata;
 mod mysql_column;
@@ -440,31 +442,6 @@ impl Backend {
     pub async fn close(&self) {
         futures_util::future::join_all(self.pools.values().map(|pool| pool.close())).await;
         self.replicas.close().await;
-    }
-
-    fn group<'a>(
-        &'a self,
-        units: &'a [ExecutionUnit],
-    ) -> Result<Vec<execute::Group<'a>>, BackendError> {
-        let mut groups: Vec<execute::Group<'a>> = Vec::new();
-        for (position, unit) in units.iter().enumerate() {
-            match groups
-                .iter_mut()
-                .find(|g| g.data_source == unit.data_source)
-            {
-                Some(group) => {
-                    group.units.push(unit);
-                    group.positions.push(position);
-                }
-                None => groups.push(execute::Group {
-                    data_source: &unit.data_source,
-                    pool: self.pool(&unit.data_source)?,
-                    units: vec![unit],
-                    positions: vec![position],
-                }),
-            }
-        }
-        Ok(groups)
     }
 
     /// The columns `plan`'s read returns to the client, asked of the database without running

@@ -30,7 +30,8 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Database, Executor};
 use tokio::sync::oneshot;
 
-use crate::cancel::{Holding, Interrupted};
+use crate::cancel::Interrupted;
+use crate::holdings::Holding;
 use crate::session_state::{self, SessionState, Settings};
 
 /// A pool's state at one moment, for the metrics endpoint.
@@ -162,7 +163,7 @@ impl<DB: Database> Leased<DB> {
         if self.holding.is_none()
             && let Some(id) = DB::server_id(&self.conn)
         {
-            self.holding = Some(Holding::new(session, data_source, id));
+            self.holding = Some(Holding::new(session.holdings(), data_source, id));
         }
     }
 

@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use keyshard_config::DatabaseKind;
 
-use crate::cancel::Holdings;
-use crate::replicas::Written;
+use crate::holdings::Holdings;
+use crate::replicas::position::{Position, Written};
 
 tokio::task_local! {
     static STATE: Arc<SessionState>;
@@ -160,7 +160,7 @@ pub struct SessionState {
     /// `Leased<DB>` of its pool's database.
     kept: Mutex<Vec<(String, Box<dyn Any + Send>)>>,
     /// The shard connections it holds now, for a cancel (see `cancel`).
-    holdings: Holdings,
+    holdings: Arc<Holdings>,
     /// Its last statement on each primary with replicas, by data source (see `replicas`).
     written: Mutex<Vec<(Arc<str>, Written)>>,
     /// Its reads go to primaries only (`SET READWRITE_SPLITTING HINT SOURCE = write`).
@@ -173,7 +173,7 @@ impl Default for SessionState {
             wanted: Mutex::new(None),
             pinned: AtomicBool::new(false),
             kept: Mutex::new(Vec::new()),
-            holdings: Holdings::default(),
+            holdings: Arc::default(),
             written: Mutex::new(Vec::new()),
             primary_only: AtomicBool::new(false),
         }
@@ -253,7 +253,7 @@ impl SessionState {
         &self,
         data_source: &str,
         moment: std::time::Instant,
-        position: crate::replicas::Position,
+        position: Position,
     ) {
         let mut written = lock(&self.written);
         if let Some((_, mark)) = written.iter_mut().find(|(ds, _)| &**ds == data_source)
@@ -274,7 +274,7 @@ impl SessionState {
     }
 
     /// The shard connections it holds now.
-    pub(crate) fn holdings(&self) -> &Holdings {
+    pub(crate) fn holdings(&self) -> &Arc<Holdings> {
         &self.holdings
     }
 

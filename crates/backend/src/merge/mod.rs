@@ -21,6 +21,7 @@ mod pagination;
 mod plan;
 #[cfg(test)]
 mod test_support;
+mod text_order;
 
 pub(crate) use aggregation::DEFAULT_DIVISION_SCALE;
 use order_by::KWayMerge;

@@ -5,7 +5,7 @@ use keyshard_router::merge::{Aggregate, ColumnRef, ComputedColumn, MergeSpec, So
 use keyshard_types::Dialect;
 
 use super::MergeError;
-use super::compare::TextOrder;
+use super::text_order::TextOrder;
 use crate::outcome::Column;
 use keyshard_types::SqlType;
 

@@ -21,7 +21,7 @@
 //! replica fails before any of its rows went out runs again on the primary, and the replica
 //! leaves the rotation at once.
 
-mod position;
+pub(crate) mod position;
 mod probe;
 mod reads;
 
@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use keyshard_config::{Config, Consistency, LoadBalancer, TransactionalReads};
 use keyshard_router::Plan;
 
-pub(crate) use position::Position;
+pub(crate) use position::{Position, Written};
 
 use crate::BackendError;
 use crate::pool::Pool;
@@ -475,15 +475,6 @@ impl Health {
         self.usable = false;
         self.why = why.to_owned();
     }
-}
-
-/// What a session knows of its last write to a group's primary.
-#[derive(Debug, Clone)]
-pub(crate) enum Written {
-    /// Its statement there ended at this moment.
-    Since(Instant),
-    /// ... and the primary's position then was at most this.
-    At(Position),
 }
 
 /// SplitMix64's output function: turns consecutive turns into well-spread numbers.

@@ -1,5 +1,8 @@
 //! Where a database's replication stream stands: a PostgreSQL WAL location, or a MariaDB GTID
-//! position (the last sequence number of each replication domain).
+//! position (the last sequence number of each replication domain); and what a session knows
+//! of where its last write left a primary.
+
+use std::time::Instant;
 
 /// A point in a primary's history of commits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +70,15 @@ impl std::fmt::Display for Position {
             }
         }
     }
+}
+
+/// What a session knows of its last write to a group's primary.
+#[derive(Debug, Clone)]
+pub(crate) enum Written {
+    /// Its statement there ended at this moment.
+    Since(Instant),
+    /// ... and the primary's position then was at most this.
+    At(Position),
 }
 
 #[cfg(test)]
