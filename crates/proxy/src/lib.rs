@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 mod admission;
+mod calls;
 mod control;
 mod coordination;
 mod copy;
