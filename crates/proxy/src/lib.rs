@@ -20,6 +20,7 @@ mod identity;
 mod instance;
 mod intent;
 mod kill;
+mod listen_command;
 mod load_data;
 mod memory;
 mod metrics;
