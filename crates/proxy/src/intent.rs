@@ -47,7 +47,7 @@ pub(crate) enum Intent<'a> {
     /// refused.
     CopyIn(Result<CopyIn, Error>),
     /// PostgreSQL's `LISTEN` / `UNLISTEN`: the session's own listening connection.
-    Listen(crate::notify::Command),
+    Listen(crate::listen_command::Command),
     /// `PREVIEW statement`: where it would go, without running it.
     Preview(&'a str),
     /// Anything else: planned by the router and run on the shards.
@@ -113,7 +113,7 @@ impl Intent<'_> {
             return Intent::CopyIn(load);
         }
         if dialect == Dialect::Postgres
-            && let Some(command) = crate::notify::parse(sql)
+            && let Some(command) = crate::listen_command::parse(sql)
         {
             return Intent::Listen(command);
         }

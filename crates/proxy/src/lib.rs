@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 mod admission;
+mod calls;
 mod control;
 mod coordination;
 mod copy;
@@ -19,6 +20,7 @@ mod identity;
 mod instance;
 mod intent;
 mod kill;
+mod listen_command;
 mod load_data;
 mod memory;
 mod metrics;

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::calls::{STATEMENTS, called_names};
 use crate::routines::Set as Names;
 
 use keyshard_router::SequenceUse;
@@ -99,12 +100,6 @@ const UNLOCKING: &[(&str, &str)] = &[
 
 /// Functions whose call lets go of every lock.
 const UNLOCKING_ALL: &[&str] = &["release_all_locks", "pg_advisory_unlock_all"];
-
-/// The statements whose effect their words say; any other holds or releases state only by
-/// the functions it calls.
-const STATEMENTS: &[&str] = &[
-    "create", "drop", "discard", "lock", "unlock", "listen", "unlisten", "declare", "close",
-];
 
 /// What `sql` does to the state a session holds, if anything. Most statements are INSERTs,
 /// UPDATEs and DELETEs, answered by their first word.
@@ -335,34 +330,6 @@ fn calls_any(lower: &str, routines: &Names) -> bool {
     !routines.is_empty() && called_names(lower).any(|name| routines.contains(name))
 }
 
-/// The names the functions `sql` calls may have, as written: each word right before a `(`
-/// (quotes and schema aside), outside the statements whose words say what they do (and
-/// `CALL` and `DO`, which pin whatever they call).
-pub(crate) fn called_names(sql: &str) -> impl Iterator<Item = &str> {
-    let first = crate::words::first_word(sql);
-    let calls = !STATEMENTS
-        .iter()
-        .chain(&["call", "do"])
-        .any(|w| first.eq_ignore_ascii_case(w));
-    let bytes = sql.as_bytes();
-    let searched = if calls { bytes } else { &[] };
-    // A name's bytes: ASCII letters, digits, `_`, its quotes, and any byte of a non-ASCII
-    // character (so that the name starts and ends on a character boundary).
-    let in_name = |b: u8| b.is_ascii_alphanumeric() || b >= 0x80 || matches!(b, b'_' | b'"' | b'`');
-    memchr::memchr_iter(b'(', searched).filter_map(move |at| {
-        let mut end = at;
-        while end > 0 && bytes[end - 1].is_ascii_whitespace() {
-            end -= 1;
-        }
-        let start = bytes[..end]
-            .iter()
-            .rposition(|&b| !in_name(b))
-            .map_or(0, |i| i + 1);
-        let name = sql.get(start..end)?.trim_matches(['"', '`']);
-        (!name.is_empty()).then_some(name)
-    })
-}
-
 /// The argument lists of each call of function `name` in `lower`: the name, not part of a
 /// longer one, then `(`, up to its matching `)` outside quotes.
 fn calls<'a>(lower: &'a str, name: &str) -> Vec<&'a str> {
@@ -570,22 +537,6 @@ mod tests {
                 None
             );
         }
-    }
-
-    #[test]
-    fn the_names_a_statement_may_call_are_found() {
-        let names = |sql| called_names(sql).collect::<Vec<_>>();
-        assert_eq!(
-            names("SELECT public.\"Audit\" (1), COUNT(*) FROM t WHERE x IN(1)"),
-            ["Audit", "COUNT", "IN"]
-        );
-        assert_eq!(
-            names("INSERT INTO t_order (a) VALUES (`f`(1))"),
-            ["t_order", "VALUES", "f"]
-        );
-        assert!(names("CREATE TABLE t (id int)").is_empty());
-        assert!(names("CALL p(1)").is_empty());
-        assert!(names("SELECT 1").is_empty());
     }
 
     #[test]

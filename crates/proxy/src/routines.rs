@@ -94,7 +94,7 @@ impl Routines {
         // A read finds every routine, so the statement is classified by it whatever it
         // remembers of its other names: a few per read, whatever the statement holds.
         let new = |names: &Names| -> Vec<String> {
-            crate::pinning::called_names(sql)
+            crate::calls::called_names(sql)
                 .filter(|name| !names.knows(name))
                 .take(MAX_MET)
                 .map(str::to_ascii_lowercase)

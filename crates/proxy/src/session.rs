@@ -12,7 +12,8 @@ use keyshard_types::{Dialect, Value};
 use crate::control::{self, Control};
 use crate::copy::CopyIn;
 use crate::copy::out::CopyOut;
-use crate::dialect::{self, postgres::Parameters};
+use crate::dialect::postgres::parameters::Parameters;
+use crate::dialect::transactions;
 use crate::error::{Error, ErrorKind};
 use crate::identity::Identity;
 use crate::memory::{KeptMap, SessionMemory};
@@ -278,7 +279,7 @@ impl Session {
 
     /// Records that a statement failed, which may abort the transaction block (PostgreSQL).
     pub fn statement_failed(&mut self) {
-        if dialect::failure_aborts_transaction(self.dialect) && self.transaction.is_some() {
+        if transactions::failure_aborts_transaction(self.dialect) && self.transaction.is_some() {
             self.failed = true;
         }
     }

@@ -1,6 +1,7 @@
 //! Whether a read may be answered by a replica of its data source (see `!READWRITE_SPLITTING`):
 //! only when it changes nothing and takes nothing a later statement could see. Read from the
-//! statement's tokens, in the pass [`crate::tokens::Tokens::scan`] makes anyway.
+//! statement's tokens, in the pass the tokens module's `Tokens::scan` makes anyway (it calls
+//! [`needs_primary`] on each token).
 //!
 //! A read goes to the primary when it locks rows (`FOR UPDATE`, `FOR SHARE`, `FOR NO KEY
 //! UPDATE`, `FOR KEY SHARE`, `LOCK IN SHARE MODE`), writes a table (`SELECT … INTO`), asks

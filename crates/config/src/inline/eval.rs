@@ -1,35 +1,10 @@
 //! Sharding expressions: parsed once at load, evaluated per row by the router.
 
-use std::borrow::Cow;
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use super::error::InlineError;
-use super::parser::{Expr, Group, Segment, parse_template};
-
-/// A sharding value bound to an expression variable: what a row holds in its sharding column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Value<'a> {
-    /// An integer column value.
-    Int(i64),
-    /// A string column value.
-    Str(&'a str),
-}
-
-/// An intermediate result: strings become owned only when `+` concatenates them.
-#[derive(Debug)]
-pub(crate) enum Val<'a> {
-    Int(i64),
-    Str(Cow<'a, str>),
-}
-
-impl Val<'_> {
-    fn type_name(&self) -> &'static str {
-        match self {
-            Val::Int(_) => "integer",
-            Val::Str(_) => "string",
-        }
-    }
-}
+use super::expr::{Expr, Val, Value, eval};
+use super::parser::{Group, Segment, parse_template};
 
 /// A parsed sharding expression such as `t_order_${order_id % 2}`.
 ///
@@ -217,94 +192,6 @@ impl std::str::FromStr for InlineExpr {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         Self::parse(text)
     }
-}
-
-/// Evaluates one expression tree.
-pub(crate) fn eval<'e, 'v: 'e>(
-    expr: &'e Expr,
-    lookup: &dyn Fn(&str) -> Option<Value<'v>>,
-) -> Result<Val<'e>, InlineError> {
-    Ok(match expr {
-        Expr::Int(v) => Val::Int(*v),
-        Expr::Str(s) => Val::Str(Cow::Borrowed(s)),
-        Expr::Var(name) => match lookup(name) {
-            Some(Value::Int(v)) => Val::Int(v),
-            Some(Value::Str(s)) => Val::Str(Cow::Borrowed(s)),
-            None => {
-                return Err(InlineError::UnboundVariable {
-                    name: name.to_string(),
-                });
-            }
-        },
-        Expr::Neg(inner) => match as_integer(&eval(inner, lookup)?) {
-            Some(v) => Val::Int(v.checked_neg().ok_or(InlineError::Overflow { op: '-' })?),
-            None => {
-                return Err(InlineError::TypeMismatch {
-                    op: '-',
-                    left: "none",
-                    right: "string",
-                });
-            }
-        },
-        Expr::Binary(op, l, r) => binary(*op, eval(l, lookup)?, eval(r, lookup)?)?,
-    })
-}
-
-/// The integer a string holds, as MySQL reads `'402'` for an integer column: an optional sign
-/// and digits, nothing else (MySQL truncates `'402abc'` with a warning, or refuses it in strict
-/// mode; so is it refused here).
-fn as_integer(value: &Val<'_>) -> Option<i64> {
-    match value {
-        Val::Int(v) => Some(*v),
-        Val::Str(s) => {
-            let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            s.strip_prefix('+').unwrap_or(s).parse().ok()
-        }
-    }
-}
-
-fn binary<'a>(op: char, left: Val<'a>, right: Val<'a>) -> Result<Val<'a>, InlineError> {
-    let (a, b) = match (&left, &right) {
-        (Val::Int(a), Val::Int(b)) => (*a, *b),
-        // Arithmetic on a string holding an integer: a client that binds the sharding value as
-        // text (node mysql2, JDBC setString) means the integer.
-        _ if op != '+'
-            && let (Some(a), Some(b)) = (as_integer(&left), as_integer(&right)) =>
-        {
-            (a, b)
-        }
-        _ if op == '+' => {
-            let mut joined = String::new();
-            for v in [left, right] {
-                match v {
-                    Val::Int(i) => {
-                        let _ = write!(joined, "{i}");
-                    }
-                    Val::Str(s) => joined.push_str(&s),
-                }
-            }
-            return Ok(Val::Str(Cow::Owned(joined)));
-        }
-        _ => {
-            return Err(InlineError::TypeMismatch {
-                op,
-                left: left.type_name(),
-                right: right.type_name(),
-            });
-        }
-    };
-    let result = match op {
-        '+' => a.checked_add(b),
-        '-' => a.checked_sub(b),
-        '*' => a.checked_mul(b),
-        '/' | '%' if b == 0 => return Err(InlineError::DivisionByZero { op }),
-        '/' => a.checked_div(b),
-        _ => a.checked_rem(b),
-    };
-    result.map(Val::Int).ok_or(InlineError::Overflow { op })
 }
 
 #[cfg(test)]

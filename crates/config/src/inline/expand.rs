@@ -3,7 +3,8 @@
 use std::fmt::Write as _;
 
 use super::error::{InlineError, column};
-use super::parser::{Group, Literal, Segment, parse_template, split_top_level};
+use super::expr::Literal;
+use super::parser::{Group, Segment, parse_template, split_top_level};
 
 /// The most names one expression may expand to. Generous for real sharding layouts, and keeps a
 /// typo like `${0..99999999}` from exhausting memory at load time.

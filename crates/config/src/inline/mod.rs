@@ -8,12 +8,14 @@
 mod error;
 mod eval;
 mod expand;
+mod expr;
 mod lexer;
 mod parser;
 
 pub use error::InlineError;
-pub use eval::{InlineExpr, Value};
+pub use eval::InlineExpr;
 pub use expand::{MAX_EXPANSION, expand};
+pub use expr::Value;
 
 #[cfg(test)]
 mod proptests {

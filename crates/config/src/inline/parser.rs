@@ -1,6 +1,7 @@
 //! Parses inline expression text into literal segments and `${…}` groups.
 
 use super::error::{InlineError, column};
+use super::expr::{Expr, Literal};
 use super::lexer::{Token, TokenKind, tokenize};
 
 /// How deeply parentheses and unary operators may nest; deeper input is refused rather than
@@ -24,23 +25,6 @@ pub(crate) enum Group {
         last: i64,
     },
     List(Vec<Literal>),
-}
-
-/// A constant a list may hold.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Literal {
-    Int(i64),
-    Str(String),
-}
-
-/// An arithmetic expression over integers, strings and variables.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Expr {
-    Int(i64),
-    Str(Box<str>),
-    Var(Box<str>),
-    Neg(Box<Expr>),
-    Binary(char, Box<Expr>, Box<Expr>),
 }
 
 /// Where a `${` or `$->{` group opens at byte `at`: the offset of its body.
@@ -210,42 +194,6 @@ fn range(
         },
         std::cmp::Ordering::Equal => Group::List(Vec::new()),
     })
-}
-
-impl Expr {
-    /// The value of an expression without variables, or `None` if it has any.
-    pub(crate) fn constant(&self) -> Option<Result<Literal, InlineError>> {
-        if self.has_variables() {
-            return None;
-        }
-        let value = super::eval::eval(self, &|_| None).map(|v| match v {
-            super::eval::Val::Int(i) => Literal::Int(i),
-            super::eval::Val::Str(s) => Literal::Str(s.into_owned()),
-        });
-        Some(value)
-    }
-
-    fn has_variables(&self) -> bool {
-        match self {
-            Expr::Int(_) | Expr::Str(_) => false,
-            Expr::Var(_) => true,
-            Expr::Neg(inner) => inner.has_variables(),
-            Expr::Binary(_, l, r) => l.has_variables() || r.has_variables(),
-        }
-    }
-
-    /// Appends every variable name, in order of appearance, to `out`.
-    pub(crate) fn collect_variables<'a>(&'a self, out: &mut Vec<&'a str>) {
-        match self {
-            Expr::Int(_) | Expr::Str(_) => {}
-            Expr::Var(name) => out.push(name),
-            Expr::Neg(inner) => inner.collect_variables(out),
-            Expr::Binary(_, l, r) => {
-                l.collect_variables(out);
-                r.collect_variables(out);
-            }
-        }
-    }
 }
 
 /// Recursive descent over one group's tokens: `+ -` bind looser than `* / %`, which bind looser

@@ -6,9 +6,9 @@ use std::collections::HashSet;
 use zookeeper_client as zk;
 
 use super::ZooKeeperRepository;
-use super::nodes::{check_name, contended, epoch_of, parse_worker_id, zk_error};
+use super::nodes::{check_name, epoch_of, parse_worker_id, zk_error};
 use super::session::session_ended;
-use super::store::CAS_ATTEMPTS;
+use super::store::{CAS_ATTEMPTS, contended};
 use crate::{Claim, CoordinationError, Instance, WORKER_IDS};
 
 /// What happened to an attempt to reserve one worker id.

@@ -5,7 +5,6 @@ use std::time::Duration;
 use zookeeper_client as zk;
 
 use super::ZooKeeperRepository;
-use super::store::CAS_ATTEMPTS;
 use crate::{CoordinationError, WORKER_IDS};
 
 // The layout the module docs describe, kept in one place so that it reads as one map.
@@ -45,13 +44,6 @@ impl ZooKeeperRepository {
 
 pub(super) fn zk_error(path: &str, err: zk::Error) -> CoordinationError {
     CoordinationError::ZooKeeper(format!("{path}: {err}"))
-}
-
-/// A compare-and-set on `path` that kept losing races.
-pub(super) fn contended(path: &str) -> CoordinationError {
-    CoordinationError::ZooKeeper(format!(
-        "{path}: still contended after {CAS_ATTEMPTS} attempts"
-    ))
 }
 
 pub(super) fn millis(duration: Duration) -> u64 {

@@ -3,13 +3,20 @@
 
 use zookeeper_client as zk;
 
-use super::nodes::{contended, parent_of, parse_number, zk_error};
+use super::nodes::{parent_of, parse_number, zk_error};
 use super::{Answer, ZooKeeperRepository};
 use crate::CoordinationError;
 
 /// How often a compare-and-set loop may lose a race before giving up: only a storm of
 /// concurrent writers to one node gets there, and the caller can retry later.
 pub(super) const CAS_ATTEMPTS: usize = 64;
+
+/// A compare-and-set on `path` that kept losing races.
+pub(super) fn contended(path: &str) -> CoordinationError {
+    CoordinationError::ZooKeeper(format!(
+        "{path}: still contended after {CAS_ATTEMPTS} attempts"
+    ))
+}
 
 impl ZooKeeperRepository {
     /// Creates `path`, creating missing parents as persistent nodes first.

@@ -5,6 +5,7 @@
 pub(crate) mod mysql;
 pub(crate) mod postgres;
 mod select_list;
+pub(crate) mod transactions;
 
 use keyshard_types::Dialect;
 
@@ -61,17 +62,4 @@ fn words_of<'a>(sql: &'a str, words: &[&str]) -> Option<(&'a str, String)> {
     }
     let text = sql.trim().trim_end_matches(';').trim_end();
     Some((text, text.to_ascii_lowercase()))
-}
-
-/// Whether a failed statement aborts the transaction around it: in PostgreSQL the whole block
-/// then accepts only ROLLBACK (or ROLLBACK TO a savepoint); in MySQL only the statement is
-/// undone.
-pub(crate) fn failure_aborts_transaction(dialect: Dialect) -> bool {
-    dialect == Dialect::Postgres
-}
-
-/// Whether BEGIN inside a transaction commits it and starts another (MySQL), or only warns
-/// (PostgreSQL).
-pub(crate) fn begin_commits_open_transaction(dialect: Dialect) -> bool {
-    dialect == Dialect::MySql
 }

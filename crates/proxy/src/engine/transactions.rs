@@ -6,7 +6,7 @@ use keyshard_types::Dialect;
 
 use super::Engine;
 use crate::control::{Control, SavepointName, Scope};
-use crate::dialect;
+use crate::dialect::transactions::begin_commits_open_transaction;
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::Session;
@@ -58,8 +58,7 @@ impl Engine {
             }
             // PostgreSQL only warns that a transaction is already in progress.
             Control::Begin(_)
-                if session.in_transaction()
-                    && !dialect::begin_commits_open_transaction(session.dialect) =>
+                if session.in_transaction() && !begin_commits_open_transaction(session.dialect) =>
             {
                 return Ok(Reply::done());
             }

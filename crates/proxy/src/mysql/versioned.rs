@@ -1,8 +1,9 @@
 //! MySQL's executable comments: `/*! … */` runs its text, `/*!40101 … */` only on servers of
 //! that version or later, and MariaDB's `/*M!100100 … */` only on MariaDB. mysqldump and
 //! mariadb-dump write their session settings this way. The proxy answers as the server it
-//! names itself ([`crate::identity::Identity`]), so the comments run as they would there:
-//! their text takes the comment's place, and a comment for another server stays a comment.
+//! names itself (the identity module's `Identity::mysql_server` makes the [`Server`] here), so
+//! the comments run as they would there: their text takes the comment's place, and a comment
+//! for another server stays a comment.
 
 use std::borrow::Cow;
 

@@ -9,6 +9,8 @@ use keyshard_backend::PgEnumColumn;
 use super::describe::Field;
 use super::pg_error::PgError;
 use super::types;
+use crate::dialect::postgres::ProxyText;
+use crate::error::Error;
 
 /// Format codes are 0 (text) or 1 (binary); PostgreSQL refuses anything else.
 pub(super) fn check_format_codes(formats: &[i16]) -> Result<(), PgError> {
@@ -28,6 +30,36 @@ pub(super) fn format_of(formats: &[i16], i: usize) -> i16 {
         [one] => *one,
         many => many.get(i).copied().unwrap_or(0),
     }
+}
+
+/// Refuses text columns whose values came in binary (the shards answer in binary when any
+/// column is asked for in it, or the statement has parameters) and would be written in text
+/// under settings Keyshard's conversion does not follow (a time zone other than UTC, a
+/// DateStyle other than ISO, an IntervalStyle other than postgres, an lc_monetary other than
+/// C): a wrong text is worse than the error.
+pub(super) fn check_written_as_asked(
+    text: &ProxyText,
+    fields: &[Field],
+    rows: &[Vec<Value>],
+    formats: &[i16],
+) -> Result<(), PgError> {
+    for (i, field) in fields.iter().enumerate() {
+        if format_of(formats, i) != 0 || text.writes(field.oid) {
+            continue;
+        }
+        let from_binary = rows
+            .iter()
+            .any(|row| matches!(row.get(i), Some(Value::Wire(w)) if w.binary));
+        if from_binary {
+            return Err(PgError::from(Error::unsupported(format!(
+                "column \"{}\" in the text format beside binary ones under this session's \
+                 TimeZone/DateStyle/IntervalStyle/lc_monetary (ask for every column in one \
+                 format)",
+                field.name
+            ))));
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn row_description(fields: &[Field], formats: &[i16]) -> Out {

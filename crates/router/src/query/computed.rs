@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use sqlparser::ast::{BinaryOperator, Expr, Function, UnaryOperator, Value as SqlValue};
 
+use super::aggregates::aggregate_of;
 use super::calls::{is_distinct, plain_call};
 use super::having::comparison;
 use crate::merge::{Aggregate, Arithmetic, Computed};
@@ -61,7 +62,7 @@ fn arithmetic(
             _ => return unsupported(),
         },
         Expr::Function(function) => {
-            let aggregate = super::rewrite::aggregate_of(function)
+            let aggregate = aggregate_of(function)
                 .filter(|a| {
                     matches!(
                         a,

@@ -27,6 +27,7 @@ use keyshard_types::Dialect;
 use keyshard_types::Value;
 use update_moves::{Moving, Unchanged, sharding_assignments};
 
+mod aggregates;
 mod calls;
 mod computed;
 mod conditions;
@@ -46,6 +47,7 @@ use conditions::Condition;
 pub(crate) use conditions::{Operand, operand};
 use rewrite::{MultiRead, multi_read};
 pub(crate) use tables::{Tables, tables};
+use union::union_read;
 
 /// A SELECT, UPDATE or DELETE on sharded tables, parsed once; [`PreparedQuery::bind`] plans an
 /// execution.
@@ -124,8 +126,13 @@ pub(crate) fn prepare(
     let mut assigned = Vec::new();
     let (selection, kind) = match statement {
         Statement::Query(query) => {
-            let read =
-                multi_read(sql, dialect, parser, query, &tables, &tokens, &edits).map(Box::new);
+            // A set operation at the top (UNION, INTERSECT, EXCEPT) merges by its own rules.
+            let read = if query.with.is_none() && select_of(query).is_none() {
+                union_read(sql, dialect, parser, query, &tables, &tokens, &edits)
+            } else {
+                multi_read(sql, dialect, parser, query, &tables, &tokens, &edits)
+            }
+            .map(Box::new);
             (
                 select_of(query).and_then(|s| s.selection.as_ref()),
                 Kind::Read(read),

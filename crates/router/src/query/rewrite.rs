@@ -6,10 +6,11 @@ use std::ops::{ControlFlow, Range};
 
 use sqlparser::ast::{
     Distinct, Expr, Function, GroupByExpr, Ident, OrderByKind, OrderBySort, Query, Select,
-    SelectItem, Spanned, Value as SqlValue, Visit, Visitor, visit_expressions,
+    SelectItem, Spanned, Value as SqlValue, Visit, Visitor,
 };
 use sqlparser::parser::Parser;
 
+use super::aggregates::{aggregate_of, contains_aggregate, unmerged_aggregate};
 use super::calls::{after_distinct, is_distinct, one_argument, pieces_of, plain_call};
 use super::computed::{computed_of, described_only};
 use super::having::filter_of;
@@ -17,7 +18,6 @@ use super::hidden::{NodeKeys, call_pieces, hidden_aggregate};
 use super::joined::{DIVISION_SCALE_PROBE, MAX_LENGTH_PROBE, join_call};
 use super::limit::{NO_LIMIT, limit_edits, limit_number};
 use super::select_list::{arguments_text, group_by_end, having_range, projection_ranges};
-use super::union::union_read;
 use super::{Operand, PreparedQuery, Tables, select_of};
 use crate::RouteError;
 use crate::locate::Locator;
@@ -97,70 +97,6 @@ impl PreparedQuery {
     }
 }
 
-/// The aggregate functions merged across shards.
-pub(super) fn aggregate_of(function: &Function) -> Option<Aggregate> {
-    let name = last_ident(&function.name);
-    let aggregate = [
-        ("count", Aggregate::Count),
-        ("sum", Aggregate::Sum),
-        ("min", Aggregate::Min),
-        ("max", Aggregate::Max),
-        ("avg", Aggregate::Avg { count_index: 0 }),
-        // Booleans order false before true: AND is the least, OR the greatest.
-        ("bool_and", Aggregate::Min),
-        ("every", Aggregate::Min),
-        ("bool_or", Aggregate::Max),
-        ("array_agg", Aggregate::Concat),
-    ]
-    .into_iter()
-    .find(|(n, _)| name.eq_ignore_ascii_case(n))?
-    .1;
-    Some(aggregate)
-}
-
-/// Aggregates whose shard results cannot be merged as they stand: each shard's `json_agg` is
-/// only part of the group's, and taking one of them would silently answer wrong. Gathered
-/// over several shards (`string_agg` and `GROUP_CONCAT` where [`join_call`] does not join them).
-fn unmerged_aggregate(function: &Function) -> bool {
-    let name = last_ident(&function.name).to_ascii_lowercase();
-    matches!(
-        name.as_str(),
-        "string_agg"
-            | "group_concat"
-            | "json_agg"
-            | "jsonb_agg"
-            | "json_object_agg"
-            | "jsonb_object_agg"
-            | "json_arrayagg"
-            | "json_objectagg"
-            | "bit_and"
-            | "bit_or"
-            | "bit_xor"
-            | "stddev"
-            | "stddev_pop"
-            | "stddev_samp"
-            | "variance"
-            | "var_pop"
-            | "var_samp"
-            | "xmlagg"
-            | "percentile_cont"
-            | "percentile_disc"
-            | "mode"
-    )
-}
-
-pub(super) fn contains_aggregate(expr: &Expr) -> bool {
-    visit_expressions(expr, |e| match e {
-        Expr::Function(f)
-            if aggregate_of(f).is_some() || unmerged_aggregate(f) || f.over.is_some() =>
-        {
-            ControlFlow::Break(())
-        }
-        _ => ControlFlow::Continue(()),
-    })
-    .is_break()
-}
-
 /// Counts the queries in a statement: more than one means subqueries, which per-node
 /// execution would answer per node.
 struct QueryCount(usize);
@@ -193,9 +129,6 @@ pub(super) fn multi_read(
     table_edits: &[Edit],
 ) -> Result<MultiRead, String> {
     let unsupported = |what: &str| Err(what.to_owned());
-    if query.with.is_none() && select_of(query).is_none() {
-        return union_read(sql, dialect, parser, query, tables, tokens, table_edits);
-    }
     // Node `i` of a table meets only node `i` of itself: rows on other nodes never pair.
     if tables.repeated {
         return unsupported("a sharded table used twice in one statement");

@@ -18,8 +18,9 @@ use sqlparser::ast::{
 use sqlparser::parser::Parser;
 
 use super::Tables;
+use super::aggregates::contains_aggregate;
 use super::limit::limit_edits;
-use super::rewrite::{MultiRead, contains_aggregate, find_item, has_subqueries};
+use super::rewrite::{MultiRead, find_item, has_subqueries};
 use super::select_list::set_operation_parts;
 use crate::RouteError;
 use crate::locate::Locator;

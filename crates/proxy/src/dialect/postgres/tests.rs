@@ -1,5 +1,6 @@
 use keyshard_types::Dialect;
 
+use super::parameters::Parameters;
 use super::*;
 
 fn session() -> Session {

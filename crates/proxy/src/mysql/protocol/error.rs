@@ -2,7 +2,7 @@
 
 /// Anything that can go wrong while speaking the MySQL protocol with a client.
 ///
-/// `Io`, `TooLarge` and a `Malformed` packet from [`super::packet`] leave the stream in an
+/// `Io`, `TooLarge` and a `Malformed` packet from the packet layer leave the stream in an
 /// unknown state: the caller closes the connection. A `Malformed` command payload or an
 /// `Unsupported` feature only concerns that command: answer with an ERR packet and go on.
 #[derive(Debug, thiserror::Error)]

@@ -16,14 +16,14 @@ use sqlparser::ast;
 use super::Connection;
 use super::implicit::Step;
 use super::streamed::{self, RowsOut};
-use crate::dialect::postgres::ProxyText;
-use crate::error::Error;
 use crate::memory::Charge;
 use crate::postgres::Prepared;
 use crate::postgres::describe::{
     Field, Fields, MAX_PARAMETERS, describe, highest_placeholder, reply_fields,
 };
-use crate::postgres::formats::{check_format_codes, data_row, format_of, row_description};
+use crate::postgres::formats::{
+    check_format_codes, check_written_as_asked, data_row, format_of, row_description,
+};
 use crate::postgres::pg_error::{PgError, unknown_portal, unknown_statement, wire_failed};
 use crate::postgres::types;
 use crate::postgres::wire::Wire;
@@ -569,34 +569,4 @@ fn fields_of(
         .map(|c| Field::of_column(c, types::column_oid(c)))
         .collect();
     (fields, params)
-}
-
-/// Refuses text columns whose values came in binary (the shards answer in binary when any
-/// column is asked for in it, or the statement has parameters) and would be written in text
-/// under settings Keyshard's conversion does not follow (a time zone other than UTC, a
-/// DateStyle other than ISO, an IntervalStyle other than postgres, an lc_monetary other than
-/// C): a wrong text is worse than the error.
-pub(super) fn check_written_as_asked(
-    text: &ProxyText,
-    fields: &[Field],
-    rows: &[Vec<Value>],
-    formats: &[i16],
-) -> Result<(), PgError> {
-    for (i, field) in fields.iter().enumerate() {
-        if format_of(formats, i) != 0 || text.writes(field.oid) {
-            continue;
-        }
-        let from_binary = rows
-            .iter()
-            .any(|row| matches!(row.get(i), Some(Value::Wire(w)) if w.binary));
-        if from_binary {
-            return Err(PgError::from(Error::unsupported(format!(
-                "column \"{}\" in the text format beside binary ones under this session's \
-                 TimeZone/DateStyle/IntervalStyle/lc_monetary (ask for every column in one \
-                 format)",
-                field.name
-            ))));
-        }
-    }
-    Ok(())
 }

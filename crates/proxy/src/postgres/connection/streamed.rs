@@ -7,10 +7,9 @@ use keyshard_backend::stream::Batch;
 use tokio::sync::mpsc;
 
 use super::super::describe::{Field, result_fields};
-use super::super::formats::{data_row, row_description};
+use super::super::formats::{check_written_as_asked, data_row, row_description};
 use super::super::pg_error::PgError;
 use super::super::wire::{Wire, WireError};
-use super::extended::check_written_as_asked;
 use crate::dialect::postgres::ProxyText;
 use crate::reply::Reply;
 
