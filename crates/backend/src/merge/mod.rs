@@ -178,11 +178,45 @@ pub(crate) fn merge(
         });
     }
     check_widths(&shards, width)?;
-    let plan = Resolved::new(spec, &columns, width)?;
-    plan.check_orderable(&shards, &columns)?;
-
     let grouping = !spec.aggregates.is_empty() || !spec.group_by.is_empty();
-    let mut rows = if grouping {
+    // One node's rows (a combined read's, or where the other nodes found none) come in the
+    // order the node was asked for: nothing is compared, only the window applies.
+    let mut rows = if !grouping && shards.iter().filter(|rows| !rows.is_empty()).count() <= 1 {
+        window(spec, shards.into_iter().flatten())
+    } else {
+        merge_rows(spec, &mut columns, shards, width)?
+    };
+
+    let visible = width
+        .checked_sub(spec.hidden_columns)
+        .ok_or(MergeError::HiddenColumns {
+            hidden: spec.hidden_columns,
+            width,
+        })?;
+    columns.truncate(visible);
+    for row in &mut rows {
+        row.truncate(visible);
+    }
+    Ok(UnitResult {
+        affected_rows,
+        columns,
+        rows,
+        streamed: None,
+    })
+}
+
+/// The rows of several nodes merged, grouped, filtered and windowed as `spec` says (the
+/// merged AVG columns' types set in `columns`).
+fn merge_rows(
+    spec: &MergeSpec,
+    columns: &mut [Column],
+    shards: Vec<Vec<Vec<Value>>>,
+    width: usize,
+) -> Result<Vec<Vec<Value>>, MergeError> {
+    let plan = Resolved::new(spec, columns, width)?;
+    plan.check_orderable(&shards, columns)?;
+    let grouping = !spec.aggregates.is_empty() || !spec.group_by.is_empty();
+    let rows = if grouping {
         let (mut groups, avg_types) = plan.group(shards)?;
         if let (true, Some(row)) = (groups.is_empty(), &spec.when_empty) {
             let mut row = row.clone();
@@ -203,7 +237,7 @@ pub(crate) fn merge(
         }
         let increment = groups.first().map(|group| plan.division_scale_of(group));
         set_avg_types(
-            &mut columns,
+            columns,
             &avg_types,
             increment.unwrap_or(DEFAULT_DIVISION_SCALE),
         );
@@ -213,23 +247,7 @@ pub(crate) fn merge(
     } else {
         window(spec, KWayMerge::new(&plan, shards))
     };
-
-    let visible = width
-        .checked_sub(spec.hidden_columns)
-        .ok_or(MergeError::HiddenColumns {
-            hidden: spec.hidden_columns,
-            width,
-        })?;
-    columns.truncate(visible);
-    for row in &mut rows {
-        row.truncate(visible);
-    }
-    Ok(UnitResult {
-        affected_rows,
-        columns,
-        rows,
-        streamed: None,
-    })
+    Ok(rows)
 }
 
 fn check_widths(shards: &[Vec<Vec<Value>>], width: usize) -> Result<(), MergeError> {

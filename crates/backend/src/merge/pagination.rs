@@ -19,6 +19,20 @@ mod tests {
 
     use keyshard_types::Value::Int;
 
+    /// A combined read's rows, or those of the only node that found any, come in the order
+    /// the database gave them: nothing is compared (text Keyshard could not order included),
+    /// the window applies.
+    #[test]
+    fn one_nodes_rows_keep_its_order_and_are_windowed() {
+        let mut s = spec(Dialect::MySql);
+        s.order_by = vec![asc(0)];
+        s.offset = 1;
+        s.limit = Some(2);
+        let rows = vec![text("É"), text("e"), text("f"), text("g")];
+        let merged = single_column(Dialect::MySql, &s, vec![Vec::new(), rows]);
+        assert_eq!(merged, vec![text("e"), text("f")]);
+    }
+
     #[test]
     fn offset_and_limit_apply_after_merging() {
         let mut s = spec(Dialect::MySql);
