@@ -74,6 +74,8 @@ impl Backend {
         let Some(sql) = union_text(spec, units, &order) else {
             return self.autocommit(plan, data_source, units).await;
         };
+        // The units' own texts were logged as they started; this is what goes instead.
+        self.show_sql("Actual SQL (combined)", data_source, &sql, &[]);
         match execute::read_combined(pool, &sql, first).await {
             Ok(mut result) if result.columns.is_empty() || alike(&result.columns, &columns) => {
                 if !result.columns.is_empty() {

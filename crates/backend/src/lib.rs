@@ -46,7 +46,7 @@ use std::sync::Arc;
 use keyshard_config::{Config, ShardingRule, TableRule};
 use keyshard_router::merge::Aggregate;
 use keyshard_router::{ExecutionUnit, Plan};
-use keyshard_types::SqlType;
+use keyshard_types::{SqlType, Value};
 use transaction::in_plan_order;
 
 pub use batching::Stats as BatchStats;
@@ -524,23 +524,18 @@ impl Backend {
     /// change a table's; answers whether it may.
     pub(crate) fn starting(&self, unit: &ExecutionUnit) -> bool {
         let changes = self.result_columns.note(&unit.sql);
-        // ShardingSphere's sql-show format: "Actual SQL: ds ::: sql ::: [params]".
-        if self.sql_show {
-            tracing::info!(
-                "Actual SQL: {} ::: {} ::: {:?}",
-                unit.data_source,
-                unit.sql,
-                unit.params
-            );
-        } else {
-            tracing::debug!(
-                "Actual SQL: {} ::: {} ::: {:?}",
-                unit.data_source,
-                unit.sql,
-                unit.params
-            );
-        }
+        self.show_sql("Actual SQL", &unit.data_source, &unit.sql, &unit.params);
         changes
+    }
+
+    /// Logs `sql` as sent to `data_source`, at info level under `props.sql-show`, else at
+    /// debug, in ShardingSphere's sql-show format: "Actual SQL: ds ::: sql ::: [params]".
+    pub(crate) fn show_sql(&self, label: &str, data_source: &str, sql: &str, params: &[Value]) {
+        if self.sql_show {
+            tracing::info!("{label}: {data_source} ::: {sql} ::: {params:?}");
+        } else {
+            tracing::debug!("{label}: {data_source} ::: {sql} ::: {params:?}");
+        }
     }
 }
 
