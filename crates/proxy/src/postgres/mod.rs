@@ -1,7 +1,6 @@
 //! The PostgreSQL frontend: the wire protocol (with `pgwire`'s message types and SCRAM) and
 //! statement description.
 
-mod arrays;
 mod auth;
 mod command;
 mod connection;

@@ -9,12 +9,14 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
-use crate::RouteError;
+use keyshard_config::TableRule;
+use keyshard_types::Dialect;
+use keyshard_types::Value;
+
 use crate::direct::Direct;
 use crate::locate::Locator;
 use crate::tokens::Tokens;
-use keyshard_types::Dialect;
-use keyshard_types::Value;
+use crate::{Other, Prepared, RouteError, Router, names, query};
 
 /// An INSERT whose rows a SELECT computes.
 #[derive(Debug, Clone)]
@@ -54,6 +56,49 @@ impl InsertSelect {
             sql.push_str(&self.tail);
         }
         Some(sql)
+    }
+}
+
+impl Router {
+    /// An INSERT … SELECT into `rule`'s table. A SELECT that reads no sharded table runs on one
+    /// data source: where the unsharded tables it reads live, else the table's first. Rows
+    /// copied from sharded tables are refused, as ShardingSphere refuses them.
+    pub(crate) fn insert_select(
+        &self,
+        sql: &str,
+        parser: &Parser<'_>,
+        insert: &Insert,
+        rule: &TableRule,
+    ) -> Result<Prepared, RouteError> {
+        let query = as_query(insert)
+            .ok_or_else(RouteError::internal("INSERT … SELECT without its SELECT"))?;
+        let (tables, others) = query::tables(sql, &query, |t| self.table(t).cloned())?;
+        if !tables.rules.is_empty() {
+            let names_key = rule.key_generate.as_ref().is_none_or(|k| {
+                insert
+                    .columns
+                    .iter()
+                    .any(|c| names::last_ident(c).eq_ignore_ascii_case(&k.column))
+            });
+            return Err(if names_key {
+                RouteError::Unsupported("INSERT … SELECT from a sharded table".into())
+            } else {
+                RouteError::InsertSelectWithoutKey
+            });
+        }
+        let data_source = match (others.is_empty(), &self.default_data_source) {
+            (false, Some(default)) => self.home(&others, default)?,
+            (false, None) => {
+                return Ok(Prepared::Other(Other::UnshardedTable(
+                    others.first().cloned().unwrap_or_default(),
+                )));
+            }
+            (true, _) => match rule.data_nodes.first() {
+                Some(node) => node.data_source.clone(),
+                None => return Err(RouteError::Internal("a table rule without data nodes")),
+            },
+        };
+        prepare(sql, self.dialect, parser, insert, data_source).map(Prepared::InsertSelect)
     }
 }
 

@@ -1,13 +1,13 @@
 //! Arrays between PostgreSQL clients and the proxy: an array parameter (`order_id = ANY($1)`)
 //! read from the text form (`{1,2,3}`) or the binary layout, and array results
 //! (`array_agg(x)`, `text[]` columns) written in either, each element by its element type's
-//! own codec in [`super::types`].
+//! own codec in [`super`].
 
 use keyshard_types::array::{parse_text, write_text};
 use keyshard_types::pg_array::{ArrayBinaryError, element_supported, parse_binary, write_binary};
 use keyshard_types::{Array, Value};
 
-use super::types::{self, Text, TypeError, oid};
+use super::{Text, TypeError, oid};
 
 impl From<ArrayBinaryError> for TypeError {
     fn from(error: ArrayBinaryError) -> Self {
@@ -20,12 +20,12 @@ pub(super) fn encode(value: &Value, element: u32, binary: bool) -> Result<Vec<u8
     let Value::Array(array) = value else {
         // Only an array is an array; a shard never hands up anything else for an array type.
         return Err(TypeError::Invalid {
-            type_name: types::name_of(oid::TEXT_ARRAY),
+            type_name: super::name_of(oid::TEXT_ARRAY),
             detail: format!("{value:?} is not an array"),
         });
     };
     if binary {
-        write_binary::<TypeError>(array, element, |v| types::encode(v, element, true))
+        write_binary::<TypeError>(array, element, |v| super::encode(v, element, true))
     } else {
         Ok(text_with(array, element).into_bytes())
     }
@@ -37,10 +37,10 @@ pub(super) fn text_of(array: &Array) -> String {
 }
 
 fn text_with(array: &Array, element: u32) -> String {
-    write_text(array, |v| match types::encode_text(v, element) {
+    write_text(array, |v| match super::encode_text(v, element) {
         Text::String(s) => s,
         // Bytes that are no text: bytea's hex form, which PostgreSQL reads back.
-        Text::Raw => match types::encode_text(v, oid::BYTEA) {
+        Text::Raw => match super::encode_text(v, oid::BYTEA) {
             Text::String(s) => s,
             Text::Raw => String::new(),
         },
@@ -66,7 +66,7 @@ pub(super) fn decode(bytes: &[u8], element: u32, binary: bool) -> Result<Value, 
         let elements = parsed
             .elements
             .iter()
-            .map(|e| types::decode(*e, element, true))
+            .map(|e| super::decode(*e, element, true))
             .collect::<Result<Vec<_>, _>>()?;
         return Ok(Value::Array(Array {
             element,
@@ -81,7 +81,7 @@ pub(super) fn decode(bytes: &[u8], element: u32, binary: bool) -> Result<Value, 
     let elements = parsed
         .elements
         .iter()
-        .map(|e| types::decode(e.as_deref().map(str::as_bytes), element, false))
+        .map(|e| super::decode(e.as_deref().map(str::as_bytes), element, false))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Value::Array(Array {
         element,
@@ -93,6 +93,8 @@ pub(super) fn decode(bytes: &[u8], element: u32, binary: bool) -> Result<Value, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::postgres::pg_error::PgError;
+    use crate::postgres::types;
 
     const INT8_ARRAY: u32 = 1016;
 
@@ -193,7 +195,7 @@ mod tests {
     fn bad_arrays_are_errors_with_postgres_codes() {
         let code = |bytes: &[u8], binary: bool| {
             let error = types::decode(Some(bytes), INT8_ARRAY, binary).unwrap_err();
-            super::super::pg_error::PgError::from(error).code
+            PgError::from(error).code
         };
         assert_eq!(code(b"{1,2", false), "22P02");
         assert_eq!(code(b"{1,x}", false), "22P02");
@@ -208,11 +210,11 @@ mod tests {
         .unwrap();
         assert_eq!(code(&int4s, true), "42804");
         let error = types::decode(Some(&int4s), 2951, true).unwrap_err();
-        assert_eq!(super::super::pg_error::PgError::from(error).code, "0A000");
+        assert_eq!(PgError::from(error).code, "0A000");
         // A header claiming 2^31-1 elements of a few bytes: refused before allocating.
         let mut huge = int4s.clone();
         huge[12..16].copy_from_slice(&i32::MAX.to_be_bytes());
         let error = types::decode(Some(&huge), 1007, true).unwrap_err();
-        assert_eq!(super::super::pg_error::PgError::from(error).code, "08P01");
+        assert_eq!(PgError::from(error).code, "08P01");
     }
 }

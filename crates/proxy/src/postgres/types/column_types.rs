@@ -1,0 +1,92 @@
+//! Which type OID a column is described with: from its type in Keyshard's model, from the
+//! values it holds, or as the PostgreSQL shard gave it.
+
+use keyshard_backend::Column;
+use keyshard_types::pg_array::{array_oid_of, element_oid_of};
+use keyshard_types::{SqlType, Value, numeric};
+
+use super::oid;
+
+/// The OID a column of type `ty` is described with. Types Keyshard does not convert travel as
+/// text.
+pub fn oid_of(ty: SqlType) -> u32 {
+    match ty {
+        SqlType::Array { element } => array_oid_of(element).unwrap_or(oid::TEXT_ARRAY),
+        SqlType::Bool => oid::BOOL,
+        SqlType::Blob | SqlType::Binary | SqlType::VarBinary => oid::BYTEA,
+        SqlType::Int { bytes: 8, .. } => oid::INT8,
+        SqlType::Int { bytes: 3 | 4, .. } => oid::INT4,
+        SqlType::Int { .. } => oid::INT2,
+        SqlType::Float => oid::FLOAT4,
+        SqlType::Double => oid::FLOAT8,
+        SqlType::Decimal { .. } => oid::NUMERIC,
+        SqlType::VarChar => oid::VARCHAR,
+        SqlType::Char => oid::BPCHAR,
+        SqlType::Name => oid::NAME,
+        SqlType::Oid => oid::OID,
+        _ => oid::TEXT,
+    }
+}
+
+/// The OID for a result column of type `ty` that holds `values`: the named type, widened to
+/// BIGINT when an integer does not fit the narrower type, or TEXT when a value is not a number
+/// at all (SQLite stores any value in any column).
+pub fn oid_for_values<'a>(ty: SqlType, values: impl Iterator<Item = &'a Value>) -> u32 {
+    let mut oid = oid_of(ty);
+    for value in values {
+        oid = match (oid, value) {
+            (_, Value::Null) => oid,
+            // An array column keeps its declared type; one typed by its values (an expression
+            // such as `array_agg(x)`) takes its elements' array type.
+            (_, Value::Array(_)) if element_oid_of(oid).is_some() => oid,
+            (_, Value::Array(a)) => array_oid_of(a.element).unwrap_or(oid::TEXT_ARRAY),
+            (_, _) if element_oid_of(oid).is_some() => oid::TEXT,
+            (oid::INT2 | oid::INT4, Value::Int(v)) => {
+                let fits = if oid == oid::INT2 {
+                    i16::try_from(*v).is_ok()
+                } else {
+                    i32::try_from(*v).is_ok()
+                };
+                if fits { oid } else { oid::INT8 }
+            }
+            (oid::INT2 | oid::INT4 | oid::INT8, Value::UInt(v)) => {
+                if i64::try_from(*v).is_ok() {
+                    oid::INT8
+                } else {
+                    oid::NUMERIC
+                }
+            }
+            (oid::INT8 | oid::BOOL | oid::OID, Value::Int(_)) | (oid::BOOL, Value::Bool(_)) => oid,
+            (oid::FLOAT4 | oid::FLOAT8 | oid::NUMERIC, Value::Int(_) | Value::Double(_)) => oid,
+            (oid::INT2 | oid::INT4 | oid::INT8 | oid::BOOL, Value::Double(_)) => oid::FLOAT8,
+            (oid::BYTEA, Value::Bytes(_)) => oid,
+            // NUMERIC arrives as its exact digits.
+            (oid::NUMERIC, Value::Text(s)) if is_numeric_text(s) => oid,
+            (oid::BYTEA, _) => oid::TEXT,
+            (oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME, _) => oid,
+            (_, Value::Bytes(_)) => oid::BYTEA,
+            _ => oid::TEXT,
+        };
+    }
+    oid
+}
+
+/// The type a PostgreSQL shard gave `column` when its values travel in wire form (dates,
+/// JSON, UUID …): the client is told that type, whatever Keyshard's own model makes of it.
+pub fn wire_oid(column: &Column) -> Option<u32> {
+    column
+        .oid
+        .filter(|&oid| keyshard_types::wire::pg_wire_kind(oid).is_some())
+}
+
+/// The OID `column` is described with before its values are known (a prepared statement's
+/// Describe).
+pub fn column_oid(column: &Column) -> u32 {
+    wire_oid(column).unwrap_or_else(|| oid_of(column.ty))
+}
+
+/// Whether `text` is a NUMERIC value as PostgreSQL prints one (a SQLite column declared
+/// NUMERIC may hold any text, which then travels as text).
+fn is_numeric_text(text: &str) -> bool {
+    matches!(text, "NaN" | "Infinity" | "-Infinity") || numeric::text_to_binary(text).is_some()
+}
