@@ -7,8 +7,9 @@
 //! - the merge only orders and windows (no grouping, aggregates, HAVING or hidden work beyond
 //!   sort keys), and every sort key is a column whose type orders by value, never by a
 //!   collation (numbers, booleans, dates and times), so the union orders as the merge would;
-//! - each unit is a plain-text SELECT without parameters, read in the text format, that locks
-//!   nothing (a locking read cannot be a union's branch) and no replica may answer;
+//! - each unit is a SELECT that locks nothing (a locking read cannot be a union's branch) and no
+//!   replica may answer; with parameters, or read in a binary format, the combined statement
+//!   is prepared (and kept on the connection) as the units would have been;
 //! - the data source is MySQL/MariaDB or PostgreSQL, of the session's dialect.
 //!
 //! A union's result columns are not the branches' (MySQL reports no table and drops key flags,
@@ -74,9 +75,21 @@ impl Backend {
         let Some(sql) = union_text(spec, units, &order) else {
             return self.autocommit(plan, data_source, units).await;
         };
+        let combined = ExecutionUnit {
+            data_source: first.data_source.clone(),
+            table: first.table.clone(),
+            sql,
+            params: units
+                .iter()
+                .flat_map(|u| u.params.iter().cloned())
+                .collect(),
+            rows: Vec::new(),
+            binary_results: first.binary_results,
+        };
         // The units' own texts were logged as they started; this is what goes instead.
-        self.show_sql("Actual SQL (combined)", data_source, &sql, &[]);
-        match execute::read_combined(pool, &sql, first).await {
+        let (sql, params) = (&combined.sql, &combined.params);
+        self.show_sql("Actual SQL (combined)", data_source, sql, params);
+        match execute::read_combined(pool, &combined, first).await {
             Ok(mut result) if result.columns.is_empty() || alike(&result.columns, &columns) => {
                 if !result.columns.is_empty() {
                     result.columns = columns;
@@ -123,11 +136,18 @@ fn refused_as_union(e: &sqlx::Error) -> bool {
 /// (which a read without rows asks of the database, in another protocol): under the shape it
 /// was bound through, else its text with its WHERE clause's literals cut.
 fn kept_key(plan: &Plan, first: &ExecutionUnit) -> Option<String> {
+    // Read in a binary format, a result's columns are told apart from the text format's.
+    let purpose = match first.binary_results || !first.params.is_empty() {
+        true => "combined binary",
+        false => "combined",
+    };
     match &plan.described_as {
-        Some(shape) => Some(result_columns::shape_key("combined", &first.table, shape)),
+        Some(shape) => Some(result_columns::shape_key(purpose, &first.table, shape)),
         None => result_columns::key(&first.sql).map(|key| {
-            let mut kept = String::with_capacity(key.len() + 10);
-            kept.push_str("\0combined\0");
+            let mut kept = String::with_capacity(key.len() + purpose.len() + 2);
+            kept.push('\0');
+            kept.push_str(purpose);
+            kept.push('\0');
             kept.push_str(&key);
             kept
         }),
@@ -155,8 +175,7 @@ fn combinable(plan: &Plan, spec: &MergeSpec, pool: &Pool, units: &[&ExecutionUni
         && (spec.dialect == Dialect::Postgres
             || spec.order_by.iter().all(|k| k.nulls_first.is_none()))
         && units.iter().all(|u| {
-            u.params.is_empty()
-                && !u.binary_results
+            u.binary_results == units[0].binary_results
                 && keyshard_router::Leading::of(&u.sql) == keyshard_router::Leading::Select
         })
 }
@@ -199,23 +218,35 @@ fn alike(columns: &[Column], kept: &[Column]) -> bool {
 }
 
 /// `(u1) UNION ALL (u2) … ORDER BY … LIMIT n`, the sort keys by position, the limit the
-/// units' own (the merge then skips the offset); `None` when a unit's text does not end
-/// plainly enough to be enclosed.
+/// units' own (the merge then skips the offset), the units' parameters one after the other
+/// (PostgreSQL's `$n` of a later unit numbered on); `None` when a unit's text does not end
+/// plainly enough to be enclosed, or its placeholders cannot be numbered on.
 fn union_text(spec: &MergeSpec, units: &[&ExecutionUnit], order: &[usize]) -> Option<String> {
     let length = units.iter().map(|u| u.sql.len() + 14).sum::<usize>() + 16 * order.len() + 32;
     let mut sql = String::with_capacity(length);
+    let mut params_before = 0;
     for (i, unit) in units.iter().enumerate() {
         let text = unit.sql.trim_end();
         let text = text.strip_suffix(';').unwrap_or(text).trim_end();
         if text.is_empty() || !execute::ends_plainly(text.as_bytes()) {
             return None;
         }
+        let renumbered = match spec.dialect {
+            Dialect::Postgres if params_before > 0 && !unit.params.is_empty() => {
+                let numbers: Vec<Option<String>> = (1..=unit.params.len())
+                    .map(|n| Some(format!("${}", n + params_before)))
+                    .collect();
+                Some(keyshard_router::replace_placeholders(text, &numbers)?)
+            }
+            _ => None,
+        };
+        params_before += unit.params.len();
         if i > 0 {
             sql.push_str(" UNION ALL ");
         }
         // The line break ends a line comment the text may close with.
         sql.push('(');
-        sql.push_str(text);
+        sql.push_str(renumbered.as_deref().unwrap_or(text));
         sql.push_str("\n)");
     }
     sql.push_str(" ORDER BY ");
@@ -244,6 +275,7 @@ fn union_text(spec: &MergeSpec, units: &[&ExecutionUnit], order: &[usize]) -> Op
 mod tests {
     use super::*;
     use keyshard_router::merge::{ColumnRef, SortKey};
+    use keyshard_types::Value;
 
     fn spec(order_by: Vec<SortKey>, offset: u64, limit: Option<u64>) -> MergeSpec {
         MergeSpec {
@@ -296,6 +328,24 @@ mod tests {
                 "(SELECT a, b FROM t_0 ORDER BY a DESC LIMIT 5\n) UNION ALL \
                  (SELECT a, b FROM t_1 ORDER BY a DESC LIMIT 5 -- it's\n) \
                  ORDER BY 1 DESC, 2 NULLS FIRST LIMIT 5"
+            )
+        );
+        // PostgreSQL's placeholders of a later unit number on from the earlier units'.
+        let mut a = unit("SELECT a FROM t_0 WHERE u = $1 AND s = '$1' ORDER BY a LIMIT $2");
+        a.params = vec![Value::Int(1), Value::Int(3)];
+        let mut b = unit("SELECT a FROM t_1 WHERE u = $1 AND s = '$1' ORDER BY a LIMIT $2");
+        b.params = a.params.clone();
+        let keys = vec![SortKey {
+            column: ColumnRef::Index(0),
+            descending: false,
+            nulls_first: None,
+        }];
+        assert_eq!(
+            union_text(&spec(keys, 0, Some(3)), &[&a, &b], &[0]).as_deref(),
+            Some(
+                "(SELECT a FROM t_0 WHERE u = $1 AND s = '$1' ORDER BY a LIMIT $2\n) UNION ALL \
+                 (SELECT a FROM t_1 WHERE u = $3 AND s = '$1' ORDER BY a LIMIT $4\n) \
+                 ORDER BY 1 LIMIT 3"
             )
         );
         let commented = unit("SELECT a FROM t_1 WHERE s = 'x' -- note");

@@ -28,7 +28,21 @@ where
     for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
     for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
 {
-    let result = run_unit::<D>(conn, unit).await;
+    run_statement_as::<D>(conn, unit, unit).await
+}
+
+/// As [`run_statement`], its rows kept and counted as `rows_of`'s: a combined read's, whose
+/// statement is none of the plan's units (see `combined`).
+pub(crate) async fn run_statement_as<D: Driver>(
+    conn: &mut D::Connection,
+    unit: &ExecutionUnit,
+    rows_of: &ExecutionUnit,
+) -> Result<UnitResult, sqlx::Error>
+where
+    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
+    for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
+{
+    let result = run_unit::<D>(conn, unit, rows_of).await;
     // Kept grown, the driver's buffers would hold a long statement's size for as long as the
     // pooled connection lives, outside every budget. Not after every statement: shrinking
     // reallocates them.
@@ -42,6 +56,7 @@ where
 async fn run_unit<D: Driver>(
     conn: &mut D::Connection,
     unit: &ExecutionUnit,
+    rows_of: &ExecutionUnit,
 ) -> Result<UnitResult, sqlx::Error>
 where
     for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
@@ -65,7 +80,7 @@ where
     // A unit of the read in flight: its rows go to the client as they come, or are kept
     // within the read's limit (see `stream`).
     let mut reading = Reading {
-        out: UnitRows::of(unit),
+        out: UnitRows::of(rows_of),
         ..Reading::default()
     };
     while let Some(item) = stream.try_next().await? {
@@ -386,28 +401,45 @@ pub(crate) async fn autocommit(
     }
 }
 
-/// Runs `sql`, several units' read combined into one statement (see `combined`), in autocommit
+/// Runs `combined`, several units' read as one statement (see `combined`), in autocommit
 /// mode; its rows are kept, and counted, as `first`'s.
 pub(crate) async fn read_combined(
     pool: &Pool,
-    sql: &str,
+    combined: &ExecutionUnit,
     first: &ExecutionUnit,
 ) -> Result<UnitResult, sqlx::Error> {
-    let results = match pool {
+    async fn read<D: Driver>(
+        conn: &mut D::Connection,
+        combined: &ExecutionUnit,
+        first: &ExecutionUnit,
+    ) -> Result<UnitResult, sqlx::Error>
+    where
+        for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
+        for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
+    {
+        match run_statement_as::<D>(conn, combined, first).await {
+            // As in `run_units`: a table's columns changed since the statement was prepared.
+            Err(e) if is_stale_plan(&e) => {
+                sqlx::Connection::clear_cached_statements(&mut *conn).await?;
+                run_statement_as::<D>(conn, combined, first).await
+            }
+            other => other,
+        }
+    }
+    match pool {
         Pool::MySql(c) => {
-            c.with(async |conn| run_batch::<sqlx::MySql>(conn, sql, 0, &[first]).await)
+            c.with(async |conn| read::<sqlx::MySql>(conn, combined, first).await)
                 .await
         }
         Pool::Postgres(c) => {
-            c.with(async |conn| run_batch::<sqlx::Postgres>(conn, sql, 0, &[first]).await)
+            c.with(async |conn| read::<sqlx::Postgres>(conn, combined, first).await)
                 .await
         }
         Pool::Sqlite(c) => {
-            c.with(async |conn| run_batch::<sqlx::Sqlite>(conn, sql, 0, &[first]).await)
+            c.with(async |conn| read::<sqlx::Sqlite>(conn, combined, first).await)
                 .await
         }
-    }?;
-    Ok(results.into_iter().next().unwrap_or_default())
+    }
 }
 
 #[cfg(test)]

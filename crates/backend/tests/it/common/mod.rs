@@ -383,7 +383,8 @@ pub async fn scenario_combined_reads(backend: &Backend, router: &Router, config:
         .await
         .unwrap();
     let read = |sql: &str| plan(router, sql, &[], backend.metadata());
-    async fn twice(backend: &Backend, plan: &Plan, combined: bool) -> Outcome {
+    /// Runs `plan` twice, the same answer each time, `combined` of the runs combined.
+    async fn twice(backend: &Backend, plan: &Plan, combined: u64) -> Outcome {
         let before = backend.combined_reads();
         let alone = backend
             .execute(plan)
@@ -396,11 +397,7 @@ pub async fn scenario_combined_reads(backend: &Backend, router: &Router, config:
         let sql = &plan.units[0].sql;
         assert_eq!(again.rows, alone.rows, "{sql}");
         assert_eq!(again.columns, alone.columns, "{sql}");
-        assert_eq!(
-            backend.combined_reads() - before,
-            u64::from(combined),
-            "{sql}"
-        );
+        assert_eq!(backend.combined_reads() - before, combined, "{sql}");
         again
     }
     // user_id 1's rows are all on ds_1, in both of its tables.
@@ -413,24 +410,65 @@ pub async fn scenario_combined_reads(backend: &Backend, router: &Router, config:
     ] {
         let plan = read(sql);
         assert_eq!(plan.units.len(), 2, "{sql}");
-        let outcome = twice(backend, &plan, true).await;
+        let outcome = twice(backend, &plan, 1).await;
         assert!(!outcome.rows.is_empty(), "{sql}");
     }
+    // With parameters, and read in the binary format (a prepared statement's): the combined
+    // statement is prepared, the units' parameters one after the other.
+    let d = router.dialect();
+    for (sql, params) in [
+        (
+            format!(
+                "SELECT * FROM t_order WHERE user_id = {} ORDER BY order_id DESC LIMIT 5",
+                placeholder(d, 1)
+            ),
+            vec![Value::Int(1)],
+        ),
+        (
+            format!(
+                "SELECT order_id, price, created_at FROM t_order WHERE user_id = {} \
+                 AND order_id > {} ORDER BY created_at DESC, order_id LIMIT 4",
+                placeholder(d, 1),
+                placeholder(d, 2)
+            ),
+            vec![Value::Int(1), Value::Int(3)],
+        ),
+    ] {
+        // With parameters, text and binary results are kept alike: the second pair of runs
+        // is combined from its first.
+        for (binary, combined) in [(false, 1), (true, 2)] {
+            let mut plan = plan(router, &sql, &params, backend.metadata());
+            assert_eq!(plan.units.len(), 2, "{sql}");
+            for unit in &mut plan.units {
+                unit.binary_results = binary;
+            }
+            let outcome = twice(backend, &plan, combined).await;
+            assert!(!outcome.rows.is_empty(), "{sql}");
+        }
+    }
+    // Without parameters, read in the binary format: kept apart from the text format's.
+    let mut binary = read(
+        "SELECT order_id, kind, created_at FROM t_order WHERE user_id = 1 ORDER BY order_id LIMIT 6",
+    );
+    for unit in &mut binary.units {
+        unit.binary_results = true;
+    }
+    twice(backend, &binary, 1).await;
     let by_text =
         "SELECT order_id FROM t_order WHERE user_id = 1 ORDER BY status, order_id LIMIT 3";
-    twice(backend, &read(by_text), false).await;
+    twice(backend, &read(by_text), 0).await;
     // MariaDB refuses SQL_NO_CACHE in a union's branch: read table by table, and from then on.
     if mysql {
         let plan = read(
             "SELECT SQL_NO_CACHE order_id FROM t_order WHERE user_id = 1 ORDER BY order_id LIMIT 3",
         );
-        let outcome = twice(backend, &plan, false).await;
+        let outcome = twice(backend, &plan, 0).await;
         assert_eq!(outcome.rows.len(), 3);
-        twice(backend, &plan, false).await;
+        twice(backend, &plan, 0).await;
     }
     // No row, so no columns to keep: read table by table, with the same empty answer.
     let none = "SELECT * FROM t_order WHERE user_id = 3 AND price > 100 ORDER BY order_id LIMIT 2";
-    assert!(twice(backend, &read(none), false).await.rows.is_empty());
+    assert!(twice(backend, &read(none), 0).await.rows.is_empty());
 
     // A column added beside the proxy: the combined read's columns no longer match what was
     // kept, and the read is described anew.
@@ -463,5 +501,5 @@ pub async fn scenario_combined_reads(backend: &Backend, router: &Router, config:
         Some("note")
     );
     assert_eq!(outcome.rows.len(), 5);
-    twice(backend, &star, true).await;
+    twice(backend, &star, 1).await;
 }
