@@ -471,7 +471,11 @@ async fn random_selects(conn: &mut MySqlConnection, reference: &mut Reference, i
                 "{sql}"
             );
             let mut through = fetch_binary(conn, &sql).await;
-            assert_eq!(fetch_binary(conn, &sql).await, through, "{sql}, prepared again");
+            assert_eq!(
+                fetch_binary(conn, &sql).await,
+                through,
+                "{sql}, prepared again"
+            );
             let mut expected = fetch_binary(plain, &sql).await;
             if !fixes_its_order(&sql) {
                 through.1.sort();
