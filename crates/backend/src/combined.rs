@@ -279,17 +279,10 @@ mod tests {
 
     fn spec(order_by: Vec<SortKey>, offset: u64, limit: Option<u64>) -> MergeSpec {
         MergeSpec {
-            group_by: Vec::new(),
-            aggregates: Vec::new(),
-            computed: Vec::new(),
-            division_scale: None,
-            having: None,
-            when_empty: None,
             order_by,
             offset,
             limit,
-            hidden_columns: 0,
-            dialect: Dialect::Postgres,
+            ..crate::merge::test_support::spec(Dialect::Postgres)
         }
     }
 

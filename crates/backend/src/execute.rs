@@ -335,18 +335,17 @@ pub(crate) async fn describe(
     }
 }
 
-/// Runs `units` on one connection: as one multi-statement text when `batch` allows it and
-/// they are plain text, else one after the other.
+/// Runs `units` on one connection: as one multi-statement text when they are plain text and
+/// the database is not SQLite (which runs in process), else one after the other.
 async fn run_units<D: Driver>(
     conn: &mut D::Connection,
     units: &[&ExecutionUnit],
-    batch: bool,
 ) -> Result<Vec<UnitResult>, sqlx::Error>
 where
     for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
     for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
 {
-    if batch
+    if D::KIND != keyshard_config::DatabaseKind::Sqlite
         && units.len() > 1
         && let Some(text) = batch_text(None, units)
     {
@@ -378,6 +377,26 @@ fn is_stale_plan(e: &sqlx::Error) -> bool {
     })
 }
 
+/// Runs `$run::<D>(conn, …)` on a connection taken from `$pool`, `D` its database's driver.
+macro_rules! on_connection {
+    ($pool:expr, $run:ident($($arg:expr),*)) => {
+        match $pool {
+            Pool::MySql(c) => {
+                c.with(async |conn| $run::<sqlx::MySql>(conn, $($arg),*).await)
+                    .await
+            }
+            Pool::Postgres(c) => {
+                c.with(async |conn| $run::<sqlx::Postgres>(conn, $($arg),*).await)
+                    .await
+            }
+            Pool::Sqlite(c) => {
+                c.with(async |conn| $run::<sqlx::Sqlite>(conn, $($arg),*).await)
+                    .await
+            }
+        }
+    };
+}
+
 /// Runs `units` (all on `pool`) on one connection in autocommit mode; on MySQL and
 /// PostgreSQL, several plain-text units go in one round trip (SQLite runs in process: there is
 /// no round trip to save). PostgreSQL runs such a text in one implicit transaction.
@@ -385,20 +404,7 @@ pub(crate) async fn autocommit(
     pool: &Pool,
     units: &[&ExecutionUnit],
 ) -> Result<Vec<UnitResult>, sqlx::Error> {
-    match pool {
-        Pool::MySql(c) => {
-            c.with(async |conn| run_units::<sqlx::MySql>(conn, units, true).await)
-                .await
-        }
-        Pool::Postgres(c) => {
-            c.with(async |conn| run_units::<sqlx::Postgres>(conn, units, true).await)
-                .await
-        }
-        Pool::Sqlite(c) => {
-            c.with(async |conn| run_units::<sqlx::Sqlite>(conn, units, false).await)
-                .await
-        }
-    }
+    on_connection!(pool, run_units(units))
 }
 
 /// Runs `combined`, several units' read as one statement (see `combined`), in autocommit
@@ -426,20 +432,7 @@ pub(crate) async fn read_combined(
             other => other,
         }
     }
-    match pool {
-        Pool::MySql(c) => {
-            c.with(async |conn| read::<sqlx::MySql>(conn, combined, first).await)
-                .await
-        }
-        Pool::Postgres(c) => {
-            c.with(async |conn| read::<sqlx::Postgres>(conn, combined, first).await)
-                .await
-        }
-        Pool::Sqlite(c) => {
-            c.with(async |conn| read::<sqlx::Sqlite>(conn, combined, first).await)
-                .await
-        }
-    }
+    on_connection!(pool, read(combined, first))
 }
 
 #[cfg(test)]

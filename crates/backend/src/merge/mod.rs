@@ -20,7 +20,7 @@ mod order_by;
 mod pagination;
 mod plan;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod text_order;
 
 pub(crate) use aggregation::DEFAULT_DIVISION_SCALE;

@@ -10,7 +10,7 @@ use keyshard_types::SqlType;
 
 use Value::{Double, Int, Null, Text, UInt};
 
-pub(super) fn spec(dialect: Dialect) -> MergeSpec {
+pub(crate) fn spec(dialect: Dialect) -> MergeSpec {
     MergeSpec {
         group_by: Vec::new(),
         aggregates: Vec::new(),
