@@ -4,14 +4,16 @@
 #
 #   bash bench/callgrind.sh [statements] [case…]     (default 2000; all cases)
 #   cases: pg-simple pg-extended pg-prepared pg-select pg-select-extended pg-select-prepared
-#          pg-merge pg-one pg-wide mysql-text
+#          pg-merge pg-one pg-merge-prepared pg-one-prepared pg-wide mysql-text
 #          mysql-prepared mysql-select mysql-merge mysql-one mysql-wide pg-bulk mysql-bulk
 #
 # The select cases send a point SELECT by both sharding columns (one node, one row found);
 # pg-merge sends an ORDER BY … LIMIT 10 over the two nodes of one data source (a merge of ten
 # rows from each), as does mysql-merge; pg-one and mysql-one send the same read of t_recent,
 # which one node answers (ten of its twenty rows); pg-wide and mysql-wide the merge's read over
-# t_wide, whose rows have 20 columns of mixed types (decimals, floats, timestamps, JSON, UUID …).
+# t_wide, whose rows have 20 columns of mixed types (decimals, floats, timestamps, JSON, UUID …);
+# pg-merge-prepared and pg-one-prepared the merge's and the one-node read as named prepared
+# statements (pgbench -M prepared), their user id a parameter.
 # The bulk cases send a 1,000-row INSERT (as bench/cpu.sh does), BULK_N of them (default 50)
 # after 20 for warm-up, and also print instructions per row.
 #
@@ -28,7 +30,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 N=${1:-2000}
 shift || true
-CASES=${*:-pg-simple pg-extended pg-prepared pg-select pg-select-extended pg-select-prepared pg-merge pg-one pg-wide mysql-text mysql-prepared mysql-select mysql-merge mysql-one mysql-wide pg-bulk mysql-bulk}
+CASES=${*:-pg-simple pg-extended pg-prepared pg-select pg-select-extended pg-select-prepared pg-merge pg-one pg-merge-prepared pg-one-prepared pg-wide mysql-text mysql-prepared mysql-select mysql-merge mysql-one mysql-wide pg-bulk mysql-bulk}
 BULK_N=${BULK_N:-50}
 OUT=${CALLGRIND_OUT:-/tmp/keyshard-callgrind}
 mkdir -p "$OUT"
@@ -147,6 +149,9 @@ if [[ " $CASES " == *" pg-"* ]]; then
   done
   [[ " $CASES " == *" pg-merge "* ]] && SCRIPT=bench/merge.sql count pg-merge pgb simple
   [[ " $CASES " == *" pg-one "* ]] && SCRIPT=bench/recent.sql count pg-one pgb simple
+  # The same two reads as named prepared statements with a parameter (what drivers send).
+  [[ " $CASES " == *" pg-merge-prepared "* ]] && SCRIPT=bench/merge.sql count pg-merge-prepared pgb prepared
+  [[ " $CASES " == *" pg-one-prepared "* ]] && SCRIPT=bench/recent.sql count pg-one-prepared pgb prepared
   [[ " $CASES " == *" pg-wide "* ]] && SCRIPT=bench/wide.sql count pg-wide pgb simple
   [[ " $CASES " == *" pg-bulk "* ]] && SCRIPT=$WORK/bulk.sql WARM=20 COUNT=$BULK_N count pg-bulk pgb simple
   stop
