@@ -8,7 +8,7 @@ use tokio::sync::oneshot;
 use crate::branch::Branch;
 use crate::characteristics::Characteristics;
 use crate::outcome::UnitResult;
-use crate::transaction::in_plan_order;
+use crate::outcome::in_plan_order;
 use crate::{Backend, BackendError, Pool};
 
 /// The units of one statement that run on one data source.

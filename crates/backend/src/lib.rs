@@ -47,7 +47,7 @@ use keyshard_config::{Config, ShardingRule, TableRule};
 use keyshard_router::merge::Aggregate;
 use keyshard_router::{ExecutionUnit, Plan};
 use keyshard_types::{SqlType, Value};
-use transaction::in_plan_order;
+use outcome::in_plan_order;
 
 pub use batching::Stats as BatchStats;
 pub use characteristics::{Characteristics, Isolation};

@@ -89,3 +89,17 @@ pub(crate) struct UnitResult {
     /// Rows sent to the client as they arrived, none kept in `rows`.
     pub(crate) streamed: Option<u64>,
 }
+
+/// Results of a statement's units, put back in plan order.
+pub(crate) fn in_plan_order(
+    unit_count: usize,
+    parts: impl IntoIterator<Item = (Vec<usize>, Vec<UnitResult>)>,
+) -> Vec<UnitResult> {
+    let mut ordered: Vec<UnitResult> = (0..unit_count).map(|_| UnitResult::default()).collect();
+    for (positions, results) in parts {
+        for (position, result) in positions.into_iter().zip(results) {
+            ordered[position] = result;
+        }
+    }
+    ordered
+}
