@@ -1,219 +1,22 @@
-//! What differs between the three databases: binding our values and reading result values.
+//! PostgreSQL's side of execution: parameters bound with the types the shard must read them
+//! as, statement caches kept fit for them, and result values read (arrays, NUMERIC, enums,
+//! the types passed on in wire form, text-format integers and strings).
 
 use std::borrow::Cow;
 
-use crate::outcome::UnitResult;
-
 use keyshard_config::DatabaseKind;
-use keyshard_types::{Value, Wire, WireKind};
+use keyshard_types::pg_array::element_oid_of;
+use keyshard_types::wire::{pg_cast_name, pg_wire_kind};
+use keyshard_types::{SqlType, Value, Wire, WireKind};
 use sqlx::Either;
-use sqlx::mysql::{MySql, MySqlQueryResult, MySqlRow};
 use sqlx::postgres::types::Oid;
 use sqlx::postgres::{PgConnection, PgQueryResult, PgRow, PgTypeInfo, PgValueFormat, Postgres};
-use sqlx::query::Query;
-use sqlx::sqlite::{Sqlite, SqliteQueryResult, SqliteRow};
-use sqlx::{Connection, Database, Executor, Row, Statement, TypeInfo, ValueRef};
+use sqlx::{Connection, Executor, Row, Statement, TypeInfo, ValueRef};
 
+use super::{BoundQuery, Decoded, Driver, bind_wire};
+use crate::outcome::UnitResult;
 use crate::pg_array::{ArrayParam, decode_array};
 use crate::{Column, PgEnumColumn};
-use keyshard_types::SqlType;
-use keyshard_types::pg_array::element_oid_of;
-use keyshard_types::wire::{mysql_wire_kind, pg_cast_name, pg_wire_kind};
-
-/// An array for a database without arrays: PostgreSQL's text form, the string a client would
-/// see for it.
-fn array_text(array: &keyshard_types::Array) -> String {
-    keyshard_types::array::write_text(array, keyshard_types::array::plain_element_text)
-}
-
-/// A result value bound back as a parameter (only values that came as text do: a user
-/// variable set from a query): its text, or its bytes.
-fn bind_wire<'q, DB: Database>(query: BoundQuery<'q, DB>, wire: &'q Wire) -> BoundQuery<'q, DB>
-where
-    &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    &'q [u8]: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-{
-    match wire.text() {
-        Some(text) => query.bind(text),
-        None => query.bind(&wire.bytes[..]),
-    }
-}
-
-/// A value read from a result row, or why it could not be.
-pub(crate) type Decoded = Result<Value, sqlx::Error>;
-
-pub(crate) type BoundQuery<'q, DB> = Query<'q, DB, <DB as Database>::Arguments<'q>>;
-
-/// The per-database half of execution.
-pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
-    /// Binds one parameter.
-    fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self>;
-
-    /// Reads column `index` of `row`; `first` is kept for the column over a result's rows,
-    /// for the driver to note how it reads the column (see `first_decodable!`). `binary`:
-    /// the row came in the database's binary format (a prepared statement's).
-    fn decode(row: &Self::Row, index: usize, first: &mut Option<u8>, binary: bool) -> Decoded;
-
-    /// The affected-row count of a statement's result.
-    fn rows_affected(result: &Self::QueryResult) -> u64;
-
-    /// The database whose type names this driver reports.
-    const KIND: DatabaseKind;
-
-    /// Makes sure the connection's cached statement for `sql`, if any, takes `params` as they
-    /// are bound.
-    fn fit_cache<'a>(
-        _conn: &'a mut Self::Connection,
-        _sql: &'a str,
-        _params: &'a [Value],
-    ) -> impl Future<Output = Result<(), sqlx::Error>> + Send + 'a {
-        std::future::ready(Ok(()))
-    }
-
-    /// Whether a result of `columns` read in binary needs [`Driver::complete`].
-    fn completes(_columns: &[Column]) -> bool {
-        false
-    }
-
-    /// Completes what a result read in binary does not carry (PostgreSQL: the text of
-    /// catalog references, see `catalog_refs`), on the connection that read it.
-    fn complete<'a>(
-        _conn: &'a mut Self::Connection,
-        _result: &'a mut UnitResult,
-    ) -> impl Future<Output = Result<(), sqlx::Error>> + Send + 'a {
-        std::future::ready(Ok(()))
-    }
-
-    /// The statement as the shard gets it with `params` bound.
-    fn shard_sql<'a>(sql: &'a str, _params: &[Value]) -> Cow<'a, str> {
-        Cow::Borrowed(sql)
-    }
-
-    /// The type OIDs a prepared statement's parameters were given (PostgreSQL only).
-    fn parameter_oids(_statement: &Self::Statement<'_>) -> Vec<u32> {
-        Vec::new()
-    }
-
-    /// A result column as the database described it.
-    fn column(column: &Self::Column) -> Column {
-        use sqlx::Column as _;
-        Column::new(
-            column.name(),
-            SqlType::of(column.type_info().name(), Self::KIND),
-        )
-    }
-}
-
-/// Tries each Rust type the database can decode the column as, in order, from the first one
-/// compatible with the column's type. Which that is, `first` keeps across a result's rows: the
-/// check (`try_get`'s, asked here first so that a mismatch builds no error) compares type
-/// descriptions, for every type before the column's, and MySQL and PostgreSQL type the column,
-/// not the value. `$raw`, the value, is evaluated again for each attempt: decoding consumes it.
-macro_rules! first_decodable {
-    ($raw:expr, $index:expr, $first:expr, $($ty:ty => $wrap:expr),+ $(,)?) => {{
-        let raw = $raw;
-        if raw.is_null() {
-            return Ok(Value::Null);
-        }
-        let type_info = raw.type_info();
-        let first: &mut Option<u8> = $first;
-        let mut n = 0u8;
-        $(
-            let compatible = match *first {
-                Some(known) if n <= known => n == known,
-                _ => type_info.is_null() || <$ty as sqlx::Type<Self>>::compatible(&type_info),
-            };
-            if compatible {
-                first.get_or_insert(n);
-                if let Ok(v) = <$ty as sqlx::Decode<Self>>::decode($raw) {
-                    return Ok($wrap(v));
-                }
-            }
-            n += 1;
-        )+
-        let _ = n;
-        let type_name = raw.type_info().to_string();
-        Err(sqlx::Error::ColumnDecode {
-            index: $index.to_string(),
-            source: format!("type {type_name} is not supported in results yet").into(),
-        })
-    }};
-}
-
-impl Driver for MySql {
-    const KIND: DatabaseKind = DatabaseKind::MySql;
-
-    fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
-        match value {
-            Value::Null => query.bind(None::<&str>),
-            Value::Int(v) => query.bind(*v),
-            Value::UInt(v) => query.bind(*v),
-            Value::Double(v) => query.bind(*v),
-            Value::Bool(b) => query.bind(*b),
-            Value::Text(s) => query.bind(s.as_str()),
-            Value::Bytes(b) => query.bind(b.as_slice()),
-            Value::Array(a) => query.bind(array_text(a)),
-            Value::Wire(w) => bind_wire(query, w),
-        }
-    }
-
-    fn decode(row: &MySqlRow, index: usize, first: &mut Option<u8>, binary: bool) -> Decoded {
-        // DECIMAL and the types passed on in wire form are told from the column's type once
-        // per result, as the types of `first_decodable!` are.
-        const DECIMAL: u8 = u8::MAX;
-        const WIRE: u8 = u8::MAX - 1;
-        let raw = row.try_get_raw(index)?;
-        // The column's type, whether or not this value is NULL.
-        if first.is_none() {
-            let type_info = raw.type_info();
-            let name = type_info.name();
-            if name == "DECIMAL" {
-                *first = Some(DECIMAL);
-            } else if mysql_wire_kind(name).is_some() {
-                *first = Some(WIRE);
-            }
-        }
-        if *first == Some(WIRE) {
-            // Asked first: sqlx calls a zero date NULL too (`is_null`), since its binary form
-            // is a zero length; the bytes are there, and the client is owed them.
-            return match row.try_get_unchecked::<&[u8], _>(index) {
-                Ok(bytes) => {
-                    let kind = mysql_wire_kind(raw.type_info().name()).unwrap_or(WireKind::Opaque);
-                    Ok(Value::Wire(Wire::new(kind, binary, bytes)))
-                }
-                Err(_) if raw.is_null() => Ok(Value::Null),
-                Err(e) => Err(e),
-            };
-        }
-        if raw.is_null() {
-            return Ok(Value::Null);
-        }
-        if *first == Some(DECIMAL) {
-            // DECIMAL (SUM, AVG) arrives as its digits in both protocols; sqlx decodes it only
-            // with a decimal crate, and the proxy passes it on as the text it is.
-            return row.try_get_unchecked::<String, _>(index).map(Value::Text);
-        }
-        first_decodable!(raw.clone(), index, first,
-            i64 => Value::Int,
-            u64 => Value::UInt,
-            f64 => Value::Double,
-            String => Value::Text,
-            Vec<u8> => Value::Bytes,
-        )
-    }
-
-    fn rows_affected(result: &MySqlQueryResult) -> u64 {
-        result.rows_affected()
-    }
-
-    fn column(described: &sqlx::mysql::MySqlColumn) -> Column {
-        use sqlx::Column as _;
-        let type_info = described.type_info();
-        let mut column = Column::new(described.name(), SqlType::of(type_info.name(), Self::KIND));
-        column.mysql = crate::mysql_column::described(described).map(Box::new);
-        column
-    }
-}
 
 /// A NULL whose type PostgreSQL infers from where it is used: binding a typed NULL (say TEXT)
 /// to an INTEGER column would be a type error.
@@ -222,6 +25,15 @@ struct UntypedNull;
 impl sqlx::Type<Postgres> for UntypedNull {
     fn type_info() -> PgTypeInfo {
         PgTypeInfo::with_oid(sqlx::postgres::types::Oid(0))
+    }
+}
+
+impl sqlx::Encode<'_, Postgres> for UntypedNull {
+    fn encode_by_ref(
+        &self,
+        _buf: &mut sqlx::postgres::PgArgumentBuffer,
+    ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+        Ok(sqlx::encode::IsNull::Yes)
     }
 }
 
@@ -287,15 +99,6 @@ fn pg_param_oid(value: &Value) -> Option<u32> {
         Value::Wire(w) if w.binary && w.oid != 0 => Some(w.oid),
         Value::Wire(w) => Some(if w.text().is_some() { TEXT } else { BYTEA }),
         Value::Array(a) => ArrayParam(a).oid().or(Some(1009)),
-    }
-}
-
-impl sqlx::Encode<'_, Postgres> for UntypedNull {
-    fn encode_by_ref(
-        &self,
-        _buf: &mut sqlx::postgres::PgArgumentBuffer,
-    ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
-        Ok(sqlx::encode::IsNull::Yes)
     }
 }
 
@@ -577,42 +380,6 @@ impl Driver for Postgres {
     }
 
     fn rows_affected(result: &PgQueryResult) -> u64 {
-        result.rows_affected()
-    }
-}
-
-impl Driver for Sqlite {
-    const KIND: DatabaseKind = DatabaseKind::Sqlite;
-
-    fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
-        match value {
-            Value::Null => query.bind(None::<&str>),
-            Value::Int(v) => query.bind(*v),
-            // SQLite integers are 64-bit signed; larger values are stored as text.
-            Value::UInt(v) => match i64::try_from(*v) {
-                Ok(v) => query.bind(v),
-                Err(_) => query.bind(v.to_string()),
-            },
-            Value::Double(v) => query.bind(*v),
-            Value::Bool(b) => query.bind(*b),
-            Value::Text(s) => query.bind(s.as_str()),
-            Value::Bytes(b) => query.bind(b.as_slice()),
-            Value::Array(a) => query.bind(array_text(a)),
-            Value::Wire(w) => bind_wire(query, w),
-        }
-    }
-
-    fn decode(row: &SqliteRow, index: usize, _: &mut Option<u8>, _: bool) -> Decoded {
-        // SQLite types each value, not the column: nothing is kept between rows.
-        first_decodable!(row.try_get_raw(index)?, index, &mut None,
-            i64 => Value::Int,
-            f64 => Value::Double,
-            String => Value::Text,
-            Vec<u8> => Value::Bytes,
-        )
-    }
-
-    fn rows_affected(result: &SqliteQueryResult) -> u64 {
         result.rows_affected()
     }
 }

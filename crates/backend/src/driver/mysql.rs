@@ -1,0 +1,86 @@
+//! MySQL's (and MariaDB's) side of execution: its values bound as MySQL takes them, its
+//! result values read, DECIMAL as its digits and the types passed on in wire form as they came.
+
+use keyshard_config::DatabaseKind;
+use keyshard_types::wire::mysql_wire_kind;
+use keyshard_types::{SqlType, Value, Wire, WireKind};
+use sqlx::mysql::{MySql, MySqlQueryResult, MySqlRow};
+use sqlx::{Row, TypeInfo, ValueRef};
+
+use super::{BoundQuery, Decoded, Driver, array_text, bind_wire};
+use crate::Column;
+
+impl Driver for MySql {
+    const KIND: DatabaseKind = DatabaseKind::MySql;
+
+    fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
+        match value {
+            Value::Null => query.bind(None::<&str>),
+            Value::Int(v) => query.bind(*v),
+            Value::UInt(v) => query.bind(*v),
+            Value::Double(v) => query.bind(*v),
+            Value::Bool(b) => query.bind(*b),
+            Value::Text(s) => query.bind(s.as_str()),
+            Value::Bytes(b) => query.bind(b.as_slice()),
+            Value::Array(a) => query.bind(array_text(a)),
+            Value::Wire(w) => bind_wire(query, w),
+        }
+    }
+
+    fn decode(row: &MySqlRow, index: usize, first: &mut Option<u8>, binary: bool) -> Decoded {
+        // DECIMAL and the types passed on in wire form are told from the column's type once
+        // per result, as the types of `first_decodable!` are.
+        const DECIMAL: u8 = u8::MAX;
+        const WIRE: u8 = u8::MAX - 1;
+        let raw = row.try_get_raw(index)?;
+        // The column's type, whether or not this value is NULL.
+        if first.is_none() {
+            let type_info = raw.type_info();
+            let name = type_info.name();
+            if name == "DECIMAL" {
+                *first = Some(DECIMAL);
+            } else if mysql_wire_kind(name).is_some() {
+                *first = Some(WIRE);
+            }
+        }
+        if *first == Some(WIRE) {
+            // Asked first: sqlx calls a zero date NULL too (`is_null`), since its binary form
+            // is a zero length; the bytes are there, and the client is owed them.
+            return match row.try_get_unchecked::<&[u8], _>(index) {
+                Ok(bytes) => {
+                    let kind = mysql_wire_kind(raw.type_info().name()).unwrap_or(WireKind::Opaque);
+                    Ok(Value::Wire(Wire::new(kind, binary, bytes)))
+                }
+                Err(_) if raw.is_null() => Ok(Value::Null),
+                Err(e) => Err(e),
+            };
+        }
+        if raw.is_null() {
+            return Ok(Value::Null);
+        }
+        if *first == Some(DECIMAL) {
+            // DECIMAL (SUM, AVG) arrives as its digits in both protocols; sqlx decodes it only
+            // with a decimal crate, and the proxy passes it on as the text it is.
+            return row.try_get_unchecked::<String, _>(index).map(Value::Text);
+        }
+        first_decodable!(raw.clone(), index, first,
+            i64 => Value::Int,
+            u64 => Value::UInt,
+            f64 => Value::Double,
+            String => Value::Text,
+            Vec<u8> => Value::Bytes,
+        )
+    }
+
+    fn rows_affected(result: &MySqlQueryResult) -> u64 {
+        result.rows_affected()
+    }
+
+    fn column(described: &sqlx::mysql::MySqlColumn) -> Column {
+        use sqlx::Column as _;
+        let type_info = described.type_info();
+        let mut column = Column::new(described.name(), SqlType::of(type_info.name(), Self::KIND));
+        column.mysql = crate::mysql_column::described(described).map(Box::new);
+        column
+    }
+}
