@@ -11,7 +11,8 @@ use keyshard_router::{
 use keyshard_types::{Dialect, Value};
 use sqlparser::ast;
 
-use super::{Engine, NO_VALUES, load_prepared, pinned, takes_parameters, text};
+use super::session_values::NO_VALUES;
+use super::{Engine, pinned};
 use crate::error::{Error, ErrorKind};
 use crate::intent::Intent;
 use crate::memory::Reserved;
@@ -277,4 +278,24 @@ impl Engine {
 /// Whether `direct` may create, drop or rename a table.
 fn changes_tables(direct: &Direct) -> bool {
     !direct.is_read() && Leading::of(direct.sql()).may_change_tables()
+}
+
+/// MySQL's refusal of LOAD DATA in a prepared statement.
+pub(super) fn load_prepared() -> Error {
+    Error::unsupported("LOAD DATA in a prepared statement (send it as text)")
+}
+
+fn text(sql: &str) -> Statement {
+    Statement::new(StatementKind::Text(sql.to_owned()))
+}
+
+/// Whether `sql` has placeholders (`?`, `$1`) outside strings and comments.
+pub(super) fn takes_parameters(sql: &str, dialect: Dialect) -> bool {
+    use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect};
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = match dialect {
+        Dialect::MySql => Tokenizer::new(&MySqlDialect {}, sql).tokenize(),
+        Dialect::Postgres => Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize(),
+    };
+    tokens.is_ok_and(|tokens| tokens.iter().any(|t| matches!(t, Token::Placeholder(_))))
 }

@@ -4,7 +4,8 @@
 use keyshard_router::bind_placeholders;
 use keyshard_types::{Dialect, Value};
 
-use super::{Engine, load_prepared};
+use super::Engine;
+use super::prepared::load_prepared;
 use crate::error::{Error, ErrorKind};
 use crate::intent::Intent;
 use crate::memory::Reserved;
@@ -49,7 +50,7 @@ impl Engine {
                     // As a protocol-level prepare does: one that takes parameters cannot run
                     // as text without them, so a syntax error is the client's to hear now,
                     // not as a wrong argument count at EXECUTE.
-                    Intent::Routed if super::takes_parameters(&text, dialect) => {
+                    Intent::Routed if super::prepared::takes_parameters(&text, dialect) => {
                         if let Err(e) = self.plan_with_tree(&text, dialect).await
                             && e.kind == ErrorKind::Syntax
                         {

@@ -63,7 +63,7 @@ impl Engine {
         // Text that MySQL's session values would rewrite is not learned (see `shapes`).
         if dialect == Dialect::MySql
             && !matches!(
-                substitute_session_values(&first, &super::NO_VALUES),
+                substitute_session_values(&first, &super::session_values::NO_VALUES),
                 Ok(None)
             )
         {
