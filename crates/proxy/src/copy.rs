@@ -1,9 +1,9 @@
 //! Bulk loads the client streams: PostgreSQL's `COPY table [(columns)] FROM STDIN` in the text,
-//! CSV and binary formats (the binary layout in `binary.rs`, its values read by the PostgreSQL
-//! frontend, which knows the types), and MySQL's `LOAD DATA LOCAL INFILE` (read in `load_data.rs`). The rows
-//! become one multi-row INSERT, so that each row gets its key and goes to its
-//! shard, and the load is as atomic as any INSERT (all rows or none). The whole load is held
-//! once, as the SQL of that INSERT, so its size is bound as a statement's
+//! CSV and binary formats (the binary layout in `binary_layout.rs`, its values read by the
+//! PostgreSQL frontend, which knows the types), and MySQL's `LOAD DATA LOCAL INFILE` (read in
+//! `load_data.rs`). The rows become one multi-row INSERT, so that each row gets its key and goes
+//! to its shard, and the load is as atomic as any INSERT (all rows or none). The whole load is
+//! held once, as the SQL of that INSERT, so its size is bound as a statement's
 //! (`props.statement-memory-bytes`).
 
 use keyshard_router::push_rows;
