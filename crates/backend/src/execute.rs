@@ -353,16 +353,7 @@ where
     }
     let mut results = Vec::with_capacity(units.len());
     for unit in units {
-        let result = match run_statement::<D>(conn, unit).await {
-            // The table's columns changed since this connection prepared the statement
-            // (DDL through the proxy or beside it); PostgreSQL refused it before it ran, so in
-            // autocommit it runs again, prepared anew.
-            Err(e) if is_stale_plan(&e) => {
-                sqlx::Connection::clear_cached_statements(&mut *conn).await?;
-                run_statement::<D>(conn, unit).await?
-            }
-            other => other?,
-        };
+        let result = run_in_autocommit::<D>(conn, unit, unit).await?;
         results.push(result);
     }
     Ok(results)
@@ -414,25 +405,28 @@ pub(crate) async fn read_combined(
     combined: &ExecutionUnit,
     first: &ExecutionUnit,
 ) -> Result<UnitResult, sqlx::Error> {
-    async fn read<D: Driver>(
-        conn: &mut D::Connection,
-        combined: &ExecutionUnit,
-        first: &ExecutionUnit,
-    ) -> Result<UnitResult, sqlx::Error>
-    where
-        for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
-        for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
-    {
-        match run_statement_as::<D>(conn, combined, first).await {
-            // As in `run_units`: a table's columns changed since the statement was prepared.
-            Err(e) if is_stale_plan(&e) => {
-                sqlx::Connection::clear_cached_statements(&mut *conn).await?;
-                run_statement_as::<D>(conn, combined, first).await
-            }
-            other => other,
+    on_connection!(pool, run_in_autocommit(combined, first))
+}
+
+/// Runs `unit` outside a transaction (see [`run_statement_as`]). The table's columns changed
+/// since this connection prepared the statement (DDL through the proxy or beside it)?
+/// PostgreSQL refused it before it ran, so it runs again, prepared anew.
+async fn run_in_autocommit<D: Driver>(
+    conn: &mut D::Connection,
+    unit: &ExecutionUnit,
+    rows_of: &ExecutionUnit,
+) -> Result<UnitResult, sqlx::Error>
+where
+    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
+    for<'q> D::Arguments<'q>: IntoArguments<'q, D>,
+{
+    match run_statement_as::<D>(conn, unit, rows_of).await {
+        Err(e) if is_stale_plan(&e) => {
+            sqlx::Connection::clear_cached_statements(&mut *conn).await?;
+            run_statement_as::<D>(conn, unit, rows_of).await
         }
+        other => other,
     }
-    on_connection!(pool, read(combined, first))
 }
 
 #[cfg(test)]
