@@ -4,7 +4,9 @@
 //! `information_schema.COLUMNS`, a table's columns at once, per data source, and read again
 //! after [`REREAD`] so that a column altered beside the proxy is not compared by its old
 //! collation for long. PostgreSQL text takes its database's collation (a column declared with
-//! another is not told apart): read once per data source from `pg_database`.
+//! another is not told apart): read once per data source from `pg_database`. The tables are
+//! kept in one bounded cache (`props.collation-cache-entries` and `-bytes`): which tables a
+//! statement names is the client's choice.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use crate::cache::{Bounds, Cache, CacheStats};
 use crate::outcome::Column;
 use crate::session_state::{self, SessionState};
 use crate::{Backend, Pool};
@@ -23,17 +26,16 @@ const REREAD: Duration = Duration::from_secs(30);
 /// one of its pool, and its statement must not stall on it. Past it the texts are compared
 /// as those of a column whose collation is not known.
 const WAIT: Duration = Duration::from_millis(200);
-/// Tables remembered; past that the memory starts over.
-const MAX_TABLES: usize = 1_000;
-
 /// A table: its data source, database (empty: the data source's own) and name, as the shard
 /// named them.
 type Table = (String, Bytes, Bytes);
 
-/// The collations of the MySQL tables' text columns, by table.
-#[derive(Debug, Default)]
+/// The collations of the tables' text columns, by table.
+#[derive(Debug)]
 pub(crate) struct Collations {
-    known: Mutex<HashMap<Table, Known>>,
+    /// Within `props.collation-cache-entries` and `-bytes`: the tables a client's statements
+    /// name are not bounded by the configuration.
+    known: Mutex<Cache<Table, Known>>,
     /// Per PostgreSQL data source: what its database says of collations (`None`: not read),
     /// and when it was read.
     databases: Mutex<HashMap<String, (Option<Database>, Instant)>>,
@@ -60,14 +62,42 @@ pub(crate) const UNKNOWN: &str = "nd:unknown";
 /// [`UNKNOWN`] (no column is named so).
 const ANY: &[u8] = b"";
 
+/// Column name → its collation (text columns only).
+type Columns = HashMap<Bytes, Arc<str>>;
+
 #[derive(Debug)]
 struct Known {
-    /// Column name → its collation (text columns only).
-    columns: HashMap<Bytes, Arc<str>>,
+    columns: Columns,
     since: Instant,
 }
 
+/// What a read that failed leaves known: every column's collation is [`UNKNOWN`].
+fn none_known() -> Columns {
+    HashMap::from([(Bytes::from_static(ANY), Arc::from(UNKNOWN))])
+}
+
+/// The collation of `column` among a table's `columns` (`None`: it has none).
+fn collation_of(columns: &Columns, column: &Bytes) -> Option<Arc<str>> {
+    columns.get(column).or_else(|| columns.get(ANY)).cloned()
+}
+
 impl Collations {
+    /// Nothing known yet; at most `bounds` of tables kept.
+    pub(crate) fn new(bounds: Bounds) -> Self {
+        Self {
+            known: Mutex::new(Cache::new(bounds)),
+            databases: Mutex::default(),
+        }
+    }
+
+    /// What the cache of tables' collations holds and has done.
+    pub(crate) fn stats(&self) -> CacheStats {
+        self.known
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .stats()
+    }
+
     /// Gives the text columns of `columns` at `compared` their collation
     /// ([`Column::collation`]): one read from a table of `data_source` its own; `MIN(c)` and
     /// `MAX(c)` those of column `c` of `table`, the actual table the statement reads on it. A
@@ -189,10 +219,10 @@ impl Collations {
     /// Reads the collation of each column of a PostgreSQL table (its OID as `table`'s name),
     /// by attribute number: [`DEFAULT`], [`BYTES`], `nd:…` for a nondeterministic one, or
     /// another's name.
-    async fn read_postgres(&self, backend: &Backend, table: &Table) {
+    async fn read_postgres(&self, backend: &Backend, table: &Table) -> Option<Columns> {
         let (data_source, _, relation) = table;
         let Ok(Pool::Postgres(pool)) = backend.pool(data_source) else {
-            return;
+            return None;
         };
         let relation: i64 = String::from_utf8_lossy(relation).parse().unwrap_or(0);
         let read = pool.with(async |conn| {
@@ -212,12 +242,11 @@ impl Collations {
             .fetch_all(conn)
             .await
         });
-        let columns = apart(read).await.map(|rows| {
+        apart(read).await.map(|rows| {
             rows.into_iter()
                 .map(|(number, collation)| (Bytes::from(number.to_string()), Arc::from(collation)))
                 .collect()
-        });
-        self.remember(table, columns);
+        })
     }
 
     /// The collation of column `name` of `table` (a PostgreSQL one's by attribute number),
@@ -226,28 +255,29 @@ impl Collations {
         if let Some(known) = self.known(table, name) {
             return known;
         }
-        match backend.pool(&table.0) {
+        let read = match backend.pool(&table.0) {
             Ok(Pool::MySql(_)) => self.read_mysql(backend, table).await,
             Ok(Pool::Postgres(_)) => self.read_postgres(backend, table).await,
-            _ => {}
-        }
-        self.known(table, name)
-            .unwrap_or_else(|| Some(Arc::from(UNKNOWN)))
+            _ => return Some(Arc::from(UNKNOWN)),
+        };
+        let columns = read.unwrap_or_else(none_known);
+        let collation = collation_of(&columns, name);
+        self.remember(table, columns);
+        collation
     }
 
     /// The column's collation as last read (`Some(None)`: read, and it has none); `None` when
     /// its table is not known or known for too long.
     fn known(&self, table: &Table, column: &Bytes) -> Option<Option<Arc<str>>> {
-        let known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
         let entry = known.get(table).filter(|k| k.since.elapsed() < REREAD)?;
-        let columns = &entry.columns;
-        Some(columns.get(column).or_else(|| columns.get(ANY)).cloned())
+        Some(collation_of(&entry.columns, column))
     }
 
-    async fn read_mysql(&self, backend: &Backend, table: &Table) {
+    async fn read_mysql(&self, backend: &Backend, table: &Table) -> Option<Columns> {
         let (data_source, schema, name) = table;
         let Ok(Pool::MySql(pool)) = backend.pool(data_source) else {
-            return;
+            return None;
         };
         let (schema, name) = (
             String::from_utf8_lossy(schema).into_owned(),
@@ -264,31 +294,34 @@ impl Collations {
             .fetch_all(conn)
             .await
         });
-        let columns = apart(read).await.map(|rows| {
+        apart(read).await.map(|rows| {
             rows.into_iter()
                 .filter_map(|(column, collation)| {
                     Some((Bytes::from(column), Arc::from(collation?)))
                 })
                 .collect()
-        });
-        self.remember(table, columns);
+        })
     }
 
-    /// Remembers a table's collations; `None`, a read that failed, for as long as a good
-    /// one: every column's is then [`UNKNOWN`].
-    fn remember(&self, table: &Table, columns: Option<HashMap<Bytes, Arc<str>>>) {
-        let columns = columns
-            .unwrap_or_else(|| HashMap::from([(Bytes::from_static(ANY), Arc::from(UNKNOWN))]));
-        let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-        if known.len() >= MAX_TABLES {
-            known.clear();
-        }
-        known.insert(
+    /// Remembers a table's collations (a read that failed, [`none_known`], for as long as a
+    /// good one).
+    fn remember(&self, table: &Table, columns: Columns) {
+        // What the entry holds on the heap, about: its names and collations.
+        let weight = table.0.len()
+            + table.1.len()
+            + table.2.len()
+            + columns
+                .iter()
+                .map(|(name, collation)| name.len() + collation.len() + 64)
+                .sum::<usize>();
+        let known = Known {
+            columns,
+            since: Instant::now(),
+        };
+        (self.known.lock().unwrap_or_else(PoisonError::into_inner)).insert(
             table.clone(),
-            Known {
-                columns,
-                since: Instant::now(),
-            },
+            known,
+            weight,
         );
     }
 }
@@ -373,20 +406,53 @@ mod tests {
     /// collation agrees), never taken for one that orders by bytes.
     #[test]
     fn a_failed_read_knows_no_column() {
-        let collations = Collations::default();
+        let collations = Collations::new(keyshard_config::Props::default().collation_cache);
         let table = (
             "ds_0".to_owned(),
             Bytes::new(),
             Bytes::from_static(b"16384"),
         );
-        collations.remember(&table, None);
+        collations.remember(&table, none_known());
         let known = collations.known(&table, &Bytes::from_static(b"2"));
         assert_eq!(known.flatten().as_deref(), Some(UNKNOWN));
         let read = HashMap::from([(Bytes::from_static(b"2"), Arc::from("en-x-icu"))]);
-        collations.remember(&table, Some(read));
+        collations.remember(&table, read);
         let known = |column: &'static [u8]| collations.known(&table, &Bytes::from_static(column));
         assert_eq!(known(b"2").flatten().as_deref(), Some("en-x-icu"));
         assert_eq!(known(b"3"), Some(None));
+    }
+
+    /// The tables a client's statements name are its to choose: what is kept of them stays
+    /// within the cache's bounds, the tables used most kept longest.
+    #[test]
+    fn the_tables_kept_stay_within_the_bounds() {
+        let bounds = keyshard_config::CacheBounds {
+            entries: 8,
+            bytes: 1 << 20,
+        };
+        let collations = Collations::new(bounds);
+        let table = |n: usize| {
+            (
+                "ds_0".to_owned(),
+                Bytes::new(),
+                Bytes::from(format!("t_{n}")),
+            )
+        };
+        let column = Bytes::from_static(b"status");
+        let read = || HashMap::from([(Bytes::from_static(b"status"), Arc::from("utf8mb4_bin"))]);
+        for n in 0..100 {
+            collations.remember(&table(n), read());
+            // t_0 is read between every other table's.
+            assert!(
+                collations.known(&table(0), &column).is_some(),
+                "t_0 after t_{n}"
+            );
+        }
+        let stats = collations.stats();
+        assert_eq!(stats.entries, 8);
+        assert_eq!(stats.evictions, 92);
+        assert!(collations.known(&table(1), &column).is_none());
+        assert!(collations.known(&table(99), &column).is_some());
     }
 
     #[test]

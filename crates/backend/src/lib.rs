@@ -123,7 +123,7 @@ impl Backend {
                 max_rows: config.props.gather_max_rows,
                 max_bytes: config.props.gather_max_bytes,
             },
-            collations: collations::Collations::default(),
+            collations: collations::Collations::new(config.props.collation_cache),
             result_limit: {
                 // One limit for the process: sqlx reads each message whole (see vendor/).
                 let max_row = usize::try_from(config.props.max_row_bytes).unwrap_or(usize::MAX);
@@ -372,6 +372,12 @@ impl Backend {
     /// The result columns kept per statement shape: what the cache holds and has done.
     pub fn column_cache(&self) -> cache::CacheStats {
         self.result_columns.stats()
+    }
+
+    /// The collations of the text columns merges compared, per table: what the cache holds
+    /// and has done.
+    pub fn collation_cache(&self) -> cache::CacheStats {
+        self.collations.stats()
     }
 
     /// How many merged reads' parts a data source answered as one combined statement.

@@ -200,6 +200,9 @@ pub struct Props {
     /// `column-cache-entries` / `column-cache-bytes` (Keyshard's own; default 1,024 and
     /// 4 MiB): the reads' result columns kept as the shards described them.
     pub column_cache: CacheBounds,
+    /// `collation-cache-entries` / `collation-cache-bytes` (Keyshard's own; default 1,024
+    /// and 1 MiB): the collations of the tables' text columns a merge compares, per table.
+    pub collation_cache: CacheBounds,
     /// `insert-batch-max-rows` (Keyshard's own; default 256; 0 or 1: off): the most
     /// single-row INSERTs of several sessions sent to a shard as one multi-row INSERT when
     /// they queue for the same table at once (see docs/src/batching.md).
@@ -239,6 +242,10 @@ impl Default for Props {
             column_cache: CacheBounds {
                 entries: 1024,
                 bytes: 4 << 20,
+            },
+            collation_cache: CacheBounds {
+                entries: 1024,
+                bytes: 1 << 20,
             },
             insert_batch_max_rows: 256,
         }

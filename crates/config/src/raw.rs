@@ -179,6 +179,10 @@ pub(crate) struct RawProps {
     pub column_cache_entries: Option<u64>,
     #[serde(rename = "column-cache-bytes")]
     pub column_cache_bytes: Option<u64>,
+    #[serde(rename = "collation-cache-entries")]
+    pub collation_cache_entries: Option<u64>,
+    #[serde(rename = "collation-cache-bytes")]
+    pub collation_cache_bytes: Option<u64>,
     /// Keyshard's own: the most rows of one natural batch (default 256; 0 or 1: off).
     #[serde(rename = "insert-batch-max-rows")]
     pub insert_batch_max_rows: Option<u64>,

@@ -195,6 +195,16 @@ pub(crate) fn resolve(raw: RawConfig, base_dir: &Path) -> Result<Config, ConfigE
                 ),
                 bytes: amount(raw.props.column_cache_bytes, defaults.column_cache.bytes),
             },
+            collation_cache: CacheBounds {
+                entries: amount(
+                    raw.props.collation_cache_entries,
+                    defaults.collation_cache.entries,
+                ),
+                bytes: amount(
+                    raw.props.collation_cache_bytes,
+                    defaults.collation_cache.bytes,
+                ),
+            },
             insert_batch_max_rows: amount(
                 raw.props.insert_batch_max_rows,
                 defaults.insert_batch_max_rows,

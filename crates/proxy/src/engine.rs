@@ -133,11 +133,12 @@ impl Engine {
         &self.instance.logins
     }
 
-    /// Each of its caches (the statement shapes per frontend, the reads' result columns), as
-    /// it is now.
+    /// Each of its caches (the statement shapes per frontend, the reads' result columns, the
+    /// text columns' collations), as it is now.
     pub(crate) fn caches(&self) -> Vec<(&'static str, keyshard_backend::cache::CacheStats)> {
         let mut caches = self.shapes.stats().to_vec();
         caches.push(("columns", self.backend.column_cache()));
+        caches.push(("collations", self.backend.collation_cache()));
         caches
     }
 

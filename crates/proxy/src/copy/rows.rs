@@ -128,6 +128,10 @@ fn byte_char(code: u32) -> Result<char, Error> {
 
 /// The CSV format: quoted fields may hold delimiters, quotes (doubled or escaped) and
 /// newlines; an unquoted field equal to `null` is NULL (a quoted one is the text).
+///
+/// Read here rather than with the `csv` crate: PostgreSQL tells a field equal to the NULL
+/// string by its quotes (`,,` is NULL, `,"",` an empty string), which `csv` drops without
+/// saying a field had them; and the data may end at the old protocol's `\.` line.
 pub(super) fn csv_rows(
     data: &str,
     delimiter: char,
