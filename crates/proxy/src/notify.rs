@@ -24,16 +24,16 @@ impl Engine {
         session: &mut Session,
         command: Command,
     ) -> Result<Reply, Error> {
-        if session.in_transaction() && session.listening_before.is_none() {
-            session.listening_before = Some(channels(session));
+        if session.in_transaction() && session.postgres.listening_before.is_none() {
+            session.postgres.listening_before = Some(channels(session));
         }
         match command {
             Command::Listen(channel) => self.listener(session).await?.listen(&channel).await?,
             Command::Unlisten(channel) => {
-                if let Some(listener) = &mut session.listener {
+                if let Some(listener) = &mut session.postgres.listener {
                     listener.unlisten(channel.as_deref()).await?;
                     if !listener.is_listening() {
-                        session.listener = None;
+                        session.postgres.listener = None;
                     }
                 }
             }
@@ -43,7 +43,7 @@ impl Engine {
 
     /// After a transaction: a rollback brings back the channels listened on before it.
     pub(crate) async fn listening_ended(&self, session: &mut Session, committed: bool) {
-        let Some(before) = session.listening_before.take() else {
+        let Some(before) = session.postgres.listening_before.take() else {
             return;
         };
         if committed {
@@ -64,7 +64,7 @@ impl Engine {
             return Ok(());
         }
         if channels.is_empty() {
-            session.listener = None;
+            session.postgres.listener = None;
             return Ok(());
         }
         self.listener(session).await?.listen_only(channels).await?;
@@ -77,7 +77,7 @@ impl Engine {
         &self,
         session: &'s mut Session,
     ) -> Result<&'s mut keyshard_backend::Listener, Error> {
-        match &mut session.listener {
+        match &mut session.postgres.listener {
             Some(listener) => Ok(listener),
             listener @ None => {
                 let data_source = self.postgres.default_data_source().ok_or_else(|| {
@@ -110,7 +110,7 @@ pub(crate) fn is_bare_listening_channels(sql: &str) -> bool {
 /// asks for them alone, refused in any other statement (a pooled connection would answer that
 /// it listens to nothing). `None` when the session does not listen or `sql` does not ask.
 pub(crate) fn listening_channels(session: &Session, sql: &str) -> Option<Result<Reply, Error>> {
-    let listener = session.listener.as_ref()?;
+    let listener = session.postgres.listener.as_ref()?;
     let asks = sql
         .as_bytes()
         .windows(21)
@@ -136,6 +136,7 @@ pub(crate) fn listening_channels(session: &Session, sql: &str) -> Option<Result<
 /// The channels `session` listens on.
 pub(crate) fn channels(session: &Session) -> BTreeSet<String> {
     session
+        .postgres
         .listener
         .as_ref()
         .map(|l| l.channels().clone())

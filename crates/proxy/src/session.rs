@@ -1,23 +1,30 @@
-//! Per-connection state, whichever protocol the connection speaks.
+//! Per-connection state, whichever protocol the connection speaks. [`Session`] holds what
+//! both dialects share; what only one of them has is in [`PostgresSession`] and
+//! [`MySqlSession`], so that each frontend's code reaches only its own.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use keyshard_backend::session_state::{SessionState, Settings};
 use keyshard_backend::{Characteristics, Transaction};
 use keyshard_config::TransactionType;
 use keyshard_router::{DdlPlan, Direct, InsertSelect, PreparedInsert, PreparedQuery, TableLocks};
-use keyshard_types::{Dialect, Value};
+use keyshard_types::Dialect;
 
 use crate::control::{self, Control};
 use crate::copy::CopyIn;
 use crate::copy::out::CopyOut;
-use crate::dialect::postgres::parameters::Parameters;
 use crate::dialect::transactions;
 use crate::error::{Error, ErrorKind};
 use crate::identity::Identity;
 use crate::memory::{KeptMap, SessionMemory};
 use crate::pinning::Held;
+
+mod mysql;
+mod postgres;
+
+pub use mysql::MySqlSession;
+pub use postgres::{AtSavepoint, PostgresSession, SettingsBefore};
 
 /// A client connection's state, owned by its task.
 #[derive(Debug)]
@@ -40,17 +47,6 @@ pub struct Session {
     pub last_generated: Option<i64>,
     /// Its place among the proxy's sessions (`SHOW PROCESSLIST`), once logged in.
     pub listed: Option<crate::processlist::Listed>,
-    /// MySQL's `FOUND_ROWS()`: the rows the last statement with rows returned, or would have
-    /// without its LIMIT (`SQL_CALC_FOUND_ROWS`).
-    pub found_rows: u64,
-    /// The count a `SELECT SQL_CALC_FOUND_ROWS` running now made, for `found_rows` once it
-    /// is answered.
-    pub(crate) calculated_found_rows: Option<u64>,
-    /// Its statements by kind, for MySQL's session `SHOW STATUS`.
-    pub(crate) statements: crate::metrics::SessionCounts,
-    /// MySQL's `ROW_COUNT()`: the rows the last statement changed, -1 after a result set or
-    /// an error.
-    pub row_count: i64,
     /// Whether each statement commits on its own (`SET autocommit = 0` turns it off, so that
     /// every statement runs in a transaction until COMMIT or ROLLBACK).
     pub autocommit: bool,
@@ -67,11 +63,10 @@ pub struct Session {
     pub characteristics: Characteristics,
     /// MySQL's `SET TRANSACTION …`: for the next transaction only.
     pub next_characteristics: Characteristics,
-    /// What the session keeps between statements, within its memory limit: the four maps
-    /// below, long data and portals.
+    /// What the session keeps between statements, within its memory limit: its user
+    /// variables (`mysql.variables`), the statements prepared with SQL below, long data and
+    /// portals.
     pub(crate) memory: Arc<SessionMemory>,
-    /// MySQL user variables (`SET @x = …`), by lower-cased name.
-    pub(crate) variables: KeptMap<String, Value>,
     /// Statements prepared with SQL (`PREPARE s FROM …`), by name.
     pub(crate) sql_statements: KeptMap<String, String>,
     /// Statements the client prepared with its protocol, which its frontend holds (by name or
@@ -81,8 +76,6 @@ pub struct Session {
     /// What a statement did to what the frontend holds for the session, for the frontend to
     /// apply once the engine has answered it.
     pub(crate) effects: Vec<Effect>,
-    /// PostgreSQL: the run-time parameters the client set.
-    pub parameters: Parameters,
     /// A `COPY … FROM STDIN` or `LOAD DATA LOCAL INFILE` the client is now to send its data
     /// for.
     pub copy_in: Option<CopyIn>,
@@ -106,24 +99,14 @@ pub struct Session {
     pub startup_settings: Option<Settings>,
     /// The values of the settings the session made, as the database reported them, by name.
     pub reported: BTreeMap<String, String>,
-    /// PostgreSQL: the settings before the open transaction changed them, back when it rolls
-    /// back.
-    pub settings_before: Option<SettingsBefore>,
-    /// PostgreSQL: the session's state at each savepoint of the open transaction, back when
-    /// it rolls back to one.
-    pub at_savepoints: Vec<AtSavepoint>,
     /// State held on the session's shard connections, which keeps them pinned.
     pub(crate) held: BTreeMap<Held, usize>,
-    /// MariaDB: the sequences the session advanced on the connections it keeps, the only ones
-    /// it may read the last value of (see `pinning::Effect::Sequences`).
-    pub(crate) sequences_advanced: BTreeSet<String>,
-    /// MySQL: the data sources its `LOCK TABLES` took locks on, while it holds them.
-    pub(crate) table_locks_on: Vec<String>,
-    /// PostgreSQL: the connection that listens for the session's `LISTEN` channels.
-    pub(crate) listener: Option<keyshard_backend::Listener>,
-    /// The channels listened on before the open transaction changed them, back if it rolls
-    /// back.
-    pub(crate) listening_before: Option<std::collections::BTreeSet<String>>,
+    /// What only a PostgreSQL session has; left at its default in a MySQL one.
+    pub(crate) postgres: PostgresSession,
+    /// What only a MySQL session reads. The accounting every statement goes through keeps
+    /// its `ROW_COUNT()`, `FOUND_ROWS()` and status counts whatever the dialect, as it did
+    /// before they were apart: a PostgreSQL session never reads them.
+    pub(crate) mysql: MySqlSession,
 }
 
 /// What a statement did to state a frontend holds for its protocol, which the engine does not
@@ -148,9 +131,9 @@ impl Session {
     pub(crate) fn may_change_database(&self) -> Result<(), Error> {
         let holding = if self.transaction.is_some() {
             "a transaction is open"
-        } else if !self.held.is_empty() || self.listener.is_some() {
+        } else if !self.held.is_empty() || self.postgres.listener.is_some() {
             "it holds state on its shard connections (temporary tables, locks, LISTEN …)"
-        } else if !self.table_locks_on.is_empty() {
+        } else if !self.mysql.table_locks_on.is_empty() {
             "it holds LOCK TABLES"
         } else if self.protocol_statements > 0 {
             "it has prepared statements"
@@ -180,11 +163,7 @@ impl Session {
             binary_results: false,
             stream: None,
             last_insert_id: 0,
-            row_count: -1,
             listed: None,
-            found_rows: 0,
-            calculated_found_rows: None,
-            statements: Default::default(),
             last_generated: None,
             autocommit: true,
             transaction: None,
@@ -193,23 +172,17 @@ impl Session {
             characteristics: Characteristics::default(),
             next_characteristics: Characteristics::default(),
             memory: Arc::default(),
-            variables: KeptMap::default(),
             sql_statements: KeptMap::default(),
             protocol_statements: 0,
             effects: Vec::new(),
-            parameters: Parameters::default(),
             copy_in: None,
             copy_out: None,
             shard: Arc::new(SessionState::default()),
             startup_settings: None,
             reported: BTreeMap::new(),
-            settings_before: None,
-            at_savepoints: Vec::new(),
             held: BTreeMap::new(),
-            sequences_advanced: BTreeSet::new(),
-            table_locks_on: Vec::new(),
-            listener: None,
-            listening_before: None,
+            postgres: PostgresSession::default(),
+            mysql: MySqlSession::default(),
         }
     }
 
@@ -283,24 +256,6 @@ impl Session {
             self.failed = true;
         }
     }
-}
-
-/// A PostgreSQL session's state at a savepoint, which ROLLBACK TO brings back.
-#[derive(Debug, Clone)]
-pub struct AtSavepoint {
-    /// The savepoint's key.
-    pub key: String,
-    pub settings: SettingsBefore,
-    /// The channels it listened on (LISTEN after the savepoint is undone with it).
-    pub channels: std::collections::BTreeSet<String>,
-}
-
-/// A session's settings as they were: what its shard connections must have, and what the
-/// database reported.
-#[derive(Debug, Clone)]
-pub struct SettingsBefore {
-    pub wanted: Option<Arc<Settings>>,
-    pub reported: BTreeMap<String, String>,
 }
 
 /// Where a session stands with its transaction.

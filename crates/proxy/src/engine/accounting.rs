@@ -26,15 +26,15 @@ impl Engine {
         if let Some(listed) = &session.listed {
             listed.idle();
         }
-        session.row_count = match reply {
+        session.mysql.row_count = match reply {
             Ok(Reply::Ok { affected_rows, .. }) => i64::try_from(*affected_rows).unwrap_or(-1),
             Ok(Reply::Rows { .. } | Reply::Streamed { .. }) | Err(_) => -1,
         };
-        let calculated = session.calculated_found_rows.take();
+        let calculated = session.mysql.calculated_found_rows.take();
         if let Ok(reply) = reply
             && let Some(rows) = reply.rows_returned()
         {
-            session.found_rows = calculated.unwrap_or(rows);
+            session.mysql.found_rows = calculated.unwrap_or(rows);
         }
         let code = match reply {
             Ok(_) => None,
@@ -47,7 +47,7 @@ impl Engine {
             }
         };
         let took = started.elapsed();
-        let counts = &mut session.statements;
+        let counts = &mut session.mysql.statements;
         self.instance
             .metrics
             .statement(session.dialect, counted, took, code, counts);

@@ -93,7 +93,7 @@ pub(super) fn holding(session: &Session, effect: &Effect) -> Result<bool, Error>
             if let Some(name) = used
                 .reads
                 .iter()
-                .find(|name| !session.sequences_advanced.contains(*name))
+                .find(|name| !session.mysql.sequences_advanced.contains(*name))
             {
                 return Err(Error::new(
                     ErrorKind::Unsupported,
@@ -129,8 +129,8 @@ pub(super) fn held(session: &mut Session, effect: Effect, pinned_now: bool, ok: 
         }
         Effect::Sequences(used) if ok && !used.advances.is_empty() => {
             for name in used.advances {
-                if session.sequences_advanced.len() < MAX_SEQUENCES_ADVANCED {
-                    session.sequences_advanced.insert(name);
+                if session.mysql.sequences_advanced.len() < MAX_SEQUENCES_ADVANCED {
+                    session.mysql.sequences_advanced.insert(name);
                 }
             }
             pinning::hold(&mut session.held, Held::Sequences);

@@ -62,16 +62,16 @@ impl Engine {
         session.transaction_type = None;
         session.characteristics = Characteristics::default();
         session.next_characteristics = Characteristics::default();
-        session.variables.clear();
+        session.mysql.variables.clear();
         session.sql_statements.clear();
         session.effects.push(Effect::Reset);
         // The shard connections it kept are closed with all they held, and the ones it takes
         // next are brought back to the settings it began with.
         session.held.clear();
-        session.sequences_advanced.clear();
-        session.table_locks_on.clear();
-        session.listener = None;
-        session.listening_before = None;
+        session.mysql.sequences_advanced.clear();
+        session.mysql.table_locks_on.clear();
+        session.postgres.listener = None;
+        session.postgres.listening_before = None;
         session.shard.unpin();
         self.reset_settings(session).await;
     }

@@ -30,7 +30,7 @@ impl Engine {
                 let text = match text {
                     sql_prepare::Text::Sql(text) => text,
                     sql_prepare::Text::Variable(variable) => {
-                        match session.variables.get(&variable.to_lowercase()) {
+                        match session.mysql.variables.get(&variable.to_lowercase()) {
                             Some(Value::Text(text)) => text.clone(),
                             _ => {
                                 return Err(Error::new(
@@ -83,7 +83,7 @@ impl Engine {
                     Dialect::MySql => args
                         .iter()
                         .map(|variable| {
-                            let value = session.variables.get(&variable.to_lowercase());
+                            let value = session.mysql.variables.get(&variable.to_lowercase());
                             value.unwrap_or(&Value::Null).to_literal(dialect)
                         })
                         .collect(),
@@ -173,7 +173,7 @@ impl Engine {
             Some(Value::Wire(wire)) => wire.text().and_then(|t| t.parse().ok()),
             _ => None,
         };
-        session.calculated_found_rows =
+        session.mysql.calculated_found_rows =
             Some(count.ok_or_else(|| Error::unsupported("counting SQL_CALC_FOUND_ROWS' rows"))?);
         Ok(reply)
     }
@@ -234,9 +234,9 @@ fn store_variables(
 ) -> Result<(), Error> {
     let new = names
         .iter()
-        .filter(|name| !session.variables.contains_key(name.as_str()))
+        .filter(|name| !session.mysql.variables.contains_key(name.as_str()))
         .count();
-    if session.variables.len() + new > user_variables::MAX_VARIABLES {
+    if session.mysql.variables.len() + new > user_variables::MAX_VARIABLES {
         return Err(Error::new(
             ErrorKind::TooLarge,
             format!(
@@ -248,6 +248,7 @@ fn store_variables(
     for (name, value) in names.iter().zip(values) {
         let what = format!("SET @{name}");
         session
+            .mysql
             .variables
             .insert(&session.memory, name.clone(), value, &what)?;
     }

@@ -16,11 +16,11 @@ impl Engine {
         session: &Session,
         sql: &str,
     ) -> Result<Option<String>, Error> {
-        let variables = &session.variables;
+        let variables = &session.mysql.variables;
         let values = SessionValues {
             last_insert_id: session.last_insert_id,
-            row_count: session.row_count,
-            found_rows: session.found_rows,
+            row_count: session.mysql.row_count,
+            found_rows: session.mysql.found_rows,
             variable: &|name| {
                 variables
                     .get(name)

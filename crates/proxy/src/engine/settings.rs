@@ -85,8 +85,8 @@ impl Engine {
             session.dialect == Dialect::Postgres && session.held.contains_key(&Held::Session);
         let on_branches = Settings::transition(kind, before.as_deref(), Some(&next));
         let undone = session.dialect == Dialect::Postgres;
-        if undone && session.transaction.is_some() && session.settings_before.is_none() {
-            session.settings_before = Some(SettingsBefore {
+        if undone && session.transaction.is_some() && session.postgres.settings_before.is_none() {
+            session.postgres.settings_before = Some(SettingsBefore {
                 wanted: before.clone(),
                 reported: session.reported.clone(),
             });
@@ -139,7 +139,7 @@ impl Engine {
         };
         if set.reset_all {
             session.reported.clear();
-            session.parameters.reset_all();
+            session.postgres.parameters.reset_all();
         }
         for (change, value) in set.changes.iter().zip(reported) {
             match (&change.assignment, value) {
@@ -208,8 +208,8 @@ impl Engine {
         let placeholders = placeholders(session.shard.wanted().as_deref());
         session.shard.set_wanted(session.startup_settings.clone());
         session.reported.clear();
-        session.settings_before = None;
-        session.at_savepoints.clear();
+        session.postgres.settings_before = None;
+        session.postgres.at_savepoints.clear();
         if !placeholders.is_empty() {
             let reset = SetSettings::resets(placeholders);
             if let Err(e) = self.set_settings(session, "", reset).await {
@@ -221,8 +221,8 @@ impl Engine {
     /// Undoes the session's changes of settings made in a transaction that rolled back
     /// (PostgreSQL: the database undoes them on the connections the transaction held).
     pub(super) fn transaction_ended(&self, session: &mut Session, committed: bool) {
-        session.at_savepoints.clear();
-        if let Some(before) = session.settings_before.take()
+        session.postgres.at_savepoints.clear();
+        if let Some(before) = session.postgres.settings_before.take()
             && !committed
         {
             session.shard.restore_wanted(before.wanted);
@@ -239,7 +239,7 @@ impl Engine {
             reported: session.reported.clone(),
         };
         let channels = crate::notify::channels(session);
-        session.at_savepoints.push(AtSavepoint {
+        session.postgres.at_savepoints.push(AtSavepoint {
             key: key.to_owned(),
             settings,
             channels,
@@ -256,18 +256,22 @@ impl Engine {
         key: &str,
         command: SavepointCommand,
     ) -> Result<(), Error> {
-        let at = session.at_savepoints.iter().rposition(|s| s.key == key);
+        let at = session
+            .postgres
+            .at_savepoints
+            .iter()
+            .rposition(|s| s.key == key);
         let Some(at) = at else {
             return Ok(());
         };
         if command == SavepointCommand::Release {
-            session.at_savepoints.truncate(at);
+            session.postgres.at_savepoints.truncate(at);
             return Ok(());
         }
-        session.at_savepoints.truncate(at + 1);
-        let channels = session.at_savepoints[at].channels.clone();
+        session.postgres.at_savepoints.truncate(at + 1);
+        let channels = session.postgres.at_savepoints[at].channels.clone();
         self.listen_only(session, &channels).await?;
-        let then = session.at_savepoints[at].settings.clone();
+        let then = session.postgres.at_savepoints[at].settings.clone();
         let now = session.shard.wanted();
         session.reported = then.reported;
         if now == then.wanted {

@@ -16,11 +16,11 @@ impl Engine {
     pub(super) fn status(&self, like: Option<&str>, session: Option<&Session>) -> Reply {
         let uptime = self.started.elapsed().as_secs();
         let of = |kind: CountedAs| match session {
-            Some(session) => session.statements.of(kind),
+            Some(session) => session.mysql.statements.of(kind),
             None => self.metrics().statements_of(kind),
         };
         let questions = match session {
-            Some(session) => session.statements.total(),
+            Some(session) => session.mysql.statements.total(),
             None => self.metrics().statements_answered(),
         };
         let statuses = [

@@ -50,7 +50,7 @@ impl Engine {
                     }
                     locked.push(&unit.data_source);
                 }
-                session.table_locks_on = locked.into_iter().map(str::to_owned).collect();
+                session.mysql.table_locks_on = locked.into_iter().map(str::to_owned).collect();
             }
             LockKind::Unlock => {
                 // Only a session that holds table locks has a transaction committed by it.
@@ -168,7 +168,7 @@ pub(super) fn refuse_unlocked(session: &Session, plan: &Plan) -> Result<(), Erro
         .flat_map(|t| &t.reads);
     let unlocked = plan.units.iter().chain(gathered).find(|unit| {
         !unit.table.is_empty()
-            && !session.table_locks_on.contains(&unit.data_source)
+            && !session.mysql.table_locks_on.contains(&unit.data_source)
             && !session
                 .held
                 .contains_key(&Held::TemporaryTable(unit.table.to_ascii_lowercase()))

@@ -106,7 +106,7 @@ pub async fn serve(
     .with_memory(engine.session_memory());
     let parameters = startup_parameters(&client.parameters);
     let mut session = session.with_startup_settings(startup_settings(&parameters));
-    session.parameters = Parameters::from_startup(&parameters);
+    session.postgres.parameters = Parameters::from_startup(&parameters);
     engine.list(&mut session, &peer, Some(client.secret));
     let mut connection = Connection {
         session,
@@ -131,7 +131,7 @@ pub async fn serve(
             // A listening session's notifications go out while it is idle, between
             // transactions and batches, as PostgreSQL sends them. The listener is out of the
             // session while the session is borrowed below.
-            let mut listener = connection.session.listener.take();
+            let mut listener = connection.session.postgres.listener.take();
             let notify = listener.is_some()
                 && !connection.mid_batch
                 && connection.session.status() == session::TransactionStatus::Idle;
@@ -155,14 +155,14 @@ pub async fn serve(
                     break;
                 }
                 notification = notified(listener.as_mut()), if notify => {
-                    connection.session.listener = listener;
+                    connection.session.postgres.listener = listener;
                     if pass_on(&mut wire, notification).await.is_err() {
                         break;
                     }
                     continue;
                 }
             };
-            connection.session.listener = listener;
+            connection.session.postgres.listener = listener;
             let message = match message {
                 Ok(Some(message)) => message,
                 Ok(None) => break,
@@ -472,7 +472,7 @@ impl Connection {
     /// while the session has set nothing, since it then depends on the startup parameters only.
     fn proxy_text(&mut self) -> ProxyText {
         let shard_settings = &self.engine.identity().postgres_settings;
-        if !self.session.reported.is_empty() || self.session.parameters.any_set() {
+        if !self.session.reported.is_empty() || self.session.postgres.parameters.any_set() {
             return ProxyText::of(&self.session, shard_settings);
         }
         *self

@@ -273,7 +273,12 @@ fn value_of(value: &SessionValue, session: &Session) -> Value {
             }
             name => variable(name, session).map_or(Value::Null, typed),
         },
-        SessionValue::User(name) => session.variables.get(name).cloned().unwrap_or(Value::Null),
+        SessionValue::User(name) => session
+            .mysql
+            .variables
+            .get(name)
+            .cloned()
+            .unwrap_or(Value::Null),
         SessionValue::LastInsertId => Value::UInt(session.last_insert_id),
         SessionValue::Database => session.database.clone().map_or(Value::Null, Value::Text),
         SessionValue::Version => Value::Text(session.identity.mysql.clone()),

@@ -47,6 +47,7 @@ fn setting(name: &str, session: &Session) -> Option<String> {
         _ => match session.reported.get(name) {
             Some(reported) => reported,
             None => session
+                .postgres
                 .parameters
                 .given(name)
                 .or_else(|| {
@@ -84,7 +85,7 @@ impl ProxyText {
                 .reported
                 .get(name)
                 .map(String::as_str)
-                .or_else(|| session.parameters.given(name))
+                .or_else(|| session.postgres.parameters.given(name))
         };
         let unquoted = |v: &str| v.trim_matches(['\'', '"']).to_ascii_uppercase();
         Self {
@@ -226,23 +227,30 @@ pub(crate) fn answer(statement: Statement, session: &mut Session) -> Result<Repl
     let rows = match statement {
         Statement::Set(text) => {
             let (name, value) = set(text)?;
-            session.parameters.set.insert(name, value);
+            session.postgres.parameters.set.insert(name, value);
             return Ok(Reply::done());
         }
         Statement::ResetAll | Statement::DiscardAll => {
-            session.parameters.set.clear();
+            session.postgres.parameters.set.clear();
             return Ok(Reply::done());
         }
         Statement::Reset(name) => {
-            session.parameters.set.remove(&name);
+            session.postgres.parameters.set.remove(&name);
             return Ok(Reply::done());
         }
         Statement::ShowAll => {
             let names = DEFAULTS
                 .iter()
                 .map(|(n, _)| *n)
-                .chain(session.parameters.startup.keys().map(String::as_str))
-                .chain(session.parameters.set.keys().map(String::as_str))
+                .chain(
+                    session
+                        .postgres
+                        .parameters
+                        .startup
+                        .keys()
+                        .map(String::as_str),
+                )
+                .chain(session.postgres.parameters.set.keys().map(String::as_str))
                 .chain(session.reported.keys().map(String::as_str))
                 .chain(
                     session

@@ -13,7 +13,7 @@ fn session() -> Session {
         Dialect::Postgres,
         Default::default(),
     );
-    session.parameters = Parameters::from_startup(&startup);
+    session.postgres.parameters = Parameters::from_startup(&startup);
     session
 }
 
