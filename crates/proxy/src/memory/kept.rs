@@ -209,7 +209,10 @@ const PER_ENTRY: usize = 64;
 /// its entries weigh.
 #[derive(Debug)]
 pub(crate) struct KeptMap<K, V> {
-    entries: HashMap<K, V>,
+    /// Looked up by name on every Parse and Bind of the extended protocol: foldhash, as for
+    /// the statement shapes (see the workspace's Cargo.toml), where SipHash cost 1k
+    /// instructions a statement. A session's names are its own, within its memory.
+    entries: HashMap<K, V, foldhash::fast::RandomState>,
     /// What the entries weigh together.
     weight: usize,
     /// Taken at the first insert, from the session it is given.
@@ -219,7 +222,7 @@ pub(crate) struct KeptMap<K, V> {
 impl<K, V> Default for KeptMap<K, V> {
     fn default() -> Self {
         Self {
-            entries: HashMap::new(),
+            entries: HashMap::default(),
             weight: 0,
             charge: None,
         }

@@ -113,7 +113,7 @@ pub async fn serve(
         known: describe::TableColumns::new(Arc::clone(&engine)),
         engine,
         prepared: KeptMap::default(),
-        portals: HashMap::new(),
+        portals: HashMap::default(),
         skipping: false,
         batch: Implicit::default(),
         mid_batch: false,
@@ -252,7 +252,7 @@ struct Connection {
     /// Statements prepared with the protocol (Parse), by name; SQL's `DEALLOCATE` and
     /// `DISCARD ALL` reach them too (see `apply_effects`).
     prepared: KeptMap<String, Arc<Prepared>>,
-    portals: HashMap<String, Portal>,
+    portals: HashMap<String, Portal, foldhash::fast::RandomState>,
     /// After an error in the extended protocol: skip messages until Sync.
     skipping: bool,
     /// The implicit transaction block of the extended-protocol batch up to the next Sync.
