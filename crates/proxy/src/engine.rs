@@ -1,7 +1,7 @@
 //! What every connection shares: the configuration, the routers, the backend; and how a
 //! statement is answered, whichever protocol it came in by.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Instant;
 
 use keyshard_backend::Backend;
@@ -20,6 +20,7 @@ use crate::shapes::Shapes;
 mod accounting;
 mod copy_in;
 mod copy_out;
+mod databases;
 mod distsql;
 mod explain;
 mod insert_select;
@@ -39,6 +40,7 @@ mod stopping;
 mod table_locks;
 mod transactions;
 
+pub(crate) use databases::Databases;
 pub(crate) use settings::{mysql_startup_settings, startup_parameters, startup_settings};
 
 /// The proxy's shared state.
@@ -59,6 +61,10 @@ pub struct Engine {
     started: Instant,
     /// `!SINGLE`'s tables and where they were found, shared with the routers.
     single_tables: Arc<SingleTables>,
+    /// The instance's engines, once all have started: a statement naming another logical
+    /// database (`SHOW TABLES FROM`, RQL's `FROM`) is answered by that database's. Weak: the
+    /// engines hold each other through it.
+    siblings: OnceLock<Weak<Databases>>,
 }
 
 impl Engine {
@@ -102,6 +108,7 @@ impl Engine {
             routines,
             single_tables: single,
             started: Instant::now(),
+            siblings: OnceLock::new(),
         })
     }
 

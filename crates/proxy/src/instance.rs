@@ -4,12 +4,9 @@
 //! databases' names (`SHOW DATABASES`).
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
 
 use keyshard_config::Config;
 
-use crate::databases::Databases;
-use crate::engine::Engine;
 use crate::memory::MemoryBudget;
 use crate::metrics::Metrics;
 use crate::processlist::Sessions;
@@ -25,10 +22,6 @@ pub(crate) struct Instance {
     pub(crate) metrics: Metrics,
     /// The logical databases, in the order they were configured.
     pub(crate) databases: Vec<String>,
-    /// Their engines, once all have started: a statement naming another database (`SHOW
-    /// TABLES FROM`, RQL's `FROM`) is answered by that database's. Weak: the engines hold the
-    /// instance.
-    engines: OnceLock<Weak<Databases>>,
 }
 
 impl Instance {
@@ -53,19 +46,7 @@ impl Instance {
             sessions: Sessions::default(),
             metrics: Metrics::new(generators),
             databases: configs.iter().map(|c| c.database_name.clone()).collect(),
-            engines: OnceLock::new(),
         }
-    }
-
-    /// Gives the instance its started engines.
-    pub(crate) fn attach(&self, databases: &Arc<Databases>) {
-        let _ = self.engines.set(Arc::downgrade(databases));
-    }
-
-    /// The engine of logical database `name`, if it is one of the instance's.
-    pub(crate) fn engine(&self, name: &str) -> Option<Arc<Engine>> {
-        let databases = self.engines.get()?.upgrade()?;
-        databases.named(name).cloned()
     }
 
     /// A new connection id.

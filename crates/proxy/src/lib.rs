@@ -9,7 +9,6 @@ mod calls;
 mod control;
 mod coordination;
 mod copy;
-mod databases;
 mod dialect;
 mod distsql;
 mod engine;

@@ -9,7 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 
-use crate::databases::Databases;
+use crate::engine::Databases;
 
 /// Scrapes answered at once; more connections are closed unanswered.
 const MAX_SCRAPES: usize = 8;

@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use keyshard_coordination::{Keeper, WorkerIdStatus};
 
 use crate::admission::{self, Admission};
-use crate::databases::Databases;
+use crate::engine::Databases;
 use crate::engine::Engine;
 use crate::instance::Instance;
 use crate::tls::Tls;
@@ -173,7 +173,9 @@ impl Server {
             return Err(ServerError::NoDatabase);
         };
         let databases = Arc::new(Databases::new(first, engines.collect()));
-        instance.attach(&databases);
+        for engine in databases.iter() {
+            engine.attach(&databases);
+        }
         let Listeners {
             mysql,
             postgres: postgres_listener,

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::Engine;
+use super::{Databases, Engine};
 
 impl Engine {
     /// Whether `user` may use logical database `database` (`DATABASE_PERMITTED`).
@@ -24,12 +24,18 @@ impl Engine {
         &self.instance.databases
     }
 
+    /// Gives the engine the instance's started engines, itself among them.
+    pub(crate) fn attach(&self, databases: &Arc<Databases>) {
+        let _ = self.siblings.set(Arc::downgrade(databases));
+    }
+
     /// The engine of `database` when it is another logical database of the instance.
     pub(super) fn other_database(&self, database: &str) -> Option<Arc<Engine>> {
-        match self.is_database(database) {
-            true => None,
-            false => self.instance.engine(database),
+        if self.is_database(database) {
+            return None;
         }
+        let databases = self.siblings.get()?.upgrade()?;
+        databases.named(database).cloned()
     }
 
     /// Looks for `!SINGLE`'s tables again (`*.*`, `ds.*`: what each data source holds now),

@@ -19,7 +19,7 @@ use pgwire::messages::startup::{
 };
 
 use super::wire::{Opening, Wire, WireError, check_sasl_initial};
-use crate::databases::Databases;
+use crate::engine::Databases;
 use crate::engine::Engine;
 use crate::throttle;
 use crate::tls::Tls;

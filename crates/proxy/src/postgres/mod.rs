@@ -15,7 +15,7 @@ pub(crate) mod wire_text;
 
 use std::sync::Arc;
 
-use crate::databases::Databases;
+use crate::engine::Databases;
 use crate::tls::Tls;
 
 pub use connection::serve;

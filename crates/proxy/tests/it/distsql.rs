@@ -866,3 +866,63 @@ async fn a_complex_strategy_table_goes_where_its_columns_say() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// One proxy serving two logical databases: a statement naming the other one (`SHOW TABLES
+/// FROM`, RQL's `FROM`) is answered by that database's engine, from a session of this one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_naming_another_logical_database_is_answered_by_it() {
+    let (orders, invoices) = (Shards::sqlite(), Shards::sqlite());
+    let config =
+        |yaml: String| keyshard_config::from_yaml_str(&yaml, std::path::Path::new(".")).unwrap();
+    let first = config(common::yaml(&orders.url(0), &orders.url(1)));
+    let second = config(
+        common::yaml(&invoices.url(0), &invoices.url(1))
+            .replace("databaseName: sharding_db", "databaseName: invoices_db")
+            .replace("t_order", "t_invoice"),
+    );
+    let server = keyshard_proxy::Server::bind_databases(vec![first, second])
+        .await
+        .unwrap();
+    let address = server.mysql_address().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(server.run(async move {
+        let _ = stopped.await;
+    }));
+    let mut conn = MySqlConnection::connect(&format!("mysql://root:root@{address}/sharding_db"))
+        .await
+        .unwrap();
+    let tables =
+        |rows: &[MySqlRow]| -> Vec<String> { rows.iter().map(|r| r.get::<String, _>(0)).collect() };
+    for (database, table) in [("invoices_db", "t_invoice"), ("sharding_db", "t_order")] {
+        let rules = sqlx::raw_sql(&format!("SHOW SHARDING TABLE RULES FROM {database}"))
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(tables(&rules), [table], "the rules of {database}");
+    }
+    let mut invoices_conn =
+        MySqlConnection::connect(&format!("mysql://root:root@{address}/invoices_db"))
+            .await
+            .unwrap();
+    sqlx::raw_sql("CREATE TABLE t_invoice (order_id BIGINT PRIMARY KEY, user_id INT, status TEXT)")
+        .execute(&mut invoices_conn)
+        .await
+        .unwrap();
+    invoices_conn.close().await.unwrap();
+    let listed = sqlx::raw_sql("SHOW TABLES FROM invoices_db")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(tables(&listed), ["t_invoice"]);
+    // The session stays in its own database.
+    let own = sqlx::raw_sql("SHOW SHARDING TABLE RULES")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(tables(&own), ["t_order"]);
+    conn.close().await.unwrap();
+    let _ = stop.send(());
+    task.await.unwrap();
+    orders.cleanup().await;
+    invoices.cleanup().await;
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use keyshard_backend::ReplicaStatus;
 
-use crate::engine::Engine;
+use super::Engine;
 
 /// The engines, the first one the default.
 #[derive(Debug)]
