@@ -374,8 +374,7 @@ impl Backend {
         self.result_columns.stats()
     }
 
-    /// The collations of the text columns merges compared, per table: what the cache holds
-    /// and has done.
+    /// The text columns' collations kept per table: what the cache holds and has done.
     pub fn collation_cache(&self) -> cache::CacheStats {
         self.collations.stats()
     }
