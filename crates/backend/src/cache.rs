@@ -49,7 +49,7 @@ struct Slot<K, V> {
 #[derive(Debug)]
 pub struct Cache<K, V> {
     bounds: Bounds,
-    index: HashMap<K, usize, foldhash::fast::RandomState>,
+    index: foldhash::HashMap<K, usize>,
     slots: Vec<Option<Slot<K, V>>>,
     /// Slots emptied by eviction, reused first.
     free: Vec<usize>,

@@ -8,7 +8,7 @@
 //! default data source, as that data source said; any other's origin is not told (0), as
 //! PostgreSQL tells none for an expression.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::RwLock;
 
 use keyshard_config::TableRule;
@@ -25,10 +25,8 @@ pub(crate) struct Origins {
     default: Option<String>,
     /// Looked up for every PostgreSQL read's columns: foldhash, where SipHash cost 0.5k
     /// instructions a point SELECT (the keys are the configuration's and the shards' OIDs).
-    actual: RwLock<Map<String, Map<u32, u32>>>,
+    actual: RwLock<HashMap<String, HashMap<u32, u32>>>,
 }
-
-type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 impl Origins {
     pub(crate) fn new(default: Option<String>) -> Self {

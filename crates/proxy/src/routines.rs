@@ -9,7 +9,6 @@
 //! the words before a parenthesis that call nothing, `VALUES (`, a table's column list) are
 //! remembered, so that a name costs one read of the catalog, the first time it is met.
 
-use std::collections::HashSet;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -34,7 +33,7 @@ const MAX_NAME: usize = 64;
 
 /// A set of lower-case names, looked up for every call a statement makes: hashed by foldhash,
 /// which costs a fraction of SipHash on these short keys.
-pub(crate) type Set = HashSet<String, foldhash::fast::RandomState>;
+pub(crate) type Set = foldhash::HashSet<String>;
 
 /// The names calls were read as.
 #[derive(Debug, Default)]

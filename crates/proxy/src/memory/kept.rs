@@ -212,7 +212,7 @@ pub(crate) struct KeptMap<K, V> {
     /// Looked up by name on every Parse and Bind of the extended protocol: foldhash, as for
     /// the statement shapes (see the workspace's Cargo.toml), where SipHash cost 1k
     /// instructions a statement. A session's names are its own, within its memory.
-    entries: HashMap<K, V, foldhash::fast::RandomState>,
+    entries: foldhash::HashMap<K, V>,
     /// What the entries weigh together.
     weight: usize,
     /// Taken at the first insert, from the session it is given.

@@ -252,7 +252,7 @@ struct Connection {
     /// Statements prepared with the protocol (Parse), by name; SQL's `DEALLOCATE` and
     /// `DISCARD ALL` reach them too (see `apply_effects`).
     prepared: KeptMap<String, Arc<Prepared>>,
-    portals: HashMap<String, Portal, foldhash::fast::RandomState>,
+    portals: foldhash::HashMap<String, Portal>,
     /// After an error in the extended protocol: skip messages until Sync.
     skipping: bool,
     /// The implicit transaction block of the extended-protocol batch up to the next Sync.
