@@ -1,21 +1,31 @@
 //! The names a statement's function calls may have, read from its text: pinning looks them up
 //! among the shards' routines, and routines learns the ones it has not met.
 
-/// The statements whose effect their words say; any other holds or releases state only by
-/// the functions it calls.
-pub(crate) const STATEMENTS: &[&str] = &[
-    "create", "drop", "discard", "lock", "unlock", "listen", "unlisten", "declare", "close",
-];
+use keyshard_router::Leading;
+
+/// Whether a statement led by `leading` says its effect by its words; any other holds or
+/// releases state only by the functions it calls.
+pub(crate) fn says_its_effect(leading: Leading) -> bool {
+    matches!(
+        leading,
+        Leading::Create
+            | Leading::Drop
+            | Leading::Discard
+            | Leading::Lock
+            | Leading::Unlock
+            | Leading::Listen
+            | Leading::Unlisten
+            | Leading::Declare
+            | Leading::Close
+    )
+}
 
 /// The names the functions `sql` calls may have, as written: each word right before a `(`
 /// (quotes and schema aside), outside the statements whose words say what they do (and
 /// `CALL` and `DO`, which pin whatever they call).
-pub(crate) fn called_names(sql: &str) -> impl Iterator<Item = &str> {
-    let first = crate::words::first_word(sql);
-    let calls = !STATEMENTS
-        .iter()
-        .chain(&["call", "do"])
-        .any(|w| first.eq_ignore_ascii_case(w));
+/// `leading`: the statement's leading keyword.
+pub(crate) fn called_names(sql: &str, leading: Leading) -> impl Iterator<Item = &str> {
+    let calls = !(says_its_effect(leading) || matches!(leading, Leading::Call | Leading::Do));
     let bytes = sql.as_bytes();
     let searched = if calls { bytes } else { &[] };
     // A name's bytes: ASCII letters, digits, `_`, its quotes, and any byte of a non-ASCII
@@ -41,7 +51,7 @@ mod tests {
 
     #[test]
     fn the_names_a_statement_may_call_are_found() {
-        let names = |sql| called_names(sql).collect::<Vec<_>>();
+        let names = |sql| called_names(sql, Leading::of(sql)).collect::<Vec<_>>();
         assert_eq!(
             names("SELECT public.\"Audit\" (1), COUNT(*) FROM t WHERE x IN(1)"),
             ["Audit", "COUNT", "IN"]

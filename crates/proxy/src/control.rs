@@ -2,8 +2,6 @@
 
 use keyshard_backend::{Characteristics, Isolation};
 
-use crate::words::starts_with_any;
-
 /// What a transaction-control statement asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Control {
@@ -87,20 +85,6 @@ impl SavepointName {
 /// The control statement `sql` is, if it is one.
 pub fn parse(sql: &str) -> Option<Control> {
     let text = sql.trim().trim_end_matches(';').trim_end();
-    let known = [
-        "begin",
-        "start",
-        "commit",
-        "end",
-        "rollback",
-        "abort",
-        "set",
-        "savepoint",
-        "release",
-    ];
-    if !starts_with_any(text, &known) {
-        return None;
-    }
     let lower = text.to_ascii_lowercase();
     let words: Vec<&str> = lower.split_whitespace().collect();
     Some(match words.as_slice() {

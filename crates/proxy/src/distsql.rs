@@ -34,7 +34,6 @@ use keyshard_types::Value;
 use crate::error::{Error, ErrorKind};
 use crate::reply::Reply;
 use crate::session::Session;
-use crate::words::starts_with_any;
 
 /// A DistSQL statement the proxy answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,10 +74,6 @@ const SESSION_STATE: &[&str] = &["show", "session", "state"];
 /// The statement `sql` is: its words case-insensitively, any white space between them, and at
 /// most one trailing `;`.
 pub(crate) fn parse(sql: &str) -> Option<DistSql> {
-    // Most statements are INSERTs: look no further than the first word for them.
-    if !starts_with_any(sql, &["show", "set", "refresh", "clear"]) {
-        return None;
-    }
     let text = sql.trim_end();
     let text = text.strip_suffix(';').unwrap_or(text);
     if let Some(statement) = transaction_type(text) {
@@ -207,20 +202,15 @@ fn transaction_type(text: &str) -> Option<DistSql> {
         .then_some(DistSql::ShowTransactionType)
 }
 
-/// The result columns of `sql` when it is one of these statements: known before it runs, so
-/// the frontends describe a prepared one (COM_STMT_PREPARE's column definitions, PostgreSQL's
-/// RowDescription) and clients that read columns by name from that description find them.
-pub(crate) fn result_columns(sql: &str) -> Option<Vec<Column>> {
-    parse(sql).map(columns)
-}
-
 const BIGINT: SqlType = SqlType::Int {
     bytes: 8,
     unsigned: false,
 };
 
-/// The result columns of `statement`, as its answer has them.
-fn columns(statement: DistSql) -> Vec<Column> {
+/// The result columns of `statement`, as its answer has them: known before it runs, so the
+/// frontends describe a prepared one (COM_STMT_PREPARE's column definitions, PostgreSQL's
+/// RowDescription) and clients that read columns by name from that description find them.
+pub(crate) fn columns(statement: DistSql) -> Vec<Column> {
     let spec: &[(&str, SqlType)] = match statement {
         DistSql::Rules(rules, _) => {
             return rql::columns(&rules)

@@ -3,9 +3,10 @@
 //! a PREVIEW, or a statement to route to the shards. Both frontends' statements go through
 //! here, whether sent as text or prepared.
 
+use keyshard_router::Leading;
 use keyshard_types::Dialect;
 
-use crate::control::{self, Control};
+use crate::control::Control;
 use crate::copy::{self, CopyIn};
 use crate::dialect::SessionStatement;
 use crate::distsql::{self, DistSql};
@@ -13,6 +14,7 @@ use crate::error::Error;
 use crate::kill::Kill;
 use crate::reflection::{self, Request};
 use crate::settings::{self, SetSettings};
+use crate::sql::Sql;
 use crate::sql_prepare::{self, Command};
 use crate::{load_data, user_variables};
 
@@ -54,74 +56,87 @@ pub(crate) enum Intent<'a> {
     Routed,
 }
 
-impl Intent<'_> {
-    /// What `sql`, in `dialect`, asks. The order matters where texts overlap: transaction
-    /// control and DistSQL's `SET DIST VARIABLE` before the session's `SET`s.
-    pub(crate) fn of(sql: &str, dialect: Dialect) -> Intent<'_> {
-        // Most statements are INSERTs, and no handler below answers one: they are routed
-        // without the dozen first-word checks each handler would make.
-        let first = crate::words::first_word(sql);
-        if first.eq_ignore_ascii_case("insert") || first.eq_ignore_ascii_case("replace") {
-            return Intent::Routed;
-        }
-        if let Some(control) = control::parse(sql) {
-            return Intent::Control(control);
-        }
-        if let Some(statement) = distsql::parse(sql) {
-            return Intent::DistSql(statement);
-        }
-        if let Some(command) = sql_prepare::parse(sql, dialect) {
-            return Intent::SqlPrepare(command);
-        }
-        if dialect == Dialect::MySql
-            && let Some(assignments) = user_variables::parse_set(sql)
-        {
-            return Intent::SetUserVariables(assignments);
-        }
-        if dialect == Dialect::MySql
-            && let Some(assignments) = user_variables::split_mixed_set(sql)
-        {
-            return Intent::SetEach(assignments);
-        }
-        if dialect == Dialect::MySql
-            && let Some(full) = processlist(sql)
-        {
-            return Intent::ProcessList { full };
-        }
-        if let Some(kill) = Kill::parse(sql, dialect) {
-            return Intent::Kill(kill);
-        }
-        if dialect == Dialect::MySql
-            && let Some((global, like)) = status(sql)
-        {
-            return Intent::Status { global, like };
-        }
-        if let Some(set) = settings::parse(sql, dialect) {
-            return Intent::Settings(set);
-        }
-        if let Some(statement) = SessionStatement::recognise(sql, dialect) {
-            return Intent::Session(statement);
-        }
-        if let Some(request) = reflection::request(sql) {
-            return Intent::Reflection(request);
-        }
-        let load = match dialect {
-            Dialect::Postgres => copy::parse(sql),
-            Dialect::MySql => load_data::parse(sql),
+impl<'a> Intent<'a> {
+    /// What `sql`, in `dialect`, asks: the handlers its leading keyword may lead, each asked
+    /// in turn. The order matters where texts overlap: transaction control and DistSQL's
+    /// `SET DIST VARIABLE` before the session's `SET`s, and PostgreSQL's cancel functions
+    /// (refused wherever they are not the whole `SELECT`) before the session's statements.
+    pub(crate) fn of(sql: Sql<'a>, dialect: Dialect) -> Intent<'a> {
+        let (text, leading) = (sql.text, sql.leading);
+        let mysql = dialect == Dialect::MySql;
+        let first = match leading {
+            // Most statements are INSERTs, and no handler answers one.
+            Leading::Insert | Leading::Replace => return Intent::Routed,
+            Leading::Begin
+            | Leading::Start
+            | Leading::Commit
+            | Leading::End
+            | Leading::Rollback
+            | Leading::Abort
+            | Leading::Savepoint
+            | Leading::Release => sql.control().map(Intent::Control),
+            Leading::Set => set(sql, dialect),
+            Leading::Show => distsql::parse(text).map(Intent::DistSql).or_else(|| {
+                let full = processlist(text).filter(|_| mysql)?;
+                Some(Intent::ProcessList { full })
+            }),
+            Leading::Refresh | Leading::Clear => distsql::parse(text).map(Intent::DistSql),
+            Leading::Prepare | Leading::Execute | Leading::Deallocate | Leading::Drop => {
+                sql_prepare::parse(text, dialect).map(Intent::SqlPrepare)
+            }
+            Leading::Kill if mysql => Kill::parse(text, dialect).map(Intent::Kill),
+            _ => None,
         };
-        if let Some(load) = load {
-            return Intent::CopyIn(load);
-        }
-        if dialect == Dialect::Postgres
-            && let Some(command) = crate::listen_command::parse(sql)
-        {
-            return Intent::Listen(command);
-        }
-        if let Some(statement) = previewed(sql) {
-            return Intent::Preview(statement);
-        }
-        Intent::Routed
+        // PostgreSQL's cancel functions: answered as the whole `SELECT`, refused wherever else
+        // they are called (MySQL's KILL is a statement of its own, above).
+        let kill = || {
+            Kill::parse(text, dialect)
+                .filter(|_| !mysql)
+                .map(Intent::Kill)
+        };
+        let session = || SessionStatement::recognise(text, dialect).map(Intent::Session);
+        let then = || match leading {
+            Leading::Show => status(text)
+                .filter(|_| mysql)
+                .map(|(global, like)| Intent::Status { global, like })
+                .or_else(session)
+                .or_else(|| reflection::request(text).map(Intent::Reflection)),
+            Leading::Set | Leading::Reset => settings::parse(text, dialect)
+                .map(Intent::Settings)
+                .or_else(session),
+            Leading::Select | Leading::Discard | Leading::Use => session(),
+            Leading::Describe => reflection::request(text).map(Intent::Reflection),
+            Leading::Copy if !mysql => copy::parse(text).map(Intent::CopyIn),
+            Leading::Load if mysql => load_data::parse(text).map(Intent::CopyIn),
+            Leading::Listen | Leading::Unlisten if !mysql => {
+                crate::listen_command::parse(text).map(Intent::Listen)
+            }
+            Leading::Preview => previewed(text).map(Intent::Preview),
+            _ => None,
+        };
+        first.or_else(kill).or_else(then).unwrap_or(Intent::Routed)
     }
+}
+
+/// What a `SET …` asks before anything else may: transaction control, DistSQL, MySQL's user
+/// variables.
+fn set<'a>(sql: Sql<'a>, dialect: Dialect) -> Option<Intent<'a>> {
+    if let Some(control) = sql.control() {
+        return Some(Intent::Control(control));
+    }
+    let sql = sql.text;
+    if let Some(statement) = distsql::parse(sql) {
+        return Some(Intent::DistSql(statement));
+    }
+    if dialect == Dialect::MySql {
+        if let Some(assignments) = user_variables::parse_set(sql) {
+            return Some(Intent::SetUserVariables(assignments));
+        }
+        if let Some(assignments) = user_variables::split_mixed_set(sql) {
+            return Some(Intent::SetEach(assignments));
+        }
+    }
+    None
 }
 
 /// `SHOW [FULL] PROCESSLIST`: whether FULL.
@@ -181,4 +196,81 @@ fn strip_keyword<'a>(sql: &'a str, keyword: &str) -> Option<&'a str> {
     let rest = &sql[keyword.len()..];
     (head.eq_ignore_ascii_case(keyword) && rest.starts_with(char::is_whitespace))
         .then(|| rest.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The handler each statement's leading keyword picks, where texts overlap too.
+    #[test]
+    fn each_statement_goes_to_its_handler() {
+        let name = |intent: Intent| match intent {
+            Intent::Control(_) => "control",
+            Intent::DistSql(_) => "distsql",
+            Intent::SqlPrepare(_) => "sql prepare",
+            Intent::SetUserVariables(_) => "user variables",
+            Intent::SetEach(_) => "each",
+            Intent::ProcessList { .. } => "processlist",
+            Intent::Kill(Ok(_)) => "kill",
+            Intent::Kill(Err(_)) => "kill refused",
+            Intent::Status { .. } => "status",
+            Intent::Settings(_) => "settings",
+            Intent::Session(_) => "session",
+            Intent::Reflection(_) => "reflection",
+            Intent::CopyIn(_) => "load",
+            Intent::Listen(_) => "listen",
+            Intent::Preview(_) => "preview",
+            Intent::Routed => "routed",
+        };
+        let (my, pg) = (Dialect::MySql, Dialect::Postgres);
+        let cases = [
+            ("INSERT INTO t VALUES (1)", my, "routed"),
+            ("insert into t select pg_cancel_backend(1)", pg, "routed"),
+            ("SELECT * FROM t WHERE id = 1", pg, "routed"),
+            ("BEGIN", my, "control"),
+            ("abort", pg, "control"),
+            ("SET autocommit = 0", my, "control"),
+            ("SET DIST VARIABLE transaction_type = 'XA'", my, "distsql"),
+            ("SET @a = 1", my, "user variables"),
+            ("SET @a = 1, sql_mode = ''", my, "each"),
+            ("SET time_zone = '+00:00'", my, "settings"),
+            ("SET search_path TO public", pg, "settings"),
+            ("SET application_name = 'x'", pg, "session"),
+            ("RESET ALL", pg, "settings"),
+            ("DISCARD ALL", pg, "session"),
+            ("USE sharding_db", my, "session"),
+            ("SELECT @@version", my, "session"),
+            ("SHOW COMPUTE NODES", my, "distsql"),
+            ("REFRESH TABLE METADATA", my, "distsql"),
+            ("CLEAR HINT", my, "distsql"),
+            ("SHOW FULL PROCESSLIST", my, "processlist"),
+            ("SHOW GLOBAL STATUS LIKE 'Com_insert'", my, "status"),
+            ("SHOW VARIABLES LIKE 'version'", my, "session"),
+            ("SHOW TABLES", my, "reflection"),
+            ("desc t_order", my, "reflection"),
+            ("PREPARE s FROM 'SELECT 1'", my, "sql prepare"),
+            ("EXECUTE s (1)", pg, "sql prepare"),
+            ("DROP PREPARE s", my, "sql prepare"),
+            ("DROP TABLE t", my, "routed"),
+            ("KILL 5", my, "kill"),
+            ("SELECT pg_cancel_backend(5)", pg, "kill"),
+            (
+                "WITH a AS (SELECT pg_cancel_backend(5)) SELECT 1",
+                pg,
+                "kill refused",
+            ),
+            ("COPY t FROM STDIN", pg, "load"),
+            ("COPY t FROM STDIN", my, "routed"),
+            ("LOAD DATA LOCAL INFILE 'f' INTO TABLE t", my, "load"),
+            ("LISTEN c", pg, "listen"),
+            ("LISTEN c", my, "routed"),
+            ("PREVIEW SELECT 1", pg, "preview"),
+            ("CALL p()", my, "routed"),
+        ];
+        for (text, dialect, expected) in cases {
+            let intent = Intent::of(Sql::new(text), dialect);
+            assert_eq!(name(intent), expected, "{text} ({dialect:?})");
+        }
+    }
 }

@@ -37,6 +37,7 @@ mod session;
 mod settings;
 mod shapes;
 mod single_tables;
+mod sql;
 mod sql_prepare;
 mod statements;
 mod throttle;

@@ -9,14 +9,10 @@ use keyshard_types::Dialect;
 
 use crate::copy::{CopyIn, Format, column_count, one_char};
 use crate::error::{Error, ErrorKind};
-use crate::words::starts_with_any;
 
 /// `sql` as a LOAD DATA statement: `Some(Ok)` for one the proxy takes, `Some(Err)` for one it
 /// refuses (a server-side file, user variables, SET), `None` for other statements.
 pub(crate) fn parse(sql: &str) -> Option<Result<CopyIn, Error>> {
-    if !starts_with_any(sql, &["load"]) {
-        return None;
-    }
     let tokens = lex(sql.trim().trim_end_matches(';'));
     let mut t = Tokens { tokens, at: 0 };
     if !(t.word("load") && t.word("data")) {

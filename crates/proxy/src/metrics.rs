@@ -36,10 +36,9 @@ const KINDS: [&str; 6] = [
 ];
 
 impl CountedAs {
-    /// The kind of a statement sent as `sql`, by its first word. SHOW is no SELECT: MySQL
-    /// counts it apart from `Com_select`.
-    pub(crate) fn of_text(sql: &str) -> Self {
-        let leading = Leading::of(sql);
+    /// The kind of a statement led by `leading`. SHOW is no SELECT: MySQL counts it apart
+    /// from `Com_select`.
+    pub(crate) fn of(leading: Leading) -> Self {
         match leading {
             Leading::Select | Leading::With => Self::Select,
             Leading::Insert | Leading::Replace => Self::Insert,
@@ -467,14 +466,14 @@ mod tests {
         let took = [700, 20_000_000, 3_000].map(Duration::from_micros);
         metrics.statement(
             Dialect::MySql,
-            CountedAs::of_text("insert into t"),
+            CountedAs::of(Leading::of("insert into t")),
             took[0],
             None,
             &mut session,
         );
         metrics.statement(
             Dialect::MySql,
-            CountedAs::of_text(" SELECT 1"),
+            CountedAs::of(Leading::of(" SELECT 1")),
             took[1],
             None,
             &mut session,
@@ -482,7 +481,7 @@ mod tests {
         let error = Some("23505");
         metrics.statement(
             Dialect::Postgres,
-            CountedAs::of_text("UPDATE t"),
+            CountedAs::of(Leading::of("UPDATE t")),
             took[2],
             error,
             &mut session,

@@ -10,10 +10,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::calls::{STATEMENTS, called_names};
+use crate::calls::{called_names, says_its_effect};
 use crate::routines::Set as Names;
+use crate::sql::Sql;
 
-use keyshard_router::SequenceUse;
+use keyshard_router::{Leading, SequenceUse};
 use keyshard_types::Dialect;
 
 /// State a session holds on its shard connections.
@@ -105,14 +106,13 @@ const UNLOCKING_ALL: &[&str] = &["release_all_locks", "pg_advisory_unlock_all"];
 /// UPDATEs and DELETEs, answered by their first word.
 /// `routines`: the lower-case names of the functions and procedures the shards define (see
 /// `routines`), whose calls may change the session unseen.
-pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &Names) -> Option<Effect> {
-    let first = crate::words::first_word(sql);
-    let is = |word: &str| first.eq_ignore_ascii_case(word);
+pub(crate) fn effect(sql: Sql<'_>, dialect: Dialect, routines: &Names) -> Option<Effect> {
+    let (leading, sql) = (sql.leading, sql.text);
     // A procedure or an anonymous block may do anything to the session.
-    if is("call") || is("do") {
+    if matches!(leading, Leading::Call | Leading::Do) {
         return Some(Effect::Holds(Held::Session));
     }
-    let statement = STATEMENTS.iter().any(|w| is(w));
+    let statement = says_its_effect(leading);
     // Any other statement holds or releases state only by a function call: one with no `(`
     // (a point SELECT, say) is answered without more, and so is one that mentions neither a
     // routine of the shards nor `lock`, `set_config` or a sequence function (a write's
@@ -124,14 +124,14 @@ pub(crate) fn effect(sql: &str, dialect: Dialect, routines: &Names) -> Option<Ef
         if memchr::memchr(b'(', bytes).is_none() && !sequences {
             return None;
         }
-        let dml = is("insert") || is("update") || is("delete") || is("replace");
+        let dml = leading.writes_rows();
         let mentions = |word: &[u8]| crate::words::find_ignore_ascii_case(bytes, word).next();
         let builtin = !dml && (mentions(b"lock").is_some() || mentions(b"set_config").is_some());
         if !builtin && !sequences && routines.is_empty() {
             return None;
         }
         let lower = sql.to_ascii_lowercase();
-        if calls_any(&lower, routines) {
+        if calls_any(&lower, leading, routines) {
             return Some(Effect::Holds(Held::Session));
         }
         if sequences {
@@ -325,9 +325,9 @@ fn literal_key(space: &str, args: &str) -> Option<String> {
     Some(format!("{space}:{}", parts.join(",")))
 }
 
-/// Whether `lower` calls any of `routines`.
-fn calls_any(lower: &str, routines: &Names) -> bool {
-    !routines.is_empty() && called_names(lower).any(|name| routines.contains(name))
+/// Whether `lower`, led by `leading`, calls any of `routines`.
+fn calls_any(lower: &str, leading: Leading, routines: &Names) -> bool {
+    !routines.is_empty() && called_names(lower, leading).any(|name| routines.contains(name))
 }
 
 /// The argument lists of each call of function `name` in `lower`: the name, not part of a
@@ -398,7 +398,7 @@ mod tests {
 
     fn effect(sql: &str) -> Option<Effect> {
         super::effect(
-            sql,
+            Sql::new(sql),
             Dialect::MySql,
             &["audit_log".to_owned()].into_iter().collect(),
         )
@@ -480,13 +480,13 @@ mod tests {
         }
         assert_eq!(
             super::effect(
-                "INSERT INTO t (id) VALUES (NEXTVAL ('s'))",
+                Sql::new("INSERT INTO t (id) VALUES (NEXTVAL ('s'))"),
                 Dialect::Postgres,
                 &Names::default()
             ),
             Some(Effect::Holds(Held::Sequences))
         );
-        let pg = |sql| super::effect(sql, Dialect::Postgres, &Names::default());
+        let pg = |sql| super::effect(Sql::new(sql), Dialect::Postgres, &Names::default());
         assert_eq!(
             pg("SELECT setval('s', 10)"),
             Some(Effect::Holds(Held::Sequences))
@@ -533,7 +533,7 @@ mod tests {
             "lock table t",
         ] {
             assert_eq!(
-                super::effect(lock, Dialect::Postgres, &Names::default()),
+                super::effect(Sql::new(lock), Dialect::Postgres, &Names::default()),
                 None
             );
         }

@@ -15,8 +15,10 @@ use std::time::Duration;
 use keyshard_backend::Backend;
 use keyshard_backend::session_state::{self, SessionState};
 use keyshard_config::{Config, DatabaseKind};
+use keyshard_router::Leading;
 
 use crate::identity::read_texts;
+use crate::sql::Sql;
 
 /// How often the names are read again, for routines created beside the proxy.
 pub(crate) const REFRESH: Duration = Duration::from_secs(30);
@@ -89,11 +91,16 @@ impl Routines {
 
     /// The names, once every name `sql` calls is known as a routine or as none: the routines
     /// are read again when one is new.
-    pub(crate) async fn learn(&self, backend: &Backend, config: &Config, sql: &str) -> Arc<Names> {
+    pub(crate) async fn learn(
+        &self,
+        backend: &Backend,
+        config: &Config,
+        sql: Sql<'_>,
+    ) -> Arc<Names> {
         // A read finds every routine, so the statement is classified by it whatever it
         // remembers of its other names: a few per read, whatever the statement holds.
         let new = |names: &Names| -> Vec<String> {
-            crate::calls::called_names(sql)
+            crate::calls::called_names(sql.text, sql.leading)
                 .filter(|name| !names.knows(name))
                 .take(MAX_MET)
                 .map(str::to_ascii_lowercase)
@@ -151,18 +158,15 @@ impl Routines {
 }
 
 /// Whether `sql` may create, replace or drop a routine.
-pub(crate) fn changes_routines(sql: &str) -> bool {
-    let first = crate::words::first_word(sql);
-    ["create", "drop", "alter"]
-        .iter()
-        .any(|w| first.eq_ignore_ascii_case(w))
-        && {
-            let lower = sql
-                .get(..sql.len().min(200))
-                .unwrap_or(sql)
-                .to_ascii_lowercase();
-            lower.contains("function") || lower.contains("procedure")
-        }
+pub(crate) fn changes_routines(sql: Sql<'_>) -> bool {
+    let (leading, sql) = (sql.leading, sql.text);
+    matches!(leading, Leading::Create | Leading::Drop | Leading::Alter) && {
+        let lower = sql
+            .get(..sql.len().min(200))
+            .unwrap_or(sql)
+            .to_ascii_lowercase();
+        lower.contains("function") || lower.contains("procedure")
+    }
 }
 
 #[cfg(test)]
@@ -171,11 +175,11 @@ mod tests {
 
     #[test]
     fn statements_that_change_routines_are_recognised() {
-        assert!(changes_routines(
+        assert!(changes_routines(Sql::new(
             "CREATE OR REPLACE FUNCTION f() RETURNS int AS $$ SELECT 1 $$ LANGUAGE sql"
-        ));
-        assert!(changes_routines("drop procedure p"));
-        assert!(!changes_routines("SELECT f()"));
+        )));
+        assert!(changes_routines(Sql::new("drop procedure p")));
+        assert!(!changes_routines(Sql::new("SELECT f()")));
     }
 
     #[test]

@@ -8,10 +8,12 @@ use std::sync::Arc;
 use keyshard_backend::session_state::{SessionState, Settings};
 use keyshard_backend::{Characteristics, Transaction};
 use keyshard_config::TransactionType;
-use keyshard_router::{DdlPlan, Direct, InsertSelect, PreparedInsert, PreparedQuery, TableLocks};
+use keyshard_router::{
+    DdlPlan, Direct, InsertSelect, Leading, PreparedInsert, PreparedQuery, TableLocks,
+};
 use keyshard_types::Dialect;
 
-use crate::control::{self, Control};
+use crate::control::Control;
 use crate::copy::CopyIn;
 use crate::copy::out::CopyOut;
 use crate::dialect::transactions;
@@ -19,6 +21,7 @@ use crate::error::{Error, ErrorKind};
 use crate::identity::Identity;
 use crate::memory::{KeptMap, SessionMemory};
 use crate::pinning::Held;
+use crate::sql::Sql;
 
 mod mysql;
 mod postgres;
@@ -231,11 +234,11 @@ impl Session {
 
     /// A failed transaction block refuses everything but ROLLBACK (or ROLLBACK TO a
     /// savepoint, or COMMIT, which then rolls back); `sql` is `None` for a planned statement.
-    pub fn refuse_when_failed(&self, sql: Option<&str>) -> Result<(), Error> {
+    pub fn refuse_when_failed(&self, sql: Option<Sql<'_>>) -> Result<(), Error> {
         if !self.failed {
             return Ok(());
         }
-        let ends_failure = sql.and_then(control::parse).is_some_and(|c| {
+        let ends_failure = sql.and_then(Sql::control).is_some_and(|c| {
             matches!(
                 c,
                 Control::Commit { .. } | Control::Rollback { .. } | Control::RollbackTo(_)
@@ -277,13 +280,15 @@ pub struct Statement {
     /// What a planned one does to the state the session holds on its shard connections, set
     /// when it is prepared (a text one is looked at as it runs).
     pub(crate) effect: Option<crate::pinning::Effect>,
+    /// Its text's leading keyword, read when it was prepared.
+    pub(crate) leading: Leading,
 }
 
 impl Statement {
     /// Whether its rows may go to the client as they arrive: not for a planned write.
     pub(crate) fn may_stream(&self) -> bool {
         match &self.kind {
-            StatementKind::Text(sql) => keyshard_router::Leading::of(sql).may_stream(),
+            StatementKind::Text(_) => self.leading.may_stream(),
             _ => self.is_read(),
         }
     }
@@ -297,8 +302,8 @@ impl Statement {
         }
     }
 
-    /// A statement that runs `kind`.
-    pub fn new(kind: StatementKind) -> Self {
+    /// A statement that runs `kind`, prepared from text led by `leading`.
+    pub fn new(kind: StatementKind, leading: Leading) -> Self {
         let param_count = match &kind {
             StatementKind::Planned(Planned::Insert(insert)) => insert.param_count(),
             StatementKind::Planned(Planned::InsertSelect(select)) => select.param_count(),
@@ -313,6 +318,7 @@ impl Statement {
             kind,
             param_count,
             effect: None,
+            leading,
         }
     }
 }

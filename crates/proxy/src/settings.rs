@@ -92,12 +92,9 @@ pub(crate) fn is_own(name: &str, dialect: Dialect) -> bool {
     }
 }
 
-/// `sql` as a `SET` of settings the shards hold: `None` when it is not a `SET`, or sets only
-/// what the proxy answers for; an error when it cannot be carried as written.
+/// `sql`, a `SET` or `RESET` (see `Intent::of`), as settings the shards hold: `None` when it
+/// sets only what the proxy answers for; an error when it cannot be carried as written.
 pub(crate) fn parse(sql: &str, dialect: Dialect) -> Option<Result<SetSettings, Error>> {
-    if !crate::words::starts_with_any(sql, &["set", "reset"]) {
-        return None;
-    }
     let text = sql.trim().trim_end_matches(';').trim_end();
     if let Some(name) = strip_word(text, "reset") {
         return reset(name, dialect);
@@ -453,7 +450,6 @@ mod tests {
         ] {
             assert!(matches!(parse(refused, my), Some(Err(_))), "{refused}");
         }
-        assert!(parse("SELECT 1", my).is_none());
         // Connector/J's first statement: autocommit beside settings.
         match parse(
             "SET autocommit=1, sql_mode = concat(@@sql_mode,',STRICT_TRANS_TABLES')",

@@ -6,7 +6,7 @@
 use keyshard_types::Dialect;
 
 use crate::error::{Error, ErrorKind};
-use crate::words::{split_top_level, starts_with_any};
+use crate::words::split_top_level;
 
 /// The most SQL-level prepared statements one session keeps (MySQL's
 /// `max_prepared_stmt_count`).
@@ -43,9 +43,6 @@ pub(crate) fn unknown(dialect: Dialect, name: &str, verb: &str) -> Error {
 
 /// The command `sql` is, if it is one.
 pub(crate) fn parse(sql: &str, dialect: Dialect) -> Option<Command<'_>> {
-    if !starts_with_any(sql, &["prepare", "execute", "deallocate", "drop"]) {
-        return None;
-    }
     let text = sql.trim().trim_end_matches(';').trim_end();
     let (verb, rest) = split_word(text)?;
     let verb = verb.to_ascii_lowercase();

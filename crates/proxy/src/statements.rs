@@ -4,7 +4,7 @@
 
 use keyshard_types::Dialect;
 
-use crate::words::starts_with_any;
+use keyshard_router::Leading;
 
 /// The statements of `sql`: cut at semicolons outside strings, quoted identifiers, comments
 /// and (PostgreSQL) dollar quotes; blank ones dropped. A MySQL stored program's body has
@@ -13,7 +13,7 @@ pub(crate) fn split(sql: &str, dialect: Dialect) -> Vec<&str> {
     let mysql = dialect == Dialect::MySql;
     // Almost every message is one statement, at most with a `;` at its end.
     let single = !sql.trim_end().trim_end_matches(';').contains(';')
-        || mysql && starts_with_any(sql, &["create"]) && defines_a_program(sql);
+        || mysql && Leading::of(sql) == Leading::Create && defines_a_program(sql);
     if single {
         return if is_blank(sql) { Vec::new() } else { vec![sql] };
     }

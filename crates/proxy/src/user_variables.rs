@@ -2,18 +2,16 @@
 //! expr`, through the proxy), and every later `@x` in a statement is replaced by it before the
 //! statement goes to a shard, where `@x` would be NULL.
 
-use crate::words::{split_top_level, starts_with_any};
+use crate::words::split_top_level;
 
 /// The most user variables one session keeps.
 pub(crate) const MAX_VARIABLES: usize = 1024;
 
-/// The assignments of `SET @a = expr [, @b := expr …]`, names lower-cased; `None` when `sql`
-/// is not such a statement (or mixes in other settings, left to the session statements).
-/// A MySQL `SET` that assigns both user variables and settings (mysqldump's
+/// A MySQL `SET` (see `Intent::of`) that assigns both user variables and settings (mysqldump's
 /// `SET @OLD_UNIQUE_CHECKS=@@UNIQUE_CHECKS, UNIQUE_CHECKS=0`): its assignments, each to be
 /// made as a `SET` of its own, in order (so `@OLD…` reads the value before it changes).
 pub(crate) fn split_mixed_set(sql: &str) -> Option<Vec<&str>> {
-    if !starts_with_any(sql, &["set"]) || !sql.contains('@') {
+    if !sql.contains('@') {
         return None;
     }
     let text = sql.trim().trim_end_matches(';').trim_end();
@@ -24,8 +22,11 @@ pub(crate) fn split_mixed_set(sql: &str) -> Option<Vec<&str>> {
     mixed.then_some(items)
 }
 
+/// The assignments of `SET @a = expr [, @b := expr …]`, names lower-cased, from `sql`, a `SET`
+/// (see `Intent::of`); `None` when it is not such a statement (or mixes in other settings,
+/// left to the session statements).
 pub(crate) fn parse_set(sql: &str) -> Option<Vec<(String, &str)>> {
-    if !starts_with_any(sql, &["set"]) || !sql.contains('@') {
+    if !sql.contains('@') {
         return None;
     }
     let text = sql.trim().trim_end_matches(';').trim_end();

@@ -1,8 +1,6 @@
-//! The first word of a statement: what decides, before anything is parsed or allocated,
-//! whether one of the proxy's own handlers (session, transaction, catalog statements) might
-//! answer it — most statements are INSERTs, which none of them answer.
-
-pub(crate) use keyshard_router::leading::first_word;
+//! Words in statement text, read without parsing: searching, splitting lists, LIKE. What a
+//! statement's first word decides is `keyshard_router::Leading`'s, read once (see
+//! `intent::Sql`).
 
 /// Where `needle` (lower-case ASCII) occurs in `haystack`, case-insensitively: each start.
 /// A vectorised search for its first letter in either case, then a compare, so that a long
@@ -17,12 +15,6 @@ pub(crate) fn find_ignore_ascii_case<'a>(
             .get(at..at + needle.len())
             .is_some_and(|w| w.eq_ignore_ascii_case(needle))
     })
-}
-
-/// Whether `sql` starts with one of `words`, case-insensitively.
-pub(crate) fn starts_with_any(sql: &str, words: &[&str]) -> bool {
-    let first = first_word(sql);
-    words.iter().any(|w| w.eq_ignore_ascii_case(first))
 }
 
 /// Splits a list (a projection, `SET` assignments, arguments) at the commas outside
@@ -101,23 +93,10 @@ mod tests {
     }
 
     #[test]
-    fn first_words() {
-        assert_eq!(first_word("  SELECT 1"), "SELECT");
-        assert_eq!(first_word("begin;"), "begin");
-        assert_eq!(first_word("(SELECT 1)"), "");
-        assert_eq!(first_word(""), "");
-        assert_eq!(first_word("\u{a0}\u{2003}SET x"), "SET");
-        assert_eq!(first_word("\x0b\r\nselect"), "select");
-        assert_eq!(first_word("   "), "");
-        assert_eq!(first_word("é"), "");
-        assert!(starts_with_any("show tables", &["set", "SHOW"]));
+    fn lists_split_at_top_level_commas() {
         assert_eq!(
             split_top_level("a, f(b, c), 'd,e'"),
             ["a", " f(b, c)", " 'd,e'"]
         );
-        assert!(!starts_with_any(
-            "INSERT INTO t VALUES (1)",
-            &["set", "show"]
-        ));
     }
 }

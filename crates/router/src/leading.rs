@@ -1,8 +1,11 @@
 //! A statement's leading keyword, read from its text without parsing it: the one vocabulary
 //! for what is decided by the first word, before or instead of a parse (which counter a
 //! statement counts in, whether it may change a table's columns, whether it can answer rows,
-//! whether it can change the schema). A statement whose word is not listed here is
-//! [`Leading::Other`], and each question answers the cautious way for it.
+//! whether it can change the schema, which of the proxy's own handlers may answer it). The
+//! proxy reads it once per statement, where the statement comes in, and carries it from there.
+//! A statement whose word is not listed here is [`Leading::Other`], and each question answers
+//! the cautious way for it; the words listed only so that a handler may be picked by them
+//! (`DESCRIBE`, `EXECUTE`, `CALL` …) answer each question as [`Leading::Other`] does.
 
 /// The first word of a statement, as far as the proxy tells statements apart by it.
 // The variants are the SQL keywords they name.
@@ -52,6 +55,20 @@ pub enum Leading {
     Revoke,
     Xa,
     Kill,
+    /// `DESCRIBE` or its short form `DESC` (MySQL).
+    Describe,
+    Execute,
+    /// ShardingSphere's `REFRESH` (DistSQL).
+    Refresh,
+    /// ShardingSphere's `CLEAR` (DistSQL).
+    Clear,
+    Call,
+    /// PostgreSQL's anonymous block.
+    Do,
+    Declare,
+    Close,
+    Merge,
+    Move,
     /// Any other word, or none.
     Other,
 }
@@ -100,6 +117,17 @@ const WORDS: &[(&str, Leading)] = &[
     ("revoke", Leading::Revoke),
     ("xa", Leading::Xa),
     ("kill", Leading::Kill),
+    ("describe", Leading::Describe),
+    ("desc", Leading::Describe),
+    ("execute", Leading::Execute),
+    ("refresh", Leading::Refresh),
+    ("clear", Leading::Clear),
+    ("call", Leading::Call),
+    ("do", Leading::Do),
+    ("declare", Leading::Declare),
+    ("close", Leading::Close),
+    ("merge", Leading::Merge),
+    ("move", Leading::Move),
 ];
 
 impl Leading {
@@ -233,14 +261,19 @@ mod tests {
         assert_eq!(Leading::of("\u{a0}select"), Leading::Select);
         assert_eq!(Leading::of("selected"), Leading::Other);
         assert_eq!(first_word("  é"), "");
+        assert_eq!(first_word("begin;"), "begin");
+        assert_eq!(first_word("\u{a0}\u{2003}SET x"), "SET");
+        assert_eq!(first_word("\x0b\r\nselect"), "select");
+        assert_eq!(first_word("   "), "");
     }
 
     #[test]
     fn every_word_is_listed_once() {
         for (i, (word, leading)) in WORDS.iter().enumerate() {
             assert_eq!(Leading::of(word), *leading, "{word}");
-            assert!(WORDS[..i].iter().all(|(w, l)| w != word && l != leading));
+            assert!(WORDS[..i].iter().all(|(w, _)| w != word));
         }
+        assert_eq!(Leading::of("DESC t"), Leading::Describe);
     }
 
     #[test]
@@ -252,5 +285,15 @@ mod tests {
         assert!(!Leading::Select.may_change_columns());
         assert!(Leading::Set.may_change_columns());
         assert!(!Leading::Insert.may_stream());
+        // Listed to pick a handler by, they answer as an unlisted word does.
+        for picked in [
+            Leading::Describe,
+            Leading::Execute,
+            Leading::Call,
+            Leading::Merge,
+        ] {
+            assert!(picked.may_change_columns() && picked.may_stream() && !picked.answers_rows());
+            assert!(!(picked.reads() || picked.writes_rows() || picked.controls_transaction()));
+        }
     }
 }

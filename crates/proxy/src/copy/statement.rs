@@ -6,14 +6,11 @@ use keyshard_types::Dialect;
 
 use super::{CopyIn, Format, bad};
 use crate::error::Error;
-use crate::words::starts_with_any;
 
-/// `sql` as a COPY statement: `Some(Ok)` for `COPY … FROM STDIN` in a format the proxy reads,
-/// `Some(Err)` for other COPYs (to a file, to the client, binary), `None` for other statements.
+/// `sql`, led by `COPY` (see `Intent::of`), as a load: `Some(Ok)` for `COPY … FROM STDIN` in a
+/// format the proxy reads, `Some(Err)` for other COPYs (to a file, to the client, binary),
+/// `None` when it is not a COPY the proxy can tell.
 pub(crate) fn parse(sql: &str) -> Option<Result<CopyIn, Error>> {
-    if !starts_with_any(sql, &["copy"]) {
-        return None;
-    }
     let text = sql.trim().trim_end_matches(';').trim_end();
     let lower = text.to_ascii_lowercase();
     let from = find_word(&lower, "from")?;

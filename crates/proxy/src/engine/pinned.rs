@@ -7,6 +7,7 @@ use keyshard_types::Dialect;
 use super::Engine;
 use crate::error::{Error, ErrorKind};
 use crate::memory::Reserved;
+use crate::sql::Sql;
 use keyshard_backend::Column;
 use keyshard_types::SqlType;
 use keyshard_types::Value;
@@ -22,10 +23,10 @@ impl Engine {
     pub(super) async fn query_text(
         &self,
         session: &mut Session,
-        sql: &str,
+        sql: Sql<'_>,
         reserved: Reserved,
     ) -> Result<Reply, Error> {
-        if let Some(reply) = crate::notify::listening_channels(session, sql) {
+        if let Some(reply) = crate::notify::listening_channels(session, sql.text) {
             return reply;
         }
         if routines::changes_routines(sql) {
@@ -43,11 +44,11 @@ impl Engine {
             && session.dialect == Dialect::Postgres
             && session.transaction.is_none()
         {
-            self.on_kept_connections(session, sql).await?;
+            self.on_kept_connections(session, sql.text).await?;
             held(session, effect, false, true);
             return Ok(Reply::done());
         }
-        if let Some(reply) = lastval_of_session(session, &effect, sql) {
+        if let Some(reply) = lastval_of_session(session, &effect, sql.text) {
             return Ok(reply);
         }
         let pinned_now = holding(session, &effect)?;

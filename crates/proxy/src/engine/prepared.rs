@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use keyshard_keygen::KeyGenError;
 use keyshard_router::{
-    Direct, Leading, Plan, PreparedInsert, RouteError, substitute_session_values, with_sessions,
+    Leading, Plan, PreparedInsert, RouteError, substitute_session_values, with_sessions,
 };
 use keyshard_types::{Dialect, Value};
 use sqlparser::ast;
@@ -20,6 +20,7 @@ use crate::metrics::CountedAs;
 use crate::pinning;
 use crate::reply::Reply;
 use crate::session::{Planned, Session, Statement, StatementKind};
+use crate::sql::Sql;
 
 impl Engine {
     /// Prepares a statement: parsed and planned once, bound at each execution. A statement the
@@ -27,17 +28,17 @@ impl Engine {
     /// comes back too, for describing it without parsing it again.
     pub async fn prepare(
         &self,
-        sql: &str,
+        sql: Sql<'_>,
         dialect: Dialect,
     ) -> Result<(Statement, Option<ast::Statement>), Error> {
-        let _held = self.instance.memory.reserve(sql, 0).await?;
+        let _held = self.instance.memory.reserve(sql.text, 0).await?;
         match Intent::of(sql, dialect) {
             // Answered by the session at each execution when it generated a key last, or
             // listens.
             Intent::Routed
                 if dialect == Dialect::Postgres
-                    && (crate::pinning::is_bare_lastval(sql)
-                        || crate::notify::is_bare_listening_channels(sql)) =>
+                    && (crate::pinning::is_bare_lastval(sql.text)
+                        || crate::notify::is_bare_listening_channels(sql.text)) =>
             {
                 return Ok((text(sql), None));
             }
@@ -47,6 +48,7 @@ impl Engine {
             // Answered from the session at each execution: nothing to plan.
             _ => return Ok((text(sql), None)),
         }
+        let (leading, sql) = (sql.leading, sql.text);
         // Its value is the session's at each execution, which a plan made once cannot carry.
         if dialect == Dialect::MySql && substitute_session_values(sql, &NO_VALUES)?.is_some() {
             return Err(Error::unsupported(
@@ -63,9 +65,10 @@ impl Engine {
         }
         match self.plan_with_tree(sql, dialect).await {
             // Its data is the frontend's to pass on at each execution, as COPY FROM's.
-            Ok((Planned::CopyOut(_), _)) => Ok((text(sql), None)),
+            Ok((Planned::CopyOut(_), _)) => Ok((text(Sql { text: sql, leading }), None)),
             Ok((planned, tree)) => {
-                let mut statement = Statement::new(StatementKind::Planned(planned));
+                let mut statement = Statement::new(StatementKind::Planned(planned), leading);
+                let sql = Sql { text: sql, leading };
                 let routines = self.routines.learn(&self.backend, &self.config, sql).await;
                 statement.effect = pinning::effect(sql, dialect, &routines.routines);
                 Ok((statement, Some(tree)))
@@ -78,7 +81,7 @@ impl Engine {
             Err(Error {
                 kind: ErrorKind::Syntax | ErrorKind::Unsupported,
                 ..
-            }) => Ok((text(sql), None)),
+            }) => Ok((text(Sql { text: sql, leading }), None)),
             Err(e) => Err(e),
         }
     }
@@ -125,7 +128,10 @@ impl Engine {
         session.copy_in = None;
         session.copy_out = None;
         let text = match &statement.kind {
-            StatementKind::Text(sql) => Some(sql.as_str()),
+            StatementKind::Text(sql) => Some(Sql {
+                text: sql,
+                leading: statement.leading,
+            }),
             _ => None,
         };
         if let Some(listed) = &session.listed {
@@ -143,15 +149,24 @@ impl Engine {
             let _held = self
                 .instance
                 .memory
-                .reserve(text.unwrap_or_default(), params_size)
+                .reserve(text.map_or("", |sql| sql.text), params_size)
                 .await?;
+            let leading = statement.leading;
             match &statement.kind {
-                StatementKind::Text(sql) => self.query_text(session, sql, Reserved::Whole).await,
+                StatementKind::Text(text) => {
+                    let sql = Sql { text, leading };
+                    self.query_text(session, sql, Reserved::Whole).await
+                }
                 StatementKind::Planned(planned) => match &statement.effect {
-                    None => self.execute_planned(session, planned, params).await,
+                    None => {
+                        self.execute_planned(session, planned, leading, params)
+                            .await
+                    }
                     Some(effect) => {
                         let pinned_now = pinned::holding(session, effect)?;
-                        let reply = self.execute_planned(session, planned, params).await;
+                        let reply = self
+                            .execute_planned(session, planned, leading, params)
+                            .await;
                         pinned::held(session, effect.clone(), pinned_now, reply.is_ok());
                         reply
                     }
@@ -159,18 +174,7 @@ impl Engine {
             }
         }
         .await;
-        let counted = match &statement.kind {
-            StatementKind::Text(sql) => CountedAs::of_text(sql),
-            StatementKind::Planned(Planned::Insert(_) | Planned::InsertSelect(_)) => {
-                CountedAs::Insert
-            }
-            StatementKind::Planned(Planned::Query(query)) => CountedAs::of_text(query.sql()),
-            StatementKind::Planned(Planned::Direct(direct)) => CountedAs::of_text(direct.sql()),
-            StatementKind::Planned(
-                Planned::Ddl(_) | Planned::Locks(_) | Planned::CopyOut(_) | Planned::Explain(_),
-            ) => CountedAs::Other,
-        };
-        self.finished(session, counted, started, &reply);
+        self.finished(session, CountedAs::of(statement.leading), started, &reply);
         reply
     }
 
@@ -178,6 +182,7 @@ impl Engine {
         &self,
         session: &mut Session,
         planned: &Planned,
+        leading: Leading,
         params: &[Value],
     ) -> Result<Reply, Error> {
         let (plan, reads) = match planned {
@@ -194,9 +199,9 @@ impl Engine {
                     .reply_or_gather(session, plan, query, query.sql(), params)
                     .await;
             }
-            Planned::Direct(direct) if changes_tables(direct) => {
+            // A table may have come or gone where `!SINGLE` looks for them.
+            Planned::Direct(direct) if !direct.is_read() && leading.may_change_tables() => {
                 let reply = self.reply(session, direct.bind(params), false).await;
-                // A table may have come or gone where `!SINGLE` looks for them.
                 if reply.is_ok() {
                     self.refresh_single_tables().await;
                 }
@@ -275,18 +280,14 @@ impl Engine {
     }
 }
 
-/// Whether `direct` may create, drop or rename a table.
-fn changes_tables(direct: &Direct) -> bool {
-    !direct.is_read() && Leading::of(direct.sql()).may_change_tables()
-}
-
 /// MySQL's refusal of LOAD DATA in a prepared statement.
 pub(super) fn load_prepared() -> Error {
     Error::unsupported("LOAD DATA in a prepared statement (send it as text)")
 }
 
-fn text(sql: &str) -> Statement {
-    Statement::new(StatementKind::Text(sql.to_owned()))
+/// A statement answered from its text at each execution.
+fn text(sql: Sql<'_>) -> Statement {
+    Statement::new(StatementKind::Text(sql.text.to_owned()), sql.leading)
 }
 
 /// Whether `sql` has placeholders (`?`, `$1`) outside strings and comments.

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use keyshard_router::Shape;
+use keyshard_router::{Leading, Shape};
 use keyshard_types::Dialect;
 
 use super::Engine;
@@ -16,13 +16,14 @@ use crate::reflection;
 use crate::reply::Reply;
 use crate::session::Session;
 use crate::shapes::Known;
+use crate::sql::Sql;
 
 impl Engine {
     /// Answers one statement sent as text, within the memory budget.
-    pub async fn query(&self, session: &mut Session, sql: &str) -> Result<Reply, Error> {
+    pub async fn query(&self, session: &mut Session, sql: Sql<'_>) -> Result<Reply, Error> {
         let started = Instant::now();
         if let Some(listed) = &session.listed {
-            listed.running(sql, session.database.as_deref());
+            listed.running(sql.text, session.database.as_deref());
         }
         // A load waits for its data only until the statement that named it is answered.
         session.copy_in = None;
@@ -30,21 +31,22 @@ impl Engine {
         let reply = async {
             session.refuse_when_failed(Some(sql))?;
             // A long INSERT may be a bulk load that binds by its shape: it reserves in steps.
-            let (_held, reserved) = if sql.len() > memory::SHORT
-                && crate::words::starts_with_any(sql, &["insert", "replace"])
+            let (_held, reserved) = if sql.text.len() > memory::SHORT
+                && matches!(sql.leading, Leading::Insert | Leading::Replace)
             {
-                let scan = memory::scan_estimate(sql);
+                let scan = memory::scan_estimate(sql.text);
                 (
                     self.instance.memory.reserve_beside(0, scan).await?,
                     Reserved::Scan(scan),
                 )
             } else {
-                (self.instance.memory.reserve(sql, 0).await?, Reserved::Whole)
+                let held = self.instance.memory.reserve(sql.text, 0).await?;
+                (held, Reserved::Whole)
             };
             self.query_text(session, sql, reserved).await
         }
         .await;
-        self.finished(session, CountedAs::of_text(sql), started, &reply);
+        self.finished(session, CountedAs::of(sql.leading), started, &reply);
         reply
     }
 
@@ -52,11 +54,11 @@ impl Engine {
     pub(super) async fn answer_text(
         &self,
         session: &mut Session,
-        sql: &str,
+        sql: Sql<'_>,
         reserved: Reserved,
     ) -> Result<Reply, Error> {
-        let dialect = session.dialect;
-        let shape = Shape::of(sql, dialect);
+        let (dialect, leading, sql) = (session.dialect, sql.leading, sql.text);
+        let shape = Shape::with_leading(sql, leading, dialect);
         let metadata_version = self.backend.metadata().version();
         let known = shape
             .as_ref()
@@ -101,7 +103,7 @@ impl Engine {
             .memory
             .reserve_step(reserved, |held| memory::estimate(sql).saturating_sub(held))
             .await?;
-        let routed = match Intent::of(sql, dialect) {
+        let routed = match Intent::of(Sql { text: sql, leading }, dialect) {
             Intent::Control(control) => return self.control(session, control).await,
             Intent::DistSql(statement) => return self.distsql(session, statement).await,
             Intent::SqlPrepare(command) => return self.sql_prepare(session, command).await,
@@ -121,7 +123,11 @@ impl Engine {
             Intent::SetEach(assignments) => {
                 for assignment in assignments {
                     let set = format!("SET {assignment}");
-                    Box::pin(self.answer_text(session, &set, Reserved::Whole)).await?;
+                    let set = Sql {
+                        text: &set,
+                        leading: Leading::Set,
+                    };
+                    Box::pin(self.answer_text(session, set, Reserved::Whole)).await?;
                 }
                 return Ok(Reply::done());
             }
@@ -130,7 +136,11 @@ impl Engine {
                 if dialect == Dialect::MySql
                     && let Some(text) = self.with_user_variables(session, sql)?
                 {
-                    return Box::pin(self.answer_text(session, &text, Reserved::Whole)).await;
+                    let text = Sql {
+                        text: &text,
+                        leading,
+                    };
+                    return Box::pin(self.answer_text(session, text, Reserved::Whole)).await;
                 }
                 return self.set_settings(session, sql, set?).await;
             }
@@ -145,6 +155,7 @@ impl Engine {
             }
             Intent::Reflection(request) => {
                 if let Some(other) = request.database().and_then(|d| self.other_database(d)) {
+                    let sql = Sql { text: sql, leading };
                     return Box::pin(other.answer_text(session, sql, Reserved::Whole)).await;
                 }
                 let shards = reflection::Shards {
@@ -193,6 +204,6 @@ impl Engine {
         {
             self.learn_shape(dialect, shape, &planned, metadata_version, false);
         }
-        self.execute_planned(session, &planned, &[]).await
+        self.execute_planned(session, &planned, leading, &[]).await
     }
 }

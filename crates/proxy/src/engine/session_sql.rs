@@ -1,7 +1,7 @@
 //! Session statements in SQL that the engine answers from the session: `SET @x = …` (MySQL
 //! user variables) and PREPARE / EXECUTE / DEALLOCATE.
 
-use keyshard_router::bind_placeholders;
+use keyshard_router::{Leading, bind_placeholders};
 use keyshard_types::{Dialect, Value};
 
 use super::Engine;
@@ -11,7 +11,7 @@ use crate::intent::Intent;
 use crate::memory::Reserved;
 use crate::reply::Reply;
 use crate::session::{Effect, Session};
-use crate::words::first_word;
+use crate::sql::Sql;
 use crate::{sql_prepare, user_variables};
 
 impl Engine {
@@ -41,7 +41,7 @@ impl Engine {
                         }
                     }
                 };
-                match Intent::of(&text, dialect) {
+                match Intent::of(Sql::new(&text), dialect) {
                     // The load's data comes with the statement that names it, never later.
                     Intent::CopyIn(_) => return Err(load_prepared()),
                     // Both databases refuse it; `PREPARE s FROM 'EXECUTE s'` would otherwise
@@ -100,7 +100,7 @@ impl Engine {
                         ),
                     });
                 };
-                Box::pin(self.query_text(session, &bound, Reserved::Whole)).await
+                Box::pin(self.query_text(session, Sql::new(&bound), Reserved::Whole)).await
             }
             // PostgreSQL's DEALLOCATE reaches statements prepared with the protocol too.
             sql_prepare::Command::Deallocate { name: Some(name) } => {
@@ -136,7 +136,11 @@ impl Engine {
         let select = format!("SELECT {}", exprs.join(", "));
         // The values are the session's to keep, not the client's to read.
         session.stream = None;
-        let values = match Box::pin(self.query_text(session, &select, Reserved::Whole)).await? {
+        let select = Sql {
+            text: &select,
+            leading: Leading::Select,
+        };
+        let values = match Box::pin(self.query_text(session, select, Reserved::Whole)).await? {
             Reply::Rows { mut rows, .. } if rows.len() == 1 => rows.swap_remove(0),
             _ => {
                 return Err(Error::new(
@@ -158,10 +162,12 @@ impl Engine {
         session: &mut Session,
         calc: keyshard_router::CalcFoundRows,
     ) -> Result<Reply, Error> {
-        let reply = Box::pin(self.answer_text(session, &calc.select, Reserved::Whole)).await?;
+        let select = Sql::new(&calc.select);
+        let reply = Box::pin(self.answer_text(session, select, Reserved::Whole)).await?;
         // The count is the proxy's own, not the client's to read.
         session.stream = None;
-        let counted = Box::pin(self.answer_text(session, &calc.count, Reserved::Whole)).await?;
+        let count = Sql::new(&calc.count);
+        let counted = Box::pin(self.answer_text(session, count, Reserved::Whole)).await?;
         let count = match &counted {
             Reply::Rows { rows, .. } => rows.first().and_then(|r| r.first()),
             Reply::Ok { .. } | Reply::Streamed { .. } => None,
@@ -195,8 +201,9 @@ impl Engine {
         };
         // The rows are the session's to keep, not the client's to read.
         session.stream = None;
+        let select = Sql::new(&into.select);
         let (columns, mut rows) =
-            match Box::pin(self.answer_text(session, &into.select, Reserved::Whole)).await? {
+            match Box::pin(self.answer_text(session, select, Reserved::Whole)).await? {
                 Reply::Rows { columns, rows } => (columns, rows),
                 Reply::Ok { .. } | Reply::Streamed { .. } => {
                     return refused(1172, "42000", "SELECT … INTO found no result");
@@ -261,7 +268,10 @@ fn not_preparable(text: &str, dialect: Dialect) -> Error {
         Dialect::MySql => {
             "This command is not supported in the prepared statement protocol yet".to_owned()
         }
-        Dialect::Postgres => format!("syntax error at or near \"{}\"", first_word(text)),
+        Dialect::Postgres => format!(
+            "syntax error at or near \"{}\"",
+            keyshard_router::leading::first_word(text)
+        ),
     };
     Error::new(ErrorKind::NotPreparable, message)
 }

@@ -24,10 +24,12 @@ use crate::distsql;
 use crate::engine::Databases;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorKind};
+use crate::intent::Intent;
 use crate::memory::KeptMap;
 use crate::mysql::versioned;
 use crate::reply::Reply;
-use crate::session::{Effect, Session, Statement};
+use crate::session::{Effect, Session, Statement, StatementKind};
+use crate::sql::Sql;
 use crate::throttle;
 use crate::tls::{Stream, Tls};
 pub(crate) use prepared::PreparedStatement;
@@ -336,12 +338,15 @@ impl Connection {
             }
             Command::StmtPrepare(sql) => match self
                 .engine
-                .prepare(&versioned::opened(&sql, self.server), Dialect::MySql)
+                .prepare(
+                    Sql::new(&versioned::opened(&sql, self.server)),
+                    Dialect::MySql,
+                )
                 .await
             {
                 Ok((statement, _)) => {
                     let params = statement.param_count;
-                    let columns = self.prepared_columns(&statement, &sql).await;
+                    let columns = self.prepared_columns(&statement).await;
                     match self.add_statement(statement, &sql) {
                         Ok(id) => {
                             response::write_prepare_ok(
@@ -449,10 +454,22 @@ impl Connection {
     /// columns when it prepares it (JDBC's `getMetaData` and sqlx's `describe` read them
     /// there): a DistSQL statement's own, a read's as a shard describes it, none for a write
     /// or a statement answered from its text.
-    async fn prepared_columns(&self, statement: &Statement, sql: &str) -> Vec<ResultColumn> {
-        let known = known_columns(sql);
-        if !known.is_empty() || !statement.is_read() {
-            return known;
+    async fn prepared_columns(&self, statement: &Statement) -> Vec<ResultColumn> {
+        if let StatementKind::Text(text) = &statement.kind {
+            let sql = Sql {
+                text,
+                leading: statement.leading,
+            };
+            return match Intent::of(sql, Dialect::MySql) {
+                Intent::DistSql(statement) => distsql::columns(statement)
+                    .iter()
+                    .map(|c| ResultColumn::of(&c.name, c.ty, None))
+                    .collect(),
+                _ => Vec::new(),
+            };
+        }
+        if !statement.is_read() {
+            return Vec::new();
         }
         match self.engine.shard_description(statement).await {
             Some((columns, _)) => result_columns(&self.engine, &self.database, &columns, &[]),
@@ -499,7 +516,8 @@ impl Connection {
         sql: &str,
         more: bool,
     ) -> Option<Result<Reply, Error>> {
-        let (tap, batches) = stream::channel_if(keyshard_router::Leading::of(sql).may_stream());
+        let sql = Sql::new(sql);
+        let (tap, batches) = stream::channel_if(sql.leading.may_stream());
         let status = self.status(more);
         self.session.stream = tap;
         let reply = {
@@ -575,17 +593,6 @@ impl Connection {
         let (code, sqlstate) = error.mysql_code();
         io.write_packet(&response::err(code, sqlstate, &error.message));
     }
-}
-
-/// The result columns a prepared statement is known to have before it runs: those of the
-/// DistSQL statements the proxy answers (sqlx reads column names from the prepare response).
-/// Other statements report none at prepare; their execution describes them.
-fn known_columns(sql: &str) -> Vec<ResultColumn> {
-    distsql::result_columns(sql)
-        .unwrap_or_default()
-        .iter()
-        .map(|c| ResultColumn::of(&c.name, c.ty, None))
-        .collect()
 }
 
 fn unknown_statement(id: u32) -> Error {

@@ -1,6 +1,9 @@
 //! The command tag that completes each statement of PostgreSQL's protocol.
 
+use keyshard_router::Leading;
+
 use crate::reply::Reply;
+use crate::sql::Sql;
 
 /// The words of a statement, comments before the first skipped.
 fn words(sql: &str) -> impl Iterator<Item = &str> {
@@ -19,20 +22,20 @@ fn words(sql: &str) -> impl Iterator<Item = &str> {
 
 /// The CommandComplete tag for `sql` answered with `reply`: `INSERT 0 3`, `SELECT 2`,
 /// `CREATE TABLE`, `BEGIN`, …
-pub fn tag(sql: &str, reply: &Reply) -> String {
+pub fn tag(sql: Sql<'_>, reply: &Reply) -> String {
     let returned = reply.rows_returned();
     let affected = match reply {
         Reply::Ok { affected_rows, .. } => *affected_rows,
         Reply::Rows { .. } | Reply::Streamed { .. } => returned.unwrap_or_default(),
     };
     // The tag of nearly every statement, made without upper-casing or formatting.
-    if crate::words::first_word(sql).eq_ignore_ascii_case("insert") {
+    if sql.leading == Leading::Insert {
         let mut tag = String::with_capacity(32);
         tag.push_str("INSERT 0 ");
         tag.push_str(itoa::Buffer::new().format(affected));
         return tag;
     }
-    let mut words = words(sql);
+    let mut words = words(sql.text);
     // Upper-cased one word at a time: this runs for every statement, mostly INSERTs.
     let first = words.next().unwrap_or_default().to_ascii_uppercase();
     let first = first.as_str();
@@ -90,23 +93,32 @@ mod tests {
             affected_rows: n,
             last_insert_id: 0,
         };
-        assert_eq!(tag("INSERT INTO t VALUES (1), (2)", &ok(2)), "INSERT 0 2");
-        assert_eq!(tag("create table t (a int)", &ok(0)), "CREATE TABLE");
         assert_eq!(
-            tag("CREATE UNIQUE INDEX i ON t (a)", &ok(0)),
+            tag(Sql::new("INSERT INTO t VALUES (1), (2)"), &ok(2)),
+            "INSERT 0 2"
+        );
+        assert_eq!(
+            tag(Sql::new("create table t (a int)"), &ok(0)),
+            "CREATE TABLE"
+        );
+        assert_eq!(
+            tag(Sql::new("CREATE UNIQUE INDEX i ON t (a)"), &ok(0)),
             "CREATE INDEX"
         );
-        assert_eq!(tag("DROP TABLE IF EXISTS t", &ok(0)), "DROP TABLE");
-        assert_eq!(tag("update t set a = 1", &ok(3)), "UPDATE 3");
-        assert_eq!(tag("begin", &ok(0)), "BEGIN");
+        assert_eq!(
+            tag(Sql::new("DROP TABLE IF EXISTS t"), &ok(0)),
+            "DROP TABLE"
+        );
+        assert_eq!(tag(Sql::new("update t set a = 1"), &ok(3)), "UPDATE 3");
+        assert_eq!(tag(Sql::new("begin"), &ok(0)), "BEGIN");
         let rows = Reply::Rows {
             columns: Vec::new(),
             rows: vec![Vec::new(), Vec::new()],
         };
         assert_eq!(
-            tag("INSERT INTO t VALUES (1), (2) RETURNING *", &rows),
+            tag(Sql::new("INSERT INTO t VALUES (1), (2) RETURNING *"), &rows),
             "INSERT 0 2"
         );
-        assert_eq!(tag("SELECT * FROM t", &rows), "SELECT 2");
+        assert_eq!(tag(Sql::new("SELECT * FROM t"), &rows), "SELECT 2");
     }
 }

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use keyshard_backend::session_state;
+use keyshard_router::Leading;
 use keyshard_types::{Dialect, Value};
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::PgWireFrontendMessage as In;
@@ -36,6 +37,7 @@ use crate::memory::KeptMap;
 use crate::postgres::Prepared;
 use crate::reply::Reply;
 use crate::session::{self, Effect, Session, Statement};
+use crate::sql::Sql;
 use crate::tls::Stream;
 
 mod copy;
@@ -390,6 +392,7 @@ impl Connection {
         let mut implicit = Implicit::new(statements.len());
         let mut failure = None;
         for statement in statements {
+            let statement = Sql::new(statement);
             failure = match self.enter(&mut implicit, statement).await {
                 Ok(Step::Run) => self.query_one(wire, &mut implicit, statement).await?,
                 Ok(Step::Answered(tag)) => {
@@ -415,7 +418,7 @@ impl Connection {
         &mut self,
         wire: &mut Wire,
         implicit: &mut Implicit,
-        statement: &str,
+        statement: Sql<'_>,
     ) -> Result<Option<PgError>, WireError> {
         let out = RowsOut {
             describe: true,
@@ -423,7 +426,7 @@ impl Connection {
             formats: &[],
         };
         let text = self.proxy_text();
-        let may_stream = keyshard_router::Leading::of(statement).may_stream();
+        let may_stream = statement.leading.may_stream();
         let (tap, batches) = keyshard_backend::stream::channel_if(may_stream);
         let ran = {
             let run = std::pin::pin!(self.run(statement, None, &[], tap));
@@ -506,13 +509,11 @@ impl Connection {
     /// read go there as they arrive (see `run_streamed`).
     async fn run(
         &mut self,
-        sql: &str,
+        sql: Sql<'_>,
         statement: Option<&Statement>,
         params: &[Value],
         tap: Option<keyshard_backend::stream::Tap>,
     ) -> Result<(Reply, String), PgError> {
-        // Compared in place: an upper-cased copy would be an allocation per statement.
-        let execute = crate::words::first_word(sql).eq_ignore_ascii_case("execute");
         // COMMIT of a failed transaction block rolls it back, and says so.
         let rolls_back = self.session.failed;
         let engine = &self.engine;
@@ -527,16 +528,19 @@ impl Connection {
             return Ok((reply, "ROLLBACK".to_owned()));
         }
         // EXECUTE of a statement prepared with SQL is tagged as that statement.
-        let prepared = match execute {
-            true => match crate::sql_prepare::parse(sql, Dialect::Postgres) {
+        let prepared = match sql.leading {
+            Leading::Execute => match crate::sql_prepare::parse(sql.text, Dialect::Postgres) {
                 Some(crate::sql_prepare::Command::Execute { name, .. }) => {
                     self.session.sql_statements.get(&name).cloned()
                 }
                 _ => None,
             },
-            false => None,
+            _ => None,
         };
-        let tag = tag(prepared.as_deref().unwrap_or(sql), &reply);
+        let tag = match &prepared {
+            Some(executed) => tag(Sql::new(executed), &reply),
+            None => tag(sql, &reply),
+        };
         Ok((reply, tag))
     }
 }

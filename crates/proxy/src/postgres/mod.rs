@@ -15,6 +15,8 @@ pub(crate) mod wire_text;
 
 use std::sync::Arc;
 
+use keyshard_router::Leading;
+
 use crate::engine::Databases;
 use crate::tls::Tls;
 
@@ -29,6 +31,19 @@ pub(crate) struct Prepared {
     description: describe::Description,
     /// What keeping it takes ([`crate::memory::kept_estimate`]).
     weight: usize,
+}
+
+impl Prepared {
+    /// Its text, with the leading keyword read when it was prepared.
+    fn text(&self) -> crate::sql::Sql<'_> {
+        crate::sql::Sql {
+            text: &self.sql,
+            leading: self
+                .statement
+                .as_ref()
+                .map_or(Leading::Other, |s| s.leading),
+        }
+    }
 }
 
 impl crate::memory::Weigh for Prepared {

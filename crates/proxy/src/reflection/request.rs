@@ -6,8 +6,6 @@
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-use crate::words::starts_with_any;
-
 /// What a catalog statement asks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Request {
@@ -64,11 +62,9 @@ pub(crate) struct Name {
     pub(crate) table: String,
 }
 
-/// The catalog statement `sql` is, if it is one.
+/// The catalog statement `sql`, led by `SHOW` or `DESCRIBE` (see `Intent::of`), is, if it is
+/// one.
 pub(crate) fn request(sql: &str) -> Option<Request> {
-    if !starts_with_any(sql, &["show", "describe", "desc"]) {
-        return None;
-    }
     let tokens: Vec<Token> = Tokenizer::new(&MySqlDialect {}, sql)
         .tokenize()
         .ok()?

@@ -9,6 +9,7 @@ use super::Shape;
 use super::lexical::{Word, closing, digits, is_word};
 use super::rows::RowScan;
 use super::text::{push_placeholder, push_shape};
+use crate::Leading;
 use crate::literal::number_value;
 
 /// What came before the current byte, skipping whitespace.
@@ -61,19 +62,16 @@ impl Shape {
     /// The shape of `sql` when it is an INSERT, REPLACE, SELECT, UPDATE or DELETE the scan can
     /// cut with certainty.
     pub fn of(sql: &str, dialect: Dialect) -> Option<Shape> {
-        let first_word = sql
-            .trim_start()
-            .split(|c: char| !c.is_ascii_alphabetic())
-            .next()?;
-        let is = |word: &str| first_word.eq_ignore_ascii_case(word);
-        let scope = if is("insert") || is("replace") {
-            Scope::Values
-        } else if is("select") {
-            Scope::Where { selects: 1 }
-        } else if is("update") || is("delete") {
-            Scope::Where { selects: 0 }
-        } else {
-            return None;
+        Self::with_leading(sql, Leading::of(sql), dialect)
+    }
+
+    /// [`Shape::of`] for a statement whose leading keyword is known already.
+    pub fn with_leading(sql: &str, leading: Leading, dialect: Dialect) -> Option<Shape> {
+        let scope = match leading {
+            Leading::Insert | Leading::Replace => Scope::Values,
+            Leading::Select => Scope::Where { selects: 1 },
+            Leading::Update | Leading::Delete => Scope::Where { selects: 0 },
+            _ => return None,
         };
         let bytes = sql.as_bytes();
         // Room for a few literals without growing: most statements have no more.

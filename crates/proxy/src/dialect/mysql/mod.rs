@@ -66,9 +66,6 @@ const SHARD_HELD: &[&str] = &[
     "wait_timeout",
 ];
 
-/// The first words of the statements [`recognise`] takes.
-const SESSION_WORDS: &[&str] = &["set", "use", "show", "select"];
-
 fn variable<'a>(name: &str, session: &'a Session) -> Option<&'a str> {
     if name.eq_ignore_ascii_case("version") {
         return Some(&session.identity.mysql);
@@ -129,7 +126,7 @@ pub(crate) enum SessionValue {
 
 /// `sql` as a session statement; `None` for everything else.
 pub(crate) fn recognise(sql: &str) -> Option<Statement<'_>> {
-    let (text, lower) = super::words_of(sql, SESSION_WORDS)?;
+    let (text, lower) = super::words_of(sql);
     let words: Vec<&str> = lower.split_whitespace().collect();
     Some(match words.as_slice() {
         ["set", ..] => Statement::Set,

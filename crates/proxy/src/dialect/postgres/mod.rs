@@ -142,9 +142,6 @@ impl ProxyText {
     }
 }
 
-/// The first words of the statements [`recognise`] takes.
-const WORDS: &[&str] = &["set", "reset", "show", "select", "discard"];
-
 /// A PostgreSQL session statement, recognised from its text.
 #[derive(Debug)]
 pub(crate) enum Statement<'a> {
@@ -194,7 +191,7 @@ pub(crate) enum SessionValue {
 
 /// `sql` as a session statement; `None` for everything else.
 pub(crate) fn recognise(sql: &str) -> Option<Statement<'_>> {
-    let (text, lower) = super::words_of(sql, WORDS)?;
+    let (text, lower) = super::words_of(sql);
     let words: Vec<&str> = lower.split_whitespace().collect();
     Some(match words.as_slice() {
         ["set", ..] => Statement::Set(text),

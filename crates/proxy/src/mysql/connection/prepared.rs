@@ -127,6 +127,7 @@ mod tests {
             kind: StatementKind::Text("SELECT ?".into()),
             param_count,
             effect: None,
+            leading: keyshard_router::Leading::Select,
         };
         PreparedStatement::new(statement, "SELECT ?", &Arc::default())
     }

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use keyshard_router::Leading;
 use keyshard_types::{Dialect, Value};
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::data::{NoData, ParameterDescription};
@@ -29,6 +30,7 @@ use crate::postgres::types;
 use crate::postgres::wire::Wire;
 use crate::reply::Reply;
 use crate::session::{Planned, Statement, StatementKind};
+use crate::sql::Sql;
 
 /// A bound statement (Bind) waiting to be executed.
 pub(super) struct Portal {
@@ -106,12 +108,19 @@ impl Connection {
         let (statement, tree) = if crate::statements::is_blank(&sql) {
             (None, None)
         } else {
-            let (statement, tree) = self.engine.prepare(&sql, Dialect::Postgres).await?;
+            let (statement, tree) = self
+                .engine
+                .prepare(Sql::new(&sql), Dialect::Postgres)
+                .await?;
             (Some(statement), tree)
+        };
+        let text = Sql {
+            text: &sql,
+            leading: statement.as_ref().map_or(Leading::Other, |s| s.leading),
         };
         let returning = tree.as_ref().and_then(returning_probe);
         let known = &self.known;
-        let mut description = describe(&sql, tree, highest, &parse.type_oids, known).await;
+        let mut description = describe(text, tree, highest, &parse.type_oids, known).await;
         // As PostgreSQL does, refuse at Parse what will not parse: the client would otherwise
         // bind parameters typed by a guess.
         if let Some(e) = description.syntax_error.take() {
@@ -132,7 +141,7 @@ impl Connection {
             let probe = match returning {
                 Some(select) if description.fields == Fields::Unknown => self
                     .engine
-                    .prepare(&select, Dialect::Postgres)
+                    .prepare(Sql::new(&select), Dialect::Postgres)
                     .await
                     .ok()
                     .map(|(s, _)| s),
@@ -382,7 +391,7 @@ impl Connection {
         stream: Option<Option<Vec<Field>>>,
     ) -> Result<(Vec<Field>, VecDeque<Vec<Value>>, String), PgError> {
         self.session.binary_results = formats.contains(&1);
-        let (sql, statement) = (&prepared.sql, prepared.statement.as_ref());
+        let (sql, statement) = (prepared.text(), prepared.statement.as_ref());
         let ran = match stream {
             Some(known) => {
                 let out = RowsOut {
@@ -451,7 +460,7 @@ impl Connection {
                 // statement.
                 let mut batch = std::mem::take(&mut self.batch);
                 batch.before_execute(wire.sync_is_next());
-                let step = self.enter(&mut batch, &prepared.sql).await;
+                let step = self.enter(&mut batch, prepared.text()).await;
                 self.batch = batch;
                 if let Step::Answered(tag) = step? {
                     if let Some(portal) = self.portals.get_mut(&name) {
@@ -473,7 +482,7 @@ impl Connection {
                     .run_prepared(wire, &prepared, &params, &formats, stream)
                     .await?;
                 let mut batch = std::mem::take(&mut self.batch);
-                let warned = self.ran(wire, &mut batch, &prepared.sql).await;
+                let warned = self.ran(wire, &mut batch, prepared.text()).await;
                 self.batch = batch;
                 warned.map_err(wire_failed)?;
                 // COPY: its data comes in or goes out now, before the Sync.

@@ -14,14 +14,16 @@
 //! committed (`CREATE TABLE t …; INSERT INTO t VALUES …` would fail).
 
 use keyshard_backend::Characteristics;
+use keyshard_router::Leading;
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::response::NoticeResponse;
 
 use super::super::pg_error::PgError;
 use super::super::wire::{Wire, WireError};
 use super::Connection;
-use crate::control::{self, Control, Scope};
+use crate::control::{Control, Scope};
 use crate::error::{Error, ErrorKind};
+use crate::sql::Sql;
 
 /// The implicit transaction block of one Query message.
 #[derive(Debug, Default)]
@@ -61,13 +63,17 @@ impl Connection {
     pub(super) async fn enter(
         &mut self,
         implicit: &mut Implicit,
-        statement: &str,
+        statement: Sql<'_>,
     ) -> Result<Step, PgError> {
         if !implicit.several {
             return Ok(Step::Run);
         }
-        let control = control::parse(statement);
-        if changes_schema(statement) {
+        let control = statement.control();
+        // A block must not hold a schema change uncommitted.
+        if matches!(
+            statement.leading,
+            Leading::Create | Leading::Alter | Leading::Drop
+        ) {
             self.leave(implicit, false).await?;
             return Ok(Step::Run);
         }
@@ -112,12 +118,12 @@ impl Connection {
         &mut self,
         wire: &mut Wire,
         implicit: &mut Implicit,
-        statement: &str,
+        statement: Sql<'_>,
     ) -> Result<(), WireError> {
         if implicit.open && !self.session.in_transaction() {
             implicit.open = false;
             if matches!(
-                control::parse(statement),
+                statement.control(),
                 Some(Control::Commit { .. } | Control::Rollback { .. })
             ) {
                 let warning = vec![
@@ -154,9 +160,4 @@ impl Connection {
         self.engine.control(&mut self.session, control).await?;
         Ok(())
     }
-}
-
-/// Whether `statement` changes the schema, which a block must not hold uncommitted.
-fn changes_schema(statement: &str) -> bool {
-    crate::words::starts_with_any(statement, &["create", "alter", "drop"])
 }

@@ -19,7 +19,6 @@ mod proxy_answered;
 mod result_fields;
 mod table_columns;
 
-use keyshard_router::Leading;
 use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
@@ -30,6 +29,7 @@ pub use result_fields::{reply_fields, result_fields};
 pub use table_columns::TableColumns;
 
 use crate::postgres::types::oid;
+use crate::sql::Sql;
 
 /// Parses `sql` within the router's operator-chain budget, which keeps a long chain from
 /// overflowing the stack.
@@ -46,7 +46,7 @@ fn parse(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, String> {
 /// at most [`MAX_PARAMETERS`]): `declared` are the client's parameter OIDs (0 = let the server
 /// decide). `tree` is its syntax tree when it was parsed already.
 pub async fn describe(
-    sql: &str,
+    sql: Sql<'_>,
     tree: Option<Statement>,
     parameters: usize,
     declared: &[u32],
@@ -57,7 +57,7 @@ pub async fn describe(
     let mut syntax_error = None;
     let fields = match proxy_answered::fields(sql) {
         Some(fields) => fields,
-        None => match tree.map_or_else(|| parse(sql), |tree| Ok(vec![tree])) {
+        None => match tree.map_or_else(|| parse(sql.text), |tree| Ok(vec![tree])) {
             Ok(statements) if statements.len() == 1 => {
                 param_types::cast_placeholders(&statements[0], &mut inferred);
                 analyse::analyse(&statements[0], known, &mut inferred).await
@@ -85,8 +85,8 @@ pub async fn describe(
 }
 
 /// For text the parser does not take: whether it looks like a query by its first word.
-fn guess_fields(sql: &str) -> Fields {
-    if Leading::of(sql).answers_rows() || contains_word(sql, "returning") {
+fn guess_fields(sql: Sql<'_>) -> Fields {
+    if sql.leading.answers_rows() || contains_word(sql.text, "returning") {
         Fields::Unknown
     } else {
         Fields::None

@@ -15,12 +15,15 @@ fn placeholders_are_counted_by_their_highest_number() {
 
 #[test]
 fn statements_that_return_rows_are_told_apart() {
-    assert_eq!(guess_fields("select x"), Fields::Unknown);
+    assert_eq!(guess_fields(Sql::new("select x")), Fields::Unknown);
     assert_eq!(
-        guess_fields("UPDATE t SET a = 1 RETURNING a"),
+        guess_fields(Sql::new("UPDATE t SET a = 1 RETURNING a")),
         Fields::Unknown
     );
-    assert_eq!(guess_fields("CREATE TABLE t (a INT)"), Fields::None);
+    assert_eq!(
+        guess_fields(Sql::new("CREATE TABLE t (a INT)")),
+        Fields::None
+    );
 }
 
 #[test]
