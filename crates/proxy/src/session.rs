@@ -293,6 +293,17 @@ impl Statement {
         }
     }
 
+    /// Its text when it is answered from its text at each execution.
+    pub(crate) fn text(&self) -> Option<Sql<'_>> {
+        match &self.kind {
+            StatementKind::Text(text) => Some(Sql {
+                text,
+                leading: self.leading,
+            }),
+            StatementKind::Planned(_) => None,
+        }
+    }
+
     /// Whether it is a planned read (a SELECT through the router, or one sent as written).
     pub fn is_read(&self) -> bool {
         match &self.kind {

@@ -127,13 +127,7 @@ impl Engine {
         let started = Instant::now();
         session.copy_in = None;
         session.copy_out = None;
-        let text = match &statement.kind {
-            StatementKind::Text(sql) => Some(Sql {
-                text: sql,
-                leading: statement.leading,
-            }),
-            _ => None,
-        };
+        let text = statement.text();
         if let Some(listed) = &session.listed {
             let sql = match &statement.kind {
                 StatementKind::Text(sql) => sql.as_str(),

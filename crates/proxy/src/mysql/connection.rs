@@ -28,7 +28,7 @@ use crate::intent::Intent;
 use crate::memory::KeptMap;
 use crate::mysql::versioned;
 use crate::reply::Reply;
-use crate::session::{Effect, Session, Statement, StatementKind};
+use crate::session::{Effect, Session, Statement};
 use crate::sql::Sql;
 use crate::throttle;
 use crate::tls::{Stream, Tls};
@@ -455,18 +455,14 @@ impl Connection {
     /// there): a DistSQL statement's own, a read's as a shard describes it, none for a write
     /// or a statement answered from its text.
     async fn prepared_columns(&self, statement: &Statement) -> Vec<ResultColumn> {
-        if let StatementKind::Text(text) = &statement.kind {
-            let sql = Sql {
-                text,
-                leading: statement.leading,
+        if let Some(sql) = statement.text() {
+            let Intent::DistSql(statement) = Intent::of(sql, Dialect::MySql) else {
+                return Vec::new();
             };
-            return match Intent::of(sql, Dialect::MySql) {
-                Intent::DistSql(statement) => distsql::columns(statement)
-                    .iter()
-                    .map(|c| ResultColumn::of(&c.name, c.ty, None))
-                    .collect(),
-                _ => Vec::new(),
-            };
+            let columns = distsql::columns(statement).into_iter();
+            return columns
+                .map(|c| ResultColumn::of(&c.name, c.ty, None))
+                .collect();
         }
         if !statement.is_read() {
             return Vec::new();
