@@ -28,27 +28,27 @@ impl Engine {
     /// comes back too, for describing it without parsing it again.
     pub async fn prepare(
         &self,
-        sql: Sql<'_>,
+        statement: Sql<'_>,
         dialect: Dialect,
     ) -> Result<(Statement, Option<ast::Statement>), Error> {
-        let _held = self.instance.memory.reserve(sql.text, 0).await?;
-        match Intent::of(sql, dialect) {
+        let (sql, leading) = (statement.text, statement.leading);
+        let _held = self.instance.memory.reserve(sql, 0).await?;
+        match Intent::of(statement, dialect) {
             // Answered by the session at each execution when it generated a key last, or
             // listens.
             Intent::Routed
                 if dialect == Dialect::Postgres
-                    && (crate::pinning::is_bare_lastval(sql.text)
-                        || crate::notify::is_bare_listening_channels(sql.text)) =>
+                    && (crate::pinning::is_bare_lastval(sql)
+                        || crate::notify::is_bare_listening_channels(sql)) =>
             {
-                return Ok((text(sql), None));
+                return Ok((text(statement), None));
             }
             Intent::Routed => {}
             // MySQL asks for the file only for a LOAD DATA sent as text.
             Intent::CopyIn(_) if dialect == Dialect::MySql => return Err(load_prepared()),
             // Answered from the session at each execution: nothing to plan.
-            _ => return Ok((text(sql), None)),
+            _ => return Ok((text(statement), None)),
         }
-        let (leading, sql) = (sql.leading, sql.text);
         // Its value is the session's at each execution, which a plan made once cannot carry.
         if dialect == Dialect::MySql && substitute_session_values(sql, &NO_VALUES)?.is_some() {
             return Err(Error::unsupported(
@@ -65,13 +65,13 @@ impl Engine {
         }
         match self.plan_with_tree(sql, dialect).await {
             // Its data is the frontend's to pass on at each execution, as COPY FROM's.
-            Ok((Planned::CopyOut(_), _)) => Ok((text(Sql { text: sql, leading }), None)),
+            Ok((Planned::CopyOut(_), _)) => Ok((text(statement), None)),
             Ok((planned, tree)) => {
-                let mut statement = Statement::new(StatementKind::Planned(planned), leading);
-                let sql = Sql { text: sql, leading };
-                let routines = self.routines.learn(&self.backend, &self.config, sql).await;
-                statement.effect = pinning::effect(sql, dialect, &routines.routines);
-                Ok((statement, Some(tree)))
+                let config = &self.config;
+                let routines = self.routines.learn(&self.backend, config, statement).await;
+                let mut prepared = Statement::new(StatementKind::Planned(planned), leading);
+                prepared.effect = pinning::effect(statement, dialect, &routines.routines);
+                Ok((prepared, Some(tree)))
             }
             // One that takes parameters cannot run as text, without them: the client hears
             // of its syntax error now, not as a parameter count mismatch at execution.
@@ -81,7 +81,7 @@ impl Engine {
             Err(Error {
                 kind: ErrorKind::Syntax | ErrorKind::Unsupported,
                 ..
-            }) => Ok((text(Sql { text: sql, leading }), None)),
+            }) => Ok((text(statement), None)),
             Err(e) => Err(e),
         }
     }

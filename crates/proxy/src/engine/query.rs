@@ -50,14 +50,14 @@ impl Engine {
         reply
     }
 
-    /// Answers `sql`, for which `reserved` is held of the memory budget.
+    /// Answers `statement`, for which `reserved` is held of the memory budget.
     pub(super) async fn answer_text(
         &self,
         session: &mut Session,
-        sql: Sql<'_>,
+        statement: Sql<'_>,
         reserved: Reserved,
     ) -> Result<Reply, Error> {
-        let (dialect, leading, sql) = (session.dialect, sql.leading, sql.text);
+        let (dialect, leading, sql) = (session.dialect, statement.leading, statement.text);
         let shape = Shape::with_leading(sql, leading, dialect);
         let metadata_version = self.backend.metadata().version();
         let known = shape
@@ -103,7 +103,7 @@ impl Engine {
             .memory
             .reserve_step(reserved, |held| memory::estimate(sql).saturating_sub(held))
             .await?;
-        let routed = match Intent::of(Sql { text: sql, leading }, dialect) {
+        let routed = match Intent::of(statement, dialect) {
             Intent::Control(control) => return self.control(session, control).await,
             Intent::DistSql(statement) => return self.distsql(session, statement).await,
             Intent::SqlPrepare(command) => return self.sql_prepare(session, command).await,
@@ -155,8 +155,8 @@ impl Engine {
             }
             Intent::Reflection(request) => {
                 if let Some(other) = request.database().and_then(|d| self.other_database(d)) {
-                    let sql = Sql { text: sql, leading };
-                    return Box::pin(other.answer_text(session, sql, Reserved::Whole)).await;
+                    let other = other.answer_text(session, statement, Reserved::Whole);
+                    return Box::pin(other).await;
                 }
                 let shards = reflection::Shards {
                     backend: &self.backend,

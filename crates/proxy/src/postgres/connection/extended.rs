@@ -4,7 +4,6 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use keyshard_router::Leading;
 use keyshard_types::{Dialect, Value};
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::data::{NoData, ParameterDescription};
@@ -105,18 +104,12 @@ impl Connection {
                 ),
             ));
         }
+        let text = Sql::new(&sql);
         let (statement, tree) = if crate::statements::is_blank(&sql) {
             (None, None)
         } else {
-            let (statement, tree) = self
-                .engine
-                .prepare(Sql::new(&sql), Dialect::Postgres)
-                .await?;
+            let (statement, tree) = self.engine.prepare(text, Dialect::Postgres).await?;
             (Some(statement), tree)
-        };
-        let text = Sql {
-            text: &sql,
-            leading: statement.as_ref().map_or(Leading::Other, |s| s.leading),
         };
         let returning = tree.as_ref().and_then(returning_probe);
         let known = &self.known;
