@@ -333,7 +333,7 @@ impl Connection {
                 // Only running it tells its columns (RETURNING of expressions, EXPLAIN, a
                 // statement answered from its text): run it now and keep the rows for Execute.
                 let (fields, rows, tag) = self
-                    .run_prepared(wire, &prepared, &params, &formats, None)
+                    .run_prepared(wire, &prepared, &params, &formats, None, false)
                     .await?;
                 // Only Execute streams a COPY's data.
                 if self.session.copy_in.take().is_some() || self.session.copy_out.take().is_some() {
@@ -371,25 +371,26 @@ impl Connection {
         wire.send(message).await.map_err(wire_failed)
     }
 
-    /// Runs a portal's statement: the columns its rows came with, the rows, and its tag.
-    /// `formats`: the result formats Bind asked for. When the client takes every row at once
-    /// (`stream`), they go out as they arrive, with `known`'s fields if the client was told
-    /// those, and none come back.
+    /// Runs a portal's statement: the fields of its rows (`known`'s, the fields the client was
+    /// told of, when as many as the columns), the rows, and its tag. `formats`: the result
+    /// formats Bind asked for. When the client takes every row at once (`stream`), they go out
+    /// as they arrive, and none come back.
     async fn run_prepared(
         &mut self,
         wire: &mut Wire,
         prepared: &Prepared,
         params: &[Value],
         formats: &[i16],
-        stream: Option<Option<Vec<Field>>>,
+        known: Option<Vec<Field>>,
+        stream: bool,
     ) -> Result<(Vec<Field>, VecDeque<Vec<Value>>, String), PgError> {
         self.session.binary_results = formats.contains(&1);
         let (sql, statement) = (prepared.text(), prepared.statement.as_ref());
         let ran = match stream {
-            Some(known) => {
+            true => {
                 let out = RowsOut {
                     describe: false,
-                    known,
+                    known: known.as_deref(),
                     formats,
                 };
                 let text = self.proxy_text();
@@ -398,14 +399,17 @@ impl Connection {
                 let run = std::pin::pin!(self.run(sql, statement, params, tap));
                 streamed::answer(wire, run, batches, out, &text).await
             }
-            None => Ok(self.run(sql, statement, params, None).await),
+            false => Ok(self.run(sql, statement, params, None).await),
         };
         self.session.binary_results = false;
         let (reply, tag) = ran.map_err(wire_failed)??;
-
-        let fields = match reply_fields(&reply) {
-            Fields::Known(fields) => fields,
-            _ => Vec::new(),
+        // One field per column: the known ones fit when as many.
+        let fields = match (known, &reply) {
+            (Some(known), Reply::Rows { columns, .. }) if known.len() == columns.len() => known,
+            _ => match reply_fields(&reply) {
+                Fields::Known(fields) => fields,
+                _ => Vec::new(),
+            },
         };
         let rows = match reply {
             Reply::Rows { rows, .. } => rows,
@@ -465,14 +469,14 @@ impl Connection {
                         .map_err(wire_failed);
                 }
                 // Rows go out as the client was told they would, when it was told.
-                let known = described.or(match &prepared.description.fields {
+                let known = described.or_else(|| match &prepared.description.fields {
                     Fields::Known(fields) => Some(fields.clone()),
                     _ => None,
                 });
                 // A portal read in parts keeps its rows between Executes.
-                let stream = (max_rows <= 0).then(|| known.clone());
-                let (derived, rows, tag) = self
-                    .run_prepared(wire, &prepared, &params, &formats, stream)
+                let stream = max_rows <= 0;
+                let (fields, rows, tag) = self
+                    .run_prepared(wire, &prepared, &params, &formats, known, stream)
                     .await?;
                 let mut batch = std::mem::take(&mut self.batch);
                 let warned = self.ran(wire, &mut batch, prepared.text()).await;
@@ -489,10 +493,6 @@ impl Connection {
                         .await
                         .map_err(wire_failed);
                 }
-                let fields = match known {
-                    Some(known) if known.len() == derived.len() => known,
-                    _ => derived,
-                };
                 (fields, rows, tag)
             }
         };

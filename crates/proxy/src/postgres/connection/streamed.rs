@@ -1,5 +1,6 @@
 //! Result rows written to the client as the shards send them (see `keyshard_backend::stream`).
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -19,7 +20,7 @@ pub(super) struct RowsOut<'a> {
     /// out at Describe, when the client asked).
     pub(super) describe: bool,
     /// The fields the client was told of: the rows go out as they say, when as many.
-    pub(super) known: Option<Vec<Field>>,
+    pub(super) known: Option<&'a [Field]>,
     /// The result formats Bind asked for (none: text).
     pub(super) formats: &'a [i16],
 }
@@ -56,16 +57,17 @@ pub(super) async fn answer(
             known,
             formats,
         } = out;
-        let mut fields: Option<Vec<Field>> = None;
+        let mut fields: Option<Cow<'_, [Field]>> = None;
         while let Some(batch) = batches.recv().await {
             let fields = match &mut fields {
                 Some(fields) => fields,
                 None => {
                     let columns = batch.columns.unwrap_or_default();
-                    let derived = result_fields(&columns, &batch.rows);
+                    // Each column makes one field: the fields the client was told of, when as
+                    // many, are taken as they are, and none are derived.
                     let first = match known {
-                        Some(ref known) if known.len() == derived.len() => known.clone(),
-                        _ => derived,
+                        Some(known) if known.len() == columns.len() => Cow::Borrowed(known),
+                        _ => Cow::Owned(result_fields(&columns, &batch.rows)),
                     };
                     if describe {
                         wire.send(row_description(&first, &[]))
