@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Instructions Keyshard executes per statement, counted by callgrind: deterministic where wall
-# time and even CPU ticks are not (a shared machine), so each optimisation can be weighed.
+# Instructions Keyshard executes per statement, counted by callgrind: unmoved by a shared
+# machine's speed, where wall time and even CPU ticks are not, so each optimisation can be
+# weighed. Not exact: one build's counts moved by up to ~4 % between runs hours apart (the
+# runtime's timers and scheduling), so compare two builds run back to back.
 #
 #   bash bench/callgrind.sh [statements] [case…]     (default 2000; all cases)
 #   cases: pg-simple pg-extended pg-prepared pg-select pg-select-extended pg-select-prepared
