@@ -77,8 +77,8 @@ impl<'a> Intent<'a> {
             | Leading::Release => sql.control().map(Intent::Control),
             Leading::Set => set(sql, dialect),
             Leading::Show => distsql::parse(text).map(Intent::DistSql).or_else(|| {
-                let full = processlist(text).filter(|_| mysql)?;
-                Some(Intent::ProcessList { full })
+                let full = if mysql { processlist(text) } else { None };
+                full.map(|full| Intent::ProcessList { full })
             }),
             Leading::Refresh | Leading::Clear => distsql::parse(text).map(Intent::DistSql),
             Leading::Prepare | Leading::Execute | Leading::Deallocate | Leading::Drop => {
@@ -90,14 +90,12 @@ impl<'a> Intent<'a> {
         // PostgreSQL's cancel functions: answered as the whole `SELECT`, refused wherever else
         // they are called (MySQL's KILL is a statement of its own, above).
         let kill = || {
-            Kill::parse(text, dialect)
-                .filter(|_| !mysql)
-                .map(Intent::Kill)
+            let kill = (!mysql).then(|| Kill::parse(text, dialect)).flatten();
+            kill.map(Intent::Kill)
         };
         let session = || SessionStatement::recognise(text, dialect).map(Intent::Session);
         let then = || match leading {
-            Leading::Show => status(text)
-                .filter(|_| mysql)
+            Leading::Show => (if mysql { status(text) } else { None })
                 .map(|(global, like)| Intent::Status { global, like })
                 .or_else(session)
                 .or_else(|| reflection::request(text).map(Intent::Reflection)),

@@ -386,20 +386,19 @@ impl Connection {
     ) -> Result<(Vec<Field>, VecDeque<Vec<Value>>, String), PgError> {
         self.session.binary_results = formats.contains(&1);
         let (sql, statement) = (prepared.text(), prepared.statement.as_ref());
-        let ran = match stream {
-            true => {
-                let out = RowsOut {
-                    describe: false,
-                    known: known.as_deref(),
-                    formats,
-                };
-                let text = self.proxy_text();
-                let may_stream = statement.is_some_and(|s| s.may_stream());
-                let (tap, batches) = keyshard_backend::stream::channel_if(may_stream);
-                let run = std::pin::pin!(self.run(sql, statement, params, tap));
-                streamed::answer(wire, run, batches, out, &text).await
-            }
-            false => Ok(self.run(sql, statement, params, None).await),
+        let ran = if stream {
+            let out = RowsOut {
+                describe: false,
+                known: known.as_deref(),
+                formats,
+            };
+            let text = self.proxy_text();
+            let may_stream = statement.is_some_and(|s| s.may_stream());
+            let (tap, batches) = keyshard_backend::stream::channel_if(may_stream);
+            let run = std::pin::pin!(self.run(sql, statement, params, tap));
+            streamed::answer(wire, run, batches, out, &text).await
+        } else {
+            Ok(self.run(sql, statement, params, None).await)
         };
         self.session.binary_results = false;
         let (reply, tag) = ran.map_err(wire_failed)??;
