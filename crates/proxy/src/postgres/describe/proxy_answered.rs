@@ -34,6 +34,12 @@ pub(super) fn fields(sql: Sql<'_>) -> Option<Fields> {
         }
         _ => return None,
     };
+    // A statement the proxy answers without rows (`SET application_name`, `DISCARD ALL`,
+    // `SET DIST VARIABLE` …) is described as PostgreSQL describes one: NoData, not an empty
+    // RowDescription.
+    if columns.is_empty() {
+        return Some(Fields::None);
+    }
     Some(reply_fields(&Reply::Rows {
         columns,
         rows: Vec::new(),

@@ -26,6 +26,18 @@ fn statements_that_return_rows_are_told_apart() {
     );
 }
 
+/// What the proxy answers without rows is described as PostgreSQL describes it: NoData.
+#[test]
+fn proxy_answered_statements_without_rows_have_no_fields() {
+    let fields = |sql| proxy_answered::fields(Sql::new(sql));
+    assert_eq!(fields("SET application_name = 'x'"), Some(Fields::None));
+    assert_eq!(fields("DISCARD ALL"), Some(Fields::None));
+    let Some(Fields::Known(show)) = fields("SHOW application_name") else {
+        panic!("SHOW has a column")
+    };
+    assert_eq!(show.len(), 1);
+}
+
 #[test]
 fn columns_type_their_placeholders() {
     let columns = vec![
