@@ -77,6 +77,38 @@ fn escaped_literal(text: &str) -> String {
     out
 }
 
+/// The type of a result column of a common built-in type, from its OID: what
+/// `SqlType::of` reads from the name sqlx gives that type, without comparing the name with
+/// every type name it knows (every column of every result asks). `None`: ask the name.
+fn builtin_type(oid: u32) -> Option<SqlType> {
+    let int = |bytes| SqlType::Int {
+        bytes,
+        unsigned: false,
+    };
+    Some(match oid {
+        16 => SqlType::Bool,
+        17 => SqlType::Blob,
+        19 => SqlType::Name,
+        20 => int(8),
+        21 => int(2),
+        23 => int(4),
+        25 => SqlType::Text,
+        26 => SqlType::Oid,
+        114 | 3802 => SqlType::Json,
+        700 => SqlType::Float,
+        701 => SqlType::Double,
+        1042 => SqlType::Char,
+        1043 => SqlType::VarChar,
+        1082 => SqlType::Date,
+        1083 => SqlType::Time,
+        1114 => SqlType::Timestamp,
+        1184 | 1186 | 1266 => SqlType::Zoned,
+        1700 => SqlType::Decimal { unsigned: false },
+        2950 => SqlType::Uuid,
+        _ => return None,
+    })
+}
+
 /// The type `Postgres::bind` sends `value` as; `None` for NULL, which the server types.
 fn pg_param_oid(value: &Value) -> Option<u32> {
     const BOOL: u32 = 16;
@@ -198,8 +230,12 @@ impl Driver for Postgres {
     fn column(described: &sqlx::postgres::PgColumn) -> Column {
         use sqlx::Column as _;
         let type_info = described.type_info();
-        let mut column = Column::new(described.name(), SqlType::of(type_info.name(), Self::KIND));
-        column.oid = type_info.oid().map(|oid| oid.0);
+        let oid = type_info.oid().map(|oid| oid.0);
+        let ty = oid
+            .and_then(builtin_type)
+            .unwrap_or_else(|| SqlType::of(type_info.name(), Self::KIND));
+        let mut column = Column::new(described.name(), ty);
+        column.oid = oid;
         // As the shard's RowDescription gave them (the patched sqlx-postgres keeps them).
         column.typmod = described.type_modifier();
         column.pg_size = Some(described.type_size());
@@ -413,6 +449,45 @@ fn ascii_i64(bytes: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each OID read without its name is read as its name reads: the names as sqlx gives
+    /// them (`PgType::display_name`).
+    #[test]
+    fn builtin_types_by_oid_are_those_their_names_say() {
+        let names = [
+            (16, "BOOL"),
+            (17, "BYTEA"),
+            (19, "NAME"),
+            (20, "INT8"),
+            (21, "INT2"),
+            (23, "INT4"),
+            (25, "TEXT"),
+            (26, "OID"),
+            (114, "JSON"),
+            (3802, "JSONB"),
+            (700, "FLOAT4"),
+            (701, "FLOAT8"),
+            (1042, "CHAR"),
+            (1043, "VARCHAR"),
+            (1082, "DATE"),
+            (1083, "TIME"),
+            (1114, "TIMESTAMP"),
+            (1184, "TIMESTAMPTZ"),
+            (1186, "INTERVAL"),
+            (1266, "TIMETZ"),
+            (1700, "NUMERIC"),
+            (2950, "UUID"),
+        ];
+        for (oid, name) in names {
+            assert_eq!(
+                builtin_type(oid),
+                Some(SqlType::of(name, DatabaseKind::Postgres)),
+                "{name}"
+            );
+        }
+        let listed = |oid| names.iter().any(|&(o, _)| o == oid);
+        assert!((0..20_000).all(|oid| listed(oid) || builtin_type(oid).is_none()));
+    }
 
     #[test]
     fn integer_text_is_read_without_a_utf8_check_and_strictly() {

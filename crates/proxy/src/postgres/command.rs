@@ -29,10 +29,19 @@ pub fn tag(sql: Sql<'_>, reply: &Reply) -> String {
         Reply::Rows { .. } | Reply::Streamed { .. } => returned.unwrap_or_default(),
     };
     // The tag of nearly every statement, made without upper-casing or formatting.
-    if sql.leading == Leading::Insert {
+    let counted = match sql.leading {
+        Leading::Insert => Some(("INSERT 0 ", affected)),
+        Leading::Update => Some(("UPDATE ", affected)),
+        Leading::Delete => Some(("DELETE ", affected)),
+        Leading::Select | Leading::With | Leading::Values | Leading::Table => {
+            Some(("SELECT ", returned.unwrap_or(affected)))
+        }
+        _ => None,
+    };
+    if let Some((verb, count)) = counted {
         let mut tag = String::with_capacity(32);
-        tag.push_str("INSERT 0 ");
-        tag.push_str(itoa::Buffer::new().format(affected));
+        tag.push_str(verb);
+        tag.push_str(itoa::Buffer::new().format(count));
         return tag;
     }
     let mut words = words(sql.text);
