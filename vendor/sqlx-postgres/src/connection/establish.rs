@@ -148,6 +148,7 @@ impl PgConnection {
                 cache_type_oid: HashMap::new(),
                 cache_type_info: HashMap::new(),
                 cache_elem_type_to_array: HashMap::new(),
+                row_descriptions: Default::default(),
                 log_settings: options.log_settings.clone(),
             }),
         })

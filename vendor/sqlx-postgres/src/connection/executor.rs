@@ -105,6 +105,42 @@ async fn recv_desc_params(conn: &mut PgConnection) -> Result<ParameterDescriptio
     conn.inner.stream.recv_expect().await
 }
 
+/// keyshard: the RowDescriptions a connection met last (see `PgConnectionInner`).
+#[derive(Default)]
+pub(crate) struct KeptRowDescriptions {
+    /// Each description's bytes, the user-defined types known when it was read, its columns.
+    kept: Vec<(Vec<u8>, usize, Arc<PgStatementMetadata>)>,
+    /// The entry the next description replaces, once all are taken.
+    next: usize,
+}
+
+impl KeptRowDescriptions {
+    /// How many descriptions are kept.
+    const ENTRIES: usize = 4;
+    /// The longest description (bytes) kept: a wide result's is not worth its copy.
+    const MAX_BYTES: usize = 4096;
+
+    fn find(&self, bytes: &[u8], types_known: usize) -> Option<Arc<PgStatementMetadata>> {
+        self.kept
+            .iter()
+            .find(|(kept, known, _)| *known == types_known && kept[..] == *bytes)
+            .map(|(_, _, metadata)| Arc::clone(metadata))
+    }
+
+    fn keep(&mut self, bytes: &[u8], types_known: usize, metadata: &Arc<PgStatementMetadata>) {
+        if bytes.len() > Self::MAX_BYTES {
+            return;
+        }
+        let entry = (bytes.to_vec(), types_known, Arc::clone(metadata));
+        if self.kept.len() < Self::ENTRIES {
+            self.kept.push(entry);
+        } else {
+            self.kept[self.next] = entry;
+            self.next = (self.next + 1) % Self::ENTRIES;
+        }
+    }
+}
+
 async fn recv_desc_rows(conn: &mut PgConnection) -> Result<Option<RowDescription>, Error> {
     let rows: Option<RowDescription> = match conn.inner.stream.recv().await? {
         // describes the rows that will be returned when the statement is eventually executed
@@ -332,15 +368,32 @@ impl PgConnection {
 
                     BackendMessageFormat::RowDescription => {
                         // indicates that a *new* set of rows are about to be returned
-                        let (columns, column_names) = self
-                            .handle_row_description(Some(message.decode()?), false)
-                            .await?;
+                        // keyshard: a description met lately, read with the same types
+                        // known, has the same columns.
+                        let types_known = self.inner.cache_type_info.len();
+                        let kept = self
+                            .inner
+                            .row_descriptions
+                            .find(&message.contents, types_known);
+                        if let Some(kept) = kept {
+                            metadata = kept;
+                        } else {
+                            let contents = message.contents.clone();
+                            let (columns, column_names) = self
+                                .handle_row_description(Some(message.decode()?), false)
+                                .await?;
 
-                        metadata = Arc::new(PgStatementMetadata {
-                            column_names: Arc::new(column_names),
-                            columns,
-                            parameters: Vec::default(),
-                        });
+                            metadata = Arc::new(PgStatementMetadata {
+                                column_names: Arc::new(column_names),
+                                columns,
+                                parameters: Vec::default(),
+                            });
+                            self.inner.row_descriptions.keep(
+                                &contents,
+                                types_known,
+                                &metadata,
+                            );
+                        }
                     }
 
                     BackendMessageFormat::DataRow => {

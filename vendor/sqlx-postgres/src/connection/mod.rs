@@ -66,6 +66,13 @@ pub struct PgConnectionInner {
     cache_type_oid: HashMap<UStr, Oid>,
     cache_elem_type_to_array: HashMap<Oid, Oid>,
 
+    // keyshard: the last few RowDescriptions of unprepared queries (their bytes and how many
+    // user-defined types were known when each was read) with the columns read from them: a
+    // pooled connection that runs the same reads again gets the same descriptions (one per
+    // actual table of a sharded read: they differ in the table's OID), and reusing their
+    // columns saves decoding them, their names' map and a dozen allocations per query.
+    pub(crate) row_descriptions: crate::connection::executor::KeptRowDescriptions,
+
     // number of ReadyForQuery messages that we are currently expecting
     pub(crate) pending_ready_for_query_count: usize,
 
