@@ -11,6 +11,9 @@ use crate::protocol::statement::{
     BinaryRow, Execute as StatementExecute, Prepare, PrepareOk, StmtClose,
 };
 use crate::protocol::text::{ColumnDefinition, ColumnFlags, Query, TextRow};
+use crate::protocol::Packet;
+use bytes::Bytes;
+use sqlx_core::io::ProtocolDecode;
 use crate::statement::{MySqlStatement, MySqlStatementMetadata};
 use crate::HashMap;
 use crate::{
@@ -112,10 +115,9 @@ impl MySqlConnection {
         self.inner.stream.waiting.push_back(Waiting::Result);
 
         Ok(try_stream! {
-            // make a slot for the shared column data
-            // as long as a reference to a row is not held past one iteration, this enables us
-            // to re-use this memory freely between result sets
-            let mut columns = Arc::new(Vec::new());
+            // keyshard: each result set's columns, shared with the connection's kept ones
+            // (see `KeptResultMetadata`).
+            let mut columns: Arc<Vec<MySqlColumn>>;
 
             let (mut column_names, format, mut needs_metadata) = if let Some(arguments) = arguments {
                 if persistent && self.inner.cache_statement.is_enabled() {
@@ -194,13 +196,25 @@ impl MySqlConnection {
                     .map_err(|_| err_protocol!("column count overflows usize: {num_columns}"))?;
 
                 if needs_metadata {
-                    column_names = Arc::new(recv_result_metadata(&mut self.inner.stream, num_columns, Arc::make_mut(&mut columns)).await?);
+                    // keyshard: columns met lately are reused (see `KeptResultMetadata`).
+                    (columns, column_names) = recv_kept_result_metadata(
+                        &mut self.inner.stream,
+                        &mut self.inner.result_metadata,
+                        num_columns,
+                    )
+                    .await?;
                 } else {
                     // next time we hit here, it'll be a new result set and we'll need the
                     // full metadata
                     needs_metadata = true;
 
-                    recv_result_columns(&mut self.inner.stream, num_columns, Arc::make_mut(&mut columns)).await?;
+                    // keyshard: as above; the names are the prepared statement's.
+                    (columns, _) = recv_kept_result_metadata(
+                        &mut self.inner.stream,
+                        &mut self.inner.result_metadata,
+                        num_columns,
+                    )
+                    .await?;
                 }
 
                 // finally, there will be none or many result-rows
@@ -363,25 +377,6 @@ impl<'c> Executor<'c> for &'c mut MySqlConnection {
     }
 }
 
-async fn recv_result_columns(
-    stream: &mut MySqlStream,
-    num_columns: usize,
-    columns: &mut Vec<MySqlColumn>,
-) -> Result<(), Error> {
-    columns.clear();
-    columns.reserve(num_columns);
-
-    for ordinal in 0..num_columns {
-        columns.push(recv_next_result_column(&stream.recv().await?, ordinal)?);
-    }
-
-    if num_columns > 0 {
-        stream.maybe_recv_eof().await?;
-    }
-
-    Ok(())
-}
-
 fn recv_next_result_column(def: &ColumnDefinition, ordinal: usize) -> Result<MySqlColumn, Error> {
     // if the alias is empty, use the alias
     // only then use the name
@@ -410,6 +405,108 @@ fn recv_next_result_column(def: &ColumnDefinition, ordinal: usize) -> Result<MyS
             extended_type_info: def.extended_type_info.clone(),
         }),
     })
+}
+
+/// keyshard: the column definitions a connection's text queries met last, and the columns
+/// read from them.
+#[derive(Default)]
+pub(crate) struct KeptResultMetadata {
+    kept: Vec<KeptColumns>,
+    /// The entry the next result's columns replace, once all are taken.
+    next: usize,
+}
+
+struct KeptColumns {
+    /// The definitions' packets end to end, each after its length (4 bytes, little-endian).
+    /// The columns' byte fields are slices of these, not of the connection's read buffer,
+    /// which they would keep alive.
+    packets: Bytes,
+    columns: Arc<Vec<MySqlColumn>>,
+    column_names: Arc<HashMap<UStr, usize>>,
+}
+
+impl KeptResultMetadata {
+    /// How many results' columns are kept: a sharded read's definitions differ by actual
+    /// table.
+    const ENTRIES: usize = 4;
+    /// The most bytes of definitions kept for one result: a wide result's are not worth the
+    /// copy.
+    const MAX_BYTES: usize = 8192;
+
+    fn find(&self, packets: &[Packet<Bytes>]) -> Option<&KeptColumns> {
+        self.kept.iter().find(|kept| {
+            let mut rest = &kept.packets[..];
+            packets.iter().all(|packet| {
+                let Some((length, after)) = rest.split_first_chunk::<4>() else {
+                    return false;
+                };
+                let length = u32::from_le_bytes(*length) as usize;
+                let same = after.get(..length) == Some(&packet[..]);
+                rest = after.get(length..).unwrap_or_default();
+                same
+            }) && rest.is_empty()
+        })
+    }
+
+    fn keep(&mut self, kept: KeptColumns) {
+        if self.kept.len() < Self::ENTRIES {
+            self.kept.push(kept);
+        } else {
+            self.kept[self.next] = kept;
+            self.next = (self.next + 1) % Self::ENTRIES;
+        }
+    }
+}
+
+/// keyshard: [`recv_result_metadata`], the columns reused when a result of the same
+/// definitions was read lately on this connection.
+async fn recv_kept_result_metadata(
+    stream: &mut MySqlStream,
+    kept: &mut KeptResultMetadata,
+    num_columns: usize,
+) -> Result<(Arc<Vec<MySqlColumn>>, Arc<HashMap<UStr, usize>>), Error> {
+    let mut packets = Vec::with_capacity(num_columns);
+    for _ in 0..num_columns {
+        packets.push(stream.recv_packet().await?);
+    }
+    stream.maybe_recv_eof().await?;
+    if let Some(found) = kept.find(&packets) {
+        return Ok((Arc::clone(&found.columns), Arc::clone(&found.column_names)));
+    }
+    // Decoded from one copy of the definitions when they are to be kept.
+    let bytes: usize = packets.iter().map(|packet| 4 + packet.len()).sum();
+    let copy = (bytes <= KeptResultMetadata::MAX_BYTES).then(|| {
+        let mut copy = Vec::with_capacity(bytes);
+        for packet in &packets {
+            copy.extend_from_slice(&(packet.len() as u32).to_le_bytes());
+            copy.extend_from_slice(&packet[..]);
+        }
+        Bytes::from(copy)
+    });
+    let mut columns = Vec::with_capacity(num_columns);
+    let mut column_names = HashMap::with_capacity(num_columns);
+    let mut at = 0;
+    for (ordinal, packet) in packets.into_iter().enumerate() {
+        at += 4 + packet.len();
+        let definition = match &copy {
+            Some(copy) => copy.slice(at - packet.len()..at),
+            None => packet.0,
+        };
+        let def = ColumnDefinition::decode_with(definition, stream.capabilities)?;
+        let column = recv_next_result_column(&def, ordinal)?;
+        column_names.insert(column.name.clone(), ordinal);
+        columns.push(column);
+    }
+    let columns = Arc::new(columns);
+    let column_names = Arc::new(column_names);
+    if let Some(packets) = copy {
+        kept.keep(KeptColumns {
+            packets,
+            columns: Arc::clone(&columns),
+            column_names: Arc::clone(&column_names),
+        });
+    }
+    Ok((columns, column_names))
 }
 
 async fn recv_result_metadata(
