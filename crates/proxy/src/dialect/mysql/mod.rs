@@ -5,7 +5,7 @@
 
 mod codes;
 
-use keyshard_types::Value;
+use keyshard_types::{MySqlColumnType, MySqlOrigin, Value};
 
 use super::select_list;
 use crate::error::Error;
@@ -182,13 +182,45 @@ pub(crate) fn answer(
         Statement::ShowWarnings => Reply::text_rows(&["Level", "Code", "Message"], Vec::new()),
         Statement::ShowVariables(text) => show_variables(text, session),
         Statement::Select(items) => {
+            let numbers: Vec<Option<i64>> = items
+                .iter()
+                .map(|(_, value)| match value {
+                    SessionValue::Number(n) => Some(*n),
+                    _ => None,
+                })
+                .collect();
             let (names, values): (Vec<String>, Vec<Value>) = items
                 .into_iter()
                 .map(|(name, value)| (name.to_owned(), value_of(&value, session)))
                 .unzip();
-            Reply::one_row(names, values)
+            let mut reply = Reply::one_row(names, values);
+            if let Reply::Rows { columns, .. } = &mut reply {
+                for (column, number) in columns.iter_mut().zip(numbers) {
+                    column.mysql = number.map(|n| Box::new(integer_literal(n)));
+                }
+            }
+            reply
         }
     })
+}
+
+/// The column of an integer literal as MariaDB describes it (`SELECT 1`, a pool's connection
+/// check, which JDBC reads as an INTEGER): INT up to nine digits, else BIGINT, as long as its
+/// text, never NULL.
+fn integer_literal(n: i64) -> MySqlColumnType {
+    const LONG: u8 = 3;
+    const LONGLONG: u8 = 8;
+    const NOT_NULL_AND_BINARY: u16 = 1 | 128;
+    let digits = n.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1);
+    MySqlColumnType {
+        code: if digits <= 9 { LONG } else { LONGLONG },
+        flags: NOT_NULL_AND_BINARY,
+        length: digits + u32::from(n < 0),
+        collation: 63,
+        decimals: 0,
+        origin: MySqlOrigin::default(),
+        extended_type_info: bytes::Bytes::new(),
+    }
 }
 
 fn strip_quotes(name: &str) -> &str {

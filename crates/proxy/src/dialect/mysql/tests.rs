@@ -144,3 +144,24 @@ fn like_has_no_pathological_patterns() {
     let (_, values) = rows(ask(&sql, &mut s).unwrap());
     assert!(values.is_empty());
 }
+
+/// As MariaDB 10.11 describes `SELECT n`: type code (3 INT, 8 BIGINT) and length.
+#[test]
+fn integer_literals_are_described_as_mariadb_describes_them() {
+    for (n, code, length) in [
+        (1, 3, 1),
+        (-5, 3, 2),
+        (123_456_789, 3, 9),
+        (1_234_567_890, 8, 10),
+        (-2_147_483_648, 8, 11),
+        (i64::MAX, 8, 19),
+        (i64::MIN, 8, 20),
+    ] {
+        let column = integer_literal(n);
+        assert_eq!(
+            (column.code, column.length, column.flags),
+            (code, length, 129),
+            "{n}"
+        );
+    }
+}
