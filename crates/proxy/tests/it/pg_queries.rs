@@ -574,3 +574,58 @@ async fn queries_on_postgres_shards_match_one_database() {
     reference.drop_database().await;
     shards.cleanup().await;
 }
+
+/// Results of the same and of other columns alternate on one shard connection, which keeps
+/// the RowDescriptions it met last and reuses their columns (vendor/README.md): each read, in
+/// the simple and the extended protocol, answers as a plain PostgreSQL database answers it,
+/// every time, whether its columns were met just before, evicted since, or never.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn kept_row_descriptions_answer_as_a_plain_database() {
+    let shards = PgShards::postgres().await;
+    let mut yaml = common::postgres::yaml(&shards.url(0), &shards.url(1), false);
+    for i in 0..2 {
+        let url = format!("url: {}", shards.url(i));
+        yaml = yaml.replace(&url, &format!("{url}\n    maxPoolSize: 1"));
+    }
+    let proxy = PgProxy::start(&yaml).await;
+    let client = proxy.client().await;
+    let reference = Reference::create("keyshard_pg_kept").await;
+    let rows = "INSERT INTO t_order (order_id, user_id, status, amount) VALUES \
+                (11, 1, 'a', 5), (12, 1, 'b', 6), (13, 2, 'c', 7), (14, 2, 'd', 8)";
+    for sql in [TABLES[0], rows] {
+        execute(&client, sql).await;
+        execute(&reference.client, sql).await;
+    }
+    // The same names over other types, other tables' columns, constants.
+    let reads = [
+        "SELECT order_id, status FROM t_order WHERE user_id = 1 ORDER BY order_id",
+        "SELECT order_id, status FROM t_order WHERE user_id = 2 ORDER BY order_id",
+        "SELECT status AS order_id, order_id AS status FROM t_order WHERE user_id = 1 ORDER BY status",
+        "SELECT 1 AS v",
+        "SELECT 'x'::text AS v",
+        "SELECT 1.50 AS v, amount AS w FROM t_order WHERE user_id = 2 ORDER BY amount",
+        "SELECT DATE '2020-01-02' AS v",
+    ];
+    // Three reads within what a connection keeps, all seven (each evicts another), the three.
+    let order = [
+        0, 1, 2, 0, 1, 2, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 2, 1, 0, 2, 1, 0,
+    ];
+    for i in order {
+        let sql = reads[i];
+        assert_eq!(
+            fetch(&client, sql).await,
+            fetch(&reference.client, sql).await,
+            "{sql}"
+        );
+        assert_eq!(
+            fetch_binary(&client, sql).await,
+            fetch_binary(&reference.client, sql).await,
+            "{sql} (extended)"
+        );
+    }
+    drop(client);
+    proxy.stop().await;
+    reference.drop_database().await;
+    shards.cleanup().await;
+}

@@ -1293,3 +1293,98 @@ async fn streamed_reads_share_pools_of_one_connection() {
     proxy.stop().await;
     shards.cleanup().await;
 }
+
+/// Results of the same and of other columns alternate on one shard connection, which keeps
+/// the column definitions it met last and reuses their columns (vendor/README.md): each read,
+/// as text and prepared, is described and answered as a plain MariaDB database answers it,
+/// every time, whether its columns were met just before, evicted since, or never.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs MariaDB (KEYSHARD_TEST_MYSQL_URL)"]
+async fn kept_column_definitions_answer_as_a_plain_database() {
+    let (shards, proxy, mut conn) = on_pools_of_one().await;
+    let (mut reference, reference_db) = Reference::open(&shards).await;
+    let Reference::MariaDb(plain) = &mut reference else {
+        panic!("a MariaDB reference")
+    };
+    let rows = "INSERT INTO t_order (order_id, user_id, status, amount) VALUES \
+                (11, 1, 'a', 5), (12, 1, 'b', 6), (13, 2, 'c', 7), (14, 2, 'd', 8)";
+    for sql in [TABLES[0], rows] {
+        affected(&mut conn, sql).await;
+        affected(plain, sql).await;
+    }
+    // The same names over other types, other tables' columns, constants.
+    let reads = [
+        "SELECT order_id, status FROM t_order WHERE user_id = 1 ORDER BY order_id",
+        "SELECT order_id, status FROM t_order WHERE user_id = 2 ORDER BY order_id",
+        "SELECT status AS order_id, order_id AS status FROM t_order WHERE user_id = 1 ORDER BY status",
+        "SELECT 1 AS v",
+        "SELECT 'x' AS v",
+        "SELECT 1.50 AS v, amount AS w FROM t_order WHERE user_id = 2 ORDER BY amount",
+        "SELECT CAST('2020-01-02' AS DATE) AS v",
+    ];
+    // Three reads within what a connection keeps, all seven (each evicts another), the three.
+    let order = [
+        0, 1, 2, 0, 1, 2, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 2, 1, 0, 2, 1, 0,
+    ];
+    for i in order {
+        let sql = reads[i];
+        for prepared in [false, true] {
+            let (through, expected) = if prepared {
+                (
+                    typed_binary(&mut conn, sql).await,
+                    typed_binary(plain, sql).await,
+                )
+            } else {
+                (
+                    typed_text(&mut conn, sql).await,
+                    typed_text(plain, sql).await,
+                )
+            };
+            assert_eq!(through, expected, "{sql} (prepared: {prepared})");
+        }
+    }
+    conn.close().await.unwrap();
+    proxy.stop().await;
+    if let (Some(name), Shards::MariaDb { admin_url, .. }) = (reference_db, &shards) {
+        let mut admin = MySqlConnection::connect(admin_url).await.unwrap();
+        affected(&mut admin, &format!("DROP DATABASE IF EXISTS {name}")).await;
+    }
+    shards.cleanup().await;
+}
+
+/// Each column's name and type as a result describes it, and the rows as text.
+async fn typed_text(conn: &mut MySqlConnection, sql: &str) -> (Vec<String>, Table) {
+    let rows = sqlx::raw_sql(sql)
+        .fetch_all(&mut *conn)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let table = table(&rows, |row, i| {
+        row.try_get_unchecked::<Option<String>, _>(i).unwrap()
+    });
+    (described(&rows), table)
+}
+
+/// [`typed_text`] of `sql` as a prepared statement, the values' bytes in hex.
+async fn typed_binary(conn: &mut MySqlConnection, sql: &str) -> (Vec<String>, Table) {
+    let rows = sqlx::query(sql)
+        .fetch_all(&mut *conn)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let table = table(&rows, |row, i| {
+        let bytes = row.try_get_unchecked::<Option<Vec<u8>>, _>(i).unwrap();
+        bytes.map(|b| b.iter().map(|byte| format!("{byte:02x}")).collect())
+    });
+    (described(&rows), table)
+}
+
+fn described<R: Row>(rows: &[R]) -> Vec<String> {
+    use sqlx::TypeInfo;
+    rows.first()
+        .map(|row| {
+            row.columns()
+                .iter()
+                .map(|c| format!("{} {}", c.name(), c.type_info().name()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
