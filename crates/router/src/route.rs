@@ -9,6 +9,10 @@ use keyshard_config::{Algorithm, DataNode, Gene, Strategy, TableRule};
 
 use keyshard_types::{Value, WireKind};
 
+/// Whether each of a rule's data nodes (by index) can hold the rows sought. Inline up to 32
+/// nodes: a route asks for several such sets per statement, which were an allocation each.
+pub(crate) type NodeSet = smallvec::SmallVec<[bool; 32]>;
+
 /// Why a value could not be routed; the caller adds the row and column.
 pub(crate) type RouteProblem = String;
 
@@ -85,13 +89,13 @@ pub(crate) fn nodes_with(
     column: &str,
     value: &Value,
     scratch: &mut String,
-) -> Option<Vec<bool>> {
+) -> Option<NodeSet> {
     fn by<'s>(strategy: &'s Option<Strategy>, column: &str) -> Option<&'s Strategy> {
         strategy
             .as_ref()
             .filter(|s| s.column.eq_ignore_ascii_case(column))
     }
-    let mut nodes = vec![true; rule.data_nodes.len()];
+    let mut nodes: NodeSet = smallvec::smallvec![true; rule.data_nodes.len()];
     let mut narrow = |column: &str, value: &Value| -> Option<()> {
         if let Some(strategy) = by(&rule.database_strategy, column) {
             let names = rule.data_nodes.iter().map(|n| n.data_source.as_str());
@@ -142,8 +146,8 @@ pub(crate) fn nodes_between(
     column: &str,
     lower: Bound<&Value>,
     upper: Bound<&Value>,
-) -> Option<Vec<bool>> {
-    let mut nodes = vec![true; rule.data_nodes.len()];
+) -> Option<NodeSet> {
+    let mut nodes: NodeSet = smallvec::smallvec![true; rule.data_nodes.len()];
     let mut narrowed = false;
     for (strategy, in_database) in [
         (&rule.database_strategy, true),

@@ -10,7 +10,7 @@ use sqlparser::ast::{BinaryOperator, DataType, Expr, InTarget, UnaryOperator, Va
 use crate::RouteError;
 use crate::literal::{literal_value, number_value};
 use crate::locate::Locator;
-use crate::route::{is_sharding_column, nodes_with};
+use crate::route::{NodeSet, is_sharding_column, nodes_with};
 use crate::tokens::Tokens;
 use keyshard_types::Value;
 use keyshard_types::array::{MAX_DIMS, parse_text};
@@ -414,10 +414,11 @@ impl Condition {
         rules: &[Arc<TableRule>],
         params: &[Value],
         scratch: &mut String,
-    ) -> Result<Vec<bool>, RouteError> {
+    ) -> Result<NodeSet, RouteError> {
         let count = rules.first().map_or(0, |r| r.data_nodes.len());
+        let all = |value| -> NodeSet { smallvec::smallvec![value; count] };
         Ok(match self {
-            Condition::Any => vec![true; count],
+            Condition::Any => all(true),
             Condition::Equals {
                 table,
                 column,
@@ -426,7 +427,7 @@ impl Condition {
                 let values = values
                     .iter()
                     .map(|v| v.resolve(params))
-                    .collect::<Result<Vec<_>, _>>()?;
+                    .collect::<Result<smallvec::SmallVec<[&Value; 4]>, _>>()?;
                 let mut nodes = equal_nodes(rules, *table, column, values, scratch);
                 complex::narrow(
                     rules,
@@ -461,14 +462,14 @@ impl Condition {
                             .collect();
                         equal_nodes(rules, *table, column, &values, scratch)
                     }
-                    Err(_) => vec![true; count],
+                    Err(_) => all(true),
                 },
                 // Anything else is not an array; the database will say so, on every node.
-                _ => vec![true; count],
+                _ => all(true),
             },
             Condition::Range(range) => range.nodes(rules, params, count)?,
             Condition::And(parts) => {
-                let mut nodes = vec![true; count];
+                let mut nodes = all(true);
                 for part in parts {
                     and(&mut nodes, &part.nodes(rules, params, scratch)?);
                 }
@@ -476,7 +477,7 @@ impl Condition {
                 nodes
             }
             Condition::Or(parts) => {
-                let mut nodes = vec![false; count];
+                let mut nodes = all(false);
                 for part in parts {
                     or(&mut nodes, &part.nodes(rules, params, scratch)?);
                 }
@@ -494,11 +495,11 @@ fn equal_nodes<'v>(
     column: &str,
     values: impl IntoIterator<Item = &'v Value>,
     scratch: &mut String,
-) -> Vec<bool> {
+) -> NodeSet {
     let count = rules.first().map_or(0, |r| r.data_nodes.len());
-    let mut nodes = vec![false; count];
+    let mut nodes: NodeSet = smallvec::smallvec![false; count];
     for value in values {
-        let mut these = vec![true; count];
+        let mut these: NodeSet = smallvec::smallvec![true; count];
         for (t, rule) in rules.iter().enumerate() {
             if table.is_some_and(|only| only != t) {
                 continue;

@@ -11,7 +11,7 @@ use super::{Condition, Context, Operand, and, operand};
 use crate::RouteError;
 use crate::literal::literal_value;
 use crate::locate::Locator;
-use crate::route::nodes_between;
+use crate::route::{NodeSet, nodes_between};
 use crate::tokens::Tokens;
 use keyshard_types::Value;
 
@@ -52,10 +52,10 @@ impl Between {
         rules: &[Arc<TableRule>],
         params: &[Value],
         count: usize,
-    ) -> Result<Vec<bool>, RouteError> {
+    ) -> Result<NodeSet, RouteError> {
         let lower = resolve_end(&self.lower, params)?;
         let upper = resolve_end(&self.upper, params)?;
-        let mut nodes = vec![true; count];
+        let mut nodes: NodeSet = smallvec::smallvec![true; count];
         for (t, rule) in rules.iter().enumerate() {
             if self.table.is_none_or(|only| only == t)
                 && let Some(matching) = nodes_between(rule, &self.column, lower, upper)

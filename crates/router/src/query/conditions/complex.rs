@@ -8,7 +8,7 @@ use keyshard_config::TableRule;
 
 use super::{Condition, and};
 use crate::RouteError;
-use crate::route::complex_target;
+use crate::route::{NodeSet, complex_target};
 use keyshard_types::Value;
 
 /// More combinations than this (IN lists on several columns) narrow nothing: every node.
@@ -39,7 +39,7 @@ pub(super) fn narrow(
             if combinations > MAX_COMBINATIONS {
                 continue;
             }
-            let mut reachable = vec![false; nodes.len()];
+            let mut reachable: NodeSet = smallvec::smallvec![false; nodes.len()];
             for combination in 0..combinations {
                 // Mixed radix: one value of each column per combination.
                 let mut rest = combination;
