@@ -607,11 +607,7 @@ async fn kept_row_descriptions_answer_as_a_plain_database() {
         "SELECT 1.50 AS v, amount AS w FROM t_order WHERE user_id = 2 ORDER BY amount",
         "SELECT DATE '2020-01-02' AS v",
     ];
-    // Three reads within what a connection keeps, all seven (each evicts another), the three.
-    let order = [
-        0, 1, 2, 0, 1, 2, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 2, 1, 0, 2, 1, 0,
-    ];
-    for i in order {
+    for i in common::KEPT_ORDER {
         let sql = reads[i];
         assert_eq!(
             fetch(&client, sql).await,

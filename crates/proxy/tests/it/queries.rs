@@ -1322,11 +1322,7 @@ async fn kept_column_definitions_answer_as_a_plain_database() {
         "SELECT 1.50 AS v, amount AS w FROM t_order WHERE user_id = 2 ORDER BY amount",
         "SELECT CAST('2020-01-02' AS DATE) AS v",
     ];
-    // Three reads within what a connection keeps, all seven (each evicts another), the three.
-    let order = [
-        0, 1, 2, 0, 1, 2, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 2, 1, 0, 2, 1, 0,
-    ];
-    for i in order {
+    for i in common::KEPT_ORDER {
         let sql = reads[i];
         for prepared in [false, true] {
             let (through, expected) = if prepared {
