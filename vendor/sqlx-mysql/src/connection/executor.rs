@@ -407,7 +407,7 @@ fn recv_next_result_column(def: &ColumnDefinition, ordinal: usize) -> Result<MyS
     })
 }
 
-/// keyshard: the column definitions a connection's text queries met last, and the columns
+/// keyshard: the column definitions of the results a connection read last, and the columns
 /// read from them.
 #[derive(Default)]
 pub(crate) struct KeptResultMetadata {

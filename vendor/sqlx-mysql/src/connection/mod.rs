@@ -43,10 +43,10 @@ pub(crate) struct MySqlConnectionInner {
     // cache by query string to the statement id and metadata
     cache_statement: StatementCache<(u32, MySqlStatementMetadata)>,
 
-    // keyshard: the last few text queries' column definitions with the columns read from
-    // them: a pooled connection that runs the same reads again gets the same definitions,
-    // and reusing their columns saves decoding them, their names' map and a dozen
-    // allocations per query.
+    // keyshard: the last few results' column definitions (text queries' and prepared
+    // executions') with the columns read from them: a pooled connection that runs the same
+    // reads again gets the same definitions, and reusing their columns saves decoding them,
+    // their names' map and a dozen allocations per query.
     pub(crate) result_metadata: executor::KeptResultMetadata,
 
     log_settings: LogSettings,
