@@ -20,6 +20,46 @@ fn words(sql: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty())
 }
 
+/// The leading keyword of a `WITH` statement's main statement: the first of SELECT, INSERT,
+/// UPDATE, DELETE, MERGE, VALUES or TABLE outside the parentheses of its common table
+/// expressions and outside quotes. `Leading::With` when none is found.
+fn main_of_with(sql: &str) -> Leading {
+    let bytes = sql.as_bytes();
+    let (mut depth, mut i) = (0usize, 0);
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            b'\'' | b'"' => {
+                let Some(end) = bytes[i + 1..].iter().position(|&c| c == b) else {
+                    break;
+                };
+                i += end + 1;
+            }
+            b if b.is_ascii_alphabetic() => {
+                let end = bytes[i..]
+                    .iter()
+                    .position(|c| !c.is_ascii_alphanumeric() && *c != b'_')
+                    .map_or(bytes.len(), |n| i + n);
+                if depth == 0 {
+                    let leading = Leading::of(&sql[i..end]);
+                    if leading.reads() && leading != Leading::With
+                        || leading.writes_rows()
+                        || leading == Leading::Merge
+                    {
+                        return leading;
+                    }
+                }
+                i = end;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Leading::With
+}
+
 /// The CommandComplete tag for `sql` answered with `reply`: `INSERT 0 3`, `SELECT 2`,
 /// `CREATE TABLE`, `BEGIN`, …
 pub fn tag(sql: Sql<'_>, reply: &Reply) -> String {
@@ -28,11 +68,17 @@ pub fn tag(sql: Sql<'_>, reply: &Reply) -> String {
         Reply::Ok { affected_rows, .. } => *affected_rows,
         Reply::Rows { .. } | Reply::Streamed { .. } => returned.unwrap_or_default(),
     };
+    // A WITH's tag is its main statement's, after the common table expressions.
+    let leading = match sql.leading {
+        Leading::With => main_of_with(sql.text),
+        leading => leading,
+    };
     // The tag of nearly every statement, made without upper-casing or formatting.
-    let counted = match sql.leading {
+    let counted = match leading {
         Leading::Insert => Some(("INSERT 0 ", affected)),
         Leading::Update => Some(("UPDATE ", affected)),
         Leading::Delete => Some(("DELETE ", affected)),
+        Leading::Merge => Some(("MERGE ", affected)),
         Leading::Select | Leading::With | Leading::Values | Leading::Table => {
             Some(("SELECT ", returned.unwrap_or(affected)))
         }
@@ -119,6 +165,31 @@ mod tests {
             "DROP TABLE"
         );
         assert_eq!(tag(Sql::new("update t set a = 1"), &ok(3)), "UPDATE 3");
+        // A WITH's tag is its main statement's, as PostgreSQL's.
+        for (sql, expected) in [
+            (
+                "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x",
+                "INSERT 0 3",
+            ),
+            (
+                "with recursive r(n) as (values (1) union all select n + 1 from r where n < 3) delete from t where a in (select n from r)",
+                "DELETE 3",
+            ),
+            (
+                "WITH d AS (DELETE FROM t RETURNING a) SELECT ')', a FROM d",
+                "SELECT 3",
+            ),
+            (
+                "WITH \"insert\" AS (SELECT '(') UPDATE t SET a = 1",
+                "UPDATE 3",
+            ),
+            (
+                "WITH x AS MATERIALIZED (SELECT 1) MERGE INTO t USING x ON true WHEN MATCHED THEN DELETE",
+                "MERGE 3",
+            ),
+        ] {
+            assert_eq!(tag(Sql::new(sql), &ok(3)), expected, "{sql}");
+        }
         assert_eq!(tag(Sql::new("begin"), &ok(0)), "BEGIN");
         let rows = Reply::Rows {
             columns: Vec::new(),
