@@ -597,15 +597,17 @@ async fn kept_row_descriptions_answer_as_a_plain_database() {
         execute(&client, sql).await;
         execute(&reference.client, sql).await;
     }
-    // The same names over other types, other tables' columns, constants.
+    // The same names over other types (JSON, NUMERIC, TIMESTAMPTZ, UUID), other tables'
+    // columns, constants.
     let reads = [
         "SELECT order_id, status FROM t_order WHERE user_id = 1 ORDER BY order_id",
         "SELECT order_id, status FROM t_order WHERE user_id = 2 ORDER BY order_id",
         "SELECT status AS order_id, order_id AS status FROM t_order WHERE user_id = 1 ORDER BY status",
         "SELECT 1 AS v",
-        "SELECT 'x'::text AS v",
+        "SELECT '{\"a\": 1}'::jsonb AS v",
         "SELECT 1.50 AS v, amount AS w FROM t_order WHERE user_id = 2 ORDER BY amount",
-        "SELECT DATE '2020-01-02' AS v",
+        "SELECT TIMESTAMPTZ '2020-01-02 03:04:05.123+00' AS v, \
+         '123e4567-e89b-12d3-a456-426614174000'::uuid AS w, 12.345::numeric(10, 3) AS x",
     ];
     for i in common::KEPT_ORDER {
         let sql = reads[i];

@@ -8,7 +8,7 @@ use crate::common;
 use std::time::Duration;
 
 use crate::common::{Proxy, Shards};
-use sqlx::mysql::MySqlConnection;
+use sqlx::mysql::{MySqlConnection, MySqlRow};
 use sqlx::sqlite::SqliteConnection;
 use sqlx::{Column, Connection, Row};
 
@@ -174,12 +174,9 @@ async fn fetch_mysql(conn: &mut MySqlConnection, sql: &str) -> Table {
 /// The rows as text: `exact`, as sent (against MariaDB, whose decimals have the same scale),
 /// else with fractions rounded to four places (against SQLite, whose REAL is not a DECIMAL).
 async fn fetch_text(conn: &mut MySqlConnection, sql: &str, exact: bool) -> Table {
-    let rows = sqlx::raw_sql(sql)
-        .fetch_all(conn)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let rows = rows_of(conn, sql, false).await;
     table(&rows, |row, i| {
-        let value = row.try_get_unchecked::<Option<String>, _>(i).unwrap();
+        let value = text_value(row, i);
         if exact { value } else { normalise(value) }
     })
 }
@@ -187,14 +184,26 @@ async fn fetch_text(conn: &mut MySqlConnection, sql: &str, exact: bool) -> Table
 /// The rows of `sql` run as a prepared statement: each value's bytes in the binary protocol,
 /// in hex.
 async fn fetch_binary(conn: &mut MySqlConnection, sql: &str) -> Table {
-    let rows = sqlx::query(sql)
-        .fetch_all(conn)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    table(&rows, |row, i| {
-        let bytes = row.try_get_unchecked::<Option<Vec<u8>>, _>(i).unwrap();
-        bytes.map(|b| b.iter().map(|byte| format!("{byte:02x}")).collect())
-    })
+    table(&rows_of(conn, sql, true).await, hex_value)
+}
+
+/// The rows of `sql`, sent as text or, `prepared`, as a prepared statement.
+async fn rows_of(conn: &mut MySqlConnection, sql: &str, prepared: bool) -> Vec<MySqlRow> {
+    let rows = match prepared {
+        false => sqlx::raw_sql(sql).fetch_all(conn).await,
+        true => sqlx::query(sql).fetch_all(conn).await,
+    };
+    rows.unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+fn text_value(row: &MySqlRow, i: usize) -> Option<String> {
+    row.try_get_unchecked::<Option<String>, _>(i).unwrap()
+}
+
+/// A value's bytes, in hex.
+fn hex_value(row: &MySqlRow, i: usize) -> Option<String> {
+    let bytes = row.try_get_unchecked::<Option<Vec<u8>>, _>(i).unwrap();
+    bytes.map(|b| b.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
 /// The type each result column is described with (sqlx's name for it: `BIGINT UNSIGNED`,
@@ -1312,30 +1321,23 @@ async fn kept_column_definitions_answer_as_a_plain_database() {
         affected(&mut conn, sql).await;
         affected(plain, sql).await;
     }
-    // The same names over other types, other tables' columns, constants.
+    // The same names over other types (JSON, DECIMAL, DATETIME, UUID), other tables' columns,
+    // constants.
     let reads = [
         "SELECT order_id, status FROM t_order WHERE user_id = 1 ORDER BY order_id",
         "SELECT order_id, status FROM t_order WHERE user_id = 2 ORDER BY order_id",
         "SELECT status AS order_id, order_id AS status FROM t_order WHERE user_id = 1 ORDER BY status",
         "SELECT 1 AS v",
-        "SELECT 'x' AS v",
+        "SELECT JSON_OBJECT('a', 1) AS v",
         "SELECT 1.50 AS v, amount AS w FROM t_order WHERE user_id = 2 ORDER BY amount",
-        "SELECT CAST('2020-01-02' AS DATE) AS v",
+        "SELECT CAST('2020-01-02 03:04:05.123' AS DATETIME(3)) AS v, \
+         CAST('123e4567-e89b-12d3-a456-426614174000' AS UUID) AS w, 12.345 AS x",
     ];
     for i in common::KEPT_ORDER {
         let sql = reads[i];
         for prepared in [false, true] {
-            let (through, expected) = if prepared {
-                (
-                    typed_binary(&mut conn, sql).await,
-                    typed_binary(plain, sql).await,
-                )
-            } else {
-                (
-                    typed_text(&mut conn, sql).await,
-                    typed_text(plain, sql).await,
-                )
-            };
+            let through = typed(&mut conn, sql, prepared).await;
+            let expected = typed(plain, sql, prepared).await;
             assert_eq!(through, expected, "{sql} (prepared: {prepared})");
         }
     }
@@ -1348,29 +1350,12 @@ async fn kept_column_definitions_answer_as_a_plain_database() {
     shards.cleanup().await;
 }
 
-/// Each column's name and type as a result describes it, and the rows as text.
-async fn typed_text(conn: &mut MySqlConnection, sql: &str) -> (Vec<String>, Table) {
-    let rows = sqlx::raw_sql(sql)
-        .fetch_all(&mut *conn)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    let table = table(&rows, |row, i| {
-        row.try_get_unchecked::<Option<String>, _>(i).unwrap()
-    });
-    (described(&rows), table)
-}
-
-/// [`typed_text`] of `sql` as a prepared statement, the values' bytes in hex.
-async fn typed_binary(conn: &mut MySqlConnection, sql: &str) -> (Vec<String>, Table) {
-    let rows = sqlx::query(sql)
-        .fetch_all(&mut *conn)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    let table = table(&rows, |row, i| {
-        let bytes = row.try_get_unchecked::<Option<Vec<u8>>, _>(i).unwrap();
-        bytes.map(|b| b.iter().map(|byte| format!("{byte:02x}")).collect())
-    });
-    (described(&rows), table)
+/// Each column's name and type as a result describes it, and the rows: as text, or
+/// (`prepared`) each value's bytes in the binary protocol, in hex.
+async fn typed(conn: &mut MySqlConnection, sql: &str, prepared: bool) -> (Vec<String>, Table) {
+    let rows = rows_of(conn, sql, prepared).await;
+    let value = if prepared { hex_value } else { text_value };
+    (described(&rows), table(&rows, value))
 }
 
 fn described<R: Row>(rows: &[R]) -> Vec<String> {
