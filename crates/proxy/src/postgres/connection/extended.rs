@@ -37,7 +37,7 @@ pub(super) struct Portal {
     params: Vec<Value>,
     formats: Vec<i16>,
     /// The columns Describe reported, which the rows must then match.
-    described: Option<Vec<Field>>,
+    described: Option<Arc<[Field]>>,
     state: PortalState,
     /// Its parameters, held within the session's memory until the portal closes.
     _params_held: Charge,
@@ -47,7 +47,7 @@ enum PortalState {
     Ready,
     /// Ran (at Describe, or an Execute that hit its row limit): rows not yet sent.
     Pending {
-        fields: Vec<Field>,
+        fields: Arc<[Field]>,
         rows: VecDeque<Vec<Value>>,
         tag: String,
     },
@@ -144,7 +144,7 @@ impl Connection {
                 && let Some((fields, shard_params)) = self.described_by_a_shard(statement).await
             {
                 if description.fields == Fields::Unknown && !fields.is_empty() {
-                    description.fields = Fields::Known(fields);
+                    description.fields = Fields::Known(fields.into());
                 }
                 if probe.is_none() && direct {
                     for (i, oid) in shard_params.into_iter().enumerate() {
@@ -327,7 +327,7 @@ impl Connection {
                     && !fields.is_empty()
                 {
                     return self
-                        .send_portal_description(wire, &name, Some(fields))
+                        .send_portal_description(wire, &name, Some(fields.into()))
                         .await;
                 }
                 // Only running it tells its columns (RETURNING of expressions, EXPLAIN, a
@@ -358,7 +358,7 @@ impl Connection {
         &mut self,
         wire: &mut Wire,
         name: &str,
-        fields: Option<Vec<Field>>,
+        fields: Option<Arc<[Field]>>,
     ) -> Result<(), PgError> {
         let Some(portal) = self.portals.get_mut(name) else {
             return Err(unknown_portal(name));
@@ -381,9 +381,9 @@ impl Connection {
         prepared: &Prepared,
         params: &[Value],
         formats: &[i16],
-        known: Option<Vec<Field>>,
+        known: Option<Arc<[Field]>>,
         stream: bool,
-    ) -> Result<(Vec<Field>, VecDeque<Vec<Value>>, String), PgError> {
+    ) -> Result<(Arc<[Field]>, VecDeque<Vec<Value>>, String), PgError> {
         self.session.binary_results = formats.contains(&1);
         let (sql, statement) = (prepared.text(), prepared.statement.as_ref());
         let ran = if stream {
@@ -407,7 +407,7 @@ impl Connection {
             (Some(known), Reply::Rows { columns, .. }) if known.len() == columns.len() => known,
             _ => match reply_fields(&reply) {
                 Fields::Known(fields) => fields,
-                _ => Vec::new(),
+                _ => Arc::default(),
             },
         };
         let rows = match reply {

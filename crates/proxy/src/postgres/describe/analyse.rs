@@ -49,7 +49,7 @@ pub(super) async fn analyse(
                     mark_integers(&format!("{limit}"), params);
                 }
                 match projection(&select.projection, &columns) {
-                    Some(fields) => Fields::Known(fields),
+                    Some(fields) => Fields::Known(fields.into()),
                     None => Fields::Unknown,
                 }
             }
@@ -114,7 +114,7 @@ fn returning(items: Option<&[SelectItem]>, columns: &[Column]) -> Fields {
     match items {
         None => Fields::None,
         Some(items) => match projection(items, columns) {
-            Some(fields) => Fields::Known(fields),
+            Some(fields) => Fields::Known(fields.into()),
             None => Fields::Unknown,
         },
     }

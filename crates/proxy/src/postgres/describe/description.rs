@@ -1,6 +1,8 @@
 //! What Describe answers: the parameter types and the result columns, each column as
 //! RowDescription reports it.
 
+use std::sync::Arc;
+
 use keyshard_backend::{Column, PgEnumColumn};
 
 /// A result column as RowDescription reports it.
@@ -63,8 +65,8 @@ impl Field {
 pub enum Fields {
     /// It returns no rows (NoData).
     None,
-    /// These columns.
-    Known(Vec<Field>),
+    /// These columns, shared: each Describe and Execute of a portal hands them on.
+    Known(Arc<[Field]>),
     /// It returns rows whose columns only running it tells.
     Unknown,
 }

@@ -26,11 +26,11 @@ pub(super) fn fields(sql: Sql<'_>) -> Option<Fields> {
         Intent::Kill(Ok(kill)) => kill.columns(),
         // The session may answer these itself.
         Intent::Routed if crate::pinning::is_bare_lastval(sql.text) => {
-            return Some(Fields::Known(vec![Field::new("lastval", oid::INT8)]));
+            return Some(Fields::Known([Field::new("lastval", oid::INT8)].into()));
         }
         Intent::Routed if crate::notify::is_bare_listening_channels(sql.text) => {
             let field = Field::new("pg_listening_channels", oid::TEXT);
-            return Some(Fields::Known(vec![field]));
+            return Some(Fields::Known([field].into()));
         }
         _ => return None,
     };

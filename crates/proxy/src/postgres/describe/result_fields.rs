@@ -13,7 +13,7 @@ pub fn reply_fields(reply: &Reply) -> Fields {
     match reply {
         // A streamed result was described as its rows went out.
         Reply::Ok { .. } | Reply::Streamed { .. } => Fields::None,
-        Reply::Rows { columns, rows } => Fields::Known(result_fields(columns, rows)),
+        Reply::Rows { columns, rows } => Fields::Known(result_fields(columns, rows).into()),
     }
 }
 
