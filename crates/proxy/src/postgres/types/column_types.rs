@@ -33,14 +33,16 @@ pub fn oid_of(ty: SqlType) -> u32 {
 /// at all (SQLite stores any value in any column).
 pub fn oid_for_values<'a>(ty: SqlType, values: impl Iterator<Item = &'a Value>) -> u32 {
     let mut oid = oid_of(ty);
+    // Asked once per type the column takes on, not once per value.
+    let mut array = element_oid_of(oid).is_some();
     for value in values {
-        oid = match (oid, value) {
+        let next = match (oid, value) {
             (_, Value::Null) => oid,
             // An array column keeps its declared type; one typed by its values (an expression
             // such as `array_agg(x)`) takes its elements' array type.
-            (_, Value::Array(_)) if element_oid_of(oid).is_some() => oid,
+            (_, Value::Array(_)) if array => oid,
             (_, Value::Array(a)) => array_oid_of(a.element).unwrap_or(oid::TEXT_ARRAY),
-            (_, _) if element_oid_of(oid).is_some() => oid::TEXT,
+            (_, _) if array => oid::TEXT,
             (oid::INT2 | oid::INT4, Value::Int(v)) => {
                 let fits = if oid == oid::INT2 {
                     i16::try_from(*v).is_ok()
@@ -67,6 +69,10 @@ pub fn oid_for_values<'a>(ty: SqlType, values: impl Iterator<Item = &'a Value>) 
             (_, Value::Bytes(_)) => oid::BYTEA,
             _ => oid::TEXT,
         };
+        if next != oid {
+            oid = next;
+            array = element_oid_of(oid).is_some();
+        }
     }
     oid
 }

@@ -93,6 +93,28 @@ fn integers_widen_when_they_do_not_fit() {
 }
 
 #[test]
+fn a_column_typed_by_its_values_becomes_an_array_and_leaves_it() {
+    let array = |element| {
+        Value::Array(keyshard_types::Array {
+            element,
+            dims: Vec::new(),
+            elements: Vec::new(),
+        })
+    };
+    let text = pg("TEXT");
+    assert_eq!(
+        oid_for_values(text, [array(oid::TEXT)].iter()),
+        oid::TEXT_ARRAY
+    );
+    // An array column keeps its type whatever arrays it holds, and becomes text for a value
+    // that is none.
+    let mixed = [array(oid::TEXT), Value::Null, array(oid::INT8)];
+    assert_eq!(oid_for_values(text, mixed.iter()), oid::TEXT_ARRAY);
+    let then_text = [array(oid::TEXT), Value::Int(1)];
+    assert_eq!(oid_for_values(text, then_text.iter()), oid::TEXT);
+}
+
+#[test]
 fn round_trips_in_both_formats() {
     for (value, oid) in [
         (Value::Int(-5), oid::INT2),
