@@ -316,6 +316,10 @@ impl Driver for Postgres {
         const TEXT_INTEGER: u8 = u8::MAX - 2;
         const TEXT_STRING: u8 = u8::MAX - 3;
         const WIRE: u8 = u8::MAX - 4;
+        const BINARY_STRING: u8 = u8::MAX - 5;
+        const BINARY_INT8: u8 = u8::MAX - 6;
+        const BINARY_INT4: u8 = u8::MAX - 7;
+        const BINARY_INT2: u8 = u8::MAX - 8;
         let raw = row.try_get_raw(index)?;
         if raw.is_null() {
             return Ok(Value::Null);
@@ -329,15 +333,45 @@ impl Driver for Postgres {
                 *first = Some(ARRAY);
             } else if type_info.name() == "NUMERIC" {
                 *first = Some(NUMERIC);
-            } else if raw.format() == PgValueFormat::Text {
+            } else {
                 // int8, int4, int2; text, varchar, bpchar, name: what `first_decodable!`
-                // reads as i64, i32, i16 and String, from the same text.
+                // reads as i64, i32, i16 and String, read as they are, without asking each
+                // type of its list in turn whether it takes the column's.
+                let binary = raw.format() == PgValueFormat::Binary;
                 match oid {
+                    Some(20) if binary => *first = Some(BINARY_INT8),
+                    Some(23) if binary => *first = Some(BINARY_INT4),
+                    Some(21) if binary => *first = Some(BINARY_INT2),
+                    Some(25 | 1043 | 1042 | 19) if binary => *first = Some(BINARY_STRING),
                     Some(20 | 23 | 21) => *first = Some(TEXT_INTEGER),
                     Some(25 | 1043 | 1042 | 19) => *first = Some(TEXT_STRING),
                     _ => {}
                 }
             }
+        }
+        if let Some(kind @ (BINARY_STRING | BINARY_INT8 | BINARY_INT4 | BINARY_INT2)) = *first {
+            let bytes = raw.as_bytes().map_err(|source| sqlx::Error::ColumnDecode {
+                index: index.to_string(),
+                source,
+            })?;
+            // Big-endian, as int8, int4 and int2 travel in binary; text as its UTF-8 bytes.
+            let decoded = match (kind, bytes) {
+                (BINARY_STRING, _) => std::str::from_utf8(bytes)
+                    .map(|text| Value::Text(text.to_owned()))
+                    .ok(),
+                (BINARY_INT8, &[a, b, c, d, e, f, g, h]) => {
+                    Some(Value::Int(i64::from_be_bytes([a, b, c, d, e, f, g, h])))
+                }
+                (BINARY_INT4, &[a, b, c, d]) => {
+                    Some(Value::Int(i32::from_be_bytes([a, b, c, d]).into()))
+                }
+                (BINARY_INT2, &[a, b]) => Some(Value::Int(i16::from_be_bytes([a, b]).into())),
+                _ => None,
+            };
+            return decoded.ok_or_else(|| sqlx::Error::ColumnDecode {
+                index: index.to_string(),
+                source: format!("a malformed value of type {}", raw.type_info().name()).into(),
+            });
         }
         if *first == Some(WIRE) {
             let type_info = raw.type_info();
