@@ -8,7 +8,7 @@ use keyshard_types::Value;
 use sqlx::{Connection as _, Either, Executor, IntoArguments, Row, Statement as _};
 
 use crate::Pool;
-use crate::driver::Driver;
+use crate::driver::{Driver, arguments};
 use crate::outcome::{Column, UnitResult};
 use crate::stream::UnitRows;
 
@@ -71,11 +71,7 @@ where
         shard_sql = D::shard_sql(sql, params);
         let sql = &*shard_sql;
         D::fit_cache(conn, sql, params).await?;
-        let mut query = sqlx::query::<D>(sql);
-        for param in params {
-            query = D::bind(query, param);
-        }
-        conn.fetch_many(query)
+        conn.fetch_many(sqlx::query_with::<D, _>(sql, arguments::<D>(params)?))
     };
     // A unit of the read in flight: its rows go to the client as they come, or are kept
     // within the read's limit (see `stream`).

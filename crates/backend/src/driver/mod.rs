@@ -4,8 +4,7 @@ use std::borrow::Cow;
 
 use keyshard_config::DatabaseKind;
 use keyshard_types::{SqlType, Value, Wire};
-use sqlx::query::Query;
-use sqlx::{Database, TypeInfo};
+use sqlx::{Arguments, Database, TypeInfo};
 
 use crate::Column;
 use crate::outcome::UnitResult;
@@ -18,26 +17,43 @@ fn array_text(array: &keyshard_types::Array) -> String {
 
 /// A result value bound back as a parameter (only values that came as text do: a user
 /// variable set from a query): its text, or its bytes.
-fn bind_wire<'q, DB: Database>(query: BoundQuery<'q, DB>, wire: &'q Wire) -> BoundQuery<'q, DB>
+fn bind_wire<'q, DB: Database>(args: &mut Args<'q, DB>, wire: &'q Wire) -> Bound
 where
     &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     &'q [u8]: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
     match wire.text() {
-        Some(text) => query.bind(text),
-        None => query.bind(&wire.bytes[..]),
+        Some(text) => Arguments::add(args, text),
+        None => Arguments::add(args, &wire.bytes[..]),
     }
 }
 
 /// A value read from a result row, or why it could not be.
 pub(crate) type Decoded = Result<Value, sqlx::Error>;
 
-pub(crate) type BoundQuery<'q, DB> = Query<'q, DB, <DB as Database>::Arguments<'q>>;
+/// A statement's parameters, as the database's driver encodes them.
+pub(crate) type Args<'q, DB> = <DB as Database>::Arguments<'q>;
+
+/// Whether a parameter could be encoded.
+pub(crate) type Bound = Result<(), sqlx::error::BoxDynError>;
+
+/// `params` encoded for `D`'s database, room for them made once (a value's [`Value::size`]
+/// covers its encoding) instead of growing as each is added.
+pub(crate) fn arguments<'q, D: Driver>(params: &'q [Value]) -> Result<Args<'q, D>, sqlx::Error> {
+    let mut args = Args::<D>::default();
+    args.reserve(params.len(), params.iter().map(Value::size).sum());
+    for (i, param) in params.iter().enumerate() {
+        D::bind(&mut args, param).map_err(|e| {
+            sqlx::Error::Encode(format!("Encoding argument ${} failed: {e}", i + 1).into())
+        })?;
+    }
+    Ok(args)
+}
 
 /// The per-database half of execution.
 pub(crate) trait Driver: Database + sqlx::database::HasStatementCache {
-    /// Binds one parameter.
-    fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self>;
+    /// Adds one parameter.
+    fn bind<'q>(args: &mut Args<'q, Self>, value: &'q Value) -> Bound;
 
     /// Reads column `index` of `row`; `first` is kept for the column over a result's rows,
     /// for the driver to note how it reads the column (see `first_decodable!`). `binary`:

@@ -5,25 +5,25 @@ use keyshard_config::DatabaseKind;
 use keyshard_types::wire::mysql_wire_kind;
 use keyshard_types::{SqlType, Value, Wire, WireKind};
 use sqlx::mysql::{MySql, MySqlQueryResult, MySqlRow};
-use sqlx::{Row, TypeInfo, ValueRef};
+use sqlx::{Arguments, Row, TypeInfo, ValueRef};
 
-use super::{BoundQuery, Decoded, Driver, array_text, bind_wire};
+use super::{Args, Bound, Decoded, Driver, array_text, bind_wire};
 use crate::Column;
 
 impl Driver for MySql {
     const KIND: DatabaseKind = DatabaseKind::MySql;
 
-    fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
+    fn bind<'q>(args: &mut Args<'q, Self>, value: &'q Value) -> Bound {
         match value {
-            Value::Null => query.bind(None::<&str>),
-            Value::Int(v) => query.bind(*v),
-            Value::UInt(v) => query.bind(*v),
-            Value::Double(v) => query.bind(*v),
-            Value::Bool(b) => query.bind(*b),
-            Value::Text(s) => query.bind(s.as_str()),
-            Value::Bytes(b) => query.bind(b.as_slice()),
-            Value::Array(a) => query.bind(array_text(a)),
-            Value::Wire(w) => bind_wire(query, w),
+            Value::Null => Arguments::add(args, None::<&str>),
+            Value::Int(v) => Arguments::add(args, *v),
+            Value::UInt(v) => Arguments::add(args, *v),
+            Value::Double(v) => Arguments::add(args, *v),
+            Value::Bool(b) => Arguments::add(args, *b),
+            Value::Text(s) => Arguments::add(args, s.as_str()),
+            Value::Bytes(b) => Arguments::add(args, b.as_slice()),
+            Value::Array(a) => Arguments::add(args, array_text(a)),
+            Value::Wire(w) => bind_wire::<Self>(args, w),
         }
     }
 

@@ -11,9 +11,9 @@ use keyshard_types::{SqlType, Value, Wire, WireKind};
 use sqlx::Either;
 use sqlx::postgres::types::Oid;
 use sqlx::postgres::{PgConnection, PgQueryResult, PgRow, PgTypeInfo, PgValueFormat, Postgres};
-use sqlx::{Connection, Executor, Row, Statement, TypeInfo, ValueRef};
+use sqlx::{Arguments, Connection, Executor, Row, Statement, TypeInfo, ValueRef};
 
-use super::{BoundQuery, Decoded, Driver, bind_wire};
+use super::{Args, Bound, Decoded, Driver, bind_wire};
 use crate::outcome::UnitResult;
 use crate::pg_array::{ArrayParam, decode_array};
 use crate::{Column, PgEnumColumn};
@@ -287,23 +287,23 @@ impl Driver for Postgres {
         Ok(())
     }
 
-    fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
+    fn bind<'q>(args: &mut Args<'q, Self>, value: &'q Value) -> Bound {
         match value {
-            Value::Null => query.bind(UntypedNull),
-            Value::Int(v) => query.bind(*v),
+            Value::Null => Arguments::add(args, UntypedNull),
+            Value::Int(v) => Arguments::add(args, *v),
             // PostgreSQL has no unsigned integers: a value beyond BIGINT goes as text, which the
             // server accepts for NUMERIC columns and refuses, clearly, for integer ones.
             Value::UInt(v) => match i64::try_from(*v) {
-                Ok(v) => query.bind(v),
-                Err(_) => query.bind(v.to_string()),
+                Ok(v) => Arguments::add(args, v),
+                Err(_) => Arguments::add(args, v.to_string()),
             },
-            Value::Double(v) => query.bind(*v),
-            Value::Bool(b) => query.bind(*b),
-            Value::Text(s) => query.bind(s.as_str()),
-            Value::Bytes(b) => query.bind(b.as_slice()),
-            Value::Array(a) => query.bind(ArrayParam(a)),
-            Value::Wire(w) if w.binary && w.oid != 0 => query.bind(TypedBinary(w)),
-            Value::Wire(w) => bind_wire(query, w),
+            Value::Double(v) => Arguments::add(args, *v),
+            Value::Bool(b) => Arguments::add(args, *b),
+            Value::Text(s) => Arguments::add(args, s.as_str()),
+            Value::Bytes(b) => Arguments::add(args, b.as_slice()),
+            Value::Array(a) => Arguments::add(args, ArrayParam(a)),
+            Value::Wire(w) if w.binary && w.oid != 0 => Arguments::add(args, TypedBinary(w)),
+            Value::Wire(w) => bind_wire::<Self>(args, w),
         }
     }
 

@@ -4,28 +4,28 @@
 use keyshard_config::DatabaseKind;
 use keyshard_types::Value;
 use sqlx::sqlite::{Sqlite, SqliteQueryResult, SqliteRow};
-use sqlx::{Row, TypeInfo, ValueRef};
+use sqlx::{Arguments, Row, TypeInfo, ValueRef};
 
-use super::{BoundQuery, Decoded, Driver, array_text, bind_wire};
+use super::{Args, Bound, Decoded, Driver, array_text, bind_wire};
 
 impl Driver for Sqlite {
     const KIND: DatabaseKind = DatabaseKind::Sqlite;
 
-    fn bind<'q>(query: BoundQuery<'q, Self>, value: &'q Value) -> BoundQuery<'q, Self> {
+    fn bind<'q>(args: &mut Args<'q, Self>, value: &'q Value) -> Bound {
         match value {
-            Value::Null => query.bind(None::<&str>),
-            Value::Int(v) => query.bind(*v),
+            Value::Null => Arguments::add(args, None::<&str>),
+            Value::Int(v) => Arguments::add(args, *v),
             // SQLite integers are 64-bit signed; larger values are stored as text.
             Value::UInt(v) => match i64::try_from(*v) {
-                Ok(v) => query.bind(v),
-                Err(_) => query.bind(v.to_string()),
+                Ok(v) => Arguments::add(args, v),
+                Err(_) => Arguments::add(args, v.to_string()),
             },
-            Value::Double(v) => query.bind(*v),
-            Value::Bool(b) => query.bind(*b),
-            Value::Text(s) => query.bind(s.as_str()),
-            Value::Bytes(b) => query.bind(b.as_slice()),
-            Value::Array(a) => query.bind(array_text(a)),
-            Value::Wire(w) => bind_wire(query, w),
+            Value::Double(v) => Arguments::add(args, *v),
+            Value::Bool(b) => Arguments::add(args, *b),
+            Value::Text(s) => Arguments::add(args, s.as_str()),
+            Value::Bytes(b) => Arguments::add(args, b.as_slice()),
+            Value::Array(a) => Arguments::add(args, array_text(a)),
+            Value::Wire(w) => bind_wire::<Self>(args, w),
         }
     }
 
