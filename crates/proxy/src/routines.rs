@@ -7,7 +7,9 @@
 //!
 //! What a call names is learned once: the names read as no routine (built-in functions, and
 //! the words before a parenthesis that call nothing, `VALUES (`, a table's column list) are
-//! remembered, so that a name costs one read of the catalog, the first time it is met.
+//! remembered, so that a name costs one read of the catalog, the first time it is met. A
+//! statement of a shape found to call nothing that pins, under the routines as last read,
+//! skips even that look-up (see `shapes::CallsChecked`): each read starts a new generation.
 
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
@@ -45,6 +47,9 @@ pub(crate) struct Names {
     /// Lower-case names called in statements that no data source defined as a routine when
     /// they were met.
     others: Set,
+    /// How many times the routines were read before these: what a shape's calls were checked
+    /// under (see `shapes::CallsChecked`).
+    pub(crate) generation: u64,
 }
 
 impl Names {
@@ -152,7 +157,11 @@ impl Routines {
         // most 30 s) finds the routine.
         others.extend(met);
         others.retain(|name| !routines.contains(name));
-        let names = Arc::new(Names { routines, others });
+        let names = Arc::new(Names {
+            routines,
+            others,
+            generation: before.generation + 1,
+        });
         *self.names.write().unwrap_or_else(PoisonError::into_inner) = names;
     }
 }
@@ -187,6 +196,7 @@ mod tests {
         let names = Names {
             routines: ["audit".to_owned()].into_iter().collect(),
             others: ["count".to_owned()].into_iter().collect(),
+            generation: 1,
         };
         assert!(names.knows("Audit"));
         assert!(names.knows("COUNT"));

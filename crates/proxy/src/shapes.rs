@@ -13,6 +13,7 @@
 //! (MySQL's `LAST_INSERT_ID()` and user variables): the text outside its literals, which is
 //! the shape's, decides both, so a statement of a known shape is routed as it stands.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use keyshard_backend::cache::{Bounds, Cache, CacheStats};
@@ -54,7 +55,15 @@ struct Entry {
     known: Known,
     /// The metadata it was prepared with (a column-less INSERT depends on it).
     metadata_version: u64,
+    calls: CallsChecked,
 }
+
+/// One more than the generation of the routines (see `routines::Names`) under which a
+/// statement of a shape was last found to call no routine nor function that holds session
+/// state, every name it calls known; 0: not yet. The shape's next statements skip that check
+/// until the routines are read again: it reads the text outside the literals, which is the
+/// shape's (see `engine::pinned`).
+pub(crate) type CallsChecked = Arc<AtomicU64>;
 
 /// By shape text, weighing its length.
 type Kept = Cache<Box<str>, Entry>;
@@ -105,18 +114,18 @@ impl Shapes {
         .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// What is known of `shape` under the metadata at `metadata_version`; `None` when it must
-    /// be learned.
+    /// What is known of `shape` under the metadata at `metadata_version`, and its
+    /// [`CallsChecked`]; `None` when it must be learned.
     pub(crate) fn get(
         &self,
         dialect: Dialect,
         shape: &Shape,
         metadata_version: u64,
-    ) -> Option<Known> {
+    ) -> Option<(Known, CallsChecked)> {
         self.kept(dialect)
             .get(shape.text())
             .filter(|e| e.metadata_version == metadata_version)
-            .map(|e| e.known.clone())
+            .map(|e| (e.known.clone(), Arc::clone(&e.calls)))
     }
 
     /// Learns `shape` from `original`, a statement of it as planned, when one was seen before
@@ -138,7 +147,10 @@ impl Shapes {
             return None;
         }
         let dialect = router.dialect();
-        match self.get(dialect, shape, metadata_version) {
+        match self
+            .get(dialect, shape, metadata_version)
+            .map(|(known, _)| known)
+        {
             Some(Known::Seen) => {}
             None if at_once => {}
             // Learned meanwhile, on another connection.
@@ -174,6 +186,7 @@ impl Shapes {
         let entry = Entry {
             known,
             metadata_version,
+            calls: CallsChecked::default(),
         };
         self.kept(dialect).insert(text.into(), entry, text.len());
     }

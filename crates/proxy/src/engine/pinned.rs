@@ -2,6 +2,8 @@
 //! the session is pinned before such a statement runs, and lets its connections go once it
 //! holds nothing there.
 
+use std::sync::atomic::Ordering;
+
 use keyshard_types::Dialect;
 
 use super::Engine;
@@ -34,9 +36,25 @@ impl Engine {
             self.routines.load(&self.backend, &self.config).await;
             return reply;
         }
+        // A statement of a shape whose calls were checked under the routines as they are
+        // holds nothing either: the check reads only the text outside the literals.
+        let scanned = self.scan(session.dialect, sql);
+        let checked = scanned.known.as_ref().map(|(_, calls)| calls);
+        let generation = self.routines.names().generation;
+        if checked.is_some_and(|calls| calls.load(Ordering::Relaxed) == generation + 1) {
+            return self.answer_scanned(session, sql, reserved, scanned).await;
+        }
         let routines = self.routines.learn(&self.backend, &self.config, sql).await;
         let Some(effect) = pinning::effect(sql, session.dialect, &routines.routines) else {
-            return self.answer_text(session, sql, reserved).await;
+            if let Some(calls) = checked {
+                calls.store(routines.generation + 1, Ordering::Relaxed);
+            }
+            // Routines read meanwhile may come with other metadata: the shape is looked up
+            // again then.
+            if routines.generation != generation {
+                return self.answer_text(session, sql, reserved).await;
+            }
+            return self.answer_scanned(session, sql, reserved, scanned).await;
         };
         // What a DISCARD lets go of is on the connections the session keeps, if any (inside
         // a transaction, on the one it runs on).

@@ -15,8 +15,14 @@ use crate::metrics::CountedAs;
 use crate::reflection;
 use crate::reply::Reply;
 use crate::session::Session;
-use crate::shapes::Known;
+use crate::shapes::{CallsChecked, Known};
 use crate::sql::Sql;
+
+/// A statement's shape, when it has one, and what is known of it (see `shapes`).
+pub(super) struct Scanned {
+    pub(super) shape: Option<Shape>,
+    pub(super) known: Option<(Known, CallsChecked)>,
+}
 
 impl Engine {
     /// Answers one statement sent as text, within the memory budget.
@@ -57,12 +63,33 @@ impl Engine {
         statement: Sql<'_>,
         reserved: Reserved,
     ) -> Result<Reply, Error> {
+        let scanned = self.scan(session.dialect, statement);
+        self.answer_scanned(session, statement, reserved, scanned)
+            .await
+    }
+
+    /// `statement`'s shape, and what is known of it.
+    pub(super) fn scan(&self, dialect: Dialect, statement: Sql<'_>) -> Scanned {
+        let shape = Shape::with_leading(statement.text, statement.leading, dialect);
+        let known = shape.as_ref().and_then(|shape| {
+            self.shapes
+                .get(dialect, shape, self.backend.metadata().version())
+        });
+        Scanned { shape, known }
+    }
+
+    /// [`Engine::answer_text`] of a statement scanned already.
+    pub(super) async fn answer_scanned(
+        &self,
+        session: &mut Session,
+        statement: Sql<'_>,
+        reserved: Reserved,
+        scanned: Scanned,
+    ) -> Result<Reply, Error> {
         let (dialect, leading, sql) = (session.dialect, statement.leading, statement.text);
-        let shape = Shape::with_leading(sql, leading, dialect);
         let metadata_version = self.backend.metadata().version();
-        let known = shape
-            .as_ref()
-            .and_then(|shape| self.shapes.get(dialect, shape, metadata_version));
+        let Scanned { shape, known } = scanned;
+        let known = known.map(|(known, _)| known);
         // Only routed statements are learned (see `shapes`): one of a known shape is routed.
         if let (Some(shape), Some(known)) = (&shape, &known) {
             match known {

@@ -48,7 +48,9 @@ fn learn(shapes: &Shapes, router: &Router, sql: &str) -> Option<Known> {
     for _ in 0..2 {
         shapes.learn(router, &shape, &original, &NoMetadata, 7, false, |_| None);
     }
-    shapes.get(Dialect::MySql, &shape, 7)
+    shapes
+        .get(Dialect::MySql, &shape, 7)
+        .map(|(known, _)| known)
 }
 
 #[test]
@@ -126,18 +128,18 @@ fn a_shape_seen_once_is_only_noted() {
     shapes.learn(&router, &shape, &original, &NoMetadata, 7, false, |_| None);
     assert!(matches!(
         shapes.get(Dialect::MySql, &shape, 7),
-        Some(Known::Seen)
+        Some((Known::Seen, _))
     ));
     // Under other metadata it was not seen.
     shapes.learn(&router, &shape, &original, &NoMetadata, 8, false, |_| None);
     assert!(matches!(
         shapes.get(Dialect::MySql, &shape, 8),
-        Some(Known::Seen)
+        Some((Known::Seen, _))
     ));
     shapes.learn(&router, &shape, &original, &NoMetadata, 8, false, |_| None);
     assert!(matches!(
         shapes.get(Dialect::MySql, &shape, 8),
-        Some(Known::Query(_))
+        Some((Known::Query(_), _))
     ));
 }
 
@@ -190,7 +192,7 @@ fn rows_alike_are_learned_from_the_first_at_once() {
     // One shape for every row count: the three rows bind the one-row INSERT.
     assert!(matches!(
         shapes.get(Dialect::MySql, &shape, 7),
-        Some(Known::Insert(_))
+        Some((Known::Insert(_), _))
     ));
     let plan = shaped.insert.bind_shape(sql, &shape).unwrap();
     let units: Vec<_> = plan.units.iter().map(|u| (&*u.sql, &u.rows)).collect();

@@ -1074,6 +1074,61 @@ async fn postgres_a_function_created_beside_the_proxy_pins_at_its_first_call() {
     report(differences);
 }
 
+/// A read whose call named no routine, run until the proxy skips that check for its shape
+/// (see `shapes::CallsChecked`); then a migration creates a routine of that name, the last
+/// step through the proxy, and the same read must pin A again: its `set_config` stays with A.
+const PG_SHAPE_BEFORE_FUNCTION: &[(usize, &str)] = &[
+    (
+        A,
+        "SELECT note, note_region(note) FROM t_plain WHERE id = 1",
+    ),
+    (
+        A,
+        "SELECT note, note_region(note) FROM t_plain WHERE id = 2",
+    ),
+    (
+        A,
+        "SELECT note, note_region(note) FROM t_plain WHERE id = 3",
+    ),
+    (
+        A,
+        "SELECT note, note_region(note) FROM t_plain WHERE id = 4",
+    ),
+];
+
+const PG_SHAPE_AFTER_FUNCTION: &[(usize, &str)] = &[
+    (
+        A,
+        "SELECT note, note_region(note) FROM t_plain WHERE id = 1",
+    ),
+    (A, "SELECT current_setting('app.region')"),
+    (B, "SELECT current_setting('app.region', true) FROM t_plain"),
+    (C, "SELECT current_setting('app.region', true)"),
+    (A, "SELECT current_setting('app.region') FROM t_plain"),
+    (A, "DISCARD ALL"),
+    (B, "SELECT current_setting('app.region', true) FROM t_plain"),
+];
+
+#[tokio::test]
+#[ignore = "needs KEYSHARD_TEST_PG_URL"]
+async fn postgres_a_function_created_through_the_proxy_pins_reads_of_a_shape_checked_before() {
+    let sides = PgSides::start(2).await;
+    let mut differences = sides.compare(PG_SHAPE_BEFORE_FUNCTION).await;
+    let function = "CREATE OR REPLACE FUNCTION note_region(r text) RETURNS text \
+                    LANGUAGE sql AS $$ SELECT set_config('app.region', r, false) $$";
+    // A DDL statement through the proxy runs on one data source: the function is created on
+    // each database, then once more through the proxy, which reads the routines again.
+    for url in [sides.shards.url(0), sides.shards.url(1)] {
+        let shard = connect(&url.parse().unwrap()).await.unwrap();
+        shard.batch_execute(function).await.unwrap();
+    }
+    sides.direct[A].batch_execute(function).await.unwrap();
+    sides.through[A].batch_execute(function).await.unwrap();
+    differences.extend(sides.compare(PG_SHAPE_AFTER_FUNCTION).await);
+    sides.finish().await;
+    report(differences);
+}
+
 #[tokio::test]
 #[ignore = "needs KEYSHARD_TEST_PG_URL"]
 async fn postgres_startup_parameters_reach_the_shards() {
