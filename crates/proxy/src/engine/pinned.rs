@@ -39,20 +39,20 @@ impl Engine {
         // A statement of a shape whose calls were checked under the routines as they are
         // holds nothing either: the check reads only the text outside the literals.
         let scanned = self.scan(session.dialect, sql);
-        let checked = scanned.known.as_ref().map(|(_, calls)| calls);
+        let calls = scanned.known.as_ref().map(|(_, calls)| calls);
         let generation = self.routines.names().generation;
-        if checked.is_some_and(|calls| calls.load(Ordering::Relaxed) == generation + 1) {
+        if calls.is_some_and(|calls| calls.load(Ordering::Relaxed) == generation + 1) {
             return self.answer_scanned(session, sql, reserved, scanned).await;
         }
         let routines = self.routines.learn(&self.backend, &self.config, sql).await;
+        // Routines read meanwhile may come with other metadata: the shape is looked up again.
+        let scanned = match routines.generation == generation {
+            true => scanned,
+            false => self.scan(session.dialect, sql),
+        };
         let Some(effect) = pinning::effect(sql, session.dialect, &routines.routines) else {
-            if let Some(calls) = checked {
+            if let Some((_, calls)) = &scanned.known {
                 calls.store(routines.generation + 1, Ordering::Relaxed);
-            }
-            // Routines read meanwhile may come with other metadata: the shape is looked up
-            // again then.
-            if routines.generation != generation {
-                return self.answer_text(session, sql, reserved).await;
             }
             return self.answer_scanned(session, sql, reserved, scanned).await;
         };
@@ -70,7 +70,7 @@ impl Engine {
             return Ok(reply);
         }
         let pinned_now = holding(session, &effect)?;
-        let reply = self.answer_text(session, sql, reserved).await;
+        let reply = self.answer_scanned(session, sql, reserved, scanned).await;
         held(session, effect, pinned_now, reply.is_ok());
         reply
     }
