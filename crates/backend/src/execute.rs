@@ -144,12 +144,11 @@ impl Reading {
             }
         }
         self.decoding.resize(row.len(), None);
-        let values = self
-            .decoding
-            .iter_mut()
-            .enumerate()
-            .map(|(i, first)| D::decode(row, i, first, binary))
-            .collect::<Result<Vec<_>, _>>()?;
+        // Sized once: collecting through `Result` would start small and grow a wide row's.
+        let mut values = Vec::with_capacity(row.len());
+        for (i, first) in self.decoding.iter_mut().enumerate() {
+            values.push(D::decode(row, i, first, binary)?);
+        }
         match &mut self.out {
             Some(out) => out.push(values, &mut result.rows),
             None => {

@@ -464,19 +464,28 @@ fn ascii_i64(bytes: &[u8]) -> Option<i64> {
     if digits.is_empty() {
         return None;
     }
-    // Accumulated below zero, so that i64::MIN fits.
-    let mut value: i64 = 0;
-    for &b in digits {
+    // Eighteen digits cannot overflow, so only a nineteenth (snowflake keys have nineteen) is
+    // added with checks: a checked step per digit cost as much again as the whole parse.
+    let (head, last) = digits.split_at(digits.len().min(18));
+    let mut value: u64 = 0;
+    for &b in head {
         let digit = b.wrapping_sub(b'0');
         if digit > 9 {
             return None;
         }
-        value = value.checked_mul(10)?.checked_sub(i64::from(digit))?;
+        value = value * 10 + u64::from(digit);
+    }
+    for &b in last {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(digit))?;
     }
     if negative {
-        Some(value)
+        0i64.checked_sub_unsigned(value)
     } else {
-        value.checked_neg()
+        i64::try_from(value).ok()
     }
 }
 
@@ -525,7 +534,17 @@ mod tests {
 
     #[test]
     fn integer_text_is_read_without_a_utf8_check_and_strictly() {
-        for v in [0, 7, -7, i64::MAX, i64::MIN, 1_234_567_890] {
+        for v in [
+            0,
+            7,
+            -7,
+            i64::MAX,
+            i64::MIN,
+            1_234_567_890,
+            999_999_999_999_999_999,
+            -999_999_999_999_999_999,
+            1_000_000_000_000_000_000,
+        ] {
             assert_eq!(ascii_i64(v.to_string().as_bytes()), Some(v), "{v}");
         }
         for text in [
@@ -537,6 +556,10 @@ mod tests {
             "1.0",
             "9223372036854775808",
             "-9223372036854775809",
+            "99999999999999999999",
+            "18446744073709551616",
+            "-18446744073709551615",
+            "00000000000000000001x",
             "x",
         ] {
             assert_eq!(ascii_i64(text.as_bytes()), None, "{text}");
