@@ -25,7 +25,7 @@ use super::Frontend;
 use super::auth::{self, StartupError};
 use super::command::tag;
 use super::describe::{self, Fields, reply_fields};
-use super::formats::{data_row, row_description};
+use super::formats::{push_data_row, row_description};
 use super::pg_error::PgError;
 use super::wire::{Wire, WireError};
 use crate::admission::Ticket;
@@ -461,10 +461,10 @@ impl Connection {
         };
         let fields = fields.unwrap_or_default();
         for row in &rows {
-            match data_row(row, &fields, &[]) {
-                Ok(row) => wire.send(row).await?,
-                Err(e) => return Ok(Some(e)),
+            if let Err(e) = push_data_row(wire.buffer(), row, &fields, &[]) {
+                return Ok(Some(e));
             }
+            wire.queued().await?;
         }
         wire.send(Out::CommandComplete(CommandComplete::new(tag)))
             .await?;

@@ -1,8 +1,9 @@
 //! Format codes (text or binary) and the rows written in them.
 
+use bytes::{BufMut, BytesMut};
 use keyshard_types::Value;
 use pgwire::messages::PgWireBackendMessage as Out;
-use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
+use pgwire::messages::data::{FieldDescription, RowDescription};
 
 use keyshard_backend::PgEnumColumn;
 
@@ -97,13 +98,41 @@ fn identifier(name: &str) -> &str {
     &name[..end]
 }
 
-pub(super) fn data_row(row: &[Value], fields: &[Field], formats: &[i16]) -> Result<Out, PgError> {
-    let mut data = bytes::BytesMut::with_capacity(row.len() * 16);
+/// Writes `row` as a DataRow message at the end of `out`, where the wire sends it from: a
+/// message built apart would cost an allocation, a copy and a drop per row. On an error `out`
+/// is left as it was.
+pub(super) fn push_data_row(
+    out: &mut BytesMut,
+    row: &[Value],
+    fields: &[Field],
+    formats: &[i16],
+) -> Result<(), PgError> {
+    let start = out.len();
+    let written = push_data_row_at(out, start, row, fields, formats);
+    if written.is_err() {
+        out.truncate(start);
+    }
+    written
+}
+
+fn push_data_row_at(
+    out: &mut BytesMut,
+    start: usize,
+    row: &[Value],
+    fields: &[Field],
+    formats: &[i16],
+) -> Result<(), PgError> {
+    let count = i16::try_from(row.len()).map_err(|_| PgError::new("54011", "too many columns"))?;
+    out.reserve(7 + row.len() * 16);
+    out.put_u8(b'D');
+    // The length, written once the values are.
+    out.put_i32(0);
+    out.put_i16(count);
     for (i, value) in row.iter().enumerate() {
         let field = fields.get(i);
         let oid = field.map_or(types::oid::TEXT, |f| f.oid);
         let binary = format_of(formats, i) == 1;
-        if !binary && push_plain_text(&mut data, value, oid) {
+        if !binary && push_plain_text(out, value, oid) {
             continue;
         }
         let relabelled = match (value, field) {
@@ -119,22 +148,25 @@ pub(super) fn data_row(row: &[Value], fields: &[Field], formats: &[i16]) -> Resu
         };
         match encoded {
             Some(bytes) => {
-                let len = i32::try_from(bytes.len())
-                    .map_err(|_| PgError::new("54000", "value too large"))?;
-                data.extend_from_slice(&len.to_be_bytes());
-                data.extend_from_slice(&bytes);
+                out.put_i32(value_length(bytes.len())?);
+                out.extend_from_slice(&bytes);
             }
-            None => data.extend_from_slice(&(-1i32).to_be_bytes()),
+            None => out.put_i32(-1),
         }
     }
-    let count = i16::try_from(row.len()).map_err(|_| PgError::new("54011", "too many columns"))?;
-    Ok(Out::DataRow(DataRow::new(data, count)))
+    let length = value_length(out.len() - start - 1)?;
+    out[start + 1..start + 5].copy_from_slice(&length.to_be_bytes());
+    Ok(())
+}
+
+fn value_length(len: usize) -> Result<i32, PgError> {
+    i32::try_from(len).map_err(|_| PgError::new("54000", "value too large"))
 }
 
 /// Writes the text form of an integer or a string, what most values of a row are, straight
 /// into the row (the general path, `types::encode`, builds each value's bytes apart); false
 /// for any other value, or a column whose type gives it another text form.
-fn push_plain_text(data: &mut bytes::BytesMut, value: &Value, oid: u32) -> bool {
+fn push_plain_text(data: &mut BytesMut, value: &Value, oid: u32) -> bool {
     if keyshard_types::pg_array::element_oid_of(oid).is_some() {
         return false;
     }
@@ -185,7 +217,7 @@ mod tests {
             1009,
         ] {
             for value in &values {
-                let mut plain = bytes::BytesMut::new();
+                let mut plain = BytesMut::new();
                 if !push_plain_text(&mut plain, value, oid) {
                     continue;
                 }
@@ -196,7 +228,7 @@ mod tests {
             }
         }
         // Booleans and arrays keep their own text forms.
-        let mut plain = bytes::BytesMut::new();
+        let mut plain = BytesMut::new();
         assert!(!push_plain_text(
             &mut plain,
             &Value::Int(1),
@@ -207,6 +239,55 @@ mod tests {
             &Value::Text("{1}".into()),
             1007
         ));
+    }
+
+    #[test]
+    fn a_row_is_written_in_place_as_pgwire_writes_a_data_row() {
+        let fields = [
+            Field::new("id", types::oid::INT8),
+            Field::new("name", types::oid::TEXT),
+            Field::new("price", types::oid::NUMERIC),
+            Field::new("gone", types::oid::TEXT),
+        ];
+        let row = [
+            Value::Int(1_234_567_890_123_456_789),
+            Value::Text("café".into()),
+            Value::Text("12.50".into()),
+            Value::Null,
+        ];
+        for formats in [&[][..], &[1], &[0, 1, 0, 1]] {
+            let mut values = BytesMut::new();
+            for (i, value) in row.iter().enumerate() {
+                let binary = format_of(formats, i) == 1;
+                match types::encode(value, fields[i].oid, binary).unwrap() {
+                    Some(bytes) => {
+                        values.put_i32(bytes.len() as i32);
+                        values.extend_from_slice(&bytes);
+                    }
+                    None => values.put_i32(-1),
+                }
+            }
+            let mut expected = BytesMut::new();
+            Out::DataRow(pgwire::messages::data::DataRow::new(values, 4))
+                .encode(&mut expected)
+                .unwrap();
+            // After what the buffer holds already, as the wire queues messages.
+            let mut out = BytesMut::from(&b"Z"[..]);
+            push_data_row(&mut out, &row, &fields, formats).unwrap();
+            assert_eq!(&out[1..], &expected[..], "formats {formats:?}");
+        }
+    }
+
+    #[test]
+    fn a_row_that_cannot_be_written_leaves_the_buffer_as_it_was() {
+        let fields = [
+            Field::new("id", types::oid::INT8),
+            Field::new("n", types::oid::INT8),
+        ];
+        let row = [Value::Int(7), Value::Text("not a number".into())];
+        let mut out = BytesMut::from(&b"queued"[..]);
+        assert!(push_data_row(&mut out, &row, &fields, &[1]).is_err());
+        assert_eq!(&out[..], b"queued");
     }
 
     #[test]

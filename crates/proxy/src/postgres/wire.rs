@@ -227,6 +227,17 @@ impl Wire {
         message
             .encode(&mut self.write)
             .map_err(|e| WireError::Io(std::io::Error::other(e.to_string())))?;
+        self.queued().await
+    }
+
+    /// Where a message may be written in place (a result's rows, see
+    /// `formats::push_data_row`); [`Wire::queued`] after each.
+    pub fn buffer(&mut self) -> &mut BytesMut {
+        &mut self.write
+    }
+
+    /// Writes the buffer out when a message written in place made it large.
+    pub async fn queued(&mut self) -> Result<(), WireError> {
         if self.write.len() >= WRITE_HIGH_WATER {
             self.flush().await?;
         }

@@ -22,7 +22,7 @@ use crate::postgres::describe::{
     Field, Fields, MAX_PARAMETERS, describe, highest_placeholder, reply_fields,
 };
 use crate::postgres::formats::{
-    check_format_codes, check_written_as_asked, data_row, format_of, row_description,
+    check_format_codes, check_written_as_asked, format_of, push_data_row, row_description,
 };
 use crate::postgres::pg_error::{PgError, unknown_portal, unknown_statement, wire_failed};
 use crate::postgres::types;
@@ -505,8 +505,8 @@ impl Connection {
         let mut sent = 0;
         while sent < limit {
             let Some(row) = rows.pop_front() else { break };
-            let row = data_row(&row, &fields, &portal.formats)?;
-            wire.send(row).await.map_err(wire_failed)?;
+            push_data_row(wire.buffer(), &row, &fields, &portal.formats)?;
+            wire.queued().await.map_err(wire_failed)?;
             sent += 1;
         }
         if rows.is_empty() {

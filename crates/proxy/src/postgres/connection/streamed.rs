@@ -8,7 +8,7 @@ use keyshard_backend::stream::Batch;
 use tokio::sync::mpsc;
 
 use super::super::describe::{Field, result_fields};
-use super::super::formats::{check_written_as_asked, data_row, row_description};
+use super::super::formats::{check_written_as_asked, push_data_row, row_description};
 use super::super::pg_error::PgError;
 use super::super::wire::{Wire, WireError};
 use crate::dialect::postgres::ProxyText;
@@ -79,8 +79,8 @@ pub(super) async fn answer(
             };
             check_written_as_asked(text, fields, &batch.rows, formats).map_err(Stopped::Rows)?;
             for row in &batch.rows {
-                let row = data_row(row, fields, formats).map_err(Stopped::Rows)?;
-                wire.send(row).await.map_err(Stopped::Wire)?;
+                push_data_row(wire.buffer(), row, fields, formats).map_err(Stopped::Rows)?;
+                wire.queued().await.map_err(Stopped::Wire)?;
             }
             wire.flush().await.map_err(Stopped::Wire)?;
         }
