@@ -25,7 +25,7 @@ use super::Frontend;
 use super::auth::{self, StartupError};
 use super::command::tag;
 use super::describe::{self, Fields, reply_fields};
-use super::formats::{push_data_row, row_description};
+use super::formats::{push_data_row, push_row_description};
 use super::pg_error::PgError;
 use super::wire::{Wire, WireError};
 use crate::admission::Ticket;
@@ -452,7 +452,10 @@ impl Connection {
             _ => None,
         };
         if let Some(fields) = &fields {
-            wire.send(row_description(fields, &[])).await?;
+            if let Err(e) = push_row_description(wire.buffer(), fields, &[]) {
+                return Ok(Some(e));
+            }
+            wire.queued().await?;
         }
         let rows = match reply {
             Reply::Rows { rows, .. } => rows,

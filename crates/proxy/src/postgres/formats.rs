@@ -2,8 +2,6 @@
 
 use bytes::{BufMut, BytesMut};
 use keyshard_types::Value;
-use pgwire::messages::PgWireBackendMessage as Out;
-use pgwire::messages::data::{FieldDescription, RowDescription};
 
 use keyshard_backend::PgEnumColumn;
 
@@ -63,24 +61,54 @@ pub(super) fn check_written_as_asked(
     Ok(())
 }
 
-pub(super) fn row_description(fields: &[Field], formats: &[i16]) -> Out {
-    Out::RowDescription(RowDescription::new(
-        fields
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                FieldDescription::new(
-                    identifier(&f.name).to_owned(),
-                    f.origin.map_or(0, |(table, _)| table as i32),
-                    f.origin.map_or(0, |(_, number)| number),
-                    f.oid,
-                    f.size(),
-                    f.typmod,
-                    format_of(formats, i),
-                )
-            })
-            .collect(),
-    ))
+/// Writes the RowDescription of `fields` read in `formats` at the end of `out`, where the
+/// wire sends it from (see [`push_data_row`]).
+pub(super) fn push_row_description(
+    out: &mut BytesMut,
+    fields: &[Field],
+    formats: &[i16],
+) -> Result<(), PgError> {
+    push_message(out, b'T', |out| {
+        out.put_i16(column_count(fields.len())?);
+        for (i, f) in fields.iter().enumerate() {
+            out.extend_from_slice(identifier(&f.name).as_bytes());
+            out.put_u8(0);
+            out.put_u32(f.origin.map_or(0, |(table, _)| table));
+            out.put_i16(f.origin.map_or(0, |(_, number)| number));
+            out.put_u32(f.oid);
+            out.put_i16(f.size());
+            out.put_i32(f.typmod);
+            out.put_i16(format_of(formats, i));
+        }
+        Ok(())
+    })
+}
+
+/// Writes a message of type `tag` whose body `body` writes at the end of `out`, its length
+/// filled in after: a message built apart would cost allocations, a copy and a drop. On an
+/// error `out` is left as it was.
+fn push_message(
+    out: &mut BytesMut,
+    tag: u8,
+    body: impl FnOnce(&mut BytesMut) -> Result<(), PgError>,
+) -> Result<(), PgError> {
+    let start = out.len();
+    out.put_u8(tag);
+    // The length, written once the body is.
+    out.put_i32(0);
+    let written = body(out).and_then(|()| {
+        let length = value_length(out.len() - start - 1)?;
+        out[start + 1..start + 5].copy_from_slice(&length.to_be_bytes());
+        Ok(())
+    });
+    if written.is_err() {
+        out.truncate(start);
+    }
+    written
+}
+
+fn column_count(n: usize) -> Result<i16, PgError> {
+    i16::try_from(n).map_err(|_| PgError::new("54011", "too many columns"))
 }
 
 /// A column's name as PostgreSQL keeps an identifier: at most 63 bytes (NAMEDATALEN - 1),
@@ -98,65 +126,45 @@ fn identifier(name: &str) -> &str {
     &name[..end]
 }
 
-/// Writes `row` as a DataRow message at the end of `out`, where the wire sends it from: a
-/// message built apart would cost an allocation, a copy and a drop per row. On an error `out`
-/// is left as it was.
+/// Writes `row` as a DataRow message at the end of `out`, where the wire sends it from. On
+/// an error `out` is left as it was.
 pub(super) fn push_data_row(
     out: &mut BytesMut,
     row: &[Value],
     fields: &[Field],
     formats: &[i16],
 ) -> Result<(), PgError> {
-    let start = out.len();
-    let written = push_data_row_at(out, start, row, fields, formats);
-    if written.is_err() {
-        out.truncate(start);
-    }
-    written
-}
-
-fn push_data_row_at(
-    out: &mut BytesMut,
-    start: usize,
-    row: &[Value],
-    fields: &[Field],
-    formats: &[i16],
-) -> Result<(), PgError> {
-    let count = i16::try_from(row.len()).map_err(|_| PgError::new("54011", "too many columns"))?;
-    out.reserve(7 + row.len() * 16);
-    out.put_u8(b'D');
-    // The length, written once the values are.
-    out.put_i32(0);
-    out.put_i16(count);
-    for (i, value) in row.iter().enumerate() {
-        let field = fields.get(i);
-        let oid = field.map_or(types::oid::TEXT, |f| f.oid);
-        let binary = format_of(formats, i) == 1;
-        if !binary && push_plain_text(out, value, oid) {
-            continue;
-        }
-        let relabelled = match (value, field) {
-            (Value::Wire(wire), Some(field)) if binary => match field.pg_enum {
-                Some(PgEnumColumn::Array { element }) => types::enum_array_as(wire, element),
-                _ => None,
-            },
-            _ => None,
-        };
-        let encoded = match relabelled {
-            Some(bytes) => Some(bytes),
-            None => types::encode(value, oid, binary)?,
-        };
-        match encoded {
-            Some(bytes) => {
-                out.put_i32(value_length(bytes.len())?);
-                out.extend_from_slice(&bytes);
+    push_message(out, b'D', |out| {
+        out.reserve(2 + row.len() * 16);
+        out.put_i16(column_count(row.len())?);
+        for (i, value) in row.iter().enumerate() {
+            let field = fields.get(i);
+            let oid = field.map_or(types::oid::TEXT, |f| f.oid);
+            let binary = format_of(formats, i) == 1;
+            if !binary && push_plain_text(out, value, oid) {
+                continue;
             }
-            None => out.put_i32(-1),
+            let relabelled = match (value, field) {
+                (Value::Wire(wire), Some(field)) if binary => match field.pg_enum {
+                    Some(PgEnumColumn::Array { element }) => types::enum_array_as(wire, element),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let encoded = match relabelled {
+                Some(bytes) => Some(bytes),
+                None => types::encode(value, oid, binary)?,
+            };
+            match encoded {
+                Some(bytes) => {
+                    out.put_i32(value_length(bytes.len())?);
+                    out.extend_from_slice(&bytes);
+                }
+                None => out.put_i32(-1),
+            }
         }
-    }
-    let length = value_length(out.len() - start - 1)?;
-    out[start + 1..start + 5].copy_from_slice(&length.to_be_bytes());
-    Ok(())
+        Ok(())
+    })
 }
 
 fn value_length(len: usize) -> Result<i32, PgError> {
@@ -188,6 +196,8 @@ fn push_plain_text(data: &mut BytesMut, value: &Value, oid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pgwire::messages::PgWireBackendMessage as Out;
+    use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 
     #[test]
     fn names_are_cut_to_postgresql_identifiers_at_a_character_boundary() {
@@ -268,12 +278,45 @@ mod tests {
                 }
             }
             let mut expected = BytesMut::new();
-            Out::DataRow(pgwire::messages::data::DataRow::new(values, 4))
+            Out::DataRow(DataRow::new(values, 4))
                 .encode(&mut expected)
                 .unwrap();
             // After what the buffer holds already, as the wire queues messages.
             let mut out = BytesMut::from(&b"Z"[..]);
             push_data_row(&mut out, &row, &fields, formats).unwrap();
+            assert_eq!(&out[1..], &expected[..], "formats {formats:?}");
+        }
+    }
+
+    #[test]
+    fn a_row_description_is_written_in_place_as_pgwire_writes_one() {
+        let mut origin = Field::new("order_id", types::oid::INT8);
+        origin.origin = Some((16_384, 1));
+        let mut sized = Field::new("status", types::oid::VARCHAR);
+        sized.typmod = 54;
+        let fields = [origin, sized, Field::new("x".repeat(70), types::oid::TEXT)];
+        for formats in [&[][..], &[1], &[0, 1, 0]] {
+            let described = fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    FieldDescription::new(
+                        identifier(&f.name).to_owned(),
+                        f.origin.map_or(0, |(table, _)| table as i32),
+                        f.origin.map_or(0, |(_, number)| number),
+                        f.oid,
+                        f.size(),
+                        f.typmod,
+                        format_of(formats, i),
+                    )
+                })
+                .collect();
+            let mut expected = BytesMut::new();
+            Out::RowDescription(RowDescription::new(described))
+                .encode(&mut expected)
+                .unwrap();
+            let mut out = BytesMut::from(&b"Z"[..]);
+            push_row_description(&mut out, &fields, formats).unwrap();
             assert_eq!(&out[1..], &expected[..], "formats {formats:?}");
         }
     }

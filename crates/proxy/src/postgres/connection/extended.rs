@@ -22,7 +22,7 @@ use crate::postgres::describe::{
     Field, Fields, MAX_PARAMETERS, describe, highest_placeholder, reply_fields,
 };
 use crate::postgres::formats::{
-    check_format_codes, check_written_as_asked, format_of, push_data_row, row_description,
+    check_format_codes, check_written_as_asked, format_of, push_data_row, push_row_description,
 };
 use crate::postgres::pg_error::{PgError, unknown_portal, unknown_statement, wire_failed};
 use crate::postgres::types;
@@ -293,11 +293,16 @@ impl Connection {
         wire.send(Out::ParameterDescription(params))
             .await
             .map_err(wire_failed)?;
-        let columns = match &description.fields {
-            Fields::Known(fields) => row_description(fields, &[]),
-            Fields::None | Fields::Unknown => Out::NoData(NoData::new()),
-        };
-        wire.send(columns).await.map_err(wire_failed)
+        match &description.fields {
+            Fields::Known(fields) => {
+                push_row_description(wire.buffer(), fields, &[])?;
+                wire.queued().await.map_err(wire_failed)
+            }
+            Fields::None | Fields::Unknown => wire
+                .send(Out::NoData(NoData::new()))
+                .await
+                .map_err(wire_failed),
+        }
     }
 
     /// Describe of a portal: its result columns in the formats Bind asked for.
@@ -363,12 +368,16 @@ impl Connection {
         let Some(portal) = self.portals.get_mut(name) else {
             return Err(unknown_portal(name));
         };
-        let message = match &fields {
-            Some(fields) => row_description(fields, &portal.formats),
-            None => Out::NoData(NoData::new()),
-        };
+        let described = fields
+            .as_deref()
+            .map(|fields| push_row_description(wire.buffer(), fields, &portal.formats))
+            .transpose()?;
         portal.described = fields;
-        wire.send(message).await.map_err(wire_failed)
+        match described {
+            Some(()) => wire.queued().await,
+            None => wire.send(Out::NoData(NoData::new())).await,
+        }
+        .map_err(wire_failed)
     }
 
     /// Runs a portal's statement: the fields of its rows (`known`'s, the fields the client was

@@ -8,7 +8,7 @@ use keyshard_backend::stream::Batch;
 use tokio::sync::mpsc;
 
 use super::super::describe::{Field, result_fields};
-use super::super::formats::{check_written_as_asked, push_data_row, row_description};
+use super::super::formats::{check_written_as_asked, push_data_row, push_row_description};
 use super::super::pg_error::PgError;
 use super::super::wire::{Wire, WireError};
 use crate::dialect::postgres::ProxyText;
@@ -70,9 +70,8 @@ pub(super) async fn answer(
                         _ => Cow::Owned(result_fields(&columns, &batch.rows)),
                     };
                     if describe {
-                        wire.send(row_description(&first, &[]))
-                            .await
-                            .map_err(Stopped::Wire)?;
+                        push_row_description(wire.buffer(), &first, &[]).map_err(Stopped::Rows)?;
+                        wire.queued().await.map_err(Stopped::Wire)?;
                     }
                     fields.insert(first)
                 }
