@@ -108,7 +108,8 @@ pub(crate) fn nodes_with(
             let names = rule.data_nodes.iter().map(|n| n.table.as_str());
             let table = target(strategy, value, names, scratch).ok()?;
             for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
-                *keep &= node.table.eq_ignore_ascii_case(table);
+                // Compared byte by byte, so only where the database strategy kept the node.
+                *keep = *keep && node.table.eq_ignore_ascii_case(table);
             }
         }
         Some(())
