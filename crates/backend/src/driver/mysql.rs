@@ -7,7 +7,7 @@ use keyshard_types::{SqlType, Value, Wire, WireKind};
 use sqlx::mysql::{MySql, MySqlQueryResult, MySqlRow};
 use sqlx::{Arguments, Row, TypeInfo, ValueRef};
 
-use super::{Args, Bound, Decoded, Driver, array_text, bind_wire};
+use super::{Args, Bound, Decoded, Driver, array_text, ascii_i64, bind_wire};
 use crate::Column;
 
 impl Driver for MySql {
@@ -28,10 +28,21 @@ impl Driver for MySql {
     }
 
     fn decode(row: &MySqlRow, index: usize, first: &mut Option<u8>, binary: bool) -> Decoded {
-        // DECIMAL and the types passed on in wire form are told from the column's type once
-        // per result, as the types of `first_decodable!` are.
+        // DECIMAL, the types passed on in wire form and signed integers in the text protocol
+        // are told from the column's type once per result, as the types of `first_decodable!`
+        // are.
         const DECIMAL: u8 = u8::MAX;
         const WIRE: u8 = u8::MAX - 1;
+        const TEXT_INTEGER: u8 = u8::MAX - 2;
+        if *first == Some(TEXT_INTEGER) {
+            // A signed integer's digits read as they are, without a UTF-8 check (see
+            // `ascii_i64`), as PostgreSQL's are.
+            match row.try_get_unchecked::<Option<&[u8]>, _>(index) {
+                Ok(None) => return Ok(Value::Null),
+                Ok(Some(digits)) if let Some(v) = ascii_i64(digits) => return Ok(Value::Int(v)),
+                _ => {}
+            }
+        }
         let raw = row.try_get_raw(index)?;
         // The column's type, whether or not this value is NULL.
         if first.is_none() {
@@ -41,6 +52,9 @@ impl Driver for MySql {
                 *first = Some(DECIMAL);
             } else if mysql_wire_kind(name).is_some() {
                 *first = Some(WIRE);
+            } else if !binary && <i64 as sqlx::Type<MySql>>::compatible(&type_info) {
+                // The text protocol's (a prepared statement's rows are binary).
+                *first = Some(TEXT_INTEGER);
             }
         }
         if *first == Some(WIRE) {
@@ -63,6 +77,13 @@ impl Driver for MySql {
             // with a decimal crate, and the proxy passes it on as the text it is.
             return row.try_get_unchecked::<String, _>(index).map(Value::Text);
         }
+        // A column read as integer digits comes here with its first value, or one they do not
+        // read: sqlx decodes it, and reports what is wrong with it.
+        let mut afresh = None;
+        let first = match *first {
+            Some(TEXT_INTEGER) => &mut afresh,
+            _ => first,
+        };
         first_decodable!(raw.clone(), index, first,
             i64 => Value::Int,
             u64 => Value::UInt,
