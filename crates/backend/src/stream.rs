@@ -225,11 +225,11 @@ impl UnitRows {
             if held > self.limit {
                 return Err(Stopped::TooLarge(self.limit).into());
             }
-            kept.push(row);
+            with_room(kept).push(row);
             return Ok(false);
         }
         self.bytes += bytes;
-        self.batch.push(row);
+        with_room(&mut self.batch).push(row);
         Ok(self.batch.len() >= BATCH_ROWS || self.bytes >= BATCH_BYTES)
     }
 
@@ -242,7 +242,11 @@ impl UnitRows {
             if let Some((columns, _)) = self.columns.take() {
                 result.columns = columns;
             }
-            result.rows.append(&mut self.batch);
+            if result.rows.is_empty() {
+                result.rows = std::mem::take(&mut self.batch);
+            } else {
+                result.rows.append(&mut self.batch);
+            }
             return Ok(());
         }
         if !self.batch.is_empty() {
@@ -272,4 +276,13 @@ impl UnitRows {
             .await
             .map_err(|_| Stopped::ClientGone.into())
     }
+}
+
+/// `rows`, with room for a short result's rows from the first: grown one row at a time from
+/// empty, a vector of rows is reallocated at 4, 8 and 16.
+fn with_room(rows: &mut Vec<Vec<Value>>) -> &mut Vec<Vec<Value>> {
+    if rows.capacity() == 0 {
+        rows.reserve(16);
+    }
+    rows
 }
