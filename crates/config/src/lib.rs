@@ -20,6 +20,7 @@ mod mode;
 mod model;
 mod raw;
 mod readwrite;
+mod remainder_nodes;
 mod resolve;
 mod sharding;
 mod single;
@@ -42,6 +43,7 @@ pub use model::{
 pub use readwrite::{
     Consistency, LoadBalancer, ReadWriteGroup, ReadWriteSplitting, Replica, TransactionalReads,
 };
+pub use remainder_nodes::RemainderNodes;
 
 /// Reads and validates the configuration file at `path`, or ShardingSphere-Proxy's
 /// configuration directory (see `directory`) of one logical database. Relative SQLite and TLS paths are resolved

@@ -12,6 +12,7 @@ use keyshard_keygen::{KeyGenerator, Registry};
 use crate::algorithm::Algorithm;
 use crate::datasource::DataSource;
 use crate::mode::Mode;
+use crate::remainder_nodes::RemainderNodes;
 
 /// A loaded, validated configuration.
 #[derive(Debug, Clone)]
@@ -338,6 +339,8 @@ pub struct TableRule {
     /// Gene keys: its generator leaves the low bits of every key for another sharding
     /// column's, so a key alone routes like that column.
     pub gene: Option<Gene>,
+    /// Where its INLINE strategies send integers, by remainder, worked out at load.
+    pub remainder_nodes: RemainderNodes,
 }
 
 /// A table's nodes as its configuration writes them.

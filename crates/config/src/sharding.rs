@@ -17,6 +17,7 @@ use crate::model::{
     TableRule,
 };
 use crate::raw::{RawAuditStrategy, RawAutoTable, RawKeyGenerateStrategy, RawSharding, RawTable};
+use crate::remainder_nodes::RemainderNodes;
 
 mod context;
 
@@ -159,6 +160,7 @@ pub(crate) fn resolve(
                 auditors,
                 audit_hint_disable,
                 gene: None,
+                remainder_nodes: RemainderNodes::default(),
             })
         };
         (name, rule(), path)
@@ -196,6 +198,7 @@ pub(crate) fn resolve(
                 auditors,
                 audit_hint_disable,
                 gene: None,
+                remainder_nodes: RemainderNodes::default(),
             })
         };
         (name, rule(), path)
@@ -213,6 +216,7 @@ pub(crate) fn resolve(
                  by its key alone goes to every node its other columns allow"
             )),
         }
+        rule.remainder_nodes = RemainderNodes::of(&rule);
         if tables.insert(name.to_ascii_lowercase(), rule).is_some() {
             problems.keep::<()>(Err(ConfigError::at(
                 path,

@@ -5,7 +5,7 @@ use std::ops::Bound;
 use chrono::NaiveDateTime;
 use keyshard_config::algorithm::AutoInterval;
 use keyshard_config::inline::Value as InlineValue;
-use keyshard_config::{Algorithm, DataNode, Gene, Strategy, TableRule};
+use keyshard_config::{Algorithm, DataNode, Gene, RemainderNodes, Strategy, TableRule};
 
 use keyshard_types::{Value, WireKind};
 
@@ -47,6 +47,9 @@ pub(crate) fn route<'r>(
     table: Option<Chosen<'r>>,
     scratch: &mut String,
 ) -> Result<Nodes, (Level, RouteProblem)> {
+    if let Some(one) = by_masks(rule, database, table) {
+        return Ok(Nodes::One(one));
+    }
     let data_source = match (&rule.database_strategy, database) {
         (_, Some(Chosen::Target(name))) => Some(name),
         (Some(strategy), Some(Chosen::Value(value))) => {
@@ -96,20 +99,29 @@ pub(crate) fn nodes_with(
             .filter(|s| s.column.eq_ignore_ascii_case(column))
     }
     let mut nodes: NodeSet = smallvec::smallvec![true; rule.data_nodes.len()];
+    let masks = &rule.remainder_nodes;
     let mut narrow = |column: &str, value: &Value| -> Option<()> {
         if let Some(strategy) = by(&rule.database_strategy, column) {
-            let names = rule.data_nodes.iter().map(|n| n.data_source.as_str());
-            let data_source = target(strategy, value, names, scratch).ok()?;
-            for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
-                *keep &= node.data_source == data_source;
+            if let Some(mask) = masked(value, |v| masks.database(v)) {
+                keep_masked(&mut nodes, mask);
+            } else {
+                let names = rule.data_nodes.iter().map(|n| n.data_source.as_str());
+                let data_source = target(strategy, value, names, scratch).ok()?;
+                for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
+                    *keep &= node.data_source == data_source;
+                }
             }
         }
         if let Some(strategy) = by(&rule.table_strategy, column) {
-            let names = rule.data_nodes.iter().map(|n| n.table.as_str());
-            let table = target(strategy, value, names, scratch).ok()?;
-            for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
-                // Compared byte by byte, so only where the database strategy kept the node.
-                *keep = *keep && node.table.eq_ignore_ascii_case(table);
+            if let Some(mask) = masked(value, |v| masks.table(v)) {
+                keep_masked(&mut nodes, mask);
+            } else {
+                let names = rule.data_nodes.iter().map(|n| n.table.as_str());
+                let table = target(strategy, value, names, scratch).ok()?;
+                for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
+                    // Compared byte by byte, so only where the database strategy kept the node.
+                    *keep = *keep && node.table.eq_ignore_ascii_case(table);
+                }
             }
         }
         Some(())
@@ -123,6 +135,45 @@ pub(crate) fn nodes_with(
         narrow(&gene.column, &Value::Int(carried))?;
     }
     Some(nodes)
+}
+
+/// The nodes (bit `i`: data node `i`) an integer `value` goes to by the masks worked out at
+/// load (see [`RemainderNodes`]); `None`: the strategy must be asked.
+fn masked(value: &Value, mask_of: impl Fn(i64) -> Option<u64>) -> Option<u64> {
+    match value {
+        Value::Int(v) => mask_of(*v),
+        _ => None,
+    }
+}
+
+fn keep_masked(nodes: &mut NodeSet, mask: u64) {
+    for (i, keep) in nodes.iter_mut().enumerate() {
+        *keep &= mask >> i & 1 == 1;
+    }
+}
+
+/// The one node a row goes to when each strategy it has is INLINE by a remainder and given an
+/// integer: read from the masks worked out at load. `None` (the strategies must be asked) for
+/// any other row, and where the masks leave no node (the strategies then say why) or several
+/// (two names of one table differing in case, which loading refuses).
+fn by_masks(
+    rule: &TableRule,
+    database: Option<Chosen<'_>>,
+    table: Option<Chosen<'_>>,
+) -> Option<usize> {
+    let masks = &rule.remainder_nodes;
+    let level =
+        |strategy: &Option<Strategy>,
+         chosen: Option<Chosen<'_>>,
+         mask_of: fn(&RemainderNodes, i64) -> Option<u64>| match (strategy, chosen) {
+            (_, Some(Chosen::Target(_))) => None,
+            (None, _) => Some(u64::MAX),
+            (Some(_), Some(Chosen::Value(value))) => masked(value, |v| mask_of(masks, v)),
+            (Some(_), None) => None,
+        };
+    let mask = level(&rule.database_strategy, database, RemainderNodes::database)?
+        & level(&rule.table_strategy, table, RemainderNodes::table)?;
+    (mask.count_ones() == 1).then(|| mask.trailing_zeros() as usize)
 }
 
 /// The gene of a key, or of its gene column's value: its low bits, when it is an integer (a
@@ -526,6 +577,77 @@ fn list<'t>(targets: impl Iterator<Item = &'t str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The masks worked out at load route every integer as the strategies themselves do.
+    #[test]
+    fn remainder_masks_route_as_the_strategies_do() {
+        let layouts = [
+            (
+                "ds_${0..1}.t_order_${0..1}",
+                "ds_${user_id % 2}",
+                "t_order_${order_id % 2}",
+            ),
+            // Tables only on some data sources: rows that go nowhere, and errors.
+            (
+                "ds_0.t_order_${0..1},ds_1.t_order_${2..3}",
+                "ds_${user_id % 2}",
+                "t_order_${order_id % 4}",
+            ),
+            // Names differing in case, and a remainder that names no data source.
+            (
+                "ds_0.T_ORDER_0,ds_0.t_order_1,ds_1.t_order_0,ds_1.t_order_1",
+                "DS_${user_id % 3}",
+                "t_order_${order_id % 2}",
+            ),
+        ];
+        let values = (-9..=9).chain([i64::MIN, i64::MAX, 1_000_000_007]);
+        for (nodes, database, table) in layouts {
+            let yaml = format!(
+                r#"
+databaseName: db
+dataSources:
+  ds_0: {{ url: "sqlite::memory:" }}
+  ds_1: {{ url: "sqlite::memory:" }}
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: {nodes}
+      databaseStrategy:
+        standard: {{ shardingColumn: user_id, shardingAlgorithmName: db }}
+      tableStrategy:
+        standard: {{ shardingColumn: order_id, shardingAlgorithmName: tb }}
+  shardingAlgorithms:
+    db: {{ type: INLINE, props: {{ algorithm-expression: "{database}" }} }}
+    tb: {{ type: INLINE, props: {{ algorithm-expression: "{table}" }} }}
+"#
+            );
+            let config = keyshard_config::from_yaml_str(&yaml, std::path::Path::new(".")).unwrap();
+            let masked = config.sharding.tables["t_order"].clone();
+            assert_ne!(masked.remainder_nodes, RemainderNodes::default());
+            let mut asked = masked.clone();
+            asked.remainder_nodes = RemainderNodes::default();
+            let mut scratch = String::new();
+            for a in values.clone() {
+                let a = Value::Int(a);
+                for column in ["user_id", "order_id"] {
+                    assert_eq!(
+                        nodes_with(&masked, column, &a, &mut scratch),
+                        nodes_with(&asked, column, &a, &mut scratch),
+                        "{nodes}: {column} = {a:?}"
+                    );
+                }
+                for b in values.clone() {
+                    let b = Value::Int(b);
+                    let routed = |rule| {
+                        let by = |v| Some(Chosen::Value(v));
+                        format!("{:?}", route(rule, by(&a), by(&b), &mut String::new()))
+                    };
+                    assert_eq!(routed(&masked), routed(&asked), "{nodes}: {a:?}, {b:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn java_hash_codes() {

@@ -113,6 +113,12 @@ impl InlineExpr {
         self.by_remainder.as_ref().map(|kept| kept.modulus)
     }
 
+    /// What the expression gives an integer `value`, from the results kept at load (see
+    /// [`InlineExpr::remainder_modulus`]); `None` for any other expression.
+    pub fn kept_result(&self, value: i64) -> Option<&str> {
+        self.by_remainder.as_ref()?.result(value)
+    }
+
     /// The expression as written.
     pub fn source(&self) -> &str {
         &self.source

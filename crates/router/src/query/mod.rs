@@ -14,6 +14,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use keyshard_config::TableRule;
+use smallvec::SmallVec;
 use sqlparser::ast::{Query, Select, SetExpr, Statement};
 use sqlparser::parser::Parser;
 
@@ -487,7 +488,8 @@ impl PreparedQuery {
         limit: (u64, u64),
         literals: Option<Literals<'_>>,
     ) -> Result<ExecutionUnit, RouteError> {
-        let nodes: Vec<&keyshard_config::DataNode> = self
+        // Per statement: a query names a few tables, kept on the stack.
+        let nodes: SmallVec<[&keyshard_config::DataNode; 4]> = self
             .tables
             .iter()
             .map(|r| r.data_nodes.get(node))
@@ -496,7 +498,7 @@ impl PreparedQuery {
         let first = nodes
             .first()
             .ok_or_else(RouteError::internal("a query without tables"))?;
-        let tables: Vec<&str> = nodes.iter().map(|n| n.table.as_str()).collect();
+        let tables: SmallVec<[&str; 4]> = nodes.iter().map(|n| n.table.as_str()).collect();
         let mut renderer = Renderer::new(&self.sql, self.dialect, &tables, params);
         renderer.limit = limit;
         renderer.literals = literals;
