@@ -17,7 +17,9 @@ pub(crate) fn literal_of(expr: &Expr) -> Option<Value> {
 
 /// The value of a number literal's digits, negated for `-`.
 pub(crate) fn number_value(text: &str, negative: bool) -> Option<Value> {
-    if let Ok(v) = text.parse::<i64>() {
+    // The parse without overflow checks per digit first (it reads no `+`, which Rust's does).
+    let int = keyshard_types::ascii_i64(text.as_bytes()).or_else(|| text.parse::<i64>().ok());
+    if let Some(v) = int {
         return Some(Value::Int(if negative { v.checked_neg()? } else { v }));
     }
     if !negative && let Ok(v) = text.parse::<u64>() {

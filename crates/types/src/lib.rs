@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod float_text;
+mod integer_text;
 mod mysql_column;
 pub mod numeric;
 pub mod pg_array;
@@ -16,6 +17,7 @@ mod sql_type;
 mod value;
 pub mod wire;
 
+pub use integer_text::ascii_i64;
 pub use mysql_column::{MySqlColumnType, MySqlOrigin, average_of_sum};
 pub use sql_type::SqlType;
 pub use value::array;

@@ -2,12 +2,13 @@
 //! result values read, DECIMAL as its digits and the types passed on in wire form as they came.
 
 use keyshard_config::DatabaseKind;
+use keyshard_types::ascii_i64;
 use keyshard_types::wire::mysql_wire_kind;
 use keyshard_types::{SqlType, Value, Wire, WireKind};
 use sqlx::mysql::{MySql, MySqlQueryResult, MySqlRow};
 use sqlx::{Arguments, Row, TypeInfo, ValueRef};
 
-use super::{Args, Bound, Decoded, Driver, array_text, ascii_i64, bind_wire};
+use super::{Args, Bound, Decoded, Driver, array_text, bind_wire};
 use crate::Column;
 
 impl Driver for MySql {

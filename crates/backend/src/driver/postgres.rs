@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use keyshard_config::DatabaseKind;
+use keyshard_types::ascii_i64;
 use keyshard_types::pg_array::element_oid_of;
 use keyshard_types::wire::{pg_cast_name, pg_wire_kind};
 use keyshard_types::{SqlType, Value, Wire, WireKind};
@@ -13,7 +14,7 @@ use sqlx::postgres::types::Oid;
 use sqlx::postgres::{PgConnection, PgQueryResult, PgRow, PgTypeInfo, PgValueFormat, Postgres};
 use sqlx::{Arguments, Connection, Executor, Row, Statement, TypeInfo, ValueRef};
 
-use super::{Args, Bound, Decoded, Driver, ascii_i64, bind_wire};
+use super::{Args, Bound, Decoded, Driver, bind_wire};
 use crate::outcome::UnitResult;
 use crate::pg_array::{ArrayParam, decode_array};
 use crate::{Column, PgEnumColumn};

@@ -1,7 +1,7 @@
 //! A scalar value read from the text format of its type, and the text forms of floats and
 //! booleans PostgreSQL accepts.
 
-use keyshard_types::Value;
+use keyshard_types::{Value, ascii_i64};
 
 use super::error::invalid;
 use super::{TypeError, oid};
@@ -11,6 +11,10 @@ use super::{TypeError, oid};
 pub(super) fn scalar(bytes: &[u8], oid: u32) -> Result<Value, TypeError> {
     let text = || std::str::from_utf8(bytes).map_err(|e| TypeError::encoding(bytes, e));
     Ok(match oid {
+        // Plain digits (nearly every parameter) need neither the UTF-8 check nor the trim.
+        oid::INT2 | oid::INT4 | oid::INT8 | oid::OID if let Some(v) = ascii_i64(bytes) => {
+            Value::Int(v)
+        }
         oid::INT2 | oid::INT4 | oid::INT8 | oid::OID => {
             let s = text()?;
             Value::Int(s.trim().parse().map_err(|_| invalid(oid, s))?)
