@@ -68,12 +68,12 @@ impl Outcome {
     }
 
     /// Concatenates the units' results, RETURNING rows put back in the client's row order.
-    fn in_client_order(plan: &Plan, results: Vec<UnitResult>) -> Self {
+    fn in_client_order(plan: &Plan, mut results: Vec<UnitResult>) -> Self {
         let affected_rows = results.iter().map(|r| r.affected_rows).sum();
         let columns = results
-            .iter()
+            .iter_mut()
             .find(|r| !r.columns.is_empty())
-            .map(|r| r.columns.clone())
+            .map(|r| std::mem::take(&mut r.columns))
             .unwrap_or_default();
         // RETURNING gives one row per inserted row, in the unit's row order; put them back in
         // the client's order. A unit that returned fewer (INSERT IGNORE, ON CONFLICT DO
@@ -82,7 +82,10 @@ impl Outcome {
             .iter()
             .zip(&plan.units)
             .all(|(r, u)| r.rows.len() == u.rows.len());
-        let rows = if one_per_row {
+        let rows = if results.iter().all(|r| r.rows.is_empty()) {
+            // A write without RETURNING.
+            Vec::new()
+        } else if one_per_row {
             let mut slots: Vec<Option<Vec<Value>>> = vec![None; plan.row_units.len()];
             for (result, unit) in results.into_iter().zip(&plan.units) {
                 for (row, values) in unit.rows.iter().zip(result.rows) {
@@ -92,6 +95,9 @@ impl Outcome {
                 }
             }
             slots.into_iter().flatten().collect()
+        } else if results.len() == 1 {
+            // One unit (every read of one node): its rows as they are.
+            results.pop().map(|r| r.rows).unwrap_or_default()
         } else {
             results.into_iter().flat_map(|r| r.rows).collect()
         };
