@@ -6,7 +6,6 @@
 //! the next Sync is skipped, as PostgreSQL does, and the connection goes on. A message that
 //! cannot be decoded closes this connection only.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use keyshard_backend::session_state;
@@ -45,7 +44,7 @@ mod extended;
 mod implicit;
 mod streamed;
 
-use extended::Portal;
+use extended::Portals;
 use implicit::{Implicit, Step};
 use streamed::RowsOut;
 
@@ -115,7 +114,7 @@ pub async fn serve(
         known: describe::TableColumns::new(Arc::clone(&engine)),
         engine,
         prepared: KeptMap::default(),
-        portals: HashMap::default(),
+        portals: Portals::default(),
         skipping: false,
         batch: Implicit::default(),
         mid_batch: false,
@@ -254,7 +253,7 @@ struct Connection {
     /// Statements prepared with the protocol (Parse), by name; SQL's `DEALLOCATE` and
     /// `DISCARD ALL` reach them too (see `apply_effects`).
     prepared: KeptMap<String, Arc<Prepared>>,
-    portals: foldhash::HashMap<String, Portal>,
+    portals: Portals,
     /// After an error in the extended protocol: skip messages until Sync.
     skipping: bool,
     /// The implicit transaction block of the extended-protocol batch up to the next Sync.

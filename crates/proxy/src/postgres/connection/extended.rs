@@ -43,6 +43,58 @@ pub(super) struct Portal {
     _params_held: Charge,
 }
 
+/// A session's portals. The unnamed one, which nearly every driver binds for every statement,
+/// is kept apart: finding it in the map hashed its name four times a statement.
+#[derive(Default)]
+pub(super) struct Portals {
+    unnamed: Option<Portal>,
+    named: foldhash::HashMap<String, Portal>,
+}
+
+impl Portals {
+    fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    fn get(&self, name: &str) -> Option<&Portal> {
+        match name {
+            "" => self.unnamed.as_ref(),
+            name => self.named.get(name),
+        }
+    }
+
+    fn get_mut(&mut self, name: &str) -> Option<&mut Portal> {
+        match name {
+            "" => self.unnamed.as_mut(),
+            name => self.named.get_mut(name),
+        }
+    }
+
+    fn insert(&mut self, name: String, portal: Portal) {
+        match name.is_empty() {
+            true => self.unnamed = Some(portal),
+            false => {
+                self.named.insert(name, portal);
+            }
+        }
+    }
+
+    fn remove(&mut self, name: &str) {
+        match name {
+            "" => self.unnamed = None,
+            name => {
+                self.named.remove(name);
+            }
+        }
+    }
+
+    /// Closes every portal (a transaction's end).
+    pub(super) fn clear(&mut self) {
+        self.unnamed = None;
+        self.named.clear();
+    }
+}
+
 enum PortalState {
     Ready,
     /// Ran (at Describe, or an Execute that hit its row limit): rows not yet sent.
