@@ -94,9 +94,11 @@ pub(crate) fn nodes_with(
     scratch: &mut String,
 ) -> Option<NodeSet> {
     fn by<'s>(strategy: &'s Option<Strategy>, column: &str) -> Option<&'s Strategy> {
+        // Statements nearly always spell a column as configured: a length and a memcmp settle
+        // it before the byte-by-byte comparison, asked of each strategy for each condition.
         strategy
             .as_ref()
-            .filter(|s| s.column.eq_ignore_ascii_case(column))
+            .filter(|s| s.column == column || s.column.eq_ignore_ascii_case(column))
     }
     let mut nodes: NodeSet = smallvec::smallvec![true; rule.data_nodes.len()];
     let masks = &rule.remainder_nodes;

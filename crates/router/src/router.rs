@@ -1,7 +1,7 @@
 //! The router itself: the sharding rule's tables and where everything else lives, as it is
 //! built, and what it answers about them. Planning is in `prepare` and the modules it calls.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use keyshard_config::{ShardingRule, TableRule};
