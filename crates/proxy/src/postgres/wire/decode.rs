@@ -37,11 +37,8 @@ impl<'a> Body<'a> {
 
     /// A NUL-terminated string's bytes, without the NUL.
     fn cstring(&mut self) -> Result<&'a [u8], &'static str> {
-        let end = self
-            .0
-            .iter()
-            .position(|b| *b == 0)
-            .ok_or("string without its terminator")?;
+        // A Query's and a Parse's SQL: searched a word at a time, not byte by byte.
+        let end = memchr::memchr(0, self.0).ok_or("string without its terminator")?;
         self.take(end + 1).map(|s| &s[..end])
     }
 }
@@ -87,7 +84,7 @@ fn decode_extended(kind: u8, body: &[u8]) -> Option<PgWireFrontendMessage> {
 /// without a copy.
 pub(super) fn large_query(mut message: Vec<u8>) -> Result<PgWireFrontendMessage, WireError> {
     // Past the type byte and length, whose bytes may be zero.
-    if message[5..].iter().position(|&b| b == 0) != Some(message.len() - 6) {
+    if memchr::memchr(0, &message[5..]) != Some(message.len() - 6) {
         return Err(WireError::Malformed(
             "message 'Q': the query is not one NUL-terminated string".into(),
         ));
@@ -127,7 +124,8 @@ pub(super) fn decode_message(
     // A Query, the most frequent message, is decoded here: pgwire would scan its text twice
     // more (a NUL search, then a lossy UTF-8 conversion) after the check below.
     if kind == b'Q' {
-        let text = message[5..].split(|b| *b == 0).next().unwrap_or_default();
+        let body = &message[5..];
+        let text = memchr::memchr(0, body).map_or(body, |end| &body[..end]);
         return match std::str::from_utf8(text) {
             Ok(query) => Ok(PgWireFrontendMessage::Query(Query::new(query.to_owned()))),
             Err(e) => Err(WireError::NotUtf8 {
