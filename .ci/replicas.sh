@@ -22,7 +22,10 @@ maria_start() { # port server-id
   fi
   maria_ping "$port" && return 0
   # --no-defaults: nothing of the shared server's my.cnf (its port, socket, datadir) applies.
-  (setsid /usr/sbin/mariadbd --no-defaults --user=root --datadir="$dir/data" \
+  # --tmpdir of its own: a starting server deletes every #sql… file in its tmpdir, which under
+  # the default /tmp are the shared server's temporary tables in use.
+  mkdir -p "$dir/tmp"
+  (setsid /usr/sbin/mariadbd --no-defaults --user=root --datadir="$dir/data" --tmpdir="$dir/tmp" \
     --port="$port" --bind-address=127.0.0.1 --socket="$dir/mysqld.sock" \
     --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
     --server-id="$id" --log-bin=binlog --binlog-format=ROW --log-slave-updates \

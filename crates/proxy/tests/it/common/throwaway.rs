@@ -41,9 +41,16 @@ impl ThrowawayMariaDb {
 
     /// Starts the server on its data directory and waits until it answers.
     pub async fn run(&mut self) {
+        // A temporary directory of its own: a starting server deletes every `#sql…` file in
+        // its tmpdir, which under the default /tmp were the shared server's temporary tables
+        // in use (a statement of another test then failed with "Error on delete of
+        // '/tmp/#sql-temptable-…'").
+        let tmp = self.dir.join("tmp");
+        std::fs::create_dir_all(&tmp).expect("the throwaway's tmpdir");
         let server = std::process::Command::new("/usr/sbin/mariadbd")
             .args(["--no-defaults", "--user=root", "--bind-address=127.0.0.1"])
             .arg(format!("--datadir={}", self.dir.join("data").display()))
+            .arg(format!("--tmpdir={}", tmp.display()))
             .arg(format!("--port={}", self.port))
             .arg(format!(
                 "--socket={}",
