@@ -42,10 +42,11 @@ use crate::tls::Stream;
 mod copy;
 mod extended;
 mod implicit;
+mod portals;
 mod streamed;
 
-use extended::Portals;
 use implicit::{Implicit, Step};
+use portals::Portals;
 use streamed::RowsOut;
 
 /// How long a client may take to authenticate, PostgreSQL's `authentication_timeout`.

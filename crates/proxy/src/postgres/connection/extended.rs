@@ -15,8 +15,8 @@ use sqlparser::ast;
 
 use super::Connection;
 use super::implicit::Step;
+use super::portals::{Portal, PortalState};
 use super::streamed::{self, RowsOut};
-use crate::memory::Charge;
 use crate::postgres::Prepared;
 use crate::postgres::describe::{
     Field, Fields, MAX_PARAMETERS, describe, highest_placeholder, reply_fields,
@@ -30,81 +30,6 @@ use crate::postgres::wire::Wire;
 use crate::reply::Reply;
 use crate::session::{Planned, Statement, StatementKind};
 use crate::sql::Sql;
-
-/// A bound statement (Bind) waiting to be executed.
-pub(super) struct Portal {
-    prepared: Arc<Prepared>,
-    params: Vec<Value>,
-    formats: Vec<i16>,
-    /// The columns Describe reported, which the rows must then match.
-    described: Option<Arc<[Field]>>,
-    state: PortalState,
-    /// Its parameters, held within the session's memory until the portal closes.
-    _params_held: Charge,
-}
-
-/// A session's portals. The unnamed one, which nearly every driver binds for every statement,
-/// is kept apart: finding it in the map hashed its name four times a statement.
-#[derive(Default)]
-pub(super) struct Portals {
-    unnamed: Option<Portal>,
-    named: foldhash::HashMap<String, Portal>,
-}
-
-impl Portals {
-    fn contains_key(&self, name: &str) -> bool {
-        self.get(name).is_some()
-    }
-
-    fn get(&self, name: &str) -> Option<&Portal> {
-        match name {
-            "" => self.unnamed.as_ref(),
-            name => self.named.get(name),
-        }
-    }
-
-    fn get_mut(&mut self, name: &str) -> Option<&mut Portal> {
-        match name {
-            "" => self.unnamed.as_mut(),
-            name => self.named.get_mut(name),
-        }
-    }
-
-    fn insert(&mut self, name: String, portal: Portal) {
-        match name.is_empty() {
-            true => self.unnamed = Some(portal),
-            false => {
-                self.named.insert(name, portal);
-            }
-        }
-    }
-
-    fn remove(&mut self, name: &str) {
-        match name {
-            "" => self.unnamed = None,
-            name => {
-                self.named.remove(name);
-            }
-        }
-    }
-
-    /// Closes every portal (a transaction's end).
-    pub(super) fn clear(&mut self) {
-        self.unnamed = None;
-        self.named.clear();
-    }
-}
-
-enum PortalState {
-    Ready,
-    /// Ran (at Describe, or an Execute that hit its row limit): rows not yet sent.
-    Pending {
-        fields: Arc<[Field]>,
-        rows: VecDeque<Vec<Value>>,
-        tag: String,
-    },
-    Done(String),
-}
 
 /// An unnamed statement on sharded tables (INSERT, SELECT, UPDATE, DELETE) as parsed, with
 /// what its parsing depended on. Drivers that do not name
