@@ -9,10 +9,6 @@ use keyshard_config::{Algorithm, DataNode, Gene, RemainderNodes, Strategy, Table
 
 use keyshard_types::{Value, WireKind};
 
-/// Whether each of a rule's data nodes (by index) can hold the rows sought. Inline up to 32
-/// nodes: a route asks for several such sets per statement, which were an allocation each.
-pub(crate) type NodeSet = smallvec::SmallVec<[bool; 32]>;
-
 /// Why a value could not be routed; the caller adds the row and column.
 pub(crate) type RouteProblem = String;
 
@@ -28,8 +24,10 @@ pub(crate) enum Nodes {
 }
 
 mod complex;
+mod node_set;
 
 pub(crate) use complex::complex_target;
+pub(crate) use node_set::NodeSet;
 
 /// What a row says of one level: its strategy's value, or the target a complex strategy's
 /// values gave.
@@ -100,30 +98,34 @@ pub(crate) fn nodes_with(
             .as_ref()
             .filter(|s| s.column == column || s.column.eq_ignore_ascii_case(column))
     }
-    let mut nodes: NodeSet = smallvec::smallvec![true; rule.data_nodes.len()];
+    let mut nodes = NodeSet::all(rule.data_nodes.len());
     let masks = &rule.remainder_nodes;
     let mut narrow = |column: &str, value: &Value| -> Option<()> {
         if let Some(strategy) = by(&rule.database_strategy, column) {
             if let Some(mask) = masked(value, |v| masks.database(v)) {
-                keep_masked(&mut nodes, mask);
+                nodes.and_mask(mask);
             } else {
                 let names = rule.data_nodes.iter().map(|n| n.data_source.as_str());
                 let data_source = target(strategy, value, names, scratch).ok()?;
-                for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
-                    *keep &= node.data_source == data_source;
-                }
+                nodes.retain(|i| {
+                    rule.data_nodes
+                        .get(i)
+                        .is_some_and(|node| node.data_source == data_source)
+                });
             }
         }
         if let Some(strategy) = by(&rule.table_strategy, column) {
             if let Some(mask) = masked(value, |v| masks.table(v)) {
-                keep_masked(&mut nodes, mask);
+                nodes.and_mask(mask);
             } else {
                 let names = rule.data_nodes.iter().map(|n| n.table.as_str());
                 let table = target(strategy, value, names, scratch).ok()?;
-                for (keep, node) in nodes.iter_mut().zip(&rule.data_nodes) {
-                    // Compared byte by byte, so only where the database strategy kept the node.
-                    *keep = *keep && node.table.eq_ignore_ascii_case(table);
-                }
+                // Compared byte by byte, so only where the database strategy kept the node.
+                nodes.retain(|i| {
+                    rule.data_nodes
+                        .get(i)
+                        .is_some_and(|node| node.table.eq_ignore_ascii_case(table))
+                });
             }
         }
         Some(())
@@ -145,12 +147,6 @@ fn masked(value: &Value, mask_of: impl Fn(i64) -> Option<u64>) -> Option<u64> {
     match value {
         Value::Int(v) => mask_of(*v),
         _ => None,
-    }
-}
-
-fn keep_masked(nodes: &mut NodeSet, mask: u64) {
-    for (i, keep) in nodes.iter_mut().enumerate() {
-        *keep &= mask >> i & 1 == 1;
     }
 }
 
@@ -201,7 +197,7 @@ pub(crate) fn nodes_between(
     lower: Bound<&Value>,
     upper: Bound<&Value>,
 ) -> Option<NodeSet> {
-    let mut nodes: NodeSet = smallvec::smallvec![true; rule.data_nodes.len()];
+    let mut nodes = NodeSet::all(rule.data_nodes.len());
     let mut narrowed = false;
     for (strategy, in_database) in [
         (&rule.database_strategy, true),
@@ -216,14 +212,15 @@ pub(crate) fn nodes_between(
         let Some(keep) = targets_between(strategy, lower, upper) else {
             continue;
         };
-        for (kept, node) in nodes.iter_mut().zip(&rule.data_nodes) {
-            let name = if in_database {
-                &node.data_source
-            } else {
-                &node.table
-            };
-            *kept &= keep.matches(name);
-        }
+        nodes.retain(|i| {
+            rule.data_nodes.get(i).is_some_and(|node| {
+                keep.matches(if in_database {
+                    &node.data_source
+                } else {
+                    &node.table
+                })
+            })
+        });
         narrowed = true;
     }
     narrowed.then_some(nodes)

@@ -72,7 +72,7 @@ impl PreparedInsert {
             return Ok(());
         };
         match nodes_with(&self.rule, &gene.key_column, key, scratch) {
-            Some(nodes) if !nodes.get(node).copied().unwrap_or(false) => Err(RouteError::NoRoute {
+            Some(nodes) if !nodes.contains(node) => Err(RouteError::NoRoute {
                 row: row + 1,
                 column: gene.key_column.clone(),
                 reason: format!(

@@ -416,9 +416,9 @@ impl Condition {
         scratch: &mut String,
     ) -> Result<NodeSet, RouteError> {
         let count = rules.first().map_or(0, |r| r.data_nodes.len());
-        let all = |value| -> NodeSet { smallvec::smallvec![value; count] };
+        let all = || NodeSet::all(count);
         Ok(match self {
-            Condition::Any => all(true),
+            Condition::Any => all(),
             Condition::Equals {
                 table,
                 column,
@@ -462,24 +462,24 @@ impl Condition {
                             .collect();
                         equal_nodes(rules, *table, column, &values, scratch)
                     }
-                    Err(_) => all(true),
+                    Err(_) => all(),
                 },
                 // Anything else is not an array; the database will say so, on every node.
-                _ => all(true),
+                _ => all(),
             },
             Condition::Range(range) => range.nodes(rules, params, count)?,
             Condition::And(parts) => {
-                let mut nodes = all(true);
+                let mut nodes = all();
                 for part in parts {
-                    and(&mut nodes, &part.nodes(rules, params, scratch)?);
+                    nodes.and(&part.nodes(rules, params, scratch)?);
                 }
                 complex::narrow(rules, parts, params, &mut nodes, scratch)?;
                 nodes
             }
             Condition::Or(parts) => {
-                let mut nodes = all(false);
+                let mut nodes = NodeSet::none(count);
                 for part in parts {
-                    or(&mut nodes, &part.nodes(rules, params, scratch)?);
+                    nodes.or(&part.nodes(rules, params, scratch)?);
                 }
                 nodes
             }
@@ -497,9 +497,9 @@ fn equal_nodes<'v>(
     scratch: &mut String,
 ) -> NodeSet {
     let count = rules.first().map_or(0, |r| r.data_nodes.len());
-    let mut nodes: NodeSet = smallvec::smallvec![false; count];
+    let mut nodes = NodeSet::none(count);
     for value in values {
-        let mut these: NodeSet = smallvec::smallvec![true; count];
+        let mut these = NodeSet::all(count);
         for (t, rule) in rules.iter().enumerate() {
             if table.is_some_and(|only| only != t) {
                 continue;
@@ -507,22 +507,10 @@ fn equal_nodes<'v>(
             // A value that routes nowhere is looked for everywhere: the database evaluates
             // the condition anyway, so this is only slower, never wrong.
             if let Some(matching) = nodes_with(rule, column, value, scratch) {
-                and(&mut these, &matching);
+                these.and(&matching);
             }
         }
-        or(&mut nodes, &these);
+        nodes.or(&these);
     }
     nodes
-}
-
-fn and(nodes: &mut [bool], other: &[bool]) {
-    for (n, o) in nodes.iter_mut().zip(other) {
-        *n &= *o;
-    }
-}
-
-fn or(nodes: &mut [bool], other: &[bool]) {
-    for (n, o) in nodes.iter_mut().zip(other) {
-        *n |= *o;
-    }
 }

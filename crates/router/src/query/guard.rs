@@ -6,6 +6,7 @@ use super::{Condition, PreparedQuery};
 use crate::RouteError;
 use crate::plan::MoveGuard;
 use crate::plan::moves;
+use crate::route::NodeSet;
 use keyshard_types::Value;
 
 impl PreparedQuery {
@@ -36,7 +37,7 @@ impl PreparedQuery {
         &self,
         moving: &Moving,
         params: &[Value],
-        nodes: &mut [bool],
+        nodes: &mut NodeSet,
         scratch: &mut String,
     ) -> Result<Option<Box<MoveGuard>>, RouteError> {
         let guard = moving
@@ -59,13 +60,13 @@ impl PreparedQuery {
             .unwrap_or_default();
         let mut reads = guard.bind(params.get(moving.skip..).unwrap_or_default())?;
         reads.units.retain(|unit| {
-            !data_nodes.iter().zip(&target).any(|(node, &stays)| {
-                stays && node.data_source == unit.data_source && node.table == unit.table
+            !data_nodes.iter().enumerate().any(|(i, node)| {
+                target.contains(i)
+                    && node.data_source == unit.data_source
+                    && node.table == unit.table
             })
         });
-        for (node, stays) in nodes.iter_mut().zip(&target) {
-            *node &= *stays;
-        }
+        nodes.and(&target);
         Ok((!reads.units.is_empty()).then(|| {
             Box::new(MoveGuard {
                 reads,

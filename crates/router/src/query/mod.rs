@@ -435,7 +435,7 @@ impl PreparedQuery {
             Some(moving) => self.guard(moving, params, &mut nodes, &mut scratch)?,
             None => None,
         };
-        let mut chosen: Vec<usize> = (0..nodes.len()).filter(|&n| nodes[n]).collect();
+        let mut chosen: Vec<usize> = nodes.iter().collect();
         if chosen.is_empty() {
             // No node can hold a matching row; one node still answers with the right shape
             // (an empty result, no row changed), since it evaluates the same condition.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use keyshard_config::TableRule;
 use sqlparser::ast::{BinaryOperator, Expr};
 
-use super::{Condition, Context, Operand, and, operand};
+use super::{Condition, Context, Operand, operand};
 use crate::RouteError;
 use crate::literal::literal_value;
 use crate::locate::Locator;
@@ -55,12 +55,12 @@ impl Between {
     ) -> Result<NodeSet, RouteError> {
         let lower = resolve_end(&self.lower, params)?;
         let upper = resolve_end(&self.upper, params)?;
-        let mut nodes: NodeSet = smallvec::smallvec![true; count];
+        let mut nodes = NodeSet::all(count);
         for (t, rule) in rules.iter().enumerate() {
             if self.table.is_none_or(|only| only == t)
                 && let Some(matching) = nodes_between(rule, &self.column, lower, upper)
             {
-                and(&mut nodes, &matching);
+                nodes.and(&matching);
             }
         }
         Ok(nodes)

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use keyshard_config::TableRule;
 
-use super::{Condition, and};
+use super::Condition;
 use crate::RouteError;
 use crate::route::{NodeSet, complex_target};
 use keyshard_types::Value;
@@ -20,7 +20,7 @@ pub(super) fn narrow(
     rules: &[Arc<TableRule>],
     conjuncts: &[Condition],
     params: &[Value],
-    nodes: &mut [bool],
+    nodes: &mut NodeSet,
     scratch: &mut String,
 ) -> Result<(), RouteError> {
     for (t, rule) in rules.iter().enumerate() {
@@ -39,7 +39,7 @@ pub(super) fn narrow(
             if combinations > MAX_COMBINATIONS {
                 continue;
             }
-            let mut reachable: NodeSet = smallvec::smallvec![false; nodes.len()];
+            let mut reachable = NodeSet::none(nodes.len());
             for combination in 0..combinations {
                 // Mixed radix: one value of each column per combination.
                 let mut rest = combination;
@@ -68,16 +68,18 @@ pub(super) fn narrow(
                     reachable.fill(true);
                     break;
                 };
-                for (keep, node) in reachable.iter_mut().zip(&rule.data_nodes) {
+                for (i, node) in rule.data_nodes.iter().enumerate() {
                     let name = if on_data_source {
                         &node.data_source
                     } else {
                         &node.table
                     };
-                    *keep |= name.eq_ignore_ascii_case(target);
+                    if name.eq_ignore_ascii_case(target) {
+                        reachable.insert(i);
+                    }
                 }
             }
-            and(nodes, &reachable);
+            nodes.and(&reachable);
         }
     }
     Ok(())
