@@ -556,14 +556,10 @@ impl Connection {
                 affected_rows,
                 last_insert_id,
             }) => {
-                io.write_packet(&response::ok(
-                    self.caps,
-                    affected_rows,
-                    last_insert_id,
-                    self.status(more),
-                    0,
-                    "",
-                ));
+                let status = self.status(more);
+                io.write_packet_with(|buf| {
+                    response::put_ok(buf, self.caps, affected_rows, last_insert_id, status, 0, "")
+                });
             }
             Ok(Reply::Rows { columns, rows }) => {
                 let columns = result_columns(&self.engine, &self.database, &columns, &rows);
@@ -579,7 +575,8 @@ impl Connection {
             }
             // Its columns and rows went out as they came.
             Ok(Reply::Streamed { .. }) => {
-                io.write_packet(&response::eof(self.caps, self.status(more)))
+                let status = self.status(more);
+                io.write_packet_with(|buf| response::put_eof(buf, self.caps, status))
             }
             Err(e) => self.send_error(io, &e),
         }

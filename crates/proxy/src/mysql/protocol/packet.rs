@@ -136,6 +136,32 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PacketIo<S> {
         }
     }
 
+    /// Buffers one logical packet whose payload `body` appends to the buffer it is given:
+    /// written in place, with no payload built apart and copied (what a result's every row
+    /// and column definition did). A payload of [`MAX_CHUNK`] bytes or more is split as
+    /// [`PacketIo::write_packet`] splits it.
+    pub fn write_packet_with(&mut self, body: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.write_buf.len();
+        // The header, filled in once the payload's length is known.
+        self.write_buf.extend_from_slice(&[0; 4]);
+        body(&mut self.write_buf);
+        let len = self.write_buf.len() - start - 4;
+        if len >= MAX_CHUNK {
+            let payload = self.write_buf.split_off(start + 4);
+            self.write_buf.truncate(start);
+            self.write_packet(&payload);
+            return;
+        }
+        // `len` fits in 3 bytes: it is below MAX_CHUNK.
+        self.write_buf[start..start + 4].copy_from_slice(&[
+            len as u8,
+            (len >> 8) as u8,
+            (len >> 16) as u8,
+            self.sequence,
+        ]);
+        self.sequence = self.sequence.wrapping_add(1);
+    }
+
     /// Sends everything buffered by [`PacketIo::write_packet`].
     pub async fn flush(&mut self) -> Result<(), ProtocolError> {
         if !self.write_buf.is_empty() {
@@ -193,6 +219,33 @@ mod tests {
         let mut got = [0u8; 6];
         client.read_exact(&mut got).await.unwrap();
         assert_eq!(got, *b"\x02\x00\x00\x08ok");
+    }
+
+    #[test]
+    fn a_packet_written_in_place_is_framed_as_one_written_whole() {
+        // Around the split at MAX_CHUNK, and with the sequence going on from packet to packet.
+        for len in [
+            0,
+            1,
+            250,
+            251,
+            70_000,
+            MAX_CHUNK - 1,
+            MAX_CHUNK,
+            MAX_CHUNK + 5,
+        ] {
+            let payload: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            let (whole, _) = duplex(8);
+            let mut whole = PacketIo::new(whole);
+            let (in_place, _) = duplex(8);
+            let mut in_place = PacketIo::new(in_place);
+            for _ in 0..2 {
+                whole.write_packet(&payload);
+                in_place.write_packet_with(|buf| buf.extend_from_slice(&payload));
+            }
+            assert!(whole.write_buf == in_place.write_buf, "{len} bytes");
+            assert_eq!(whole.sequence(), in_place.sequence(), "{len} bytes");
+        }
     }
 
     #[tokio::test]

@@ -212,28 +212,43 @@ impl ResultColumn {
     /// Encoded by hand: mysql_common 0.38's `Column` serializer writes the column length
     /// before the character set, the reverse of the protocol (its parser reads them right).
     pub(super) fn definition(&self, extended_metadata: bool) -> Vec<u8> {
+        let mut buf = Vec::new();
+        self.put_definition(&mut buf, extended_metadata);
+        buf
+    }
+
+    /// Appends the column definition (see [`ResultColumn::definition`]) to `buf`.
+    pub(super) fn put_definition(&self, buf: &mut Vec<u8>, extended_metadata: bool) {
         let name = self.name.as_bytes();
-        let mut buf = Vec::with_capacity(32 + 2 * name.len());
-        put_lenenc_bytes(&mut buf, b"def");
+        let strings = match &self.origin {
+            Some(o) => o.schema.len() + o.table.len() + o.org_table.len() + o.org_name.len(),
+            None => name.len(),
+        } + name.len()
+            + self.extended_type_info.len();
+        // Seven length-encoded strings (a prefix of at most nine bytes each, "def" and the
+        // extended metadata among them) and the 13 bytes of fixed fields: reserved once, as
+        // growing the buffer piece by piece reallocated it.
+        buf.reserve(strings + 3 + 7 * 9 + 13);
+        put_lenenc_bytes(buf, b"def");
         match &self.origin {
             Some(origin) => {
-                put_lenenc_bytes(&mut buf, &origin.schema);
-                put_lenenc_bytes(&mut buf, &origin.table);
-                put_lenenc_bytes(&mut buf, &origin.org_table);
-                put_lenenc_bytes(&mut buf, name);
-                put_lenenc_bytes(&mut buf, &origin.org_name);
+                put_lenenc_bytes(buf, &origin.schema);
+                put_lenenc_bytes(buf, &origin.table);
+                put_lenenc_bytes(buf, &origin.org_table);
+                put_lenenc_bytes(buf, name);
+                put_lenenc_bytes(buf, &origin.org_name);
             }
             // An expression: no table, and its name is its own.
             None => {
-                put_lenenc_bytes(&mut buf, b"");
-                put_lenenc_bytes(&mut buf, b"");
-                put_lenenc_bytes(&mut buf, b"");
-                put_lenenc_bytes(&mut buf, name);
-                put_lenenc_bytes(&mut buf, name);
+                put_lenenc_bytes(buf, b"");
+                put_lenenc_bytes(buf, b"");
+                put_lenenc_bytes(buf, b"");
+                put_lenenc_bytes(buf, name);
+                put_lenenc_bytes(buf, name);
             }
         }
         if extended_metadata {
-            put_lenenc_bytes(&mut buf, &self.extended_type_info);
+            put_lenenc_bytes(buf, &self.extended_type_info);
         }
         buf.push(0x0c); // length of the fixed-length fields
         buf.extend_from_slice(&self.charset.to_le_bytes());
@@ -242,7 +257,6 @@ impl ResultColumn {
         buf.extend_from_slice(&self.flags.bits().to_le_bytes());
         buf.push(self.decimals);
         buf.extend_from_slice(&[0, 0]);
-        buf
     }
 }
 

@@ -26,9 +26,37 @@ pub fn ok(
     warnings: u16,
     info: &str,
 ) -> Vec<u8> {
-    let mut buf = vec![0x00];
-    put_lenenc_int(&mut buf, affected_rows);
-    put_lenenc_int(&mut buf, last_insert_id);
+    let mut buf = Vec::with_capacity(OK_ROOM + info.len());
+    put_ok(
+        &mut buf,
+        capabilities,
+        affected_rows,
+        last_insert_id,
+        status,
+        warnings,
+        info,
+    );
+    buf
+}
+
+/// Room for an OK packet besides its info: a header, two length-encoded integers of at most
+/// nine bytes, the status and warnings, and the info's length.
+const OK_ROOM: usize = 1 + 9 + 9 + 4 + 9;
+
+/// Appends an OK packet (see [`ok`]) to `buf`.
+pub fn put_ok(
+    buf: &mut Vec<u8>,
+    capabilities: CapabilityFlags,
+    affected_rows: u64,
+    last_insert_id: u64,
+    status: StatusFlags,
+    warnings: u16,
+    info: &str,
+) {
+    buf.reserve(OK_ROOM + info.len());
+    buf.push(0x00);
+    put_lenenc_int(buf, affected_rows);
+    put_lenenc_int(buf, last_insert_id);
     if capabilities.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
         buf.extend_from_slice(&status.bits().to_le_bytes());
         buf.extend_from_slice(&warnings.to_le_bytes());
@@ -37,9 +65,8 @@ pub fn ok(
     }
     // MySQL's net_send_ok writes the info length-encoded, whatever the manual says.
     if !info.is_empty() {
-        put_lenenc_bytes(&mut buf, info.as_bytes());
+        put_lenenc_bytes(buf, info.as_bytes());
     }
-    buf
 }
 
 /// An ERR packet. `sqlstate` should be five characters; anything else becomes `HY000`.
@@ -54,15 +81,21 @@ pub fn err(code: u16, sqlstate: &str, message: &str) -> Vec<u8> {
 /// The packet that ends column definitions or rows: with CLIENT_DEPRECATE_EOF an OK packet
 /// with the 0xFE header, otherwise a classic EOF packet.
 pub fn eof(capabilities: CapabilityFlags, status: StatusFlags) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(OK_ROOM);
+    put_eof(&mut buf, capabilities, status);
+    buf
+}
+
+/// Appends the packet that ends column definitions or rows (see [`eof`]) to `buf`.
+pub fn put_eof(buf: &mut Vec<u8>, capabilities: CapabilityFlags, status: StatusFlags) {
     if capabilities.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
         // The OK packet's body under EOF's header.
-        let mut buf = ok(capabilities, 0, 0, status, 0, "");
-        buf[0] = 0xFE;
-        buf
+        let start = buf.len();
+        put_ok(buf, capabilities, 0, 0, status, 0, "");
+        buf[start] = 0xFE;
     } else {
-        let mut buf = vec![0xFE, 0, 0];
+        buf.extend_from_slice(&[0xFE, 0, 0]);
         buf.extend_from_slice(&status.bits().to_le_bytes());
-        buf
     }
 }
 

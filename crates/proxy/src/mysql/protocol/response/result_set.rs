@@ -5,7 +5,7 @@ use mysql_common::constants::{CapabilityFlags, ColumnType, StatusFlags};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::column::ResultColumn;
-use super::{binary_row, eof, ok, text_row};
+use super::{binary_row, put_eof, put_ok, text_row};
 use crate::mysql::protocol::packet::PacketIo;
 use crate::mysql::protocol::wire::put_lenenc_int;
 
@@ -29,12 +29,12 @@ pub fn write_result_set<S>(
     S: AsyncRead + AsyncWrite + Unpin,
 {
     if columns.is_empty() {
-        io.write_packet(&ok(capabilities, 0, 0, status, 0, ""));
+        io.write_packet_with(|buf| put_ok(buf, capabilities, 0, 0, status, 0, ""));
         return;
     }
     write_result_head(io, capabilities, extended_metadata, columns, status);
     write_rows(io, columns, rows, binary);
-    io.write_packet(&eof(capabilities, status));
+    io.write_packet_with(|buf| put_eof(buf, capabilities, status));
 }
 
 /// Writes what comes before a result set's rows: the column count and definitions, and an EOF
@@ -48,9 +48,7 @@ pub fn write_result_head<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let mut count = Vec::new();
-    put_lenenc_int(&mut count, columns.len() as u64);
-    io.write_packet(&count);
+    io.write_packet_with(|buf| put_lenenc_int(buf, columns.len() as u64));
     write_definitions(io, capabilities, extended_metadata, columns, status);
 }
 
@@ -63,15 +61,11 @@ pub fn write_rows<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let mut buf = Vec::new();
     for row in rows {
-        buf.clear();
-        if binary {
-            binary_row::encode_row(&mut buf, columns, row);
-        } else {
-            text_row::encode_row(&mut buf, columns.len(), row);
-        }
-        io.write_packet(&buf);
+        io.write_packet_with(|buf| match binary {
+            true => binary_row::encode_row(buf, columns, row),
+            false => text_row::encode_row(buf, columns.len(), row),
+        });
     }
 }
 
@@ -111,7 +105,7 @@ pub fn write_prepare_ok<S>(
             io.write_packet(&definition);
         }
         if !capabilities.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
-            io.write_packet(&eof(capabilities, status));
+            io.write_packet_with(|buf| put_eof(buf, capabilities, status));
         }
     }
     if !columns.is_empty() {
@@ -129,9 +123,9 @@ fn write_definitions<S>(
     S: AsyncRead + AsyncWrite + Unpin,
 {
     for column in columns {
-        io.write_packet(&column.definition(extended_metadata));
+        io.write_packet_with(|buf| column.put_definition(buf, extended_metadata));
     }
     if !capabilities.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
-        io.write_packet(&eof(capabilities, status));
+        io.write_packet_with(|buf| put_eof(buf, capabilities, status));
     }
 }
