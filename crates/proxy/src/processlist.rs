@@ -73,8 +73,18 @@ struct Activity {
     started: SystemTime,
     /// Since when it runs its statement, or has been idle.
     since: Instant,
-    /// The statement it runs, its first [`KEPT_TEXT`] bytes.
-    running: Option<String>,
+    /// Whether it runs a statement: `text`'s.
+    busy: bool,
+    /// The statement it runs, or ran last, its first [`KEPT_TEXT`] bytes: kept between
+    /// statements so that each one's text is copied into room already there.
+    text: String,
+}
+
+impl Activity {
+    /// The statement it runs, if any.
+    fn running(&self) -> Option<&str> {
+        self.busy.then_some(self.text.as_str())
+    }
 }
 
 impl Sessions {
@@ -95,7 +105,8 @@ impl Sessions {
             database: database.map(str::to_owned),
             started: SystemTime::now(),
             since: Instant::now(),
-            running: None,
+            busy: false,
+            text: String::new(),
         }));
         let control = Arc::new(Control {
             shard,
@@ -162,10 +173,10 @@ impl Sessions {
                         "USER": a.user,
                         "HOST": a.host,
                         "DB": a.database,
-                        "COMMAND": if a.running.is_some() { "Query" } else { "Sleep" },
+                        "COMMAND": if a.busy { "Query" } else { "Sleep" },
                         "TIME": idle_for.as_secs(),
-                        "STATE": if a.running.is_some() { "executing" } else { "" },
-                        "INFO": a.running,
+                        "STATE": if a.busy { "executing" } else { "" },
+                        "INFO": a.running(),
                     }),
                     Dialect::Postgres => {
                         let at = |t: SystemTime| humantime::format_rfc3339_micros(t).to_string();
@@ -178,10 +189,10 @@ impl Sessions {
                             "usename": a.user,
                             "client_addr": address.map(|ip| ip.to_string()),
                             "backend_start": at(a.started),
-                            "query_start": a.running.as_ref().map(|_| at(changed)),
+                            "query_start": a.busy.then(|| at(changed)),
                             "state_change": at(changed),
-                            "state": if a.running.is_some() { "active" } else { "idle" },
-                            "query": a.running.as_deref().unwrap_or_default(),
+                            "state": if a.busy { "active" } else { "idle" },
+                            "query": a.running().unwrap_or_default(),
                             "backend_type": "client backend",
                         })
                     }
@@ -199,7 +210,7 @@ impl Sessions {
             .into_iter()
             .filter_map(|(id, activity)| {
                 let a = activity.lock().ok()?;
-                let info = a.running.as_deref().map(|sql| match full {
+                let info = a.running().map(|sql| match full {
                     true => sql.to_owned(),
                     false => prefix(sql, SHOWN_TEXT).to_owned(),
                 });
@@ -253,7 +264,9 @@ impl Listed {
         self.control.shard.statement_started();
         if let Ok(mut a) = self.activity.lock() {
             a.since = Instant::now();
-            a.running = Some(prefix(sql.trim(), KEPT_TEXT).to_owned());
+            a.busy = true;
+            a.text.clear();
+            a.text.push_str(prefix(sql.trim(), KEPT_TEXT));
             if a.database.as_deref() != database {
                 a.database = database.map(str::to_owned);
             }
@@ -265,7 +278,7 @@ impl Listed {
         self.control.shard.statement_started();
         if let Ok(mut a) = self.activity.lock() {
             a.since = Instant::now();
-            a.running = None;
+            a.busy = false;
         }
     }
 
