@@ -13,10 +13,7 @@ use keyshard_router::Leading;
 use keyshard_types::{Dialect, Value};
 use pgwire::messages::PgWireBackendMessage as Out;
 use pgwire::messages::PgWireFrontendMessage as In;
-use pgwire::messages::response::{
-    CommandComplete, EmptyQueryResponse, ErrorResponse, NotificationResponse, ReadyForQuery,
-    TransactionStatus,
-};
+use pgwire::messages::response::{ErrorResponse, NotificationResponse};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
@@ -24,7 +21,7 @@ use super::Frontend;
 use super::auth::{self, StartupError};
 use super::command::tag;
 use super::describe::{self, Fields, reply_fields};
-use super::formats::{push_data_row, push_row_description};
+use super::formats::{Bare, push_data_row, push_ready_for_query, push_row_description};
 use super::pg_error::PgError;
 use super::wire::{Wire, WireError};
 use crate::admission::Ticket;
@@ -336,12 +333,11 @@ impl Connection {
 
     async fn ready(&mut self, wire: &mut Wire) -> Result<(), WireError> {
         let status = match self.session.status() {
-            session::TransactionStatus::Idle => TransactionStatus::Idle,
-            session::TransactionStatus::InTransaction => TransactionStatus::Transaction,
-            session::TransactionStatus::Failed => TransactionStatus::Error,
+            session::TransactionStatus::Idle => b'I',
+            session::TransactionStatus::InTransaction => b'T',
+            session::TransactionStatus::Failed => b'E',
         };
-        wire.send(Out::ReadyForQuery(ReadyForQuery::new(status)))
-            .await?;
+        push_ready_for_query(wire.buffer(), status);
         wire.flush().await
     }
 
@@ -386,8 +382,7 @@ impl Connection {
         let sql = super::operators::plain(sql);
         let statements = crate::statements::split(&sql, Dialect::Postgres);
         if statements.is_empty() {
-            wire.send(Out::EmptyQueryResponse(EmptyQueryResponse::new()))
-                .await?;
+            wire.bare(Bare::EmptyQueryResponse).await?;
         }
         let mut implicit = Implicit::new(statements.len());
         let mut failure = None;
@@ -396,8 +391,7 @@ impl Connection {
             failure = match self.enter(&mut implicit, statement).await {
                 Ok(Step::Run) => self.query_one(wire, &mut implicit, statement).await?,
                 Ok(Step::Answered(tag)) => {
-                    wire.send(Out::CommandComplete(CommandComplete::new(tag.to_owned())))
-                        .await?;
+                    wire.command_complete(tag).await?;
                     None
                 }
                 Err(e) => Some(e),
@@ -440,8 +434,7 @@ impl Connection {
         // COPY: its data comes in or goes out now; its own answer is its tag.
         match self.pending_copy(wire).await? {
             Some(Ok(tag)) => {
-                wire.send(Out::CommandComplete(CommandComplete::new(tag)))
-                    .await?;
+                wire.command_complete(&tag).await?;
                 return Ok(None);
             }
             Some(Err(e)) => return Ok(Some(e)),
@@ -469,8 +462,7 @@ impl Connection {
             }
             wire.queued().await?;
         }
-        wire.send(Out::CommandComplete(CommandComplete::new(tag)))
-            .await?;
+        wire.command_complete(&tag).await?;
         Ok(None)
     }
 

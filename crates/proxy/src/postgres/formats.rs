@@ -167,6 +167,45 @@ pub(super) fn push_data_row(
     })
 }
 
+/// Writes CommandComplete with `tag` at the end of `out`, in place as rows are: each
+/// statement ends with one, and a message built apart cost its own allocation and drop.
+pub(super) fn push_command_complete(out: &mut BytesMut, tag: &str) -> Result<(), PgError> {
+    push_message(out, b'C', |out| {
+        out.extend_from_slice(tag.as_bytes());
+        out.put_u8(0);
+        Ok(())
+    })
+}
+
+/// Writes ReadyForQuery with transaction `status` (`I`, `T` or `E`) at the end of `out`.
+pub(super) fn push_ready_for_query(out: &mut BytesMut, status: u8) {
+    out.extend_from_slice(&[b'Z', 0, 0, 0, 5, status]);
+}
+
+/// The messages that are their type alone, without a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Bare {
+    ParseComplete,
+    BindComplete,
+    CloseComplete,
+    NoData,
+    PortalSuspended,
+    EmptyQueryResponse,
+}
+
+/// Writes `message` at the end of `out`.
+pub(super) fn push_bare(out: &mut BytesMut, message: Bare) {
+    let tag = match message {
+        Bare::ParseComplete => b'1',
+        Bare::BindComplete => b'2',
+        Bare::CloseComplete => b'3',
+        Bare::NoData => b'n',
+        Bare::PortalSuspended => b's',
+        Bare::EmptyQueryResponse => b'I',
+    };
+    out.extend_from_slice(&[tag, 0, 0, 0, 4]);
+}
+
 fn value_length(len: usize) -> Result<i32, PgError> {
     i32::try_from(len).map_err(|_| PgError::new("54000", "value too large"))
 }
@@ -206,6 +245,67 @@ mod tests {
         // 'é' is two bytes: the 63rd byte would split one.
         let accented = "é".repeat(40);
         assert_eq!(identifier(&accented), "é".repeat(31));
+    }
+
+    /// `message` as pgwire encodes it.
+    fn encoded(message: Out) -> BytesMut {
+        let mut out = BytesMut::new();
+        message.encode(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn messages_written_in_place_are_pgwire_s() {
+        use pgwire::messages::extendedquery::{
+            BindComplete, CloseComplete, ParseComplete, PortalSuspended,
+        };
+        use pgwire::messages::response::{
+            CommandComplete, EmptyQueryResponse, ReadyForQuery, TransactionStatus,
+        };
+        for tag in ["SELECT 1", "INSERT 0 12345", "CREATE TABLE", ""] {
+            let mut out = BytesMut::from(&b"xy"[..]);
+            push_command_complete(&mut out, tag).unwrap();
+            assert_eq!(
+                &out[2..],
+                &encoded(Out::CommandComplete(CommandComplete::new(tag.into())))[..]
+            );
+        }
+        for (status, byte) in [
+            (TransactionStatus::Idle, b'I'),
+            (TransactionStatus::Transaction, b'T'),
+            (TransactionStatus::Error, b'E'),
+        ] {
+            let mut out = BytesMut::new();
+            push_ready_for_query(&mut out, byte);
+            assert_eq!(out, encoded(Out::ReadyForQuery(ReadyForQuery::new(status))));
+        }
+        for (message, tag) in [
+            (
+                Out::ParseComplete(ParseComplete::new()),
+                Bare::ParseComplete,
+            ),
+            (Out::BindComplete(BindComplete::new()), Bare::BindComplete),
+            (
+                Out::CloseComplete(CloseComplete::new()),
+                Bare::CloseComplete,
+            ),
+            (
+                Out::NoData(pgwire::messages::data::NoData::new()),
+                Bare::NoData,
+            ),
+            (
+                Out::PortalSuspended(PortalSuspended::new()),
+                Bare::PortalSuspended,
+            ),
+            (
+                Out::EmptyQueryResponse(EmptyQueryResponse::new()),
+                Bare::EmptyQueryResponse,
+            ),
+        ] {
+            let mut out = BytesMut::new();
+            push_bare(&mut out, tag);
+            assert_eq!(out, encoded(message));
+        }
     }
 
     #[test]

@@ -230,6 +230,19 @@ impl Wire {
         self.queued().await
     }
 
+    /// Queues CommandComplete with `tag`, written in place.
+    pub async fn command_complete(&mut self, tag: &str) -> Result<(), WireError> {
+        super::formats::push_command_complete(&mut self.write, tag)
+            .map_err(|e| WireError::Io(std::io::Error::other(e.to_string())))?;
+        self.queued().await
+    }
+
+    /// Queues a message without a body, written in place.
+    pub async fn bare(&mut self, message: super::formats::Bare) -> Result<(), WireError> {
+        super::formats::push_bare(&mut self.write, message);
+        self.queued().await
+    }
+
     /// Where a message may be written in place (a result's rows, see
     /// `formats::push_data_row`); [`Wire::queued`] after each.
     pub fn buffer(&mut self) -> &mut BytesMut {

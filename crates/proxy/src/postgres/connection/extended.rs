@@ -6,11 +6,8 @@ use std::sync::Arc;
 
 use keyshard_types::{Dialect, Value};
 use pgwire::messages::PgWireBackendMessage as Out;
-use pgwire::messages::data::{NoData, ParameterDescription};
-use pgwire::messages::extendedquery::{
-    Bind, BindComplete, Close, CloseComplete, Parse, ParseComplete, PortalSuspended,
-};
-use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
+use pgwire::messages::data::ParameterDescription;
+use pgwire::messages::extendedquery::{Bind, Close, Parse};
 use sqlparser::ast;
 
 use super::Connection;
@@ -22,7 +19,8 @@ use crate::postgres::describe::{
     Field, Fields, MAX_PARAMETERS, describe, highest_placeholder, reply_fields,
 };
 use crate::postgres::formats::{
-    check_format_codes, check_written_as_asked, format_of, push_data_row, push_row_description,
+    Bare, check_format_codes, check_written_as_asked, format_of, push_data_row,
+    push_row_description,
 };
 use crate::postgres::pg_error::{PgError, unknown_portal, unknown_statement, wire_failed};
 use crate::postgres::types;
@@ -54,10 +52,7 @@ impl Connection {
         {
             let prepared = Arc::clone(&unnamed.prepared);
             self.keep(name, prepared)?;
-            return wire
-                .send(Out::ParseComplete(ParseComplete::new()))
-                .await
-                .map_err(wire_failed);
+            return wire.bare(Bare::ParseComplete).await.map_err(wire_failed);
         }
         if !name.is_empty() && self.prepared.contains_key(&name) {
             return Err(PgError::new(
@@ -167,9 +162,7 @@ impl Connection {
                 prepared: Arc::clone(&prepared),
             });
         self.keep(name, prepared)?;
-        wire.send(Out::ParseComplete(ParseComplete::new()))
-            .await
-            .map_err(wire_failed)
+        wire.bare(Bare::ParseComplete).await.map_err(wire_failed)
     }
 
     /// Keeps a parsed statement as `name`, within the session's memory.
@@ -250,9 +243,7 @@ impl Connection {
                 _params_held: held,
             },
         );
-        wire.send(Out::BindComplete(BindComplete::new()))
-            .await
-            .map_err(wire_failed)
+        wire.bare(Bare::BindComplete).await.map_err(wire_failed)
     }
 
     /// Describe of a prepared statement: its parameter types and result columns.
@@ -275,10 +266,7 @@ impl Connection {
                 push_row_description(wire.buffer(), fields, &[])?;
                 wire.queued().await.map_err(wire_failed)
             }
-            Fields::None | Fields::Unknown => wire
-                .send(Out::NoData(NoData::new()))
-                .await
-                .map_err(wire_failed),
+            Fields::None | Fields::Unknown => wire.bare(Bare::NoData).await.map_err(wire_failed),
         }
     }
 
@@ -352,7 +340,7 @@ impl Connection {
         portal.described = fields;
         match described {
             Some(()) => wire.queued().await,
-            None => wire.send(Out::NoData(NoData::new())).await,
+            None => wire.bare(Bare::NoData).await,
         }
         .map_err(wire_failed)
     }
@@ -419,7 +407,7 @@ impl Connection {
         };
         if portal.prepared.statement.is_none() {
             return wire
-                .send(Out::EmptyQueryResponse(EmptyQueryResponse::new()))
+                .bare(Bare::EmptyQueryResponse)
                 .await
                 .map_err(wire_failed);
         }
@@ -427,11 +415,9 @@ impl Connection {
         let (fields, mut rows, tag) = match state {
             PortalState::Pending { fields, rows, tag } => (fields, rows, tag),
             PortalState::Done(tag) => {
-                portal.state = PortalState::Done(tag.clone());
-                return wire
-                    .send(Out::CommandComplete(CommandComplete::new(tag)))
-                    .await
-                    .map_err(wire_failed);
+                let sent = wire.command_complete(&tag).await;
+                portal.state = PortalState::Done(tag);
+                return sent.map_err(wire_failed);
             }
             PortalState::Ready => {
                 let prepared = Arc::clone(&portal.prepared);
@@ -448,10 +434,7 @@ impl Connection {
                     if let Some(portal) = self.portals.get_mut(&name) {
                         portal.state = PortalState::Done(tag.to_owned());
                     }
-                    return wire
-                        .send(Out::CommandComplete(CommandComplete::new(tag.to_owned())))
-                        .await
-                        .map_err(wire_failed);
+                    return wire.command_complete(tag).await.map_err(wire_failed);
                 }
                 // Rows go out as the client was told they would, when it was told.
                 let known = described.or_else(|| match &prepared.description.fields {
@@ -470,13 +453,11 @@ impl Connection {
                 // COPY: its data comes in or goes out now, before the Sync.
                 if let Some(copied) = self.pending_copy(wire).await.map_err(wire_failed)? {
                     let tag = copied?;
+                    let sent = wire.command_complete(&tag).await;
                     if let Some(portal) = self.portals.get_mut(&name) {
-                        portal.state = PortalState::Done(tag.clone());
+                        portal.state = PortalState::Done(tag);
                     }
-                    return wire
-                        .send(Out::CommandComplete(CommandComplete::new(tag)))
-                        .await
-                        .map_err(wire_failed);
+                    return sent.map_err(wire_failed);
                 }
                 (fields, rows, tag)
             }
@@ -496,15 +477,12 @@ impl Connection {
             sent += 1;
         }
         if rows.is_empty() {
-            portal.state = PortalState::Done(tag.clone());
-            wire.send(Out::CommandComplete(CommandComplete::new(tag)))
-                .await
-                .map_err(wire_failed)
+            let sent = wire.command_complete(&tag).await;
+            portal.state = PortalState::Done(tag);
+            sent.map_err(wire_failed)
         } else {
             portal.state = PortalState::Pending { fields, rows, tag };
-            wire.send(Out::PortalSuspended(PortalSuspended::new()))
-                .await
-                .map_err(wire_failed)
+            wire.bare(Bare::PortalSuspended).await.map_err(wire_failed)
         }
     }
 
@@ -515,9 +493,7 @@ impl Connection {
         } else {
             self.portals.remove(&name);
         }
-        wire.send(Out::CloseComplete(CloseComplete::new()))
-            .await
-            .map_err(wire_failed)
+        wire.bare(Bare::CloseComplete).await.map_err(wire_failed)
     }
 }
 
