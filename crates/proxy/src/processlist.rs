@@ -6,14 +6,15 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::task::Poll;
 use std::time::{Instant, SystemTime};
 
+use futures_util::task::AtomicWaker;
 use keyshard_backend::Column;
 use keyshard_backend::session_state::SessionState;
 use keyshard_types::SqlType;
 use keyshard_types::{Dialect, Value};
 use serde_json::json;
-use tokio::sync::Notify;
 
 use crate::reply::Reply;
 
@@ -40,14 +41,17 @@ pub(crate) struct Control {
     secret: Option<i32>,
     /// It is to end (`KILL CONNECTION`, `pg_terminate_backend`).
     killed: AtomicBool,
-    wake: Notify,
+    /// The session's task waiting for `killed` ([`Listed::until_killed`]), which it does
+    /// between every two statements: one waiter, registered without the lock and list
+    /// insertion (and removal) a `Notify` cost each time.
+    wake: AtomicWaker,
 }
 
 impl Control {
     /// Ends the session: its connection closes once its statement, if any, is over.
     pub(crate) fn kill(&self) {
-        self.killed.store(true, Ordering::Relaxed);
-        self.wake.notify_one();
+        self.killed.store(true, Ordering::Release);
+        self.wake.wake();
     }
 }
 
@@ -112,7 +116,7 @@ impl Sessions {
             shard,
             secret,
             killed: AtomicBool::new(false),
-            wake: Notify::new(),
+            wake: AtomicWaker::new(),
         });
         if let Ok(mut list) = self.0.lock() {
             let entry = Entry {
@@ -284,14 +288,23 @@ impl Listed {
 
     /// Whether another session ended this one.
     pub(crate) fn killed(&self) -> bool {
-        self.control.killed.load(Ordering::Relaxed)
+        self.control.killed.load(Ordering::Acquire)
     }
 
     /// Completes once another session ends this one.
     pub(crate) async fn until_killed(&self) {
-        while !self.killed() {
-            self.control.wake.notified().await;
-        }
+        std::future::poll_fn(|cx| {
+            if self.killed() {
+                return Poll::Ready(());
+            }
+            self.control.wake.register(cx.waker());
+            // Asked again: a kill between the first look and the registration woke nobody.
+            match self.killed() {
+                true => Poll::Ready(()),
+                false => Poll::Pending,
+            }
+        })
+        .await
     }
 }
 
@@ -373,5 +386,18 @@ mod tests {
         assert!(listed.killed());
         drop(listed);
         assert!(sessions.control(3).is_none());
+        // A kill wakes a session already waiting for one.
+        let waiting = Arc::new(sessions.enter(5, ("root", "h"), None, Arc::default(), None));
+        let waiter = tokio::spawn({
+            let waiting = Arc::clone(&waiting);
+            async move { waiting.until_killed().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        sessions.control(5).expect("listed").kill();
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
+            .await
+            .expect("woken")
+            .unwrap();
     }
 }

@@ -136,29 +136,36 @@ pub async fn serve(
                 && connection.session.status() == session::TransactionStatus::Idle;
             // Shutdown closes the connection only between batches: a client must not lose the
             // answer to a statement that committed, or its retry would insert a duplicate.
-            let message = tokio::select! {
-                biased;
-                _ = &mut shutdown, if !connection.mid_batch => break,
-                message = wire.read_message() => message,
-                () = connection.session.until_killed(), if !connection.mid_batch => {
-                    let _ = wire.send(terminated()).await;
-                    break;
-                }
-                () = connection.engine.idle_in_transaction(&connection.session) => {
-                    let _ = wire
-                        .send(auth::fatal(
-                            "25P03",
-                            "terminating connection due to idle-in-transaction timeout",
-                        ))
-                        .await;
-                    break;
-                }
-                notification = notified(listener.as_mut()), if notify => {
-                    connection.session.postgres.listener = listener;
-                    if pass_on(&mut wire, notification).await.is_err() {
+            let message = if connection.mid_batch && wire.message_is_buffered() {
+                // What the select below would take at once (shutdown, kills and notifications
+                // wait for the batch's end): read without setting up the other waits, for
+                // each message of an extended-protocol batch.
+                wire.read_message().await
+            } else {
+                tokio::select! {
+                    biased;
+                    _ = &mut shutdown, if !connection.mid_batch => break,
+                    message = wire.read_message() => message,
+                    () = connection.session.until_killed(), if !connection.mid_batch => {
+                        let _ = wire.send(terminated()).await;
                         break;
                     }
-                    continue;
+                    () = connection.engine.idle_in_transaction(&connection.session) => {
+                        let _ = wire
+                            .send(auth::fatal(
+                                "25P03",
+                                "terminating connection due to idle-in-transaction timeout",
+                            ))
+                            .await;
+                        break;
+                    }
+                    notification = notified(listener.as_mut()), if notify => {
+                        connection.session.postgres.listener = listener;
+                        if pass_on(&mut wire, notification).await.is_err() {
+                            break;
+                        }
+                        continue;
+                    }
                 }
             };
             connection.session.postgres.listener = listener;

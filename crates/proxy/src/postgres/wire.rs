@@ -197,6 +197,13 @@ impl Wire {
         }
     }
 
+    /// Whether the next message is received whole: reading it waits for nothing.
+    pub fn message_is_buffered(&self) -> bool {
+        self.large.is_none()
+            && self.read.len() >= 5
+            && self.read.len() > be_u32(&self.read[1..5]) as usize
+    }
+
     /// Whether the next message, already received, is a Sync: without waiting for more.
     pub fn sync_is_next(&self) -> bool {
         self.read.len() >= 5 && self.read[0] == b'S' && be_u32(&self.read[1..5]) == 4
@@ -322,5 +329,39 @@ mod tests {
         assert_eq!(parameters["database"], "sharding_db");
         assert!(startup_parameters(b"user").is_err());
         assert!(startup_parameters(b"").unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_message_is_buffered_only_once_received_whole() {
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        let mut wire = Wire::new(Stream::Plain(server));
+        assert!(!wire.message_is_buffered());
+        // Two Syncs and the first three bytes of a third.
+        client
+            .write_all(b"S\0\0\0\x04S\0\0\0\x04S\0\0")
+            .await
+            .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(matches!(
+            wire.read_message().await,
+            Ok(Some(PgWireFrontendMessage::Sync(_)))
+        ));
+        assert!(wire.message_is_buffered());
+        assert!(matches!(
+            wire.read_message().await,
+            Ok(Some(PgWireFrontendMessage::Sync(_)))
+        ));
+        assert!(!wire.message_is_buffered());
+        client.write_all(b"\0\x04").await.unwrap();
+        assert!(matches!(
+            wire.read_message().await,
+            Ok(Some(PgWireFrontendMessage::Sync(_)))
+        ));
+        assert!(!wire.message_is_buffered());
     }
 }
