@@ -393,9 +393,13 @@ impl Connection {
             // Multi-statements are not supported either way; the protocol answers with EOF.
             Command::SetOption(option) => {
                 self.multi_statements = option == 0;
-                io.write_packet(&response::eof(self.caps, self.status(false)));
+                let (caps, status) = (self.caps, self.status(false));
+                io.write_packet_with(|buf| response::put_eof(buf, caps, status));
             }
-            Command::FieldList(_) => io.write_packet(&response::eof(self.caps, self.status(false))),
+            Command::FieldList(_) => {
+                let (caps, status) = (self.caps, self.status(false));
+                io.write_packet_with(|buf| response::put_eof(buf, caps, status));
+            }
             Command::Statistics => io.write_packet(self.engine.statistics().as_bytes()),
             Command::Unknown(code) => {
                 self.send_error(

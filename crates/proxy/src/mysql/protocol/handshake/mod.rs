@@ -230,7 +230,7 @@ where
     }
 
     let status = StatusFlags::SERVER_STATUS_AUTOCOMMIT;
-    io.write_packet(&response::ok(capabilities, 0, 0, status, 0, ""));
+    io.write_packet_with(|buf| response::put_ok(buf, capabilities, 0, 0, status, 0, ""));
     io.flush().await?;
     Ok(Client {
         user,

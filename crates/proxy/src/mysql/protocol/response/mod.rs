@@ -15,35 +15,13 @@ use mysql_common::proto::MySerialize;
 
 use super::wire::{put_lenenc_bytes, put_lenenc_int};
 
-/// An OK packet.
-///
-/// `info` (e.g. "Rows matched: 1  Changed: 1  Warnings: 0") is omitted when empty.
-pub fn ok(
-    capabilities: CapabilityFlags,
-    affected_rows: u64,
-    last_insert_id: u64,
-    status: StatusFlags,
-    warnings: u16,
-    info: &str,
-) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(OK_ROOM + info.len());
-    put_ok(
-        &mut buf,
-        capabilities,
-        affected_rows,
-        last_insert_id,
-        status,
-        warnings,
-        info,
-    );
-    buf
-}
-
 /// Room for an OK packet besides its info: a header, two length-encoded integers of at most
 /// nine bytes, the status and warnings, and the info's length.
 const OK_ROOM: usize = 1 + 9 + 9 + 4 + 9;
 
-/// Appends an OK packet (see [`ok`]) to `buf`.
+/// Appends an OK packet to `buf`.
+///
+/// `info` (e.g. "Rows matched: 1  Changed: 1  Warnings: 0") is omitted when empty.
 pub fn put_ok(
     buf: &mut Vec<u8>,
     capabilities: CapabilityFlags,
@@ -78,15 +56,8 @@ pub fn err(code: u16, sqlstate: &str, message: &str) -> Vec<u8> {
     buf
 }
 
-/// The packet that ends column definitions or rows: with CLIENT_DEPRECATE_EOF an OK packet
-/// with the 0xFE header, otherwise a classic EOF packet.
-pub fn eof(capabilities: CapabilityFlags, status: StatusFlags) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(OK_ROOM);
-    put_eof(&mut buf, capabilities, status);
-    buf
-}
-
-/// Appends the packet that ends column definitions or rows (see [`eof`]) to `buf`.
+/// Appends the packet that ends column definitions or rows to `buf`: with
+/// CLIENT_DEPRECATE_EOF an OK packet with the 0xFE header, otherwise a classic EOF packet.
 pub fn put_eof(buf: &mut Vec<u8>, capabilities: CapabilityFlags, status: StatusFlags) {
     if capabilities.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
         // The OK packet's body under EOF's header.

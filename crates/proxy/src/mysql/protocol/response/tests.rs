@@ -24,6 +24,35 @@ const MODERN: Caps = Caps::CLIENT_PROTOCOL_41
 const CLASSIC: Caps = Caps::CLIENT_PROTOCOL_41.union(Caps::CLIENT_TRANSACTIONS);
 const AUTOCOMMIT: StatusFlags = StatusFlags::SERVER_STATUS_AUTOCOMMIT;
 
+/// An OK packet's payload, as [`put_ok`] writes it.
+fn ok(
+    capabilities: Caps,
+    affected_rows: u64,
+    last_insert_id: u64,
+    status: StatusFlags,
+    warnings: u16,
+    info: &str,
+) -> Vec<u8> {
+    let mut buf = Vec::new();
+    put_ok(
+        &mut buf,
+        capabilities,
+        affected_rows,
+        last_insert_id,
+        status,
+        warnings,
+        info,
+    );
+    buf
+}
+
+/// An EOF packet's payload, as [`put_eof`] writes it.
+fn eof(capabilities: Caps, status: StatusFlags) -> Vec<u8> {
+    let mut buf = Vec::new();
+    put_eof(&mut buf, capabilities, status);
+    buf
+}
+
 /// The packets an encoder wrote, as the client receives them.
 async fn packets(write: impl FnOnce(&mut PacketIo<tokio::io::DuplexStream>)) -> Vec<Vec<u8>> {
     let (client, server) = duplex(1 << 20);
