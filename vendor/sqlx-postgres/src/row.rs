@@ -17,6 +17,23 @@ pub struct PgRow {
     pub(crate) metadata: Arc<PgStatementMetadata>,
 }
 
+impl PgRow {
+    /// keyshard: column `index`'s value as the row holds it: `Some(None)` for NULL; `None`
+    /// past the last column or for a value outside the message. `try_get_raw` clones the
+    /// column's type into every value it returns, which a reader that knows the column's
+    /// type already does not need.
+    pub fn value_bytes(&self, index: usize) -> Option<Option<&[u8]>> {
+        match self.data.values.get(index)? {
+            None => Some(None),
+            Some(range) => self
+                .data
+                .storage
+                .get(range.start as usize..range.end as usize)
+                .map(Some),
+        }
+    }
+}
+
 impl Row for PgRow {
     type Database = Postgres;
 

@@ -135,6 +135,37 @@ fn pg_param_oid(value: &Value) -> Option<u32> {
     }
 }
 
+// How `Driver::decode` reads a column's values: arrays, NUMERIC, the types passed on in wire
+// form and the commonest columns are told from the column's type once per result, as the
+// types of `first_decodable!` are.
+const ARRAY: u8 = u8::MAX;
+const NUMERIC: u8 = u8::MAX - 1;
+const TEXT_INTEGER: u8 = u8::MAX - 2;
+const TEXT_STRING: u8 = u8::MAX - 3;
+const WIRE: u8 = u8::MAX - 4;
+const BINARY_STRING: u8 = u8::MAX - 5;
+const BINARY_INT8: u8 = u8::MAX - 6;
+const BINARY_INT4: u8 = u8::MAX - 7;
+const BINARY_INT2: u8 = u8::MAX - 8;
+
+/// A value of the commonest kinds read from its bytes: integers (big-endian in binary, their
+/// digits in text; checking digits as UTF-8 first cost as much as the parse) and strings (their
+/// UTF-8). `None` for another kind, or bytes that are not one (the general path reports them).
+fn plain_value(kind: u8, bytes: &[u8]) -> Option<Value> {
+    match (kind, bytes) {
+        (BINARY_STRING | TEXT_STRING, _) => std::str::from_utf8(bytes)
+            .ok()
+            .map(|text| Value::Text(text.to_owned())),
+        (TEXT_INTEGER, _) => ascii_i64(bytes).map(Value::Int),
+        (BINARY_INT8, &[a, b, c, d, e, f, g, h]) => {
+            Some(Value::Int(i64::from_be_bytes([a, b, c, d, e, f, g, h])))
+        }
+        (BINARY_INT4, &[a, b, c, d]) => Some(Value::Int(i32::from_be_bytes([a, b, c, d]).into())),
+        (BINARY_INT2, &[a, b]) => Some(Value::Int(i16::from_be_bytes([a, b]).into())),
+        _ => None,
+    }
+}
+
 /// The first OID PostgreSQL gives a type the application creates: only such a type is an enum.
 const FIRST_NORMAL_OID: u32 = 16_384;
 
@@ -309,18 +340,20 @@ impl Driver for Postgres {
     }
 
     fn decode(row: &PgRow, index: usize, first: &mut Option<u8>, _binary: bool) -> Decoded {
-        // Arrays, NUMERIC, the types passed on in wire form and the commonest columns in text
-        // format are told from the column's type once per result, as the types of
-        // `first_decodable!` are.
-        const ARRAY: u8 = u8::MAX;
-        const NUMERIC: u8 = u8::MAX - 1;
-        const TEXT_INTEGER: u8 = u8::MAX - 2;
-        const TEXT_STRING: u8 = u8::MAX - 3;
-        const WIRE: u8 = u8::MAX - 4;
-        const BINARY_STRING: u8 = u8::MAX - 5;
-        const BINARY_INT8: u8 = u8::MAX - 6;
-        const BINARY_INT4: u8 = u8::MAX - 7;
-        const BINARY_INT2: u8 = u8::MAX - 8;
+        // Once a column's kind is known, a value of the commonest kinds is read from the row's
+        // bytes: `try_get_raw` would copy the column's type into a value reference for it.
+        if let Some(kind) = *first
+            && let Some(bytes) = row.value_bytes(index)
+        {
+            match bytes {
+                None => return Ok(Value::Null),
+                Some(bytes) => {
+                    if let Some(value) = plain_value(kind, bytes) {
+                        return Ok(value);
+                    }
+                }
+            }
+        }
         let raw = row.try_get_raw(index)?;
         if raw.is_null() {
             return Ok(Value::Null);
@@ -350,26 +383,16 @@ impl Driver for Postgres {
                 }
             }
         }
-        if let Some(kind @ (BINARY_STRING | BINARY_INT8 | BINARY_INT4 | BINARY_INT2)) = *first {
-            let bytes = raw.as_bytes().map_err(|source| sqlx::Error::ColumnDecode {
-                index: index.to_string(),
-                source,
-            })?;
-            // Big-endian, as int8, int4 and int2 travel in binary; text as its UTF-8 bytes.
-            let decoded = match (kind, bytes) {
-                (BINARY_STRING, _) => std::str::from_utf8(bytes)
-                    .map(|text| Value::Text(text.to_owned()))
-                    .ok(),
-                (BINARY_INT8, &[a, b, c, d, e, f, g, h]) => {
-                    Some(Value::Int(i64::from_be_bytes([a, b, c, d, e, f, g, h])))
-                }
-                (BINARY_INT4, &[a, b, c, d]) => {
-                    Some(Value::Int(i32::from_be_bytes([a, b, c, d]).into()))
-                }
-                (BINARY_INT2, &[a, b]) => Some(Value::Int(i16::from_be_bytes([a, b]).into())),
-                _ => None,
-            };
-            return decoded.ok_or_else(|| sqlx::Error::ColumnDecode {
+        if let Some(kind) = *first
+            && let Some(value) = raw
+                .as_bytes()
+                .ok()
+                .and_then(|bytes| plain_value(kind, bytes))
+        {
+            return Ok(value);
+        }
+        if let Some(BINARY_STRING | BINARY_INT8 | BINARY_INT4 | BINARY_INT2) = *first {
+            return Err(sqlx::Error::ColumnDecode {
                 index: index.to_string(),
                 source: format!("a malformed value of type {}", raw.type_info().name()).into(),
             });
@@ -390,13 +413,7 @@ impl Driver for Postgres {
             })?;
             return Ok(Value::Wire(Wire::new(kind, binary, bytes).with_oid(oid)));
         }
-        // An integer's digits read as they are: checking them as UTF-8 first cost as much as
-        // the parse (anything unusual takes the general path below, which reports it).
-        if *first == Some(TEXT_INTEGER)
-            && let Some(v) = raw.as_bytes().ok().and_then(ascii_i64)
-        {
-            return Ok(Value::Int(v));
-        }
+        // What `plain_value` did not read: reported, or an integer's text it does not expect.
         if let Some(kind @ (TEXT_INTEGER | TEXT_STRING)) = *first {
             let decoded = raw.as_str().and_then(|text| {
                 Ok(match kind {
@@ -458,6 +475,42 @@ impl Driver for Postgres {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kinds read from bare bytes read them as PostgreSQL writes them, and leave to the
+    /// general path (which reports them) bytes of another length or outside their kind.
+    #[test]
+    fn plain_values_are_read_from_their_bytes() {
+        let int = |v: i64| Some(Value::Int(v));
+        assert_eq!(
+            plain_value(BINARY_INT8, &i64::MIN.to_be_bytes()),
+            int(i64::MIN)
+        );
+        assert_eq!(plain_value(BINARY_INT4, &(-7i32).to_be_bytes()), int(-7));
+        assert_eq!(plain_value(BINARY_INT2, &300i16.to_be_bytes()), int(300));
+        assert_eq!(plain_value(BINARY_INT4, &[0, 0, 1]), None);
+        assert_eq!(plain_value(BINARY_INT8, &[0; 4]), None);
+        assert_eq!(
+            plain_value(TEXT_INTEGER, b"-9223372036854775808"),
+            int(i64::MIN)
+        );
+        assert_eq!(
+            plain_value(TEXT_INTEGER, b"1000000000000000017"),
+            int(1_000_000_000_000_000_017)
+        );
+        assert_eq!(plain_value(TEXT_INTEGER, b"9223372036854775808"), None);
+        assert_eq!(plain_value(TEXT_INTEGER, b"1.5"), None);
+        for kind in [TEXT_STRING, BINARY_STRING] {
+            assert_eq!(
+                plain_value(kind, "né".as_bytes()),
+                Some(Value::Text("né".into()))
+            );
+            assert_eq!(plain_value(kind, b""), Some(Value::Text(String::new())));
+            assert_eq!(plain_value(kind, &[0xff, 0xfe]), None);
+        }
+        for kind in [ARRAY, NUMERIC, WIRE, 0, 1] {
+            assert_eq!(plain_value(kind, b"12"), None);
+        }
+    }
 
     /// Each OID read without its name is read as its name reads: the names as sqlx gives
     /// them (`PgType::display_name`).

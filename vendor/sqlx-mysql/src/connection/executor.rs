@@ -25,7 +25,7 @@ use futures_core::future::BoxFuture;
 use futures_core::stream::BoxStream;
 use futures_core::Stream;
 use futures_util::TryStreamExt;
-use std::{borrow::Cow, pin::pin, sync::Arc};
+use std::{borrow::Cow, sync::Arc};
 
 impl MySqlConnection {
     async fn prepare_statement<'c>(
@@ -279,16 +279,15 @@ impl<'c> Executor<'c> for &'c mut MySqlConnection {
         let arguments = query.take_arguments().map_err(Error::Encode);
         let persistent = query.persistent();
 
-        Box::pin(try_stream! {
-            let arguments = arguments?;
-            let mut s = pin!(self.run(sql, arguments, persistent).await?);
-
-            while let Some(v) = s.try_next().await? {
-                r#yield!(v);
-            }
-
-            Ok(())
-        })
+        // keyshard: `run`'s stream itself, not a second one that re-yields each of its
+        // items (every row went through two yields, each with two locks of a mutex).
+        Box::pin(
+            futures_util::stream::once(async move {
+                let arguments = arguments?;
+                self.run(sql, arguments, persistent).await
+            })
+            .try_flatten(),
+        )
     }
 
     fn fetch_optional<'e, 'q, E>(self, query: E) -> BoxFuture<'e, Result<Option<MySqlRow>, Error>>

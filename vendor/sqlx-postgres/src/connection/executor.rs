@@ -450,16 +450,15 @@ impl<'c> Executor<'c> for &'c mut PgConnection {
         let arguments = query.take_arguments().map_err(Error::Encode);
         let persistent = query.persistent();
 
-        Box::pin(try_stream! {
-            let arguments = arguments?;
-            let mut s = pin!(self.run(sql, arguments, persistent, metadata).await?);
-
-            while let Some(v) = s.try_next().await? {
-                r#yield!(v);
-            }
-
-            Ok(())
-        })
+        // keyshard: `run`'s stream itself, not a second one that re-yields each of its
+        // items (every row went through two yields, each with two locks of a mutex).
+        Box::pin(
+            futures_util::stream::once(async move {
+                let arguments = arguments?;
+                self.run(sql, arguments, persistent, metadata).await
+            })
+            .try_flatten(),
+        )
     }
 
     fn fetch_optional<'e, 'q, E>(self, mut query: E) -> BoxFuture<'e, Result<Option<PgRow>, Error>>
