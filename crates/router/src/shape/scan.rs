@@ -6,7 +6,7 @@ use keyshard_types::Dialect;
 use keyshard_types::Value;
 
 use super::Shape;
-use super::lexical::{Word, closing, digits, is_word};
+use super::lexical::{Word, closing, digits, is_word, word_end};
 use super::rows::RowScan;
 use super::text::{push_placeholder, push_shape};
 use crate::Leading;
@@ -180,7 +180,7 @@ impl Shape {
                     (i + 1, None)
                 }
                 _ if is_word(b) && b != b'$' => {
-                    let end = i + bytes[i..].iter().take_while(|&&c| is_word(c)).count();
+                    let end = word_end(bytes, i);
                     // A word glued to a quote prefixes a string (`E'…'`, `N'…'`, `_utf8'…'`).
                     if matches!(bytes.get(end), Some(b'\'' | b'"')) {
                         return None;
