@@ -18,12 +18,12 @@
 
 use std::future::Future;
 use std::ops::Range;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use keyshard_router::{ExecutionUnit, Plan};
 use keyshard_types::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::Backend;
 use crate::origins::Origins;
@@ -46,23 +46,54 @@ pub struct Batch {
     pub rows: Vec<Vec<Value>>,
 }
 
-/// The backend's end of a statement's result stream.
+/// The backend's end of a statement's result stream. The channel the batches go through is
+/// opened with the first batch: nearly every read is answered whole without one (a point read
+/// fills no batch), and a channel made and dropped cost each about 750 instructions.
 #[derive(Debug)]
-pub struct Tap(mpsc::Sender<Batch>);
+pub struct Tap(oneshot::Sender<mpsc::Receiver<Batch>>);
+
+/// The frontend's end of a statement's result stream.
+#[derive(Debug)]
+pub struct Batches(Opening);
+
+#[derive(Debug)]
+enum Opening {
+    /// Until the backend opens the channel, or ends the read without one.
+    Waiting(oneshot::Receiver<mpsc::Receiver<Batch>>),
+    Open(mpsc::Receiver<Batch>),
+    Done,
+}
+
+impl Batches {
+    /// The next batch; `None` once the statement's rows have all gone (or none went).
+    /// Dropping this end makes the backend's next send fail: the client is gone.
+    pub async fn recv(&mut self) -> Option<Batch> {
+        if let Opening::Waiting(opening) = &mut self.0 {
+            self.0 = match opening.await {
+                Ok(receiver) => Opening::Open(receiver),
+                Err(_) => Opening::Done,
+            };
+        }
+        match &mut self.0 {
+            Opening::Open(receiver) => receiver.recv().await,
+            _ => None,
+        }
+    }
+}
 
 /// A tap and the frontend's end, which yields batches until the statement is answered.
-pub fn channel() -> (Tap, mpsc::Receiver<Batch>) {
-    let (sender, receiver) = mpsc::channel(AHEAD);
-    (Tap(sender), receiver)
+pub fn channel() -> (Tap, Batches) {
+    let (opened, opening) = oneshot::channel();
+    (Tap(opened), Batches(Opening::Waiting(opening)))
 }
 
 /// A tap and its receiver when the statement about to run `may_stream`, else none (a write
-/// answers no rows: the channel would cost every INSERT for nothing).
-pub fn channel_if(may_stream: bool) -> (Option<Tap>, Option<mpsc::Receiver<Batch>>) {
+/// answers no rows).
+pub fn channel_if(may_stream: bool) -> (Option<Tap>, Option<Batches>) {
     match may_stream {
         true => {
-            let (tap, receiver) = channel();
-            (Some(tap), Some(receiver))
+            let (tap, batches) = channel();
+            (Some(tap), Some(batches))
         }
         false => (None, None),
     }
@@ -78,10 +109,17 @@ fn streams(plan: &Plan) -> bool {
         && plan.merge.as_ref().is_none_or(|m| m.is_concatenation())
 }
 
+/// Where a streaming read's batches go.
+enum Out {
+    /// No batch yet: the channel is opened with the first.
+    Unopened(Tap),
+    Open(mpsc::Sender<Batch>),
+}
+
 /// The read in flight: where its batches go, if anywhere, and which units are its own.
 struct Active {
     /// `None`: its rows are kept, to be merged or answered whole.
-    sender: Option<mpsc::Sender<Batch>>,
+    out: Option<Mutex<Out>>,
     /// The addresses of the plan's units.
     units: Range<usize>,
     origins: Arc<Origins>,
@@ -97,6 +135,27 @@ tokio::task_local! {
     static ACTIVE: Active;
 }
 
+impl Active {
+    /// Where the read's batches go, the channel opened if no batch went yet; `None` when its
+    /// rows are kept. A frontend gone before it opened gets the channel's receiver dropped,
+    /// so the send fails as it would had it gone after.
+    fn sender(&self) -> Option<mpsc::Sender<Batch>> {
+        let mut out = self
+            .out
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Out::Open(sender) = &*out {
+            return Some(sender.clone());
+        }
+        let (sender, receiver) = mpsc::channel(AHEAD);
+        if let Out::Unopened(tap) = std::mem::replace(&mut *out, Out::Open(sender.clone())) {
+            let _ = tap.0.send(receiver);
+        }
+        Some(sender)
+    }
+}
+
 impl Backend {
     /// Runs `work`, which executes the read `plan`: with `tap`, when the plan [`streams`], the
     /// rows of its units go there as they arrive, and those units' results then hold no rows,
@@ -105,7 +164,9 @@ impl Backend {
     pub async fn reading<F: Future>(&self, plan: &Plan, tap: Option<Tap>, work: F) -> F::Output {
         let units = plan.units.as_ptr_range();
         let active = Active {
-            sender: tap.filter(|_| streams(plan)).map(|tap| tap.0),
+            out: tap
+                .filter(|_| streams(plan))
+                .map(|tap| Mutex::new(Out::Unopened(tap))),
             units: units.start as usize..units.end as usize,
             origins: Arc::clone(&self.origins),
             kept: Arc::default(),
@@ -135,7 +196,7 @@ impl From<Stopped> for sqlx::Error {
 
 /// Sends rows a unit kept (its values needed completing first) after those already streamed.
 pub(crate) async fn send_kept(rows: Vec<Vec<Value>>) -> Result<(), crate::BackendError> {
-    let Ok(Some(sender)) = ACTIVE.try_with(|a| a.sender.clone()) else {
+    let Ok(Some(sender)) = ACTIVE.try_with(Active::sender) else {
         return Ok(());
     };
     let mut rows = rows.into_iter().peekable();
@@ -163,6 +224,9 @@ pub(crate) fn passed_on() -> bool {
 /// Where one unit of the read in flight puts its rows: out to the client as they come, or
 /// kept within the read's limit.
 pub(crate) struct UnitRows {
+    /// Whether its rows go out as they come.
+    streams: bool,
+    /// Where they go, from its first batch.
     sender: Option<mpsc::Sender<Batch>>,
     origins: Arc<Origins>,
     kept: Arc<AtomicU64>,
@@ -183,7 +247,8 @@ impl UnitRows {
         ACTIVE
             .try_with(|active| {
                 active.units.contains(&at).then(|| UnitRows {
-                    sender: active.sender.clone(),
+                    streams: active.out.is_some(),
+                    sender: None,
                     origins: Arc::clone(&active.origins),
                     kept: Arc::clone(&active.kept),
                     limit: active.limit,
@@ -200,14 +265,14 @@ impl UnitRows {
 
     /// Keeps the unit's rows: values completed after the result cannot go out before it.
     pub(crate) fn keep(&mut self) {
-        self.sender = None;
+        self.streams = false;
     }
 
     /// The columns of `unit`'s result, which go out with its first batch when its rows do
     /// (`columns` is left empty until [`UnitRows::finish`] gives them back to a result kept
     /// whole).
     pub(crate) fn describe(&mut self, unit: &ExecutionUnit, columns: &mut Vec<Column>) {
-        if self.sender.is_some() {
+        if self.streams {
             self.columns = Some((std::mem::take(columns), unit.data_source.clone()));
         }
     }
@@ -220,7 +285,7 @@ impl UnitRows {
         kept: &mut Vec<Vec<Value>>,
     ) -> Result<bool, sqlx::Error> {
         let bytes = row.iter().map(Value::size).sum::<usize>();
-        if self.sender.is_none() {
+        if !self.streams {
             let held = self.kept.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
             if held > self.limit {
                 return Err(Stopped::TooLarge(self.limit).into());
@@ -258,6 +323,12 @@ impl UnitRows {
 
     /// Sends the batch, waiting while the client is behind.
     pub(crate) async fn send(&mut self) -> Result<(), sqlx::Error> {
+        if !self.streams {
+            return Ok(());
+        }
+        if self.sender.is_none() {
+            self.sender = ACTIVE.try_with(Active::sender).ok().flatten();
+        }
         let Some(sender) = &self.sender else {
             return Ok(());
         };

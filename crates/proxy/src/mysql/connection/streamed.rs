@@ -5,10 +5,9 @@ use std::pin::Pin;
 
 use bytes::Bytes;
 use keyshard_backend::Column;
-use keyshard_backend::stream::Batch;
+use keyshard_backend::stream::Batches;
 use keyshard_types::Value;
 use mysql_common::constants::{CapabilityFlags, StatusFlags};
-use tokio::sync::mpsc;
 
 use super::{PacketIo, Stream};
 use crate::engine::Engine;
@@ -41,7 +40,7 @@ pub(super) struct Written<'a> {
 pub(super) async fn answer(
     io: &mut PacketIo<Stream>,
     run: Pin<&mut impl Future<Output = Result<Reply, Error>>>,
-    batches: Option<mpsc::Receiver<Batch>>,
+    batches: Option<Batches>,
     written: &Written<'_>,
 ) -> Result<Reply, Error> {
     let write = async {

@@ -4,8 +4,7 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 
-use keyshard_backend::stream::Batch;
-use tokio::sync::mpsc;
+use keyshard_backend::stream::Batches;
 
 use super::super::describe::{Field, result_fields};
 use super::super::formats::{check_written_as_asked, push_data_row, push_row_description};
@@ -44,7 +43,7 @@ enum Stopped {
 pub(super) async fn answer(
     wire: &mut Wire,
     run: Pin<&mut impl Future<Output = Result<(Reply, String), PgError>>>,
-    batches: Option<mpsc::Receiver<Batch>>,
+    batches: Option<Batches>,
     out: RowsOut<'_>,
     text: &ProxyText,
 ) -> Result<Result<(Reply, String), PgError>, WireError> {
