@@ -339,6 +339,9 @@ impl Driver for Postgres {
         }
     }
 
+    // Inlined into the row's loop: a call to the whole reader set up a frame for its every
+    // path for each value.
+    #[inline]
     fn decode(row: &PgRow, index: usize, first: &mut Option<u8>, _binary: bool) -> Decoded {
         // Once a column's kind is known, a value of the commonest kinds is read from the row's
         // bytes: `try_get_raw` would copy the column's type into a value reference for it.
@@ -354,6 +357,24 @@ impl Driver for Postgres {
                 }
             }
         }
+        Self::decode_value(row, index, first)
+    }
+
+    fn rows_affected(result: &PgQueryResult) -> u64 {
+        result.rows_affected()
+    }
+}
+
+/// [`Driver::decode`] for PostgreSQL past its quick path: a column's first value, and the
+/// kinds `plain_value` does not read. A trait of its own because `first_decodable!` names the
+/// database as `Self`.
+trait DecodeValue {
+    fn decode_value(row: &PgRow, index: usize, first: &mut Option<u8>) -> Decoded;
+}
+
+impl DecodeValue for Postgres {
+    #[inline(never)]
+    fn decode_value(row: &PgRow, index: usize, first: &mut Option<u8>) -> Decoded {
         let raw = row.try_get_raw(index)?;
         if raw.is_null() {
             return Ok(Value::Null);
@@ -465,10 +486,6 @@ impl Driver for Postgres {
             String => Value::Text,
             Vec<u8> => Value::Bytes,
         )
-    }
-
-    fn rows_affected(result: &PgQueryResult) -> u64 {
-        result.rows_affected()
     }
 }
 
