@@ -6,7 +6,7 @@ use keyshard_types::ascii_i64;
 use keyshard_types::wire::mysql_wire_kind;
 use keyshard_types::{SqlType, Value, Wire, WireKind};
 use sqlx::mysql::{MySql, MySqlQueryResult, MySqlRow};
-use sqlx::{Arguments, Row, TypeInfo, ValueRef};
+use sqlx::{Arguments, Column as _, Row, TypeInfo, ValueRef};
 
 use super::{Args, Bound, Decoded, Driver, array_text, bind_wire};
 use crate::Column;
@@ -35,6 +35,22 @@ impl Driver for MySql {
         const DECIMAL: u8 = u8::MAX;
         const WIRE: u8 = u8::MAX - 1;
         const TEXT_INTEGER: u8 = u8::MAX - 2;
+        // The column's type, whether or not this value is NULL. (A point read's every value
+        // is its column's first: the quick path below must serve it too.)
+        if first.is_none()
+            && let Some(column) = row.columns().get(index)
+        {
+            let type_info = column.type_info();
+            let name = type_info.name();
+            if name == "DECIMAL" {
+                *first = Some(DECIMAL);
+            } else if mysql_wire_kind(name).is_some() {
+                *first = Some(WIRE);
+            } else if !binary && <i64 as sqlx::Type<MySql>>::compatible(type_info) {
+                // The text protocol's (a prepared statement's rows are binary).
+                *first = Some(TEXT_INTEGER);
+            }
+        }
         if *first == Some(TEXT_INTEGER) {
             // A signed integer's digits read as they are, without a UTF-8 check (see
             // `ascii_i64`), as PostgreSQL's are.
@@ -45,19 +61,6 @@ impl Driver for MySql {
             }
         }
         let raw = row.try_get_raw(index)?;
-        // The column's type, whether or not this value is NULL.
-        if first.is_none() {
-            let type_info = raw.type_info();
-            let name = type_info.name();
-            if name == "DECIMAL" {
-                *first = Some(DECIMAL);
-            } else if mysql_wire_kind(name).is_some() {
-                *first = Some(WIRE);
-            } else if !binary && <i64 as sqlx::Type<MySql>>::compatible(&type_info) {
-                // The text protocol's (a prepared statement's rows are binary).
-                *first = Some(TEXT_INTEGER);
-            }
-        }
         if *first == Some(WIRE) {
             // Asked first: sqlx calls a zero date NULL too (`is_null`), since its binary form
             // is a zero length; the bytes are there, and the client is owed them.
