@@ -18,6 +18,11 @@ pub struct PgRow {
 }
 
 impl PgRow {
+    /// keyshard: the format of the row's values, which `try_get_raw` gives with each.
+    pub fn format_of_values(&self) -> PgValueFormat {
+        self.format
+    }
+
     /// keyshard: column `index`'s value as the row holds it: `Some(None)` for NULL; `None`
     /// past the last column or for a value outside the message. `try_get_raw` clones the
     /// column's type into every value it returns, which a reader that knows the column's

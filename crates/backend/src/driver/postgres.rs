@@ -148,6 +148,33 @@ const BINARY_INT8: u8 = u8::MAX - 6;
 const BINARY_INT4: u8 = u8::MAX - 7;
 const BINARY_INT2: u8 = u8::MAX - 8;
 
+/// How `Driver::decode` reads a column of `type_info` sent in `format`; `None` leaves it to
+/// `first_decodable!`. int8, int4, int2; text, varchar, bpchar, name are what
+/// `first_decodable!` reads as i64, i32, i16 and String, read here as they are, without asking
+/// each type of its list in turn whether it takes the column's.
+fn kind_of(type_info: &PgTypeInfo, format: PgValueFormat) -> Option<u8> {
+    let oid = type_info.oid().map(|oid| oid.0);
+    if pg_wire_kind(oid.unwrap_or(0)).is_some() {
+        return Some(WIRE);
+    }
+    if oid.is_some_and(|oid| element_oid_of(oid).is_some()) {
+        return Some(ARRAY);
+    }
+    if type_info.name() == "NUMERIC" {
+        return Some(NUMERIC);
+    }
+    let binary = format == PgValueFormat::Binary;
+    match oid? {
+        20 if binary => Some(BINARY_INT8),
+        23 if binary => Some(BINARY_INT4),
+        21 if binary => Some(BINARY_INT2),
+        25 | 1043 | 1042 | 19 if binary => Some(BINARY_STRING),
+        20 | 23 | 21 => Some(TEXT_INTEGER),
+        25 | 1043 | 1042 | 19 => Some(TEXT_STRING),
+        _ => None,
+    }
+}
+
 /// A value of the commonest kinds read from its bytes: integers (big-endian in binary, their
 /// digits in text; checking digits as UTF-8 first cost as much as the parse) and strings (their
 /// UTF-8). `None` for another kind, or bytes that are not one (the general path reports them).
@@ -343,8 +370,15 @@ impl Driver for Postgres {
     // path for each value.
     #[inline]
     fn decode(row: &PgRow, index: usize, first: &mut Option<u8>, _binary: bool) -> Decoded {
-        // Once a column's kind is known, a value of the commonest kinds is read from the row's
-        // bytes: `try_get_raw` would copy the column's type into a value reference for it.
+        // The column's kind, from its description, with its first value: a point read's every
+        // value is its column's first, and must take the quick path too.
+        if first.is_none()
+            && let Some(column) = row.columns().get(index)
+        {
+            *first = kind_of(sqlx::Column::type_info(column), row.format_of_values());
+        }
+        // A value of the commonest kinds is read from the row's bytes: `try_get_raw` would copy
+        // the column's type into a value reference for it.
         if let Some(kind) = *first
             && let Some(bytes) = row.value_bytes(index)
         {
@@ -378,31 +412,6 @@ impl DecodeValue for Postgres {
         let raw = row.try_get_raw(index)?;
         if raw.is_null() {
             return Ok(Value::Null);
-        }
-        if first.is_none() {
-            let type_info = raw.type_info();
-            let oid = type_info.oid().map(|oid| oid.0);
-            if pg_wire_kind(oid.unwrap_or(0)).is_some() {
-                *first = Some(WIRE);
-            } else if oid.is_some_and(|oid| element_oid_of(oid).is_some()) {
-                *first = Some(ARRAY);
-            } else if type_info.name() == "NUMERIC" {
-                *first = Some(NUMERIC);
-            } else {
-                // int8, int4, int2; text, varchar, bpchar, name: what `first_decodable!`
-                // reads as i64, i32, i16 and String, read as they are, without asking each
-                // type of its list in turn whether it takes the column's.
-                let binary = raw.format() == PgValueFormat::Binary;
-                match oid {
-                    Some(20) if binary => *first = Some(BINARY_INT8),
-                    Some(23) if binary => *first = Some(BINARY_INT4),
-                    Some(21) if binary => *first = Some(BINARY_INT2),
-                    Some(25 | 1043 | 1042 | 19) if binary => *first = Some(BINARY_STRING),
-                    Some(20 | 23 | 21) => *first = Some(TEXT_INTEGER),
-                    Some(25 | 1043 | 1042 | 19) => *first = Some(TEXT_STRING),
-                    _ => {}
-                }
-            }
         }
         if let Some(kind) = *first
             && let Some(value) = raw
