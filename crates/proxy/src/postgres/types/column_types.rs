@@ -120,13 +120,59 @@ pub fn column_oid(column: &Column) -> u32 {
 /// Whether `text` is a NUMERIC value as PostgreSQL prints one (a SQLite column declared
 /// NUMERIC may hold any text, which then travels as text).
 fn is_numeric_text(text: &str) -> bool {
-    matches!(text, "NaN" | "Infinity" | "-Infinity") || numeric::text_to_binary(text).is_some()
+    plain_decimal(text)
+        || matches!(text, "NaN" | "Infinity" | "-Infinity")
+        || numeric::text_to_binary(text).is_some()
+}
+
+/// Whether `text` is a short `[-]digits[.digits]`: what nearly every NUMERIC value is, told
+/// without the binary form `text_to_binary` builds (about 1,300 instructions a price). Every
+/// text it accepts, `text_to_binary` does: 1,000 bytes keep the scale, the digit groups and the
+/// weight within their 16 bits.
+fn plain_decimal(text: &str) -> bool {
+    let body = text.strip_prefix('-').unwrap_or(text).as_bytes();
+    let (int, frac) = match body.iter().position(|&b| b == b'.') {
+        Some(point) => (&body[..point], &body[point + 1..]),
+        None => (body, &body[body.len()..]),
+    };
+    text.len() <= 1_000
+        && int.len() + frac.len() > 0
+        && int.iter().chain(frac).all(u8::is_ascii_digit)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use keyshard_types::{Array, DatabaseKind};
+
+    /// Every text the quick decimal check accepts is a NUMERIC by the full conversion, over
+    /// every text of up to five bytes drawn from digits, signs, points, spaces and `e`.
+    #[test]
+    fn plain_decimals_are_numeric() {
+        let alphabet = b"09-+. e";
+        let mut texts = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = texts
+                .iter()
+                .flat_map(|t| alphabet.iter().map(move |&c| format!("{t}{}", c as char)))
+                .collect();
+            texts.extend(longer);
+        }
+        texts.push("1".repeat(1_000));
+        texts.push(format!("-{}.{}", "9".repeat(500), "1".repeat(498)));
+        let mut accepted = 0;
+        for text in &texts {
+            if plain_decimal(text) {
+                accepted += 1;
+                assert!(numeric::text_to_binary(text).is_some(), "{text:?}");
+            }
+        }
+        assert!(accepted > 500, "{accepted}");
+        for rejected in ["", "-", ".", "-.", "1.2.3", "+1", " 1", "1e5", "１"] {
+            assert!(!plain_decimal(rejected), "{rejected:?}");
+        }
+        assert!(!plain_decimal(&"1".repeat(1_001)));
+    }
 
     /// The quick pass answers as the scan does, for every type a column can be named and
     /// every kind of value, alone and in pairs (the order values come in matters to the scan).
