@@ -137,22 +137,25 @@ tokio::task_local! {
 
 impl Active {
     /// Where the read's batches go, the channel opened if no batch went yet; `None` when its
-    /// rows are kept. A frontend gone before it opened gets the channel's receiver dropped,
-    /// so the send fails as it would had it gone after.
+    /// rows are kept.
     fn sender(&self) -> Option<mpsc::Sender<Batch>> {
-        let mut out = self
-            .out
-            .as_ref()?
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Out::Open(sender) = &*out {
-            return Some(sender.clone());
+        let out = self.out.as_ref()?;
+        Some(out.lock().unwrap_or_else(PoisonError::into_inner).sender())
+    }
+}
+
+impl Out {
+    /// The channel's sender, opened with the first call. A frontend gone before it opened
+    /// gets the receiver dropped, so the send fails as it would had it gone after.
+    fn sender(&mut self) -> mpsc::Sender<Batch> {
+        if let Out::Open(sender) = self {
+            return sender.clone();
         }
         let (sender, receiver) = mpsc::channel(AHEAD);
-        if let Out::Unopened(tap) = std::mem::replace(&mut *out, Out::Open(sender.clone())) {
+        if let Out::Unopened(tap) = std::mem::replace(self, Out::Open(sender.clone())) {
             let _ = tap.0.send(receiver);
         }
-        Some(sender)
+        sender
     }
 }
 
@@ -356,4 +359,55 @@ fn with_room(rows: &mut Vec<Vec<Value>>) -> &mut Vec<Vec<Value>> {
         rows.reserve(16);
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(n: usize) -> Batch {
+        Batch {
+            columns: None,
+            rows: vec![Vec::new(); n],
+        }
+    }
+
+    /// The frontend's end waits for the channel, reads what goes through it in order, and
+    /// ends when the backend's ends are gone, opened or not.
+    #[tokio::test]
+    async fn a_channel_opens_with_the_first_batch_only() {
+        let (tap, mut batches) = channel();
+        drop(tap);
+        assert!(batches.recv().await.is_none());
+
+        let (tap, mut batches) = channel();
+        let mut out = Out::Unopened(tap);
+        let first = out.sender();
+        let second = out.sender();
+        let sending = async {
+            for (sender, rows) in [(&first, 1), (&second, 2), (&first, 3)] {
+                sender.send(batch(rows)).await.unwrap();
+            }
+            drop((first, second, out));
+        };
+        let receiving = async {
+            let mut seen = Vec::new();
+            while let Some(batch) = batches.recv().await {
+                seen.push(batch.rows.len());
+            }
+            seen
+        };
+        let ((), seen) = tokio::join!(sending, receiving);
+        assert_eq!(seen, [1, 2, 3]);
+    }
+
+    /// A frontend gone before the first batch makes that batch's send fail: the read stops
+    /// as it does for one gone later.
+    #[tokio::test]
+    async fn a_frontend_gone_before_the_first_batch_fails_its_send() {
+        let (tap, batches) = channel();
+        drop(batches);
+        let sender = Out::Unopened(tap).sender();
+        assert!(sender.send(batch(1)).await.is_err());
+    }
 }

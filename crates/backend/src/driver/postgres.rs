@@ -399,9 +399,9 @@ impl Driver for Postgres {
     }
 }
 
-/// [`Driver::decode`] for PostgreSQL past its quick path: a column's first value, and the
-/// kinds `plain_value` does not read. A trait of its own because `first_decodable!` names the
-/// database as `Self`.
+/// [`Driver::decode`] for PostgreSQL past its quick path: the kinds `plain_value` does not
+/// read, and the values it refused (reported here). A trait of its own because
+/// `first_decodable!` names the database as `Self`.
 trait DecodeValue {
     fn decode_value(row: &PgRow, index: usize, first: &mut Option<u8>) -> Decoded;
 }
@@ -412,14 +412,6 @@ impl DecodeValue for Postgres {
         let raw = row.try_get_raw(index)?;
         if raw.is_null() {
             return Ok(Value::Null);
-        }
-        if let Some(kind) = *first
-            && let Some(value) = raw
-                .as_bytes()
-                .ok()
-                .and_then(|bytes| plain_value(kind, bytes))
-        {
-            return Ok(value);
         }
         if let Some(BINARY_STRING | BINARY_INT8 | BINARY_INT4 | BINARY_INT2) = *first {
             return Err(sqlx::Error::ColumnDecode {
