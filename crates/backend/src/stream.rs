@@ -329,11 +329,17 @@ impl UnitRows {
         if !self.streams {
             return Ok(());
         }
-        if self.sender.is_none() {
-            self.sender = ACTIVE.try_with(Active::sender).ok().flatten();
-        }
-        let Some(sender) = &self.sender else {
-            return Ok(());
+        let sender = match &mut self.sender {
+            Some(sender) => sender,
+            // The unit runs inside its read's scope (see `UnitRows::of`); a read whose channel
+            // cannot be reached stops rather than keep its rows unbounded.
+            empty => empty.insert(
+                ACTIVE
+                    .try_with(Active::sender)
+                    .ok()
+                    .flatten()
+                    .ok_or(Stopped::ClientGone)?,
+            ),
         };
         let rows = std::mem::take(&mut self.batch);
         self.sent += rows.len() as u64;

@@ -130,14 +130,11 @@ fn is_numeric_text(text: &str) -> bool {
 /// text it accepts, `text_to_binary` does: 1,000 bytes keep the scale, the digit groups and the
 /// weight within their 16 bits.
 fn plain_decimal(text: &str) -> bool {
-    let body = text.strip_prefix('-').unwrap_or(text).as_bytes();
-    let (int, frac) = match body.iter().position(|&b| b == b'.') {
-        Some(point) => (&body[..point], &body[point + 1..]),
-        None => (body, &body[body.len()..]),
-    };
+    let body = text.strip_prefix('-').unwrap_or(text);
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
     text.len() <= 1_000
         && int.len() + frac.len() > 0
-        && int.iter().chain(frac).all(u8::is_ascii_digit)
+        && int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
