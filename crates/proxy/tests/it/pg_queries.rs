@@ -627,3 +627,68 @@ async fn kept_row_descriptions_answer_as_a_plain_database() {
     reference.drop_database().await;
     shards.cleanup().await;
 }
+
+/// Several clients share pools of one connection per data source while they read long results
+/// of the columns applications have (NUMERIC prices, TIMESTAMPTZ, JSONB, UUID), which go out as
+/// the shards send them: every client's rows, in the simple and the extended protocol, are a
+/// plain PostgreSQL database's, each time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn typed_streamed_reads_share_pools_of_one_connection() {
+    let shards = PgShards::postgres().await;
+    let mut yaml = common::postgres::yaml(&shards.url(0), &shards.url(1), false);
+    for i in 0..2 {
+        let url = format!("url: {}", shards.url(i));
+        yaml = yaml.replace(&url, &format!("{url}\n    maxPoolSize: 1"));
+    }
+    let proxy = PgProxy::start(&yaml).await;
+    let client = proxy.client().await;
+    let reference = Reference::create("keyshard_pg_streamed").await;
+    let create = "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, \
+                  status VARCHAR(20), price NUMERIC(10, 2), created_at TIMESTAMPTZ, doc JSONB, \
+                  ref UUID)";
+    execute(&client, create).await;
+    execute(&reference.client, create).await;
+    // 1,500 rows, about 375 a node: more than a batch (256), so each node's rows stream.
+    for chunk in 0..15 {
+        let rows: Vec<String> = (1..=100)
+            .map(|i| {
+                let id = chunk * 100 + i;
+                format!(
+                    "({id}, {}, 's{id}', {id}.{:02}, '2024-03-{:02} {:02}:{:02}:07.5+00', \
+                     '{{\"n\": {id}, \"tags\": [\"a\", null]}}', \
+                     '00000000-0000-4000-8000-{id:012}')",
+                    1 + (id / 2) % 2,
+                    id % 100,
+                    1 + id % 28,
+                    id % 24,
+                    id % 60,
+                )
+            })
+            .collect();
+        let insert = format!("INSERT INTO t_order VALUES {}", rows.join(", "));
+        assert_eq!(execute(&client, &insert).await, 100);
+        assert_eq!(execute(&reference.client, &insert).await, 100);
+    }
+    let sql = "SELECT * FROM t_order";
+    // The shards' order is not defined: rows are compared sorted.
+    let sorted = |(names, mut rows): Table| {
+        rows.sort();
+        (names, rows)
+    };
+    let text = sorted(fetch(&reference.client, sql).await);
+    let binary = sorted(fetch_binary(&reference.client, sql).await);
+    assert_eq!(text.1.len(), 1_500);
+    let readers = (0..4).map(|_| async {
+        let client = proxy.client().await;
+        for _ in 0..2 {
+            assert_eq!(sorted(fetch(&client, sql).await), text);
+            assert_eq!(sorted(fetch_binary(&client, sql).await), binary);
+        }
+    });
+    futures_util::future::join_all(readers).await;
+    drop(client);
+    proxy.stop().await;
+    reference.drop_database().await;
+    shards.cleanup().await;
+}
