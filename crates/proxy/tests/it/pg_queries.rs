@@ -575,13 +575,9 @@ async fn queries_on_postgres_shards_match_one_database() {
     shards.cleanup().await;
 }
 
-/// Results of the same and of other columns alternate on one shard connection, which keeps
-/// the RowDescriptions it met last and reuses their columns (vendor/README.md): each read, in
-/// the simple and the extended protocol, answers as a plain PostgreSQL database answers it,
-/// every time, whether its columns were met just before, evicted since, or never.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
-async fn kept_row_descriptions_answer_as_a_plain_database() {
+/// A proxy over fresh PostgreSQL shards with pools of one connection per data source, and a
+/// client of it.
+async fn on_pools_of_one() -> (PgShards, PgProxy, Client) {
     let shards = PgShards::postgres().await;
     let mut yaml = common::postgres::yaml(&shards.url(0), &shards.url(1), false);
     for i in 0..2 {
@@ -590,6 +586,17 @@ async fn kept_row_descriptions_answer_as_a_plain_database() {
     }
     let proxy = PgProxy::start(&yaml).await;
     let client = proxy.client().await;
+    (shards, proxy, client)
+}
+
+/// Results of the same and of other columns alternate on one shard connection, which keeps
+/// the RowDescriptions it met last and reuses their columns (vendor/README.md): each read, in
+/// the simple and the extended protocol, answers as a plain PostgreSQL database answers it,
+/// every time, whether its columns were met just before, evicted since, or never.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
+async fn kept_row_descriptions_answer_as_a_plain_database() {
+    let (shards, proxy, client) = on_pools_of_one().await;
     let reference = Reference::create("keyshard_pg_kept").await;
     let rows = "INSERT INTO t_order (order_id, user_id, status, amount) VALUES \
                 (11, 1, 'a', 5), (12, 1, 'b', 6), (13, 2, 'c', 7), (14, 2, 'd', 8)";
@@ -635,14 +642,7 @@ async fn kept_row_descriptions_answer_as_a_plain_database() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL (KEYSHARD_TEST_PG_URL)"]
 async fn typed_streamed_reads_share_pools_of_one_connection() {
-    let shards = PgShards::postgres().await;
-    let mut yaml = common::postgres::yaml(&shards.url(0), &shards.url(1), false);
-    for i in 0..2 {
-        let url = format!("url: {}", shards.url(i));
-        yaml = yaml.replace(&url, &format!("{url}\n    maxPoolSize: 1"));
-    }
-    let proxy = PgProxy::start(&yaml).await;
-    let client = proxy.client().await;
+    let (shards, proxy, client) = on_pools_of_one().await;
     let reference = Reference::create("keyshard_pg_streamed").await;
     let create = "CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, \
                   status VARCHAR(20), price NUMERIC(10, 2), created_at TIMESTAMPTZ, doc JSONB, \
